@@ -1,0 +1,1 @@
+"""Compile and resize backends: the built-in simulator and the real optimum-rbln toolchain."""

@@ -1,0 +1,92 @@
+"""The one small interface every backend offers, and the result types the CLI and GUI display."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from app.core.compiler import CompileRequest
+from app.core.progress import CancelToken, ProgressCallback
+from app.core.resize import ResizeResult
+
+LogCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What `rbln-studio-cli backends` and the About box report."""
+
+    name: str
+    available: bool
+    detail: str
+    version: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "available": self.available, "detail": self.detail, "version": self.version}
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    path: Path
+    backend: str
+    num_blocks: int
+    num_min_blocks: int
+    num_full_blocks: int
+    npu: str
+    num_devices: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "backend": self.backend,
+            "kvcache_num_blocks": self.num_blocks,
+            "num_min_blocks": self.num_min_blocks,
+            "num_full_blocks": self.num_full_blocks,
+            "npu": self.npu,
+            "num_devices": self.num_devices,
+            "warnings": self.warnings,
+        }
+
+    def summary(self) -> str:
+        return (
+            f"Compiled {self.path} on {self.npu} x{self.num_devices}: kvcache_num_blocks={self.num_blocks} "
+            f"(floor {self.num_min_blocks}, full pool {self.num_full_blocks})"
+        )
+
+
+@dataclass(frozen=True)
+class ResizeRequest:
+    """A resize as the user asks for it: a count or a budget text, in place or to output_dir."""
+
+    artifact_dir: Path
+    target: int | None = None
+    budget_text: str | None = None
+    output_dir: Path | None = None
+
+
+class Backend(Protocol):
+    """Compile and resize; long work reports progress and log lines and stops when cancel is set."""
+
+    name: str
+
+    def info(self) -> BackendInfo: ...
+
+    def compile(
+        self,
+        request: CompileRequest,
+        output_dir: Path,
+        progress: ProgressCallback | None,
+        log: LogCallback | None,
+        cancel: CancelToken | None,
+    ) -> CompileResult: ...
+
+    def resize(
+        self,
+        request: ResizeRequest,
+        progress: ProgressCallback | None,
+        log: LogCallback | None,
+        cancel: CancelToken | None,
+    ) -> ResizeResult: ...

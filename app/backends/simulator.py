@@ -1,0 +1,54 @@
+"""The built-in simulator backend: compiles and resizes with app.core, always available."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app import __version__
+from app.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from app.core.budget import parse_budget
+from app.core.compiler import CompileRequest, plan_compile, write_artifact
+from app.core.progress import CancelToken, Progress, ProgressCallback
+from app.core.resize import ResizeResult, resize_in_place, resize_to_copy
+
+
+class SimulatorBackend:
+    name = "sim"
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(self.name, True, "built-in compiler simulator (always available)", __version__)
+
+    def compile(
+        self,
+        request: CompileRequest,
+        output_dir: Path,
+        progress: ProgressCallback | None = None,
+        log: LogCallback | None = None,
+        cancel: CancelToken | None = None,
+    ) -> CompileResult:
+        plan = plan_compile(request)
+        path = write_artifact(plan, Path(output_dir), Progress(progress, cancel))
+        return CompileResult(
+            path,
+            self.name,
+            plan.num_blocks,
+            plan.floor,
+            plan.full,
+            plan.shape.npu.name,
+            plan.shape.num_devices,
+            plan.warnings,
+        )
+
+    def resize(
+        self,
+        request: ResizeRequest,
+        progress: ProgressCallback | None = None,
+        log: LogCallback | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ResizeResult:
+        budget = parse_budget(request.budget_text) if request.budget_text is not None else None
+        if request.output_dir is None:
+            return resize_in_place(request.artifact_dir, request.target, budget)
+        return resize_to_copy(
+            request.artifact_dir, request.output_dir, request.target, budget, Progress(progress, cancel)
+        )

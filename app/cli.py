@@ -1,0 +1,398 @@
+"""rbln-studio-cli: the headless front end; speaks optimum-rbln-cli's flags and imports only what a command needs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app import __version__
+
+PROG = "rbln-studio-cli"
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+# optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
+_OPTIMUM_OPERATIONS = {
+    "--get-kvcache-num-blocks": ("get-kvcache-num-blocks", False),
+    "--set-kvcache-num-blocks": ("set-kvcache-num-blocks", True),
+    "--set-memory-budget": ("set-memory-budget", True),
+}
+
+
+def _flag(*names: str) -> list[str]:
+    """Both spellings of an option: --batch_size and --batch-size."""
+    out = []
+    for name in names:
+        out.append(name)
+        alt = "--" + name[2:].replace("_", "-")
+        if alt not in out:
+            out.append(alt)
+    return out
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+class TerminalProgress:
+    """A one-line progress bar on a terminal's stderr; silent when stderr is piped."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if not self.enabled:
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        from app.core.sizes import format_bytes
+
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            bar = "#" * filled + "-" * (width - filled)
+            text = f"\r[{bar}] {done * 100 // total:3d}% {format_bytes(done)} / {format_bytes(total)}  {message}"
+        else:
+            text = f"\r{message}"
+        sys.stderr.write(text[:200].ljust(80))
+        if total and done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+# ---- commands -----------------------------------------------------------------------------------------
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    from app.core.jsonfile import read_block_count
+
+    print(read_block_count(args.dir))
+    return 0
+
+
+def _inspector(args: argparse.Namespace) -> Any:
+    from app.backends.registry import inspector_for
+
+    return inspector_for(getattr(args, "backend", "auto"))
+
+
+def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
+    from app.backends.registry import resize_artifact
+
+    result = resize_artifact(
+        args.dir,
+        target=target,
+        budget_text=budget_text,
+        output_dir=args.output_dir,
+        backend=args.backend,
+        progress=TerminalProgress(),
+    )
+    for warning in result.warnings:
+        _warn(warning)
+    if args.json:
+        _print_json(
+            {
+                "path": str(result.path),
+                "previous_kvcache_num_blocks": result.previous,
+                "kvcache_num_blocks": result.target,
+                "warnings": result.warnings,
+                "bytes_copied": result.bytes_copied,
+            }
+        )
+        return 0
+    if budget_text is not None:
+        print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
+    print(f"Set kvcache_num_blocks to {result.target} for artifact at {result.path}")
+    return 0
+
+
+def cmd_set_blocks(args: argparse.Namespace) -> int:
+    return _resize(args, args.num_blocks, None)
+
+
+def cmd_set_budget(args: argparse.Namespace) -> int:
+    return _resize(args, None, args.budget)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from app.core.artifact import open_artifact
+    from app.core.budget import parse_budget
+    from app.core.report import inspect_dict, inspect_text
+
+    artifact = open_artifact(args.dir, _inspector(args))
+    budget = parse_budget(args.memory_budget)
+    if args.json:
+        _print_json(inspect_dict(artifact, budget))
+    else:
+        print(inspect_text(artifact, budget))
+    return 0
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from app.core.scan import scan
+
+    def issue(path: object, message: str) -> None:
+        _warn(message)
+
+    rows = scan(args.root, on_issue=issue)
+    if args.json:
+        _print_json([row.to_json() for row in rows])
+        return 0
+    from app.core.sizes import format_bytes
+
+    count = 0
+    for row in rows:
+        count += 1
+        kv = format_bytes(row.kv_bytes_per_npu) if row.kv_bytes_per_npu is not None else "?"
+        blocks = "?" if row.kvcache_num_blocks is None else str(row.kvcache_num_blocks)
+        floor_full = f"{row.num_min_blocks}/{row.num_full_blocks}" if row.num_min_blocks is not None else "?"
+        npu = f"{row.npu or '?'} x{row.num_devices or '?'}"
+        print(
+            f"{row.status.value:8} {row.name:30} {npu:16} blocks {blocks:>6} (floor/full {floor_full:>9}) KV/NPU {kv}"
+        )
+        for problem in row.problems:
+            print(f"         {problem}")
+    print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from app.core.memory_model import weight_bytes_per_shard
+    from app.core.modelspec import preset_ids, resolve_model
+    from app.core.sizes import format_bytes
+
+    rows = []
+    for model_id in preset_ids():
+        spec = resolve_model(model_id).spec
+        rows.append(
+            {
+                "model_id": model_id,
+                "architecture": spec.architecture,
+                "layers": spec.num_hidden_layers,
+                "kv_heads": spec.kv_heads,
+                "head_dim": spec.dim_per_head,
+                "max_position_embeddings": spec.max_position_embeddings,
+                "weights_bytes": weight_bytes_per_shard(spec, 1),
+            }
+        )
+    if args.json:
+        _print_json(rows)
+    else:
+        for r in rows:
+            print(
+                f"{r['model_id']:36} {r['architecture']:24} {r['layers']:3} layers  "
+                f"max_seq_len {r['max_position_embeddings']:>7,}  weights {format_bytes(r['weights_bytes'])}"
+            )
+    return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from app.backends.registry import compile_model
+    from app.core.compiler import CompileRequest
+
+    request = CompileRequest(
+        model_id=args.model_id,
+        npu=args.npu,
+        num_devices=args.num_devices,
+        batch_size=args.batch_size,
+        max_seq_len=args.max_seq_len,
+        attn_impl=args.attn_impl,
+        kvcache_partition_len=args.kvcache_partition_len,
+        prefill_chunk_size=args.prefill_chunk_size,
+        memory_budget=args.memory_budget,
+        kvcache_num_blocks=args.kvcache_num_blocks,
+        materialize_weights=args.materialize_weights,
+    )
+    result = compile_model(request, args.output_dir, backend=args.backend, progress=TerminalProgress(), log=_log_line)
+    for warning in result.warnings:
+        _warn(warning)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print(result.summary())
+    return 0
+
+
+def _log_line(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from app.backends.registry import detect_backends
+
+    found = detect_backends()
+    if args.json:
+        _print_json([b.to_json() for b in found])
+    else:
+        for b in found:
+            state = "available" if b.available else "not available"
+            print(f"{b.name:10} {state:14} {b.detail}")
+    return 0
+
+
+# ---- parser -------------------------------------------------------------------------------------------
+
+
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=["auto", "sim", "optimum"],
+        default="auto",
+        help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto: optimum for real artifacts (default)",
+    )
+
+
+def _add_compile_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(*_flag("--model_id"), dest="model_id", required=True, help="local model folder or hub id")
+    p.add_argument("-o", *_flag("--output_dir"), dest="output_dir", required=True, help="new artifact folder")
+    p.add_argument("--npu", default="RBLN-CA25", help="target NPU SKU (default RBLN-CA25)")
+    p.add_argument(
+        *_flag("--num_devices", "--tensor_parallel_size"), dest="num_devices", type=int, default=1, help="NPUs (TP)"
+    )
+    p.add_argument(*_flag("--batch_size"), dest="batch_size", type=int, default=1)
+    p.add_argument(*_flag("--max_seq_len"), dest="max_seq_len", type=int, help="default: the model's maximum")
+    p.add_argument(*_flag("--attn_impl"), dest="attn_impl", choices=["eager", "flash_attn"])
+    p.add_argument(*_flag("--kvcache_partition_len"), dest="kvcache_partition_len", type=int)
+    p.add_argument(*_flag("--prefill_chunk_size"), dest="prefill_chunk_size", type=int)
+    sizing = p.add_mutually_exclusive_group()
+    sizing.add_argument(
+        *_flag("--memory_budget"), dest="memory_budget", help="0.8, 80%%, 10GB: caps the automatic block estimate"
+    )
+    sizing.add_argument(*_flag("--kvcache_num_blocks"), dest="kvcache_num_blocks", type=int, help="explicit count")
+    p.add_argument(*_flag("--materialize_weights"), dest="materialize_weights", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_backend(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
+        epilog="optimum-rbln-cli spellings work too: --get-kvcache-num-blocks --model-id DIR, "
+        "--set-kvcache-num-blocks N --model-id DIR [--output-dir D], --set-memory-budget B --model-id DIR, "
+        "and a bare --model-id ... compiles.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+        p.set_defaults(func=func)
+        return p
+
+    p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
+    p.add_argument("dir")
+    p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
+
+    p = command("scan", cmd_scan, "list every artifact under a folder")
+    p.add_argument("root")
+    p.add_argument("--json", action="store_true")
+
+    p = command("presets", cmd_presets, "list the bundled model presets")
+    p.add_argument("--json", action="store_true")
+
+    p = command("backends", cmd_backends, "list the compile/resize backends available here")
+    p.add_argument("--json", action="store_true")
+
+    p = command("compile", cmd_compile, "compile a model into a new artifact (the built-in simulator by default)")
+    _add_compile_options(p)
+
+    p = command("get-kvcache-num-blocks", cmd_get, "print an artifact's kvcache_num_blocks")
+    p.add_argument("dir")
+
+    for name, func, metavar, help_text in (
+        ("set-kvcache-num-blocks", cmd_set_blocks, "N", "resize the KV cache to N blocks, in place or into a copy"),
+        ("set-memory-budget", cmd_set_budget, "BUDGET", "resize the KV cache to what fits a memory budget"),
+    ):
+        p = command(name, func, help_text)
+        p.add_argument("dir")
+        if metavar == "N":
+            p.add_argument("num_blocks", type=int, metavar="N")
+        else:
+            p.add_argument("budget", metavar="BUDGET", help="0.8, 80%%, 10GB")
+        p.add_argument(*_flag("--output_dir"), "-o", dest="output_dir", help="write a resized copy here")
+        p.add_argument("--json", action="store_true")
+        _add_backend(p)
+    return parser
+
+
+def translate_optimum_argv(argv: list[str]) -> list[str]:
+    """Rewrite optimum-rbln-cli style arguments (operation flags, bare --model-id) into our subcommands."""
+    if not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"):
+        return argv
+    rest = list(argv)
+    for flag, (command, takes_value) in _OPTIMUM_OPERATIONS.items():
+        matches = [i for i, a in enumerate(rest) if a == flag or a.startswith(flag + "=")]
+        if not matches:
+            continue
+        i = matches[0]
+        value: list[str] = []
+        if "=" in rest[i]:
+            value = [rest[i].split("=", 1)[1]]
+            del rest[i]
+        elif takes_value and i + 1 < len(rest):
+            value = [rest[i + 1]]
+            del rest[i : i + 2]
+        else:
+            del rest[i]
+        model_dir: list[str] = []
+        for j, a in enumerate(rest):
+            if a in ("--model-id", "--model_id") and j + 1 < len(rest):
+                model_dir = [rest[j + 1]]
+                del rest[j : j + 2]
+                break
+            if a.startswith(("--model-id=", "--model_id=")):
+                model_dir = [a.split("=", 1)[1]]
+                del rest[j]
+                break
+        return [command, *model_dir, *value, *rest]
+    if any(a in ("--model-id", "--model_id") or a.startswith(("--model-id=", "--model_id=")) for a in argv):
+        return ["compile", *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    from app.core.errors import StudioError
+
+    try:
+        return int(args.func(args))
+    except StudioError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("cancelled: nothing was left half-done", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
+        if os.environ.get("RBLN_STUDIO_DEBUG"):
+            raise
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr
+        )
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The project's own error types: every failure a user can cause ends in one of these."""
+
+from __future__ import annotations
+
+
+class StudioError(Exception):
+    """A problem the user can act on; its message is shown as is, without a traceback."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        """The message and its hint on one line, as the CLI prints errors."""
+        return f"{self.message} {self.hint}" if self.hint else self.message
+
+
+class UnknownNpuError(StudioError):
+    """An NPU name with no known family prefix."""
+
+
+class ShapeError(StudioError):
+    """A compile shape (batch, max_seq_len, partition, chunk, devices) outside the NPU's limits."""
+
+
+class BudgetError(StudioError):
+    """A memory_budget that cannot be parsed or does not fit the target NPU."""
+
+
+class ConfigError(StudioError):
+    """An rbln_config.json (or model config.json) that cannot be read or is not valid."""
+
+
+class LegacyConfigError(ConfigError):
+    """An rbln_config.json in the pre-0.x `_meta` format."""
+
+
+class ContainerError(StudioError):
+    """A .rbln container that is truncated, corrupt or of an unknown version."""
+
+
+class InsufficientMemoryError(StudioError):
+    """The KV cache that fits is below the floor the configuration requires."""
+
+
+class ResizeError(StudioError):
+    """A resize request that breaks the rules (below the floor, bad output folder, ...)."""
+
+
+class ArtifactLockedError(StudioError):
+    """Another writer holds the artifact."""
+
+
+class CancelledError(StudioError):
+    """The user cancelled a long operation; nothing was left half-done."""

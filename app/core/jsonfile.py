@@ -1,0 +1,58 @@
+"""Reading JSON files with errors a user can act on; standard library only, so the fast CLI paths stay fast."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.errors import ConfigError, LegacyConfigError
+
+CONFIG_NAME = "rbln_config.json"
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a small file, turning OS errors into ConfigError."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist: this folder is not a compiled artifact.") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a file.") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+
+
+def decode_json(data: bytes, path: Path) -> object:
+    """Bytes to JSON with errors a user can act on (encoding, syntax, nesting)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}); it is not an rbln_config.json.") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+
+
+def require_current_format(raw: object, path: Path) -> dict[str, object]:
+    """The top-level object of an rbln_config.json, refusing the legacy `_meta` format."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a JSON object at the top level, found {type(raw).__name__}.")
+    if "_meta" in raw:
+        raise LegacyConfigError(
+            f"{path} is in the legacy `_meta` format of an old optimum-rbln version; "
+            "please recompile the model with a current optimum-rbln."
+        )
+    return raw
+
+
+def read_block_count(artifact_dir: str | Path) -> int:
+    """kvcache_num_blocks from DIR/rbln_config.json without validating the rest (the get command's fast path)."""
+    path = Path(artifact_dir) / CONFIG_NAME
+    raw = require_current_format(decode_json(read_bytes(path), path), path)
+    count = raw.get("kvcache_num_blocks")
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {count!r}); it is not a decoder artifact.")
+    return count

@@ -1,0 +1,151 @@
+"""Find compiled artifacts under a folder and summarize each from its rbln_config.json, yielding as it goes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from app.core.artifact import GRAPH_SUFFIX, Problem, Status, config_problems, expected_graph_names, worst
+from app.core.errors import StudioError
+from app.core.fsutil import INCOMPLETE_MARKER, is_internal_name
+from app.core.progress import CancelToken
+from app.core.rbln_config import CONFIG_NAME, decode_json, parse_config
+
+IssueCallback = Callable[[Path, str], None]
+
+
+@dataclass(frozen=True)
+class ArtifactSummary:
+    """One row of the artifact table / fleet report; fields are None where the config could not be read."""
+
+    path: str
+    name: str
+    status: Status
+    problems: list[str] = field(default_factory=list)
+    model: str | None = None
+    npu: str | None = None
+    num_devices: int | None = None
+    batch_size: int | None = None
+    max_seq_len: int | None = None
+    block_size: int | None = None
+    attn_impl: str | None = None
+    kvcache_num_blocks: int | None = None
+    num_min_blocks: int | None = None
+    num_full_blocks: int | None = None
+    kv_bytes_per_npu: int | None = None
+    size_on_disk: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["status"] = self.status.value
+        return out
+
+
+def _model_name(folder: Path, cls_name: str | None) -> str | None:
+    """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
+    try:
+        raw = json.loads((folder / "config.json").read_bytes())
+        if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
+            return raw["_name_or_path"]
+    except (OSError, ValueError, RecursionError):
+        pass
+    if cls_name:
+        return cls_name.removeprefix("RBLN").removesuffix("Config")
+    return None
+
+
+def summarize(folder: Path) -> ArtifactSummary:
+    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
+    folder = Path(folder)
+    graphs: set[str] = set()
+    size = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_file() and not is_internal_name(entry.name):
+                    size += entry.stat().st_size
+                    if entry.name.endswith(GRAPH_SUFFIX):
+                        graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
+        path = folder / CONFIG_NAME
+        loaded = parse_config(decode_json(path.read_bytes(), path), path)
+    except StudioError as exc:
+        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [str(exc)], size_on_disk=size)
+    except OSError as exc:
+        message = f"Cannot read {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [message], size_on_disk=size)
+    config = loaded.model
+    problems = config_problems(config)
+    if not graphs:
+        problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+    for expected in expected_graph_names(loaded.raw):
+        if expected not in graphs:
+            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
+    kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
+    return ArtifactSummary(
+        path=str(folder),
+        name=folder.name,
+        status=worst(problems),
+        problems=[p.message for p in problems],
+        model=_model_name(folder, config.cls_name),
+        npu=config.npu,
+        num_devices=config.num_devices,
+        batch_size=config.batch_size,
+        max_seq_len=config.max_seq_len,
+        block_size=config.block_size,
+        attn_impl=config.attn.value,
+        kvcache_num_blocks=config.kvcache_num_blocks,
+        num_min_blocks=config.num_min_blocks,
+        num_full_blocks=config.num_full_blocks,
+        kv_bytes_per_npu=None if kv_total is None else kv_total // config.num_devices,
+        size_on_disk=size,
+    )
+
+
+def find_artifacts(
+    root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+) -> Iterator[Path]:
+    """Every folder under root holding an rbln_config.json; follows symlinks once, never loops."""
+    root = Path(root)
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            if on_issue is not None:
+                on_issue(folder, f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+            continue
+        names = {e.name for e in entries}
+        if CONFIG_NAME in names and INCOMPLETE_MARKER not in names:
+            yield folder
+            continue  # an artifact's subfolders belong to it
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith(".") or is_internal_name(entry.name):
+                continue  # hidden folders, and our staging folders, are never artifacts
+            try:
+                if entry.is_dir():
+                    subfolders.append(Path(entry.path))
+            except OSError:
+                continue
+        stack.extend(sorted(subfolders, reverse=True))
+
+
+def scan(
+    root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+) -> Iterator[ArtifactSummary]:
+    """Summaries of every artifact under root, in path order, as they are found."""
+    for folder in find_artifacts(root, cancel, on_issue):
+        yield summarize(folder)

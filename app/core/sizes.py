@@ -1,0 +1,32 @@
+"""Byte counts for people: humanfriendly's binary units (the ecosystem's 'GB' means GiB)."""
+
+from __future__ import annotations
+
+import humanfriendly
+
+MIB = 1 << 20
+ALIGN = 2 * MIB
+
+
+def align_2mib(nbytes: int) -> int:
+    """Round a DRAM allocation up to the 2 MiB granularity the NPU allocator uses."""
+    return -(-nbytes // ALIGN) * ALIGN
+
+
+def format_bytes(nbytes: int) -> str:
+    """'15.72 GiB', '-288 MiB': binary units, two decimals at most."""
+    text = humanfriendly.format_size(abs(nbytes), binary=True)
+    return f"-{text}" if nbytes < 0 else text
+
+
+def format_bytes_exact(nbytes: int) -> str:
+    """'16,877,879,296 B (15.72 GiB)': exact count first, for tooltips and reports."""
+    return f"{nbytes:,} B ({format_bytes(nbytes)})"
+
+
+def parse_bytes(text: str) -> int:
+    """'10GB', '512 MiB', '1tb' -> bytes (binary units); raises ValueError on anything else."""
+    try:
+        return int(humanfriendly.parse_size(text, binary=True))
+    except humanfriendly.InvalidSize as exc:
+        raise ValueError(str(exc)) from None

@@ -1,0 +1,1 @@
+"""Bundled data: model configs for the offline presets and the application icons."""

@@ -1,0 +1,104 @@
+"""Shared fixtures: simulator-compiled artifacts and a runner for the installed CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parents[1]
+
+from app.core.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
+
+# DESIGN section 8: Qwen3-8B, max_seq_len 40,960, partition 8,192, batch 8.
+QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}
+
+
+def compile_artifact(output: Path, **options: object) -> Path:
+    """Compile with the built-in simulator (Qwen3-8B reference shape unless overridden)."""
+    request = CompileRequest(**{**QWEN3_8B, **options})  # type: ignore[arg-type]
+    return write_artifact(plan_compile(request), output)
+
+
+TINY_MODEL = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_hidden_layers": 2,
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 1000,
+    "max_position_embeddings": 8192,
+    "torch_dtype": "bfloat16",
+}
+
+
+@pytest.fixture
+def tiny_model(tmp_path: Path) -> Path:
+    """A local model folder with a tiny config.json (weights of about 4 MiB): fast materialized payloads."""
+    import json
+
+    folder = tmp_path / "tiny-llama"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(TINY_MODEL))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def _artifact_templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("templates")
+    return {
+        "cr13": compile_artifact(root / "qwen3-8b-cr13", npu="RBLN-CR13", memory_budget=0.3),
+        "ca25x4": compile_artifact(root / "qwen3-8b-ca25x4", npu="RBLN-CA25", num_devices=4, memory_budget=0.5),
+    }
+
+
+@pytest.fixture
+def cr13_artifact(_artifact_templates: dict[str, Path], tmp_path: Path) -> Path:
+    """A fresh copy of Qwen3-8B on one RBLN-CR13 at budget 0.3 (21 blocks)."""
+    return Path(shutil.copytree(_artifact_templates["cr13"], tmp_path / "qwen3-8b-cr13"))
+
+
+@pytest.fixture
+def ca25_artifact(_artifact_templates: dict[str, Path], tmp_path: Path) -> Path:
+    """A fresh copy of Qwen3-8B on four RBLN-CA25 at budget 0.5 (14 blocks)."""
+    return Path(shutil.copytree(_artifact_templates["ca25x4"], tmp_path / "qwen3-8b-ca25x4"))
+
+
+def cli_env() -> dict[str, str]:
+    # The installed command, importing this checkout's code (a worktree may differ from the editable install).
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("RBLN_STUDIO_DEBUG", None)
+    return env
+
+
+def cli_command() -> list[str]:
+    exe = shutil.which("rbln-studio-cli") or str(Path(sys.executable).parent / "rbln-studio-cli")
+    if not Path(exe).exists():
+        pytest.fail("rbln-studio-cli is not installed; run python -m pip install -e '.[test]'")
+    return [exe]
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed rbln-studio-cli; returns the completed process (never raises on exit codes)."""
+
+    def run(*args: object, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*cli_command(), *map(str, args)],
+            capture_output=True,
+            text=True,
+            env={**cli_env(), **(env or {})},
+            timeout=timeout,
+        )
+
+    return run

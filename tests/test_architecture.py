@@ -1,0 +1,45 @@
+"""app/core stays Qt-free: by source inspection and by what importing it loads."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from conftest import REPO, cli_env
+
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "superqt", "qtpy", "pytestqt")
+
+
+def test_core_sources_do_not_import_qt() -> None:
+    offenders = []
+    for path in (REPO / "app" / "core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in QT_MODULES]
+    assert offenders == []
+
+
+def test_importing_core_and_cli_loads_no_qt() -> None:
+    modules = sorted(p.stem for p in (REPO / "app" / "core").glob("*.py") if p.stem != "__init__")
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module('app.core.' + m)\n"
+        "import app.cli, app.backends.registry\n"
+        f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_module_has_a_docstring() -> None:
+    missing = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "app").rglob("*.py")
+        if ast.get_docstring(ast.parse(p.read_text())) is None
+    ]
+    assert missing == []
