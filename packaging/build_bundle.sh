@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Build the one-folder desktop bundle into dist/rbln-studio/ from a clean virtual environment:
+# wheel first (so the bundle holds exactly what a wheel install holds), then PyInstaller.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work="${BUNDLE_WORK:-build/bundle}"
+rm -rf "$work" dist/rbln-studio
+python -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q --upgrade pip build pyinstaller
+"$work/venv/bin/python" -m build --wheel --outdir "$work/wheel" .
+"$work/venv/bin/python" -m pip install -q "$work"/wheel/*.whl
+"$work/venv/bin/pyinstaller" --noconfirm --clean --distpath dist --workpath "$work/pyinstaller" packaging/rbln-studio.spec
+echo "bundle: dist/rbln-studio/ (run dist/rbln-studio/rbln-studio or dist/rbln-studio/rbln-studio-cli)"

@@ -1,0 +1,119 @@
+"""Packaging: the wheel carries resources and both programs; desktop metadata is consistent; the bundle runs."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import sys
+import venv
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+APP_ID = "io.github.rbln_artifact_studio.RblnStudio"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
+    (found,) = out.glob("rbln_artifact_studio-*.whl")
+    return found
+
+
+def test_wheel_contains_presets_icons_and_both_scripts(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "app/resources/model-configs/Qwen--Qwen3-8B.json" in names
+    assert "app/resources/icons/rbln-studio.svg" in names
+    assert {f"app/resources/icons/rbln-studio-{s}.png" for s in (16, 32, 48, 64, 128, 256, 512)} <= names
+    assert "rbln-studio-cli = app.cli:main" in entry_points
+    assert "rbln-studio = app.gui.main:main" in entry_points
+
+
+def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    # System site-packages provide the (large) dependencies; the project itself comes only from the wheel.
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    bin_dir = env_dir / "bin"
+    subprocess.run([bin_dir / "python", "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"QT_QPA_PLATFORM": "offscreen"}
+    presets = subprocess.run(
+        [bin_dir / "rbln-studio-cli", "presets"], capture_output=True, text=True, env=clean_env, cwd=tmp_path
+    )
+    assert presets.returncode == 0 and "Qwen/Qwen3-8B" in presets.stdout
+    where = subprocess.run(
+        [bin_dir / "python", "-c", "import app; print(app.__file__)"],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        cwd=tmp_path,
+    )
+    assert str(env_dir) in where.stdout  # the wheel's copy, not the checkout
+    version = subprocess.run([bin_dir / "rbln-studio", "--version"], capture_output=True, text=True, env=clean_env)
+    assert version.returncode == 0 and version.stdout.startswith("rbln-studio ")
+
+
+def test_desktop_entry_and_appstream_agree() -> None:
+    desktop = configparser.ConfigParser(interpolation=None)
+    desktop.optionxform = str  # type: ignore[assignment,method-assign]
+    desktop.read(REPO / "packaging" / f"{APP_ID}.desktop")
+    entry = desktop["Desktop Entry"]
+    assert entry["Type"] == "Application" and entry["Exec"].startswith("rbln-studio")
+    assert entry["Icon"] == APP_ID and entry["Categories"].endswith(";")
+    root = ET.parse(REPO / "packaging" / f"{APP_ID}.metainfo.xml").getroot()
+    assert root.findtext("id") == APP_ID
+    assert root.findtext("launchable") == f"{APP_ID}.desktop"
+    from app import __version__
+
+    assert root.find("releases/release").get("version") == __version__  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_bundle_builds_and_runs(tmp_path: Path) -> None:
+    """About a minute: builds dist/rbln-studio with PyInstaller, then runs both programs from it."""
+    work = tmp_path / "bundle"
+    subprocess.run(
+        ["bash", str(REPO / "packaging" / "build_bundle.sh")],
+        check=True,
+        cwd=REPO,
+        env=os.environ | {"BUNDLE_WORK": str(work)},
+    )
+    dist = REPO / "dist" / "rbln-studio"
+    out = subprocess.run(
+        [
+            dist / "rbln-studio-cli",
+            "compile",
+            "--model-id",
+            "Qwen/Qwen3-8B",
+            "-o",
+            tmp_path / "a",
+            "--npu",
+            "RBLN-CR13",
+            "--batch_size",
+            "8",
+            "--kvcache_partition_len",
+            "8192",
+            "--memory-budget",
+            "0.3",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "kvcache_num_blocks=21" in out.stdout
+    version = subprocess.run(
+        [dist / "rbln-studio", "--version"],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert version.stdout.startswith("rbln-studio ")
