@@ -148,9 +148,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan(args.root, on_issue=issue)
+    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
     if args.json:
-        _print_json([row.to_json() for row in rows])
+        # One compact row per line: the C encoder only runs without indent, and fleets have thousands of rows.
+        sys.stdout.write("[\n" + ",\n".join(json.dumps(row.to_json()) for row in rows) + "\n]\n")
         return 0
     from app.core.sizes import format_bytes
 
@@ -304,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("scan", cmd_scan, "list every artifact under a folder")
     p.add_argument("root")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
 
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")

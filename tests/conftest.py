@@ -6,12 +6,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Scan caches go to a throwaway folder, never the user's ~/.cache.
+os.environ.setdefault("RBLN_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="rbln-studio-test-cache-"))
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -67,3 +67,37 @@ def test_missing_graph_is_invalid(cr13_artifact: Path) -> None:
     (cr13_artifact / "decoder_batch_8.rbln").unlink()
     s = summarize(cr13_artifact)
     assert s.status is Status.INVALID and "decoder_batch_8.rbln" in s.problems[0]
+
+
+def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, ca25_artifact: Path) -> None:
+    from app.core.resize import resize_in_place
+
+    root = cr13_artifact.parent
+    fresh = [r.to_json() for r in scan(root, use_cache=False)]
+    assert [r.to_json() for r in scan(root)] == fresh  # fills the cache
+    assert [r.to_json() for r in scan(root)] == fresh  # served from it
+    resize_in_place(cr13_artifact, 12)
+    rows = {r.name: r for r in scan(root)}
+    assert rows["qwen3-8b-cr13"].kvcache_num_blocks == 12
+    (ca25_artifact / "decoder_batch_8.rbln").unlink()
+    assert {r.name: r for r in scan(root)}["qwen3-8b-ca25x4"].status is Status.INVALID
+
+
+def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.scan as scan_module
+
+    list(scan(cr13_artifact.parent))
+
+    def fail(*args: object) -> None:
+        raise AssertionError("a cached row was read again")
+
+    monkeypatch.setattr(scan_module, "_from_config", fail)
+    assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]
+
+
+def test_corrupt_cache_is_ignored(cr13_artifact: Path) -> None:
+    from app.core.scan_cache import ScanCache
+
+    list(scan(cr13_artifact.parent))
+    ScanCache(cr13_artifact.parent).path.write_text("{not json")
+    assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from app.core.budget import UNSET, MemoryBudget
@@ -15,23 +14,12 @@ from app.core.estimator import Breakdown, GraphAllocations, MemoryLayout, Sequen
 from app.core.fsutil import is_internal_name
 from app.core.npu import Npu, get_npu
 from app.core.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
+from app.core.status import Problem, Status, worst
 
 GRAPH_SUFFIX = ".rbln"
 
 GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 """Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
-
-
-class Status(str, Enum):
-    OK = "ok"
-    WARNING = "warning"
-    INVALID = "invalid"
-
-
-@dataclass(frozen=True)
-class Problem:
-    severity: Status
-    message: str
 
 
 @dataclass(frozen=True)
@@ -77,14 +65,6 @@ def config_problems(config: RblnConfig) -> list[Problem]:
     if config.cache_metas is None:
         problems.append(Problem(Status.WARNING, "rbln_config.json has no cache_metas; KV bytes are unknown."))
     return problems
-
-
-def worst(problems: list[Problem]) -> Status:
-    severities = {p.severity for p in problems}
-    for status in (Status.INVALID, Status.WARNING):
-        if status in severities:
-            return status
-    return Status.OK
 
 
 def expected_graph_names(raw: dict[str, object]) -> list[str]:

@@ -6,7 +6,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -39,6 +39,13 @@ _RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_me
 _MAX_DIM = 1 << 40
 
 
+# Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
+# read thousands of files).
+_SIZE_OF = {**DTYPE_BYTES, **{f"torch.{k}": v for k, v in DTYPE_BYTES.items()}}
+DtypeName = Literal[tuple(_SIZE_OF)]  # type: ignore[valid-type]
+Dim = Annotated[int, Field(ge=0, le=_MAX_DIM)]
+
+
 def dtype_size(dtype: str) -> int:
     """Bytes per element of a dtype name as HF and optimum-rbln spell it ('bfloat16', 'torch.float16')."""
     key = dtype.removeprefix("torch.").lower()
@@ -54,17 +61,10 @@ class CacheMeta(BaseModel):
 
     name: str
     layer_index: int | None = None
-    shape: list[int] = Field(min_length=4, max_length=4)
+    shape: list[Dim] = Field(min_length=4, max_length=4)
     layer_type: str = "full_attention"
     is_auto: bool = True
-    dtype: str = "bfloat16"
-
-    @model_validator(mode="after")
-    def _check(self) -> CacheMeta:
-        if any(d < 0 or d > _MAX_DIM for d in self.shape):
-            raise ValueError(f"shape {self.shape} has a negative or absurd dimension")
-        dtype_size(self.dtype)
-        return self
+    dtype: DtypeName = "bfloat16"
 
     @property
     def resizable(self) -> bool:
@@ -74,11 +74,11 @@ class CacheMeta(BaseModel):
     @property
     def per_block_bytes(self) -> int:
         _, heads, block, head_dim = self.shape
-        return heads * block * head_dim * dtype_size(self.dtype)
+        return heads * block * head_dim * _SIZE_OF[self.dtype]
 
     @property
     def total_bytes(self) -> int:
-        return math.prod(self.shape) * dtype_size(self.dtype)
+        return math.prod(self.shape) * _SIZE_OF[self.dtype]
 
 
 class RblnConfig(BaseModel):

@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-from app.core.artifact import GRAPH_SUFFIX, Problem, Status, config_problems, expected_graph_names, worst
 from app.core.errors import StudioError
 from app.core.fsutil import INCOMPLETE_MARKER, is_internal_name
+from app.core.jsonfile import CONFIG_NAME, decode_json
 from app.core.progress import CancelToken
-from app.core.rbln_config import CONFIG_NAME, decode_json, parse_config
+from app.core.scan_cache import ScanCache, Signature
+from app.core.status import Problem, Status, worst
+
+GRAPH_SUFFIX = ".rbln"
 
 IssueCallback = Callable[[Path, str], None]
 
@@ -39,9 +43,14 @@ class ArtifactSummary:
     size_on_disk: int = 0
 
     def to_json(self) -> dict[str, object]:
-        out = asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["status"] = self.status.value
+        out["problems"] = list(self.problems)
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ArtifactSummary:
+        return cls(**{**data, "status": Status(data["status"])})
 
 
 def _model_name(folder: Path, cls_name: str | None) -> str | None:
@@ -57,20 +66,34 @@ def _model_name(folder: Path, cls_name: str | None) -> str | None:
     return None
 
 
-def summarize(folder: Path) -> ArtifactSummary:
-    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
-    folder = Path(folder)
+def _listing(folder: Path) -> tuple[Signature, int, set[str]]:
+    """The folder's files as (name, size, mtime, inode), their total size, and the graph names present."""
+    signature: Signature = []
     graphs: set[str] = set()
     size = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if is_internal_name(entry.name) or not entry.is_file():
+                continue
+            st = entry.stat()
+            signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ino])
+            size += st.st_size
+            if entry.name.endswith(GRAPH_SUFFIX):
+                graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
+    signature.sort()
+    return signature, size, graphs
+
+
+def _from_config(folder: Path, size: int, graphs: set[str]) -> ArtifactSummary:
+    # Imported here: a scan served from the cache never needs pydantic.
+    from pydantic_core import from_json
+
+    from app.core.artifact import config_problems, expected_graph_names
+    from app.core.rbln_config import parse_config
+
     try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_file() and not is_internal_name(entry.name):
-                    size += entry.stat().st_size
-                    if entry.name.endswith(GRAPH_SUFFIX):
-                        graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
         path = folder / CONFIG_NAME
-        loaded = parse_config(decode_json(path.read_bytes(), path), path)
+        loaded = parse_config(decode_json(path.read_bytes(), path, from_json), path)
     except StudioError as exc:
         return ArtifactSummary(str(folder), folder.name, Status.INVALID, [str(exc)], size_on_disk=size)
     except OSError as exc:
@@ -102,6 +125,25 @@ def summarize(folder: Path) -> ArtifactSummary:
         kv_bytes_per_npu=None if kv_total is None else kv_total // config.num_devices,
         size_on_disk=size,
     )
+
+
+def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
+    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
+    folder = Path(folder)
+    try:
+        signature, size, graphs = _listing(folder)
+    except OSError as exc:
+        return ArtifactSummary(
+            str(folder), folder.name, Status.INVALID, [f"Cannot list {folder}: {exc.strerror or exc}."]
+        )
+    if cache is not None:
+        row = cache.get(str(folder), signature)
+        if row is not None:
+            return ArtifactSummary.from_json(row)
+    summary = _from_config(folder, size, graphs)
+    if cache is not None:
+        cache.put(str(folder), signature, summary.to_json())
+    return summary
 
 
 def find_artifacts(
@@ -144,8 +186,18 @@ def find_artifacts(
 
 
 def scan(
-    root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+    root: Path,
+    cancel: CancelToken | None = None,
+    on_issue: IssueCallback | None = None,
+    use_cache: bool = True,
 ) -> Iterator[ArtifactSummary]:
-    """Summaries of every artifact under root, in path order, as they are found."""
-    for folder in find_artifacts(root, cancel, on_issue):
-        yield summarize(folder)
+    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged)."""
+    cache = ScanCache(Path(root)) if use_cache else None
+    complete = False
+    try:
+        for folder in find_artifacts(root, cancel, on_issue):
+            yield summarize(folder, cache)
+        complete = True
+    finally:
+        if cache is not None:
+            cache.save(complete)

@@ -1,0 +1,68 @@
+"""A per-root cache of scan rows, keyed by each artifact folder's file listing (names, sizes, mtimes, inodes).
+
+A row is reused only when every file of its folder has the same identity as when the row was computed,
+so a resize, a new or deleted file, or an edited config always forces a fresh read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CACHE_VERSION = 1
+Signature = list[list[Any]]
+
+
+def cache_dir() -> Path:
+    """RBLN_STUDIO_CACHE_DIR, else $XDG_CACHE_HOME/rbln-studio, else ~/.cache/rbln-studio."""
+    explicit = os.environ.get("RBLN_STUDIO_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rbln-studio"
+
+
+class ScanCache:
+    """Rows of one scan root; load once, look up per folder, save once (atomically) if anything changed."""
+
+    def __init__(self, root: Path) -> None:
+        digest = hashlib.sha1(os.path.realpath(root).encode(), usedforsecurity=False).hexdigest()[:16]
+        self.path = cache_dir() / f"scan-{digest}.json"
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._seen: set[str] = set()
+        self._dirty = False
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            data = json.loads(self.path.read_bytes())
+            if data.get("version") == CACHE_VERSION and isinstance(data.get("entries"), dict):
+                self._entries = data["entries"]
+
+    def get(self, folder: str, signature: Signature) -> dict[str, Any] | None:
+        self._seen.add(folder)
+        entry = self._entries.get(folder)
+        if entry is not None and entry.get("signature") == signature:
+            return entry.get("row")
+        return None
+
+    def put(self, folder: str, signature: Signature, row: dict[str, Any]) -> None:
+        self._seen.add(folder)
+        self._entries[folder] = {"signature": signature, "row": row}
+        self._dirty = True
+
+    def save(self, complete: bool) -> None:
+        """Write the cache; after a complete scan, drop folders that no longer exist."""
+        if complete:
+            gone = set(self._entries) - self._seen
+            for folder in gone:
+                del self._entries[folder]
+            self._dirty = self._dirty or bool(gone)
+        if not self._dirty:
+            return
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": self._entries}))
+            os.replace(tmp, self.path)
