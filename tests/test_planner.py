@@ -13,7 +13,7 @@ from app.core.artifact import open_artifact
 from app.core.budget import parse_budget
 from app.core.container import read_container, write_container
 from app.core.errors import StudioError
-from app.core.planner import Verdict, fix_for, plan
+from app.core.planner import Verdict, fix_for, fixes, plan
 from app.core.resize import resize_in_place, target_for_budget
 
 BLOCK_PER_CHIPLET = 288 * 2**20  # Qwen3-8B: 1.125 GiB per block over the four chiplets of a Rebel100
@@ -44,7 +44,7 @@ def cr13_full(tmp_path: Path) -> Path:
 
 def test_two_artifacts_that_fit(cr13_artifact: Path, cr13_full: Path) -> None:
     p = plan([open_artifact(cr13_artifact), open_artifact(cr13_full)])
-    assert p.verdict is Verdict.FIT and p.fits and p.reasons == []
+    assert p.verdict is Verdict.FIT and p.fits and p.reasons == [] and fixes(p) == []
     (stack,) = p.stacks
     assert stack.family == "Rebel100" and len(stack.chiplets) == 4
     for ch in stack.chiplets:
@@ -63,7 +63,8 @@ def test_one_chiplet_overflows(cr13_artifact: Path, cr13_full: Path) -> None:
     assert stack.tightest.label == "NPU 0 / chiplet 2" and stack.tightest.headroom == -100 * 2**20
     assert all(c.headroom == headroom for c in stack.chiplets if c.chiplet != 2)
     # One 288 MiB block less on the other artifact covers the 100 MiB overflow.
-    fix = fix_for(p, "qwen3-8b-cr13")
+    assert [(f.label, f.target) for f in fixes(p)] == [("qwen3-8b-cr13", 20), ("qwen3-8b-cr13-full", 39)]
+    fix = fix_for(p, p.label_for(cr13_artifact))
     assert (fix.target, fix.reason, fix.warnings) == (20, None, [])
     assert fix.headroom_after == BLOCK_PER_CHIPLET - 100 * 2**20
     assert fix.budget is not None and fix.budget.blocks == 20
@@ -164,3 +165,48 @@ def test_same_artifact_twice_is_two_replicas(cr13_artifact: Path) -> None:
     assert p.stacks[0].tightest.used == 4 * chiplet_used(cr13_artifact, 0, 0)
     assert p.verdict is Verdict.DOES_NOT_FIT  # four 10.4 GiB replicas on a 35 GiB chiplet
     assert plan([artifact, artifact, artifact]).fits
+
+
+def test_cli_plan_fit_exits_0(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("plan", cr13_artifact, cr13_full)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("2 artifacts: fit\n") and "does not fit" not in out.stdout
+    assert "Node i of every artifact runs on NPU i" in out.stdout
+    data = json.loads(run_cli("plan", cr13_artifact, cr13_full, "--json").stdout)
+    assert (data["verdict"], data["fits"], data["fixes"]) == ("fit", True, [])
+    chiplet = data["families"][0]["chiplets"][0]
+    assert chiplet["headroom"] == chiplet["available"] - chiplet["used"] > 0
+    assert set(chiplet["artifacts"]) == {"qwen3-8b-cr13", "qwen3-8b-cr13-full"}
+
+
+def test_cli_plan_overflow_prints_the_fix_command(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+    headroom = CR13_CHIPLET - chiplet_used(cr13_artifact, 0, 2) - chiplet_used(cr13_full, 0, 2)
+    add_workspace(cr13_full, node=0, chiplet=2, extra=headroom + 100 * 2**20)
+    out = run_cli("plan", cr13_artifact, cr13_full)
+    assert out.returncode == 1
+    assert out.stdout.startswith("2 artifacts: does not fit\n")
+    over = [line for line in out.stdout.splitlines() if "OVER by" in line]
+    assert len(over) == 1 and over[0].startswith("  NPU 0 / chiplet 2:") and "104,857,600 bytes" in over[0]
+    assert over[0].endswith("<- tightest")
+    assert f"run: rbln-studio-cli set-kvcache-num-blocks {cr13_artifact} 20" in out.stdout
+    data = json.loads(run_cli("plan", cr13_artifact, cr13_full, "--fix", cr13_artifact, "--json").stdout)
+    assert data["verdict"] == "does not fit" and data["families"][0]["tightest"]["headroom"] == -100 * 2**20
+    (fix,) = data["fixes"]
+    assert (fix["artifact"], fix["target"], fix["headroom_after"]) == ("qwen3-8b-cr13", 20, 188 * 2**20)
+    assert fix["command"] == ["rbln-studio-cli", "set-kvcache-num-blocks", str(cr13_artifact), "20"]
+    assert fix["memory_budget"]["blocks"] == 20
+    applied = run_cli(*fix["command"][1:])
+    assert applied.returncode == 0, applied.stderr
+    assert run_cli("plan", cr13_artifact, cr13_full).returncode == 0
+
+
+def test_cli_plan_mixed_families_and_bad_input(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("plan", cr13_artifact, ca25_artifact)
+    assert out.returncode == 1 and out.stdout.startswith("2 artifacts: not comparable")
+    assert "never share an NPU's DRAM, so they are not summed" in out.stdout
+    data = json.loads(run_cli("plan", cr13_artifact, ca25_artifact, "--json").stdout)
+    assert data["verdict"] == "not comparable" and [f["family"] for f in data["families"]] == ["Rebel100", "ATOM"]
+    alone = run_cli("plan", cr13_artifact)
+    assert alone.returncode == 1 and alone.stderr == "error: A co-location plan needs two or more artifacts.\n"
+    stranger = run_cli("plan", cr13_artifact, ca25_artifact, "--fix", cr13_artifact.parent)
+    assert stranger.returncode == 1 and "is not one of the planned folders" in stranger.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from app.core.artifact import Artifact
@@ -189,6 +190,14 @@ class Plan:
             if m.label == label:
                 return m
         raise StudioError(f"{label} is not one of the planned artifacts ({', '.join(m.label for m in self.members)}).")
+
+    def label_for(self, path: str | Path) -> str:
+        """The label of the planned artifact in this folder (the first, when it is planned twice)."""
+        wanted = Path(path).resolve()
+        for m in self.members:
+            if m.artifact.path.resolve() == wanted:
+                return m.label
+        raise StudioError(f"{path} is not one of the planned folders; name one of them.")
 
     def stack_of(self, member: Member) -> FamilyStack | None:
         return next((s for s in self.stacks if member in s.members or member in s.unknown), None)
@@ -380,6 +389,13 @@ def fix_for(p: Plan, label: str) -> Fix:
         headroom_after=room_left(best),
         warnings=check_target(c, best).warnings,
     )
+
+
+def fixes(p: Plan, label: str | None = None) -> list[Fix]:
+    """The fix for the chosen artifact; without a choice, one per artifact of each family that does not fit."""
+    if label is not None:
+        return [fix_for(p, label)]
+    return [fix_for(p, m.label) for s in p.stacks if not s.fits for m in s.members]
 
 
 def plan_text(p: Plan, fixes: list[Fix]) -> str:
