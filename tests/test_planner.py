@@ -67,6 +67,7 @@ def test_one_chiplet_overflows(cr13_artifact: Path, cr13_full: Path) -> None:
     fix = fix_for(p, p.label_for(cr13_artifact))
     assert (fix.target, fix.reason, fix.warnings) == (20, None, [])
     assert fix.headroom_after == BLOCK_PER_CHIPLET - 100 * 2**20
+    assert fix.concurrency_after == 3  # 20 blocks: 19 usable by vLLM, 5 per 40,960-token request
     assert fix.budget is not None and fix.budget.blocks == 20
     # The equivalent budget resolves to the same count through the normal "fit to budget" path.
     assert target_for_budget(open_artifact(cr13_artifact), parse_budget(str(fix.budget.low))) == 20
@@ -210,3 +211,13 @@ def test_cli_plan_mixed_families_and_bad_input(run_cli, cr13_artifact: Path, ca2
     assert alone.returncode == 1 and alone.stderr == "error: A co-location plan needs two or more artifacts.\n"
     stranger = run_cli("plan", cr13_artifact, ca25_artifact, "--fix", cr13_artifact.parent)
     assert stranger.returncode == 1 and "is not one of the planned folders" in stranger.stderr
+
+
+def test_cli_plan_unknown_allocations_exit_1(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+    for graph in cr13_artifact.glob("*.rbln"):
+        graph.write_bytes(b"real compiler output")
+    out = run_cli("plan", cr13_full, cr13_artifact)
+    assert out.returncode == 1 and out.stdout.startswith("2 artifacts: unknown\n")
+    assert "The plan cannot be computed for qwen3-8b-cr13: The .rbln files were written by the real" in out.stdout
+    for command in ("plan", "serving", "explore"):
+        assert run_cli(command, "--help").returncode == 0

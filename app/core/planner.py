@@ -12,7 +12,9 @@ from app.core.artifact import Artifact
 from app.core.errors import StudioError
 from app.core.explore import BudgetStep, min_budget
 from app.core.npu import Npu
+from app.core.rbln_config import LoadedConfig, with_block_count
 from app.core.resize import check_target
+from app.core.serving import check_serving
 from app.core.sizes import format_bytes
 
 ASSUMPTION = (
@@ -303,6 +305,7 @@ class Fix:
     target: int | None = None
     budget: BudgetStep | None = None
     headroom_after: int | None = None  # the tightest chiplet's headroom with the target applied
+    concurrency_after: int | None = None  # full-length requests vLLM serves at once with the target
     reason: str | None = None  # why there is no target
     warnings: list[str] = field(default_factory=list)
 
@@ -320,7 +323,8 @@ class Fix:
             budget = f" (memory_budget {frac}{self.budget.low:,} bytes resolves to it)"
         return (
             f"{self.label}: {verb} kvcache_num_blocks={self.target} (now {self.current}, floor {self.floor}, "
-            f"full pool {self.full}){budget}; the tightest chiplet then has {self.headroom_after:,} bytes free."
+            f"full pool {self.full}){budget}; the tightest chiplet then has {self.headroom_after:,} bytes free "
+            f"and vLLM serves {self.concurrency_after} full-length request(s) at once."
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -333,9 +337,16 @@ class Fix:
             "target": self.target,
             "memory_budget": None if self.budget is None else self.budget.to_json(),
             "headroom_after": self.headroom_after,
+            "concurrency_after": self.concurrency_after,
             "reason": self.reason,
             "warnings": self.warnings,
         }
+
+
+def _concurrency(artifact: Artifact, blocks: int) -> int:
+    loaded = artifact.loaded
+    model = loaded.model.model_copy(update={"kvcache_num_blocks": blocks})
+    return check_serving(LoadedConfig(loaded.path, with_block_count(loaded.raw, blocks), model)).concurrency
 
 
 def fix_for(p: Plan, label: str) -> Fix:
@@ -387,6 +398,7 @@ def fix_for(p: Plan, label: str) -> Fix:
         target=best,
         budget=step if (step := min_budget(layout, npu, base["full"], best)) and step.blocks == best else None,
         headroom_after=room_left(best),
+        concurrency_after=_concurrency(m.artifact, best),
         warnings=check_target(c, best).warnings,
     )
 
@@ -409,11 +421,12 @@ def plan_text(p: Plan, fixes: list[Fix]) -> str:
             state = "unknown (the known artifacts alone fit)"
         lines.append(f"{s.family} ({', '.join(sorted(set(s.npus)))}), {s.num_npus} NPU(s): {state}")
         lines += [f"  {n}" for n in s.notes]
-        for m in s.members:
+        for m in (*s.members, *s.unknown):
             c = m.artifact.config
             lines.append(
                 f"  {m.label}: {c.npu} x{c.num_devices}, kvcache_num_blocks {c.kvcache_num_blocks} "
                 f"(floor {c.num_min_blocks}, full pool {c.num_full_blocks})"
+                + (", allocations unknown" if m.unknown_reason else "")
             )
         tightest = s.tightest
         for ch in s.chiplets:
