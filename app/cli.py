@@ -149,9 +149,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         _warn(message)
 
     rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
-    if args.json:
-        # One compact row per line: the C encoder only runs without indent, and fleets have thousands of rows.
-        sys.stdout.write("[\n" + ",\n".join(json.dumps(row.to_json()) for row in rows) + "\n]\n")
+    if args.format:
+        from app.core.fleet_report import render
+
+        sys.stdout.write(render(rows, args.format))
         return 0
     from app.core.sizes import format_bytes
 
@@ -245,6 +246,50 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    import shlex
+
+    from app.core.artifact import open_artifact
+    from app.core.planner import fixes, plan, plan_text
+
+    p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
+    found = fixes(p, p.label_for(args.fix) if args.fix else None)
+    commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
+    if args.json:
+        out = p.to_json()
+        out["fixes"] = [{**f.to_json(), "command": cmd} for f, cmd in zip(found, commands, strict=True)]
+        _print_json(out)
+    else:
+        print(plan_text(p, found))
+        for cmd in filter(None, commands):
+            print(f"  run: {shlex.join(cmd)}   (add --output-dir D to resize a copy instead)")
+    return 0 if p.fits else EXIT_ERROR
+
+
+def cmd_serving(args: argparse.Namespace) -> int:
+    from app.core.rbln_config import load_config
+    from app.core.serving import check_serving, serving_text
+
+    check = check_serving(load_config(args.dir))
+    if args.json:
+        _print_json(check.to_json())
+    else:
+        print(serving_text(check))
+    return EXIT_ERROR if check.errors else 0
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from app.core.artifact import open_artifact
+    from app.core.explore import exploration_text, explore
+
+    exploration = explore(open_artifact(args.dir, _inspector(args)))
+    if args.json:
+        _print_json(exploration.to_json())
+    else:
+        print(exploration_text(exploration))
+    return 0
+
+
 # ---- parser -------------------------------------------------------------------------------------------
 
 
@@ -304,8 +349,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("scan", cmd_scan, "list every artifact under a folder")
     p.add_argument("root")
-    p.add_argument("--json", action="store_true")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
+    fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
+
+    p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")
+    p.add_argument(
+        "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
+    )
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
+
+    p = command("serving", cmd_serving, "show what vllm-rbln derives from an artifact (max_num_seqs, blocks, ...)")
+    p.add_argument("dir")
+    p.add_argument("--json", action="store_true")
+
+    p = command("explore", cmd_explore, "show the blocks an artifact resolves to at every memory budget")
+    p.add_argument("dir")
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
 
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")

@@ -1,0 +1,108 @@
+"""Fleet report: the artifact table as CSV, JSON and Markdown, from the core and through `scan --format`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import StudioError
+from app.core.fleet_report import COLUMNS, escape_markdown, render, to_csv, to_markdown
+from app.core.scan import scan
+
+HEADERS = [
+    "name",
+    "model",
+    "NPU",
+    "devices",
+    "batch",
+    "max_seq_len",
+    "block size",
+    "attention",
+    "kvcache_num_blocks",
+    "floor",
+    "full pool",
+    "KV cache per NPU",
+    "size on disk",
+    "status",
+    "reason",
+]
+
+
+@pytest.fixture
+def fleet(cr13_artifact: Path, ca25_artifact: Path, tmp_path: Path) -> Path:
+    """Two good artifacts, one with a pipe and a comma in its name, and one broken config."""
+    root = tmp_path / "fleet"
+    root.mkdir()
+    shutil.move(cr13_artifact, root / "qwen|cr13, v2")
+    shutil.move(ca25_artifact, root / "qwen-ca25x4")
+    broken = root / "broken"
+    broken.mkdir()
+    (broken / "rbln_config.json").write_text('{"max_seq_len": 8192, "kvcache_num_blocks": "many"}')
+    return root
+
+
+def markdown_cells(line: str) -> list[str]:
+    """Split a table row on unescaped pipes, as a Markdown renderer does."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def test_columns_are_the_table_columns() -> None:
+    assert [c.header for c in COLUMNS] == HEADERS
+
+
+def test_csv_round_trips_exact_values(fleet: Path) -> None:
+    rows = list(scan(fleet))
+    table = list(csv.DictReader(io.StringIO(to_csv(rows))))
+    assert [r["name"] for r in table] == ["broken", "qwen-ca25x4", "qwen|cr13, v2"]
+    cr13 = table[2]
+    assert (cr13["NPU"], cr13["devices"], cr13["batch"], cr13["max_seq_len"]) == ("RBLN-CR13", "1", "8", "40960")
+    assert (cr13["kvcache_num_blocks"], cr13["floor"], cr13["full pool"]) == ("21", "9", "40")
+    assert int(cr13["KV cache per NPU"]) == 21 * 1152 * 2**20  # 1.125 GiB per block
+    assert int(cr13["size on disk"]) == rows[2].size_on_disk > 0
+    assert (cr13["status"], cr13["reason"], cr13["path"]) == ("ok", "", str(fleet / "qwen|cr13, v2"))
+    broken = table[0]
+    assert broken["status"] == "invalid" and "kvcache_num_blocks" in broken["reason"]
+    assert broken["NPU"] == "" and broken["kvcache_num_blocks"] == ""
+
+
+def test_markdown_escapes_pipes_and_keeps_every_cell(fleet: Path) -> None:
+    text = to_markdown(scan(fleet))
+    lines = text.splitlines()
+    assert markdown_cells(lines[0]) == HEADERS
+    assert len(lines) == 2 + 3
+    for line in lines[2:]:
+        assert len(markdown_cells(line)) == len(HEADERS)
+    cr13 = markdown_cells(lines[4])
+    assert cr13[0] == "qwen\\|cr13, v2"
+    assert cr13[11] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
+    assert escape_markdown("a|b\\c\nd") == "a\\|b\\\\c d"
+
+
+def test_json_is_scan_json(fleet: Path) -> None:
+    data = json.loads(render(scan(fleet), "json"))
+    assert [r["name"] for r in data] == ["broken", "qwen-ca25x4", "qwen|cr13, v2"]
+    assert data[1]["kvcache_num_blocks"] == 14 and data[1]["num_devices"] == 4
+    with pytest.raises(StudioError, match="Unknown report format"):
+        render([], "xml")
+
+
+def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-untyped-def]
+    as_csv = run_cli("scan", fleet, "--format", "csv")
+    assert as_csv.returncode == 0, as_csv.stderr
+    assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "path"]
+    as_md = run_cli("scan", fleet, "--format", "markdown")
+    assert as_md.returncode == 0 and as_md.stdout.splitlines()[1] == "|" + "---|" * len(HEADERS)
+    as_json = run_cli("scan", fleet, "--format", "json")
+    legacy = run_cli("scan", fleet, "--json")
+    assert as_json.returncode == legacy.returncode == 0
+    assert json.loads(as_json.stdout) == json.loads(legacy.stdout) == json.loads(render(scan(fleet), "json"))
+    assert run_cli("scan", fleet, "--json", "--format", "csv").returncode == 2
+    assert run_cli("scan", fleet, "--format", "xml").returncode == 2
+    text = run_cli("scan", fleet)
+    assert text.returncode == 0 and "3 artifact(s)" in text.stderr
