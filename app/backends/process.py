@@ -22,7 +22,6 @@ from app.core.progress import CancelToken
 LineCallback = Callable[[str], None]
 
 POLL_SECONDS = 0.05
-DRAIN_SECONDS = 2.0  # how long pipes may stay open after the tool exits (a leftover child holding them)
 TAIL_LINES = 200
 MAX_LINE = 4000
 ERROR_MARK = "❌"
@@ -173,6 +172,7 @@ def run_streamed(
     cancel: CancelToken | None = None,
     timeout: float | None = None,
     grace: float = 5.0,
+    drain: float = 2.0,
     interruptible: bool = True,
     env: dict[str, str] | None = None,
     cwd: str | Path | None = None,
@@ -181,6 +181,7 @@ def run_streamed(
     """Run argv; every output line goes to on_line from the calling thread.
 
     Cancel (or Ctrl-C, or the timeout) ends the whole process group: SIGTERM, then SIGKILL after `grace`.
+    Children still holding the output pipes `drain` seconds after the tool exits are ended the same way.
     With interruptible=False the run is never cut short: cancel and Ctrl-C only log why.
     """
     what = what or Path(argv[0]).name
@@ -243,7 +244,7 @@ def run_streamed(
                     raise ProcessTimeout(f"{what} did not finish within {timeout:g} s and was stopped.")
                 if exited_at is None and proc.poll() is not None:
                     exited_at = time.monotonic()
-                if exited_at is not None and open_streams and time.monotonic() - exited_at > DRAIN_SECONDS:
+                if exited_at is not None and open_streams and time.monotonic() - exited_at > drain:
                     end_process_group(proc, grace)  # leftover children kept the pipes open
                     exited_at = float("inf")
             proc.wait()

@@ -1,0 +1,51 @@
+"""pytest fixtures that install the fake toolchain on PATH (load with `pytest_plugins = ["fakes.plugin"]`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.backends import settings
+from app.backends.toolchain import clear_cache
+from fakes.install import CONFIG_VARS, KNOBS, FakeToolchain, build_toolchain
+
+
+def _path_without_optimum() -> str:
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not Path(d, "optimum-rbln-cli").exists())
+
+
+@pytest.fixture(scope="session")
+def toolchain(tmp_path_factory: pytest.TempPathFactory) -> FakeToolchain:
+    """optimum-rbln-cli and rebel both installed in one environment."""
+    return build_toolchain(tmp_path_factory.mktemp("toolchain"))
+
+
+@pytest.fixture(scope="session")
+def toolchain_without_rebel(tmp_path_factory: pytest.TempPathFactory) -> FakeToolchain:
+    """optimum-rbln-cli installed, rebel-compiler missing (a broken install)."""
+    return build_toolchain(tmp_path_factory.mktemp("toolchain-no-rebel"), with_rebel=False)
+
+
+@pytest.fixture
+def no_toolchain(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No optimum-rbln-cli on PATH, no configuration, no fake knobs, fresh detection."""
+    for name in (*CONFIG_VARS, *KNOBS):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", _path_without_optimum())
+    settings.configure()
+    clear_cache()
+    yield
+    settings.configure()
+    clear_cache()
+
+
+@pytest.fixture
+def fake_optimum(no_toolchain: None, toolchain: FakeToolchain, monkeypatch: pytest.MonkeyPatch) -> FakeToolchain:
+    """The fake toolchain (optimum-rbln-cli and rebel) found through PATH, as a user's install would be."""
+    monkeypatch.setenv("PATH", f"{toolchain.path_dir}{os.pathsep}{os.environ['PATH']}")
+    clear_cache()
+    return toolchain
