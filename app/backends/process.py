@@ -117,15 +117,16 @@ def _group_has_live_member(pgid: int) -> bool:
     proc = Path("/proc")
     if not proc.is_dir():
         return True
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
+    with os.scandir(proc) as entries:
+        pids = [entry.name for entry in entries if entry.name.isdigit()]
+    for pid in pids:
         try:
-            stat = (proc / entry.name / "stat").read_text()
+            stat = (proc / pid / "stat").read_text()
         except OSError:
             continue
-        fields_after_name = stat.rpartition(")")[2].split()
-        if len(fields_after_name) > 2 and fields_after_name[2] == str(pgid) and fields_after_name[0] != "Z":
+        # After "(comm)": state, ppid, pgrp, ...
+        after_name = stat.rpartition(")")[2].split()
+        if len(after_name) > 2 and after_name[2] == str(pgid) and after_name[0] != "Z":
             return True
     return False
 
