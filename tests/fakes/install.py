@@ -9,6 +9,7 @@ The fixtures that put it on PATH are in fakes/plugin.py.
 
 from __future__ import annotations
 
+import subprocess
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,10 @@ CONFIG_VARS = (
     settings.ENV_PROBE_TIMEOUT,
     settings.ENV_CHECK_TIMEOUT,
 )
+
+# The tiny model on one ATOM-Max, flash attention, block 1,024, batch 2: floor 9, full pool 16, and at a
+# budget of 0.5 all 16 blocks fit.
+TINY_CA25 = ("--npu", "RBLN-CA25", "--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len", "1024")
 
 CONSOLE_SCRIPT = """#!{python}
 # -*- coding: utf-8 -*-
@@ -66,3 +71,12 @@ def build_toolchain(root: Path, *, with_rebel: bool = True) -> FakeToolchain:
     path_dir.mkdir()
     (path_dir / "optimum-rbln-cli").symlink_to(cli)
     return FakeToolchain(root, python, cli, path_dir)
+
+
+def fake_compile(toolchain: FakeToolchain, model: Path, output: Path, *options: str) -> Path:
+    """Compile with the fake optimum-rbln-cli directly (as a user would have), failing loudly if it fails."""
+    argv = [str(toolchain.cli), "--model-id", str(model), "--output-dir", str(output), *options]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise AssertionError(f"the fake compile failed: {done.stderr}")
+    return output

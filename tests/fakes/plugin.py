@@ -10,7 +10,7 @@ import pytest
 
 from app.backends import settings
 from app.backends.toolchain import clear_cache
-from fakes.install import CONFIG_VARS, KNOBS, FakeToolchain, build_toolchain
+from fakes.install import CONFIG_VARS, KNOBS, TINY_CA25, FakeToolchain, build_toolchain, fake_compile
 
 
 def _path_without_optimum() -> str:
@@ -49,3 +49,11 @@ def fake_optimum(no_toolchain: None, toolchain: FakeToolchain, monkeypatch: pyte
     monkeypatch.setenv("PATH", f"{toolchain.path_dir}{os.pathsep}{os.environ['PATH']}")
     clear_cache()
     return toolchain
+
+
+@pytest.fixture
+def real_artifact(toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path) -> Path:
+    """An artifact the (fake) real compiler wrote: opaque .rbln files, kvcache_num_blocks 16."""
+    return fake_compile(
+        toolchain, tiny_model, tmp_path / "artifacts" / "tiny-ca25", *TINY_CA25, "--memory-budget", "0.5"
+    )
