@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TINY_MODEL
 from fakes.helpers import argv_runs, leftovers, pids, running
-from fakes.install import TINY_CA25, FakeToolchain, fake_compile
+from fakes.install import FakeToolchain
 
 from app.backends.base import ResizeRequest
 from app.backends.optimum import OptimumBackend
@@ -85,19 +84,8 @@ def test_a_target_below_the_floor_is_refused_before_the_tool_runs(argv_log: Path
     assert _tool_runs(argv_log) == []
 
 
-def test_fit_to_budget_uses_the_tool_and_agrees_with_the_studios_estimate(
-    argv_log: Path, fake_optimum: FakeToolchain, tmp_path: Path
-) -> None:
-    # 8 KV heads of 128 at block 1,024 in bf16: 2 MiB per tensor per block, so every block count has its budget.
-    model = tmp_path / "mid-llama"
-    model.mkdir()
-    (model / "config.json").write_text(
-        json.dumps({**TINY_MODEL, "num_attention_heads": 8, "head_dim": 128, "num_key_value_heads": 8})
-    )
-    artifact = fake_compile(fake_optimum, model, tmp_path / "mid", *TINY_CA25)
-    assert read_block_count(artifact) == 16
-    result = resize_artifact(artifact, budget_text="160MB", output_dir=tmp_path / "fit")
-    # Weights and workspace take 58.5 MiB; 12 blocks of 8 MiB fit in 160 MiB, 13 do not.
+def test_fit_to_budget_uses_the_tool_and_agrees_with_the_studios_estimate(argv_log: Path, mid_artifact: Path) -> None:
+    result = resize_artifact(mid_artifact, budget_text="160MB", output_dir=mid_artifact.parent / "fit")
     assert (result.target, result.warnings) == (12, [])  # the tool and the studio's estimate agree: no note
     assert _tool_runs(argv_log)[0][:2] == ["--set-memory-budget", "160MB"]
 

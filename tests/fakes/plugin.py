@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,3 +58,17 @@ def real_artifact(toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path) ->
     return fake_compile(
         toolchain, tiny_model, tmp_path / "artifacts" / "tiny-ca25", *TINY_CA25, "--memory-budget", "0.5"
     )
+
+
+@pytest.fixture
+def mid_artifact(toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path) -> Path:
+    """Like real_artifact with 8 KV heads of 128: 2 MiB per tensor per block (8 MiB per block), 16 blocks.
+
+    Weights and workspace take 58.5 MiB per chiplet, so a budget of 160 MiB fits 12 blocks and 13 do not.
+    """
+    model = tmp_path / "mid-llama"
+    model.mkdir()
+    config = json.loads((tiny_model / "config.json").read_text())
+    config.update(num_attention_heads=8, num_key_value_heads=8, head_dim=128)
+    (model / "config.json").write_text(json.dumps(config))
+    return fake_compile(toolchain, model, tmp_path / "artifacts" / "mid-ca25", *TINY_CA25)
