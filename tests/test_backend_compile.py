@@ -30,13 +30,6 @@ INSUFFICIENT = (
 )
 
 
-@pytest.fixture
-def argv_log(fake_optimum: FakeToolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    log = tmp_path / "argv.jsonl"
-    monkeypatch.setenv("FAKE_OPTIMUM_ARGV_LOG", str(log))
-    return log
-
-
 def _compile_runs(log: Path) -> list[list[str]]:
     return [argv for argv in argv_runs(log) if argv != ["--version"]]
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.helpers import running
+from fakes.helpers import graph_header, running
 from fakes.install import FakeToolchain, fake_compile
 
 from app.backends.rebel_inspect import RebelInspector, allocations_from_json
@@ -16,14 +16,6 @@ from app.core.errors import StudioError
 from app.core.sizes import align_2mib
 
 pytest_plugins = ["fakes.plugin"]
-
-MAGIC = b"FAKE-REBEL-COMPILED-MODEL\n"
-
-
-def header(graph: Path) -> dict:  # type: ignore[type-arg]
-    """What a fake .rbln file records, read here without rebel."""
-    data = graph.read_bytes()
-    return json.loads(data[len(MAGIC) :].partition(b"\n")[0])
 
 
 @pytest.fixture
@@ -40,7 +32,7 @@ def test_rebel_inspection_gives_the_real_graphs_and_breakdown(fake_optimum: Fake
     artifact = open_artifact(cr13_real, inspector)
     assert artifact.unknown_reason is None and not artifact.is_simulated
     assert artifact.allocations is not None and set(artifact.allocations) == {"prefill", "decoder_batch_2"}
-    prefill = header(cr13_real / "prefill.rbln")
+    prefill = graph_header(cr13_real / "prefill.rbln")
     assert artifact.allocations["prefill"].dram_tensor_sizes == prefill["dram_tensors"]
     assert artifact.allocations["prefill"].alloc_per_chiplet_by_key["Weight"] == prefill["alloc"]["Weight"]
     fit = artifact.breakdown()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from fakes.helpers import argv_runs, leftovers, pids, running
+from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
 
 from app.backends.base import ResizeRequest
@@ -21,15 +20,6 @@ from app.core.resize import check_target
 
 pytest_plugins = ["fakes.plugin"]
 
-MAGIC = b"FAKE-REBEL-COMPILED-MODEL\n"
-
-
-@pytest.fixture
-def argv_log(fake_optimum: FakeToolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    log = tmp_path / "argv.jsonl"
-    monkeypatch.setenv("FAKE_OPTIMUM_ARGV_LOG", str(log))
-    return log
-
 
 def _tool_runs(log: Path) -> list[list[str]]:
     """The resizes the fake was asked for (not the fixture's compile, not --version)."""
@@ -37,10 +27,7 @@ def _tool_runs(log: Path) -> list[list[str]]:
 
 
 def kv_sizes(graph: Path) -> dict[str, list[list[int]]]:
-    """The KV tensor sizes a fake .rbln file records (read here without the fake rebel)."""
-    data = graph.read_bytes()
-    assert data.startswith(MAGIC)
-    return json.loads(data[len(MAGIC) :].partition(b"\n")[0])["dram_tensors"]
+    return graph_header(graph)["dram_tensors"]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -144,6 +144,27 @@ def _require_real(artifact: Artifact) -> None:
         raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {'; '.join(invalid)}")
 
 
+def planned_target(artifact: Artifact, request: ResizeRequest) -> tuple[int | None, list[str]]:
+    """The count the studio expects (None when a budget cannot be estimated here) and the budget's warnings.
+
+    Raises the core's own errors (below the floor, bad budget, a budget that cannot hold the floor) before
+    the tool runs; the tool then does the resize and has the last word on a budget's count.
+    """
+    config = artifact.config
+    if request.target is not None:
+        check = check_target(config, request.target)
+        if check.error:
+            raise ResizeError(check.error)
+        return request.target, []
+    if config.kvcache_num_blocks <= 0:
+        raise ResizeError(str(check_target(config, config.num_min_blocks).error))  # the current count is wrong
+    budget = parse_budget(request.budget_text)
+    if artifact.npu is not None:
+        budget.bytes_per_npu(artifact.npu)  # a byte count above the NPU fails here, as in the simulator
+    expected = target_for_budget(artifact, budget) if artifact.layout() is not None else None
+    return expected, budget.warnings()
+
+
 class OptimumBackend:
     """Runs optimum-rbln-cli; validation, staging and publishing stay the studio's own."""
 
@@ -249,28 +270,15 @@ class OptimumBackend:
             raise ResizeError("Give either a target block count or a memory budget, not both.")
         artifact = open_artifact(folder, self.inspector)
         _require_real(artifact)
-        config = artifact.config
-        previous = config.kvcache_num_blocks
-        warnings: list[str] = []
-        expected = request.target
-        first = check_target(config, request.target if request.target is not None else config.num_min_blocks)
-        if first.error and (request.target is not None or previous <= 0):
-            raise ResizeError(first.error)
-        if request.budget_text is not None:
-            budget = parse_budget(request.budget_text)
-            npu = artifact.npu
-            if npu is not None:
-                budget.bytes_per_npu(npu)
-            warnings += budget.warnings()
-            if artifact.layout() is not None:
-                expected = target_for_budget(artifact, budget)  # the floor error, with its numbers, comes from here
+        previous = artifact.config.kvcache_num_blocks
+        expected, warnings = planned_target(artifact, request)
         if cancel is not None:
             cancel.raise_if_cancelled()
         if request.output_dir is None:
             path, new, copied = self._resize_in_place(cli, folder, request, expected, previous, progress, log, cancel)
         else:
             path, new, copied = self._resize_to_copy(cli, folder, request, progress, log, cancel)
-        warnings += check_target(config, new).warnings
+        warnings += check_target(artifact.config, new).warnings
         if expected is not None and new != expected:
             warnings.append(f"{CLI_NAME} set kvcache_num_blocks={new}; the studio's estimate was {expected}.")
         if progress is not None:

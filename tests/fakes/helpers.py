@@ -6,8 +6,11 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from app.core.fsutil import PARTIAL_TAG
+
+FAKE_GRAPH_MAGIC = b"FAKE-REBEL-COMPILED-MODEL\n"  # tests/fakes/rebel_site/rebel MAGIC
 
 
 def running(pid: int) -> bool:
@@ -43,3 +46,10 @@ def argv_runs(log: Path) -> list[list[str]]:
 def pids(pidfile: Path) -> list[int]:
     """The leader and worker pids a hanging fake wrote (FAKE_OPTIMUM_PIDFILE)."""
     return [int(p) for p in pidfile.read_text().split()]
+
+
+def graph_header(graph: Path) -> dict[str, Any]:
+    """What a fake .rbln file records (allocations, KV tensor sizes), read without the fake rebel."""
+    data = graph.read_bytes()
+    assert data.startswith(FAKE_GRAPH_MAGIC), f"{graph} is not a fake compiled graph"
+    return json.loads(data[len(FAKE_GRAPH_MAGIC) :].partition(b"\n")[0])

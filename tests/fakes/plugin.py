@@ -72,3 +72,11 @@ def mid_artifact(toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path) -> 
     config.update(num_attention_heads=8, num_key_value_heads=8, head_dim=128)
     (model / "config.json").write_text(json.dumps(config))
     return fake_compile(toolchain, model, tmp_path / "artifacts" / "mid-ca25", *TINY_CA25)
+
+
+@pytest.fixture
+def argv_log(fake_optimum: FakeToolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake toolchain on PATH, recording every command line it is run with into this file."""
+    log = tmp_path / "argv.jsonl"
+    monkeypatch.setenv("FAKE_OPTIMUM_ARGV_LOG", str(log))
+    return log
