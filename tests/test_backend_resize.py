@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
 
@@ -166,3 +169,27 @@ def test_cli_resizes_a_real_artifact_through_the_tool(
     assert run_cli("set-kvcache-num-blocks", real_artifact, "3").stderr.startswith(
         "error: kvcache_num_blocks=3 is below"
     )
+
+
+def test_ctrl_c_during_an_in_place_resize_in_the_cli_waits_for_the_tool(
+    fake_optimum: FakeToolchain, real_artifact: Path, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    env = {**cli_env(), "FAKE_OPTIMUM_GATE": str(gate)}
+    argv = [*cli_command(), "set-kvcache-num-blocks", str(real_artifact), "12"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("Loaded"):
+                proc.send_signal(signal.SIGINT)
+            elif "runs to the end" in line:
+                gate.touch()  # the fake goes on only after the CLI explained why it does not stop it
+                break
+        stdout, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert stdout.strip().endswith(f"Set kvcache_num_blocks to 12 for artifact at {real_artifact}")
+    assert read_block_count(real_artifact) == 12
