@@ -116,6 +116,12 @@ def test_timeout_ends_the_group_and_says_so(tmp_path: Path) -> None:
     assert not running(leader) and not running(worker)
 
 
+def test_a_tool_that_closes_its_pipes_and_goes_on_still_times_out() -> None:
+    code = "import os, time\nos.close(1); os.close(2)\ntime.sleep(600)\n"
+    with pytest.raises(ProcessTimeout):
+        run_streamed(_python(code), timeout=0.5, grace=0.3)
+
+
 def test_a_child_left_holding_the_pipes_is_ended_after_the_tool_exits(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     worker = "import time; time.sleep(600)"

@@ -170,7 +170,9 @@ class OptimumBackend:
 
     name = "optimum"
 
-    def __init__(self, located: Located | None = None, inspector: GraphInspector | None = None, grace: float = 5.0):
+    def __init__(
+        self, located: Located | None = None, inspector: GraphInspector | None = None, grace: float = 5.0
+    ) -> None:
         self.located = located or locate()
         self.inspector = inspector
         self.grace = grace

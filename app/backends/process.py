@@ -220,7 +220,7 @@ def run_streamed(
     guard = contextlib.nullcontext() if interruptible else _sigint_deferred(note_uninterruptible)
     try:
         with guard:
-            while open_streams:
+            while open_streams or proc.poll() is None:  # a tool may close its pipes and go on
                 try:
                     stream, line = lines.get(timeout=POLL_SECONDS)
                 except queue.Empty:
