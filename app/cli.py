@@ -74,6 +74,17 @@ class TerminalProgress:
         sys.stderr.flush()
 
 
+def _bar_progress() -> Callable[[int, int, str], None]:
+    """The bar for byte counts; indeterminate updates (total 0) are skipped, their lines are logged already."""
+    bar = TerminalProgress()
+
+    def progress(done: int, total: int, message: str) -> None:
+        if total:
+            bar(done, total, message)
+
+    return progress
+
+
 # ---- commands -----------------------------------------------------------------------------------------
 
 
@@ -99,7 +110,8 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         budget_text=budget_text,
         output_dir=args.output_dir,
         backend=args.backend,
-        progress=TerminalProgress(),
+        progress=_bar_progress(),
+        log=_log_line,
     )
     for warning in result.warnings:
         _warn(warning)
@@ -219,7 +231,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         kvcache_num_blocks=args.kvcache_num_blocks,
         materialize_weights=args.materialize_weights,
     )
-    result = compile_model(request, args.output_dir, backend=args.backend, progress=TerminalProgress(), log=_log_line)
+    result = compile_model(request, args.output_dir, backend=args.backend, progress=_bar_progress(), log=_log_line)
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -242,7 +254,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     else:
         for b in found:
             state = "available" if b.available else "not available"
-            print(f"{b.name:10} {state:14} {b.detail}")
+            print(f"{b.name:8} {state:14} {b.version or '-':12} {b.detail}")
     return 0
 
 
@@ -298,7 +310,8 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
         "--backend",
         choices=["auto", "sim", "optimum"],
         default="auto",
-        help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto: optimum for real artifacts (default)",
+        help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto (default): optimum-rbln-cli for real "
+        "artifacts and, when installed, for compiles; the simulator otherwise",
     )
 
 
@@ -374,7 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")
 
-    p = command("backends", cmd_backends, "list the compile/resize backends available here")
+    p = command(
+        "backends",
+        cmd_backends,
+        "list the backends available here: the simulator, optimum-rbln-cli, rebel inspection "
+        "(configure with RBLN_STUDIO_OPTIMUM_CLI, RBLN_STUDIO_TOOLCHAIN_PYTHON)",
+    )
     p.add_argument("--json", action="store_true")
 
     p = command("compile", cmd_compile, "compile a model into a new artifact (the built-in simulator by default)")

@@ -22,9 +22,16 @@ class BackendInfo:
     available: bool
     detail: str
     version: str | None = None
+    path: str | None = None  # the executable or interpreter that does the work, for the real toolchain
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "available": self.available, "detail": self.detail, "version": self.version}
+        return {
+            "name": self.name,
+            "available": self.available,
+            "detail": self.detail,
+            "version": self.version,
+            "path": self.path,
+        }
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from app.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from app.backends.optimum import OptimumBackend
+from app.backends.rebel_inspect import RebelInspector
 from app.backends.simulator import SimulatorBackend
-from app.core.artifact import GraphInspector
+from app.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
+from app.core.artifact import GRAPH_SUFFIX, GraphInspector
 from app.core.compiler import CompileRequest
+from app.core.container import is_container
 from app.core.errors import StudioError
 from app.core.progress import CancelToken, ProgressCallback
 from app.core.resize import ResizeResult
@@ -15,20 +20,46 @@ from app.core.resize import ResizeResult
 BACKEND_CHOICES = ("auto", "sim", "optimum")
 
 
-def detect_backends() -> list[BackendInfo]:
-    """The simulator always; the real toolchain where it is installed."""
-    return [SimulatorBackend().info()]
+def detect_backends(refresh: bool = False) -> list[BackendInfo]:
+    """The simulator always; optimum-rbln-cli and rebel where installed. Cached per process unless refresh."""
+    if refresh:
+        clear_cache()
+    located = locate()
+    rebel = rebel_status(located)
+    return [
+        SimulatorBackend().info(),
+        OptimumBackend(located).info(),
+        BackendInfo("rebel", rebel.available, rebel.detail, rebel.version, str(rebel.path) if rebel.path else None),
+    ]
 
 
-def _backend(name: str) -> SimulatorBackend:
-    if name in ("auto", "sim"):
-        return SimulatorBackend()
-    raise StudioError(f"The {name} backend is not available here; see `rbln-studio-cli backends`.")
+def _check_choice(backend: str) -> None:
+    if backend not in BACKEND_CHOICES:
+        raise StudioError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKEND_CHOICES)}.")
 
 
 def inspector_for(backend: str = "auto") -> GraphInspector | None:
-    """A reader for real compiler .rbln files, when the rebel package is available."""
-    return None
+    """A reader for real compiler .rbln files (rebel in the toolchain's Python), or None where there is none.
+
+    Finding the interpreter runs nothing; whether rebel imports there is learnt when an artifact is read,
+    and a failure then becomes the artifact's "allocations unknown" reason.
+    """
+    _check_choice(backend)
+    if backend == "sim":
+        return None
+    located = locate()
+    if located.python is None:
+        return None
+    return RebelInspector(located.python, located.settings.probe_timeout)
+
+
+def has_real_graphs(artifact_dir: Path) -> bool:
+    """True when some .rbln file in the folder is not the simulator's container (the real compiler wrote it)."""
+    try:
+        entries = list(os.scandir(artifact_dir))
+    except OSError:
+        return False
+    return any(e.name.endswith(GRAPH_SUFFIX) and e.is_file() and not is_container(Path(e.path)) for e in entries)
 
 
 def compile_model(
@@ -39,7 +70,11 @@ def compile_model(
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> CompileResult:
-    return _backend(backend).compile(request, Path(output_dir), progress, log, cancel)
+    """Compile with optimum-rbln-cli when asked (or, for auto, when it is installed), else the simulator."""
+    _check_choice(backend)
+    if backend == "optimum" or (backend == "auto" and optimum_status().available):
+        return OptimumBackend().compile(request, Path(output_dir), progress, log, cancel)
+    return SimulatorBackend().compile(request, Path(output_dir), progress, log, cancel)
 
 
 def resize_artifact(
@@ -52,5 +87,18 @@ def resize_artifact(
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> ResizeResult:
+    """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
+    _check_choice(backend)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
-    return _backend(backend).resize(request, progress, log, cancel)
+    real = has_real_graphs(request.artifact_dir)
+    if backend == "auto":
+        backend = "optimum" if real else "sim"
+        status = optimum_status() if real else None
+        if status is not None and not status.available:
+            raise StudioError(
+                f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
+                f"which is not available here: {status.detail} Nothing was changed."
+            )
+    if backend == "optimum":
+        return OptimumBackend(inspector=inspector_for("optimum")).resize(request, progress, log, cancel)
+    return SimulatorBackend().resize(request, progress, log, cancel)

@@ -1,0 +1,85 @@
+"""Where the real toolchain lives: environment variables first, then a Qt-free hook the GUI's preferences set."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, fields, replace
+
+ENV_OPTIMUM_CLI = "RBLN_STUDIO_OPTIMUM_CLI"
+"""Path of the optimum-rbln-cli executable to use instead of the one on PATH."""
+
+ENV_TOOLCHAIN_PYTHON = "RBLN_STUDIO_TOOLCHAIN_PYTHON"
+"""The Python (or the virtual environment folder) where optimum-rbln and rebel-compiler are installed."""
+
+ENV_PROBE_TIMEOUT = "RBLN_STUDIO_PROBE_TIMEOUT"
+"""Seconds the rebel inspection helper may take to read an artifact's .rbln files."""
+
+ENV_CHECK_TIMEOUT = "RBLN_STUDIO_CHECK_TIMEOUT"
+"""Seconds `optimum-rbln-cli --version` and the `import rebel` check may take."""
+
+
+@dataclass(frozen=True)
+class ToolchainSettings:
+    """What detection starts from; None means "find it" (PATH, then the CLI script's own interpreter)."""
+
+    optimum_cli: str | None = None
+    toolchain_python: str | None = None
+    probe_timeout: float = 180.0
+    check_timeout: float = 30.0
+
+
+_ENV = {
+    "optimum_cli": ENV_OPTIMUM_CLI,
+    "toolchain_python": ENV_TOOLCHAIN_PYTHON,
+    "probe_timeout": ENV_PROBE_TIMEOUT,
+    "check_timeout": ENV_CHECK_TIMEOUT,
+}
+
+_lock = threading.Lock()
+_configured = ToolchainSettings()
+
+
+def configure(
+    *,
+    optimum_cli: str | None = None,
+    toolchain_python: str | None = None,
+    probe_timeout: float | None = None,
+    check_timeout: float | None = None,
+) -> None:
+    """Set from the GUI's preferences (empty or None = not set); environment variables still take precedence."""
+    global _configured
+    defaults = ToolchainSettings()
+    with _lock:
+        _configured = ToolchainSettings(
+            optimum_cli=optimum_cli or None,
+            toolchain_python=toolchain_python or None,
+            probe_timeout=probe_timeout if probe_timeout and probe_timeout > 0 else defaults.probe_timeout,
+            check_timeout=check_timeout if check_timeout and check_timeout > 0 else defaults.check_timeout,
+        )
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def current_settings() -> ToolchainSettings:
+    """The configured values with each environment variable that is set (and valid) replacing its field."""
+    with _lock:
+        settings = _configured
+    changes: dict[str, object] = {}
+    for f in fields(ToolchainSettings):
+        text = os.environ.get(_ENV[f.name], "").strip()
+        if not text:
+            continue
+        if f.name.endswith("_timeout"):
+            seconds = _seconds(text)
+            if seconds is not None:
+                changes[f.name] = seconds
+        else:
+            changes[f.name] = text
+    return replace(settings, **changes)  # type: ignore[arg-type]

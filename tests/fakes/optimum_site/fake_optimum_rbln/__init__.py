@@ -1,0 +1,1 @@
+"""The fake optimum-rbln package behind the fake optimum-rbln-cli console script (tests only)."""

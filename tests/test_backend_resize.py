@@ -1,0 +1,195 @@
+"""Resizing a real artifact through optimum-rbln-cli (the fake): validated first, in place or to a published copy."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import cli_command, cli_env
+from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
+from fakes.install import FakeToolchain
+
+from app.backends.base import ResizeRequest
+from app.backends.optimum import OptimumBackend
+from app.backends.registry import resize_artifact
+from app.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
+from app.core.fsutil import LOCK_NAME
+from app.core.jsonfile import read_block_count
+from app.core.progress import CancelToken
+from app.core.rbln_config import load_config
+from app.core.resize import check_target
+
+pytest_plugins = ["fakes.plugin"]
+
+
+def _tool_runs(log: Path) -> list[list[str]]:
+    """The resizes the fake was asked for (not the fixture's compile, not --version)."""
+    return [argv for argv in argv_runs(log) if argv[0].startswith("--set-")]
+
+
+def kv_sizes(graph: Path) -> dict[str, list[list[int]]]:
+    return graph_header(graph)["dram_tensors"]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_resize_in_place_runs_the_tool_on_the_artifact(argv_log: Path, real_artifact: Path) -> None:
+    before = kv_sizes(real_artifact / "prefill.rbln")["past_key_values_0"][0][0]
+    log: list[str] = []
+    result = resize_artifact(real_artifact, target=12, log=log.append)  # auto: a real artifact goes to optimum
+    assert (result.path, result.previous, result.target, result.warnings) == (real_artifact, 16, 12, [])
+    assert _tool_runs(argv_log) == [["--set-kvcache-num-blocks", "12", "--model-id", str(real_artifact.resolve())]]
+    assert read_block_count(real_artifact) == 12
+    assert kv_sizes(real_artifact / "prefill.rbln")["past_key_values_0"][0][0] == before // 16 * 12
+    assert log[-1] == f"Set kvcache_num_blocks to 12 for artifact at {real_artifact.resolve()}"
+    assert not (real_artifact / LOCK_NAME).exists()
+
+
+def test_resize_to_a_copy_publishes_a_complete_copy_and_leaves_the_source(argv_log: Path, real_artifact: Path) -> None:
+    source = snapshot(real_artifact)
+    out = real_artifact.parent / "tiny-ca25-20"
+    result = resize_artifact(real_artifact, target=20, output_dir=out)
+    assert (result.path, result.previous, result.target) == (out, 16, 20)
+    # Above the current count and above the full pool: the same warnings the simulator's resize gives.
+    assert result.warnings == check_target(load_config(real_artifact).model, 20).warnings and len(result.warnings) == 2
+    (argv,) = _tool_runs(argv_log)
+    staging = Path(argv[argv.index("--output-dir") + 1])
+    assert argv[:4] == ["--set-kvcache-num-blocks", "20", "--model-id", str(real_artifact.resolve())]
+    assert staging.parent == out.parent and staging.name.startswith(".tiny-ca25-20.partial-")
+    assert snapshot(real_artifact) == source
+    assert read_block_count(out) == 20
+    assert sorted(p.name for p in out.iterdir()) == sorted(source)  # no lock file or marker carried over
+    assert result.bytes_copied == sum(p.stat().st_size for p in out.iterdir())
+    assert leftovers(out.parent) == []
+
+
+def test_a_target_below_the_floor_is_refused_before_the_tool_runs(argv_log: Path, real_artifact: Path) -> None:
+    with pytest.raises(ResizeError) as refused:
+        resize_artifact(real_artifact, target=5)
+    assert refused.value.message == check_target(load_config(real_artifact).model, 5).error
+    assert _tool_runs(argv_log) == []
+
+
+def test_fit_to_budget_uses_the_tool_and_agrees_with_the_studios_estimate(argv_log: Path, mid_artifact: Path) -> None:
+    result = resize_artifact(mid_artifact, budget_text="160MB", output_dir=mid_artifact.parent / "fit")
+    assert (result.target, result.warnings) == (12, [])  # the tool and the studio's estimate agree: no note
+    assert _tool_runs(argv_log)[0][:2] == ["--set-memory-budget", "160MB"]
+
+
+def test_a_budget_below_the_floor_fails_with_the_numbers_before_the_tool_runs(
+    argv_log: Path, real_artifact: Path
+) -> None:
+    with pytest.raises(InsufficientMemoryError) as failed:
+        resize_artifact(real_artifact, budget_text="40MB")
+    assert failed.value.message.startswith("Insufficient memory for the required KV cache: only 1 blocks")
+    assert "a memory_budget of at least" in (failed.value.hint or "")
+    assert _tool_runs(argv_log) == [] and read_block_count(real_artifact) == 16
+
+
+def test_a_failing_tool_in_place_says_what_state_the_artifact_is_in(
+    argv_log: Path, real_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OPTIMUM_FAIL", "rescaling is not supported by this rebel-compiler")
+    with pytest.raises(StudioError) as failed:
+        resize_artifact(real_artifact, target=12)
+    assert failed.value.message == "rescaling is not supported by this rebel-compiler"
+    assert "tiny-ca25 still records kvcache_num_blocks=16" in (failed.value.hint or "")
+
+
+def test_cancel_during_a_copy_ends_the_tool_and_writes_nothing(
+    argv_log: Path, real_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_OPTIMUM_HANG", "1")
+    monkeypatch.setenv("FAKE_OPTIMUM_PIDFILE", str(pidfile))
+    cancel = CancelToken()
+
+    def on_line(line: str) -> None:
+        if line.startswith("compiler workers started"):
+            cancel.cancel()
+
+    source = snapshot(real_artifact)
+    out = real_artifact.parent / "copy"
+    with pytest.raises(CancelledError):
+        resize_artifact(real_artifact, target=12, output_dir=out, log=on_line, cancel=cancel)
+    assert all(not running(pid) for pid in pids(pidfile))
+    assert not out.exists() and leftovers(out.parent) == []
+    assert snapshot(real_artifact) == source
+
+
+def test_cancel_during_an_in_place_resize_is_logged_and_the_resize_completes(
+    argv_log: Path, real_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("FAKE_OPTIMUM_GATE", str(gate))
+    cancel = CancelToken()
+    log: list[str] = []
+
+    def on_line(line: str) -> None:
+        log.append(line)
+        if line.startswith("Loaded"):
+            cancel.cancel()
+        elif "runs to the end" in line:
+            gate.touch()  # the tool goes on only once the refusal was logged
+
+    result = OptimumBackend(grace=0.3).resize(ResizeRequest(real_artifact, 12), log=on_line, cancel=cancel)
+    assert result.target == 12 and read_block_count(real_artifact) == 12
+
+
+def test_auto_without_optimum_refuses_a_real_artifact_clearly(
+    real_artifact: Path, request: pytest.FixtureRequest
+) -> None:
+    request.getfixturevalue("no_toolchain")
+    with pytest.raises(StudioError, match="compiled by the real compiler; resizing it needs optimum-rbln-cli") as err:
+        resize_artifact(real_artifact, target=12)
+    assert "not found on PATH" in err.value.message
+    assert read_block_count(real_artifact) == 16
+
+
+def test_simulator_artifacts_stay_with_the_simulator(argv_log: Path, cr13_artifact: Path) -> None:
+    result = resize_artifact(cr13_artifact, target=12)  # auto
+    assert result.target == 12 and _tool_runs(argv_log) == []
+    with pytest.raises(ResizeError, match="written by the built-in simulator"):
+        resize_artifact(cr13_artifact, target=10, backend="optimum")
+
+
+def test_cli_resizes_a_real_artifact_through_the_tool(
+    fake_optimum: FakeToolchain, run_cli, real_artifact: Path
+) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli(
+        "--set-kvcache-num-blocks", "10", "--model-id", real_artifact, "--output-dir", real_artifact.parent / "c"
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(f"Set kvcache_num_blocks to 10 for artifact at {real_artifact.parent / 'c'}")
+    assert read_block_count(real_artifact.parent / "c") == 10
+    assert run_cli("set-kvcache-num-blocks", real_artifact, "3").stderr.startswith(
+        "error: kvcache_num_blocks=3 is below"
+    )
+
+
+def test_ctrl_c_during_an_in_place_resize_in_the_cli_waits_for_the_tool(
+    fake_optimum: FakeToolchain, real_artifact: Path, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    env = {**cli_env(), "FAKE_OPTIMUM_GATE": str(gate)}
+    argv = [*cli_command(), "set-kvcache-num-blocks", str(real_artifact), "12"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("Loaded"):
+                proc.send_signal(signal.SIGINT)
+            elif "runs to the end" in line:
+                gate.touch()  # the fake goes on only after the CLI explained why it does not stop it
+                break
+        stdout, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert stdout.strip().endswith(f"Set kvcache_num_blocks to 12 for artifact at {real_artifact}")
+    assert read_block_count(real_artifact) == 12
