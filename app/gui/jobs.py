@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 from app.core.errors import CancelledError, StudioError
 from app.core.progress import CancelToken
@@ -198,17 +198,29 @@ class JobManager(QObject):
         self.write_pool = QThreadPool(self)
         self.write_pool.setMaxThreadCount(1)
         self.jobs: list[Job] = []
+        self._unstarted: list[Job] = []
 
     def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
-        """Queue fn(context) in a worker; connect to the returned job's signals before the event loop runs."""
+        """Queue fn(context) in a worker.
+
+        The worker starts once control returns to the event loop, so signals connected right after submit()
+        never miss an early progress or partial result.
+        """
         job = Job(title, fn, writes=writes, visible=visible)
         self.jobs.append(job)
         job.failed.connect(self._on_failed)
         job.finished.connect(self._on_finished)
         self.jobAdded.emit(job)
-        (self.write_pool if writes else self.read_pool).start(_Runner(job))
+        self._unstarted.append(job)
+        QTimer.singleShot(0, self._start_unstarted)
         self.activeChanged.emit(len(self.active()))
         return job
+
+    @Slot()
+    def _start_unstarted(self) -> None:
+        jobs, self._unstarted = self._unstarted, []
+        for job in jobs:
+            (self.write_pool if job.writes else self.read_pool).start(_Runner(job))
 
     def active(self) -> list[Job]:
         return [j for j in self.jobs if not j.state.ended]
@@ -222,6 +234,7 @@ class JobManager(QObject):
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until both pools are idle (used when the window closes, after cancel_all)."""
+        self._start_unstarted()  # a cancelled job that never started still reports `cancelled`
         return self.read_pool.waitForDone(msecs) and self.write_pool.waitForDone(msecs)
 
     def forget(self, job: Job) -> None:
