@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from app.cli import build_parser, translate_optimum_argv
 from app.core.artifact import Status, open_artifact
 from app.core.commandline import compile_argv, resize_argv, shell_text

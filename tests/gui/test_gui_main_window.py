@@ -13,7 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from app.core.artifact import open_artifact
 from app.core.resize import resize_in_place
-from app.gui import errors, main_window as main_window_module
+from app.gui import errors
+from app.gui import main_window as main_window_module
 from app.gui.dram_chart import DramChart
 from app.gui.main_window import MainWindow, main_window
 from app.gui.settings import Settings
@@ -165,7 +166,7 @@ def test_recent_folders_geometry_and_splitter_are_remembered(
     qtbot.addWidget(again)
     again.show()
     assert settings.recent_folders()[0] == str(workspace)
-    assert [a.text() for a in again.recent_menu.actions()][0] == str(workspace)
+    assert again.recent_menu.actions()[0].text() == str(workspace)
     assert again.size() == window.size()
     assert again.splitter.sizes() == sizes
 
