@@ -20,7 +20,6 @@ def _spin(name: str, low: int, high: int, default_text: str = "") -> QSpinBox:
     spin = QSpinBox()
     spin.setObjectName(name)
     spin.setRange(low, high)
-    spin.setGroupSeparatorShown(True)
     if default_text:
         spin.setSpecialValueText(default_text)  # shown at the minimum (0): the NPU family's default
     return spin
