@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QModelRoleDataSpan,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from app.gui.artifact_model import PATH_ROLE, SEARCH_ROLE, SORT_ROLE, ArtifactTableModel
+from app.gui.artifact_model import PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 
 COLUMN_WIDTHS = (220, 170, 90, 60, 50, 90, 80, 80, 130, 50, 70, 100, 90, 70)
+
+
+class FilterProxy(QSortFilterProxyModel):
+    """Filters rows; sorting is handed to the source model, which keeps its rows in order itself."""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.sourceModel().sort(column, order)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex, span: QModelRoleDataSpan) -> None:
+        """Forward a view's one-call-per-cell request (the base class would ask the source once per role)."""
+        self.sourceModel().multiData(self.mapToSource(index), span)
 
 
 class ArtifactBrowser(QWidget):
     """Emits the path of the artifact that becomes current (or '' when none)."""
 
     currentPathChanged = Signal(str)
+    painted = Signal()  # the table finished a repaint (scan workers wait for it between batches)
 
     def __init__(self, model: ArtifactTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -23,9 +47,8 @@ class ArtifactBrowser(QWidget):
         self.filter_edit.setPlaceholderText("Filter by name, model, NPU, attention or status")
         self.filter_edit.setClearButtonEnabled(True)
 
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = FilterProxy(self)
         self.proxy.setSourceModel(model)
-        self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterRole(SEARCH_ROLE)
         self.proxy.setFilterKeyColumn(0)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -52,11 +75,17 @@ class ArtifactBrowser(QWidget):
         self.proxy.rowsRemoved.connect(self._check_current)
         self.proxy.modelReset.connect(self._check_current)
 
+        self.view.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.filter_edit)
         layout.addWidget(self.view)
         self._current = ""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            QTimer.singleShot(0, self.painted.emit)  # runs once this paint is done
+        return False
 
     def current_path(self) -> str:
         return self._current

@@ -8,8 +8,10 @@ Writes go through a single-thread pool so two never interleave.
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -20,6 +22,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from app.core.errors import CancelledError, StudioError
 from app.core.progress import CancelToken
 
+GRAVEYARD = 64  # ended jobs kept referenced after forget()
+ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
+ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
 PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
 
 
@@ -70,9 +75,20 @@ class JobContext:
     def log(self, line: str) -> None:
         self._job.logged.emit(line)
 
-    def partial(self, value: object) -> None:
-        """Hand a piece of the result to the GUI thread while the work goes on (e.g. a batch of scan rows)."""
-        self._job.partial.emit(value)
+    def partial(self, value: object, wait: bool = False) -> None:
+        """Hand a piece of the result to the GUI thread while the work goes on (e.g. a batch of scan rows).
+
+        With wait, block (holding no lock, so not the GIL either) until the receiver calls job.ack(): the GUI
+        thread then inserts and paints the batch without competing with this worker for the interpreter.
+        """
+        job = self._job
+        if wait:
+            job._acked.clear()
+        job.partial.emit(value)
+        if wait:
+            deadline = time.monotonic() + ACK_TIMEOUT
+            while not job._acked.wait(ACK_POLL) and time.monotonic() < deadline:
+                self.cancel.raise_if_cancelled()
 
 
 JobFunction = Callable[[JobContext], Any]
@@ -101,6 +117,7 @@ class Job(QObject):
         self.writes = writes
         self.visible = visible
         self.token = CancelToken()
+        self._acked = threading.Event()
         self.state = JobState.QUEUED
         self.done = self.total = 0
         self.message = ""
@@ -114,6 +131,10 @@ class Job(QObject):
         self._ended.connect(self._on_ended)
         self.progressed.connect(self._on_progress)
         self.logged.connect(self._on_log)
+
+    def ack(self) -> None:
+        """The GUI has taken the last partial result sent with wait=True; the worker may go on."""
+        self._acked.set()
 
     def cancel(self) -> None:
         """Ask the work to stop; safe from any thread. The job reports `cancelled` when it has stopped."""
@@ -181,7 +202,8 @@ class _Runner(QRunnable):
         self.setAutoDelete(True)
 
     def run(self) -> None:
-        self._job.run_in_worker()
+        job, self._job = self._job, None  # type: ignore[assignment]
+        job.run_in_worker()
 
 
 class JobManager(QObject):
@@ -199,6 +221,7 @@ class JobManager(QObject):
         self.write_pool.setMaxThreadCount(1)
         self.jobs: list[Job] = []
         self._unstarted: list[Job] = []
+        self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
 
     def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
         """Queue fn(context) in a worker.
@@ -241,6 +264,9 @@ class JobManager(QObject):
         """Drop an ended job (the jobs panel's Clear)."""
         if job.state.ended and job in self.jobs:
             self.jobs.remove(job)
+            # Keep a reference a while longer: the last one must go on the GUI thread, never in the worker
+            # that has just reported the end (a QObject is destroyed in the thread that drops it).
+            self._graveyard.append(job)
 
     @Slot(object)
     def _on_failed(self, failure: JobFailure) -> None:

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.browser.currentPathChanged.connect(self._on_current_path)
+        self.browser.painted.connect(self.workspace.batch_shown)
         self.model.dataChanged.connect(self._on_rows_changed)
         self.model.rowsInserted.connect(self._on_rows_inserted)
         self.model.rowsInserted.connect(self._update_count)
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
         s.set_state("windowState", self.saveState())
         s.set_state("mainSplitter", self.splitter.saveState())
         s.set_state("artifactHeader", self.browser.view.horizontalHeader().saveState())
-        s.sync()
+        s.save()
 
     # ---- folders -------------------------------------------------------------------------------------
 

@@ -7,15 +7,15 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from app.core.errors import StudioError
 from app.core.rescan import rescan_folder
-from app.core.scan import ArtifactSummary
-from app.gui.artifact_model import ArtifactTableModel
+from app.gui.artifact_model import ArtifactTableModel, TableRow
 from app.gui.disk_watcher import DiskWatcher
 from app.gui.jobs import Job, JobContext, JobManager
 
+ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 BATCH_ROWS = 256
 BATCH_SECONDS = 0.1
 
@@ -30,17 +30,17 @@ def _scan_folders(folders: list[str], known: frozenset[str], ctx: JobContext, op
         result = rescan_folder(folder, known)
         if result.removed or result.watch:
             ctx.partial(("remove", result.removed, result.watch))
-        batch: list[ArtifactSummary] = []
+        batch: list[TableRow] = []
         last = time.monotonic()
         for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
-            batch.append(summary)
+            batch.append(TableRow.of(summary))  # cell texts are worked out here, not on the GUI thread
             found += 1
             if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
-                ctx.partial(("upsert", batch))
                 ctx.progress(found, 0, f"{found:,} artifacts read")
+                ctx.partial(("upsert", batch), wait=True)
                 batch, last = [], time.monotonic()
         if batch:
-            ctx.partial(("upsert", batch))
+            ctx.partial(("upsert", batch), wait=True)
     ctx.progress(found, found, f"{found:,} artifacts read")
     return found
 
@@ -75,6 +75,20 @@ class Workspace(QObject):
         self.watcher.changed.connect(self.rescan)
         self._job: Job | None = None
         self._pending: set[str] = set()
+        self._to_ack: list[Job] = []
+
+        self._ack_timer = QTimer(self)
+        self._ack_timer.setSingleShot(True)
+        self._ack_timer.setInterval(ACK_FALLBACK_MS)
+        self._ack_timer.timeout.connect(self.batch_shown)
+
+    @Slot()
+    def batch_shown(self) -> None:
+        """The table has painted the last batch: let waiting scan workers go on."""
+        self._ack_timer.stop()
+        jobs, self._to_ack = self._to_ack, []
+        for job in jobs:
+            job.ack()
 
     @property
     def busy(self) -> bool:
@@ -120,7 +134,12 @@ class Workspace(QObject):
 
     @Slot(object)
     def _on_partial(self, piece: tuple) -> None:
-        if self.sender() is not self._job or self.root is None:
+        job = self.sender()
+        if isinstance(job, Job):
+            # The worker waits until this batch is painted (batch_shown), or a short while if nothing paints.
+            self._to_ack.append(job)
+            self._ack_timer.start()
+        if job is not self._job or self.root is None:
             return  # a cancelled scan of a folder that is no longer shown
         if piece[0] == "remove":
             _, removed, watch = piece
@@ -128,10 +147,10 @@ class Workspace(QObject):
             self.watcher.unwatch(removed)
             self.watcher.watch(watch)
         else:
-            rows: list[ArtifactSummary] = piece[1]
+            rows: list[TableRow] = piece[1]
             self.model.upsert(rows)
             root = self.root
-            self.watcher.watch(f for row in rows for f in folders_to_watch(root, row.path))
+            self.watcher.watch(f for row in rows for f in folders_to_watch(root, row.summary.path))
 
     @Slot()
     def _on_finished(self) -> None:
