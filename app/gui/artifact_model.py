@@ -129,7 +129,9 @@ class ArtifactTableModel(QAbstractTableModel):
         for i in range(span.size()):
             item = span[i]
             value = self._value(row, c, item.role())
-            if value is not None:
+            if value is None:
+                item.clearData()  # views reuse the span from cell to cell
+            else:
                 item.setData(value)
 
     def _value(self, row: TableRow, c: int, role: int) -> object:

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QScrollArea,
@@ -57,7 +56,6 @@ class DetailPanel(QScrollArea):
 
         self.settings_box = QGroupBox("Settings")
         self.settings_form = QFormLayout(self.settings_box)
-        layout.addWidget(self.settings_box)
 
         kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
@@ -75,12 +73,13 @@ class DetailPanel(QScrollArea):
         self.chart = DramChart()
         self.chart.setMinimumHeight(260)
         self.breakdown_table = BreakdownTable()
-        row = QHBoxLayout()
+        row = QVBoxLayout()
         row.addWidget(self.chart, 3)
         row.addWidget(self.breakdown_table, 2)
         dram_layout.addWidget(self.dram_caption)
         dram_layout.addLayout(row)
         layout.addWidget(dram_box)
+        layout.addWidget(self.settings_box)
 
         files_box = QGroupBox("Files")
         files_layout = QVBoxLayout(files_box)

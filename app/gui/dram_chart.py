@@ -74,8 +74,25 @@ class DramChart(QWidget):
     def minimumSizeHint(self) -> QSize:
         return QSize(280, 220)
 
+    def _legend_entries(self) -> list[tuple[QColor, str]]:
+        return [(COLOURS[k], label) for k, label in SEGMENT_LABELS.items()] + [(BUDGET_COLOUR, "Budget")]
+
+    def _legend_layout(self) -> list[tuple[QColor, str, QPointF]]:
+        """Legend entries with their positions, wrapped onto as many lines as the width needs."""
+        fm = self.fontMetrics()
+        box = fm.height() - 4
+        x, y, out = 6.0, 4.0, []
+        for colour, label in self._legend_entries():
+            w = box + 4 + fm.horizontalAdvance(label) + 12
+            if x + w > self.width() and x > 6:
+                x, y = 6.0, y + fm.height() + 4
+            out.append((colour, label, QPointF(x, y)))
+            x += w
+        return out
+
     def _legend_height(self) -> int:
-        return self.fontMetrics().height() + 10
+        layout = self._legend_layout()
+        return int(layout[-1][2].y()) + self.fontMetrics().height() + 6
 
     def _axis_width(self) -> int:
         return self.fontMetrics().horizontalAdvance("000.00 GiB") + 12
@@ -175,23 +192,20 @@ class DramChart(QWidget):
 
     def _paint_legend(self, painter: QPainter, text: QColor) -> None:
         fm = self.fontMetrics()
-        x, y = 6.0, 4.0
         box = fm.height() - 4
-        entries = [(COLOURS[k], label) for k, label in SEGMENT_LABELS.items()] + [(BUDGET_COLOUR, "Budget")]
-        for colour, label in entries:
-            w = box + 4 + fm.horizontalAdvance(label) + 12
-            if x + w > self.width() and x > 6:
-                break
+        for colour, label, pos in self._legend_layout():
+            x, y = pos.x(), pos.y()
             if label == "Budget":
                 painter.setPen(QPen(colour, 2, Qt.PenStyle.DashLine))
-                painter.drawLine(QPointF(x, y + box / 2 + 1), QPointF(x + box, y + box / 2 + 1))
+                painter.drawLine(QPointF(x, y + box / 2 + 2), QPointF(x + box, y + box / 2 + 2))
             else:
                 painter.fillRect(QRectF(x, y + 2, box, box), colour)
+                if label == SEGMENT_LABELS["outside"]:
+                    painter.fillRect(QRectF(x, y + 2, box, box), QBrush(QColor("#b0bec5"), Qt.BrushStyle.BDiagPattern))
                 painter.setPen(QPen(text, 0.5))
                 painter.drawRect(QRectF(x, y + 2, box, box))
             painter.setPen(text)
             painter.drawText(QPointF(x + box + 4, y + fm.ascent() + 1), label)
-            x += w
 
     def _paint_axis(self, painter: QPainter, text: QColor) -> None:
         plot, scale_bytes = self._plot(), self._scale()

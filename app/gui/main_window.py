@@ -153,8 +153,9 @@ class MainWindow(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1280, 800)
         window_state = s.state("windowState")
-        if window_state is not None:
-            self.restoreState(window_state)
+        if window_state is None or not self.restoreState(window_state):
+            self.jobs_panel.widget().setMinimumHeight(0)
+            self.resizeDocks([self.jobs_panel], [110], Qt.Orientation.Vertical)
         splitter = s.state("mainSplitter")
         if splitter is None or not self.splitter.restoreState(splitter):
             self.splitter.setSizes([700, 580])
@@ -191,6 +192,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_demo_ready(self, folder: str) -> None:
+        self.statusBar().showMessage(f"Demo workspace: {folder}", 10_000)
         self.open_folder(folder)
 
     @Slot(str)
