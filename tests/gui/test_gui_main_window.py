@@ -212,3 +212,28 @@ def test_demo_folder_is_in_the_users_data_folder() -> None:
 
     base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
     assert main_window_module.demo_folder() == str(Path(base) / "demo-workspace")
+
+
+def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
+    from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
+    from app.gui.jobs_panel import JobRow
+
+    def work(ctx) -> None:  # type: ignore[no-untyped-def]
+        ctx.log("started")
+        n = 0
+        while True:
+            n += 1
+            ctx.progress(n % 100, 100, "copying")
+
+    job = window.jobs.submit("Endless copy", work)
+    with qtbot.waitSignal(job.started):
+        pass
+    row = window.jobs_panel.row_for(job)
+    assert isinstance(row, JobRow) and row.title.text() == "Endless copy"
+    qtbot.waitUntil(lambda: row.findChild(QProgressBar, "jobProgress").maximum() == 1000)
+    with qtbot.waitSignal(job.cancelled):
+        qtbot.mouseClick(row.findChild(QPushButton, "jobCancel"), Qt.MouseButton.LeftButton)
+    assert row.findChild(QLabel, "jobState").text() == "cancelled"
+    window.jobs_panel.list.setCurrentRow(0)
+    assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled; nothing was left half-done"]
