@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = create_application()
     window = MainWindow()
     window.show()
+    # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage
+    # collector's full passes short, so they do not stall the GUI thread while scans fill the table.
+    gc.collect()
+    gc.freeze()
     if args.demo:
         window.open_demo()
     elif args.folder:
