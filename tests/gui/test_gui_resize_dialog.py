@@ -161,6 +161,9 @@ def test_cancel_a_copy_leaves_nothing(qtbot: QtBot, window: MainWindow, tmp_path
     staged: list[list[str]] = []
 
     def cancel_mid_copy(job: Job) -> None:
+        if not job.writes:
+            return  # rescans and detail reads started by the watcher meanwhile are not the copy
+
         def on_progress(done: int, total: int, message: str) -> None:
             # Runs in the worker thread (a direct connection), so the copy cannot finish before the cancel.
             if done > 0 and not job.token.cancelled:
