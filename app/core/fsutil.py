@@ -149,6 +149,7 @@ class StagingDir:
         self.path.mkdir()
         marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
         (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        faults.checkpoint("staging.created")
         return self
 
     def publish(self) -> None:

@@ -184,6 +184,7 @@ def resize_to_copy(
     try:
         if lock:
             lock.acquire()
+            faults.checkpoint("copy.locked")
         artifact = open_artifact(folder, inspector)
         _require_simulated(artifact)
         new_count, warnings = resolve_target(artifact, target, budget)
