@@ -147,8 +147,12 @@ class StagingDir:
     def __enter__(self) -> StagingDir:
         remove_stale_partials(self.final.parent)
         self.path.mkdir()
-        marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
-        (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        try:
+            marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
+            (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
+            raise
         faults.checkpoint("staging.created")
         return self
 
