@@ -14,6 +14,7 @@ from app.core.container import write_pending_header
 from app.core.errors import InsufficientMemoryError, ResizeError, StudioError
 from app.core.estimator import rescale_allocations, resolve_blocks
 from app.core.fsutil import (
+    NotDurableError,
     StagingDir,
     atomic_write_bytes,
     check_new_output_dir,
@@ -160,7 +161,10 @@ def resize_in_place(
             previous = artifact.config.kvcache_num_blocks
             if new_count != previous:
                 _check_writable(folder, artifact)
-                _rewrite(artifact, new_count)
+                try:
+                    _rewrite(artifact, new_count)
+                except NotDurableError as exc:
+                    raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
             faults.checkpoint("resize.done")
     except OSError as exc:
         raise StudioError(describe_os_error(exc, f"resizing {folder}") + " The artifact keeps its old count.") from None
