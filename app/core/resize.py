@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core import faults
-from app.core.artifact import Artifact, GraphInspector, open_artifact
+from app.core.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from app.core.budget import MemoryBudget, with_budget_warnings
 from app.core.compiler import above_full_warning, below_floor_message
 from app.core.container import write_pending_header
@@ -119,13 +119,15 @@ def _rewrite(artifact: Artifact, target: int) -> None:
     atomic_write_bytes(artifact.path / CONFIG_NAME, data, step="resize.config")
 
 
-def _check_writable(folder: Path, artifact: Artifact) -> None:
-    paths = [folder, folder / CONFIG_NAME, *(g.path for g in artifact.graph_files)]
-    blocked = [str(p) for p in paths if not os.access(p, os.W_OK)]
+def _check_writable(folder: Path) -> None:
+    """Refuse a read-only artifact before anything is written there, not even the lock file."""
+    if not folder.is_dir():
+        raise ResizeError(f"{folder} is not a folder; nothing was changed.")
+    files = [folder / CONFIG_NAME, *sorted(folder.glob(f"*{GRAPH_SUFFIX}"))]
+    blocked = [p for p in [folder, *files] if (p == folder or p.exists()) and not os.access(p, os.W_OK)]
     if blocked:
-        raise ResizeError(
-            f"{folder} is read-only ({blocked[0]}); nothing was changed. Resize to a copy with --output-dir."
-        )
+        which = "" if blocked[0] == folder else f" ({blocked[0].name})"
+        raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
 
 
 def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
@@ -149,8 +151,7 @@ def resize_in_place(
 ) -> ResizeResult:
     """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
     folder = Path(folder)
-    if not os.access(folder, os.W_OK):
-        raise ResizeError(f"{folder} is read-only; nothing was changed. Resize to a copy with --output-dir.")
+    _check_writable(folder)
     try:
         with ArtifactLock(folder, "resize in place"):
             faults.checkpoint("resize.locked")
@@ -160,7 +161,6 @@ def resize_in_place(
             new_count, warnings = resolve_target(artifact, target, budget)
             previous = artifact.config.kvcache_num_blocks
             if new_count != previous:
-                _check_writable(folder, artifact)
                 try:
                     _rewrite(artifact, new_count)
                 except NotDurableError as exc:
