@@ -32,6 +32,8 @@ def decode_json(data: bytes, path: Path) -> object:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ConfigError(f"{path} holds a number with thousands of digits; it is not a valid config file.") from None
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
 
