@@ -143,6 +143,15 @@ def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget 
     return target, [*(budget.warnings() if budget else []), *check.warnings]
 
 
+def _plan(
+    folder: Path, target: int | None, budget: MemoryBudget | None, inspector: GraphInspector | None
+) -> tuple[Artifact, int, list[str]]:
+    """Open the artifact and validate the request: the artifact, the new count and its warnings."""
+    artifact = open_artifact(folder, inspector)
+    _require_simulated(artifact)
+    return (artifact, *resolve_target(artifact, target, budget))
+
+
 def resize_in_place(
     folder: Path,
     target: int | None = None,
@@ -152,13 +161,12 @@ def resize_in_place(
     """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
     folder = Path(folder)
     _check_writable(folder)
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before the lock file is written
     try:
         with ArtifactLock(folder, "resize in place"):
             faults.checkpoint("resize.locked")
             remove_stale_temp_files(folder)
-            artifact = open_artifact(folder, inspector)
-            _require_simulated(artifact)
-            new_count, warnings = resolve_target(artifact, target, budget)
+            artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, now under the lock
             previous = artifact.config.kvcache_num_blocks
             if new_count != previous:
                 try:
@@ -182,6 +190,7 @@ def resize_to_copy(
     """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read."""
     folder = Path(folder)
     progress = progress or Progress()
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before anything is written
     output = check_new_output_dir(output_dir, folder)
     # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
     lock = ArtifactLock(folder, "copy for resize") if os.access(folder, os.W_OK) else None
@@ -189,9 +198,7 @@ def resize_to_copy(
         if lock:
             lock.acquire()
             faults.checkpoint("copy.locked")
-        artifact = open_artifact(folder, inspector)
-        _require_simulated(artifact)
-        new_count, warnings = resolve_target(artifact, target, budget)
+        artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, under the lock
         total = tree_size(folder)
         progress.start(total, f"Copying {folder.name} to {output.name}")
         with StagingDir(output) as staging:

@@ -6,13 +6,22 @@ rejects as not an integer, argparse's usage error (exit 2); never an internal er
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import math
+import shutil
+from pathlib import Path
 
 import pytest
+from faultfs import FaultFS
+from harness import SHAPE, tiny_model_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import cli
 from app.core.budget import MemoryBudget, parse_budget
+from app.core.compiler import CompileRequest, plan_compile, write_artifact
 from app.core.errors import BudgetError
 
 # The issue's list, and a few more of the same kind.
@@ -69,3 +78,38 @@ def test_integer_of_thousands_of_digits_and_two_units() -> None:
         with pytest.raises(BudgetError, match="Cannot read memory_budget"):
             parse_budget(text)
     assert parse_budget("10 GB").nbytes == parse_budget("10GiB").nbytes == 10 << 30
+
+
+# ---- the CLI's fields -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("fields")
+    (root / "model").mkdir()
+    (root / "model" / "config.json").write_text(json.dumps(tiny_model_config(1)))
+    options = {k.lstrip("-"): int(v) for k, v in zip(SHAPE[::2], SHAPE[1::2], strict=True)}
+    plan = plan_compile(CompileRequest(model_id=str(root / "model"), **options))  # type: ignore[arg-type]
+    return root / "model", write_artifact(plan, root / "template")
+
+
+def _cli(args: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(args)
+        except SystemExit as exc:  # argparse's usage errors
+            code = int(exc.code or 0)
+    return code, err.getvalue()
+
+
+def test_bad_count_is_refused_before_the_lock_is_taken(lab: tuple[Path, Path], tmp_path: Path) -> None:
+    """Found by test_cli_fields_refuse_bad_values: a count below the floor (0, -1) was refused only after
+    the lock file had been written into the artifact (and removed again)."""
+    _, template = lab
+    art = Path(shutil.copytree(template, tmp_path / "art"))
+    with FaultFS(tmp_path).active() as fs:
+        for args in (["set-kvcache-num-blocks", str(art), "0"], ["set-kvcache-num-blocks", str(art), "0", "-o", "x"]):
+            code, err = _cli(args)
+            assert code == 1 and "below the minimum" in err
+    assert fs.points == []
