@@ -97,6 +97,10 @@ def resolve_shape(request: CompileRequest, model: ResolvedModel) -> CompileShape
     """Apply defaults and the NPU family's limits; raise ShapeError naming the limit that fails."""
     npu = get_npu(request.npu)
     family = npu.family
+    for name in ("max_seq_len", "kvcache_partition_len", "prefill_chunk_size"):
+        value = getattr(request, name)
+        if value is not None and value <= 0:  # 0 must not silently mean "the default"
+            raise ShapeError(f"{name} must be a positive integer, got {value}; leave it out for the default.")
     max_seq_len = request.max_seq_len or model.spec.max_position_embeddings
     if request.attn_impl is None:
         attn = default_attn_impl(family, max_seq_len, request.kvcache_partition_len)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from faultfs import FaultFS
-from harness import SHAPE, tiny_model_config
+from harness import SHAPE, artifact_state, tiny_model_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +101,62 @@ def _cli(args: list[str]) -> tuple[int, str]:
         except SystemExit as exc:  # argparse's usage errors
             code = int(exc.code or 0)
     return code, err.getvalue()
+
+
+def _commands(value: str, art: Path, model: Path, out: Path) -> list[list[str]]:
+    compile_base = ["compile", "--model-id", str(model), "-o", str(out), *SHAPE]
+    commands = [
+        ["set-memory-budget", str(art), value],
+        ["set-memory-budget", str(art), value, "-o", str(out)],
+        ["inspect", str(art), f"--memory-budget={value}"],
+        ["set-memory-budget", str(art), "--", value],  # so that "-1GB" reaches the parser, not argparse
+        ["set-kvcache-num-blocks", str(art), value],
+        ["set-kvcache-num-blocks", str(art), value, "-o", str(out)],
+        ["set-kvcache-num-blocks", str(art), "--", value],
+        [*compile_base, f"--memory-budget={value}"],
+        [*compile_base, f"--kvcache_num_blocks={value}"],
+    ]
+    for flag in ("--batch_size", "--max_seq_len", "--kvcache_partition_len"):
+        i = compile_base.index(flag)
+        commands.append([*compile_base[: i + 1], value, *compile_base[i + 2 :]])
+    commands += [[*compile_base, f"--num_devices={value}"], [*compile_base, f"--prefill_chunk_size={value}"]]
+    return commands
+
+
+@pytest.mark.parametrize("value", BAD, ids=lambda t: repr(t[:10]))
+def test_cli_fields_refuse_bad_values(lab: tuple[Path, Path], tmp_path: Path, value: str) -> None:
+    model, template = lab
+    art = Path(shutil.copytree(template, tmp_path / "art"))
+    before = artifact_state(art)
+    problems = []
+    for args in _commands(value, art, model, tmp_path / "out"):
+        if value == "0" and args[-1] == "--kvcache_num_blocks=0":
+            continue  # 0 means "estimate automatically", as in optimum-rbln
+        with FaultFS(tmp_path).active() as fs:
+            code, err = _cli(args)
+        shown = " ".join(a for a in args if not a.startswith("/"))[:120]
+        if code == 1:
+            if not err.startswith("error: ") or err.count("\n") != 1:
+                problems.append(f"{shown}: {err!r}")
+        elif code == 2:
+            if "usage:" not in err or ": error: " not in err:
+                problems.append(f"{shown}: exit 2 without a usage error: {err!r}")
+        else:
+            problems.append(f"{shown}: exit {code} {err[:200]!r}")
+        if fs.points:
+            problems.append(f"{shown}: wrote {fs.points[:2]}")
+    assert artifact_state(art) == before
+    assert problems == []
+
+
+def test_zero_shape_fields_are_refused(lab: tuple[Path, Path], tmp_path: Path) -> None:
+    """Found by test_cli_fields_refuse_bad_values: --max_seq_len 0 and --prefill_chunk_size 0 compiled
+    silently with the defaults instead of being refused."""
+    model, _ = lab
+    for flag in ("--max_seq_len=0", "--prefill_chunk_size=0", "--kvcache_partition_len=0"):
+        code, err = _cli(["compile", "--model-id", str(model), "-o", str(tmp_path / "out"), "--batch_size", "2", flag])
+        assert code == 1 and "must be a positive integer, got 0" in err, err
+    assert not (tmp_path / "out").exists()
 
 
 def test_bad_count_is_refused_before_the_lock_is_taken(lab: tuple[Path, Path], tmp_path: Path) -> None:
