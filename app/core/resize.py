@@ -9,7 +9,7 @@ from pathlib import Path
 from app.core import faults
 from app.core.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from app.core.budget import MemoryBudget, with_budget_warnings
-from app.core.compiler import above_full_warning, below_floor_message
+from app.core.compiler import above_full_warning, below_floor_message, too_many_blocks_message
 from app.core.container import write_pending_header
 from app.core.errors import InsufficientMemoryError, ResizeError, StudioError
 from app.core.estimator import rescale_allocations, resolve_blocks
@@ -25,7 +25,7 @@ from app.core.fsutil import (
 )
 from app.core.lock import ArtifactLock
 from app.core.progress import Progress
-from app.core.rbln_config import CONFIG_NAME, RblnConfig, dumps_config, with_block_count
+from app.core.rbln_config import CONFIG_NAME, MAX_BLOCKS, RblnConfig, dumps_config, with_block_count
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ def check_target(config: RblnConfig, target: int) -> TargetCheck:
         return TargetCheck(current, target, floor, full, error)
     if target < floor:
         return TargetCheck(current, target, floor, full, below_floor_message(target, floor))
+    if target > MAX_BLOCKS:
+        return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
     warnings = []
     if target > current:
         warnings.append(

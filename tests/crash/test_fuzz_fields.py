@@ -20,12 +20,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import cli
+from app.core.artifact import open_artifact
 from app.core.budget import MemoryBudget, parse_budget
 from app.core.compiler import CompileRequest, plan_compile, write_artifact
 from app.core.errors import BudgetError
+from app.core.rbln_config import MAX_BLOCKS
 
 # The issue's list, and a few more of the same kind.
-BAD = ["abc", "-1GB", "1e400", "nan", "inf", "150%", "0", "", "   ", "\t", "-1", "1" * 5000, "10 GB GB", "0%", "-inf%"]
+BAD = [
+    "abc",
+    "-1GB",
+    "1e400",
+    "nan",
+    "inf",
+    "150%",
+    "0",
+    "",
+    "   ",
+    "\t",
+    "-1",
+    "1" * 5000,
+    "10 GB GB",
+    "0%",
+    "-inf%",
+]
+# For the CLI fields also a number that parses but is absurd as a count, a device number or a budget.
+BAD_FIELDS = [*BAD, "9" * 29]
 
 
 def _budget_ok(result: MemoryBudget) -> bool:
@@ -123,7 +143,7 @@ def _commands(value: str, art: Path, model: Path, out: Path) -> list[list[str]]:
     return commands
 
 
-@pytest.mark.parametrize("value", BAD, ids=lambda t: repr(t[:10]))
+@pytest.mark.parametrize("value", BAD_FIELDS, ids=lambda t: repr(t[:10]))
 def test_cli_fields_refuse_bad_values(lab: tuple[Path, Path], tmp_path: Path, value: str) -> None:
     model, template = lab
     art = Path(shutil.copytree(template, tmp_path / "art"))
@@ -169,3 +189,28 @@ def test_bad_count_is_refused_before_the_lock_is_taken(lab: tuple[Path, Path], t
             code, err = _cli(args)
             assert code == 1 and "below the minimum" in err
     assert fs.points == []
+
+
+def test_count_the_config_cannot_record_is_refused(lab: tuple[Path, Path], tmp_path: Path) -> None:
+    """Found by test_cli_fields_refuse_bad_values: set-kvcache-num-blocks 10**29 (and compile with it)
+    succeeded with two warnings and wrote an rbln_config.json that this tool then refused to open, so the
+    artifact could not even be resized back; compile --num_devices 10**29 never returned (its tables
+    grew until memory ran out). The largest recordable count still works."""
+    model, template = lab
+    art = Path(shutil.copytree(template, tmp_path / "art"))
+    before = artifact_state(art)
+    for count in (10**29, MAX_BLOCKS + 1):
+        for args in (
+            ["set-kvcache-num-blocks", str(art), str(count)],
+            ["set-kvcache-num-blocks", str(art), str(count), "-o", str(tmp_path / "copy")],
+            ["compile", "--model-id", str(model), "-o", str(tmp_path / "new"), *SHAPE, f"--kvcache_num_blocks={count}"],
+        ):
+            code, err = _cli(args)
+            assert code == 1 and "far too large" in err, err
+    code, err = _cli(
+        ["compile", "--model-id", str(model), "-o", str(tmp_path / "new"), *SHAPE, f"--num_devices={10**29}"]
+    )
+    assert code == 1 and "num_devices must be at most 65,536" in err
+    assert artifact_state(art) == before and sorted(p.name for p in tmp_path.iterdir()) == ["art"]
+    assert _cli(["set-kvcache-num-blocks", str(art), str(MAX_BLOCKS)])[0] == 0
+    assert open_artifact(art).config.kvcache_num_blocks == MAX_BLOCKS
