@@ -15,7 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from faultfs import FaultFS
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import cli
@@ -27,6 +29,21 @@ from app.core.report import inspect_dict, inspect_text
 from app.core.scan import scan, summarize
 
 DEADLINE = 10.0  # seconds one reader may take on one file before it counts as a hang
+
+
+def fuzz(quick: int, deep: int) -> Callable[[Callable[..., None]], tuple[Any, Any]]:
+    """Two tests from one property: a derandomized run for every suite run, a longer random one marked slow."""
+
+    def make(prop: Callable[..., None]) -> tuple[Any, Any]:
+        common: dict[str, Any] = {
+            "deadline": None,
+            "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        }
+        fast = settings(max_examples=quick, derandomize=True, **common)(given(data=st.data())(prop))
+        slow = pytest.mark.slow(settings(max_examples=deep, **common)(given(data=st.data())(prop)))
+        return fast, slow
+
+    return make
 
 
 class Raw:
@@ -113,14 +130,13 @@ def mutate_mapping(data: dict[str, Any], draw: Callable[[Any], Any], extra_keys:
         elif op == "set":
             doc[draw(st.sampled_from([*keys, *extra_keys]))] = draw(hostile)
         elif op == "nested":
-            lists = [k for k in keys if isinstance(doc[k], list) and doc[k] and isinstance(doc[k][0], dict)]
-            dicts = [k for k in keys if isinstance(doc[k], dict) and doc[k]]
-            if lists:
-                entry = draw(st.sampled_from(doc[draw(st.sampled_from(lists))]))
-            elif dicts:
-                entry = doc[draw(st.sampled_from(dicts))]
-            else:
+            # an object inside the document: an entry of a list of objects, or an object value
+            inner_objects = [
+                x for k in keys for x in (doc[k] if isinstance(doc[k], list) else [doc[k]]) if isinstance(x, dict)
+            ]
+            if not inner_objects:
                 continue
+            entry = draw(st.sampled_from(inner_objects))
             inner = sorted(entry)
             if inner and draw(st.booleans()):
                 entry.pop(draw(st.sampled_from(inner)))

@@ -16,6 +16,7 @@ The invariants are those of docs/crash-safety.md:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -26,12 +27,20 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+# Hypothesis reports a failing example by importing libcst where it is installed, and libcst imports a
+# deprecated mypy_extensions API; with filterwarnings = error that turns a clear failure into an
+# INTERNALERROR. Importing it once here, quietly, lets a failing property be reported as one.
+with contextlib.suppress(ImportError), warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import hypothesis.extra._patching  # noqa: F401
 
 from app.core import faults  # noqa: E402
 from app.core.artifact import Status, open_artifact  # noqa: E402

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from badinput import SPECIAL, Raw, dumps, mutate_bytes, mutate_mapping, read_everything
+from badinput import SPECIAL, Raw, dumps, fuzz, mutate_bytes, mutate_mapping, read_everything
 from harness import SHAPE, tiny_model_config, tree_digest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.compiler import CompileRequest, plan_compile, write_artifact
@@ -17,9 +16,6 @@ from app.core.errors import ConfigError
 from app.core.jsonfile import read_block_count
 from app.core.rbln_config import CONFIG_NAME
 
-FUZZ = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-)
 EXTRA_KEYS = ["tensor_parallel_size", "kvcache_metas", "_meta", "num_devices", "npu", "kvcache_block_size"]
 
 
@@ -43,11 +39,12 @@ def _check(folder: Path, data: bytes) -> None:
     assert problems == [], f"config {data[:400]!r}...: {problems}"
 
 
-@FUZZ
-@given(st.data())
-def test_mutated_config(folder: Path, data: st.DataObject) -> None:
+def mutated_config(folder: Path, data: st.DataObject) -> None:
     doc = mutate_mapping(_pristine(folder), data.draw, EXTRA_KEYS)
     _check(folder, mutate_bytes(dumps(doc), data.draw))
+
+
+test_mutated_config, test_mutated_config_deep = fuzz(quick=100, deep=2000)(mutated_config)
 
 
 _PRISTINE: dict[Path, dict[str, object]] = {}
