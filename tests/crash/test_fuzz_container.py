@@ -141,3 +141,21 @@ def test_hostile_grids_are_reported_not_raised(pristine: Path, folder: Path) -> 
         _check(folder)
         art = open_artifact(folder)
         assert art.status is Status.INVALID or art.breakdown() is not None
+
+
+def test_header_that_outgrows_its_slot_changes_nothing(pristine: Path, tmp_path: Path) -> None:
+    """A new header too large for its slot is refused before any byte is written, and the message no longer
+    sends the user to a copy (found by reading the write path: a copy keeps the same slot size, so the
+    advice 'resize to a copy instead, which lays the container out anew' could not work)."""
+    from app.core.container import write_pending_header
+    from app.core.errors import ContainerError
+
+    path = Path(shutil.copyfile(pristine / "prefill.rbln", tmp_path / "prefill.rbln"))
+    info = read_container(path)
+    before = path.read_bytes()
+    header = info.current().header
+    huge = header.model_copy(update={"resizable": [f"tensor_{i}" for i in range(info.slot_size // 8)]})
+    with pytest.raises(ContainerError) as caught:
+        write_pending_header(info, info.current(), huge)
+    assert "choose a smaller count" in str(caught.value) and "copy" not in str(caught.value)
+    assert path.read_bytes() == before
