@@ -170,7 +170,7 @@ def mutate_bytes(data: bytes, draw: Callable[[Any], Any]) -> bytes:
     return data
 
 
-def _within_deadline(fn: Callable[[], Any]) -> Any:
+def within_deadline(fn: Callable[[], Any], seconds: float = DEADLINE) -> Any:
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -181,9 +181,9 @@ def _within_deadline(fn: Callable[[], Any]) -> Any:
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    thread.join(DEADLINE)
+    thread.join(seconds)
     if thread.is_alive():
-        raise TimeoutError(f"no answer within {DEADLINE:.0f}s")
+        raise TimeoutError(f"no answer within {seconds:g}s")
     if "error" in box:
         raise box["error"]
     return box.get("value")
@@ -196,14 +196,16 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def read_everything(folder: Path) -> list[str]:
-    """Run every reader on folder (an artifact) and its parent; return the problems (empty when all is well)."""
+def read_everything(folder: Path, scans: bool = True) -> list[str]:
+    """Run every reader on folder (an artifact) and its parent; return the problems (empty when all is well).
+
+    scans=False leaves out summarize and scan (for files app/core/scan.py cannot read safely yet)."""
     problems: list[str] = []
     root = folder.parent
 
     def attempt(label: str, fn: Callable[[], Any], may_raise: bool = True) -> Any:
         try:
-            return _within_deadline(fn)
+            return within_deadline(fn)
         except StudioError as exc:
             if not may_raise:
                 problems.append(f"{label} raised StudioError although it never should: {exc}")
@@ -224,8 +226,9 @@ def read_everything(folder: Path) -> list[str]:
                 held = {g.name: g.slot.header.kvcache_num_blocks for g in artifact.graph_files if g.slot}
                 if any(n != count for n in held.values()):
                     problems.append(f"opened as {artifact.status.value} with config {count} but slots {held}")
-        attempt("summarize", lambda: summarize(folder), may_raise=False)
-        attempt("scan", lambda: list(scan(root)), may_raise=False)
+        if scans:
+            attempt("summarize", lambda: summarize(folder), may_raise=False)
+            attempt("scan", lambda: list(scan(root)), may_raise=False)
         attempt("read_block_count", lambda: read_block_count(folder))
         for args in (
             ["inspect", str(folder)],
@@ -237,7 +240,7 @@ def read_everything(folder: Path) -> list[str]:
                 code, _, err = result
                 if code not in (0, 1) or (code == 1 and (not err.startswith("error: ") or err.count("\n") != 1)):
                     problems.append(f"cli {' '.join(args[::2])}: exit {code}, stderr {err[:300]!r}")
-        result = attempt("cli scan", lambda: _cli(["scan", str(root)]))
+        result = attempt("cli scan", lambda: _cli(["scan", str(root)])) if scans else None
         if result is not None and result[0] != 0:
             problems.append(f"cli scan: exit {result[0]}, stderr {result[2][:300]!r}")
     if fs.points:

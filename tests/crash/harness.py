@@ -106,7 +106,10 @@ def tree_digest(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str
             if name in skip:
                 continue
             path = Path(dirpath) / name
-            out[str(path.relative_to(root))] = "link:" + os.readlink(path) if path.is_symlink() else file_sha(path)
+            if path.is_symlink():
+                out[str(path.relative_to(root))] = "link:" + os.readlink(path)
+            else:
+                out[str(path.relative_to(root))] = file_sha(path) if path.is_file() else "special"
         for name in dirnames:
             if (Path(dirpath) / name).is_symlink():
                 out[str((Path(dirpath) / name).relative_to(root))] = "link:" + os.readlink(Path(dirpath) / name)
