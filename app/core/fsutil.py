@@ -294,7 +294,12 @@ def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
                 os.symlink(os.readlink(source), target)
             elif source.is_dir():
                 target.mkdir()
-            else:
+            elif source.is_file():
                 copy_file(source, target, on_bytes)
+            else:  # opening a named pipe to copy it would wait forever
+                raise StudioError(
+                    f"Cannot copy {source}: it is not a regular file (a pipe, socket or device). "
+                    "Move it out of the artifact, then try again."
+                )
     for dirpath, _, _ in os.walk(dst):
         fsync_dir(Path(dirpath))

@@ -10,15 +10,17 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from badinput import read_everything, within_deadline
-from harness import SHAPE, tiny_model_config
+from harness import SHAPE, tiny_model_config, tree_digest
 
 from app.core.compiler import CompileRequest, plan_compile, write_artifact
+from app.core.errors import StudioError
 from app.core.jsonfile import MAX_JSON_BYTES
+from app.core.resize import resize_to_copy
 from app.core.scan import summarize
 
 
@@ -79,3 +81,17 @@ def test_config_that_is_not_a_file(artifact: Path, kind: str) -> None:
 def test_scan_does_not_hang_on_a_named_pipe(artifact: Path, name: str) -> None:
     _replace(artifact / name, "named pipe")
     within_deadline(lambda: summarize(artifact), seconds=1)
+
+
+def test_copy_refuses_a_named_pipe_inside_the_artifact(artifact: Path, tmp_path: Path) -> None:
+    """Found here: resize to a copy opened a named pipe inside the artifact to copy it and waited forever,
+    holding the artifact's lock. It now stops with a one-line error and leaves nothing behind."""
+    (artifact / "tokenizer").mkdir()
+    os.mkfifo(artifact / "tokenizer" / "pipe")
+    before = tree_digest(artifact)
+    copy: Callable[[], object] = lambda: resize_to_copy(artifact, tmp_path / "copy", 3)  # noqa: E731
+    with pytest.raises(StudioError, match="not a regular file") as caught:
+        within_deadline(copy, seconds=5)
+    assert "\n" not in caught.value.one_line()
+    assert tree_digest(artifact) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scan"]
