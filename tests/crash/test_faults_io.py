@@ -50,6 +50,7 @@ class Setup:
         self.new_state = artifact_state(ref / "art")
         self.copy_digest = tree_digest(resize_to_copy(self.template, ref / "copy", self.new).path)
         self.template_digest = tree_digest(self.template)
+        self.model_digest = tree_digest(self.model)
 
     def run(self, op: str, work: Path) -> object:
         if op == "resize_in_place":
@@ -97,6 +98,8 @@ def check_after_fault(setup: Setup, op: str, work: Path, fs: FaultFS, exc: BaseE
     else:
         if op == "resize_copy" and tree_digest(work / "art") != setup.template_digest:
             v.append("the source changed (or keeps a lock file)")
+        if op == "compile" and tree_digest(setup.model) != setup.model_digest:
+            v.append("the model folder changed")
         out = work / "out"
         if committed:
             if op == "resize_copy" and tree_digest(out) != setup.copy_digest:
