@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from faultfs import FaultFS
 from harness import SHAPE, artifact_state, tiny_model_config
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import cli
@@ -66,7 +66,7 @@ def _parse(value: object) -> None:
     assert _budget_ok(result), result
 
 
-@settings(max_examples=400, derandomize=True, deadline=None)
+@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.one_of(
         st.text(max_size=30),
