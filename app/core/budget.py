@@ -10,8 +10,10 @@ from app.core.errors import BudgetError, StudioError
 from app.core.npu import Npu
 from app.core.sizes import MIB, format_bytes, parse_bytes
 
-_INT_RE = re.compile(r"^\+?\d+$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+|nan|inf|infinity)$", re.IGNORECASE)
+# ASCII digits only, and byte counts of at most 30 digits (Python will not even convert 4,300).
+_INT_RE = re.compile(r"^\+?\d{1,30}$", re.ASCII)
+_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+|nan|inf|infinity)$", re.IGNORECASE | re.ASCII)
+_SIZE_RE = re.compile(r"^\d{1,30}(\.\d{1,30})?\s*[a-z]{1,9}$", re.IGNORECASE | re.ASCII)  # one number, one unit
 
 HOW_TO_WRITE = "Give a fraction like 0.8, a percentage like 80%, or bytes like 10GB or 512MB."
 
@@ -106,19 +108,26 @@ def parse_budget(value: object) -> MemoryBudget:
     if text.endswith("%"):
         number = text[:-1].strip()
         if not _FLOAT_RE.match(number) and not _INT_RE.match(number.lstrip("-")):
-            raise BudgetError(f"Cannot read memory_budget {value!r} as a percentage. {HOW_TO_WRITE}")
+            raise BudgetError(f"Cannot read memory_budget {_shorten(value)!r} as a percentage. {HOW_TO_WRITE}")
         return _fraction(float(number) / 100, text)
     if _INT_RE.match(text):
         return _nbytes(int(text), text)
     if _FLOAT_RE.match(text):
         return _fraction(float(text), text)
     if text.startswith("-"):
-        raise BudgetError(f"memory_budget must be positive, got {text}. {HOW_TO_WRITE}")
+        raise BudgetError(f"memory_budget must be positive, got {_shorten(text)}. {HOW_TO_WRITE}")
     try:
+        if not _SIZE_RE.match(text):
+            raise ValueError(text)
         nbytes = parse_bytes(text)
-    except ValueError:
-        raise BudgetError(f"Cannot read memory_budget {value!r}. {HOW_TO_WRITE}") from None
+    except (ValueError, OverflowError):
+        raise BudgetError(f"Cannot read memory_budget {_shorten(value)!r}. {HOW_TO_WRITE}") from None
     return _nbytes(nbytes, text)
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    """A value as quoted in a message: long input must not make a screen-long error line."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def with_budget_warnings(exc: StudioError, budget: MemoryBudget) -> StudioError:

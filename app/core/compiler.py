@@ -10,7 +10,7 @@ from app import __version__
 from app.core import faults
 from app.core.budget import MemoryBudget, check_exclusive, parse_budget, with_budget_warnings
 from app.core.container import GraphHeader, write_container
-from app.core.errors import InsufficientMemoryError, ResizeError, ShapeError, StudioError
+from app.core.errors import ConfigError, InsufficientMemoryError, ResizeError, ShapeError, StudioError
 from app.core.estimator import (
     Breakdown,
     MemoryLayout,
@@ -31,10 +31,11 @@ from app.core.memory_model import (
 from app.core.modelspec import ResolvedModel, resolve_model
 from app.core.npu import DEFAULT_NPU, AttnImpl, default_attn_impl, get_npu, validate_shape
 from app.core.progress import Progress
-from app.core.rbln_config import CONFIG_NAME, dumps_config
+from app.core.rbln_config import CONFIG_NAME, MAX_BLOCKS, dumps_config, parse_config
 from app.core.sizes import format_bytes
 
 OPTIMUM_LAYOUT_VERSION = "0.12.0"
+MAX_DEVICES = 1 << 16  # what an rbln_config.json may record (RblnConfig.num_devices)
 MODEL_FILES = ("config.json", "generation_config.json")
 
 
@@ -42,6 +43,13 @@ def below_floor_message(target: int, floor: int) -> str:
     return (
         f"kvcache_num_blocks={target} is below the minimum required for the full sequence length "
         f"(num_min_blocks={floor})."
+    )
+
+
+def too_many_blocks_message(target: int, full: int) -> str:
+    return (
+        f"kvcache_num_blocks={target} is far too large: an rbln_config.json records at most {MAX_BLOCKS:,} "
+        f"blocks (the full pool is {full})."
     )
 
 
@@ -97,6 +105,12 @@ def resolve_shape(request: CompileRequest, model: ResolvedModel) -> CompileShape
     """Apply defaults and the NPU family's limits; raise ShapeError naming the limit that fails."""
     npu = get_npu(request.npu)
     family = npu.family
+    for name in ("max_seq_len", "kvcache_partition_len", "prefill_chunk_size"):
+        value = getattr(request, name)
+        if value is not None and value <= 0:  # 0 must not silently mean "the default"
+            raise ShapeError(f"{name} must be a positive integer, got {value}; leave it out for the default.")
+    if request.num_devices > MAX_DEVICES:  # the simulator's tables grow with it: refuse before they fill memory
+        raise ShapeError(f"num_devices must be at most {MAX_DEVICES:,}, got {request.num_devices:,}.")
     max_seq_len = request.max_seq_len or model.spec.max_position_embeddings
     if request.attn_impl is None:
         attn = default_attn_impl(family, max_seq_len, request.kvcache_partition_len)
@@ -146,6 +160,8 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
         )
     if explicit is not None:
         num_blocks = explicit
+        if explicit > MAX_BLOCKS:
+            raise ResizeError(too_many_blocks_message(explicit, sequence.full))
         if explicit < sequence.floor:
             raise ResizeError(below_floor_message(explicit, sequence.floor))
         if explicit > sequence.full:
@@ -166,7 +182,12 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
                 f"{num_blocks} blocks need {format_bytes(needed)} per NPU, more than its "
                 f"{format_bytes(npu.available_per_npu)} of DRAM; the artifact will fail to allocate at runtime."
             )
-    return CompilePlan(request, model, shape, budget, budget_per_npu, layout, num_blocks, sequence, warnings)
+    plan = CompilePlan(request, model, shape, budget, budget_per_npu, layout, num_blocks, sequence, warnings)
+    try:  # never write a file this tool would refuse to open
+        parse_config(rbln_config_for(plan), Path(CONFIG_NAME))
+    except ConfigError as exc:
+        raise ShapeError(f"This compile would write an rbln_config.json that cannot be read back: {exc}") from None
+    return plan
 
 
 def _input_info(plan: CompilePlan, graph: str) -> list[list[object]]:

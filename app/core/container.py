@@ -104,7 +104,8 @@ def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
     if len(data) > slot_size:
         raise ContainerError(
             f"The new header of graph {header.graph} ({len(data):,} bytes) does not fit its slot "
-            f"({slot_size:,} bytes); resize to a copy instead, which lays the container out anew."
+            f"({slot_size:,} bytes), so this count cannot be written into it; choose a smaller count, or recompile "
+            "with this one."
         )
     return data + b"\0" * (slot_size - len(data))
 

@@ -38,10 +38,29 @@ def describe_os_error(exc: OSError, action: str) -> str:
     if exc.errno == errno.ENOSPC:
         return f"No space left on the device while {action}. Free some space and try again."
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return f"Permission denied while {action} ({exc.filename or ''}). Check the folder's permissions."
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"Permission denied while {action}{where}. Check the folder's permissions."
     if exc.errno == errno.EROFS:
-        return f"The file system is read-only; cannot finish {action}."
-    return f"Failed while {action}: {exc.strerror or exc}."
+        return f"The file system is read-only; cannot finish {action}. Remount it writable or use a writable folder."
+    return f"Failed while {action}: {exc.strerror or exc}. Check the disk and try again."
+
+
+class NotDurableError(StudioError):
+    """The change is in place and visible, but flushing it to disk failed: it may not survive a power loss."""
+
+
+def not_durable(exc: OSError, done: str) -> NotDurableError:
+    """The error for a flush that failed after the commit rename (the change is already visible)."""
+    fix = {
+        errno.ENOSPC: "free some space",
+        errno.EACCES: "check its permissions",
+        errno.EPERM: "check its permissions",
+        errno.EROFS: "remount it writable",
+    }.get(exc.errno or 0, "check it")
+    return NotDurableError(
+        f"{done}, but flushing it to disk failed ({exc.strerror or exc}), so it may not survive a power loss. "
+        f"Fix the disk ({fix}), then run `sync`."
+    )
 
 
 def fsync_dir(path: Path) -> None:
@@ -77,7 +96,10 @@ def atomic_write_bytes(path: Path, data: bytes, step: str = "file") -> None:
             tmp.unlink()
         raise
     faults.checkpoint(f"{step}.renamed")
-    fsync_dir(path.parent)
+    try:
+        fsync_dir(path.parent)
+    except OSError as exc:
+        raise not_durable(exc, f"{path} was replaced") from None
 
 
 def remove_stale_temp_files(folder: Path) -> None:
@@ -147,8 +169,13 @@ class StagingDir:
     def __enter__(self) -> StagingDir:
         remove_stale_partials(self.final.parent)
         self.path.mkdir()
-        marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
-        (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        try:
+            marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
+            (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
+            raise
+        faults.checkpoint("staging.created")
         return self
 
     def publish(self) -> None:
@@ -166,7 +193,10 @@ class StagingDir:
                 raise StudioError(f"{self.final} appeared while the work ran; nothing was written there.") from None
             raise
         self._published = True
-        fsync_dir(self.final.parent)
+        try:
+            fsync_dir(self.final.parent)
+        except OSError as exc:
+            raise not_durable(exc, f"{self.final} was written") from None
         faults.checkpoint("publish.renamed")
 
     def __exit__(self, *exc_info: object) -> None:
@@ -264,7 +294,12 @@ def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
                 os.symlink(os.readlink(source), target)
             elif source.is_dir():
                 target.mkdir()
-            else:
+            elif source.is_file():
                 copy_file(source, target, on_bytes)
+            else:  # opening a named pipe to copy it would wait forever
+                raise StudioError(
+                    f"Cannot copy {source}: it is not a regular file (a pipe, socket or device). "
+                    "Move it out of the artifact, then try again."
+                )
     for dirpath, _, _ in os.walk(dst):
         fsync_dir(Path(dirpath))

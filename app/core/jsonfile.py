@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from app.core.errors import ConfigError, LegacyConfigError
 
 CONFIG_NAME = "rbln_config.json"
+MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
 
 
 def read_bytes(path: Path) -> bytes:
-    """Read a small file, turning OS errors into ConfigError."""
+    """Read a small regular file, turning OS errors into ConfigError; never waits on a pipe or a device."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe would block a plain open forever
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist: this folder is not a compiled artifact.") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder, not a file.") from None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ConfigError(f"{path} is a folder, not a file.")
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(
+                f"{path} is not a regular file (a pipe, socket or device); replace it with the real file."
+            )
+        if st.st_size > MAX_JSON_BYTES:
+            raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(MAX_JSON_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    finally:
+        os.close(fd)
 
 
 def decode_json(data: bytes, path: Path, loads: Callable[[str], object] = json.loads) -> object:
@@ -38,9 +55,14 @@ def decode_json(data: bytes, path: Path, loads: Callable[[str], object] = json.l
         raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
-    except ValueError as exc:  # pydantic_core's parser reports syntax and depth as ValueError
-        if "recursion limit" in str(exc):
+    except ValueError as exc:  # pydantic_core's syntax and depth errors; Python's int digit limit
+        message = str(exc)
+        if "recursion limit" in message:
             raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+        if "digits" in message:
+            raise ConfigError(
+                f"{path} holds a number with thousands of digits; it is not a valid config file."
+            ) from None
         raise ConfigError(f"{path} is not valid JSON ({exc}).") from None
 
 

@@ -59,8 +59,14 @@ class ArtifactLock:
         else:
             raise ArtifactLockedError(f"{self.path.parent} is contended by other writers; try again.")
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.purpose, "since": time.time()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except BaseException:
+            # Disk full or read-only: give the lock back now, or this process would hold it until it exits.
+            self._fd = fd
+            self.release()
+            raise
         self._fd = fd
 
     def _same_file(self, fd: int) -> bool:

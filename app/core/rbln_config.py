@@ -37,6 +37,7 @@ _RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_me
 
 # Guards against absurd values so arithmetic and loops stay bounded on hostile files.
 _MAX_DIM = 1 << 40
+MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
 
 
 # Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
@@ -89,7 +90,7 @@ class RblnConfig(BaseModel):
     cls_name: str | None = None
     batch_size: int = Field(default=1, ge=1, le=1 << 20)
     max_seq_len: int = Field(ge=1, le=_MAX_DIM)
-    kvcache_num_blocks: int = Field(ge=-_MAX_DIM, le=_MAX_DIM)
+    kvcache_num_blocks: int = Field(ge=-MAX_BLOCKS, le=MAX_BLOCKS)
     kvcache_block_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
     kvcache_partition_len: int | None = Field(default=None, ge=1, le=_MAX_DIM)
     attn_impl: str | None = None

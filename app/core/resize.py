@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core import faults
-from app.core.artifact import Artifact, GraphInspector, open_artifact
+from app.core.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from app.core.budget import MemoryBudget, with_budget_warnings
-from app.core.compiler import above_full_warning, below_floor_message
+from app.core.compiler import above_full_warning, below_floor_message, too_many_blocks_message
 from app.core.container import write_pending_header
 from app.core.errors import InsufficientMemoryError, ResizeError, StudioError
 from app.core.estimator import rescale_allocations, resolve_blocks
 from app.core.fsutil import (
+    NotDurableError,
     StagingDir,
     atomic_write_bytes,
     check_new_output_dir,
@@ -24,7 +25,7 @@ from app.core.fsutil import (
 )
 from app.core.lock import ArtifactLock
 from app.core.progress import Progress
-from app.core.rbln_config import CONFIG_NAME, RblnConfig, dumps_config, with_block_count
+from app.core.rbln_config import CONFIG_NAME, MAX_BLOCKS, RblnConfig, dumps_config, with_block_count
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ def check_target(config: RblnConfig, target: int) -> TargetCheck:
         return TargetCheck(current, target, floor, full, error)
     if target < floor:
         return TargetCheck(current, target, floor, full, below_floor_message(target, floor))
+    if target > MAX_BLOCKS:
+        return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
     warnings = []
     if target > current:
         warnings.append(
@@ -118,13 +121,15 @@ def _rewrite(artifact: Artifact, target: int) -> None:
     atomic_write_bytes(artifact.path / CONFIG_NAME, data, step="resize.config")
 
 
-def _check_writable(folder: Path, artifact: Artifact) -> None:
-    paths = [folder, folder / CONFIG_NAME, *(g.path for g in artifact.graph_files)]
-    blocked = [str(p) for p in paths if not os.access(p, os.W_OK)]
+def _check_writable(folder: Path) -> None:
+    """Refuse a read-only artifact before anything is written there, not even the lock file."""
+    if not folder.is_dir():
+        raise ResizeError(f"{folder} is not a folder; nothing was changed.")
+    files = [folder / CONFIG_NAME, *sorted(folder.glob(f"*{GRAPH_SUFFIX}"))]
+    blocked = [p for p in [folder, *files] if (p == folder or p.exists()) and not os.access(p, os.W_OK)]
     if blocked:
-        raise ResizeError(
-            f"{folder} is read-only ({blocked[0]}); nothing was changed. Resize to a copy with --output-dir."
-        )
+        which = "" if blocked[0] == folder else f" ({blocked[0].name})"
+        raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
 
 
 def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
@@ -140,6 +145,15 @@ def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget 
     return target, [*(budget.warnings() if budget else []), *check.warnings]
 
 
+def _plan(
+    folder: Path, target: int | None, budget: MemoryBudget | None, inspector: GraphInspector | None
+) -> tuple[Artifact, int, list[str]]:
+    """Open the artifact and validate the request: the artifact, the new count and its warnings."""
+    artifact = open_artifact(folder, inspector)
+    _require_simulated(artifact)
+    return (artifact, *resolve_target(artifact, target, budget))
+
+
 def resize_in_place(
     folder: Path,
     target: int | None = None,
@@ -148,19 +162,19 @@ def resize_in_place(
 ) -> ResizeResult:
     """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
     folder = Path(folder)
-    if not os.access(folder, os.W_OK):
-        raise ResizeError(f"{folder} is read-only; nothing was changed. Resize to a copy with --output-dir.")
+    _check_writable(folder)
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before the lock file is written
     try:
         with ArtifactLock(folder, "resize in place"):
             faults.checkpoint("resize.locked")
             remove_stale_temp_files(folder)
-            artifact = open_artifact(folder, inspector)
-            _require_simulated(artifact)
-            new_count, warnings = resolve_target(artifact, target, budget)
+            artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, now under the lock
             previous = artifact.config.kvcache_num_blocks
             if new_count != previous:
-                _check_writable(folder, artifact)
-                _rewrite(artifact, new_count)
+                try:
+                    _rewrite(artifact, new_count)
+                except NotDurableError as exc:
+                    raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
             faults.checkpoint("resize.done")
     except OSError as exc:
         raise StudioError(describe_os_error(exc, f"resizing {folder}") + " The artifact keeps its old count.") from None
@@ -178,15 +192,15 @@ def resize_to_copy(
     """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read."""
     folder = Path(folder)
     progress = progress or Progress()
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before anything is written
     output = check_new_output_dir(output_dir, folder)
     # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
     lock = ArtifactLock(folder, "copy for resize") if os.access(folder, os.W_OK) else None
     try:
         if lock:
             lock.acquire()
-        artifact = open_artifact(folder, inspector)
-        _require_simulated(artifact)
-        new_count, warnings = resolve_target(artifact, target, budget)
+            faults.checkpoint("copy.locked")
+        artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, under the lock
         total = tree_size(folder)
         progress.start(total, f"Copying {folder.name} to {output.name}")
         with StagingDir(output) as staging:
