@@ -1,0 +1,256 @@
+"""Bad input in the compile wizard: whatever is typed, the page shows the core's verdict and never raises or warns.
+
+Hypothesis drives the budget, count and shape fields of one open wizard. Each example must leave no exception
+(a slot that raised would open the excepthook's dialog for a user), no error dialog and no Qt warning (those fail
+the test through qt_log_level_fail), and the page must agree with app.core: its error inline and Next disabled,
+or its result and Next enabled.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QRadioButton, QSpinBox, QWidget, QWizard
+from pytestqt.qtbot import QtBot
+
+from app.core.budget import parse_budget
+from app.core.compile_preview import preview_compile
+from app.core.compiler import resolve_shape
+from app.core.errors import BudgetError, StudioError
+from app.gui.compile_wizard import CompileWizard
+from app.gui.main_window import MainWindow
+
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    database=None,  # nothing written into the checkout
+    derandomize=True,  # the same examples on every run: CI stays deterministic
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+# The values issue 5 names, plus their neighbours.
+NASTY = [
+    "abc", "-1GB", "1e400", "nan", "inf", "-inf", "150%", "0", "0%", "-0", "", " ", "\t \t", "1e-400", "%", "GB",
+    "0x10", "1_000", "½", "1,5", "0.5.5", "--1", "++1", "1 GB GB", "10 XB", "NaN%", "infinity", "1e308GB",
+    "9" * 30, "9" * 400, "9" * 5000, "9" * 5000 + "GB", "0." + "9" * 5000, "1" + "0" * 4400 + "%",
+    "\x00", "\u202e0.5", "0.5\n", "٣", "1" * 20 + "e" + "9" * 20,
+]  # fmt: skip
+
+numberish = st.from_regex(
+    r"\s*[-+]?\d{0,40}(\.\d{0,20})?([eE][-+]?\d{1,4})?\s*(%|[kKmMgGtTpP]?[iI]?[bB])?\s*", fullmatch=True
+)
+huge_integers = st.text(alphabet="0123456789", min_size=20, max_size=6000)
+budget_texts = st.one_of(st.sampled_from(NASTY), numberish, huge_integers, st.text(max_size=40))
+COUNT_TEXTS = [
+    "abc",
+    "-1",
+    "0",
+    "",
+    " ",
+    "1e400",
+    "nan",
+    "inf",
+    "150%",
+    "-1GB",
+    "99999999999999999999",
+    "1.5",
+    "+7",
+    "٣",
+]
+typed_counts = st.one_of(
+    st.sampled_from(COUNT_TEXTS),
+    st.from_regex(r"[-+ ]?\d{0,12}", fullmatch=True),
+    st.text(max_size=12),
+)
+
+
+def _examples(values: list[str]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Every listed value is tried on every run, besides what hypothesis generates."""
+
+    def add(test: Callable[..., None]) -> Callable[..., None]:
+        for value in reversed(values):
+            test = example(text=value)(test)
+        return test
+
+    return add
+
+
+def _next(qtbot: QtBot, wizard: QWizard) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def _type_into_spin(qtbot: QtBot, spin: QSpinBox, text: str) -> None:
+    """Type as a user does (the spin box's validator sees every key), then leave the field.
+
+    (Not with Return: in a wizard that also presses the default button, Next.)
+    """
+    edit = spin.lineEdit()
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    _key_events(edit, text)
+    spin.interpretText()  # what leaving the field does
+
+
+def _key_events(widget: QWidget, text: str) -> None:
+    """One key press and release per character, any character (QTest's keyClicks knows only ASCII keys)."""
+    for ch in text:
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            QApplication.sendEvent(widget, QKeyEvent(kind, 0, Qt.KeyboardModifier.NoModifier, ch))
+
+
+def _no_error_dialog() -> None:
+    shown = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
+    assert not shown, [w.text() for w in shown]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def wizard(qtbot: QtBot, window: MainWindow) -> CompileWizard:
+    """The wizard on its shape page: Qwen3-8B (bundled preset) on one RBLN-CR13."""
+    wizard = window.open_compile_wizard()
+    qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
+    _next(qtbot, wizard)
+    wizard.target_page.set_npu("RBLN-CR13")
+    _next(qtbot, wizard)
+    return wizard
+
+
+def _to_sizing(qtbot: QtBot, wizard: CompileWizard) -> None:
+    wizard.shape_page.batch_spin.setValue(8)
+    wizard.shape_page.partition_spin.setValue(8192)
+    _next(qtbot, wizard)
+
+
+def _check_sizing_page(wizard: CompileWizard) -> None:
+    """The page shows exactly the core's preview: its error and no Next, or its block count and Next."""
+    page = wizard.sizing_page
+    request = wizard.request()
+    assert request is not None
+    expected = preview_compile(request, wizard.model)  # type: ignore[arg-type]
+    text = page.preview_label.text()
+    next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    if expected.error is not None:
+        assert f"✖ {html.escape(expected.error)}" in text
+        assert not next_enabled
+    else:
+        assert expected.plan is not None and f"kvcache_num_blocks {expected.plan.num_blocks}</b>" in text
+        assert next_enabled
+
+
+def test_budget_field_shows_the_cores_error_for_any_text(qtbot: QtBot, wizard: CompileWizard) -> None:
+    _to_sizing(qtbot, wizard)
+    edit = wizard.findChild(QLineEdit, "wizardBudgetEdit")
+    width = wizard.width()
+
+    @FUZZ
+    @given(text=budget_texts)
+    @_examples(NASTY)
+    def typed(text: str) -> None:
+        with qtbot.captureExceptions() as raised:
+            edit.setText(text)
+        assert not raised, raised
+        _no_error_dialog()
+        _check_sizing_page(wizard)
+        try:
+            parse_budget(text.strip() or None)
+        except BudgetError as exc:  # what the core says about the text itself is on the page, Next is off
+            assert html.escape(exc.one_line()) in wizard.sizing_page.preview_label.text()
+            assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+        assert wizard.width() == width  # a long message wraps; it never widens the wizard
+
+    typed()
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("abc", "Cannot read memory_budget 'abc'."),
+        ("-1GB", "memory_budget must be positive, got -1GB."),
+        ("1e400", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got 1e400."),
+        ("nan", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got nan."),
+        ("inf", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got inf."),
+        ("150%", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got 150%."),
+        ("0", "memory_budget must be a positive number of bytes, got 0."),
+        ("1", "only 1 blocks can be allocated"),  # one byte, and the page says how it was read
+        ("", None),
+        ("   ", None),
+    ],
+)
+def test_budget_values_from_the_issue_typed_key_by_key(
+    qtbot: QtBot, wizard: CompileWizard, typed: str, expected: str | None
+) -> None:
+    _to_sizing(qtbot, wizard)
+    edit = wizard.findChild(QLineEdit, "wizardBudgetEdit")
+    edit.clear()
+    with qtbot.captureExceptions() as raised:
+        qtbot.keyClicks(edit, typed)
+    assert not raised
+    text = wizard.findChild(QLabel, "wizardPreviewLabel").text()
+    next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    if expected is None:  # empty or blank: unset, the whole NPU
+        assert "kvcache_num_blocks 40</b>" in text and next_enabled
+    else:
+        assert html.escape(expected) in text and not next_enabled
+    if typed == "1":
+        assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in text
+    _no_error_dialog()
+
+
+def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wizard: CompileWizard) -> None:
+    _to_sizing(qtbot, wizard)
+    qtbot.mouseClick(wizard.findChild(QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
+    spin = wizard.findChild(QSpinBox, "wizardBlocksSpin")
+
+    @FUZZ
+    @given(text=typed_counts)
+    @_examples(COUNT_TEXTS)
+    def typed(text: str) -> None:
+        with qtbot.captureExceptions() as raised:
+            _type_into_spin(qtbot, spin, text)
+        assert not raised, raised
+        _no_error_dialog()
+        assert spin.minimum() <= spin.value() <= spin.maximum()
+        assert wizard.request().kvcache_num_blocks == spin.value()  # type: ignore[union-attr]
+        _check_sizing_page(wizard)
+        assert wizard.button(QWizard.WizardButton.NextButton).isEnabled() == (spin.value() >= 9)  # the floor
+
+    typed()
+
+
+SHAPE_SPINS = ("wizardBatchSpin", "wizardMaxSeqLenSpin", "wizardPartitionSpin", "wizardChunkSpin")
+
+
+def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard: CompileWizard) -> None:
+    page = wizard.shape_page
+    spins = {name: wizard.findChild(QSpinBox, name) for name in SHAPE_SPINS}
+
+    @FUZZ
+    @given(
+        name=st.sampled_from(SHAPE_SPINS),
+        text=st.one_of(typed_counts, st.integers(0, 1 << 24).map(str)),
+    )
+    def typed(name: str, text: str) -> None:
+        with qtbot.captureExceptions() as raised:
+            _type_into_spin(qtbot, spins[name], text)
+        assert not raised, raised
+        _no_error_dialog()
+        request = wizard.request()
+        assert request is not None
+        message = page.message.text()
+        next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+        try:
+            resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), wizard.model)
+        except StudioError as exc:
+            assert f"✖ {html.escape(exc.one_line())}" in message and not next_enabled
+        else:
+            assert message.startswith("<span style='color:#2e7d32'>✓") and next_enabled
+
+    typed()
