@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QSettings, QStandardPaths, Qt
+from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
 from app.gui.main_window import MainWindow
@@ -56,6 +57,20 @@ def row_values(window: MainWindow, path: Path) -> dict[str, str]:
     row = window.model.row_of(str(path))
     assert row is not None, f"{path} is not in the table"
     return {c.title: window.model.index(row, i).data() for i, c in enumerate(COLUMNS)}
+
+
+def type_text(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
+    """Replace a field's text key by key, as a user types it."""
+    edit = widget.lineEdit() if isinstance(widget, QSpinBox) else widget
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(edit, text)
+
+
+def click_next(qtbot: QtBot, wizard: QWizard) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def make_real_like(source: Path, target: Path) -> Path:

@@ -17,29 +17,16 @@ from app.cli import build_parser
 from app.gui.compile_wizard import CompileWizard
 from app.gui.main_window import MainWindow
 
-from .conftest import open_folder, row_values
+from .conftest import click_next, open_folder, row_values, type_text
 
 pytest_plugins = ["fakes.plugin"]
 
 
-def _type(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
-    edit = widget.lineEdit() if isinstance(widget, QSpinBox) else widget
-    edit.selectAll()
-    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(edit, text)
-
-
-def _next(qtbot: QtBot, wizard: QWizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled()
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
 def _to_target_page(qtbot: QtBot, window: MainWindow, model: Path) -> CompileWizard:
     wizard = window.open_compile_wizard()
-    _type(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(model))
+    type_text(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
     return wizard
 
 
@@ -53,14 +40,14 @@ def _to_output_page(qtbot: QtBot, wizard: CompileWizard) -> None:
     """The tiny model on one ATOM-Max: block 1,024, batch 2 (floor 9, full pool 16); a budget of 0.5 fits all 16."""
     combo = wizard.findChild(QComboBox, "wizardNpuCombo")
     combo.setCurrentIndex(combo.findData("RBLN-CA25"))
-    _next(qtbot, wizard)
-    _type(qtbot, wizard.findChild(QSpinBox, "wizardBatchSpin"), "2")
-    _type(qtbot, wizard.findChild(QSpinBox, "wizardMaxSeqLenSpin"), "8192")
-    _type(qtbot, wizard.findChild(QSpinBox, "wizardPartitionSpin"), "1024")
-    _next(qtbot, wizard)
-    _type(qtbot, wizard.findChild(QLineEdit, "wizardBudgetEdit"), "0.5")
+    click_next(qtbot, wizard)
+    type_text(qtbot, wizard.findChild(QSpinBox, "wizardBatchSpin"), "2")
+    type_text(qtbot, wizard.findChild(QSpinBox, "wizardMaxSeqLenSpin"), "8192")
+    type_text(qtbot, wizard.findChild(QSpinBox, "wizardPartitionSpin"), "1024")
+    click_next(qtbot, wizard)
+    type_text(qtbot, wizard.findChild(QLineEdit, "wizardBudgetEdit"), "0.5")
     assert "kvcache_num_blocks 16</b> (floor 9, full pool 16)" in wizard.findChild(QLabel, "wizardPreviewLabel").text()
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
 
 
 def test_without_optimum_the_choice_is_disabled_with_the_reason(
@@ -95,9 +82,9 @@ def test_a_wizard_compile_runs_through_optimum_rbln_cli(
     info = wizard.findChild(QLabel, "wizardBackendInfo")
     assert not _optimum_item_enabled(combo) and "Detecting the backends…" in info.text()  # answered by a job
     qtbot.waitUntil(lambda: _optimum_item_enabled(combo), timeout=20_000)
-    _type(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(tiny_model))
+    type_text(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(tiny_model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
     assert combo.itemText(combo.findData("optimum")) == "optimum-rbln-cli 0.12.0"
     assert str(toolchain.path_dir) in info.text() and "runs with <b>optimum-rbln-cli</b>" in info.text()
     combo.setCurrentIndex(combo.findData("optimum"))

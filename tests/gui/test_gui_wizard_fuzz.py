@@ -27,6 +27,8 @@ from app.core.errors import BudgetError, StudioError
 from app.gui.compile_wizard import CompileWizard
 from app.gui.main_window import MainWindow
 
+from .conftest import click_next
+
 FUZZ = settings(
     max_examples=120,
     deadline=None,
@@ -82,12 +84,6 @@ def _examples(values: list[str]) -> Callable[[Callable[..., None]], Callable[...
     return add
 
 
-def _next(qtbot: QtBot, wizard: QWizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled()
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
 def _type_into_spin(qtbot: QtBot, spin: QSpinBox, text: str) -> None:
     """Type as a user does (the spin box's validator sees every key), then leave the field.
 
@@ -117,16 +113,16 @@ def wizard(qtbot: QtBot, window: MainWindow) -> CompileWizard:
     """The wizard on its shape page: Qwen3-8B (bundled preset) on one RBLN-CR13."""
     wizard = window.open_compile_wizard()
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
     wizard.target_page.set_npu("RBLN-CR13")
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
     return wizard
 
 
 def _to_sizing(qtbot: QtBot, wizard: CompileWizard) -> None:
     wizard.shape_page.batch_spin.setValue(8)
     wizard.shape_page.partition_spin.setValue(8192)
-    _next(qtbot, wizard)
+    click_next(qtbot, wizard)
 
 
 def _check_sizing_page(wizard: CompileWizard) -> None:
