@@ -23,15 +23,21 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(QSettings(str(folder / "rbln-studio.ini"), QSettings.Format.IniFormat))
 
 
-@pytest.fixture
-def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
-    w = MainWindow(settings, debounce_ms=50)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
+def _stop_jobs(qtbot: QtBot, w: MainWindow) -> None:
     w.jobs.cancel_all()
     w.jobs.wait()
     qtbot.waitUntil(lambda: not w.jobs.active())
+
+
+@pytest.fixture
+def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
+    w = MainWindow(settings, debounce_ms=50)
+    # pytest-qt closes its widgets before fixtures are torn down: stop the jobs first, or a test that failed
+    # with a job still running would leave the window asking "Jobs are running…" in a modal box forever.
+    qtbot.addWidget(w, before_close_func=lambda widget: _stop_jobs(qtbot, widget))
+    w.show()
+    yield w
+    _stop_jobs(qtbot, w)
 
 
 @pytest.fixture

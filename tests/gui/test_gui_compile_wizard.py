@@ -76,8 +76,9 @@ def test_wizard_compiles_an_artifact_that_appears_in_the_table(
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(wizard.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)
     job = added.args[0]
+    qtbot.waitUntil(lambda: job.state.ended, timeout=20_000)  # the watcher may show the row before the job reports
+    assert job.state.value == "succeeded", job.failure
     qtbot.waitUntil(lambda: window.model.row_of(str(output)) is not None, timeout=20_000)
-    assert job.state.value == "succeeded"
     assert row_values(window, output)["kvcache_num_blocks"] == "21"
     assert json.loads((output / "rbln_config.json").read_text())["kvcache_num_blocks"] == 21
     qtbot.waitUntil(lambda: window.artifact is not None and window.artifact.path == output)
