@@ -9,15 +9,13 @@ or its result and Next enabled.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QRadioButton, QSpinBox, QWidget, QWizard
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
 from app.core.budget import parse_budget
@@ -28,84 +26,7 @@ from app.gui.compile_wizard import CompileWizard
 from app.gui.main_window import MainWindow
 
 from .conftest import click_next
-
-FUZZ = settings(
-    max_examples=120,
-    deadline=None,
-    database=None,  # nothing written into the checkout
-    derandomize=True,  # the same examples on every run: CI stays deterministic
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-# The values issue 5 names, plus their neighbours.
-NASTY = [
-    "abc", "-1GB", "1e400", "nan", "inf", "-inf", "150%", "0", "0%", "-0", "", " ", "\t \t", "1e-400", "%", "GB",
-    "0x10", "1_000", "½", "1,5", "0.5.5", "--1", "++1", "1 GB GB", "10 XB", "NaN%", "infinity", "1e308GB",
-    "9" * 30, "9" * 400, "9" * 5000, "9" * 5000 + "GB", "0." + "9" * 5000, "1" + "0" * 4400 + "%",
-    "\x00", "\u202e0.5", "0.5\n", "٣", "1" * 20 + "e" + "9" * 20,
-]  # fmt: skip
-
-numberish = st.from_regex(
-    r"\s*[-+]?\d{0,40}(\.\d{0,20})?([eE][-+]?\d{1,4})?\s*(%|[kKmMgGtTpP]?[iI]?[bB])?\s*", fullmatch=True
-)
-huge_integers = st.text(alphabet="0123456789", min_size=20, max_size=6000)
-budget_texts = st.one_of(st.sampled_from(NASTY), numberish, huge_integers, st.text(max_size=40))
-COUNT_TEXTS = [
-    "abc",
-    "-1",
-    "0",
-    "",
-    " ",
-    "1e400",
-    "nan",
-    "inf",
-    "150%",
-    "-1GB",
-    "99999999999999999999",
-    "1.5",
-    "+7",
-    "٣",
-]
-typed_counts = st.one_of(
-    st.sampled_from(COUNT_TEXTS),
-    st.from_regex(r"[-+ ]?\d{0,12}", fullmatch=True),
-    st.text(max_size=12),
-)
-
-
-def _examples(values: list[str]) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Every listed value is tried on every run, besides what hypothesis generates."""
-
-    def add(test: Callable[..., None]) -> Callable[..., None]:
-        for value in reversed(values):
-            test = example(text=value)(test)
-        return test
-
-    return add
-
-
-def _type_into_spin(qtbot: QtBot, spin: QSpinBox, text: str) -> None:
-    """Type as a user does (the spin box's validator sees every key), then leave the field.
-
-    (Not with Return: in a wizard that also presses the default button, Next.)
-    """
-    edit = spin.lineEdit()
-    edit.selectAll()
-    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
-    _key_events(edit, text)
-    spin.interpretText()  # what leaving the field does
-
-
-def _key_events(widget: QWidget, text: str) -> None:
-    """One key press and release per character, any character (QTest's keyClicks knows only ASCII keys)."""
-    for ch in text:
-        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-            QApplication.sendEvent(widget, QKeyEvent(kind, 0, Qt.KeyboardModifier.NoModifier, ch))
-
-
-def _no_error_dialog() -> None:
-    shown = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
-    assert not shown, [w.text() for w in shown]  # type: ignore[attr-defined]
+from .fuzzing import COUNT_TEXTS, FUZZ, NASTY, budget_texts, examples, no_error_dialog, type_into_spin, typed_counts
 
 
 @pytest.fixture
@@ -148,12 +69,12 @@ def test_budget_field_shows_the_cores_error_for_any_text(qtbot: QtBot, wizard: C
 
     @FUZZ
     @given(text=budget_texts)
-    @_examples(NASTY)
+    @examples(NASTY)
     def typed(text: str) -> None:
         with qtbot.captureExceptions() as raised:
             edit.setText(text)
         assert not raised, raised
-        _no_error_dialog()
+        no_error_dialog()
         _check_sizing_page(wizard)
         try:
             parse_budget(text.strip() or None)
@@ -197,7 +118,7 @@ def test_budget_values_from_the_issue_typed_key_by_key(
         assert html.escape(expected) in text and not next_enabled
     if typed == "1":
         assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in text
-    _no_error_dialog()
+    no_error_dialog()
 
 
 def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wizard: CompileWizard) -> None:
@@ -207,12 +128,12 @@ def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wiza
 
     @FUZZ
     @given(text=typed_counts)
-    @_examples(COUNT_TEXTS)
+    @examples(COUNT_TEXTS)
     def typed(text: str) -> None:
         with qtbot.captureExceptions() as raised:
-            _type_into_spin(qtbot, spin, text)
+            type_into_spin(qtbot, spin, text)
         assert not raised, raised
-        _no_error_dialog()
+        no_error_dialog()
         assert spin.minimum() <= spin.value() <= spin.maximum()
         assert wizard.request().kvcache_num_blocks == spin.value()  # type: ignore[union-attr]
         _check_sizing_page(wizard)
@@ -235,9 +156,9 @@ def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard:
     )
     def typed(name: str, text: str) -> None:
         with qtbot.captureExceptions() as raised:
-            _type_into_spin(qtbot, spins[name], text)
+            type_into_spin(qtbot, spins[name], text)
         assert not raised, raised
-        _no_error_dialog()
+        no_error_dialog()
         request = wizard.request()
         assert request is not None
         message = page.message.text()
