@@ -47,7 +47,7 @@ def about_text(locations: Locations, backends: BackendStatus) -> str:
 
 
 class AboutDialog(QDialog):
-    """Non-modal; the backend lines fill in when detection answers."""
+    """Opened window-modal (open(), never exec()); the backend lines fill in when detection answers."""
 
     def __init__(self, locations: Locations, backends: BackendStatus, parent: QWidget | None = None) -> None:
         super().__init__(parent)
