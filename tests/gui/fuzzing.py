@@ -99,3 +99,12 @@ def paste_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
 def no_error_dialog() -> None:
     shown = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
     assert not shown, [w.text() for w in shown]  # type: ignore[attr-defined]
+
+
+def type_count(qtbot: QtBot, spin: QSpinBox, text: str) -> None:
+    """Type into a count field; nothing may raise or open an error dialog, and the value stays in its range."""
+    with qtbot.captureExceptions() as raised:
+        type_into_spin(qtbot, spin, text)
+    assert not raised, raised
+    no_error_dialog()
+    assert spin.minimum() <= spin.value() <= spin.maximum()
