@@ -80,7 +80,7 @@ def test_desktop_entry_and_appstream_agree() -> None:
 
 @pytest.mark.slow
 def test_bundle_builds_and_runs(tmp_path: Path) -> None:
-    """About a minute: builds dist/rbln-studio with PyInstaller, then runs both programs from it."""
+    """About a minute: builds dist/rbln-studio with PyInstaller, runs the CLI, --version and the GUI's smoke test."""
     work = tmp_path / "bundle"
     subprocess.run(
         ["bash", str(REPO / "packaging" / "build_bundle.sh")],
@@ -118,3 +118,18 @@ def test_bundle_builds_and_runs(tmp_path: Path) -> None:
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
     assert version.stdout.startswith("rbln-studio ")
+    # The bundled GUI opens its main window offscreen (Qt plugins, icon and presets all found), then quits.
+    smoke = subprocess.run(
+        [dist / "rbln-studio", "--smoke-test"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ
+        | {
+            "QT_QPA_PLATFORM": "offscreen",
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        },
+    )
+    assert smoke.returncode == 0, smoke.stderr
+    assert "smoke test: main window shown on offscreen" in smoke.stdout and "model presets loaded" in smoke.stdout

@@ -15,6 +15,7 @@ _INT_RE = re.compile(r"^\+?\d{1,30}$", re.ASCII)
 _FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+|nan|inf|infinity)$", re.IGNORECASE | re.ASCII)
 _SIZE_RE = re.compile(r"^\d{1,30}(\.\d{1,30})?\s*[a-z]{1,9}$", re.IGNORECASE | re.ASCII)  # one number, one unit
 
+MAX_DIGITS = 4000  # below Python's int-from-text limit (4,300 digits)
 HOW_TO_WRITE = "Give a fraction like 0.8, a percentage like 80%, or bytes like 10GB or 512MB."
 
 EXCLUSIVE_MESSAGE = (
@@ -111,6 +112,10 @@ def parse_budget(value: object) -> MemoryBudget:
             raise BudgetError(f"Cannot read memory_budget {_shorten(value)!r} as a percentage. {HOW_TO_WRITE}")
         return _fraction(float(number) / 100, text)
     if _INT_RE.match(text):
+        if len(text) > MAX_DIGITS:  # int() refuses them with a ValueError; no NPU has that many bytes anyway
+            raise BudgetError(
+                f"memory_budget is a {len(text):,}-digit number of bytes, more than any NPU has. {HOW_TO_WRITE}"
+            )
         return _nbytes(int(text), text)
     if _FLOAT_RE.match(text):
         return _fraction(float(text), text)

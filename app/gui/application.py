@@ -1,4 +1,4 @@
-"""The QApplication: names for QSettings and data folders, and the excepthook."""
+"""The QApplication: its names (window class, desktop entry), icon, and the excepthook."""
 
 from __future__ import annotations
 
@@ -7,17 +7,23 @@ import sys
 from PySide6.QtWidgets import QApplication
 
 from app import __version__
+from app.gui.app_paths import APP_DIR, DESKTOP_FILE, app_icon
 from app.gui.errors import install_excepthook
+from app.gui.refcount_guard import NoneReserve, install
 
-ORGANIZATION = "RBLN Artifact Studio"
-APPLICATION = "rbln-studio"
+_reserve: NoneReserve | None = None
+
+DISPLAY_NAME = "RBLN Artifact Studio"
 
 
 def configure(app: QApplication) -> None:
-    app.setOrganizationName(ORGANIZATION)
-    app.setApplicationName(APPLICATION)
-    app.setApplicationDisplayName("RBLN Artifact Studio")
+    # No organization name: settings and data each live in one `rbln-studio` folder (see app_paths).
+    app.setOrganizationName("")
+    app.setApplicationName(APP_DIR)  # also the X11 window class the .desktop file's StartupWMClass names
+    app.setApplicationDisplayName(DISPLAY_NAME)
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName(DESKTOP_FILE)
+    app.setWindowIcon(app_icon())
 
 
 def create_application(argv: list[str] | None = None) -> QApplication:
@@ -25,4 +31,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     configure(app)
     install_excepthook()
+    global _reserve
+    if _reserve is None:
+        _reserve = install(app)  # PySide6 6.12 on Python < 3.12 would abort the app after some thousand Qt calls
     return app

@@ -17,9 +17,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from app.gui.artifact_model import PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
-
-COLUMN_WIDTHS = (220, 170, 90, 60, 50, 90, 80, 80, 130, 50, 70, 100, 90, 70)
+from app.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 
 
 class FilterProxy(QSortFilterProxyModel):
@@ -68,9 +66,10 @@ class ArtifactBrowser(QWidget):
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionsMovable(True)  # the main window saves the order and widths with its other state
         header.setStretchLastSection(True)
-        for column, width in enumerate(COLUMN_WIDTHS):
-            header.resizeSection(column, width)
+        for column, c in enumerate(COLUMNS):  # wide enough for the title and the sort arrow
+            header.resizeSection(column, max(c.width, header.sectionSizeHint(column)))
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         self.proxy.rowsRemoved.connect(self._check_current)
         self.proxy.modelReset.connect(self._check_current)

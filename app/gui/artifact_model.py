@@ -28,6 +28,7 @@ class Column:
     text: Callable[[object], str] = lambda v: "?" if v is None else str(v)
     numeric: bool = False
     exact: Callable[[object], str] | None = None
+    width: int = 80  # least default width in pixels; wider when the title needs it (see ArtifactBrowser)
 
 
 def _bytes_text(value: object) -> str:
@@ -42,24 +43,28 @@ def _count(value: object) -> str:
     return "?" if value is None else f"{value:,}"
 
 
+# What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
+# 1280-pixel window; the long model id and the size on disk come last.
 COLUMNS: tuple[Column, ...] = (
-    Column("Name", lambda s: s.name),
-    Column("Model", lambda s: s.model),
-    Column("NPU", lambda s: s.npu),
-    Column("Devices", lambda s: s.num_devices, numeric=True),
-    Column("Batch", lambda s: s.batch_size, numeric=True),
-    Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True),
+    Column("Name", lambda s: s.name, width=185),
+    Column("Status", lambda s: s.status.value, width=70),
+    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130),
+    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
+    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
+    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact, width=105),
+    Column("NPU", lambda s: s.npu, width=90),
+    Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
+    Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
+    Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),
     Column("Attention", lambda s: s.attn_impl),
-    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True),
-    Column("Floor", lambda s: s.num_min_blocks, numeric=True),
-    Column("Full pool", lambda s: s.num_full_blocks, numeric=True),
-    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact),
-    Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact),
-    Column("Status", lambda s: s.status.value),
+    Column("Model", lambda s: s.model, width=170),
+    Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact, width=90),
 )
-NAME_COLUMN = 0
-STATUS_COLUMN = len(COLUMNS) - 1
+COLUMNS_VERSION = 2  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+TITLES = tuple(c.title for c in COLUMNS)
+NAME_COLUMN = TITLES.index("Name")
+STATUS_COLUMN = TITLES.index("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
 

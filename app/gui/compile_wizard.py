@@ -1,4 +1,4 @@
-"""The compile wizard: model -> target -> shape -> KV sizing -> output; Finish hands the plan to a compile job."""
+"""The compile wizard: model -> target and backend -> shape -> KV sizing -> output; Finish hands it to a compile job."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QWidget, QWizard
 
 from app.core.compiler import CompilePlan, CompileRequest
 from app.core.modelspec import ResolvedModel
+from app.gui.backend_status import BackendStatus
 from app.gui.jobs import JobManager
 from app.gui.wizard_model_page import ModelPage
 from app.gui.wizard_output_page import OutputPage
@@ -20,16 +21,22 @@ from app.gui.wizard_target_page import TargetPage
 class CompileWizard(QWizard):
     """Each page validates its own part through app.core; the wizard commits once, on Finish."""
 
-    compileRequested = Signal(object, str)  # CompileRequest, output folder
+    compileRequested = Signal(object, str, str)  # CompileRequest, output folder, backend (auto, sim, optimum)
 
-    def __init__(self, jobs: JobManager, default_parent: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        jobs: JobManager,
+        default_parent: str,
+        parent: QWidget | None = None,
+        backends: BackendStatus | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("compileWizard")
         self.setWindowTitle("Compile a model")
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.model_page = ModelPage(jobs)
-        self.target_page = TargetPage()
+        self.target_page = TargetPage(backends or BackendStatus(jobs, self))
         self.shape_page = ShapePage()
         self.sizing_page = SizingPage()
         self.output_page = OutputPage(default_parent)
@@ -53,6 +60,9 @@ class CompileWizard(QWizard):
             **self.sizing_page.options(),  # type: ignore[arg-type]
         )
 
+    def backend(self) -> str:
+        return self.target_page.backend()
+
     def plan(self) -> CompilePlan | None:
         preview = self.sizing_page.preview
         return preview.plan if preview is not None else None
@@ -62,5 +72,5 @@ class CompileWizard(QWizard):
         output = self.output_page.output_dir()
         if plan is None or not output:
             return
-        self.compileRequested.emit(plan.request, str(Path(output).expanduser()))
+        self.compileRequested.emit(plan.request, str(Path(output).expanduser()), self.backend())
         super().accept()

@@ -14,6 +14,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rbln-studio", description="RBLN Artifact Studio desktop app.")
     parser.add_argument("folder", nargs="?", help="a folder of compiled artifacts to open")
     parser.add_argument("--demo", action="store_true", help="open the demo workspace (built on first use)")
+    parser.add_argument(
+        "--smoke-test",
+        action="store_true",
+        help="open the main window, let it paint, print one line and exit (0 when it worked); for packaging checks",
+    )
     parser.add_argument("--version", action="version", version=f"rbln-studio {__version__}")
     return parser
 
@@ -26,6 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = create_application()
     window = MainWindow()
     window.show()
+    if args.smoke_test:
+        from app.gui.smoke import report_and_exit
+
+        report_and_exit(app, window)
+        return app.exec()
     # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage
     # collector's full passes short, so they do not stall the GUI thread while scans fill the table.
     gc.collect()

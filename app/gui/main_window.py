@@ -5,34 +5,30 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QStandardPaths, Qt, QUrl, Slot
+from PySide6.QtCore import QModelIndex, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
 
-from app import __version__
-from app.backends.registry import detect_backends
 from app.core.artifact import Artifact
 from app.core.compiler import CompileRequest
 from app.gui import operations
+from app.gui.about_dialog import AboutDialog, Locations
+from app.gui.app_paths import app_icon, demo_folder
 from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import ArtifactTableModel
+from app.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
+from app.gui.backend_status import BackendStatus
 from app.gui.compile_wizard import CompileWizard
 from app.gui.detail_panel import DetailPanel
 from app.gui.errors import show_error
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.jobs_panel import JobsPanel
+from app.gui.preferences_dialog import PreferencesDialog, apply_toolchain
 from app.gui.resize_dialog import ResizeDialog
 from app.gui.settings import Settings
 from app.gui.workspace import Workspace
 
 APP_NAME = "RBLN Artifact Studio"
-DEMO_FOLDER = "demo-workspace"
-
-
-def demo_folder() -> str:
-    """Where `rbln-studio --demo` keeps its workspace: the user's data folder for the app."""
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-    return os.path.join(base or os.path.expanduser("~/.local/share/rbln-studio"), DEMO_FOLDER)
+HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
 
 
 def main_window() -> MainWindow | None:
@@ -47,9 +43,12 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle(APP_NAME)
+        self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
+        apply_toolchain(self.settings.toolchain())
         self.jobs = JobManager(self)
+        self.backend_status = BackendStatus(self.jobs, self)
         self.model = ArtifactTableModel(self)
         self.workspace = Workspace(self.jobs, self.model, debounce_ms, self)
         self.browser = ArtifactBrowser(self.model)
@@ -105,6 +104,12 @@ class MainWindow(QMainWindow):
         self.action_copy_path = self._action("actionCopyPath", "Copy &Path", self.copy_path, "Ctrl+Shift+C")
         self.action_filter = self._action("actionFilter", "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
         self.action_about = self._action("actionAbout", "&About", self.show_about)
+        self.action_preferences = self._action(
+            "actionPreferences", "Pre&ferences…", self.show_preferences, QKeySequence.StandardKey.Preferences
+        )
+        self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
+        if self.action_preferences.shortcut().isEmpty():  # no platform convention (e.g. some X11 desktops)
+            self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
         self.action_jobs = self.jobs_panel.toggleViewAction()
         self.action_jobs.setObjectName("actionShowJobs")
         self.action_jobs.setShortcut(QKeySequence("Ctrl+J"))
@@ -118,6 +123,8 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.action_demo)
         file_menu.addAction(self.action_refresh)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_preferences)
         file_menu.addSeparator()
         file_menu.addAction(self.action_quit)
         artifact_menu = bar.addMenu("&Artifact")
@@ -159,7 +166,7 @@ class MainWindow(QMainWindow):
         splitter = s.state("mainSplitter")
         if splitter is None or not self.splitter.restoreState(splitter):
             self.splitter.setSizes([700, 580])
-        header = s.state("artifactHeader")
+        header = s.state(HEADER_STATE)
         if header is not None:
             self.browser.view.horizontalHeader().restoreState(header)
 
@@ -168,7 +175,7 @@ class MainWindow(QMainWindow):
         s.set_state("geometry", self.saveGeometry())
         s.set_state("windowState", self.saveState())
         s.set_state("mainSplitter", self.splitter.saveState())
-        s.set_state("artifactHeader", self.browser.view.horizontalHeader().saveState())
+        s.set_state(HEADER_STATE, self.browser.view.horizontalHeader().saveState())
         s.save()
 
     # ---- folders -------------------------------------------------------------------------------------
@@ -303,15 +310,15 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
         parent = self.workspace.root or os.path.expanduser("~")
-        wizard = CompileWizard(self.jobs, parent, self)
+        wizard = CompileWizard(self.jobs, parent, self, backends=self.backend_status)
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
         wizard.open()
         return wizard
 
-    @Slot(object, str)
-    def start_compile(self, request: CompileRequest, output_dir: str) -> Job:
-        job = operations.compile_artifact(self.jobs, request, output_dir)
+    @Slot(object, str, str)
+    def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+        job = operations.compile_artifact(self.jobs, request, output_dir, backend)
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -357,16 +364,20 @@ class MainWindow(QMainWindow):
         self.browser.filter_edit.selectAll()
 
     @Slot()
-    def show_about(self) -> None:
-        backends = "<br>".join(
-            f"{b.name}: {'available' if b.available else 'not available'} — {b.detail}" for b in detect_backends()
-        )
-        QMessageBox.about(
-            self,
-            f"About {APP_NAME}",
-            f"<b>{APP_NAME}</b> {__version__}<br>KV cache sizing, memory budgets and resizing for compiled "
-            f"Rebellions NPU artifacts.<br><br>Backends:<br>{backends}",
-        )
+    def show_about(self) -> AboutDialog:
+        """Versions, backends (detected in a job), where settings and the demo workspace live."""
+        locations = Locations(self.settings.file_name(), demo_folder())
+        dialog = AboutDialog(locations, self.backend_status, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def show_preferences(self) -> PreferencesDialog:
+        dialog = PreferencesDialog(self.settings, self.backend_status, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     @Slot(object, object)
     def _on_job_failed(self, job: Job, failure: JobFailure) -> QWidget | None:

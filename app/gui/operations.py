@@ -19,12 +19,14 @@ def read_artifact(jobs: JobManager, path: str) -> Job:
     return jobs.submit(f"Read {Path(path).name}", lambda ctx: open_artifact(Path(path), inspector_for()), visible=False)
 
 
-def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str) -> Job:
+def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
-        ctx.log(f"compile {request.model_id} -> {output_dir}")
-        result = compile_model(request, output_dir, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel)
+        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend})")
+        result = compile_model(
+            request, output_dir, backend=backend, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel
+        )
         for warning in result.warnings:
             ctx.log(f"warning: {warning}")
         ctx.log(result.summary())

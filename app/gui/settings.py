@@ -1,10 +1,32 @@
-"""Typed access to the app's QSettings: recent folders, window geometry and splitter states."""
+"""Typed access to the app's QSettings: recent folders, toolchain paths, window geometry and splitter states."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.gui.app_paths import legacy_settings_store, settings_store
+
 MAX_RECENT = 8
+
+
+@dataclass(frozen=True)
+class ToolchainPaths:
+    """The Preferences' toolchain fields; empty means "find it" (PATH, then the CLI script's interpreter)."""
+
+    toolchain_python: str = ""
+    optimum_cli: str = ""
+
+
+def migrate(store: QSettings, legacy: QSettings) -> bool:
+    """Copy every key of the old settings file into a new, empty one; True when something was copied."""
+    if store.allKeys() or not legacy.allKeys():
+        return False
+    for key in legacy.allKeys():
+        store.setValue(key, legacy.value(key))
+    store.sync()
+    return True
 
 
 class Settings:
@@ -15,9 +37,21 @@ class Settings:
     """
 
     def __init__(self, store: QSettings | None = None) -> None:
-        self.store = store if store is not None else QSettings()
+        if store is None:
+            store = settings_store()
+            migrate(store, legacy_settings_store())
+        self.store = store
         self._recent = self._read_recent()
+        self._toolchain = ToolchainPaths(self._text("toolchain/python"), self._text("toolchain/optimumCli"))
         self._states: dict[str, QByteArray] = {}
+
+    def file_name(self) -> str:
+        """Where the settings are stored (shown in the About box)."""
+        return self.store.fileName()
+
+    def _text(self, key: str) -> str:
+        value = self.store.value(key, "")
+        return value.strip() if isinstance(value, str) else ""
 
     def _read_recent(self) -> list[str]:
         value = self.store.value("recentFolders", [])
@@ -39,6 +73,12 @@ class Settings:
         recent = self.recent_folders()
         return recent[0] if recent else None
 
+    def toolchain(self) -> ToolchainPaths:
+        return self._toolchain
+
+    def set_toolchain(self, paths: ToolchainPaths) -> None:
+        self._toolchain = ToolchainPaths(paths.toolchain_python.strip(), paths.optimum_cli.strip())
+
     def state(self, key: str) -> QByteArray | None:
         """A saved geometry or splitter/window state, or None."""
         value = self._states.get(key, self.store.value(f"state/{key}"))
@@ -50,6 +90,8 @@ class Settings:
     def save(self) -> None:
         """Write everything to the settings file."""
         self.store.setValue("recentFolders", self._recent)
+        self.store.setValue("toolchain/python", self._toolchain.toolchain_python)
+        self.store.setValue("toolchain/optimumCli", self._toolchain.optimum_cli)
         for key, value in self._states.items():
             self.store.setValue(f"state/{key}", value)
         self.store.sync()

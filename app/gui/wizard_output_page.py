@@ -85,12 +85,21 @@ class OutputPage(QWizardPage):
             return
         s = plan.shape
         kv = plan.layout.kv_bytes_per_npu(plan.num_blocks)[0]
+        target = self.wizard().target_page  # type: ignore[attr-defined]
+        by = (
+            "optimum-rbln-cli, which resolves kvcache_num_blocks itself (the figures above are the simulator's "
+            "estimate)"
+            if target.effective_backend() == "optimum"
+            else "the built-in simulator"
+        )
         self.summary.setText(
             f"<b>{html.escape(plan.model.model_id)}</b> on {html.escape(s.npu.label)} x{s.num_devices}: batch "
             f"{s.batch_size}, max_seq_len {s.max_seq_len:,}, {s.attn.value}, block {s.block_size:,}, prefill chunk "
             f"{s.prefill_chunk_size}.<br>kvcache_num_blocks <b>{plan.num_blocks}</b> (floor {plan.floor}, full pool "
             f"{plan.full}); {format_bytes(kv)} of KV cache on NPU 0; budget {html.escape(plan.budget.describe())}."
+            f"<br>Compiled by {by}."
         )
         output = self.output_dir()
-        self.command.set_argv(compile_argv(plan.request, output) if output else None)
+        argv = [*compile_argv(plan.request, output), "--backend", target.backend()] if output else None
+        self.command.set_argv(argv)
         self.completeChanged.emit()

@@ -1,21 +1,31 @@
-"""Compile wizard, page 2: the NPU SKU and how many devices (tensor parallel) the model spans."""
+"""Compile wizard, page 2: the NPU SKU, how many devices (tensor parallel) the model spans, and which backend compiles."""
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Slot
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
 
 from app.core.npu import DEFAULT_NPU, SKUS, get_npu
 from app.core.sizes import format_bytes
+from app.gui.backend_status import BackendStatus
 
 MAX_DEVICES = 64
+BACKEND_TEXTS = {
+    "auto": "Automatic: optimum-rbln-cli when installed, else the built-in simulator",
+    "sim": "Built-in simulator",
+    "optimum": "optimum-rbln-cli",
+}
 
 
 class TargetPage(QWizardPage):
-    def __init__(self) -> None:
+    def __init__(self, backends: BackendStatus) -> None:
         super().__init__()
         self.setTitle("Target")
         self.setSubTitle("The NPU the artifact runs on; num_devices > 1 places the model on that many NPUs of the SKU.")
+        self.backends = backends
         self.npu_combo = QComboBox()
         self.npu_combo.setObjectName("wizardNpuCombo")
         for name in SKUS:
@@ -27,13 +37,26 @@ class TargetPage(QWizardPage):
         self.info = QLabel()
         self.info.setObjectName("wizardTargetInfo")
         self.info.setWordWrap(True)
+        self.backend_combo = QComboBox()
+        self.backend_combo.setObjectName("wizardBackendCombo")
+        for name, text in BACKEND_TEXTS.items():
+            self.backend_combo.addItem(text, name)
+        self.backend_info = QLabel()
+        self.backend_info.setObjectName("wizardBackendInfo")
+        self.backend_info.setWordWrap(True)
         layout = QFormLayout(self)
         layout.addRow("NPU", self.npu_combo)
         layout.addRow("num_devices", self.devices_spin)
         layout.addRow(self.info)
+        layout.addRow("Backend", self.backend_combo)
+        layout.addRow(self.backend_info)
         self.npu_combo.currentIndexChanged.connect(self._show_info)
         self.devices_spin.valueChanged.connect(self._show_info)
+        self.backend_combo.currentIndexChanged.connect(self._show_backends)
+        backends.changed.connect(self._show_backends)
         self._show_info()
+        self._show_backends()
+        backends.detect()
 
     def npu(self) -> str:
         return str(self.npu_combo.currentData())
@@ -44,6 +67,24 @@ class TargetPage(QWizardPage):
     def set_npu(self, name: str) -> None:
         self.npu_combo.setCurrentIndex(self.npu_combo.findData(name))
 
+    def backend(self) -> str:
+        """auto, sim or optimum: what the compile job and the command line get."""
+        return str(self.backend_combo.currentData())
+
+    def set_backend(self, name: str) -> None:
+        self.backend_combo.setCurrentIndex(self.backend_combo.findData(name))
+
+    def optimum_available(self) -> bool:
+        info = self.backends.info("optimum")
+        return not self.backends.detecting and info is not None and info.available
+
+    def effective_backend(self) -> str:
+        """What `auto` comes to with the tools detected here (it is decided again when the job runs)."""
+        backend = self.backend()
+        if backend == "auto":
+            return "optimum" if self.optimum_available() else "sim"
+        return backend
+
     @Slot()
     def _show_info(self) -> None:
         npu = get_npu(self.npu())
@@ -53,3 +94,29 @@ class TargetPage(QWizardPage):
             f"{format_bytes(npu.available_per_npu)} available per NPU after the system reserve; "
             f"{self.devices_spin.value()} device(s)."
         )
+
+    @Slot()
+    def _show_backends(self) -> None:
+        status = self.backends
+        optimum = status.info("optimum")
+        available = self.optimum_available()
+        row = self.backend_combo.findData("optimum")
+        item = self.backend_combo.model()
+        assert isinstance(item, QStandardItemModel)
+        version = f" {optimum.version}" if available and optimum is not None and optimum.version else ""
+        self.backend_combo.setItemText(row, BACKEND_TEXTS["optimum"] + (version if available else " (not available)"))
+        item.item(row).setEnabled(available)
+        if not available and self.backend() == "optimum":
+            self.set_backend("auto")  # it went away (detected again after a preferences change)
+        if status.detecting:
+            text = "Detecting the backends… The built-in simulator is always available."
+        elif status.error is not None:
+            text = f"Backend detection failed: {status.error} The built-in simulator is always available."
+        elif optimum is None:
+            text = "The built-in simulator is always available."
+        elif available:
+            text = f"optimum-rbln-cli{version}: {optimum.detail}."
+        else:
+            text = f"optimum-rbln-cli is not available: {optimum.detail}"
+        where = {"sim": "the built-in simulator", "optimum": "optimum-rbln-cli"}[self.effective_backend()]
+        self.backend_info.setText(f"{html.escape(text)}<br>This compile runs with <b>{where}</b>.")

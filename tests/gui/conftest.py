@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QSettings, QStandardPaths, Qt
+from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
 from app.gui.main_window import MainWindow
@@ -22,15 +23,21 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(QSettings(str(folder / "rbln-studio.ini"), QSettings.Format.IniFormat))
 
 
-@pytest.fixture
-def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
-    w = MainWindow(settings, debounce_ms=50)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
+def _stop_jobs(qtbot: QtBot, w: MainWindow) -> None:
     w.jobs.cancel_all()
     w.jobs.wait()
     qtbot.waitUntil(lambda: not w.jobs.active())
+
+
+@pytest.fixture
+def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
+    w = MainWindow(settings, debounce_ms=50)
+    # pytest-qt closes its widgets before fixtures are torn down: stop the jobs first, or a test that failed
+    # with a job still running would leave the window asking "Jobs are running…" in a modal box forever.
+    qtbot.addWidget(w, before_close_func=lambda widget: _stop_jobs(qtbot, widget))
+    w.show()
+    yield w
+    _stop_jobs(qtbot, w)
 
 
 @pytest.fixture
@@ -56,6 +63,20 @@ def row_values(window: MainWindow, path: Path) -> dict[str, str]:
     row = window.model.row_of(str(path))
     assert row is not None, f"{path} is not in the table"
     return {c.title: window.model.index(row, i).data() for i, c in enumerate(COLUMNS)}
+
+
+def type_text(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
+    """Replace a field's text key by key, as a user types it."""
+    edit = widget.lineEdit() if isinstance(widget, QSpinBox) else widget
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(edit, text)
+
+
+def click_next(qtbot: QtBot, wizard: QWizard) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def make_real_like(source: Path, target: Path) -> Path:

@@ -207,13 +207,6 @@ def test_demo_workspace_is_built_in_a_worker_and_opened(
     assert row_values(window, tmp_path / "demo" / "llama-3.2-1b-rbln-ca25-kv18")["Status"] == "warning"
 
 
-def test_demo_folder_is_in_the_users_data_folder() -> None:
-    from PySide6.QtCore import QStandardPaths
-
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-    assert main_window_module.demo_folder() == str(Path(base) / "demo-workspace")
-
-
 def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
     from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 

@@ -1,0 +1,41 @@
+"""A long desktop session, run as a program by test_gui_refcount_guard: open the demo workspace, select artifacts
+ROUNDS times each (waiting for each one's details, no sleeps), quit through the window, print how many were shown.
+
+`python long_session.py ROUNDS [--no-guard]`; --no-guard starts without app.gui.refcount_guard (the control).
+"""
+
+import sys
+
+from PySide6.QtCore import QEventLoop, QTimer
+
+import app.gui.refcount_guard as guard
+
+if "--no-guard" in sys.argv:
+    guard.install = lambda parent: None
+
+from app.gui.application import create_application
+from app.gui.main_window import MainWindow
+
+
+def run_until(condition, step_ms: int = 5) -> None:  # type: ignore[no-untyped-def]
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.timeout.connect(lambda: condition() and loop.quit())
+    timer.start(step_ms)
+    loop.exec()
+    timer.stop()
+
+
+app = create_application()
+window = MainWindow()
+window.show()
+window.open_demo()
+run_until(lambda: window.model.rowCount() == 5 and not window.workspace.busy)
+shown = 0
+for _ in range(int(sys.argv[1])):
+    for path in window.model.paths():
+        window.browser.select_path(path)
+        run_until(lambda p=path: window.artifact is not None and str(window.artifact.path) == p)
+        shown += 1
+window.close()
+print(f"details shown: {shown}", flush=True)

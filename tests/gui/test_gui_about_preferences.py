@@ -1,0 +1,159 @@
+"""About box and Preferences: versions, locations, backends detected in a job, toolchain paths kept in QSettings."""
+
+from __future__ import annotations
+
+import platform
+import threading
+from pathlib import Path
+
+import PySide6
+import pytest
+from fakes.install import FakeToolchain
+from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton
+from pytestqt.qtbot import QtBot
+
+from app import __version__
+from app.backends import registry
+from app.backends.settings import ENV_TOOLCHAIN_PYTHON, current_settings
+from app.gui import backend_status
+from app.gui.app_paths import demo_folder
+from app.gui.main_window import MainWindow
+from app.gui.settings import Settings, ToolchainPaths
+
+pytest_plugins = ["fakes.plugin"]
+
+
+@pytest.fixture
+def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
+    """Which threads ran detect_backends (the GUI thread never may: it runs subprocesses)."""
+    threads: list[threading.Thread] = []
+
+    def recording(refresh: bool = False):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return registry.detect_backends(refresh=refresh)
+
+    monkeypatch.setattr(backend_status, "detect_backends", recording)
+    return threads
+
+
+def _dialog(window: MainWindow, name: str) -> QDialog:
+    dialog = window.findChild(QDialog, name)
+    assert dialog is not None and dialog.isVisible(), name
+    return dialog
+
+
+def _line(text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if line.strip().startswith(name + " "))
+
+
+def test_about_box_fills_in_backends_from_a_job(
+    qtbot: QtBot, window: MainWindow, no_toolchain: None, detect_threads: list[threading.Thread]
+) -> None:
+    window.findChild(type(window.action_about), "actionAbout").trigger()
+    about = _dialog(window, "aboutDialog")
+    text = about.findChild(QPlainTextEdit, "aboutText")
+    first = text.toPlainText()
+    assert "Backends:\n  detecting…" in first  # the dialog is up before detection has even started
+    assert first.splitlines()[0] == f"RBLN Artifact Studio {__version__}"
+    assert f"Qt {qVersion()} · PySide6 {PySide6.__version__} · Python {platform.python_version()}" in first
+    assert f"Settings: {window.settings.file_name()}" in first
+    assert f"Demo workspace: {demo_folder()}" in first and demo_folder().endswith("rbln-studio/demo-workspace")
+
+    qtbot.waitUntil(lambda: "detecting…" not in text.toPlainText())
+    done = text.toPlainText()
+    assert _line(done, "sim").split()[:2] == ["sim", "available"]
+    assert "optimum-rbln-cli not found on PATH" in _line(done, "optimum")
+    assert _line(done, "optimum").split()[:3] == ["optimum", "not", "available"]
+    assert detect_threads and threading.main_thread() not in detect_threads
+
+    qtbot.mouseClick(about.findChild(QPushButton, "aboutCopyButton"), Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == done
+    about.close()
+
+
+def test_about_box_shows_optimum_when_it_is_installed(
+    qtbot: QtBot, window: MainWindow, fake_optimum: FakeToolchain
+) -> None:
+    about = window.show_about()
+    text = about.findChild(QPlainTextEdit, "aboutText")
+    qtbot.waitUntil(lambda: "detecting…" not in text.toPlainText(), timeout=20_000)
+    optimum = _line(text.toPlainText(), "optimum")
+    assert optimum.split()[:3] == ["optimum", "available", "0.12.0"] and str(fake_optimum.path_dir) in optimum
+    assert _line(text.toPlainText(), "rebel").split()[:2] == ["rebel", "available"]
+    about.close()
+
+
+def _wait_detected(qtbot: QtBot, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: not window.backend_status.detecting, timeout=20_000)
+
+
+def test_preferences_point_at_a_toolchain_and_keep_it(
+    qtbot: QtBot,
+    window: MainWindow,
+    settings: Settings,
+    no_toolchain: None,
+    toolchain: FakeToolchain,
+    detect_threads: list[threading.Thread],
+) -> None:
+    action = window.findChild(type(window.action_preferences), "actionPreferences")
+    assert not action.shortcut().isEmpty() and action in window.menuBar().actions()[0].menu().actions()
+    action.trigger()
+    prefs = _dialog(window, "preferencesDialog")
+    status = prefs.findChild(QPlainTextEdit, "prefsBackends")
+    _wait_detected(qtbot, window)
+    assert "optimum  not available" in status.toPlainText()
+
+    # A virtual environment that is not activated: naming its folder is enough (the CLI is found beside its Python).
+    qtbot.keyClicks(prefs.findChild(QLineEdit, "prefsToolchainPython"), str(toolchain.root))
+    detect = prefs.findChild(QPushButton, "prefsDetectButton")
+    qtbot.mouseClick(detect, Qt.MouseButton.LeftButton)
+    assert status.toPlainText() == "detecting…" and not detect.isEnabled()
+    _wait_detected(qtbot, window)
+    assert _line(status.toPlainText(), "optimum").split()[:3] == ["optimum", "available", "0.12.0"]
+    assert "beside the configured Python" in status.toPlainText()
+    assert _line(status.toPlainText(), "rebel").split()[:2] == ["rebel", "available"]
+    assert threading.main_thread() not in detect_threads
+
+    prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    assert not prefs.isVisible()
+    assert settings.toolchain() == ToolchainPaths(str(toolchain.root), "")
+    assert current_settings().toolchain_python == str(toolchain.root)
+
+    # Persisted in the settings file with the rest, and applied when the app starts again.
+    window.save_state()
+    from app.backends import settings as backend_settings
+
+    backend_settings.configure()
+    again = MainWindow(Settings(QSettings(settings.file_name(), QSettings.Format.IniFormat)))
+    qtbot.addWidget(again)
+    assert again.settings.toolchain().toolchain_python == str(toolchain.root)
+    assert current_settings().toolchain_python == str(toolchain.root)
+
+
+def test_cancel_puts_the_saved_toolchain_back(
+    qtbot: QtBot, window: MainWindow, settings: Settings, no_toolchain: None, toolchain: FakeToolchain
+) -> None:
+    prefs = window.show_preferences()
+    status = prefs.findChild(QPlainTextEdit, "prefsBackends")
+    prefs.findChild(QLineEdit, "prefsOptimumCli").setText(str(toolchain.cli))
+    prefs.detect_again()
+    _wait_detected(qtbot, window)
+    assert "optimum  available" in status.toPlainText()
+    prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Cancel).click()
+    assert current_settings().optimum_cli is None and settings.toolchain() == ToolchainPaths()
+    assert window.backend_status.detecting  # detected again with the saved (empty) paths
+    _wait_detected(qtbot, window)
+    assert not window.backend_status.info("optimum").available  # type: ignore[union-attr]
+
+
+def test_an_environment_variable_wins_and_preferences_say_so(
+    qtbot: QtBot, window: MainWindow, no_toolchain: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(ENV_TOOLCHAIN_PYTHON, str(tmp_path / "env-python"))
+    prefs = window.show_preferences()
+    note = prefs.findChild(QLabel, "prefsEnvNote").text()
+    assert f"{ENV_TOOLCHAIN_PYTHON} is set ({tmp_path / 'env-python'}) and takes precedence" in note
+    _wait_detected(qtbot, window)
+    prefs.close()

@@ -1,0 +1,90 @@
+"""Bad input in the resize dialog, driven only through its objectNames: the core's verdict, never an exception."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from hypothesis import given
+from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QPushButton, QSpinBox
+from pytestqt.qtbot import QtBot
+
+from app.core.artifact import open_artifact
+from app.core.budget import parse_budget
+from app.core.errors import StudioError
+from app.core.resize import check_target, target_for_budget
+from app.gui.main_window import MainWindow
+
+from .conftest import open_folder, select
+from .fuzzing import (
+    COUNT_TEXTS,
+    FUZZ,
+    NASTY,
+    budget_texts,
+    examples,
+    no_error_dialog,
+    paste_into,
+    type_count,
+    typed_counts,
+)
+
+
+def _open(qtbot: QtBot, window: MainWindow, workspace: Path, artifact: Path) -> QDialog:
+    open_folder(qtbot, window, workspace)
+    select(qtbot, window, artifact)
+    window.findChild(type(window.action_resize), "actionResize").trigger()
+    dialog = window.findChild(QDialog, "resizeDialog")
+    assert dialog is not None and dialog.isVisible()
+    return dialog
+
+
+def _verdict(artifact_dir: Path, text: str) -> str | None:
+    """The core's error for a fit-to-budget text, or None when it resolves to a valid target."""
+    artifact = open_artifact(artifact_dir)
+    try:
+        target = target_for_budget(artifact, parse_budget(text.strip()))
+    except StudioError as exc:
+        return exc.one_line()
+    return check_target(artifact.config, target).error
+
+
+def test_budget_field_for_any_text(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
+    dialog = _open(qtbot, window, workspace, cr13_artifact)
+    edit = dialog.findChild(QLineEdit, "resizeBudgetEdit")
+    message = dialog.findChild(QLabel, "resizeMessage")
+    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+
+    @FUZZ
+    @given(text=budget_texts)
+    @examples(NASTY)
+    def typed(text: str) -> None:
+        with qtbot.captureExceptions() as raised:
+            paste_into(qtbot, edit, text)
+        assert not raised, raised
+        no_error_dialog()
+        shown = edit.text()
+        if not shown.strip():
+            assert not apply.isEnabled() and "Type a memory budget" in message.text()
+            return
+        error = _verdict(cr13_artifact, shown)
+        if error is None:
+            assert apply.isEnabled() and "✓" in message.text()
+        else:
+            assert f"✖ {html.escape(error)}" in message.text() and not apply.isEnabled()
+
+    typed()
+
+
+def test_target_field_for_any_typing(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
+    dialog = _open(qtbot, window, workspace, cr13_artifact)
+    spin = dialog.findChild(QSpinBox, "resizeTargetSpin")
+    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+
+    @FUZZ
+    @given(text=typed_counts)
+    @examples(COUNT_TEXTS)
+    def typed(text: str) -> None:
+        type_count(qtbot, spin, text)
+        assert apply.isEnabled() == (spin.value() >= 9)  # the floor; a copy is the default mode
+
+    typed()
