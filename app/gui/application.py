@@ -9,9 +9,6 @@ from PySide6.QtWidgets import QApplication
 from app import __version__
 from app.gui.app_paths import APP_DIR, DESKTOP_FILE, app_icon
 from app.gui.errors import install_excepthook
-from app.gui.refcount_guard import NoneReserve, install
-
-_reserve: NoneReserve | None = None
 
 DISPLAY_NAME = "RBLN Artifact Studio"
 
@@ -31,7 +28,4 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     configure(app)
     install_excepthook()
-    global _reserve
-    if _reserve is None:
-        _reserve = install(app)  # PySide6 6.12 on Python < 3.12 would abort the app after some thousand Qt calls
     return app

@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from app.gui.binding_check import binding_problem
+
+    problem = binding_problem()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     from app.gui.application import create_application
     from app.gui.main_window import MainWindow
 

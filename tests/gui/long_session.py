@@ -1,17 +1,12 @@
-"""A long desktop session, run as a program by test_gui_refcount_guard: open the demo workspace, select artifacts
+"""A long desktop session, run as a program by test_gui_binding: open the demo workspace, select artifacts
 ROUNDS times each (waiting for each one's details, no sleeps), quit through the window, print how many were shown.
 
-`python long_session.py ROUNDS [--no-guard]`; --no-guard starts without app.gui.refcount_guard (the control).
+`python long_session.py ROUNDS`.
 """
 
 import sys
 
 from PySide6.QtCore import QEventLoop, QTimer
-
-import app.gui.refcount_guard as guard
-
-if "--no-guard" in sys.argv:
-    guard.install = lambda parent: None
 
 from app.gui.application import create_application
 from app.gui.main_window import MainWindow
