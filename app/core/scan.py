@@ -53,10 +53,11 @@ class ArtifactSummary:
         return cls(**{**data, "status": Status(data["status"])})
 
 
-def _model_name(folder: Path, cls_name: str | None) -> str | None:
+def _model_name(folder: str, cls_name: str | None) -> str | None:
     """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
     try:
-        raw = json.loads((folder / "config.json").read_bytes())
+        with open(os.path.join(folder, "config.json"), "rb") as f:
+            raw = json.loads(f.read())
         if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
             return raw["_name_or_path"]
     except (OSError, ValueError, RecursionError):
@@ -66,7 +67,7 @@ def _model_name(folder: Path, cls_name: str | None) -> str | None:
     return None
 
 
-def _listing(folder: Path) -> tuple[Signature, int, set[str]]:
+def _listing(folder: str) -> tuple[Signature, int, set[str]]:
     """The folder's files as (name, size, mtime, inode), their total size, and the graph names present."""
     signature: Signature = []
     graphs: set[str] = set()
@@ -84,32 +85,40 @@ def _listing(folder: Path) -> tuple[Signature, int, set[str]]:
     return signature, size, graphs
 
 
-def _from_config(folder: Path, size: int, graphs: set[str]) -> ArtifactSummary:
+def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
-    from pydantic_core import from_json
-
     from app.core.artifact import config_problems, expected_graph_names
-    from app.core.rbln_config import parse_config
+    from app.core.rbln_config import ConfigFields, parse_config, read_view
 
+    name = os.path.basename(folder)
     try:
-        path = folder / CONFIG_NAME
-        loaded = parse_config(decode_json(path.read_bytes(), path, from_json), path)
-    except StudioError as exc:
-        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [str(exc)], size_on_disk=size)
+        with open(os.path.join(folder, CONFIG_NAME), "rb") as f:
+            data = f.read()
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [message], size_on_disk=size)
-    config = loaded.model
-    problems = config_problems(config)
+        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+    config: ConfigFields | None = read_view(data)
+    if config is not None:
+        expected = config.expected_graph_names
+    else:  # invalid, or older key names: the full model words the error and applies the renaming rules
+        from pydantic_core import from_json
+
+        path = Path(folder, CONFIG_NAME)
+        try:
+            loaded = parse_config(decode_json(data, path, from_json), path)
+        except StudioError as exc:
+            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+        config, expected = loaded.model, expected_graph_names(loaded.raw)
+    problems = config_problems(config)  # type: ignore[arg-type]
     if not graphs:
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
-    for expected in expected_graph_names(loaded.raw):
-        if expected not in graphs:
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
+    for graph in expected:
+        if graph not in graphs:
+            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
     kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
     return ArtifactSummary(
-        path=str(folder),
-        name=folder.name,
+        path=folder,
+        name=name,
         status=worst(problems),
         problems=[p.message for p in problems],
         model=_model_name(folder, config.cls_name),
@@ -129,20 +138,22 @@ def _from_config(folder: Path, size: int, graphs: set[str]) -> ArtifactSummary:
 
 def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
     """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
-    folder = Path(folder)
+    return _summarize(os.fspath(Path(folder)), cache)
+
+
+def _summarize(folder: str, cache: ScanCache | None) -> ArtifactSummary:
     try:
         signature, size, graphs = _listing(folder)
     except OSError as exc:
-        return ArtifactSummary(
-            str(folder), folder.name, Status.INVALID, [f"Cannot list {folder}: {exc.strerror or exc}."]
-        )
+        message = f"Cannot list {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
     if cache is not None:
-        row = cache.get(str(folder), signature)
+        row = cache.get(folder, signature)
         if row is not None:
             return ArtifactSummary.from_json(row)
     summary = _from_config(folder, size, graphs)
     if cache is not None:
-        cache.put(str(folder), signature, summary.to_json())
+        cache.put(folder, signature, summary.to_json())
     return summary
 
 
@@ -150,7 +161,11 @@ def find_artifacts(
     root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
 ) -> Iterator[Path]:
     """Every folder under root holding an rbln_config.json; follows symlinks once, never loops."""
-    root = Path(root)
+    return map(Path, _walk(os.fspath(Path(root)), cancel, on_issue))
+
+
+def _walk(root: str, cancel: CancelToken | None, on_issue: IssueCallback | None) -> Iterator[str]:
+    """find_artifacts on path strings, in path order (a fleet has thousands of folders)."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -167,7 +182,7 @@ def find_artifacts(
                 entries = list(it)
         except OSError as exc:
             if on_issue is not None:
-                on_issue(folder, f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+                on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
             continue
         names = {e.name for e in entries}
         if CONFIG_NAME in names and INCOMPLETE_MARKER not in names:
@@ -179,10 +194,10 @@ def find_artifacts(
                 continue  # hidden folders, and our staging folders, are never artifacts
             try:
                 if entry.is_dir():
-                    subfolders.append(Path(entry.path))
+                    subfolders.append((entry.name, entry.path))
             except OSError:
                 continue
-        stack.extend(sorted(subfolders, reverse=True))
+        stack.extend(path for _, path in sorted(subfolders, reverse=True))
 
 
 def scan(
@@ -195,8 +210,8 @@ def scan(
     cache = ScanCache(Path(root)) if use_cache else None
     complete = False
     try:
-        for folder in find_artifacts(root, cancel, on_issue):
-            yield summarize(folder, cache)
+        for folder in _walk(os.fspath(Path(root)), cancel, on_issue):
+            yield _summarize(folder, cache)
         complete = True
     finally:
         if cache is not None:
