@@ -100,7 +100,8 @@ def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
 class CacheMeta(BaseModel):
     """One KV cache tensor: shape [num_blocks, num_kv_heads, block_size, head_dim]."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    # Built on first use: a scan of valid files only ever needs ConfigView.
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
     name: str
     layer_index: int | None = None
@@ -207,7 +208,7 @@ class ConfigFields(BaseModel):
 class RblnConfig(ConfigFields):
     """The keys of a decoder-only rbln_config.json that sizing and serving depend on; others are kept aside."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
     cache_metas: list[CacheMeta] | None = None
 
@@ -242,7 +243,7 @@ class CacheMetaView(TypedDict, total=False):
 
     name: Required[str]
     layer_index: int | None
-    shape: Required[Annotated[list[Dim], Field(min_length=4, max_length=4)]]
+    shape: Required[tuple[Dim, Dim, Dim, Dim]]  # CacheMeta's four-item list, without a list per tensor
     layer_type: str
     is_auto: bool
     dtype: DtypeName
@@ -259,7 +260,7 @@ class CompileCfgView(TypedDict, total=False):
 class ConfigView(ConfigFields):
     """What a scan row shows, validated straight from the file's bytes (see read_view)."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=False)
 
     cache_metas: list[CacheMetaView] | None = None
     compile_cfgs: list[CompileCfgView] | None = Field(default=None, alias="_compile_cfgs")

@@ -68,7 +68,7 @@ def _model_name(folder: str, cls_name: str | None) -> str | None:
 
 
 def _listing(folder: str) -> tuple[Signature, int, set[str]]:
-    """The folder's files as (name, size, mtime, inode), their total size, and the graph names present."""
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present."""
     signature: Signature = []
     graphs: set[str] = set()
     size = 0
@@ -77,7 +77,7 @@ def _listing(folder: str) -> tuple[Signature, int, set[str]]:
             if is_internal_name(entry.name) or not entry.is_file():
                 continue
             st = entry.stat()
-            signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ino])
+            signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
             size += st.st_size
             if entry.name.endswith(GRAPH_SUFFIX):
                 graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
