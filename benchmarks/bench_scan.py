@@ -1,14 +1,11 @@
-"""Scan of 5,000 Qwen3-8B-sized artifacts: cold (--no-cache) and warm (nothing changed) against a minimal walker."""
+"""Rows 2 and 3: `scan ROOT --json` over 5,000 Qwen3-8B-sized artifacts, cold and warm, against a minimal walker."""
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
-from _common import build_fleet, cli, report, time_command
+from _common import build_fleet, cli, interleave, machine, python, report, run, scratch
 
 WALKER = """
 import json, os, sys
@@ -22,26 +19,27 @@ for dirpath, dirnames, filenames in os.walk(sys.argv[1]):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--only", choices=["cold", "warm"], help="print one row only")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="rbln-bench-scan-"))
-    cache = Path(tempfile.mkdtemp(prefix="rbln-bench-cache-"))
-    try:
-        build_fleet(root / "fleet", args.count)
-        walker = [sys.executable, "-c", WALKER, str(root / "fleet")]
-        scan = [*cli(), "scan", str(root / "fleet"), "--json"]
+    print(machine())
+    with scratch("scan") as root, scratch("cache") as cache:
+        fleet = root / "fleet"
+        build_fleet(fleet, args.count)
         env_cache = {"RBLN_STUDIO_CACHE_DIR": str(cache)}
-        cold, warm, base = [], [], []
-        for _ in range(args.runs):  # interleaved, so load on the machine hits all three alike
-            base += time_command(walker, 1)
-            cold += time_command([*scan, "--no-cache"], 1, extra_env=env_cache)
-            time_command(scan, 1, extra_env=env_cache)  # fill the cache
-            warm += time_command(scan, 1, extra_env=env_cache)
-        report(f"scan cold, {args.count} artifacts", cold, base, "<= 1.3")
-        report(f"scan warm, {args.count} artifacts", warm, base, "<= 0.5")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.rmtree(cache, ignore_errors=True)
+        scan = [*cli(), "scan", str(fleet), "--json"]
+        actions = {"walker": run([python(), "-c", WALKER, str(fleet)])}
+        fill = {}
+        if args.only != "warm":
+            actions["cold"] = run([*scan, "--no-cache"], env_cache)
+        if args.only != "cold":
+            actions["warm"] = run(scan, env_cache)
+            fill["warm"] = run(scan, env_cache)  # nothing changed since this scan
+        times = interleave(actions, args.runs, before_each=fill)
+        if "cold" in times:
+            report(f"scan --json --no-cache, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.3)
+        if "warm" in times:
+            report(f"scan --json, nothing changed, {args.count} artifacts (row 3)", times["warm"], times["walker"], 0.5)
     return 0
 
 
