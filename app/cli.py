@@ -452,10 +452,16 @@ def translate_optimum_argv(argv: list[str]) -> list[str]:
     return argv
 
 
+def _plain_get(args_list: list[str]) -> argparse.Namespace | None:
+    """`get-kvcache-num-blocks DIR` and nothing else: shell loops call it per artifact, so skip building the parser."""
+    if len(args_list) == 2 and args_list[0] == "get-kvcache-num-blocks" and not args_list[1].startswith("-"):
+        return argparse.Namespace(dir=args_list[1], func=cmd_get)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
-    args = parser.parse_args(args_list)
+    args = _plain_get(args_list) or build_parser().parse_args(args_list)
     from app.core.errors import StudioError
 
     try:
