@@ -46,6 +46,52 @@ def build_fleet(root: Path, count: int, per_folder: int = 100) -> None:
     shutil.rmtree(template)
 
 
+# A Llama-shaped local model whose bf16 weights come to about 4 GiB (29 layers of 2,560 hidden).
+FOUR_GIB_MODEL = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_hidden_layers": 29,
+    "hidden_size": 2560,
+    "intermediate_size": 6912,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 32000,
+    "max_position_embeddings": 32768,
+    "torch_dtype": "bfloat16",
+}
+
+
+def compile_payload_pair(root: Path) -> tuple[Path, Path]:
+    """The same model compiled twice: with its ~4 GiB weights in prefill.rbln, and metadata only."""
+    import json
+
+    model = root / "llama-4gib-config"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(FOUR_GIB_MODEL))
+    shape = {
+        "model_id": str(model),
+        "npu": "RBLN-CA25",
+        "batch_size": 4,
+        "max_seq_len": 32768,
+        "attn_impl": "flash_attn",
+        "kvcache_partition_len": 16384,
+    }
+    heavy = write_artifact(plan_compile(CompileRequest(**shape, materialize_weights=True)), root / "with-weights")
+    light = write_artifact(plan_compile(CompileRequest(**shape)), root / "metadata-only")
+    return heavy, light
+
+
+def free_bytes(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def require_space(path: Path, needed: int) -> None:
+    """Refuse to start rather than fill the disk (the copy rows write several 4 GiB files)."""
+    if free_bytes(path) < needed:
+        sys.exit(f"{path}: {free_bytes(path) / 2**30:.1f} GiB free, the benchmark needs {needed / 2**30:.1f} GiB")
+
+
 @contextmanager
 def scratch(prefix: str) -> Iterator[Path]:
     """A fresh folder under $TMPDIR (or --dir), removed afterwards whatever happens."""
