@@ -116,8 +116,11 @@ def cli() -> list[str]:
 
 
 def env() -> dict[str, str]:
-    """This checkout's code wins over whatever the installed console script points at."""
-    return {**os.environ, "PYTHONPATH": str(REPO)}
+    """This checkout's code wins over whatever the installed console script points at.
+
+    RBLN_BENCH_CODE=DIR runs another checkout's code instead (e.g. an exported older commit, for before/after).
+    """
+    return {**os.environ, "PYTHONPATH": os.environ.get("RBLN_BENCH_CODE") or str(REPO)}
 
 
 def run(argv: Sequence[str], extra_env: dict[str, str] | None = None) -> Timed:
@@ -148,12 +151,14 @@ def interleave(
 ) -> dict[str, Series]:
     """Time each action once per round, rounds in a row, so load on a shared machine hits all of them alike.
 
+    The order within a round flips every round (whoever runs first may find a colder page cache).
     before_each[name] runs untimed before that action (e.g. to fill a cache or reset a file). Warm-up
     rounds (page cache, imports) are not recorded.
     """
     times = {name: Series() for name in actions}
     for i in range(warmup + runs):
-        for name, action in actions.items():
+        order = list(actions.items())
+        for name, action in order if i % 2 else reversed(order):
             if before_each and name in before_each:
                 before_each[name]()
             cpu, start = cpu_seconds(), time.perf_counter()

@@ -1,9 +1,8 @@
-"""Rows 2 and 3: `scan ROOT --json` over 5,000 Qwen3-8B-sized artifacts, cold and warm, against a minimal walker."""
+"""Shared by rows 2 and 3: a fleet of Qwen3-8B-sized artifacts, the minimal walker, and `scan ROOT --json`."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from _common import build_fleet, cli, interleave, machine, python, report, run, scratch
 
@@ -16,11 +15,11 @@ for dirpath, dirnames, filenames in os.walk(sys.argv[1]):
 """
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def measure(row: str, doc: str | None) -> int:
+    """row "cold": scan --no-cache; row "warm": scan right after a scan that filled the cache."""
+    parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--count", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--only", choices=["cold", "warm"], help="print one row only")
+    parser.add_argument("--runs", type=int, default=11)
     args = parser.parse_args()
     print(machine())
     with scratch("scan") as root, scratch("cache") as cache:
@@ -28,20 +27,12 @@ def main() -> int:
         build_fleet(fleet, args.count)
         env_cache = {"RBLN_STUDIO_CACHE_DIR": str(cache)}
         scan = [*cli(), "scan", str(fleet), "--json"]
-        actions = {"walker": run([python(), "-c", WALKER, str(fleet)])}
-        fill = {}
-        if args.only != "warm":
-            actions["cold"] = run([*scan, "--no-cache"], env_cache)
-        if args.only != "cold":
-            actions["warm"] = run(scan, env_cache)
-            fill["warm"] = run(scan, env_cache)  # nothing changed since this scan
-        times = interleave(actions, args.runs, before_each=fill)
-        if "cold" in times:
+        walker = run([python(), "-c", WALKER, str(fleet)])
+        if row == "cold":
+            times = interleave({"cold": run([*scan, "--no-cache"], env_cache), "walker": walker}, args.runs)
             report(f"scan --json --no-cache, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.3)
-        if "warm" in times:
+        else:
+            fill = run(scan, env_cache)  # nothing changes between this scan and the timed one
+            times = interleave({"warm": run(scan, env_cache), "walker": walker}, args.runs, before_each={"warm": fill})
             report(f"scan --json, nothing changed, {args.count} artifacts (row 3)", times["warm"], times["walker"], 0.5)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
