@@ -43,11 +43,11 @@ def test_plain_get_matches_the_parsed_command(
     assert parsed[1] == ("21\n" if case == "valid" else "")
 
 
-def test_get_imports_no_pydantic(cr13_artifact: Path) -> None:
+def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
     code = (
         "import sys; from app.cli import main; "
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'app.core.rbln_config'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'app.core.rbln_config', 'argparse'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
