@@ -1,8 +1,9 @@
-"""rbln-studio entry point: parse arguments, create the application, open the main window."""
+"""rbln-studio entry point: parse arguments (no Qt needed for --help/--version), then open the main window."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -19,13 +20,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+    from app.gui.application import create_application
+    from app.gui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = QMainWindow()
-    window.setWindowTitle("RBLN Artifact Studio")
-    window.setCentralWidget(QLabel(f"RBLN Artifact Studio {__version__}: {args.folder or 'no folder'}"))
+    app = create_application()
+    window = MainWindow()
     window.show()
+    # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage
+    # collector's full passes short, so they do not stall the GUI thread while scans fill the table.
+    gc.collect()
+    gc.freeze()
+    if args.demo:
+        window.open_demo()
+    elif args.folder:
+        window.open_folder(args.folder)
     return app.exec()
 
 

@@ -1,0 +1,120 @@
+"""The artifact table with its filter line: a sort/filter proxy over ArtifactTableModel."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QModelRoleDataSpan,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
+
+from app.gui.artifact_model import PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+
+COLUMN_WIDTHS = (220, 170, 90, 60, 50, 90, 80, 80, 130, 50, 70, 100, 90, 70)
+
+
+class FilterProxy(QSortFilterProxyModel):
+    """Filters rows; sorting is handed to the source model, which keeps its rows in order itself."""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.sourceModel().sort(column, order)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex, span: QModelRoleDataSpan) -> None:
+        """Forward a view's one-call-per-cell request (the base class would ask the source once per role)."""
+        self.sourceModel().multiData(self.mapToSource(index), span)
+
+
+class ArtifactBrowser(QWidget):
+    """Emits the path of the artifact that becomes current (or '' when none)."""
+
+    currentPathChanged = Signal(str)
+    painted = Signal()  # the table finished a repaint (scan workers wait for it between batches)
+
+    def __init__(self, model: ArtifactTableModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("artifactFilter")
+        self.filter_edit.setPlaceholderText("Filter by name, model, NPU, attention or status")
+        self.filter_edit.setClearButtonEnabled(True)
+
+        self.proxy = FilterProxy(self)
+        self.proxy.setSourceModel(model)
+        self.proxy.setFilterRole(SEARCH_ROLE)
+        self.proxy.setFilterKeyColumn(0)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setDynamicSortFilter(True)
+        self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
+
+        self.view = QTableView()
+        self.view.setObjectName("artifactTable")
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in enumerate(COLUMN_WIDTHS):
+            header.resizeSection(column, width)
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.proxy.rowsRemoved.connect(self._check_current)
+        self.proxy.modelReset.connect(self._check_current)
+
+        self.view.viewport().installEventFilter(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.view)
+        self._current = ""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            QTimer.singleShot(0, self.painted.emit)  # runs once this paint is done
+        return False
+
+    def current_path(self) -> str:
+        return self._current
+
+    def select_path(self, path: str) -> bool:
+        """Make the artifact at path current (if it is shown); True when it is."""
+        row = self.model.row_of(path)
+        if row is None:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if not index.isValid():
+            return False
+        self.view.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.view.scrollTo(index)
+        return True
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        path = current.data(PATH_ROLE) if current.isValid() else ""
+        self._set_current(path or "")
+
+    @Slot()
+    def _check_current(self) -> None:
+        index = self.view.selectionModel().currentIndex()
+        self._set_current((index.data(PATH_ROLE) or "") if index.isValid() else "")
+
+    def _set_current(self, path: str) -> None:
+        if path != self._current:
+            self._current = path
+            self.currentPathChanged.emit(path)

@@ -1,0 +1,232 @@
+"""The artifact table's item model: a thin adapter over app.core.scan's ArtifactSummary rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QModelRoleDataSpan, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.core.artifact import Status
+from app.core.scan import ArtifactSummary
+from app.core.sizes import format_bytes, format_bytes_exact
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
+
+STATUS_COLOURS = {Status.OK: "#2e7d32", Status.WARNING: "#b26a00", Status.INVALID: "#c62828"}
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    value: Callable[[ArtifactSummary], object]
+    text: Callable[[object], str] = lambda v: "?" if v is None else str(v)
+    numeric: bool = False
+    exact: Callable[[object], str] | None = None
+
+
+def _bytes_text(value: object) -> str:
+    return "?" if value is None else format_bytes(int(value))  # type: ignore[call-overload]
+
+
+def _bytes_exact(value: object) -> str:
+    return "unknown" if value is None else format_bytes_exact(int(value))  # type: ignore[call-overload]
+
+
+def _count(value: object) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("Name", lambda s: s.name),
+    Column("Model", lambda s: s.model),
+    Column("NPU", lambda s: s.npu),
+    Column("Devices", lambda s: s.num_devices, numeric=True),
+    Column("Batch", lambda s: s.batch_size, numeric=True),
+    Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True),
+    Column("Block size", lambda s: s.block_size, _count, numeric=True),
+    Column("Attention", lambda s: s.attn_impl),
+    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True),
+    Column("Floor", lambda s: s.num_min_blocks, numeric=True),
+    Column("Full pool", lambda s: s.num_full_blocks, numeric=True),
+    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact),
+    Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact),
+    Column("Status", lambda s: s.status.value),
+)
+NAME_COLUMN = 0
+STATUS_COLUMN = len(COLUMNS) - 1
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
+
+
+class TableRow:
+    """One summary with its cell texts and sort keys worked out once (in the scan worker), so data() is a lookup."""
+
+    __slots__ = ("keys", "search", "summary", "texts")
+
+    def __init__(self, summary: ArtifactSummary, texts: tuple[str, ...], keys: tuple[object, ...], search: str):
+        self.summary, self.texts, self.keys, self.search = summary, texts, keys, search
+
+    @classmethod
+    def of(cls, s: ArtifactSummary) -> TableRow:
+        values = [c.value(s) for c in COLUMNS]
+        texts = tuple(c.text(v) for c, v in zip(COLUMNS, values, strict=True))
+        keys = tuple(
+            (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
+            for c, v in zip(COLUMNS, values, strict=True)
+        )
+        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value) if v)
+        return cls(s, texts, keys, search)
+
+
+class ArtifactTableModel(QAbstractTableModel):
+    """Rows keyed by artifact path; upserts and removals arrive in batches from scan jobs.
+
+    The model sorts itself (sort()), keeping rows in order as batches arrive: a sorting proxy would call
+    data() from C++ for every comparison, which stalls the GUI thread on tables of thousands of rows.
+    """
+
+    def __init__(self, parent: object = None) -> None:
+        super().__init__(parent)  # type: ignore[arg-type]
+        self._rows: list[TableRow] = []
+        self._index: dict[str, int] = {}
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+
+    # ---- Qt interface --------------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section].title
+            if role == Qt.ItemDataRole.ToolTipRole and section == STATUS_COLUMN:
+                return "ok / warning / invalid; hover a row's status for the reason"
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        r, c = index.row(), index.column()
+        if not index.isValid() or not (0 <= r < len(self._rows)) or not 0 <= c < len(COLUMNS):
+            return None
+        return self._value(self._rows[r], c, role)
+
+    def multiData(self, index: Index, span: QModelRoleDataSpan) -> None:
+        """Every role a view asks for a cell in one call (Qt 6 views paint through this)."""
+        r, c = index.row(), index.column()
+        if not index.isValid() or not (0 <= r < len(self._rows)) or not 0 <= c < len(COLUMNS):
+            return
+        row = self._rows[r]
+        for i in range(span.size()):
+            item = span[i]
+            value = self._value(row, c, item.role())
+            if value is None:
+                item.clearData()  # views reuse the span from cell to cell
+            else:
+                item.setData(value)
+
+    def _value(self, row: TableRow, c: int, role: int) -> object:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.texts[c]
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if COLUMNS[c].numeric else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return _STATUS_BRUSHES[row.summary.status] if c == STATUS_COLUMN else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(row.summary, c)
+        if role == SORT_ROLE:
+            return row.keys[c]
+        if role == PATH_ROLE:
+            return row.summary.path
+        if role == SEARCH_ROLE:
+            return row.search
+        return None
+
+    def _tooltip(self, row: ArtifactSummary, column: int) -> str:
+        if column == STATUS_COLUMN:
+            return "\n".join(row.problems) if row.problems else "No problems found."
+        if column == NAME_COLUMN:
+            return row.path
+        exact = COLUMNS[column].exact
+        return exact(COLUMNS[column].value(row)) if exact else ""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._sort_column, self._sort_order = column, order
+        self._resort()
+
+    def _ordered(self, rows: list[TableRow]) -> list[TableRow]:
+        c = self._sort_column
+        if not 0 <= c < len(COLUMNS):
+            return rows
+        reverse = self._sort_order == Qt.SortOrder.DescendingOrder
+        return sorted(rows, key=lambda r: (r.keys[c], r.keys[NAME_COLUMN]), reverse=reverse)
+
+    def _resort(self) -> None:
+        ordered = self._ordered(self._rows)
+        if all(a is b for a, b in zip(ordered, self._rows, strict=True)):
+            return
+        self.layoutAboutToBeChanged.emit()
+        new_row = {id(r): i for i, r in enumerate(ordered)}
+        old = self.persistentIndexList()
+        new = [self.index(new_row[id(self._rows[i.row()])], i.column()) for i in old]
+        self._rows = ordered
+        self._index = {r.summary.path: i for i, r in enumerate(ordered)}
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+    # ---- updates from scans --------------------------------------------------------------------------
+
+    def summary(self, row: int) -> ArtifactSummary:
+        return self._rows[row].summary
+
+    def row_of(self, path: str) -> int | None:
+        return self._index.get(path)
+
+    def paths(self) -> list[str]:
+        return [r.summary.path for r in self._rows]
+
+    def upsert(self, summaries: Iterable[ArtifactSummary | TableRow]) -> None:
+        """Replace rows whose path is known, add the others in one insert, then restore the sort order."""
+        new: dict[str, TableRow] = {}
+        changed = False
+        for item in summaries:
+            prepared = item if isinstance(item, TableRow) else TableRow.of(item)
+            row = self._index.get(prepared.summary.path)
+            if row is None:
+                new[prepared.summary.path] = prepared
+                continue
+            self._rows[row] = prepared
+            changed = True
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+        if new:
+            first = len(self._rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+            for offset, path in enumerate(new):
+                self._index[path] = first + offset
+            self._rows.extend(new.values())
+            self.endInsertRows()
+        if new or changed:
+            self._resort()
+
+    def remove_paths(self, paths: Iterable[str]) -> None:
+        rows = sorted({self._index[p] for p in paths if p in self._index}, reverse=True)
+        for row in rows:
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self._rows[row]
+            self.endRemoveRows()
+        if rows:
+            self._index = {r.summary.path: i for i, r in enumerate(self._rows)}
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows, self._index = [], {}
+        self.endResetModel()

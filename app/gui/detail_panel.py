@@ -1,0 +1,180 @@
+"""The detail panel: the selected artifact's settings, KV blocks, per-NPU DRAM breakdown, files and problems."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QGroupBox,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.artifact import Artifact, Status
+from app.core.presentation import block_facts, breakdown_caption, file_rows, settings_rows
+from app.core.sizes import format_bytes, format_bytes_exact
+from app.gui.artifact_model import STATUS_COLOURS
+from app.gui.breakdown_table import BreakdownTable
+from app.gui.dram_chart import DramChart
+from app.gui.kv_gauge import KvGauge
+
+
+def _label(object_name: str = "", wrap: bool = True) -> QLabel:
+    label = QLabel()
+    if object_name:
+        label.setObjectName(object_name)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class DetailPanel(QScrollArea):
+    """Lays out what app.core computed for one artifact; computes nothing itself."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("detailPanel")
+        self.setWidgetResizable(True)
+        self.artifact: Artifact | None = None
+        body = QWidget()
+        layout = QVBoxLayout(body)
+
+        self.title = _label("detailTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.problems = _label("detailProblems")
+        self.problems.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.title)
+        layout.addWidget(self.problems)
+
+        self.settings_box = QGroupBox("Settings")
+        self.settings_form = QFormLayout(self.settings_box)
+
+        kv_box = QGroupBox("KV cache")
+        kv_layout = QVBoxLayout(kv_box)
+        self.kv_label = _label("kvBlocksLabel")
+        self.gauge = KvGauge()
+        self.kv_meaning = _label("kvMeaningLabel")
+        kv_layout.addWidget(self.kv_label)
+        kv_layout.addWidget(self.gauge)
+        kv_layout.addWidget(self.kv_meaning)
+        layout.addWidget(kv_box)
+
+        dram_box = QGroupBox("DRAM per NPU")
+        dram_layout = QVBoxLayout(dram_box)
+        self.dram_caption = _label("dramCaption")
+        self.chart = DramChart()
+        self.chart.setMinimumHeight(260)
+        self.breakdown_table = BreakdownTable()
+        row = QVBoxLayout()
+        row.addWidget(self.chart, 3)
+        row.addWidget(self.breakdown_table, 2)
+        dram_layout.addWidget(self.dram_caption)
+        dram_layout.addLayout(row)
+        layout.addWidget(dram_box)
+        layout.addWidget(self.settings_box)
+
+        files_box = QGroupBox("Files")
+        files_layout = QVBoxLayout(files_box)
+        self.files = QTableWidget(0, 2)
+        self.files.setObjectName("detailFiles")
+        self.files.setHorizontalHeaderLabels(["File", "Size"])
+        self.files.verticalHeader().setVisible(False)
+        self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        files_layout.addWidget(self.files)
+        layout.addWidget(files_box)
+        layout.addStretch(1)
+        self.setWidget(body)
+        self._sections = [self.settings_box, kv_box, dram_box, files_box]
+        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
+
+    # ---- states --------------------------------------------------------------------------------------
+
+    def show_message(self, text: str) -> None:
+        """No artifact: a line of text and nothing else."""
+        self.artifact = None
+        self.title.setText(html.escape(text))
+        self.problems.clear()
+        self.problems.hide()
+        for section in self._sections:
+            section.hide()
+        self.chart.set_breakdown(None, message=text)
+
+    def show_loading(self, name: str) -> None:
+        self.show_message(f"Reading {name}…")
+
+    def show_error(self, name: str, reason: str) -> None:
+        self.show_message(f"Cannot read {name}: {reason}")
+
+    def show_artifact(self, artifact: Artifact) -> None:
+        self.artifact = artifact
+        for section in self._sections:
+            section.show()
+        status = artifact.status
+        colour = STATUS_COLOURS[status]
+        self.title.setText(
+            f"<b>{html.escape(artifact.name)}</b> "
+            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.path))}</small>"
+        )
+        if artifact.problems:
+            items = "".join(
+                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
+                for p in artifact.problems
+            )
+            self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
+        else:
+            self.problems.setText(f"<span style='color:{STATUS_COLOURS[Status.OK]}'>No problems found.</span>")
+        self.problems.show()
+        self._show_settings(artifact)
+        facts = block_facts(artifact.config)
+        self.kv_label.setText(facts.headline)
+        self.kv_meaning.setText(facts.meaning)
+        self.gauge.set_facts(facts)
+        self._show_breakdown(artifact)
+        self._show_files(artifact)
+
+    def _show_settings(self, artifact: Artifact) -> None:
+        while self.settings_form.rowCount():
+            self.settings_form.removeRow(0)
+        for name, value in settings_rows(artifact):
+            self.settings_form.addRow(name, _label(wrap=False))
+            field = self.settings_form.itemAt(self.settings_form.rowCount() - 1, QFormLayout.ItemRole.FieldRole)
+            field.widget().setText(value)  # type: ignore[union-attr]
+
+    def _show_breakdown(self, artifact: Artifact) -> None:
+        breakdown = artifact.breakdown()
+        npu = artifact.npu
+        if breakdown is None or npu is None:
+            reason = artifact.unknown_reason or "The NPU named in rbln_config.json is unknown."
+            message = f"Allocations unknown: {reason}"
+            self.dram_caption.setText(message)
+            self.chart.set_breakdown(None, message="Allocations unknown; nothing is drawn rather than a guess.")
+            self.chart.hide()
+            self.breakdown_table.set_breakdown(None)
+            self.breakdown_table.hide()
+            return
+        self.dram_caption.setText(breakdown_caption(breakdown))
+        self.chart.set_breakdown(breakdown, npu.chiplets)
+        self.breakdown_table.set_breakdown(breakdown, npu.chiplets)
+        self.chart.show()
+        self.breakdown_table.show()
+
+    def _show_files(self, artifact: Artifact) -> None:
+        rows = file_rows(artifact)
+        self.files.setRowCount(len(rows))
+        for i, (name, size) in enumerate(rows):
+            self.files.setItem(i, 0, QTableWidgetItem(name))
+            size_item = QTableWidgetItem(format_bytes(size))
+            size_item.setToolTip(format_bytes_exact(size))
+            size_item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.files.setItem(i, 1, size_item)
+        self.files.setMinimumHeight(min(len(rows), 8) * self.files.verticalHeader().defaultSectionSize() + 30)

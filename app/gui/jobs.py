@@ -1,0 +1,282 @@
+"""Background jobs: run a function in a worker thread with progress, log, partial results and cancel.
+
+Workers never touch widgets: they only emit signals of their Job, which lives on the GUI thread, so every
+slot connected to a QObject runs there. The end of a job (succeeded, failed, cancelled, then finished) is
+always emitted on the GUI thread, after every progress and partial signal the worker sent.
+Writes go through a single-thread pool so two never interleave.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+
+from app.core.errors import CancelledError, StudioError
+from app.core.progress import CancelToken
+
+GRAVEYARD = 64  # ended jobs kept referenced after forget()
+ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
+ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
+PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
+
+
+class JobState(str, Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def ended(self) -> bool:
+        return self not in (JobState.QUEUED, JobState.RUNNING)
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """The one-line reason a user reads and the details (hint or traceback) behind a button."""
+
+    reason: str
+    details: str = ""
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> JobFailure:
+        if isinstance(exc, StudioError):
+            return cls(exc.message, exc.hint or "")
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(f"Unexpected error: {type(exc).__name__}: {exc}", text)
+
+
+class JobContext:
+    """What the job function gets in its worker thread."""
+
+    def __init__(self, job: Job) -> None:
+        self._job = job
+        self.cancel: CancelToken = job.token
+        self._last = 0.0
+        self._first = True
+
+    def progress(self, done: int, total: int, message: str) -> None:
+        """A (done, total, message) update; throttled, except the first and the last."""
+        now = time.monotonic()
+        if self._first or (total and done >= total) or now - self._last >= PROGRESS_INTERVAL:
+            self._first, self._last = False, now
+            self._job.progressed.emit(done, total, message)
+        self.cancel.raise_if_cancelled()
+
+    def log(self, line: str) -> None:
+        self._job.logged.emit(line)
+
+    def partial(self, value: object, wait: bool = False) -> None:
+        """Hand a piece of the result to the GUI thread while the work goes on (e.g. a batch of scan rows).
+
+        With wait, block (holding no lock, so not the GIL either) until the receiver calls job.ack(): the GUI
+        thread then inserts and paints the batch without competing with this worker for the interpreter.
+        """
+        job = self._job
+        if wait:
+            job._acked.clear()
+        job.partial.emit(value)
+        if wait:
+            deadline = time.monotonic() + ACK_TIMEOUT
+            while not job._acked.wait(ACK_POLL) and time.monotonic() < deadline:
+                self.cancel.raise_if_cancelled()
+
+
+JobFunction = Callable[[JobContext], Any]
+
+
+class Job(QObject):
+    """One unit of background work and its observable state."""
+
+    progressed = Signal(int, int, str)  # emitted from the worker thread
+    logged = Signal(str)  # emitted from the worker thread
+    partial = Signal(object)  # emitted from the worker thread
+    started = Signal()
+    succeeded = Signal(object)
+    failed = Signal(object)  # JobFailure
+    cancelled = Signal()
+    finished = Signal()
+    _began = Signal()
+    _ended = Signal(str, object)
+
+    def __init__(
+        self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.fn = fn
+        self.writes = writes
+        self.visible = visible
+        self.token = CancelToken()
+        self._acked = threading.Event()
+        self.state = JobState.QUEUED
+        self.done = self.total = 0
+        self.message = ""
+        self.log_lines: list[str] = []
+        self.result: object = None
+        self.failure: JobFailure | None = None
+        self.created_at = time.monotonic()
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self._began.connect(self._on_began)
+        self._ended.connect(self._on_ended)
+        self.progressed.connect(self._on_progress)
+        self.logged.connect(self._on_log)
+
+    def ack(self) -> None:
+        """The GUI has taken the last partial result sent with wait=True; the worker may go on."""
+        self._acked.set()
+
+    def cancel(self) -> None:
+        """Ask the work to stop; safe from any thread. The job reports `cancelled` when it has stopped."""
+        self.token.cancel()
+
+    @property
+    def elapsed(self) -> float:
+        if self.started_at is None:
+            return 0.0
+        return (self.ended_at or time.monotonic()) - self.started_at
+
+    def run_in_worker(self) -> None:
+        """The worker thread's side: run fn and report how it ended; never raises."""
+        if self.token.cancelled:
+            self._ended.emit(JobState.CANCELLED.value, None)
+            return
+        self._began.emit()
+        try:
+            result = self.fn(JobContext(self))
+        except CancelledError:
+            self._ended.emit(JobState.CANCELLED.value, None)
+        except BaseException as exc:  # a worker must report every failure, never die silently
+            self._ended.emit(JobState.FAILED.value, JobFailure.from_exception(exc))
+        else:
+            self._ended.emit(JobState.SUCCEEDED.value, result)
+
+    @Slot()
+    def _on_began(self) -> None:
+        self.state = JobState.RUNNING
+        self.started_at = time.monotonic()
+        self.started.emit()
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        self.done, self.total, self.message = done, total, message
+
+    @Slot(str)
+    def _on_log(self, line: str) -> None:
+        self.log_lines.append(line)
+
+    @Slot(str, object)
+    def _on_ended(self, state: str, payload: object) -> None:
+        self.state = JobState(state)
+        self.ended_at = time.monotonic()
+        if self.started_at is None:
+            self.started_at = self.ended_at
+        if self.state is JobState.SUCCEEDED:
+            self.result = payload
+            self.succeeded.emit(payload)
+        elif self.state is JobState.FAILED:
+            assert isinstance(payload, JobFailure)
+            self.failure = payload
+            self.log_lines.append(f"error: {payload.reason}")
+            self.failed.emit(payload)
+        else:
+            self.log_lines.append("cancelled; nothing was left half-done")
+            self.cancelled.emit()
+        self.finished.emit()
+
+
+class _Runner(QRunnable):
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self._job = job
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        job, self._job = self._job, None  # type: ignore[assignment]
+        job.run_in_worker()
+
+
+class JobManager(QObject):
+    """Starts jobs on a read pool or the single-thread write pool and keeps them until they are cleared."""
+
+    jobAdded = Signal(object)
+    jobFailed = Signal(object, object)  # job, JobFailure
+    activeChanged = Signal(int)
+
+    def __init__(self, parent: QObject | None = None, read_threads: int = 2) -> None:
+        super().__init__(parent)
+        self.read_pool = QThreadPool(self)
+        self.read_pool.setMaxThreadCount(read_threads)
+        self.write_pool = QThreadPool(self)
+        self.write_pool.setMaxThreadCount(1)
+        self.jobs: list[Job] = []
+        self._unstarted: list[Job] = []
+        self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
+
+    def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
+        """Queue fn(context) in a worker.
+
+        The worker starts once control returns to the event loop, so signals connected right after submit()
+        never miss an early progress or partial result.
+        """
+        job = Job(title, fn, writes=writes, visible=visible)
+        self.jobs.append(job)
+        job.failed.connect(self._on_failed)
+        job.finished.connect(self._on_finished)
+        self.jobAdded.emit(job)
+        self._unstarted.append(job)
+        QTimer.singleShot(0, self._start_unstarted)
+        self.activeChanged.emit(len(self.active()))
+        return job
+
+    @Slot()
+    def _start_unstarted(self) -> None:
+        jobs, self._unstarted = self._unstarted, []
+        for job in jobs:
+            (self.write_pool if job.writes else self.read_pool).start(_Runner(job))
+
+    def active(self) -> list[Job]:
+        return [j for j in self.jobs if not j.state.ended]
+
+    def active_visible(self) -> list[Job]:
+        return [j for j in self.active() if j.visible]
+
+    def cancel_all(self) -> None:
+        for job in self.active():
+            job.cancel()
+
+    def wait(self, msecs: int = -1) -> bool:
+        """Block until both pools are idle (used when the window closes, after cancel_all)."""
+        self._start_unstarted()  # a cancelled job that never started still reports `cancelled`
+        return self.read_pool.waitForDone(msecs) and self.write_pool.waitForDone(msecs)
+
+    def forget(self, job: Job) -> None:
+        """Drop an ended job (the jobs panel's Clear)."""
+        if job.state.ended and job in self.jobs:
+            self.jobs.remove(job)
+            # Keep a reference a while longer: the last one must go on the GUI thread, never in the worker
+            # that has just reported the end (a QObject is destroyed in the thread that drops it).
+            self._graveyard.append(job)
+
+    @Slot(object)
+    def _on_failed(self, failure: JobFailure) -> None:
+        job = self.sender()
+        if isinstance(job, Job):
+            self.jobFailed.emit(job, failure)
+
+    @Slot()
+    def _on_finished(self) -> None:
+        job = self.sender()
+        if isinstance(job, Job) and not job.visible:
+            self.forget(job)  # hidden bookkeeping jobs (detail reads, rescans) do not pile up
+        self.activeChanged.emit(len(self.active()))

@@ -1,0 +1,67 @@
+"""The background operations the app runs: each submits one job whose worker calls app.core or a backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.backends.base import CompileResult
+from app.backends.registry import compile_model, inspector_for, resize_artifact
+from app.core.artifact import open_artifact
+from app.core.compiler import CompileRequest
+from app.core.demo import build_demo
+from app.core.resize import ResizeResult
+from app.gui.jobs import Job, JobContext, JobManager
+from app.gui.resize_dialog import ResizeChoice
+
+
+def read_artifact(jobs: JobManager, path: str) -> Job:
+    """Open an artifact (config, graph headers, allocations) for the detail panel."""
+    return jobs.submit(f"Read {Path(path).name}", lambda ctx: open_artifact(Path(path), inspector_for()), visible=False)
+
+
+def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str) -> Job:
+    """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
+
+    def work(ctx: JobContext) -> CompileResult:
+        ctx.log(f"compile {request.model_id} -> {output_dir}")
+        result = compile_model(request, output_dir, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel)
+        for warning in result.warnings:
+            ctx.log(f"warning: {warning}")
+        ctx.log(result.summary())
+        return result
+
+    return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
+
+
+def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
+    """Resize in place or into a copy (with progress and cancel for the copy)."""
+    where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
+    title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
+
+    def work(ctx: JobContext) -> ResizeResult:
+        result = resize_artifact(
+            choice.artifact_dir,
+            target=choice.target,
+            budget_text=choice.budget_text,
+            output_dir=choice.output_dir,
+            progress=ctx.progress,
+            log=ctx.log,
+            cancel=ctx.cancel,
+        )
+        for warning in result.warnings:
+            ctx.log(f"warning: {warning}")
+        ctx.log(f"kvcache_num_blocks {result.previous} -> {result.target} at {result.path}")
+        return result
+
+    return jobs.submit(title, work, writes=True)
+
+
+def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
+    """Compile the demo artifacts that are missing in folder."""
+
+    def work(ctx: JobContext) -> str:
+        written = build_demo(Path(folder), ctx.progress, ctx.cancel)
+        ctx.log(f"{len(written)} demo artifact(s) written in {folder}")
+        return folder
+
+    return jobs.submit("Build the demo workspace", work, writes=True)

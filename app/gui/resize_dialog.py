@@ -1,0 +1,272 @@
+"""The resize dialog: a target count or 'fit to budget', validated as it changes, previewed before and after."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.artifact import Artifact
+from app.core.budget import parse_budget
+from app.core.commandline import resize_argv
+from app.core.errors import StudioError
+from app.core.naming import resized_copy_dir
+from app.core.presentation import block_facts, breakdown_caption
+from app.core.resize import check_target, target_for_budget
+from app.gui.command_line import CommandLine
+from app.gui.dram_chart import DramChart
+
+MAX_BLOCKS = 1_000_000
+ERROR_STYLE = "color:#c62828"
+WARNING_STYLE = "color:#b26a00"
+OK_STYLE = "color:#2e7d32"
+
+
+@dataclass(frozen=True)
+class ResizeChoice:
+    """What Apply runs: a count or a budget text, in place (output None) or into a copy."""
+
+    artifact_dir: Path
+    target: int | None
+    budget_text: str | None
+    output_dir: Path | None
+    resolved_target: int
+
+    @property
+    def argv(self) -> list[str]:
+        return resize_argv(self.artifact_dir, self.target, self.budget_text, self.output_dir)
+
+
+class ResizeDialog(QDialog):
+    """Edits one resize; Apply is enabled only when the core accepts the target."""
+
+    def __init__(self, artifact: Artifact, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resizeDialog")
+        self.setWindowTitle(f"Resize KV cache: {artifact.name}")
+        self.artifact = artifact
+        config = artifact.config
+        self._output_edited = False
+        self.choice: ResizeChoice | None = None
+
+        facts = block_facts(config)
+        current = QLabel(
+            f"Current kvcache_num_blocks <b>{facts.num_blocks}</b> · floor <b>{facts.floor}</b> · "
+            f"full pool <b>{facts.full}</b>"
+        )
+        current.setObjectName("resizeCurrentLabel")
+
+        self.by_count = QRadioButton("Block count")
+        self.by_count.setObjectName("resizeByCount")
+        self.by_budget = QRadioButton("Fit to budget")
+        self.by_budget.setObjectName("resizeByBudget")
+        self.target_spin = QSpinBox()
+        self.target_spin.setObjectName("resizeTargetSpin")
+        self.target_spin.setRange(0, MAX_BLOCKS)
+        self.target_spin.setValue(max(config.kvcache_num_blocks, 0))
+        self.budget_edit = QLineEdit()
+        self.budget_edit.setObjectName("resizeBudgetEdit")
+        self.budget_edit.setPlaceholderText("0.8, 80%, 10GB")
+        self.budget_edit.setToolTip("A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).")
+        sizing = QButtonGroup(self)
+        sizing.addButton(self.by_count)
+        sizing.addButton(self.by_budget)
+        self.by_count.setChecked(True)
+        target_box = QGroupBox("New size")
+        grid = QGridLayout(target_box)
+        grid.addWidget(self.by_count, 0, 0)
+        grid.addWidget(self.target_spin, 0, 1)
+        grid.addWidget(self.by_budget, 1, 0)
+        grid.addWidget(self.budget_edit, 1, 1)
+
+        self.message = QLabel()
+        self.message.setObjectName("resizeMessage")
+        self.message.setWordWrap(True)
+
+        preview = QGroupBox("DRAM per NPU, before and after")
+        preview_layout = QGridLayout(preview)
+        self.before_chart = DramChart(object_name="resizeBeforeChart")
+        self.after_chart = DramChart(object_name="resizeAfterChart")
+        self.before_caption = QLabel()
+        self.after_caption = QLabel()
+        for label in (self.before_caption, self.after_caption):
+            label.setWordWrap(True)
+        preview_layout.addWidget(QLabel("<b>Before</b>"), 0, 0)
+        preview_layout.addWidget(QLabel("<b>After</b>"), 0, 1)
+        preview_layout.addWidget(self.before_chart, 1, 0)
+        preview_layout.addWidget(self.after_chart, 1, 1)
+        preview_layout.addWidget(self.before_caption, 2, 0)
+        preview_layout.addWidget(self.after_caption, 2, 1)
+
+        self.mode_copy = QRadioButton("To a copy")
+        self.mode_copy.setObjectName("resizeModeCopy")
+        self.mode_in_place = QRadioButton("In place")
+        self.mode_in_place.setObjectName("resizeModeInPlace")
+        modes = QButtonGroup(self)
+        modes.addButton(self.mode_copy)
+        modes.addButton(self.mode_in_place)
+        self.mode_copy.setChecked(True)
+        self.output_edit = QLineEdit()
+        self.output_edit.setObjectName("resizeOutputEdit")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        output_box = QGroupBox("Where")
+        output_layout = QGridLayout(output_box)
+        output_layout.addWidget(self.mode_copy, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(self.output_edit, 1)
+        row.addWidget(browse)
+        output_layout.addLayout(row, 0, 1)
+        output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
+
+        self.command = CommandLine("resizeCommand")
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.apply_button.setObjectName("resizeApplyButton")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(current)
+        layout.addWidget(target_box)
+        layout.addWidget(self.message)
+        layout.addWidget(preview, 1)
+        layout.addWidget(output_box)
+        layout.addWidget(QLabel("Command line:"))
+        layout.addWidget(self.command)
+        layout.addWidget(self.buttons)
+
+        before = artifact.breakdown()
+        chiplets = artifact.npu.chiplets if artifact.npu else 1
+        unknown = f"Allocations unknown: {artifact.unknown_reason or 'the NPU is unknown'}"
+        self.before_chart.set_breakdown(before, chiplets, unknown)
+        self.before_caption.setText(breakdown_caption(before) if before else unknown)
+
+        self.target_spin.valueChanged.connect(self._on_count_edited)
+        self.budget_edit.textEdited.connect(self._on_budget_edited)
+        self.by_count.toggled.connect(self.validate)
+        self.mode_copy.toggled.connect(self.validate)
+        self.output_edit.textEdited.connect(self._on_output_edited)
+        self.resize(900, 720)
+        self.validate()
+
+    # ---- reactions -----------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_count_edited(self) -> None:
+        if not self.by_count.isChecked():
+            self.by_count.setChecked(True)  # toggled -> validate
+        else:
+            self.validate()
+
+    @Slot()
+    def _on_budget_edited(self) -> None:
+        if not self.by_budget.isChecked():
+            self.by_budget.setChecked(True)
+        else:
+            self.validate()
+
+    @Slot()
+    def _on_output_edited(self) -> None:
+        self._output_edited = True
+        self.validate()
+
+    @Slot()
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Parent folder of the copy", str(self.artifact.path.parent))
+        if folder:
+            name = Path(self.output_edit.text()).name or self.artifact.name
+            self.output_edit.setText(str(Path(folder) / name))
+            self._on_output_edited()
+
+    # ---- validation ----------------------------------------------------------------------------------
+
+    def _target(self) -> tuple[int | None, list[str], str | None]:
+        """(target, budget warnings, error) from the selected sizing field."""
+        if self.by_count.isChecked():
+            return self.target_spin.value(), [], None
+        text = self.budget_edit.text().strip()
+        if not text:
+            return None, [], "Type a memory budget: a fraction like 0.8, a percentage like 80%, or bytes like 10GB."
+        try:
+            budget = parse_budget(text)
+            target = target_for_budget(self.artifact, budget)
+        except StudioError as exc:
+            return None, [], exc.one_line()
+        self.target_spin.blockSignals(True)
+        self.target_spin.setValue(target)
+        self.target_spin.blockSignals(False)
+        return target, budget.warnings(), None
+
+    @Slot()
+    def validate(self) -> None:
+        """Ask the core about the current choice; show its error or warnings, the preview and the command."""
+        config = self.artifact.config
+        target, warnings, error = self._target()
+        if target is not None and error is None:
+            check = check_target(config, target)
+            error = check.error
+            warnings = [*warnings, *check.warnings]
+        copy = self.mode_copy.isChecked()
+        self.output_edit.setEnabled(copy)
+        if copy and target is not None and not self._output_edited:
+            self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
+        output = self.output_edit.text().strip()
+        if error is None and copy and not output:
+            error = "Choose the folder for the copy."
+        if error is None and not copy and target == config.kvcache_num_blocks:
+            error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
+        self._show_message(target, warnings, error)
+        self._show_after(target)
+        ok = error is None and target is not None
+        self.apply_button.setEnabled(ok)
+        if ok:
+            assert target is not None
+            by_budget = self.by_budget.isChecked()
+            self.choice = ResizeChoice(
+                self.artifact.path,
+                None if by_budget else target,
+                self.budget_edit.text().strip() if by_budget else None,
+                Path(output) if copy else None,
+                target,
+            )
+            self.command.set_argv(self.choice.argv)
+        else:
+            self.choice = None
+            self.command.set_argv(None)
+
+    def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
+        if error is not None:
+            self.message.setText(f"<span style='{ERROR_STYLE}'>✖ {html.escape(error)}</span>")
+            return
+        assert target is not None
+        lines = [f"<span style='{WARNING_STYLE}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        facts = block_facts(self.artifact.config, target)
+        lines.append(f"<span style='{OK_STYLE}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
+        self.message.setText("<br>".join(lines))
+
+    def _show_after(self, target: int | None) -> None:
+        artifact = self.artifact
+        chiplets = artifact.npu.chiplets if artifact.npu else 1
+        after = artifact.breakdown(num_blocks=target) if target and target > 0 else None
+        message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
+        self.after_chart.set_breakdown(after, chiplets, message)
+        self.after_caption.setText(breakdown_caption(after) if after else message)

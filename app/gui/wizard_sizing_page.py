@@ -1,0 +1,123 @@
+"""Compile wizard, page 4: KV cache sizing (a budget or an explicit count, never both) with a live preview."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QRadioButton,
+    QSpinBox,
+    QWizardPage,
+)
+
+from app.core.compile_preview import CompilePreview, preview_compile
+from app.core.presentation import breakdown_caption
+from app.gui.budget_curve import BudgetCurve
+from app.gui.dram_chart import DramChart
+
+MAX_BLOCKS = 1_000_000
+
+
+class SizingPage(QWizardPage):
+    """Auto (memory_budget) or explicit (kvcache_num_blocks): one radio enables one field, so they never mix."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setTitle("KV cache sizing")
+        self.setSubTitle(
+            "Let the compiler fit the KV cache into a memory budget per NPU (weights and workspace are charged "
+            "first), or give kvcache_num_blocks yourself."
+        )
+        self.auto_radio = QRadioButton("Automatic, within a memory budget")
+        self.auto_radio.setObjectName("wizardAutoRadio")
+        self.explicit_radio = QRadioButton("Explicit kvcache_num_blocks")
+        self.explicit_radio.setObjectName("wizardExplicitRadio")
+        group = QButtonGroup(self)
+        group.addButton(self.auto_radio)
+        group.addButton(self.explicit_radio)
+        self.auto_radio.setChecked(True)
+        self.budget_edit = QLineEdit()
+        self.budget_edit.setObjectName("wizardBudgetEdit")
+        self.budget_edit.setPlaceholderText("empty = the whole NPU; 0.8, 80% or 10GB")
+        self.blocks_spin = QSpinBox()
+        self.blocks_spin.setObjectName("wizardBlocksSpin")
+        self.blocks_spin.setRange(1, MAX_BLOCKS)
+        self.blocks_spin.setEnabled(False)
+        self.preview_label = QLabel()
+        self.preview_label.setObjectName("wizardPreviewLabel")
+        self.preview_label.setWordWrap(True)
+        self.chart = DramChart(object_name="wizardDramChart")
+        self.curve = BudgetCurve()
+        layout = QGridLayout(self)
+        layout.addWidget(self.auto_radio, 0, 0)
+        layout.addWidget(self.budget_edit, 0, 1)
+        layout.addWidget(self.explicit_radio, 1, 0)
+        layout.addWidget(self.blocks_spin, 1, 1)
+        layout.addWidget(self.preview_label, 2, 0, 1, 2)
+        charts = QHBoxLayout()
+        charts.addWidget(self.chart, 1)
+        charts.addWidget(self.curve, 1)
+        layout.addLayout(charts, 3, 0, 1, 2)
+        layout.setRowStretch(3, 1)
+        self.preview: CompilePreview | None = None
+        self.auto_radio.toggled.connect(self._on_mode)
+        self.budget_edit.textChanged.connect(self.update_preview)
+        self.blocks_spin.valueChanged.connect(self.update_preview)
+
+    def options(self) -> dict[str, object]:
+        if self.auto_radio.isChecked():
+            return {"memory_budget": self.budget_edit.text().strip() or None, "kvcache_num_blocks": None}
+        return {"memory_budget": None, "kvcache_num_blocks": self.blocks_spin.value()}
+
+    def initializePage(self) -> None:
+        self.update_preview()
+
+    def isComplete(self) -> bool:
+        return self.preview is not None and self.preview.ok
+
+    @Slot()
+    def _on_mode(self) -> None:
+        auto = self.auto_radio.isChecked()
+        self.budget_edit.setEnabled(auto)
+        self.blocks_spin.setEnabled(not auto)
+        if not auto and self.preview is not None and self.preview.plan is not None:
+            self.blocks_spin.setValue(self.preview.plan.num_blocks)  # start from what the budget resolved
+        self.update_preview()
+
+    @Slot()
+    def update_preview(self) -> None:
+        """Plan with the current fields (pure computation) and show blocks, breakdown and curve."""
+        wizard = self.wizard()
+        request = wizard.request() if wizard is not None else None  # type: ignore[attr-defined]
+        if request is None:
+            return
+        preview = self.preview = preview_compile(request, wizard.model)  # type: ignore[attr-defined]
+        plan = preview.plan
+        if plan is None:
+            self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(preview.error or '')}</span>")
+            self.chart.set_breakdown(None, message="No preview: fix the error above.")
+        else:
+            lines = [
+                f"<b>kvcache_num_blocks {plan.num_blocks}</b> (floor {plan.floor}, full pool {plan.full}); "
+                f"budget {html.escape(plan.budget.describe())} = {plan.budget_per_npu:,} B per NPU."
+            ]
+            lines += [f"<span style='color:#b26a00'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
+            lines.append(html.escape(breakdown_caption(plan.breakdown)))
+            self.preview_label.setText("<br>".join(lines))
+            self.chart.set_breakdown(plan.breakdown, plan.shape.npu.chiplets)
+        if preview.npu is not None:
+            self.curve.set_curve(
+                preview.curve,
+                preview.npu.available_per_npu,
+                preview.floor or 0,
+                preview.full or 0,
+                preview.budget_per_npu if self.auto_radio.isChecked() else None,
+                plan.num_blocks if plan else None,
+            )
+        self.completeChanged.emit()

@@ -1,0 +1,165 @@
+"""The open folder: scans it in a worker, fills the table in batches, and rescans folders that change on disk."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from app.core.errors import StudioError
+from app.core.rescan import rescan_folder
+from app.gui.artifact_model import ArtifactTableModel, TableRow
+from app.gui.disk_watcher import DiskWatcher
+from app.gui.jobs import Job, JobContext, JobManager
+
+ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
+BATCH_ROWS = 256
+BATCH_SECONDS = 0.1
+
+
+def _scan_folders(folders: list[str], known: frozenset[str], ctx: JobContext, opening: bool = False) -> int:
+    """Worker side: rescan each folder, sending ('remove', paths, watch) and ('upsert', rows) to the GUI thread."""
+    if opening and not os.path.isdir(folders[0]):
+        raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
+    found = 0
+    for folder in folders:
+        ctx.cancel.raise_if_cancelled()
+        result = rescan_folder(folder, known)
+        if result.removed or result.watch:
+            ctx.partial(("remove", result.removed, result.watch))
+        batch: list[TableRow] = []
+        last = time.monotonic()
+        for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
+            batch.append(TableRow.of(summary))  # cell texts are worked out here, not on the GUI thread
+            found += 1
+            if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
+                ctx.progress(found, 0, f"{found:,} artifacts read")
+                ctx.partial(("upsert", batch), wait=True)
+                batch, last = [], time.monotonic()
+        if batch:
+            ctx.partial(("upsert", batch), wait=True)
+    ctx.progress(found, found, f"{found:,} artifacts read")
+    return found
+
+
+def folders_to_watch(root: str, artifact: str) -> list[str]:
+    """The artifact folder and every folder between it and the root (pure path arithmetic)."""
+    out = [artifact]
+    parent = os.path.dirname(artifact)
+    while len(parent) >= len(root) and parent != out[-1]:
+        out.append(parent)
+        if parent == root:
+            break
+        parent = os.path.dirname(parent)
+    return out
+
+
+class Workspace(QObject):
+    """One root folder at a time; at most one scan job runs, later changes queue behind it."""
+
+    rootChanged = Signal(str)
+    scanFinished = Signal()  # the table reflects the disk as of the last scan or rescan
+    busyChanged = Signal(bool)
+
+    def __init__(
+        self, jobs: JobManager, model: ArtifactTableModel, debounce_ms: int = 300, parent: QObject | None = None
+    ):
+        super().__init__(parent)
+        self.jobs = jobs
+        self.model = model
+        self.root: str | None = None
+        self.watcher = DiskWatcher(debounce_ms, self)
+        self.watcher.changed.connect(self.rescan)
+        self._job: Job | None = None
+        self._pending: set[str] = set()
+        self._to_ack: list[Job] = []
+
+        self._ack_timer = QTimer(self)
+        self._ack_timer.setSingleShot(True)
+        self._ack_timer.setInterval(ACK_FALLBACK_MS)
+        self._ack_timer.timeout.connect(self.batch_shown)
+
+    @Slot()
+    def batch_shown(self) -> None:
+        """The table has painted the last batch: let waiting scan workers go on."""
+        self._ack_timer.stop()
+        jobs, self._to_ack = self._to_ack, []
+        for job in jobs:
+            job.ack()
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None
+
+    def open(self, root: str | Path) -> None:
+        """Show the artifacts under root (replacing whatever was shown) and start watching it."""
+        root = os.path.abspath(root)
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self._pending.clear()
+        self.watcher.clear()
+        self.model.clear()
+        self.root = root
+        self.rootChanged.emit(root)
+        self.watcher.watch([root])
+        self._start([root], visible=True)
+
+    def refresh(self) -> None:
+        if self.root is not None:
+            self.open(self.root)
+
+    @Slot(list)
+    def rescan(self, folders: Iterable[str]) -> None:
+        """Read these folders again (after a change on disk or a job that wrote there)."""
+        if self.root is None:
+            return
+        root = self.root
+        self._pending.update(os.path.abspath(f) for f in folders if os.path.abspath(f).startswith(root))
+        if self._job is None and self._pending:
+            folders, self._pending = sorted(self._pending), set()
+            self._start(folders, visible=False)
+
+    def _start(self, folders: list[str], visible: bool) -> None:
+        known = frozenset(self.model.paths())
+        title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
+        job = self.jobs.submit(title, lambda ctx: _scan_folders(folders, known, ctx, visible), visible=visible)
+        self._job = job
+        job.partial.connect(self._on_partial)
+        job.finished.connect(self._on_finished)
+        self.busyChanged.emit(True)
+
+    @Slot(object)
+    def _on_partial(self, piece: tuple) -> None:
+        job = self.sender()
+        if isinstance(job, Job):
+            # The worker waits until this batch is painted (batch_shown), or a short while if nothing paints.
+            self._to_ack.append(job)
+            self._ack_timer.start()
+        if job is not self._job or self.root is None:
+            return  # a cancelled scan of a folder that is no longer shown
+        if piece[0] == "remove":
+            _, removed, watch = piece
+            self.model.remove_paths(removed)
+            self.watcher.unwatch(removed)
+            self.watcher.watch(watch)
+        else:
+            rows: list[TableRow] = piece[1]
+            self.model.upsert(rows)
+            root = self.root
+            self.watcher.watch(f for row in rows for f in folders_to_watch(root, row.summary.path))
+
+    @Slot()
+    def _on_finished(self) -> None:
+        if self.sender() is not self._job:
+            return
+        self._job = None
+        if self._pending:
+            folders, self._pending = sorted(self._pending), set()
+            self._start(folders, visible=False)
+            return
+        self.busyChanged.emit(False)
+        self.scanFinished.emit()

@@ -1,0 +1,78 @@
+"""GUI fixtures: a main window with its settings in a temporary file, and helpers that wait on signals."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, QStandardPaths
+from pytestqt.qtbot import QtBot
+
+from app.gui.main_window import MainWindow
+from app.gui.settings import Settings
+
+QStandardPaths.setTestModeEnabled(True)  # demo workspace and settings never touch the user's folders
+
+
+@pytest.fixture
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    folder = tmp_path_factory.mktemp("settings")
+    return Settings(QSettings(str(folder / "rbln-studio.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
+    w = MainWindow(settings, debounce_ms=50)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.jobs.cancel_all()
+    w.jobs.wait()
+    qtbot.waitUntil(lambda: not w.jobs.active())
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, cr13_artifact: Path, ca25_artifact: Path) -> Path:
+    """tmp_path holding Qwen3-8B on RBLN-CR13 (21 blocks) and on 4x RBLN-CA25 (14 blocks)."""
+    return tmp_path
+
+
+def open_folder(qtbot: QtBot, window: MainWindow, folder: Path) -> None:
+    with qtbot.waitSignal(window.workspace.scanFinished, timeout=20_000):
+        window.open_folder(folder)
+
+
+def select(qtbot: QtBot, window: MainWindow, path: Path) -> None:
+    """Make an artifact current and wait until its details are read."""
+    assert window.browser.select_path(str(path)), f"{path} is not in the table"
+    qtbot.waitUntil(lambda: window.artifact is not None and window.artifact.path == path, timeout=10_000)
+
+
+def row_values(window: MainWindow, path: Path) -> dict[str, str]:
+    from app.gui.artifact_model import COLUMNS
+
+    row = window.model.row_of(str(path))
+    assert row is not None, f"{path} is not in the table"
+    return {c.title: window.model.index(row, i).data() for i, c in enumerate(COLUMNS)}
+
+
+def make_real_like(source: Path, target: Path) -> Path:
+    """A copy whose .rbln files are opaque (as the real compiler writes them): allocations unknown."""
+    shutil.copytree(source, target)
+    for graph in target.glob("*.rbln"):
+        graph.write_bytes(b"\x00opaque compiled graph from rebel-compiler\x00" * 16)
+    return target
+
+
+# The offscreen platform's windows cannot take size hints and say so once per window; a real X server (where the
+# app runs) implements them. Every other Qt warning still fails a test.
+OFFSCREEN_NOTICE = r"This plugin does not support propagateSizeHints\(\)"
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOTICE))

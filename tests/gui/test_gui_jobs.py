@@ -1,0 +1,128 @@
+"""The job API: results, failures and cancellation arrive on the GUI thread; writes never interleave."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtCore import QThread
+from pytestqt.qtbot import QtBot
+
+from app.core.errors import ResizeError
+from app.gui.jobs import JobContext, JobFailure, JobManager, JobState
+
+
+@pytest.fixture
+def jobs(qtbot: QtBot):  # type: ignore[no-untyped-def]
+    manager = JobManager()
+    yield manager
+    manager.cancel_all()
+    manager.wait()
+
+
+def test_success_progress_and_partials_arrive_in_order_on_the_gui_thread(qtbot: QtBot, jobs: JobManager) -> None:
+    seen: list[object] = []
+    gui_thread = QThread.currentThread()
+
+    def work(ctx: JobContext) -> str:
+        assert QThread.currentThread() is not gui_thread
+        for i in range(3):
+            ctx.partial(i)
+        ctx.progress(3, 3, "done")
+        return "result"
+
+    job = jobs.submit("count", work)
+    job.partial.connect(lambda v: seen.append(("partial", v, QThread.currentThread() is gui_thread)))
+    job.succeeded.connect(lambda v: seen.append(("succeeded", v, QThread.currentThread() is gui_thread)))
+    with qtbot.waitSignal(job.finished):
+        pass
+    assert seen == [("partial", 0, True), ("partial", 1, True), ("partial", 2, True), ("succeeded", "result", True)]
+    assert job.state is JobState.SUCCEEDED and (job.done, job.total, job.message) == (3, 3, "done")
+    assert job.elapsed >= 0 and not jobs.active()
+
+
+def test_a_studio_error_becomes_a_one_line_failure(qtbot: QtBot, jobs: JobManager) -> None:
+    def work(ctx: JobContext) -> None:
+        raise ResizeError("kvcache_num_blocks=3 is below the minimum.", hint="Use 9 or more.")
+
+    reported: list[tuple[object, object]] = []
+    jobs.jobFailed.connect(lambda j, f: reported.append((j, f)))
+    job = jobs.submit("resize", work)
+    with qtbot.waitSignal(job.failed):
+        pass
+    failure = job.failure
+    assert failure == JobFailure("kvcache_num_blocks=3 is below the minimum.", "Use 9 or more.")
+    assert reported == [(job, failure)]
+
+
+def test_an_unexpected_error_keeps_its_traceback(qtbot: QtBot, jobs: JobManager) -> None:
+    job = jobs.submit("bug", lambda ctx: 1 / 0)
+    with qtbot.waitSignal(job.failed) as blocker:
+        pass
+    failure = blocker.args[0]
+    assert failure.reason == "Unexpected error: ZeroDivisionError: division by zero"
+    assert "Traceback" in failure.details and job.state is JobState.FAILED
+
+
+def test_cancel_stops_at_the_next_progress_check(qtbot: QtBot, jobs: JobManager) -> None:
+    steps: list[int] = []
+
+    def work(ctx: JobContext) -> None:
+        for i in range(1_000_000):
+            steps.append(i)
+            ctx.progress(i, 1_000_000, "working")
+
+    job = jobs.submit("long", work)
+    with qtbot.waitSignal(job.progressed):
+        pass
+    with qtbot.waitSignal(job.cancelled):
+        job.cancel()
+    assert job.state is JobState.CANCELLED and len(steps) < 1_000_000
+    assert job.log_lines[-1] == "cancelled; nothing was left half-done"
+
+
+def test_write_jobs_run_one_at_a_time(qtbot: QtBot, jobs: JobManager) -> None:
+    release = threading.Event()
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def first(ctx: JobContext) -> None:
+        with lock:
+            order.append("first started")
+        release.wait(10)
+        with lock:
+            order.append("first ended")
+
+    def second(ctx: JobContext) -> None:
+        with lock:
+            order.append("second started")
+
+    a = jobs.submit("write a", first, writes=True)
+    b = jobs.submit("write b", second, writes=True)
+    with qtbot.waitSignal(a.started):
+        pass
+    assert b.state is JobState.QUEUED
+    with qtbot.waitSignals([a.finished, b.finished]):
+        release.set()
+    assert order == ["first started", "first ended", "second started"]
+
+
+def test_a_job_cancelled_before_it_starts_never_runs(qtbot: QtBot, jobs: JobManager) -> None:
+    release = threading.Event()
+    ran: list[str] = []
+    blocker_job = jobs.submit("busy", lambda ctx: release.wait(10), writes=True)
+    queued = jobs.submit("queued", lambda ctx: ran.append("ran"), writes=True)
+    queued.cancel()
+    with qtbot.waitSignals([blocker_job.finished, queued.cancelled]):
+        release.set()
+    assert ran == [] and queued.state is JobState.CANCELLED
+
+
+def test_signals_connected_right_after_submit_see_the_first_results(qtbot: QtBot, jobs: JobManager) -> None:
+    got: list[object] = []
+    for i in range(20):
+        job = jobs.submit(f"fast {i}", lambda ctx: ctx.partial("first"))
+        job.partial.connect(got.append)
+        with qtbot.waitSignal(job.finished):
+            pass
+    assert got == ["first"] * 20

@@ -1,0 +1,239 @@
+"""The main window on a folder: table, selection, detail panel and breakdown, disk changes, folders, closing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.artifact import open_artifact
+from app.core.resize import resize_in_place
+from app.gui import errors
+from app.gui import main_window as main_window_module
+from app.gui.dram_chart import DramChart
+from app.gui.main_window import MainWindow, main_window
+from app.gui.settings import Settings
+
+from .conftest import make_real_like, open_folder, row_values, select
+
+
+def _error_dialog(qtbot: QtBot) -> QMessageBox:
+    found: list[QMessageBox] = []
+
+    def shown() -> bool:
+        found[:] = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
+        return bool(found)
+
+    qtbot.waitUntil(shown)
+    return found[0]
+
+
+def test_window_is_reachable_from_the_application(window: MainWindow) -> None:
+    assert main_window() is window
+    for name in ("actionOpenFolder", "actionCompile", "actionResize"):
+        assert window.findChild(type(window.action_open), name) is not None
+    for name in ("artifactTable", "artifactFilter", "detailPanel", "dramChart", "kvBlocksLabel", "jobsPanel"):
+        assert window.findChild(object, name) is not None, name
+
+
+def test_open_select_and_read_the_breakdown(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
+) -> None:
+    open_folder(qtbot, window, workspace)
+    assert window.model.rowCount() == 2
+    assert window.findChild(object, "artifactCount").text() == "2 artifact(s)"
+    select(qtbot, window, cr13_artifact)
+    assert window.findChild(object, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
+    assert window.action_resize.isEnabled()
+    chart = window.findChild(DramChart, "dramChart")
+    assert chart.isVisible()
+    bars = chart.bars()
+    assert [b.label for b in bars] == ["NPU 0 · c0", "NPU 0 · c1", "NPU 0 · c2", "NPU 0 · c3"]
+    expected = open_artifact(cr13_artifact).breakdown()
+    assert expected is not None and chart.breakdown == expected
+    assert [b.tightest for b in bars].count(True) == 1
+    tight = next(b for b in bars if b.tightest)
+    assert tight.usage == expected.tightest
+    kv_rect = next(rect for seg, rect in tight.pieces if seg.key == "kv")
+    tooltip = chart.tooltip_at(kv_rect.center().toPoint())
+    assert tooltip.startswith(f"KV cache: {expected.tightest.kv:,} B")
+    assert f"Budget: {expected.tightest.budget:,} B" in tooltip
+    assert all(rect.height() > 0 for seg, rect in tight.pieces if seg.key in ("weights", "kv", "reserve"))
+    table = window.findChild(object, "breakdownTable")
+    assert table.rowCount() == 4
+    tight_row = [table.item(r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
+    assert table.item(tight_row, 3).toolTip().startswith(f"{expected.tightest.kv:,} B")
+    assert chart.tooltip_at(QPoint(1, 1)) == ""
+
+
+def test_one_bar_per_npu_on_atom(qtbot: QtBot, window: MainWindow, workspace: Path) -> None:
+    open_folder(qtbot, window, workspace)
+    select(qtbot, window, workspace / "qwen3-8b-ca25x4")
+    bars = window.findChild(DramChart, "dramChart").bars()
+    assert [b.label for b in bars] == ["NPU 0", "NPU 1", "NPU 2", "NPU 3"]
+    assert "14 blocks" in window.findChild(object, "dramCaption").text()
+
+
+def test_real_artifact_says_allocations_unknown(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, cr13_artifact: Path
+) -> None:
+    real = make_real_like(cr13_artifact, tmp_path / "real" / "qwen3-8b-real")
+    open_folder(qtbot, window, tmp_path / "real")
+    select(qtbot, window, real)
+    caption = window.findChild(object, "dramCaption").text()
+    assert caption.startswith("Allocations unknown:") and "rebel" in caption
+    assert not window.findChild(DramChart, "dramChart").isVisible()
+    assert window.findChild(DramChart, "dramChart").breakdown is None
+    assert window.findChild(object, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
+    files = window.findChild(object, "detailFiles")
+    names = [files.item(r, 0).text() for r in range(files.rowCount())]
+    assert "prefill.rbln" in names and "rbln_config.json" in names
+
+
+def test_problems_are_shown_in_words(qtbot: QtBot, window: MainWindow, tmp_path: Path, cr13_artifact: Path) -> None:
+    resize_in_place(cr13_artifact, 45)
+    open_folder(qtbot, window, tmp_path)
+    assert row_values(window, cr13_artifact)["Status"] == "warning"
+    select(qtbot, window, cr13_artifact)
+    problems = window.findChild(object, "detailProblems").text()
+    assert "above the full pool (40)" in problems and "above the count the compiler resolved (21)" in problems
+
+
+def test_table_follows_the_disk(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, run_cli
+) -> None:  # type: ignore[no-untyped-def]
+    open_folder(qtbot, window, workspace)
+    select(qtbot, window, cr13_artifact)
+    done = run_cli("set-kvcache-num-blocks", cr13_artifact, 12)  # "another terminal"
+    assert done.returncode == 0, done.stderr
+    qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "12", timeout=10_000)
+    qtbot.waitUntil(lambda: "kvcache_num_blocks 12 " in window.findChild(object, "kvBlocksLabel").text())
+    copy = workspace / "nested" / "deeper" / "copy-of-cr13"
+    shutil.copytree(cr13_artifact, copy)
+    qtbot.waitUntil(lambda: window.model.row_of(str(copy)) is not None, timeout=10_000)
+    shutil.rmtree(workspace / "qwen3-8b-ca25x4")
+    qtbot.waitUntil(lambda: window.model.row_of(str(workspace / "qwen3-8b-ca25x4")) is None, timeout=10_000)
+    assert sorted(window.model.paths()) == sorted([str(cr13_artifact), str(copy)])
+
+
+def test_drop_a_folder_to_open_it(qtbot: QtBot, window: MainWindow, workspace: Path) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(workspace))])
+    event = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
+    with qtbot.waitSignal(window.workspace.scanFinished):
+        window.dropEvent(event)
+    assert window.model.rowCount() == 2 and window.workspace.root == str(workspace)
+
+
+def test_opening_a_missing_folder_shows_one_error(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    window.open_folder(tmp_path / "nope")
+    box = _error_dialog(qtbot)
+    assert box.text() == f"{tmp_path / 'nope'} is not a folder; open a folder that holds compiled artifacts."
+    box.close()
+
+
+def test_excepthook_shows_unexpected_errors(
+    qtbot: QtBot, window: MainWindow, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        errors.excepthook(RuntimeError, exc, exc.__traceback__)
+    box = _error_dialog(qtbot)
+    assert box.text() == "Unexpected error: RuntimeError: boom"
+    assert "Traceback" in box.detailedText()
+    assert box.parent() is window
+    box.close()
+    assert "RuntimeError: boom" in capsys.readouterr().err
+
+
+def test_recent_folders_geometry_and_splitter_are_remembered(
+    qtbot: QtBot, window: MainWindow, settings: Settings, workspace: Path
+) -> None:
+    open_folder(qtbot, window, workspace)
+    window.resize(760, 560)  # inside the offscreen screen (800x600), where restoreGeometry keeps it
+    window.splitter.setSizes([300, 700])
+    sizes = window.splitter.sizes()
+    window.save_state()
+    again = MainWindow(settings)
+    qtbot.addWidget(again)
+    again.show()
+    assert settings.recent_folders()[0] == str(workspace)
+    assert again.recent_menu.actions()[0].text() == str(workspace)
+    assert again.size() == window.size()
+    assert again.splitter.sizes() == sizes
+
+
+def test_closing_with_a_running_job_asks_then_cancels(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    started = threading.Event()
+
+    def work(ctx) -> None:  # type: ignore[no-untyped-def]
+        started.set()
+        while True:
+            ctx.progress(0, 0, "waiting")
+            ctx.cancel.raise_if_cancelled()
+
+    job = window.jobs.submit("endless", work)
+    with qtbot.waitSignal(job.started):
+        pass
+    answers = iter([False, True])
+    asked: list[int] = []
+    monkeypatch.setattr(window, "confirm_quit_with_jobs", lambda n: asked.append(n) or next(answers))
+    assert not window.close()
+    assert window.isVisible() and asked == [1]
+    assert window.close()
+    assert asked == [1, 1] and job.token.cancelled
+    qtbot.waitUntil(lambda: job.state.value == "cancelled")
+
+
+def test_demo_workspace_is_built_in_a_worker_and_opened(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(main_window_module, "demo_folder", lambda: str(tmp_path / "demo"))
+    with qtbot.waitSignal(window.workspace.scanFinished, timeout=20_000):
+        window.open_demo()
+    assert window.model.rowCount() == 5
+    assert row_values(window, tmp_path / "demo" / "llama-3.2-1b-rbln-ca25-kv18")["Status"] == "warning"
+
+
+def test_demo_folder_is_in_the_users_data_folder() -> None:
+    from PySide6.QtCore import QStandardPaths
+
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    assert main_window_module.demo_folder() == str(Path(base) / "demo-workspace")
+
+
+def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
+    from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
+    from app.gui.jobs_panel import JobRow
+
+    def work(ctx) -> None:  # type: ignore[no-untyped-def]
+        ctx.log("started")
+        n = 0
+        while True:
+            n += 1
+            ctx.progress(n % 100, 100, "copying")
+
+    job = window.jobs.submit("Endless copy", work)
+    with qtbot.waitSignal(job.started):
+        pass
+    row = window.jobs_panel.row_for(job)
+    assert isinstance(row, JobRow) and row.title.text() == "Endless copy"
+    qtbot.waitUntil(lambda: row.findChild(QProgressBar, "jobProgress").maximum() == 1000)
+    with qtbot.waitSignal(job.cancelled):
+        qtbot.mouseClick(row.findChild(QPushButton, "jobCancel"), Qt.MouseButton.LeftButton)
+    assert row.findChild(QLabel, "jobState").text() == "cancelled"
+    window.jobs_panel.list.setCurrentRow(0)
+    assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled; nothing was left half-done"]
