@@ -97,7 +97,7 @@ JobFunction = Callable[[JobContext], Any]
 class Job(QObject):
     """One unit of background work and its observable state."""
 
-    progressed = Signal(int, int, str)  # emitted from the worker thread
+    progressed = Signal("qlonglong", "qlonglong", str)  # emitted from the worker thread; byte counts pass 2 GiB
     logged = Signal(str)  # emitted from the worker thread
     partial = Signal(object)  # emitted from the worker thread
     started = Signal()

@@ -126,3 +126,17 @@ def test_signals_connected_right_after_submit_see_the_first_results(qtbot: QtBot
         with qtbot.waitSignal(job.finished):
             pass
     assert got == ["first"] * 20
+
+
+def test_progress_in_bytes_beyond_two_gib_arrives(qtbot: QtBot, jobs: JobManager) -> None:
+    """A copy of a 4 GiB artifact reports byte counts that do not fit a 32-bit int."""
+    four_gib = 4 << 30
+
+    def work(ctx: JobContext) -> None:
+        ctx.progress(four_gib - 1, four_gib, "copying")
+        ctx.progress(four_gib, four_gib, "copied")
+
+    job = jobs.submit("copy", work)
+    with qtbot.waitSignal(job.succeeded):
+        pass
+    assert (job.done, job.total) == (four_gib, four_gib)
