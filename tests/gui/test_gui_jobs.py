@@ -140,3 +140,16 @@ def test_progress_in_bytes_beyond_two_gib_arrives(qtbot: QtBot, jobs: JobManager
     with qtbot.waitSignal(job.succeeded):
         pass
     assert (job.done, job.total) == (four_gib, four_gib)
+
+
+def test_workers_run_below_the_gui_threads_priority(qtbot: QtBot, jobs: JobManager) -> None:
+    """Background work yields the CPU to the GUI thread (Linux: a nice value per thread)."""
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread nice values are a Linux feature")
+    job = jobs.submit("nice", lambda ctx: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    with qtbot.waitSignal(job.succeeded):
+        pass
+    assert job.result >= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + 1
