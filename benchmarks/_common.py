@@ -66,7 +66,7 @@ def compile_payload_pair(root: Path) -> tuple[Path, Path]:
     import json
 
     model = root / "llama-4gib-config"
-    model.mkdir()
+    model.mkdir(parents=True)
     (model / "config.json").write_text(json.dumps(FOUR_GIB_MODEL))
     shape = {
         "model_id": str(model),

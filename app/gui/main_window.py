@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QStandardPaths, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
 
 from app import __version__
-from app.backends.registry import detect_backends
-from app.core.artifact import Artifact
-from app.core.compiler import CompileRequest
-from app.gui import operations
 from app.gui.artifact_browser import ArtifactBrowser
 from app.gui.artifact_model import ArtifactTableModel
-from app.gui.compile_wizard import CompileWizard
 from app.gui.detail_panel import DetailPanel
 from app.gui.errors import show_error
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.jobs_panel import JobsPanel
-from app.gui.resize_dialog import ResizeDialog
 from app.gui.settings import Settings
 from app.gui.workspace import Workspace
+
+if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from app.core.artifact import Artifact
+    from app.core.compiler import CompileRequest
+    from app.gui.compile_wizard import CompileWizard
+    from app.gui.resize_dialog import ResizeDialog
 
 APP_NAME = "RBLN Artifact Studio"
 DEMO_FOLDER = "demo-workspace"
@@ -187,6 +188,8 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         folder = demo_folder()
         self.statusBar().showMessage(f"Preparing the demo workspace in {folder}…")
+        from app.gui import operations
+
         job = operations.build_demo_workspace(self.jobs, folder)
         job.succeeded.connect(self._on_demo_ready)
 
@@ -248,6 +251,8 @@ class MainWindow(QMainWindow):
         self._load_details(path)
 
     def _load_details(self, path: str) -> None:
+        from app.gui import operations
+
         job = self._detail_job = operations.read_artifact(self.jobs, path)
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
@@ -303,6 +308,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
         parent = self.workspace.root or os.path.expanduser("~")
+        from app.gui.compile_wizard import CompileWizard
+
         wizard = CompileWizard(self.jobs, parent, self)
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
@@ -311,6 +318,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object, str)
     def start_compile(self, request: CompileRequest, output_dir: str) -> Job:
+        from app.gui import operations
+
         job = operations.compile_artifact(self.jobs, request, output_dir)
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
@@ -320,6 +329,8 @@ class MainWindow(QMainWindow):
     def open_resize_dialog(self) -> ResizeDialog | None:
         if self.artifact is None:
             return None
+        from app.gui.resize_dialog import ResizeDialog
+
         dialog = ResizeDialog(self.artifact, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -329,6 +340,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_resize_accepted(self) -> None:
         dialog = self.sender()
+        from app.gui import operations
+        from app.gui.resize_dialog import ResizeDialog
+
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice)
             job.succeeded.connect(self._on_written)
@@ -358,6 +372,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_about(self) -> None:
+        from app.backends.registry import detect_backends
+
         backends = "<br>".join(
             f"{b.name}: {'available' if b.available else 'not available'} — {b.detail}" for b in detect_backends()
         )
