@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.artifact import Status
 from app.core.scan import ArtifactSummary
 from app.core.sizes import format_bytes, format_bytes_exact
+from app.core.status import Status
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
