@@ -26,6 +26,23 @@ from _common import build_fleet, compile_payload_pair, machine, require_space, s
 GOAL = 0.050
 
 
+class Heartbeat:
+    """A started 10 ms timer on the GUI thread; records the gap before each tick."""
+
+    def __init__(self, timer: object) -> None:
+        self.timer = timer
+        self.gaps: list[float] = []
+        self.last = time.monotonic()
+        timer.setInterval(10)  # type: ignore[attr-defined]
+        timer.timeout.connect(self.tick)  # type: ignore[attr-defined]
+        timer.start()  # type: ignore[attr-defined]
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        self.gaps.append(now - self.last)
+        self.last = now
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=5000)
@@ -59,40 +76,18 @@ def main() -> int:
         gc.freeze()  # as app.gui.main does after start-up
 
         # The noise floor: the same heartbeat on an idle window (other work on the machine still runs).
-        idle: list[float] = []
-        idle_last = [time.monotonic()]
-
-        def idle_tick() -> None:
-            now = time.monotonic()
-            idle.append(now - idle_last[0])
-            idle_last[0] = now
-
-        idle_timer = QTimer()
-        idle_timer.setInterval(10)
-        idle_timer.timeout.connect(idle_tick)
-        idle_timer.start()
+        idle = Heartbeat(QTimer())
         idle_loop = QEventLoop()
         QTimer.singleShot(5000, idle_loop.quit)
         idle_loop.exec()
-        idle_timer.stop()
-        print(f"idle window, 5 s: longest gap {max(idle) * 1000:.0f} ms, {len(idle)} ticks")
+        idle.timer.stop()
+        print(f"idle window, 5 s: longest gap {max(idle.gaps) * 1000:.0f} ms, {len(idle.gaps)} ticks")
 
         worst: list[float] = []
         for run in range(args.runs):
             shutil.rmtree(cache, ignore_errors=True)
             subprocess.run(["sync"], check=True)  # no write-back left over from building the data or the last run
             out = root / "big" / f"copy-{run}"
-            gaps: list[float] = []
-            last = [time.monotonic()]
-
-            def tick(gaps: list[float] = gaps, last: list[float] = last) -> None:
-                now = time.monotonic()
-                gaps.append(now - last[0])
-                last[0] = now
-
-            heartbeat = QTimer()
-            heartbeat.setInterval(10)
-            heartbeat.timeout.connect(tick)
             loop = QEventLoop()
             pending = {"scan", "copy"}
 
@@ -103,13 +98,14 @@ def main() -> int:
 
             window.workspace.scanFinished.connect(lambda: done("scan"))
             started = time.monotonic()
-            heartbeat.start()
+            heartbeat = Heartbeat(QTimer())
             copy = operations.resize(window.jobs, ResizeChoice(heavy, target, None, out, target))
             copy.succeeded.connect(lambda _result: done("copy"))
             copy.failed.connect(lambda message: sys.exit(f"copy failed: {message}"))
             window.open_folder(root / "fleet")
             loop.exec()
-            heartbeat.stop()
+            heartbeat.timer.stop()
+            gaps = heartbeat.gaps
             window.workspace.scanFinished.disconnect()
             elapsed = time.monotonic() - started
             assert window.model.rowCount() == args.count, window.model.rowCount()
