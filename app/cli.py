@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from app import __version__
+
+if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
+    import argparse
 
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
@@ -39,6 +41,8 @@ def _warn(message: str) -> None:
 
 
 def _print_json(data: Any) -> None:
+    import json
+
     json.dump(data, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
@@ -338,6 +342,8 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
@@ -452,10 +458,16 @@ def translate_optimum_argv(argv: list[str]) -> list[str]:
     return argv
 
 
+def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
+    """`get-kvcache-num-blocks DIR` and nothing else: shell loops call it per artifact, so skip building the parser."""
+    if len(args_list) == 2 and args_list[0] == "get-kvcache-num-blocks" and not args_list[1].startswith("-"):
+        return SimpleNamespace(dir=args_list[1], func=cmd_get)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
-    args = parser.parse_args(args_list)
+    args = _plain_get(args_list) or build_parser().parse_args(args_list)
     from app.core.errors import StudioError
 
     try:

@@ -69,6 +69,15 @@ def test_missing_graph_is_invalid(cr13_artifact: Path) -> None:
     assert s.status is Status.INVALID and "decoder_batch_8.rbln" in s.problems[0]
 
 
+@pytest.fixture
+def trusted_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache rows of folders written a moment ago (the fixtures' copies), as if the clock had moved on."""
+    import app.core.scan_cache
+
+    monkeypatch.setattr(app.core.scan_cache, "RACY_SECONDS", 0)
+
+
+@pytest.mark.usefixtures("trusted_timestamps")
 def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, ca25_artifact: Path) -> None:
     from app.core.resize import resize_in_place
 
@@ -83,6 +92,7 @@ def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, c
     assert {r.name: r for r in scan(root)}["qwen3-8b-ca25x4"].status is Status.INVALID
 
 
+@pytest.mark.usefixtures("trusted_timestamps")
 def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import app.core.scan as scan_module
 

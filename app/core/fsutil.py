@@ -11,8 +11,10 @@ import secrets
 import shutil
 import socket
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from app.core import faults
 from app.core.errors import StudioError
@@ -21,7 +23,7 @@ INCOMPLETE_MARKER = ".rbln-studio-incomplete"
 PARTIAL_TAG = ".partial-"
 TMP_TAG = ".tmp-"
 LOCK_NAME = ".rbln-studio.lock"
-COPY_CHUNK = 64 * 1024 * 1024
+COPY_CHUNK = 32 * 1024 * 1024  # 0.1 s of a disk at 300 MB/s: progress well above twice a second
 _FICLONE = 0x40049409
 
 # Our own bookkeeping files never travel with an artifact.
@@ -249,36 +251,110 @@ def _clone(src_fd: int, dst_fd: int) -> bool:
     return True
 
 
+class _Flusher:
+    """fdatasyncs a file in a helper thread while the copy goes on, never more than `lag` bytes behind it.
+
+    The disk writes while the next chunks are copied (a serial fdatasync per chunk was ~20% slower here),
+    and the closing fsync has at most `lag` bytes left, so progress never stalls on one long fsync.
+    """
+
+    def __init__(self, fd: int, lag: int) -> None:
+        self._fd, self._lag = fd, lag
+        self._cond = threading.Condition()
+        self._copied = self._flushed = 0
+        self._done = False
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, name="rbln-studio-flush", daemon=True)
+        self._thread.start()
+
+    def copied(self, amount: int) -> None:
+        """Count copied bytes; wait while the disk is more than `lag` behind."""
+        with self._cond:
+            self._copied += amount
+            self._cond.notify_all()
+            while self._copied - self._flushed > self._lag and self._error is None:
+                self._cond.wait()
+            if self._error is not None:
+                raise self._error
+
+    def close(self) -> None:
+        with self._cond:
+            self._done = True
+            self._cond.notify_all()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._copied == self._flushed and not self._done:
+                    self._cond.wait()
+                if self._copied == self._flushed:
+                    return
+                target = self._copied
+            try:
+                os.fdatasync(self._fd)
+            except OSError as exc:
+                with self._cond:
+                    self._error = exc
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._flushed = target
+                self._cond.notify_all()
+
+
 def copy_file(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
-    """Copy one file: a reflink where the file system offers one, else copy_file_range in large chunks."""
+    """Copy one file: a reflink where the file system offers one, else copy_file_range in chunks, fsynced.
+
+    A helper thread flushes the chunks as they are copied (see _Flusher): on_bytes runs every COPY_CHUNK
+    with the disk at most two chunks behind, instead of racing through the page cache and then sitting in
+    one long fsync (4 s for 4 GiB here, without progress).
+    """
     with open(src, "rb") as fsrc, open(dst, "wb") as fdst:
         size = os.fstat(fsrc.fileno()).st_size
         if size and _clone(fsrc.fileno(), fdst.fileno()):
             on_bytes(size)
-        else:
-            left = size
-            use_range = hasattr(os, "copy_file_range")
-            while left > 0:
-                n = 0
-                if use_range:
-                    try:
-                        n = os.copy_file_range(fsrc.fileno(), fdst.fileno(), min(COPY_CHUNK, left))
-                    except OSError as exc:
-                        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-                            raise
-                        use_range = False
-                        continue
-                else:
-                    chunk = fsrc.read(min(COPY_CHUNK, left))
-                    n = len(chunk)
-                    fdst.write(chunk)
-                if n == 0:
-                    raise StudioError(f"{src} shrank while it was being copied; try again.")
-                left -= n
-                on_bytes(n)
+        elif size:
+            flusher = _Flusher(fdst.fileno(), 2 * COPY_CHUNK) if size > COPY_CHUNK else None
+            try:
+                _copy_chunks(fsrc, fdst, size, flusher, on_bytes)
+            finally:
+                if flusher is not None:
+                    flusher.close()
         fdst.flush()
         os.fsync(fdst.fileno())
     shutil.copystat(src, dst)
+
+
+def _copy_chunks(
+    fsrc: BinaryIO, fdst: BinaryIO, size: int, flusher: _Flusher | None, on_bytes: Callable[[int], None]
+) -> None:
+    """copy_file_range in COPY_CHUNK steps (read/write where the kernel cannot), reporting each step."""
+    left = size
+    use_range = hasattr(os, "copy_file_range")
+    while left > 0:
+        n = 0
+        if use_range:
+            try:
+                n = os.copy_file_range(fsrc.fileno(), fdst.fileno(), min(COPY_CHUNK, left))
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                use_range = False
+                continue
+        else:
+            chunk = fsrc.read(min(COPY_CHUNK, left))
+            n = len(chunk)
+            fdst.write(chunk)
+            fdst.flush()
+        if n == 0:
+            raise StudioError(f"{fsrc.name} shrank while it was being copied; try again.")
+        left -= n
+        if flusher is not None:
+            flusher.copied(n)
+        on_bytes(n)
 
 
 def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from app.core.artifact import Artifact
 from app.core.blocks import full_sequences
 from app.core.estimator import Breakdown, ChipletUsage
-from app.core.rbln_config import RblnConfig
 from app.core.sizes import format_bytes, format_bytes_exact
+
+if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows, pydantic loads later
+    from app.core.artifact import Artifact
+    from app.core.rbln_config import RblnConfig
 
 # Segment keys, bottom to top of a bar; the chart maps each to a colour and the legend to a label.
 SEGMENT_LABELS = {

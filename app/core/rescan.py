@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.fsutil import INCOMPLETE_MARKER, is_internal_name
+from app.core.jsonfile import CONFIG_NAME
 from app.core.progress import CancelToken
-from app.core.rbln_config import CONFIG_NAME
 from app.core.scan import ArtifactSummary, IssueCallback, scan, summarize
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ class ArtifactSummary:
     size_on_disk: int = 0
 
     def to_json(self) -> dict[str, object]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = dict(self.__dict__)  # the fields, in order (a plain dataclass keeps them there)
         out["status"] = self.status.value
         out["problems"] = list(self.problems)
         return out
@@ -53,10 +53,22 @@ class ArtifactSummary:
         return cls(**{**data, "status": Status(data["status"])})
 
 
-def _model_name(folder: Path, cls_name: str | None) -> str | None:
+def _read(path: str) -> bytes:
+    """A small file's bytes through the os module (a scan reads two per artifact; io's objects cost more)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _model_name(folder: str, cls_name: str | None) -> str | None:
     """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
     try:
-        raw = json.loads((folder / "config.json").read_bytes())
+        raw = json.loads(_read(os.path.join(folder, "config.json")))
         if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
             return raw["_name_or_path"]
     except (OSError, ValueError, RecursionError):
@@ -66,50 +78,56 @@ def _model_name(folder: Path, cls_name: str | None) -> str | None:
     return None
 
 
-def _listing(folder: Path) -> tuple[Signature, int, set[str]]:
-    """The folder's files as (name, size, mtime, inode), their total size, and the graph names present."""
+def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, set[str]]:
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present."""
     signature: Signature = []
     graphs: set[str] = set()
     size = 0
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if is_internal_name(entry.name) or not entry.is_file():
-                continue
-            st = entry.stat()
-            signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ino])
-            size += st.st_size
-            if entry.name.endswith(GRAPH_SUFFIX):
-                graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
+    for entry in entries:
+        if is_internal_name(entry.name) or not entry.is_file():
+            continue
+        st = entry.stat()
+        signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        size += st.st_size
+        if entry.name.endswith(GRAPH_SUFFIX):
+            graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
     signature.sort()
     return signature, size, graphs
 
 
-def _from_config(folder: Path, size: int, graphs: set[str]) -> ArtifactSummary:
+def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
-    from pydantic_core import from_json
+    from app.core.config_checks import config_problems, expected_graph_names
+    from app.core.rbln_config import ConfigFields, parse_config, read_view
 
-    from app.core.artifact import config_problems, expected_graph_names
-    from app.core.rbln_config import parse_config
-
+    name = os.path.basename(folder)
     try:
-        path = folder / CONFIG_NAME
-        loaded = parse_config(decode_json(path.read_bytes(), path, from_json), path)
-    except StudioError as exc:
-        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [str(exc)], size_on_disk=size)
+        data = _read(os.path.join(folder, CONFIG_NAME))
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(str(folder), folder.name, Status.INVALID, [message], size_on_disk=size)
-    config = loaded.model
+        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+    config: ConfigFields | None = read_view(data)
+    if config is not None:
+        expected = config.expected_graph_names
+    else:  # invalid, or older key names: the full model words the error and applies the renaming rules
+        from pydantic_core import from_json
+
+        path = Path(folder, CONFIG_NAME)
+        try:
+            loaded = parse_config(decode_json(data, path, from_json), path)
+        except StudioError as exc:
+            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+        config, expected = loaded.model, expected_graph_names(loaded.raw)
     problems = config_problems(config)
     if not graphs:
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
-    for expected in expected_graph_names(loaded.raw):
-        if expected not in graphs:
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
+    for graph in expected:
+        if graph not in graphs:
+            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
     kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
     return ArtifactSummary(
-        path=str(folder),
-        name=folder.name,
+        path=folder,
+        name=name,
         status=worst(problems),
         problems=[p.message for p in problems],
         model=_model_name(folder, config.cls_name),
@@ -129,20 +147,29 @@ def _from_config(folder: Path, size: int, graphs: set[str]) -> ArtifactSummary:
 
 def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
     """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
-    folder = Path(folder)
+    folder = os.fspath(Path(folder))
     try:
-        signature, size, graphs = _listing(folder)
+        with os.scandir(folder) as it:
+            entries = list(it)
     except OSError as exc:
-        return ArtifactSummary(
-            str(folder), folder.name, Status.INVALID, [f"Cannot list {folder}: {exc.strerror or exc}."]
-        )
+        message = f"Cannot list {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
+    return _summarize(folder, entries, cache)
+
+
+def _summarize(folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None) -> ArtifactSummary:
+    try:
+        signature, size, graphs = _listing(entries)
+    except OSError as exc:
+        message = f"Cannot list {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
     if cache is not None:
-        row = cache.get(str(folder), signature)
+        row = cache.get(folder, signature)
         if row is not None:
             return ArtifactSummary.from_json(row)
     summary = _from_config(folder, size, graphs)
     if cache is not None:
-        cache.put(str(folder), signature, summary.to_json())
+        cache.put(folder, signature, summary.to_json())
     return summary
 
 
@@ -150,7 +177,13 @@ def find_artifacts(
     root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
 ) -> Iterator[Path]:
     """Every folder under root holding an rbln_config.json; follows symlinks once, never loops."""
-    root = Path(root)
+    return (Path(folder) for folder, _ in _walk(os.fspath(Path(root)), cancel, on_issue))
+
+
+def _walk(
+    root: str, cancel: CancelToken | None, on_issue: IssueCallback | None
+) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """find_artifacts on path strings, with each artifact's listing (read once), in path order."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -167,11 +200,11 @@ def find_artifacts(
                 entries = list(it)
         except OSError as exc:
             if on_issue is not None:
-                on_issue(folder, f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+                on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
             continue
         names = {e.name for e in entries}
         if CONFIG_NAME in names and INCOMPLETE_MARKER not in names:
-            yield folder
+            yield folder, entries
             continue  # an artifact's subfolders belong to it
         subfolders = []
         for entry in entries:
@@ -179,10 +212,10 @@ def find_artifacts(
                 continue  # hidden folders, and our staging folders, are never artifacts
             try:
                 if entry.is_dir():
-                    subfolders.append(Path(entry.path))
+                    subfolders.append((entry.name, entry.path))
             except OSError:
                 continue
-        stack.extend(sorted(subfolders, reverse=True))
+        stack.extend(path for _, path in sorted(subfolders, reverse=True))
 
 
 def scan(
@@ -195,8 +228,8 @@ def scan(
     cache = ScanCache(Path(root)) if use_cache else None
     complete = False
     try:
-        for folder in find_artifacts(root, cancel, on_issue):
-            yield summarize(folder, cache)
+        for folder, entries in _walk(os.fspath(Path(root)), cancel, on_issue):
+            yield _summarize(folder, entries, cache)
         complete = True
     finally:
         if cache is not None:

@@ -1,7 +1,9 @@
-"""A per-root cache of scan rows, keyed by each artifact folder's file listing (names, sizes, mtimes, inodes).
+"""A per-root cache of scan rows, keyed by each artifact folder's file listing (name, size, mtime, ctime, inode).
 
 A row is reused only when every file of its folder has the same identity as when the row was computed,
-so a resize, a new or deleted file, or an edited config always forces a fresh read.
+so a resize, a new, deleted, renamed or replaced file, an edited config or a permission change always forces
+a fresh read. Rows of folders changed in the last RACY_SECONDS are not stored: a file system with coarse
+timestamps could see a second same-size edit within the same tick (git's "racy clean" problem).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+RACY_SECONDS = 2.0
 Signature = list[list[Any]]
 
 
@@ -48,7 +52,13 @@ class ScanCache:
         return None
 
     def put(self, folder: str, signature: Signature, row: dict[str, Any]) -> None:
+        """Remember a row, unless a file of the folder changed too recently for its timestamps to be trusted."""
         self._seen.add(folder)
+        newest = max((max(mtime, ctime) for _, _, mtime, ctime, _ in signature), default=0)
+        if newest > time.time_ns() - RACY_SECONDS * 1e9:
+            if self._entries.pop(folder, None) is not None:
+                self._dirty = True
+            return
         self._entries[folder] = {"signature": signature, "row": row}
         self._dirty = True
 

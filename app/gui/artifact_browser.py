@@ -6,9 +6,7 @@ from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
     QModelIndex,
-    QModelRoleDataSpan,
     QObject,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -25,10 +23,6 @@ class FilterProxy(QSortFilterProxyModel):
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.sourceModel().sort(column, order)
-
-    def multiData(self, index: QModelIndex | QPersistentModelIndex, span: QModelRoleDataSpan) -> None:
-        """Forward a view's one-call-per-cell request (the base class would ask the source once per role)."""
-        self.sourceModel().multiData(self.mapToSource(index), span)
 
 
 class ArtifactBrowser(QWidget):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QModelRoleDataSpan, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.artifact import Status
 from app.core.scan import ArtifactSummary
 from app.core.sizes import format_bytes, format_bytes_exact
+from app.core.status import Status
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -124,20 +124,6 @@ class ArtifactTableModel(QAbstractTableModel):
         if not index.isValid() or not (0 <= r < len(self._rows)) or not 0 <= c < len(COLUMNS):
             return None
         return self._value(self._rows[r], c, role)
-
-    def multiData(self, index: Index, span: QModelRoleDataSpan) -> None:
-        """Every role a view asks for a cell in one call (Qt 6 views paint through this)."""
-        r, c = index.row(), index.column()
-        if not index.isValid() or not (0 <= r < len(self._rows)) or not 0 <= c < len(COLUMNS):
-            return
-        row = self._rows[r]
-        for i in range(span.size()):
-            item = span[i]
-            value = self._value(row, c, item.role())
-            if value is None:
-                item.clearData()  # views reuse the span from cell to cell
-            else:
-                item.setData(value)
 
     def _value(self, row: TableRow, c: int, role: int) -> object:
         if role == Qt.ItemDataRole.DisplayRole:

@@ -5,13 +5,22 @@ Detection runs `optimum-rbln-cli --version` and an `import rebel` check, so it n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.backends.base import BackendInfo
-from app.backends.registry import detect_backends
 from app.gui.jobs import Job, JobFailure, JobManager
 
+if TYPE_CHECKING:
+    from app.backends.base import BackendInfo
+
 DETECTING = "detecting…"
+
+
+def _detect(refresh: bool) -> list[BackendInfo]:
+    from app.backends.registry import detect_backends  # loaded in the worker, not at start-up
+
+    return detect_backends(refresh=refresh)
 
 
 class BackendStatus(QObject):
@@ -35,9 +44,7 @@ class BackendStatus(QObject):
         if not refresh and (self.detecting or self.backends is not None):
             return
         self.detecting, self.error = True, None
-        job = self._job = self.jobs.submit(
-            "Detect backends", lambda ctx: detect_backends(refresh=refresh), visible=False
-        )
+        job = self._job = self.jobs.submit("Detect backends", lambda ctx: _detect(refresh), visible=False)
         job.succeeded.connect(self._on_detected)
         job.failed.connect(self._on_failed)
         self.changed.emit()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -18,13 +19,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.artifact import Artifact, Status
 from app.core.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from app.core.sizes import format_bytes, format_bytes_exact
+from app.core.status import Status
 from app.gui.artifact_model import STATUS_COLOURS
 from app.gui.breakdown_table import BreakdownTable
 from app.gui.dram_chart import DramChart
 from app.gui.kv_gauge import KvGauge
+
+if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
+    from app.core.artifact import Artifact
 
 
 def _label(object_name: str = "", wrap: bool = True) -> QLabel:

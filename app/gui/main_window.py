@@ -4,28 +4,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
 
-from app.core.artifact import Artifact
-from app.core.compiler import CompileRequest
-from app.gui import operations
-from app.gui.about_dialog import AboutDialog, Locations
 from app.gui.app_paths import app_icon, demo_folder
 from app.gui.artifact_browser import ArtifactBrowser
 from app.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from app.gui.backend_status import BackendStatus
-from app.gui.compile_wizard import CompileWizard
 from app.gui.detail_panel import DetailPanel
 from app.gui.errors import show_error
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.jobs_panel import JobsPanel
-from app.gui.preferences_dialog import PreferencesDialog, apply_toolchain
-from app.gui.resize_dialog import ResizeDialog
 from app.gui.settings import Settings
 from app.gui.workspace import Workspace
+
+if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from app.core.artifact import Artifact
+    from app.core.compiler import CompileRequest
+    from app.gui.about_dialog import AboutDialog
+    from app.gui.compile_wizard import CompileWizard
+    from app.gui.preferences_dialog import PreferencesDialog
+    from app.gui.resize_dialog import ResizeDialog
 
 APP_NAME = "RBLN Artifact Studio"
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
@@ -46,7 +48,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
-        apply_toolchain(self.settings.toolchain())
+        self.settings.toolchain().apply()
         self.jobs = JobManager(self)
         self.backend_status = BackendStatus(self.jobs, self)
         self.model = ArtifactTableModel(self)
@@ -194,6 +196,8 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         folder = demo_folder()
         self.statusBar().showMessage(f"Preparing the demo workspace in {folder}…")
+        from app.gui import operations
+
         job = operations.build_demo_workspace(self.jobs, folder)
         job.succeeded.connect(self._on_demo_ready)
 
@@ -255,6 +259,8 @@ class MainWindow(QMainWindow):
         self._load_details(path)
 
     def _load_details(self, path: str) -> None:
+        from app.gui import operations
+
         job = self._detail_job = operations.read_artifact(self.jobs, path)
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
@@ -310,6 +316,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
         parent = self.workspace.root or os.path.expanduser("~")
+        from app.gui.compile_wizard import CompileWizard
+
         wizard = CompileWizard(self.jobs, parent, self, backends=self.backend_status)
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
@@ -318,6 +326,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object, str, str)
     def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+        from app.gui import operations
+
         job = operations.compile_artifact(self.jobs, request, output_dir, backend)
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
@@ -327,6 +337,8 @@ class MainWindow(QMainWindow):
     def open_resize_dialog(self) -> ResizeDialog | None:
         if self.artifact is None:
             return None
+        from app.gui.resize_dialog import ResizeDialog
+
         dialog = ResizeDialog(self.artifact, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -336,6 +348,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_resize_accepted(self) -> None:
         dialog = self.sender()
+        from app.gui import operations
+        from app.gui.resize_dialog import ResizeDialog
+
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice)
             job.succeeded.connect(self._on_written)
@@ -366,6 +381,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def show_about(self) -> AboutDialog:
         """Versions, backends (detected in a job), where settings and the demo workspace live."""
+        from app.gui.about_dialog import AboutDialog, Locations
+
         locations = Locations(self.settings.file_name(), demo_folder())
         dialog = AboutDialog(locations, self.backend_status, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -374,6 +391,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_preferences(self) -> PreferencesDialog:
+        from app.gui.preferences_dialog import PreferencesDialog
+
         dialog = PreferencesDialog(self.settings, self.backend_status, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()

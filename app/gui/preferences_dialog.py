@@ -26,11 +26,6 @@ from app.gui.backend_status import BackendStatus
 from app.gui.settings import Settings, ToolchainPaths
 
 
-def apply_toolchain(paths: ToolchainPaths) -> None:
-    """Hand the paths to the backends (environment variables still win over them)."""
-    toolchain_settings.configure(toolchain_python=paths.toolchain_python, optimum_cli=paths.optimum_cli)
-
-
 def _path_row(edit: QLineEdit, browse: QPushButton) -> QHBoxLayout:
     row = QHBoxLayout()
     row.addWidget(edit, 1)
@@ -119,7 +114,7 @@ class PreferencesDialog(QDialog):
     def detect_again(self) -> None:
         """Try the paths as typed (not saved yet)."""
         self._tried = True
-        apply_toolchain(self.paths())
+        self.paths().apply()
         self.backends.detect(refresh=True)
 
     @Slot()
@@ -137,13 +132,13 @@ class PreferencesDialog(QDialog):
     def accept(self) -> None:
         changed = self.paths() != self.settings.toolchain()
         self.settings.set_toolchain(self.paths())
-        apply_toolchain(self.settings.toolchain())
+        self.settings.toolchain().apply()
         if changed or self._tried:
             self.backends.detect(refresh=True)
         super().accept()
 
     def reject(self) -> None:
         if self._tried:
-            apply_toolchain(self.settings.toolchain())
+            self.settings.toolchain().apply()
             self.backends.detect(refresh=True)
         super().reject()

@@ -18,6 +18,12 @@ class ToolchainPaths:
     toolchain_python: str = ""
     optimum_cli: str = ""
 
+    def apply(self) -> None:
+        """Hand the paths to the backends (environment variables still win over them)."""
+        from app.backends import settings as toolchain_settings
+
+        toolchain_settings.configure(toolchain_python=self.toolchain_python, optimum_cli=self.optimum_cli)
+
 
 def migrate(store: QSettings, legacy: QSettings) -> bool:
     """Copy every key of the old settings file into a new, empty one; True when something was copied."""

@@ -17,7 +17,6 @@ from pytestqt.qtbot import QtBot
 from app import __version__
 from app.backends import registry
 from app.backends.settings import ENV_TOOLCHAIN_PYTHON, current_settings
-from app.gui import backend_status
 from app.gui.app_paths import demo_folder
 from app.gui.main_window import MainWindow
 from app.gui.settings import Settings, ToolchainPaths
@@ -29,12 +28,13 @@ pytest_plugins = ["fakes.plugin"]
 def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     """Which threads ran detect_backends (the GUI thread never may: it runs subprocesses)."""
     threads: list[threading.Thread] = []
+    original = registry.detect_backends
 
     def recording(refresh: bool = False):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread())
-        return registry.detect_backends(refresh=refresh)
+        return original(refresh=refresh)
 
-    monkeypatch.setattr(backend_status, "detect_backends", recording)
+    monkeypatch.setattr(registry, "detect_backends", recording)
     return threads
 
 

@@ -91,3 +91,42 @@ def test_table_sorts_by_numbers_and_filters_by_text(qtbot: QtBot, workspace: Pat
     browser.filter_edit.clear()
     qtbot.keyClicks(browser.filter_edit, "CA25")
     assert proxy.rowCount() == 1 and proxy.index(0, 0).data() == "qwen3-8b-ca25x4"
+
+
+PAINT_A_BIG_TABLE = """
+import sys
+from dataclasses import replace
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+from app.core.scan import scan
+from app.gui.artifact_browser import ArtifactBrowser
+from app.gui.artifact_model import ArtifactTableModel
+
+app = QApplication([])
+first = next(scan(Path(sys.argv[1])))
+model = ArtifactTableModel()
+model.upsert([replace(first, path=f"/fleet/a{i:04d}", name=f"a{i:04d}") for i in range(500)])
+browser = ArtifactBrowser(model)
+browser.resize(1400, 900)
+browser.show()
+app.processEvents()
+before = sys.getrefcount(None)
+for _ in range(50):
+    browser.view.viewport().repaint()
+print(sys.getrefcount(None) - before)
+"""
+
+
+def test_painting_the_table_does_not_leak_references_to_none(workspace: Path) -> None:
+    """PySide6 6.12's QModelRoleData.setData/clearData drop a reference to None on each call: a multiData
+    override killed the app ('Fatal Python error: none_dealloc') while it painted a 5,000-row table."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "QT_QPA_PLATFORM": "offscreen"}
+    run = subprocess.run(
+        [sys.executable, "-c", PAINT_A_BIG_TABLE, str(workspace)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[-1]) > -1000  # with the override: tens of thousands of references lost

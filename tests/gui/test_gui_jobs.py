@@ -126,3 +126,30 @@ def test_signals_connected_right_after_submit_see_the_first_results(qtbot: QtBot
         with qtbot.waitSignal(job.finished):
             pass
     assert got == ["first"] * 20
+
+
+def test_progress_in_bytes_beyond_two_gib_arrives(qtbot: QtBot, jobs: JobManager) -> None:
+    """A copy of a 4 GiB artifact reports byte counts that do not fit a 32-bit int."""
+    four_gib = 4 << 30
+
+    def work(ctx: JobContext) -> None:
+        ctx.progress(four_gib - 1, four_gib, "copying")
+        ctx.progress(four_gib, four_gib, "copied")
+
+    job = jobs.submit("copy", work)
+    with qtbot.waitSignal(job.succeeded):
+        pass
+    assert (job.done, job.total) == (four_gib, four_gib)
+
+
+def test_workers_run_below_the_gui_threads_priority(qtbot: QtBot, jobs: JobManager) -> None:
+    """Background work yields the CPU to the GUI thread (Linux: a nice value per thread)."""
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread nice values are a Linux feature")
+    job = jobs.submit("nice", lambda ctx: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    with qtbot.waitSignal(job.succeeded):
+        pass
+    assert job.result >= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + 1

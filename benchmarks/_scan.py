@@ -1,0 +1,38 @@
+"""Shared by rows 2 and 3: a fleet of Qwen3-8B-sized artifacts, the minimal walker, and `scan ROOT --json`."""
+
+from __future__ import annotations
+
+import argparse
+
+from _common import build_fleet, cli, interleave, machine, python, report, run, scratch
+
+WALKER = """
+import json, os, sys
+for dirpath, dirnames, filenames in os.walk(sys.argv[1]):
+    if "rbln_config.json" in filenames:
+        with open(os.path.join(dirpath, "rbln_config.json")) as f:
+            json.load(f)
+"""
+
+
+def measure(row: str, doc: str | None) -> int:
+    """row "cold": scan --no-cache; row "warm": scan right after a scan that filled the cache."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=11)
+    args = parser.parse_args()
+    print(machine())
+    with scratch("scan") as root, scratch("cache") as cache:
+        fleet = root / "fleet"
+        build_fleet(fleet, args.count)
+        env_cache = {"RBLN_STUDIO_CACHE_DIR": str(cache)}
+        scan = [*cli(), "scan", str(fleet), "--json"]
+        walker = run([python(), "-c", WALKER, str(fleet)])
+        if row == "cold":
+            times = interleave({"cold": run([*scan, "--no-cache"], env_cache), "walker": walker}, args.runs)
+            report(f"scan --json --no-cache, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.3)
+        else:
+            fill = run(scan, env_cache)  # nothing changes between this scan and the timed one
+            times = interleave({"warm": run(scan, env_cache), "walker": walker}, args.runs, before_each={"warm": fill})
+            report(f"scan --json, nothing changed, {args.count} artifacts (row 3)", times["warm"], times["walker"], 0.5)
+    return 0

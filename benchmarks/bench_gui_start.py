@@ -1,0 +1,106 @@
+"""Row 7: `rbln-studio FOLDER` from process start to its first painted window, with a 5,000-artifact folder,
+against a bare PySide6 window (QApplication + QWidget, shown).
+
+Both run on Qt's offscreen platform in a fresh process; each prints the wall-clock time of its first Paint
+event and exits there. Settings go to a throwaway XDG config folder. The scan cache is empty for each run
+(the worst case: the scan starts reading at once and competes with the window for the interpreter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from _common import build_fleet, env, machine, python, scratch
+
+FIRST_PAINT = """
+import os, sys, time
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QWidget
+
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget):
+            print(time.time(), flush=True)
+            os._exit(0)
+        return False
+
+first_paint = FirstPaint()
+"""
+
+OURS = (
+    FIRST_PAINT
+    + """
+import app.gui.application as application
+create = application.create_application
+def create_and_watch(*args, **kwargs):
+    app = create(*args, **kwargs)
+    app.installEventFilter(first_paint)
+    return app
+application.create_application = create_and_watch
+from app.gui.main import main
+main([sys.argv[1]])
+"""
+)
+
+BARE = (
+    FIRST_PAINT
+    + """
+app = QApplication(sys.argv[:1])
+app.installEventFilter(first_paint)
+window = QWidget()
+window.resize(1200, 800)
+window.show()
+app.exec()
+"""
+)
+
+
+def first_paint(argv: list[str], extra_env: dict[str, str]) -> float:
+    start = time.time()
+    out = subprocess.run(argv, capture_output=True, text=True, env={**env(), **extra_env}, timeout=120)
+    if out.returncode != 0 or not out.stdout.strip():
+        sys.exit(f"{argv[:3]} failed: {out.stderr[-1500:]}")
+    return float(out.stdout.split()[-1]) - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=11)
+    args = parser.parse_args()
+    print(machine())
+    with scratch("start") as root:
+        build_fleet(root / "fleet", args.count)
+        qt_env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(root / "config")}
+        ours_env = {**qt_env, "RBLN_STUDIO_CACHE_DIR": str(root / "cache")}
+        ours_argv = [python(), "-c", OURS, str(root / "fleet")]
+        bare_argv = [python(), "-c", BARE]
+        ours: list[float] = []
+        bare: list[float] = []
+        for i in range(args.runs + 1):  # the first round warms the page cache and is not recorded
+            shutil.rmtree(root / "cache", ignore_errors=True)
+            pair = [(ours, ours_argv, ours_env), (bare, bare_argv, qt_env)]
+            for series, argv, extra in pair if i % 2 else reversed(pair):
+                t = first_paint(argv, extra)
+                if i:
+                    series.append(t)
+        m_ours, m_bare = statistics.median(ours), statistics.median(bare)
+        pairs = sorted(o / b for o, b in zip(ours, bare, strict=True))
+        print(f"first paint, {args.count}-artifact folder (row 7):")
+        print(f"  ours      median {m_ours * 1000:7.1f} ms  (min {min(ours) * 1000:.1f}, max {max(ours) * 1000:.1f})")
+        print(f"  bare      median {m_bare * 1000:7.1f} ms  (min {min(bare) * 1000:.1f}, max {max(bare) * 1000:.1f})")
+        print(f"  per-round ratios {pairs[0]:.2f} .. {pairs[-1]:.2f} over {len(pairs)} interleaved rounds")
+        ratio = m_ours / m_bare
+        print(f"ratio {ratio:.2f} (goal <= 3: {'holds' if ratio <= 3 else 'MISSED'})")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""CLI fast paths: `get-kvcache-num-blocks DIR` skips the parser and imports no pydantic, with the same output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import app.cli
+from app.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def outcome(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("case", ["valid", "missing", "legacy", "no count"])
+def test_plain_get_matches_the_parsed_command(
+    case: str, cr13_artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = {"valid": cr13_artifact, "missing": tmp_path / "nowhere"}.get(case, tmp_path / case)
+    if case == "legacy":
+        folder.mkdir()
+        (folder / "rbln_config.json").write_text('{"_meta": {"version": "0.1"}}')
+    elif case == "no count":
+        folder.mkdir()
+        (folder / "rbln_config.json").write_text('{"kvcache_num_blocks": "21"}')
+    parsed = outcome(["get-kvcache-num-blocks", "--", str(folder)], capsys)  # "--" takes the argparse path
+
+    def no_parser() -> None:
+        raise AssertionError("the plain get command built the full parser")
+
+    monkeypatch.setattr(app.cli, "build_parser", no_parser)
+    assert outcome(["get-kvcache-num-blocks", str(folder)], capsys) == parsed
+    assert parsed[0] == (0 if case == "valid" else 1)
+    assert parsed[1] == ("21\n" if case == "valid" else "")
+
+
+def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
+    code = (
+        "import sys; from app.cli import main; "
+        f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'app.core.rbln_config', 'argparse'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.splitlines() == ["21", "[]"]

@@ -1,0 +1,129 @@
+"""Copies: exact bytes, progress once per chunk as the data reaches the disk, and every fallback path."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import app.core.fsutil as fsutil
+from app.core.fsutil import copy_file, copy_tree
+
+CHUNK = 64 * 1024
+
+
+@pytest.fixture
+def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(fsutil, "COPY_CHUNK", CHUNK)
+    path = tmp_path / "prefill.rbln"
+    path.write_bytes(os.urandom(16 * CHUNK + 123))
+    os.utime(path, ns=(1_000_000_000, 2_000_000_000))
+    return path
+
+
+def copied(source: Path, tmp_path: Path) -> list[int]:
+    steps: list[int] = []
+    copy_file(source, tmp_path / "copy.rbln", steps.append)
+    assert (tmp_path / "copy.rbln").read_bytes() == source.read_bytes()
+    assert (tmp_path / "copy.rbln").stat().st_mtime_ns == 2_000_000_000
+    return steps
+
+
+def no_clone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fsutil, "_clone", lambda src, dst: False)
+
+
+def test_the_disk_never_lags_more_than_two_chunks(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Progress comes per chunk while a helper thread flushes; the copier waits when the disk falls behind."""
+    no_clone(monkeypatch)
+    flushed_at: list[int] = []
+    written = tmp_path / "copy.rbln"
+    real = os.fdatasync
+
+    def slow_fdatasync(fd: int) -> None:
+        size = written.stat().st_size  # what this call puts on disk (at least)
+        time.sleep(0.002)  # a slow disk: the copier must wait for it
+        real(fd)
+        flushed_at.append(size)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+    progress: list[tuple[int, int]] = []
+
+    def on_bytes(n: int) -> None:
+        progress.append((n, max(flushed_at, default=0)))
+
+    copy_file(source, written, on_bytes)
+    assert [n for n, _ in progress] == [CHUNK] * 16 + [123]
+    done = 0
+    for n, flushed in progress:
+        done += n
+        assert done - flushed <= 2 * CHUNK + n  # at most two chunks (and this one) not yet on disk
+    assert flushed_at and written.read_bytes() == source.read_bytes()
+
+
+def test_a_failing_flush_fails_the_copy(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    no_clone(monkeypatch)
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fdatasync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        copy_file(source, tmp_path / "copy.rbln", lambda n: None)
+
+
+def test_a_cancel_mid_copy_stops_the_flusher(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    no_clone(monkeypatch)
+
+    def cancel(n: int) -> None:
+        raise KeyboardInterrupt
+
+    before = threading.active_count()
+    with pytest.raises(KeyboardInterrupt):
+        copy_file(source, tmp_path / "copy.rbln", cancel)
+    assert threading.active_count() == before
+
+
+def test_across_file_systems_falls_back_to_read_write(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_clone(monkeypatch)
+
+    def cross_device(*args: object) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "copy_file_range", cross_device)
+    assert copied(source, tmp_path) == [CHUNK] * 16 + [123]
+
+
+def test_a_reflink_reports_the_whole_file_at_once(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def clone(src: int, dst: int) -> bool:
+        os.sendfile(dst, src, 0, os.fstat(src).st_size)  # what a reflink leaves: the same bytes
+        return True
+
+    monkeypatch.setattr(fsutil, "_clone", clone)
+    assert copied(source, tmp_path) == [16 * CHUNK + 123]
+
+
+def test_empty_files_and_trees(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "empty.json").write_bytes(b"")
+    (src / "sub" / "a.txt").write_text("a")
+    (src / "link").symlink_to("sub/a.txt")
+    (src / fsutil.LOCK_NAME).write_text("held")
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    seen: list[int] = []
+    copy_tree(src, dst, seen.append)
+    assert sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*")) == ["empty.json", "link", "sub", "sub/a.txt"]
+    assert os.readlink(dst / "link") == "sub/a.txt" and (dst / "empty.json").read_bytes() == b""
+    assert sum(seen) == 1
