@@ -19,8 +19,11 @@ from app.gui.artifact_model import ArtifactTableModel
 from app.gui.compile_wizard import CompileWizard
 from app.gui.detail_panel import DetailPanel
 from app.gui.errors import show_error
+from app.gui.explorer_dialog import ExplorerDialog
+from app.gui.export import choose_report_file, export_rows
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.jobs_panel import JobsPanel
+from app.gui.planner_dialog import PlannerDialog
 from app.gui.resize_dialog import ResizeDialog
 from app.gui.settings import Settings
 from app.gui.workspace import Workspace
@@ -102,6 +105,9 @@ class MainWindow(QMainWindow):
         self.action_quit = self._action("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.action_compile = self._action("actionCompile", "&Compile…", self.open_compile_wizard, "Ctrl+N")
         self.action_resize = self._action("actionResize", "&Resize KV Cache…", self.open_resize_dialog, "Ctrl+R")
+        self.action_plan = self._action("actionPlan", "&Plan Co-location…", self.open_planner, "Ctrl+Shift+P")
+        self.action_explore = self._action("actionExplore", "&Explore Budgets…", self.open_explorer, "Ctrl+Shift+B")
+        self.action_export = self._action("actionExport", "&Export Report…", self.export_report, "Ctrl+E")
         self.action_copy_path = self._action("actionCopyPath", "Copy &Path", self.copy_path, "Ctrl+Shift+C")
         self.action_filter = self._action("actionFilter", "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
         self.action_about = self._action("actionAbout", "&About", self.show_about)
@@ -118,11 +124,14 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.action_demo)
         file_menu.addAction(self.action_refresh)
+        file_menu.addAction(self.action_export)
         file_menu.addSeparator()
         file_menu.addAction(self.action_quit)
         artifact_menu = bar.addMenu("&Artifact")
         artifact_menu.addAction(self.action_compile)
         artifact_menu.addAction(self.action_resize)
+        artifact_menu.addAction(self.action_plan)
+        artifact_menu.addAction(self.action_explore)
         artifact_menu.addSeparator()
         artifact_menu.addAction(self.action_copy_path)
         artifact_menu.addAction(self.action_filter)
@@ -146,6 +155,7 @@ class MainWindow(QMainWindow):
         self.workspace.rootChanged.connect(self._on_root_changed)
         self.workspace.scanFinished.connect(self._on_scan_finished)
         self.jobs.jobFailed.connect(self._on_job_failed)
+        self.browser.view.selectionModel().selectionChanged.connect(self._update_actions)
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -290,6 +300,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         self.action_resize.setEnabled(self.artifact is not None)
+        self.action_explore.setEnabled(self.artifact is not None)
+        self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
 
     @Slot()
@@ -320,7 +332,17 @@ class MainWindow(QMainWindow):
     def open_resize_dialog(self) -> ResizeDialog | None:
         if self.artifact is None:
             return None
-        dialog = ResizeDialog(self.artifact, self)
+        return self.resize_dialog_for(self.artifact)
+
+    def resize_dialog_for(
+        self,
+        artifact: Artifact,
+        target: int | None = None,
+        budget_text: str | None = None,
+        parent: QWidget | None = None,
+    ) -> ResizeDialog:
+        """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
+        dialog = ResizeDialog(artifact, parent or self, self.jobs, target, budget_text)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
         dialog.open()
@@ -332,6 +354,37 @@ class MainWindow(QMainWindow):
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice)
             job.succeeded.connect(self._on_written)
+
+    # ---- planning, exploring, exporting --------------------------------------------------------------
+
+    @Slot()
+    def open_planner(self) -> PlannerDialog | None:
+        paths = self.browser.selected_paths()
+        if len(paths) < 2:
+            return None
+        dialog = PlannerDialog(self.jobs, paths, self.resize_dialog_for, self.model, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def open_explorer(self) -> ExplorerDialog | None:
+        if self.artifact is None:
+            return None
+        dialog = ExplorerDialog(self.jobs, self.artifact, self.resize_dialog_for, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def export_report(self) -> Job | None:
+        chosen = choose_report_file(self, self.workspace.root or os.path.expanduser("~"))
+        if chosen is None:
+            return None
+        path, fmt = chosen
+        job = export_rows(self.jobs, self.browser.shown_summaries(), path, fmt)
+        job.succeeded.connect(lambda written: self.statusBar().showMessage(f"Saved the report to {written}", 10_000))
+        return job
 
     @Slot(object)
     def _on_written(self, result: object) -> None:
