@@ -23,7 +23,7 @@ TICKS = 5
 class ExplorerChart(QWidget):
     """Displays an Exploration computed by app.core.explore between two budgets (the view); it maps bytes to pixels."""
 
-    budgetPicked = Signal(int)  # a budget per NPU, in bytes, picked by a click
+    budgetPicked = Signal(object)  # a budget per NPU, in bytes (an int beyond 32 bits), picked by a click
     viewChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:

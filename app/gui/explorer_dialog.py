@@ -86,7 +86,7 @@ class ExplorerDialog(QDialog):
         self.chart.hide()
         self.explored.emit()
 
-    @Slot(int)
+    @Slot(object)
     def pick(self, budget_per_npu: int) -> ClickTarget:
         """Resolve a picked budget as 'fit to budget' would, show it, and fill the resize dialog with it."""
         click = target_at(self.artifact, budget_per_npu)

@@ -135,6 +135,7 @@ class PlannerDialog(QDialog):
         self.setWindowTitle(f"Co-location plan: {len(paths)} artifacts")
         self.jobs, self.paths, self.open_resize = jobs, list(paths), open_resize
         self.result: PlanResult | None = None
+        self.family_views: list[FamilyView] = []
         self._job: Job | None = None
 
         self.verdict = QLabel()
@@ -221,9 +222,9 @@ class PlannerDialog(QDialog):
         colours = {m.label: artifact_colour(i) for i, m in enumerate(p.members)}
         self._show_verdict(p)
         self._clear_families()
-        for stack in p.stacks:
-            if stack.members:
-                self.families_layout.addWidget(FamilyView(stack, colours))
+        self.family_views = [FamilyView(stack, colours) for stack in p.stacks if stack.members]
+        for view in self.family_views:
+            self.families_layout.addWidget(view)
         self.families_layout.addStretch(1)
         chosen = self.fix_combo.currentText()
         self.fix_combo.blockSignals(True)
@@ -253,6 +254,7 @@ class PlannerDialog(QDialog):
         self.planned.emit()
 
     def _clear_families(self) -> None:
+        self.family_views = []
         while self.families_layout.count():
             item = self.families_layout.takeAt(0)
             widget = item.widget()

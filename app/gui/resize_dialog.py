@@ -6,7 +6,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
@@ -37,6 +37,7 @@ from app.gui.dram_chart import DramChart
 from app.gui.jobs import JobManager
 
 MAX_BLOCKS = 1_000_000
+OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 ERROR_STYLE = "color:#c62828"
 WARNING_STYLE = "color:#b26a00"
 OK_STYLE = "color:#2e7d32"
@@ -85,7 +86,10 @@ class ResizeDialog(QDialog):
         self.jobs = jobs
         self.output_problem: str | None = None  # what the disk check said about _checked_output
         self._checked_output: str | None = None
-        self._requested_output: str | None = None
+        self._output_timer = QTimer(self)
+        self._output_timer.setSingleShot(True)
+        self._output_timer.setInterval(OUTPUT_CHECK_DELAY_MS)
+        self._output_timer.timeout.connect(self._check_output)
 
         facts = block_facts(config)
         current = QLabel(
@@ -292,14 +296,21 @@ class ResizeDialog(QDialog):
             return problem
         if output == self._checked_output:
             return self.output_problem
-        if self.jobs is not None and output != self._requested_output:
-            self._requested_output = output  # a few stat calls in a worker; the answer for older text is dropped
-            source = self.artifact.path
-            job = self.jobs.submit(
-                f"Check {output}", lambda ctx: (output, folder_problem(output, source)), visible=False
-            )
-            job.succeeded.connect(self._on_output_checked)
+        if self.jobs is not None:
+            self._output_timer.start()  # (re)started by each key: one check once typing pauses
         return None
+
+    @Slot()
+    def _check_output(self) -> None:
+        """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
+        root: QWidget = self
+        while root.parentWidget() is not None:
+            root = root.parentWidget()
+        if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
+            return  # the window is closing (its jobs are being stopped), or no copy is asked for
+        output, source = self.output_edit.text().strip(), self.artifact.path
+        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, folder_problem(output, source)), visible=False)
+        job.succeeded.connect(self._on_output_checked)
 
     @Slot(object)
     def _on_output_checked(self, result: tuple[str, str | None]) -> None:
