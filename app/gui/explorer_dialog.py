@@ -9,8 +9,10 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.artifact import Artifact
+from app.core.commandline import PROG
 from app.core.explore import ClickTarget, Exploration, explore, target_at
 from app.core.explore_display import pick_text, summary_lines
+from app.gui.command_line import CommandLine
 from app.gui.explorer_chart import ExplorerChart
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.resize_dialog import ResizeDialog
@@ -56,6 +58,8 @@ class ExplorerDialog(QDialog):
             button.clicked.connect(slot)
             zoom.addWidget(button)
         zoom.addStretch(1)
+        self.command = CommandLine("explorerCommand")
+        self.command.set_argv([PROG, "explore", str(artifact.path)])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
 
@@ -64,6 +68,7 @@ class ExplorerDialog(QDialog):
         layout.addLayout(zoom)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.pick_label)
+        layout.addWidget(self.command)
         layout.addWidget(buttons)
         self.resize(900, 600)
 

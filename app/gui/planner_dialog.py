@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.backends.registry import inspector_for
 from app.core.artifact import Artifact, open_artifact
+from app.core.commandline import PROG
 from app.core.plan_display import (
     bar_label,
     chiplet_tooltip,
@@ -41,6 +42,7 @@ from app.core.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan
 from app.core.sizes import format_bytes, format_bytes_exact
 from app.core.status import Status
 from app.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
+from app.gui.command_line import CommandLine
 from app.gui.jobs import Job, JobContext, JobFailure, JobManager
 from app.gui.plan_chart import PlanChart, artifact_colour
 
@@ -98,12 +100,13 @@ class FamilyView(QGroupBox):
             self._set(row, base + 1, format_bytes(ch.available), ch.available)
             cell = self._set(row, base + 2, headroom_short(ch.headroom), ch.headroom)
             cell.setForeground(QColor(STATUS_COLOURS[Status.OK if ch.headroom >= 0 else Status.INVALID]))
-        self.table.setMinimumHeight(min(len(stack.chiplets), 8) * self.table.verticalHeader().defaultSectionSize() + 32)
+        rows = min(len(stack.chiplets), 8) * self.table.verticalHeader().defaultSectionSize()
+        self.table.setFixedHeight(rows + self.table.horizontalHeader().sizeHint().height() + 6)
         layout = QVBoxLayout(self)
         for note in stack.notes:
             layout.addWidget(QLabel(html.escape(note)))
-        layout.addWidget(self.chart, 3)
-        layout.addWidget(self.table, 2)
+        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.table)
 
     def _set(self, row: int, col: int, text: str, exact: int | None, tooltip: str = "") -> QTableWidgetItem:
         item = QTableWidgetItem(text)
@@ -173,6 +176,8 @@ class PlannerDialog(QDialog):
         fix_layout.addLayout(row)
         fix_layout.addWidget(self.fix_label)
 
+        self.command = CommandLine("plannerCommand")
+        self.command.set_argv([PROG, "plan", *self.paths])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.addButton(self.replan_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
@@ -182,6 +187,7 @@ class PlannerDialog(QDialog):
         layout.addWidget(assumption)
         layout.addWidget(scroll, 1)
         layout.addWidget(fix_box)
+        layout.addWidget(self.command)
         layout.addWidget(buttons)
 
         self.fix_combo.currentIndexChanged.connect(self._show_fix)
@@ -224,8 +230,7 @@ class PlannerDialog(QDialog):
         self._clear_families()
         self.family_views = [FamilyView(stack, colours) for stack in p.stacks if stack.members]
         for view in self.family_views:
-            self.families_layout.addWidget(view)
-        self.families_layout.addStretch(1)
+            self.families_layout.addWidget(view, 1)
         chosen = self.fix_combo.currentText()
         self.fix_combo.blockSignals(True)
         self.fix_combo.clear()

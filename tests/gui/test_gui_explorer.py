@@ -49,6 +49,7 @@ def test_curve_floor_full_and_a_click_fills_the_resize_dialog(
     assert chart.exploration == expected and chart.view == (0, expected.available)
     summary = dialog.findChild(QLabel, "explorerSummary").text()
     assert "kvcache_num_blocks 21 (floor 9, full pool 40)" in summary
+    assert dialog.findChild(QLineEdit, "explorerCommand").text() == f"rbln-studio-cli explore {cr13_artifact}"
     assert f"Floor (9 blocks) from memory_budget 0.1995 or {expected.floor_budget.low:,} bytes" in summary
     assert f"Full pool (40 blocks) from memory_budget {expected.full_budget.fraction:g}" in summary
     # Every breakpoint is drawn at its own budget and count, left to right, bottom to top.

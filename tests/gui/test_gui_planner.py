@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import compile_artifact
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QRadioButton, QSpinBox, QTableWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox, QTableWidget
 from pytestqt.qtbot import QtBot
 from test_planner import CR13_CHIPLET, add_workspace, chiplet_used
 
@@ -93,6 +93,8 @@ def test_a_set_that_fits(
     dialog = open_planner(qtbot, window, tmp_path, [cr13_artifact, cr13_full])
     data = cli_plan(run_cli, cr13_artifact, cr13_full)
     assert data["verdict"] == "fit"
+    command = dialog.findChild(QLineEdit, "plannerCommand").text()
+    assert command == f"rbln-studio-cli plan {cr13_artifact} {cr13_full}"
     text = verdict(dialog)
     assert "2 artifacts: fit" in text and "does not fit" not in text
     assert "Rebel100: tightest NPU 0 / chiplet" in text
