@@ -90,7 +90,7 @@ class ExplorerChart(QWidget):
     def _plot(self) -> QRectF:
         fm = self.fontMetrics()
         left = fm.horizontalAdvance("00000") + 14
-        return QRectF(left, fm.height() + 10, self.width() - left - 16, self.height() - 4 * fm.height() - 16)
+        return QRectF(left, fm.height() + 10, self.width() - left - 16, self.height() - 4 * fm.height() - 24)
 
     def _y_max(self) -> int:
         e = self.exploration
@@ -221,7 +221,7 @@ class ExplorerChart(QWidget):
                 x = self.x_of(step.low)
                 painter.setPen(QPen(colour, 1, Qt.PenStyle.DotLine))
                 painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
-                label += f" from {step.low / e.available:.4f}"
+                label += f" from {step.fraction:g}" if step.fraction is not None else f" from {format_bytes(step.low)}"
             painter.setPen(colour)
             painter.drawText(QPointF(plot.left() + 4, y - 3), label)
 
