@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen, QWheelEvent
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen, QWheelEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.explore import Exploration
 from app.core.sizes import MIB, format_bytes, format_bytes_exact
+from app.gui.chart_base import TooltipChart
 
 CURVE = QColor("#1e88e5")
 FLOOR = QColor("#e53935")
@@ -20,7 +21,7 @@ SNAP_PX = 6.0  # a click this close to a breakpoint picks the breakpoint's budge
 TICKS = 5
 
 
-class ExplorerChart(QWidget):
+class ExplorerChart(TooltipChart):
     """Displays an Exploration computed by app.core.explore between two budgets (the view); it maps bytes to pixels."""
 
     budgetPicked = Signal(object)  # a budget per NPU, in bytes (an int beyond 32 bits), picked by a click
@@ -140,18 +141,16 @@ class ExplorerChart(QWidget):
             self.zoom(0.8**steps, self.budget_at(event.position().x()))
             event.accept()
 
-    def event(self, e: object) -> bool:
-        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip and self.exploration is not None:
-            budget = self.pick_at(e.pos().x())
-            blocks = self.exploration.blocks_at(budget)
-            QToolTip.showText(
-                e.globalPos(),
-                f"{format_bytes_exact(budget)} per NPU (fraction {budget / self.exploration.available:.4f}): "
-                f"{blocks} blocks. Click to resize to it.",
-                self,
-            )
-            return True
-        return super().event(e)  # type: ignore[arg-type]
+    def tooltip_at(self, pos: QPoint | QPointF) -> str:
+        """The budget under the mouse (a breakpoint's own when close) and the count it resolves to."""
+        e = self.exploration
+        if e is None:
+            return ""
+        budget = self.pick_at(pos.x())
+        return (
+            f"{format_bytes_exact(budget)} per NPU (fraction {budget / e.available:.4f}): "
+            f"{e.blocks_at(budget)} blocks. Click to resize to it."
+        )
 
     # ---- painting ------------------------------------------------------------------------------------
 

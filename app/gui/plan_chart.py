@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.plan_display import bar_label, chiplet_tooltip, headroom_short, share_tooltip
 from app.core.planner import FamilyStack, Share, StackedChiplet
-from app.core.sizes import format_bytes
+from app.gui.chart_base import TooltipChart, paint_byte_axis
 
 PALETTE = ("#1e88e5", "#8e24aa", "#f4511e", "#00897b", "#6d4c41", "#3949ab", "#c0ca33", "#d81b60")
 AVAILABLE = QColor("#d32f2f")
@@ -42,7 +42,7 @@ class PlanBar:
         return headroom_short(self.chiplet.headroom)
 
 
-class PlanChart(QWidget):
+class PlanChart(TooltipChart):
     """Displays one FamilyStack computed by app.core.planner; it only maps bytes to pixels."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -147,17 +147,6 @@ class PlanChart(QWidget):
 
     # ---- events --------------------------------------------------------------------------------------
 
-    def event(self, e: object) -> bool:
-        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
-            text = self.tooltip_at(e.pos())
-            if text:
-                QToolTip.showText(e.globalPos(), text, self)
-            else:
-                QToolTip.hideText()
-                e.ignore()
-            return True
-        return super().event(e)  # type: ignore[arg-type]
-
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -213,16 +202,4 @@ class PlanChart(QWidget):
             y += fm.height() + 4
 
     def _paint_axis(self, painter: QPainter, text: QColor) -> None:
-        plot, scale = self._plot(), self._scale()
-        grid = QColor(text)
-        grid.setAlpha(60)
-        fm = self.fontMetrics()
-        for i in range(5):
-            y = plot.bottom() - plot.height() * i / 4
-            painter.setPen(QPen(grid, 1))
-            painter.drawLine(QPointF(plot.left() - 4, y), QPointF(plot.right(), y))
-            painter.setPen(text)
-            box = QRectF(0, y - fm.height() / 2, plot.left() - 8, fm.height())
-            painter.drawText(
-                box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, format_bytes(scale * i // 4)
-            )
+        paint_byte_axis(self, painter, self._plot(), self._scale(), text)

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRad
 from pytestqt.qtbot import QtBot
 
 from app.core.artifact import open_artifact
-from app.core.explore import explore, target_at
-from app.core.sizes import MIB
+from app.core.explore import exploration_text, explore, target_at
+from app.core.sizes import MIB, format_bytes_exact
 from app.gui.explorer_chart import ExplorerChart
 from app.gui.explorer_dialog import ExplorerDialog
 from app.gui.jobs import Job
@@ -49,9 +49,10 @@ def test_curve_floor_full_and_a_click_fills_the_resize_dialog(
     assert chart.exploration == expected and chart.view == (0, expected.available)
     summary = dialog.findChild(QLabel, "explorerSummary").text()
     assert "kvcache_num_blocks 21 (floor 9, full pool 40)" in summary
+    assert summary.splitlines() == [line.strip() for line in exploration_text(expected).splitlines()[:3]]  # the CLI's
     assert dialog.findChild(QLineEdit, "explorerCommand").text() == f"rbln-studio-cli explore {cr13_artifact}"
-    assert f"Floor (9 blocks) from memory_budget 0.1995 or {expected.floor_budget.low:,} bytes" in summary
-    assert f"Full pool (40 blocks) from memory_budget {expected.full_budget.fraction:g}" in summary
+    assert f"floor (9 blocks) from memory_budget 0.1995 or {expected.floor_budget.low:,} bytes" in summary
+    assert f"full pool (40 blocks) from memory_budget {expected.full_budget.fraction:g}" in summary
     # Every breakpoint is drawn at its own budget and count, left to right, bottom to top.
     xs = [chart.point_pos(i).x() for i in range(len(expected.points))]
     assert xs == sorted(xs) and len(set(xs)) == len(xs)
@@ -59,6 +60,9 @@ def test_curve_floor_full_and_a_click_fills_the_resize_dialog(
 
     fourteen = expected.points[13]
     assert fourteen.blocks == 14
+    assert chart.tooltip_at(chart.point_pos(13)) == (
+        f"{format_bytes_exact(fourteen.budget_bytes)} per NPU (fraction {fourteen.fraction:.4f}): 14 blocks. Click to resize to it."
+    )
     click_budget(qtbot, chart, chart.point_pos(13).x())
     resize = dialog.findChild(ResizeDialog, "resizeDialog")
     assert resize is not None and resize.isVisible()
