@@ -19,11 +19,8 @@ from app.gui.artifact_model import ArtifactTableModel
 from app.gui.compile_wizard import CompileWizard
 from app.gui.detail_panel import DetailPanel
 from app.gui.errors import show_error
-from app.gui.explorer_dialog import ExplorerDialog
-from app.gui.export import choose_report_file, export_rows
 from app.gui.jobs import Job, JobFailure, JobManager
 from app.gui.jobs_panel import JobsPanel
-from app.gui.planner_dialog import PlannerDialog
 from app.gui.resize_dialog import ResizeDialog
 from app.gui.settings import Settings
 from app.gui.workspace import Workspace
@@ -358,7 +355,9 @@ class MainWindow(QMainWindow):
     # ---- planning, exploring, exporting --------------------------------------------------------------
 
     @Slot()
-    def open_planner(self) -> PlannerDialog | None:
+    def open_planner(self) -> QWidget | None:
+        from app.gui.planner_dialog import PlannerDialog  # loaded when first used, like the other dialogs
+
         paths = self.browser.selected_paths()
         if len(paths) < 2:
             return None
@@ -368,7 +367,9 @@ class MainWindow(QMainWindow):
         return dialog
 
     @Slot()
-    def open_explorer(self) -> ExplorerDialog | None:
+    def open_explorer(self) -> QWidget | None:
+        from app.gui.explorer_dialog import ExplorerDialog
+
         if self.artifact is None:
             return None
         dialog = ExplorerDialog(self.jobs, self.artifact, self.resize_dialog_for, self)
@@ -378,6 +379,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def export_report(self) -> Job | None:
+        from app.gui.export import choose_report_file, export_rows
+
         chosen = choose_report_file(self, self.workspace.root or os.path.expanduser("~"))
         if chosen is None:
             return None
