@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.rbln_config import LoadedConfig
+if TYPE_CHECKING:
+    from app.core.rbln_config import LoadedConfig
+
 
 REQUIRED_KEYS = ("kvcache_num_blocks", "batch_size", "max_seq_len")
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
+from app.core.scan import ArtifactSummary
 from app.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 
 
@@ -53,7 +54,7 @@ class ArtifactBrowser(QWidget):
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # several for the planner
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
         self.view.verticalHeader().setVisible(False)
@@ -82,6 +83,16 @@ class ArtifactBrowser(QWidget):
 
     def current_path(self) -> str:
         return self._current
+
+    def selected_paths(self) -> list[str]:
+        """The selected artifacts' folders, in the table's order."""
+        rows = sorted(self.view.selectionModel().selectedRows(), key=lambda index: index.row())
+        return [index.data(PATH_ROLE) for index in rows]
+
+    def shown_summaries(self) -> list[ArtifactSummary]:
+        """The rows the filter lets through, in the table's order (what Export saves)."""
+        rows = (self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount()))
+        return [self.model.summary(r) for r in rows]
 
     def select_path(self, path: str) -> bool:
         """Make the artifact at path current (if it is shown); True when it is."""

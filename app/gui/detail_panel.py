@@ -26,6 +26,7 @@ from app.gui.artifact_model import STATUS_COLOURS
 from app.gui.breakdown_table import BreakdownTable
 from app.gui.dram_chart import DramChart
 from app.gui.kv_gauge import KvGauge
+from app.gui.serving_view import ServingView
 
 if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
     from app.core.artifact import Artifact
@@ -83,6 +84,8 @@ class DetailPanel(QScrollArea):
         dram_layout.addWidget(self.dram_caption)
         dram_layout.addLayout(row)
         layout.addWidget(dram_box)
+        self.serving = ServingView()
+        layout.addWidget(self.serving)
         layout.addWidget(self.settings_box)
 
         files_box = QGroupBox("Files")
@@ -98,7 +101,7 @@ class DetailPanel(QScrollArea):
         layout.addWidget(files_box)
         layout.addStretch(1)
         self.setWidget(body)
-        self._sections = [self.settings_box, kv_box, dram_box, files_box]
+        self._sections = [self.settings_box, kv_box, dram_box, files_box, self.serving]
         self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
 
     # ---- states --------------------------------------------------------------------------------------
@@ -144,6 +147,7 @@ class DetailPanel(QScrollArea):
         self.kv_meaning.setText(facts.meaning)
         self.gauge.set_facts(facts)
         self._show_breakdown(artifact)
+        self.serving.show_config(artifact.loaded)
         self._show_files(artifact)
 
     def _show_settings(self, artifact: Artifact) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.estimator import Breakdown, ChipletUsage
 from app.core.presentation import SEGMENT_LABELS, Segment, bar_label, usage_segments, usage_tooltip
-from app.core.sizes import format_bytes
+from app.gui.chart_base import TooltipChart, paint_byte_axis
 
 COLOURS = {
     "reserve": QColor("#9e9e9e"),
@@ -34,7 +34,7 @@ class _Bar:
     budget_y: float
 
 
-class DramChart(QWidget):
+class DramChart(TooltipChart):
     """Displays a Breakdown computed by app.core; it only maps bytes to pixels."""
 
     def __init__(self, parent: QWidget | None = None, object_name: str = "dramChart") -> None:
@@ -144,17 +144,6 @@ class DramChart(QWidget):
 
     # ---- events --------------------------------------------------------------------------------------
 
-    def event(self, e: object) -> bool:
-        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
-            text = self.tooltip_at(e.pos())
-            if text:
-                QToolTip.showText(e.globalPos(), text, self)
-            else:
-                QToolTip.hideText()
-                e.ignore()
-            return True
-        return super().event(e)  # type: ignore[arg-type]
-
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -208,16 +197,4 @@ class DramChart(QWidget):
             painter.drawText(QPointF(x + box + 4, y + fm.ascent() + 1), label)
 
     def _paint_axis(self, painter: QPainter, text: QColor) -> None:
-        plot, scale_bytes = self._plot(), self._scale()
-        grid = QColor(text)
-        grid.setAlpha(60)
-        fm = self.fontMetrics()
-        for i in range(5):
-            y = plot.bottom() - plot.height() * i / 4
-            painter.setPen(QPen(grid, 1))
-            painter.drawLine(QPointF(plot.left() - 4, y), QPointF(plot.right(), y))
-            painter.setPen(text)
-            box = QRectF(0, y - fm.height() / 2, plot.left() - 8, fm.height())
-            painter.drawText(
-                box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, format_bytes(scale_bytes * i // 4)
-            )
+        paint_byte_axis(self, painter, self._plot(), self._scale(), text)

@@ -103,6 +103,9 @@ class MainWindow(QMainWindow):
         self.action_quit = self._action("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.action_compile = self._action("actionCompile", "&Compile…", self.open_compile_wizard, "Ctrl+N")
         self.action_resize = self._action("actionResize", "&Resize KV Cache…", self.open_resize_dialog, "Ctrl+R")
+        self.action_plan = self._action("actionPlan", "&Plan Co-location…", self.open_planner, "Ctrl+Shift+P")
+        self.action_explore = self._action("actionExplore", "&Explore Budgets…", self.open_explorer, "Ctrl+Shift+B")
+        self.action_export = self._action("actionExport", "&Export Report…", self.export_report, "Ctrl+E")
         self.action_copy_path = self._action("actionCopyPath", "Copy &Path", self.copy_path, "Ctrl+Shift+C")
         self.action_filter = self._action("actionFilter", "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
         self.action_about = self._action("actionAbout", "&About", self.show_about)
@@ -125,6 +128,7 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.action_demo)
         file_menu.addAction(self.action_refresh)
+        file_menu.addAction(self.action_export)
         file_menu.addSeparator()
         file_menu.addAction(self.action_preferences)
         file_menu.addSeparator()
@@ -132,6 +136,8 @@ class MainWindow(QMainWindow):
         artifact_menu = bar.addMenu("&Artifact")
         artifact_menu.addAction(self.action_compile)
         artifact_menu.addAction(self.action_resize)
+        artifact_menu.addAction(self.action_plan)
+        artifact_menu.addAction(self.action_explore)
         artifact_menu.addSeparator()
         artifact_menu.addAction(self.action_copy_path)
         artifact_menu.addAction(self.action_filter)
@@ -155,6 +161,7 @@ class MainWindow(QMainWindow):
         self.workspace.rootChanged.connect(self._on_root_changed)
         self.workspace.scanFinished.connect(self._on_scan_finished)
         self.jobs.jobFailed.connect(self._on_job_failed)
+        self.browser.view.selectionModel().selectionChanged.connect(self._update_actions)
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -303,6 +310,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         self.action_resize.setEnabled(self.artifact is not None)
+        self.action_explore.setEnabled(self.artifact is not None)
+        self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
 
     @Slot()
@@ -337,9 +346,19 @@ class MainWindow(QMainWindow):
     def open_resize_dialog(self) -> ResizeDialog | None:
         if self.artifact is None:
             return None
+        return self.resize_dialog_for(self.artifact)
+
+    def resize_dialog_for(
+        self,
+        artifact: Artifact,
+        target: int | None = None,
+        budget_text: str | None = None,
+        parent: QWidget | None = None,
+    ) -> ResizeDialog:
+        """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
         from app.gui.resize_dialog import ResizeDialog
 
-        dialog = ResizeDialog(self.artifact, self)
+        dialog = ResizeDialog(artifact, parent or self, self.jobs, target, budget_text)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
         dialog.open()
@@ -354,6 +373,43 @@ class MainWindow(QMainWindow):
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice)
             job.succeeded.connect(self._on_written)
+
+    # ---- planning, exploring, exporting --------------------------------------------------------------
+
+    @Slot()
+    def open_planner(self) -> QWidget | None:
+        from app.gui.planner_dialog import PlannerDialog  # loaded when first used, like the other dialogs
+
+        paths = self.browser.selected_paths()
+        if len(paths) < 2:
+            return None
+        dialog = PlannerDialog(self.jobs, paths, self.resize_dialog_for, self.model, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def open_explorer(self) -> QWidget | None:
+        from app.gui.explorer_dialog import ExplorerDialog
+
+        if self.artifact is None:
+            return None
+        dialog = ExplorerDialog(self.jobs, self.artifact, self.resize_dialog_for, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def export_report(self) -> Job | None:
+        from app.gui.export import choose_report_file, export_rows
+
+        chosen = choose_report_file(self, self.workspace.root or os.path.expanduser("~"))
+        if chosen is None:
+            return None
+        path, fmt = chosen
+        job = export_rows(self.jobs, self.browser.shown_summaries(), path, fmt)
+        job.succeeded.connect(lambda written: self.statusBar().showMessage(f"Saved the report to {written}", 10_000))
+        return job
 
     @Slot(object)
     def _on_written(self, result: object) -> None:

@@ -6,7 +6,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
@@ -29,12 +29,15 @@ from app.core.budget import parse_budget
 from app.core.commandline import resize_argv
 from app.core.errors import StudioError
 from app.core.naming import resized_copy_dir
+from app.core.output_check import folder_problem, path_problem
 from app.core.presentation import block_facts, breakdown_caption
 from app.core.resize import check_target, target_for_budget
 from app.gui.command_line import CommandLine
 from app.gui.dram_chart import DramChart
+from app.gui.jobs import JobManager
 
 MAX_BLOCKS = 1_000_000
+OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 ERROR_STYLE = "color:#c62828"
 WARNING_STYLE = "color:#b26a00"
 OK_STYLE = "color:#2e7d32"
@@ -56,9 +59,23 @@ class ResizeChoice:
 
 
 class ResizeDialog(QDialog):
-    """Edits one resize; Apply is enabled only when the core accepts the target."""
+    """Edits one resize; Apply is enabled only when the core accepts the target and the copy's folder.
 
-    def __init__(self, artifact: Artifact, parent: QWidget | None = None) -> None:
+    With a JobManager, the copy's folder is checked on disk in a worker as the user types (outputChecked
+    reports each answer); the typed path alone is checked at once. A target count or a budget text may be
+    given to start from (the planner's fix, a point picked in the budget explorer).
+    """
+
+    outputChecked = Signal(str)  # the folder checked on disk; its problem is in output_problem
+
+    def __init__(
+        self,
+        artifact: Artifact,
+        parent: QWidget | None = None,
+        jobs: JobManager | None = None,
+        target: int | None = None,
+        budget_text: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("resizeDialog")
         self.setWindowTitle(f"Resize KV cache: {artifact.name}")
@@ -66,6 +83,13 @@ class ResizeDialog(QDialog):
         config = artifact.config
         self._output_edited = False
         self.choice: ResizeChoice | None = None
+        self.jobs = jobs
+        self.output_problem: str | None = None  # what the disk check said about _checked_output
+        self._checked_output: str | None = None
+        self._output_timer = QTimer(self)
+        self._output_timer.setSingleShot(True)
+        self._output_timer.setInterval(OUTPUT_CHECK_DELAY_MS)
+        self._output_timer.timeout.connect(self._check_output)
 
         facts = block_facts(config)
         current = QLabel(
@@ -166,6 +190,18 @@ class ResizeDialog(QDialog):
         self.mode_copy.toggled.connect(self.validate)
         self.output_edit.textEdited.connect(self._on_output_edited)
         self.resize(900, 720)
+        if target is not None or budget_text is not None:
+            self.prefill(target, budget_text)
+        self.validate()
+
+    def prefill(self, target: int | None = None, budget_text: str | None = None) -> None:
+        """Start from a count (block count mode) or a budget text ('fit to budget' mode), validated at once."""
+        if budget_text is not None:
+            self.budget_edit.setText(budget_text)
+            self.by_budget.setChecked(True)
+        elif target is not None:
+            self.by_count.setChecked(True)
+            self.target_spin.setValue(target)
         self.validate()
 
     # ---- reactions -----------------------------------------------------------------------------------
@@ -230,8 +266,8 @@ class ResizeDialog(QDialog):
         if copy and target is not None and not self._output_edited:
             self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
         output = self.output_edit.text().strip()
-        if error is None and copy and not output:
-            error = "Choose the folder for the copy."
+        if error is None and copy:
+            error = self._output_error(output)
         if error is None and not copy and target == config.kvcache_num_blocks:
             error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
         self._show_message(target, warnings, error)
@@ -252,6 +288,38 @@ class ResizeDialog(QDialog):
         else:
             self.choice = None
             self.command.set_argv(None)
+
+    def _output_error(self, output: str) -> str | None:
+        """The typed path's problem now; the disk's answer once the check of this very text is back."""
+        problem = path_problem(output, self.artifact.path)
+        if problem is not None:
+            return problem
+        if output == self._checked_output:
+            return self.output_problem
+        if self.jobs is not None:
+            self._output_timer.start()  # (re)started by each key: one check once typing pauses
+        return None
+
+    @Slot()
+    def _check_output(self) -> None:
+        """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
+        root: QWidget = self
+        while root.parentWidget() is not None:
+            root = root.parentWidget()
+        if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
+            return  # the window is closing (its jobs are being stopped), or no copy is asked for
+        output, source = self.output_edit.text().strip(), self.artifact.path
+        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, folder_problem(output, source)), visible=False)
+        job.succeeded.connect(self._on_output_checked)
+
+    @Slot(object)
+    def _on_output_checked(self, result: tuple[str, str | None]) -> None:
+        text, problem = result
+        if text != self.output_edit.text().strip():
+            return  # typed on meanwhile: a newer check is on its way
+        self._checked_output, self.output_problem = text, problem
+        self.validate()
+        self.outputChecked.emit(text)
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:

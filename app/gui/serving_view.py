@@ -1,0 +1,56 @@
+"""The detail panel's serving section: what vllm-rbln derives from the artifact, and its warning when blocks are short."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+
+from app.core.serving import ServingCheck, check_serving
+from app.core.serving_display import serving_headline, serving_rows
+
+if TYPE_CHECKING:
+    from app.core.rbln_config import LoadedConfig
+
+ERROR_STYLE = "color:#c62828"
+WARNING_STYLE = "color:#b26a00"
+
+
+def _selectable(object_name: str, text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setObjectName(object_name)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class ServingView(QGroupBox):
+    """Shows app.core.serving's check of one rbln_config.json; computes nothing itself."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Serving with vllm-rbln", parent)
+        self.setObjectName("servingBox")
+        self.check: ServingCheck | None = None
+        self.headline = _selectable("servingLabel")
+        self.headline.setWordWrap(True)
+        self.form = QFormLayout()
+        self.warning = _selectable("servingWarning")
+        self.warning.setWordWrap(True)
+        self.warning.setTextFormat(Qt.TextFormat.RichText)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addLayout(self.form)
+        layout.addWidget(self.warning)
+
+    def show_config(self, loaded: LoadedConfig) -> None:
+        check = self.check = check_serving(loaded)
+        self.headline.setText(serving_headline(check))
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        for name, value, source in serving_rows(check):
+            self.form.addRow(name, _selectable(f"serving_{name.replace(' ', '_')}", f"{value}   ({source})"))
+        lines = [f"<span style='{ERROR_STYLE}'>✖ {html.escape(e)}</span>" for e in check.errors]
+        lines += [f"<span style='{WARNING_STYLE}'>⚠ {html.escape(w)}</span>" for w in check.warnings]
+        self.warning.setText("<br>".join(lines))
+        self.warning.setVisible(bool(lines))
