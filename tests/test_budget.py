@@ -104,3 +104,10 @@ def test_parsing_raises_only_budget_errors(value: object) -> None:
         except BudgetError:
             continue
         assert 0 <= resolved <= npu.available_per_npu
+
+
+def test_absurd_byte_counts_still_describe_themselves() -> None:
+    budget = parse_budget(10**400)
+    assert "2^100" in budget.describe()
+    with pytest.raises(BudgetError, match="exceeds the target NPU"):
+        budget.bytes_per_npu(CA25)

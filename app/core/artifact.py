@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.budget import UNSET, MemoryBudget
+from app.core.config_checks import config_problems, expected_graph_names
 from app.core.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
 from app.core.errors import ContainerError, StudioError, UnknownNpuError
 from app.core.estimator import Breakdown, GraphAllocations, MemoryLayout, SequenceShape, breakdown
@@ -31,50 +32,6 @@ class GraphFile:
     size: int
     slot: Slot | None = None
     container: ContainerInfo | None = None
-
-
-def config_problems(config: RblnConfig) -> list[Problem]:
-    """What rbln_config.json alone says is wrong or risky."""
-    problems = []
-    n, floor, full = config.kvcache_num_blocks, config.num_min_blocks, config.num_full_blocks
-    if n <= 0:
-        problems.append(
-            Problem(Status.INVALID, f"kvcache_num_blocks is {n}; a compiled artifact always records a positive count.")
-        )
-    elif n < floor:
-        problems.append(
-            Problem(
-                Status.INVALID,
-                f"kvcache_num_blocks={n} is below the minimum required for the full sequence length "
-                f"(num_min_blocks={floor}).",
-            )
-        )
-    elif n > full:
-        problems.append(
-            Problem(
-                Status.WARNING, f"kvcache_num_blocks={n} is above the full pool ({full}); the excess is never used."
-            )
-        )
-    if config.npu is None:
-        problems.append(Problem(Status.WARNING, "rbln_config.json does not name its npu; DRAM figures are unknown."))
-    else:
-        try:
-            get_npu(config.npu)
-        except UnknownNpuError as exc:
-            problems.append(Problem(Status.WARNING, str(exc)))
-    if config.cache_metas is None:
-        problems.append(Problem(Status.WARNING, "rbln_config.json has no cache_metas; KV bytes are unknown."))
-    return problems
-
-
-def expected_graph_names(raw: dict[str, object]) -> list[str]:
-    """Graph names _compile_cfgs promises (compiled_model_name of each entry)."""
-    cfgs = raw.get("_compile_cfgs")
-    if not isinstance(cfgs, list):
-        return []
-    return [
-        c["compiled_model_name"] for c in cfgs if isinstance(c, dict) and isinstance(c.get("compiled_model_name"), str)
-    ]
 
 
 @dataclass

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import Any
 
 from app.core.errors import StudioError
 from app.core.fsutil import INCOMPLETE_MARKER, is_internal_name
-from app.core.jsonfile import CONFIG_NAME, decode_json
+from app.core.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
 from app.core.progress import CancelToken
 from app.core.scan_cache import ScanCache, Signature
 from app.core.status import Problem, Status, worst
@@ -54,9 +56,18 @@ class ArtifactSummary:
 
 
 def _read(path: str) -> bytes:
-    """A small file's bytes through the os module (a scan reads two per artifact; io's objects cost more)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    """A small regular file's bytes through the os module (a scan reads two per artifact; io's objects cost more).
+
+    Opened non-blocking and checked with fstat, so a named pipe or a device in place of a config never hangs
+    a scan; raises OSError with a message that says what is wrong.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
+        if st.st_size > MAX_JSON_BYTES:
+            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)

@@ -15,6 +15,8 @@ def align_2mib(nbytes: int) -> int:
 
 def format_bytes(nbytes: int) -> str:
     """'15.72 GiB', '-288 MiB': binary units, two decimals at most."""
+    if abs(nbytes) >= 1 << 100:  # beyond any disk; humanfriendly would overflow converting it to float
+        return f"{'-' if nbytes < 0 else ''}more than 2^100 bytes"
     text = humanfriendly.format_size(abs(nbytes), binary=True)
     return f"-{text}" if nbytes < 0 else text
 

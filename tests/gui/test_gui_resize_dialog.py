@@ -116,8 +116,9 @@ def test_resize_to_a_copy_beside_the_source(
     copy = workspace / "qwen3-8b-cr13-kv12"
     assert dialog.findChild(QLineEdit, "resizeOutputEdit").text() == str(copy)
     job = _apply(qtbot, window, dialog)
+    # The watcher may show the new folder before the job reports; wait for both.
     qtbot.waitUntil(lambda: window.model.row_of(str(copy)) is not None, timeout=20_000)
-    assert job.state.value == "succeeded"
+    qtbot.waitUntil(lambda: job.state.value == "succeeded", timeout=20_000)
     assert row_values(window, copy)["kvcache_num_blocks"] == "12" and _blocks(copy) == 12
     assert row_values(window, cr13_artifact)["kvcache_num_blocks"] == "21" and _blocks(cr13_artifact) == 21
 
