@@ -13,6 +13,8 @@ from app import __version__
 if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
     import argparse
 
+    from app.core.compiler import CompileRequest
+
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -218,11 +220,11 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compile(args: argparse.Namespace) -> int:
-    from app.backends.registry import compile_model
+def compile_request(args: argparse.Namespace) -> CompileRequest:
+    """The compile options of a parsed command line (the GUI's "Show command" is tested against this)."""
     from app.core.compiler import CompileRequest
 
-    request = CompileRequest(
+    return CompileRequest(
         model_id=args.model_id,
         npu=args.npu,
         num_devices=args.num_devices,
@@ -235,6 +237,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         kvcache_num_blocks=args.kvcache_num_blocks,
         materialize_weights=args.materialize_weights,
     )
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from app.backends.registry import compile_model
+
+    request = compile_request(args)
     result = compile_model(request, args.output_dir, backend=args.backend, progress=_bar_progress(), log=_log_line)
     for warning in result.warnings:
         _warn(warning)

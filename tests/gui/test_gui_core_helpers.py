@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser, translate_optimum_argv
+from app.cli import build_parser, compile_request, translate_optimum_argv
 from app.core.artifact import Status, open_artifact
 from app.core.commandline import compile_argv, resize_argv, shell_text
 from app.core.compile_preview import preview_compile
@@ -104,19 +104,7 @@ def test_compile_command_parses_to_the_same_request(tmp_path: Path, options: dic
     request = CompileRequest(**{**base, **options})  # type: ignore[arg-type]
     args = _parse(compile_argv(request, tmp_path / "out dir"))
     assert args.command == "compile" and args.output_dir == str(tmp_path / "out dir")
-    parsed = CompileRequest(
-        model_id=args.model_id,
-        npu=args.npu,
-        num_devices=args.num_devices,
-        batch_size=args.batch_size,
-        max_seq_len=args.max_seq_len,
-        attn_impl=args.attn_impl,
-        kvcache_partition_len=args.kvcache_partition_len,
-        prefill_chunk_size=args.prefill_chunk_size,
-        memory_budget=args.memory_budget,
-        kvcache_num_blocks=args.kvcache_num_blocks,
-    )
-    assert parsed == request
+    assert compile_request(args) == request
 
 
 def test_resize_commands_parse(tmp_path: Path) -> None:
