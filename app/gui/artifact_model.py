@@ -179,6 +179,10 @@ class ArtifactTableModel(QAbstractTableModel):
     def summary(self, row: int) -> ArtifactSummary:
         return self._rows[row].summary
 
+    def table_row(self, row: int) -> TableRow | None:
+        """The row's prepared texts (None for a row the model does not have)."""
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
     def row_of(self, path: str) -> int | None:
         return self._index.get(path)
 
