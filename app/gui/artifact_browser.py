@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableV
 
 from app.core.scan import ArtifactSummary
 from app.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+from app.gui.jobs import WORKERS
 from app.gui.table_delegate import RowTextDelegate
 
 
@@ -74,7 +75,7 @@ class ArtifactBrowser(QWidget):
         self._after_paint = QTimer(self)  # fires once the paint that started it is done; dies with the browser
         self._after_paint.setSingleShot(True)
         self._after_paint.setInterval(0)
-        self._after_paint.timeout.connect(self.painted)
+        self._after_paint.timeout.connect(self._painted)
         self.view.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -84,8 +85,14 @@ class ArtifactBrowser(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
+            WORKERS.hold()  # workers park while the cells are painted (one Python call each)
             self._after_paint.start()
         return False
+
+    @Slot()
+    def _painted(self) -> None:
+        WORKERS.release()
+        self.painted.emit()
 
     def current_path(self) -> str:
         return self._current

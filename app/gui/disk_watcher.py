@@ -11,19 +11,24 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 # QFileSystemWatcher checks each new or removed path against every path it holds (~7 us a path into an empty
 # watcher, ~30 us into one of 4,000 here; removing 5,000 in one call took 73 ms), and destroying a watcher
 # blocks ~10-20 ms while the kernel closes its inotify instance. So one watcher serves the whole session:
-# clear() only marks its folders to drop, a slice per turn, and a folder watched again in the meantime (the
-# same folder re-opened) simply stays. A slice is at most WATCH_SLICE folders (DROP_SLICE to drop) and halves
-# while a call takes longer than SLICE_SECONDS: on a busy machine one addPaths call of 64 folders took 19 ms.
+# clear() only marks its folders to drop, and they are dropped once no folder was added for DROP_AFTER_MS
+# (after the scan that follows), so a folder watched again in the meantime (the same folder re-opened) simply
+# stays. A slice starts at FIRST_SLICE folders, doubles up to WATCH_SLICE (DROP_SLICE to drop) while a call
+# takes under SLICE_SECONDS / 2 and halves when it takes longer than SLICE_SECONDS: on a busy machine one
+# addPaths call of 64 folders took 19 ms.
 WATCH_SLICE = 64
 DROP_SLICE = 256
+FIRST_SLICE = 8
 SLICE_SECONDS = 0.002
+DROP_AFTER_MS = 1000
 
 
 class _Slices:
     """How many folders the next call may take: halved after a slow call, doubled after a quick one."""
 
     def __init__(self, most: int) -> None:
-        self.most = self.size = most
+        self.most = most
+        self.size = min(most, FIRST_SLICE)
 
     def take(self, queue: list[str]) -> list[str]:
         batch = queue[: self.size]
@@ -61,6 +66,10 @@ class DiskWatcher(QObject):
         self._adder.setSingleShot(True)
         self._adder.setInterval(0)
         self._adder.timeout.connect(self._next_slice)
+        self._drop_timer = QTimer(self)  # drops wait until folders stop coming in
+        self._drop_timer.setSingleShot(True)
+        self._drop_timer.setInterval(DROP_AFTER_MS)
+        self._drop_timer.timeout.connect(self._schedule)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
@@ -72,6 +81,8 @@ class DiskWatcher(QObject):
         return frozenset(self._watched | self._queued)
 
     def watch(self, folders: Iterable[str]) -> None:
+        if self._drop_queue:
+            self._drop_timer.start()
         for f in folders:
             if not f or f in self._watched or f in self._queued:
                 continue
@@ -83,8 +94,10 @@ class DiskWatcher(QObject):
                 self._queue.append(f)
         self._schedule()
 
+    @Slot()
     def _schedule(self) -> None:
-        if (self._queue or self._drop_queue) and not self._adder.isActive():
+        dropping = self._drop_queue and not self._drop_timer.isActive()
+        if (self._queue or dropping) and not self._adder.isActive():
             self._adder.start()
 
     @Slot()
@@ -94,7 +107,7 @@ class DiskWatcher(QObject):
             self._queued.difference_update(batch)
             failed = set(self._adding.timed(self._watcher.addPaths, batch))
             self._watched.update(f for f in batch if f not in failed)
-        elif self._drop_queue:
+        elif self._drop_queue and not self._drop_timer.isActive():
             batch = [f for f in self._dropping_slices.take(self._drop_queue) if f in self._dropping]
             if batch:
                 self._dropping_slices.timed(self._watcher.removePaths, batch)
@@ -112,14 +125,15 @@ class DiskWatcher(QObject):
             self._watched.difference_update(gone)
 
     def clear(self) -> None:
-        """Forget every folder at once: none is reported from now on; their watches go a slice per turn."""
-        self._drop_queue.extend(self._watched)
-        self._dropping.update(self._watched)
-        self._watched.clear()
+        """Forget every folder at once: none is reported from now on; their watches go later, a slice per turn."""
         self._queue, self._queued = [], set()
         self._pending.clear()
         self._timer.stop()
-        self._schedule()
+        if self._watched:
+            self._drop_queue.extend(self._watched)
+            self._dropping.update(self._watched)
+            self._watched.clear()
+            self._drop_timer.start()
 
     @Slot(str)
     def _on_changed(self, folder: str) -> None:

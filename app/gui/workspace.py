@@ -51,6 +51,7 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
         watch: list[str] = []
         last = time.monotonic()
         for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
+            ctx.checkpoint()  # parks here while the table paints
             batch.append(TableRow.of(summary))
             for f in folders_to_watch(root, summary.path):
                 if f in sent:

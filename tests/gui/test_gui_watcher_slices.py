@@ -8,7 +8,12 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 import app.gui.disk_watcher as disk_watcher
-from app.gui.disk_watcher import DROP_SLICE, WATCH_SLICE, DiskWatcher
+from app.gui.disk_watcher import DROP_SLICE, FIRST_SLICE, WATCH_SLICE, DiskWatcher
+
+
+@pytest.fixture(autouse=True)
+def quick_drops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(disk_watcher, "DROP_AFTER_MS", 50)
 
 
 @pytest.fixture
@@ -84,5 +89,37 @@ def test_slices_shrink_while_calls_are_slow(
     watcher = DiskWatcher(debounce_ms=10)
     watcher.watch(folders)
     qtbot.waitUntil(lambda: _settled(watcher))
-    assert calls["addPaths"][:4] == [WATCH_SLICE, WATCH_SLICE // 2, WATCH_SLICE // 4, WATCH_SLICE // 8]
+    assert calls["addPaths"][:4] == [FIRST_SLICE, FIRST_SLICE // 2, FIRST_SLICE // 4, FIRST_SLICE // 8]
     assert watcher.watched == frozenset(folders)
+
+
+def test_slices_grow_while_calls_are_quick(
+    qtbot: QtBot, folders: list[str], monkeypatch: pytest.MonkeyPatch, calls: dict[str, list[int]]
+) -> None:
+    monkeypatch.setattr(disk_watcher, "SLICE_SECONDS", 10.0)  # every call counts as quick
+    watcher = DiskWatcher(debounce_ms=10)
+    watcher.watch(folders)
+    qtbot.waitUntil(lambda: _settled(watcher))
+    assert calls["addPaths"][:4] == [FIRST_SLICE, 2 * FIRST_SLICE, 4 * FIRST_SLICE, WATCH_SLICE]
+
+
+def test_drops_wait_until_folders_stop_coming(
+    qtbot: QtBot, folders: list[str], tmp_path: Path, calls: dict[str, list[int]]
+) -> None:
+    watcher = DiskWatcher(debounce_ms=10)
+    watcher.watch(folders)
+    qtbot.waitUntil(lambda: _settled(watcher))
+    watcher._drop_timer.setInterval(600_000)  # folders keep coming for longer than this test
+    watcher.clear()
+    new = [tmp_path / f"new-{i}" for i in range(3 * WATCH_SLICE)]
+    for folder in new:
+        folder.mkdir()
+    for i in range(5):  # a scan delivering its batches: old folders again, and new ones
+        watcher.watch([*folders[i * 10 : i * 10 + 10], *(str(f) for f in new[i::5])])
+        qtbot.waitUntil(lambda: not watcher._queue)
+    assert calls["removePaths"] == [] and watcher._drop_timer.isActive()
+    watcher._drop_timer.setInterval(0)  # the folders stopped coming
+    watcher._drop_timer.start()
+    qtbot.waitUntil(lambda: _settled(watcher))
+    assert sum(calls["removePaths"]) == len(folders) - 50
+    assert watcher.watched == frozenset(folders[:50]) | {str(f) for f in new}
