@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableV
 
 from app.core.scan import ArtifactSummary
 from app.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+from app.gui.jobs import WORKERS
+from app.gui.table_delegate import RowTextDelegate
 
 
 class FilterProxy(QSortFilterProxyModel):
@@ -51,6 +53,7 @@ class ArtifactBrowser(QWidget):
         self.view = QTableView()
         self.view.setObjectName("artifactTable")
         self.view.setModel(self.proxy)
+        self.view.setItemDelegate(RowTextDelegate(model, self.proxy, self.view))  # one Python call per painted cell
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -69,6 +72,10 @@ class ArtifactBrowser(QWidget):
         self.proxy.rowsRemoved.connect(self._check_current)
         self.proxy.modelReset.connect(self._check_current)
 
+        self._after_paint = QTimer(self)  # fires once the paint that started it is done; dies with the browser
+        self._after_paint.setSingleShot(True)
+        self._after_paint.setInterval(0)
+        self._after_paint.timeout.connect(self._painted)
         self.view.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -78,8 +85,14 @@ class ArtifactBrowser(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
-            QTimer.singleShot(0, self.painted.emit)  # runs once this paint is done
+            WORKERS.hold()  # workers park while the cells are painted (one Python call each)
+            self._after_paint.start()
         return False
+
+    @Slot()
+    def _painted(self) -> None:
+        WORKERS.release()
+        self.painted.emit()
 
     def current_path(self) -> str:
         return self._current

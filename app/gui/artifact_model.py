@@ -154,12 +154,24 @@ class ArtifactTableModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
         self._resort()
 
+    def _key(self, row: TableRow) -> tuple[object, object]:
+        return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
+
+    def _sorting(self) -> bool:
+        return 0 <= self._sort_column < len(COLUMNS)
+
     def _ordered(self, rows: list[TableRow]) -> list[TableRow]:
-        c = self._sort_column
-        if not 0 <= c < len(COLUMNS):
+        if not self._sorting():
             return rows
-        reverse = self._sort_order == Qt.SortOrder.DescendingOrder
-        return sorted(rows, key=lambda r: (r.keys[c], r.keys[NAME_COLUMN]), reverse=reverse)
+        return sorted(rows, key=self._key, reverse=self._sort_order == Qt.SortOrder.DescendingOrder)
+
+    def _in_order(self, before: TableRow, after: TableRow) -> bool:
+        """True when a stable sort keeps `before` ahead of `after` (ties keep their order)."""
+        if not self._sorting():
+            return True
+        if self._sort_order == Qt.SortOrder.DescendingOrder:
+            return not self._key(before) < self._key(after)  # type: ignore[operator]
+        return not self._key(after) < self._key(before)  # type: ignore[operator]
 
     def _resort(self) -> None:
         ordered = self._ordered(self._rows)
@@ -179,6 +191,10 @@ class ArtifactTableModel(QAbstractTableModel):
     def summary(self, row: int) -> ArtifactSummary:
         return self._rows[row].summary
 
+    def table_row(self, row: int) -> TableRow | None:
+        """The row's prepared texts (None for a row the model does not have)."""
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
     def row_of(self, path: str) -> int | None:
         return self._index.get(path)
 
@@ -186,33 +202,50 @@ class ArtifactTableModel(QAbstractTableModel):
         return [r.summary.path for r in self._rows]
 
     def upsert(self, summaries: Iterable[ArtifactSummary | TableRow]) -> None:
-        """Replace rows whose path is known, add the others in one insert, then restore the sort order."""
+        """Replace rows whose path is known, add the others in one insert, and keep the sort order.
+
+        New rows are sorted among themselves; when they all sort after the last row (a scan in path order under
+        the default sort by name) they are appended and nothing else moves, so the view only lays out what is
+        new. Otherwise the whole table is put back in order with one layoutChanged.
+        """
         new: dict[str, TableRow] = {}
-        changed = False
+        changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
             row = self._index.get(prepared.summary.path)
             if row is None:
                 new[prepared.summary.path] = prepared
-                continue
-            self._rows[row] = prepared
-            changed = True
-            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+            else:
+                self._rows[row] = prepared
+                changed.append(row)
+        last_column = len(COLUMNS) - 1
+        for first, last in _runs(changed):
+            self.dataChanged.emit(self.index(first, 0), self.index(last, last_column))
+        in_order = all(self._fits(row) for row in changed)
         if new:
+            rows = self._ordered(list(new.values()))
+            in_order = in_order and (not self._rows or self._in_order(self._rows[-1], rows[0]))
             first = len(self._rows)
-            self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
-            for offset, path in enumerate(new):
-                self._index[path] = first + offset
-            self._rows.extend(new.values())
+            self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+            for offset, prepared in enumerate(rows):
+                self._index[prepared.summary.path] = first + offset
+            self._rows.extend(rows)
             self.endInsertRows()
-        if new or changed:
+        if not in_order:
             self._resort()
 
+    def _fits(self, row: int) -> bool:
+        """The row still sorts between its neighbours (e.g. resized while the table is sorted by name)."""
+        rows = self._rows
+        return (row == 0 or self._in_order(rows[row - 1], rows[row])) and (
+            row == len(rows) - 1 or self._in_order(rows[row], rows[row + 1])
+        )
+
     def remove_paths(self, paths: Iterable[str]) -> None:
-        rows = sorted({self._index[p] for p in paths if p in self._index}, reverse=True)
-        for row in rows:
-            self.beginRemoveRows(QModelIndex(), row, row)
-            del self._rows[row]
+        rows = [self._index[p] for p in paths if p in self._index]
+        for first, last in reversed(_runs(rows)):
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self._rows[first : last + 1]
             self.endRemoveRows()
         if rows:
             self._index = {r.summary.path: i for i, r in enumerate(self._rows)}
@@ -221,3 +254,14 @@ class ArtifactTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows, self._index = [], {}
         self.endResetModel()
+
+
+def _runs(rows: Iterable[int]) -> list[tuple[int, int]]:
+    """Distinct row numbers as (first, last) runs of consecutive rows, in order."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(set(rows)):
+        if runs and runs[-1][1] == row - 1:
+            runs[-1] = (runs[-1][0], row)
+        else:
+            runs.append((row, row))
+    return runs

@@ -20,31 +20,6 @@ BATCH_ROWS = 256
 BATCH_SECONDS = 0.1
 
 
-def _scan_folders(folders: list[str], known: frozenset[str], ctx: JobContext, opening: bool = False) -> int:
-    """Worker side: rescan each folder, sending ('remove', paths, watch) and ('upsert', rows) to the GUI thread."""
-    if opening and not os.path.isdir(folders[0]):
-        raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
-    found = 0
-    for folder in folders:
-        ctx.cancel.raise_if_cancelled()
-        result = rescan_folder(folder, known)
-        if result.removed or result.watch:
-            ctx.partial(("remove", result.removed, result.watch))
-        batch: list[TableRow] = []
-        last = time.monotonic()
-        for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
-            batch.append(TableRow.of(summary))  # cell texts are worked out here, not on the GUI thread
-            found += 1
-            if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
-                ctx.progress(found, 0, f"{found:,} artifacts read")
-                ctx.partial(("upsert", batch), wait=True)
-                batch, last = [], time.monotonic()
-        if batch:
-            ctx.partial(("upsert", batch), wait=True)
-    ctx.progress(found, found, f"{found:,} artifacts read")
-    return found
-
-
 def folders_to_watch(root: str, artifact: str) -> list[str]:
     """The artifact folder and every folder between it and the root (pure path arithmetic)."""
     out = [artifact]
@@ -55,6 +30,43 @@ def folders_to_watch(root: str, artifact: str) -> list[str]:
             break
         parent = os.path.dirname(parent)
     return out
+
+
+def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: JobContext, opening: bool = False) -> int:
+    """Worker side: rescan each folder, sending ('remove', paths, watch) and ('upsert', rows, watch) to the GUI.
+
+    Everything the GUI thread would otherwise work out per row is done here: the cell texts (TableRow) and
+    the folders to watch (each artifact and the folders above it, each sent once).
+    """
+    if opening and not os.path.isdir(folders[0]):
+        raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
+    found = 0
+    sent: set[str] = set()
+    for folder in folders:
+        ctx.cancel.raise_if_cancelled()
+        result = rescan_folder(folder, known)
+        if result.removed or result.watch:
+            ctx.partial(("remove", result.removed, result.watch))
+        batch: list[TableRow] = []
+        watch: list[str] = []
+        last = time.monotonic()
+        for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
+            ctx.checkpoint()  # parks here while the table paints
+            batch.append(TableRow.of(summary))
+            for f in folders_to_watch(root, summary.path):
+                if f in sent:
+                    break  # its parents were sent with it
+                sent.add(f)
+                watch.append(f)
+            found += 1
+            if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
+                ctx.progress(found, 0, f"{found:,} artifacts read")
+                ctx.partial(("upsert", batch, watch), wait=True)
+                batch, watch, last = [], [], time.monotonic()
+        if batch:
+            ctx.partial(("upsert", batch, watch), wait=True)
+    ctx.progress(found, found, f"{found:,} artifacts read")
+    return found
 
 
 class Workspace(QObject):
@@ -126,7 +138,8 @@ class Workspace(QObject):
     def _start(self, folders: list[str], visible: bool) -> None:
         known = frozenset(self.model.paths())
         title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
-        job = self.jobs.submit(title, lambda ctx: _scan_folders(folders, known, ctx, visible), visible=visible)
+        root = self.root or folders[0]
+        job = self.jobs.submit(title, lambda ctx: _scan_folders(root, folders, known, ctx, visible), visible=visible)
         self._job = job
         job.partial.connect(self._on_partial)
         job.finished.connect(self._on_finished)
@@ -147,10 +160,9 @@ class Workspace(QObject):
             self.watcher.unwatch(removed)
             self.watcher.watch(watch)
         else:
-            rows: list[TableRow] = piece[1]
+            _, rows, watch = piece
             self.model.upsert(rows)
-            root = self.root
-            self.watcher.watch(f for row in rows for f in folders_to_watch(root, row.summary.path))
+            self.watcher.watch(watch)
 
     @Slot()
     def _on_finished(self) -> None:

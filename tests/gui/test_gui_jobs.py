@@ -142,14 +142,23 @@ def test_progress_in_bytes_beyond_two_gib_arrives(qtbot: QtBot, jobs: JobManager
     assert (job.done, job.total) == (four_gib, four_gib)
 
 
-def test_workers_run_below_the_gui_threads_priority(qtbot: QtBot, jobs: JobManager) -> None:
-    """Background work yields the CPU to the GUI thread (Linux: a nice value per thread)."""
+def test_writers_run_below_the_gui_threads_priority_and_readers_beside_it(qtbot: QtBot, jobs: JobManager) -> None:
+    """A copy yields the CPU to the GUI thread (Linux: a nice value per thread). A scan, which holds the
+    interpreter lock most of the time, runs at the GUI's priority: preempted at a lower one, it kept the GUI
+    thread waiting for the lock."""
     import os
     import sys
 
     if not sys.platform.startswith("linux"):
         pytest.skip("per-thread nice values are a Linux feature")
-    job = jobs.submit("nice", lambda ctx: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-    with qtbot.waitSignal(job.succeeded):
+
+    def nice(_ctx: object) -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    writer = jobs.submit("copy", nice, writes=True)
+    reader = jobs.submit("scan", nice)
+    with qtbot.waitSignals([writer.succeeded, reader.succeeded]):
         pass
-    assert job.result >= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + 1
+    gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert writer.result >= gui + 1
+    assert reader.result == gui

@@ -8,7 +8,6 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
@@ -23,15 +22,14 @@ MAX_STALL = 0.100
 
 
 class Heartbeat:
-    """A 10 ms timer on the GUI thread; records the longest gap between two ticks."""
+    """A 10 ms timer on the GUI thread; records every gap between two ticks."""
 
     def __init__(self) -> None:
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self.tick)
         self.last = 0.0
-        self.worst = 0.0
-        self.ticks = 0
+        self.gaps: list[float] = []
 
     def start(self) -> None:
         self.last = time.monotonic()
@@ -39,9 +37,12 @@ class Heartbeat:
 
     def tick(self) -> None:
         now = time.monotonic()
-        self.worst = max(self.worst, now - self.last)
+        self.gaps.append(now - self.last)
         self.last = now
-        self.ticks += 1
+
+    def describe(self) -> str:
+        gaps = sorted(self.gaps)
+        return f"{len(gaps)} ticks, longest gaps {[round(g * 1000) for g in gaps[-5:]]} ms"
 
 
 def _many_artifacts(root: Path, tiny_model: Path) -> Path:
@@ -54,9 +55,17 @@ def _many_artifacts(root: Path, tiny_model: Path) -> Path:
     return template
 
 
-# Alone it passes every run (worst stall 30-75 ms); inside the whole suite on a 2-core machine a stall of
-# 105-146 ms shows up about one run in three, so it runs with the slow set: pytest -m slow tests/gui.
-@pytest.mark.slow
+def _payload(path: Path) -> None:
+    """PAYLOAD bytes that are not all zeros, so the copy has real work to do."""
+    block = os.urandom(1 << 20)
+    with open(path, "wb") as f:
+        for _ in range(PAYLOAD >> 20):
+            f.write(block)
+
+
+# It used to run with the slow set: inside the whole suite a stall of 105-146 ms showed up about one run in
+# three, while the table's repaints asked the Python model for every role of every cell. Now (one delegate
+# call per cell, workers parked while the table paints) the longest gap is ~20 ms alone and in the suite.
 def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, tiny_model: Path
 ) -> None:
@@ -64,8 +73,7 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     template = _many_artifacts(root, tiny_model)
     big = tmp_path / "big"
     shutil.copytree(template, big / "tiny-big")
-    with open(big / "tiny-big" / "extra-weights.bin", "wb") as f:
-        f.write(os.urandom(1 << 20) * (PAYLOAD >> 20))  # real bytes, so the copy has work to do
+    _payload(big / "tiny-big" / "extra-weights.bin")
 
     # As rbln-studio does after start-up (app.gui.main): objects that live for the whole session are frozen, so
     # full collections stay short. Here that also keeps earlier tests' objects out of this measurement.
@@ -76,6 +84,9 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     started = time.monotonic()
     choice = ResizeChoice(big / "tiny-big", 6, None, big / "tiny-big-kv6", 6)
     copy = operations.resize(window.jobs, choice)
+    marks: dict[str, float] = {}
+    window.model.rowsInserted.connect(lambda *_: marks.setdefault("first rows", time.monotonic()))
+    copy.succeeded.connect(lambda *_: marks.setdefault("copy done", time.monotonic()))
     with qtbot.waitSignals([window.workspace.scanFinished, copy.succeeded], timeout=120_000):
         window.open_folder(root)
     elapsed = time.monotonic() - started
@@ -84,5 +95,8 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
 
     assert window.model.rowCount() == ARTIFACTS
     assert (big / "tiny-big-kv6" / "extra-weights.bin").stat().st_size == PAYLOAD
-    assert beat.ticks > elapsed / 0.02, "the heartbeat barely ran"
-    assert beat.worst < MAX_STALL, f"GUI thread stalled {beat.worst * 1000:.0f} ms (run took {elapsed:.1f} s)"
+    assert marks["first rows"] < marks["copy done"], "the copy ended before the table filled: nothing competed"
+    assert len(beat.gaps) > elapsed / 0.02, f"the heartbeat barely ran: {beat.describe()}"
+    worst = max(beat.gaps)
+    print(f"heartbeat over {elapsed:.1f} s: {beat.describe()}")  # the margin, shown by pytest -rP
+    assert worst < MAX_STALL, f"GUI thread stalled {worst * 1000:.0f} ms in {elapsed:.1f} s: {beat.describe()}"
