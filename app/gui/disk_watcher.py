@@ -15,7 +15,8 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 # (after the scan that follows), so a folder watched again in the meantime (the same folder re-opened) simply
 # stays. A slice starts at FIRST_SLICE folders, doubles up to WATCH_SLICE (DROP_SLICE to drop) while a call
 # takes under SLICE_SECONDS / 2 and halves when it takes longer than SLICE_SECONDS: on a busy machine one
-# addPaths call of 64 folders took 19 ms.
+# addPaths call of 64 folders took 19 ms. If the kernel refuses a watch (fs.inotify.max_user_watches) while old
+# folders wait to be dropped, the drops go first and the refused folders are tried once more.
 WATCH_SLICE = 64
 DROP_SLICE = 256
 FIRST_SLICE = 8
@@ -60,6 +61,8 @@ class DiskWatcher(QObject):
         self._queued: set[str] = set()
         self._drop_queue: list[str] = []  # watched but no longer wanted (after clear()), dropped a slice a turn
         self._dropping: set[str] = set()
+        self._drop_now = False  # a watch was refused while drops wait: drop before adding more
+        self._retried: set[str] = set()  # refused once already; not queued again
         self._adding, self._dropping_slices = _Slices(WATCH_SLICE), _Slices(DROP_SLICE)
         self._pending: set[str] = set()
         self._adder = QTimer(self)
@@ -81,7 +84,7 @@ class DiskWatcher(QObject):
         return frozenset(self._watched | self._queued)
 
     def watch(self, folders: Iterable[str]) -> None:
-        if self._drop_queue:
+        if self._drop_queue and not self._drop_now:
             self._drop_timer.start()
         for f in folders:
             if not f or f in self._watched or f in self._queued:
@@ -94,25 +97,42 @@ class DiskWatcher(QObject):
                 self._queue.append(f)
         self._schedule()
 
+    def _may_drop(self) -> bool:
+        return bool(self._drop_queue) and (self._drop_now or not self._drop_timer.isActive())
+
     @Slot()
     def _schedule(self) -> None:
-        dropping = self._drop_queue and not self._drop_timer.isActive()
-        if (self._queue or dropping) and not self._adder.isActive():
+        if (self._queue or self._may_drop()) and not self._adder.isActive():
             self._adder.start()
 
     @Slot()
     def _next_slice(self) -> None:
-        if self._queue:
-            batch = self._adding.take(self._queue)
-            self._queued.difference_update(batch)
-            failed = set(self._adding.timed(self._watcher.addPaths, batch))
-            self._watched.update(f for f in batch if f not in failed)
-        elif self._drop_queue and not self._drop_timer.isActive():
-            batch = [f for f in self._dropping_slices.take(self._drop_queue) if f in self._dropping]
-            if batch:
-                self._dropping_slices.timed(self._watcher.removePaths, batch)
-                self._dropping.difference_update(batch)
+        if self._may_drop() and (self._drop_now or not self._queue):
+            self._drop_slice()
+        elif self._queue:
+            self._add_slice()
         self._schedule()
+
+    def _add_slice(self) -> None:
+        batch = self._adding.take(self._queue)
+        self._queued.difference_update(batch)
+        failed = set(self._adding.timed(self._watcher.addPaths, batch))
+        self._watched.update(f for f in batch if f not in failed)
+        retry = sorted(failed - self._retried) if self._drop_queue else []
+        if retry:  # maybe the watch limit: free the old folders' watches first, then try these once more
+            self._retried.update(retry)
+            self._queue.extend(retry)
+            self._queued.update(retry)
+            self._drop_now = True
+            self._drop_timer.stop()
+
+    def _drop_slice(self) -> None:
+        batch = [f for f in self._dropping_slices.take(self._drop_queue) if f in self._dropping]
+        if batch:
+            self._dropping_slices.timed(self._watcher.removePaths, batch)
+            self._dropping.difference_update(batch)
+        if not self._drop_queue:
+            self._drop_now = False
 
     def unwatch(self, folders: Iterable[str]) -> None:
         folders = set(folders)
@@ -127,6 +147,13 @@ class DiskWatcher(QObject):
     def clear(self) -> None:
         """Forget every folder at once: none is reported from now on; their watches go later, a slice per turn."""
         self._queue, self._queued = [], set()
+        self._retried.clear()
+        # A folder that changed since the last report may have been deleted, and Qt then dropped its watch: such
+        # folders are not kept for a quick re-watch (that would trust a watch Qt no longer has) but dropped now.
+        changed = sorted(self._pending & self._watched)
+        if changed:
+            self._watcher.removePaths(changed)
+            self._watched.difference_update(changed)
         self._pending.clear()
         self._timer.stop()
         if self._watched:
@@ -137,13 +164,21 @@ class DiskWatcher(QObject):
 
     @Slot(str)
     def _on_changed(self, folder: str) -> None:
-        if folder in self._dropping:
-            return  # a folder of what was shown before clear()
+        if folder in self._dropping:  # a folder of what was shown before clear(): not reported
+            self._dropping.discard(folder)  # and not kept for a re-watch: it may be gone, its watch with it
+            self._watcher.removePaths([folder])
+            return
         self._pending.add(folder)
         self._timer.start()
 
     @Slot()
     def _flush(self) -> None:
         pending, self._pending = sorted(self._pending), set()
-        if pending:
-            self.changed.emit(pending)
+        if not pending:
+            return
+        # Qt drops the watch of a folder that was deleted or moved away (and says so as a change): forget those,
+        # so that the rescan this signal starts watches a folder made again under the same name.
+        ours = [f for f in pending if f in self._watched]
+        if ours:
+            self._watched.difference_update(set(ours) - set(self._watcher.directories()))
+        self.changed.emit(pending)

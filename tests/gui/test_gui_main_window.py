@@ -121,6 +121,25 @@ def test_table_follows_the_disk(
     assert sorted(window.model.paths()) == sorted([str(cr13_artifact), str(copy)])
 
 
+@pytest.mark.parametrize("refresh", [False, True], ids=["by-itself", "refresh-at-once"])
+def test_table_follows_an_artifact_replaced_under_the_same_name(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, tmp_path: Path, run_cli, refresh: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """Qt drops the watch of a deleted folder: one made again under that name must be watched again."""
+    open_folder(qtbot, window, workspace)
+    spare = shutil.copytree(cr13_artifact, tmp_path / "spare")
+    resize_in_place(spare, 15)
+    shutil.rmtree(cr13_artifact)  # e.g. a deploy script swapping in a fresh copy
+    shutil.copytree(spare, cr13_artifact)
+    if refresh:  # the user presses Refresh before the watcher has reported the change
+        with qtbot.waitSignal(window.workspace.scanFinished):
+            window.action_refresh.trigger()
+    qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "15", timeout=10_000)
+    done = run_cli("set-kvcache-num-blocks", cr13_artifact, 12)
+    assert done.returncode == 0, done.stderr
+    qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "12", timeout=10_000)
+
+
 def test_drop_a_folder_to_open_it(qtbot: QtBot, window: MainWindow, workspace: Path) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(workspace))])

@@ -82,25 +82,54 @@ def test_a_folder_watched_again_before_its_drop_keeps_its_watch(
     assert changed.args == [[folders[3]]]
 
 
-def test_slices_shrink_while_calls_are_slow(
-    qtbot: QtBot, folders: list[str], monkeypatch: pytest.MonkeyPatch, calls: dict[str, list[int]]
+@pytest.mark.parametrize(
+    ("seconds", "first_four"),
+    [
+        (0.0, [FIRST_SLICE, FIRST_SLICE // 2, FIRST_SLICE // 4, FIRST_SLICE // 8]),  # every call counts as slow
+        (10.0, [FIRST_SLICE, 2 * FIRST_SLICE, 4 * FIRST_SLICE, WATCH_SLICE]),  # every call counts as quick
+    ],
+    ids=["slow-calls-shrink", "quick-calls-grow"],
+)
+def test_slice_size_follows_how_long_calls_take(
+    qtbot: QtBot,
+    folders: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    calls: dict[str, list[int]],
+    seconds: float,
+    first_four: list[int],
 ) -> None:
-    monkeypatch.setattr(disk_watcher, "SLICE_SECONDS", 0.0)  # every call counts as slow
+    monkeypatch.setattr(disk_watcher, "SLICE_SECONDS", seconds)
     watcher = DiskWatcher(debounce_ms=10)
     watcher.watch(folders)
     qtbot.waitUntil(lambda: _settled(watcher))
-    assert calls["addPaths"][:4] == [FIRST_SLICE, FIRST_SLICE // 2, FIRST_SLICE // 4, FIRST_SLICE // 8]
+    assert calls["addPaths"][:4] == first_four
     assert watcher.watched == frozenset(folders)
 
 
-def test_slices_grow_while_calls_are_quick(
-    qtbot: QtBot, folders: list[str], monkeypatch: pytest.MonkeyPatch, calls: dict[str, list[int]]
+def test_old_watches_go_first_when_the_watch_limit_is_reached(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(disk_watcher, "SLICE_SECONDS", 10.0)  # every call counts as quick
+    limit = 300  # stands in for fs.inotify.max_user_watches
+    real = disk_watcher.QFileSystemWatcher.addPaths
+
+    def limited(self: disk_watcher.QFileSystemWatcher, paths: list[str]) -> list[str]:
+        room = max(0, limit - len(self.directories()))
+        return [*real(self, paths[:room]), *paths[room:]]  # what does not fit is refused, as inotify refuses it
+
+    monkeypatch.setattr(disk_watcher.QFileSystemWatcher, "addPaths", limited)
+    old, new = ([tmp_path / f"{name}-{i:03d}" for i in range(250)] for name in ("old", "new"))
+    for folder in [*old, *new]:
+        folder.mkdir()
     watcher = DiskWatcher(debounce_ms=10)
-    watcher.watch(folders)
+    watcher.watch(str(f) for f in old)
     qtbot.waitUntil(lambda: _settled(watcher))
-    assert calls["addPaths"][:4] == [FIRST_SLICE, 2 * FIRST_SLICE, 4 * FIRST_SLICE, WATCH_SLICE]
+    watcher.clear()  # another folder opened
+    watcher.watch(str(f) for f in new)
+    qtbot.waitUntil(lambda: _settled(watcher))
+    assert watcher.watched == frozenset(str(f) for f in new)
+    with qtbot.waitSignal(watcher.changed) as changed:
+        (new[-1] / "rbln_config.json").write_text("{}")
+    assert changed.args == [[str(new[-1])]]
 
 
 def test_drops_wait_until_folders_stop_coming(
