@@ -22,8 +22,8 @@ class RowTextDelegate(QStyledItemDelegate):
     Qt's delegate asks the Python model once per role for every painted cell (seven calls a cell, ~1,000 a
     repaint), and each call must take the interpreter lock back from busy worker threads. Here a plain cell
     costs one call, and its text is drawn from a cached QStaticText (laid out once, not on every repaint).
-    Selected, focused, hovered or disabled cells go through Qt's delegate, so they look exactly as before;
-    tooltips and size hints still come from data().
+    Selected, focused, hovered or disabled cells, and right-to-left layouts, go through Qt's delegate, so they
+    look exactly as before; tooltips and size hints still come from data().
     """
 
     def __init__(self, model: ArtifactTableModel, proxy: QSortFilterProxyModel, view: QAbstractItemView) -> None:
@@ -51,7 +51,7 @@ class RowTextDelegate(QStyledItemDelegate):
     def _group(self, state: QStyle.StateFlag) -> QPalette.ColorGroup | None:
         group = self._groups.get(state, False)
         if group is False:
-            if state & _SPECIAL or not state & _State.State_Enabled:
+            if state & _SPECIAL or not state & _State.State_Enabled:  # drawn by Qt's delegate
                 group = None
             else:
                 group = QPalette.ColorGroup.Active if state & _State.State_Active else QPalette.ColorGroup.Inactive
@@ -72,6 +72,8 @@ class RowTextDelegate(QStyledItemDelegate):
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
         group = self._group(option.state)
+        if option.direction == Qt.LayoutDirection.RightToLeft:
+            group = None  # mirrored alignment: left to Qt's delegate
         row = None if group is None else self._model.table_row(self._proxy.mapToSource(index).row())
         if row is not None:
             column = index.column()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QImage
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate
@@ -55,10 +56,12 @@ def _use_qt_delegate(browser: ArtifactBrowser) -> None:
     QApplication.processEvents()
 
 
-def test_cells_look_exactly_as_qt_paints_them(qtbot: QtBot, workspace: Path) -> None:
+@pytest.mark.parametrize("direction", [Qt.LayoutDirection.LeftToRight, Qt.LayoutDirection.RightToLeft])
+def test_cells_look_exactly_as_qt_paints_them(qtbot: QtBot, workspace: Path, direction: Qt.LayoutDirection) -> None:
     model = ArtifactTableModel()
     model.upsert(_rows(workspace, 40))
     browser = _browser(qtbot, model)
+    browser.setLayoutDirection(direction)  # right to left, e.g. rbln-studio -reverse: numbers and text mirrored
     assert isinstance(browser.view.itemDelegate(), RowTextDelegate)
     browser.view.selectRow(2)  # a selected row, a warning, an invalid row with "?" cells, an elided name
     ours = _grab(browser)
