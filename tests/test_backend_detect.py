@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ from app.backends import settings
 from app.backends.base import BackendInfo
 from app.backends.registry import detect_backends
 from app.backends.toolchain import interpreter_of, locate
+from app.core.errors import CancelledError
+from app.core.progress import CancelToken
 
 pytest_plugins = ["fakes.plugin"]
 
@@ -97,6 +101,26 @@ def test_a_cli_that_hangs_on_version_is_not_available(
     monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "0.3")
     optimum = _by_name(detect_backends())["optimum"]
     assert not optimum.available and "did not answer --version within 0.3 s" in optimum.detail
+
+
+def test_a_cancelled_check_stops_the_tool_and_leaves_no_answer_behind(
+    no_toolchain: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hang = tmp_path / "hang"
+    hang.touch()
+    cli = tmp_path / "optimum-rbln-cli"
+    cli.write_text(f'#!/bin/sh\n[ -e "{hang}" ] && exec sleep 60\necho "optimum-rbln-cli 0.9.0"\n')
+    cli.chmod(0o755)
+    monkeypatch.setenv(settings.ENV_OPTIMUM_CLI, str(cli))
+    monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "60")
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()  # e.g. the window closing while detection runs
+    started = time.monotonic()
+    with pytest.raises(CancelledError):
+        detect_backends(cancel=cancel)
+    assert time.monotonic() - started < 10, "waited for the check's 60 s timeout"
+    hang.unlink()
+    assert _by_name(detect_backends())["optimum"].available  # asked again, not "did not answer" from the cache
 
 
 def test_detection_is_cached_per_process_and_refreshable(

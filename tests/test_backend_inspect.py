@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ from fakes.install import FakeToolchain, fake_compile
 from app.backends.rebel_inspect import RebelInspector, allocations_from_json
 from app.backends.registry import inspector_for
 from app.core.artifact import open_artifact
-from app.core.errors import StudioError
+from app.core.errors import CancelledError, StudioError
+from app.core.progress import CancelToken
 from app.core.sizes import align_2mib
 
 pytest_plugins = ["fakes.plugin"]
@@ -77,6 +80,18 @@ def test_a_hanging_helper_times_out_and_the_artifact_shows_why(
     assert artifact.unknown_reason is not None
     assert "rebel inspection helper did not finish within 0.5 s" in artifact.unknown_reason
     assert artifact.config.kvcache_num_blocks == 16  # the config-only view still works
+
+
+def test_a_cancelled_read_stops_a_hanging_helper_at_once(
+    fake_optimum: FakeToolchain, real_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REBEL_HANG", "1")
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()  # e.g. the window closing while the detail panel loads
+    started = time.monotonic()
+    with pytest.raises(CancelledError):
+        open_artifact(real_artifact, RebelInspector(fake_optimum.python, timeout=60, cancel=cancel))
+    assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
 
 
 def test_the_probe_timeout_setting_reaches_the_cli(fake_optimum: FakeToolchain, run_cli, real_artifact: Path) -> None:  # type: ignore[no-untyped-def]

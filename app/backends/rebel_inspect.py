@@ -7,6 +7,7 @@ from pathlib import Path
 from app.backends.toolchain import run_probe
 from app.core.errors import StudioError
 from app.core.estimator import GraphAllocations, Grid
+from app.core.progress import CancelToken
 
 _TABLES = ("alloc_per_chiplet_by_key", "dram_tensor_sizes")
 
@@ -46,12 +47,13 @@ def allocations_from_json(data: dict[str, object]) -> dict[str, GraphAllocations
 class RebelInspector:
     """Reads an artifact's real .rbln files with rebel.RBLNCompiledModel in the toolchain's Python."""
 
-    def __init__(self, python: Path, timeout: float) -> None:
+    def __init__(self, python: Path, timeout: float, cancel: CancelToken | None = None) -> None:
         self.python = python
         self.timeout = timeout
+        self.cancel = cancel  # ends the helper early (the job reading the artifact was cancelled)
 
     def __call__(self, artifact_dir: Path, graph_paths: list[Path]) -> dict[str, GraphAllocations]:
         if not graph_paths:
             raise StudioError(f"{artifact_dir} has no .rbln files to inspect.")
-        _, data = run_probe(self.python, [str(p) for p in graph_paths], self.timeout)
+        _, data = run_probe(self.python, [str(p) for p in graph_paths], self.timeout, self.cancel)
         return allocations_from_json(data)

@@ -20,12 +20,16 @@ from app.core.resize import ResizeResult
 BACKEND_CHOICES = ("auto", "sim", "optimum")
 
 
-def detect_backends(refresh: bool = False) -> list[BackendInfo]:
-    """The simulator always; optimum-rbln-cli and rebel where installed. Cached per process unless refresh."""
+def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) -> list[BackendInfo]:
+    """The simulator always; optimum-rbln-cli and rebel where installed. Cached per process unless refresh.
+
+    Cancel stops a check that is running (its process group ends) and raises CancelledError.
+    """
     if refresh:
         clear_cache()
     located = locate()
-    rebel = rebel_status(located)
+    optimum_status(located, cancel)  # run (and cache) the check here, where it can be cancelled
+    rebel = rebel_status(located, cancel)
     return [
         SimulatorBackend().info(),
         OptimumBackend(located).info(),
@@ -38,7 +42,7 @@ def _check_choice(backend: str) -> None:
         raise StudioError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKEND_CHOICES)}.")
 
 
-def inspector_for(backend: str = "auto") -> GraphInspector | None:
+def inspector_for(backend: str = "auto", cancel: CancelToken | None = None) -> GraphInspector | None:
     """A reader for real compiler .rbln files (rebel in the toolchain's Python), or None where there is none.
 
     Finding the interpreter runs nothing; whether rebel imports there is learnt when an artifact is read,
@@ -50,7 +54,7 @@ def inspector_for(backend: str = "auto") -> GraphInspector | None:
     located = locate()
     if located.python is None:
         return None
-    return RebelInspector(located.python, located.settings.probe_timeout)
+    return RebelInspector(located.python, located.settings.probe_timeout, cancel)
 
 
 def has_real_graphs(artifact_dir: Path) -> bool:

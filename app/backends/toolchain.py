@@ -15,7 +15,8 @@ from typing import TypeVar
 
 from app.backends.process import ProcessTimeout, run_streamed
 from app.backends.settings import ENV_OPTIMUM_CLI, ENV_TOOLCHAIN_PYTHON, ToolchainSettings, current_settings
-from app.core.errors import StudioError
+from app.core.errors import CancelledError, StudioError
+from app.core.progress import CancelToken
 
 CLI_NAME = "optimum-rbln-cli"
 PROBE_SCRIPT = Path(__file__).with_name("rebel_probe.py")
@@ -144,7 +145,7 @@ def tool_env() -> dict[str, str]:
     return env
 
 
-def _check_optimum(located: Located) -> ToolStatus:
+def _check_optimum(located: Located, cancel: CancelToken | None = None) -> ToolStatus:
     cli = located.cli
     if cli is None:
         return ToolStatus(
@@ -156,8 +157,10 @@ def _check_optimum(located: Located) -> ToolStatus:
         return ToolStatus(False, f"{cli} ({located.cli_origin}) is not an executable file.", path=cli)
     try:
         finished = run_streamed(
-            [str(cli), "--version"], timeout=located.settings.check_timeout, grace=1.0, env=tool_env()
+            [str(cli), "--version"], timeout=located.settings.check_timeout, grace=1.0, env=tool_env(), cancel=cancel
         )
+    except CancelledError:
+        raise  # not an answer about the tool: nothing is cached
     except ProcessTimeout:
         return ToolStatus(
             False, f"{cli} did not answer --version within {located.settings.check_timeout:g} s.", path=cli
@@ -173,7 +176,9 @@ def _check_optimum(located: Located) -> ToolStatus:
     return ToolStatus(True, f"{cli} ({located.cli_origin}){python}", match.group(1) if match else None, cli)
 
 
-def run_probe(python: Path, args: list[str], timeout: float) -> tuple[int, dict[str, object]]:
+def run_probe(
+    python: Path, args: list[str], timeout: float, cancel: CancelToken | None = None
+) -> tuple[int, dict[str, object]]:
     """Run the rebel helper in `python`; returns its exit status and the JSON it wrote."""
     with tempfile.TemporaryDirectory(prefix="rbln-studio-probe-") as tmp:
         out = Path(tmp) / "result.json"
@@ -183,6 +188,7 @@ def run_probe(python: Path, args: list[str], timeout: float) -> tuple[int, dict[
             grace=2.0,
             env=tool_env(),
             what="the rebel inspection helper",
+            cancel=cancel,
         )
         try:
             data = json.loads(out.read_text(encoding="utf-8"))
@@ -194,7 +200,7 @@ def run_probe(python: Path, args: list[str], timeout: float) -> tuple[int, dict[
     return finished.returncode, data
 
 
-def _check_rebel(located: Located) -> ToolStatus:
+def _check_rebel(located: Located, cancel: CancelToken | None = None) -> ToolStatus:
     python = located.python
     if python is None:
         where = (
@@ -206,7 +212,9 @@ def _check_rebel(located: Located) -> ToolStatus:
     if not _executable(python):
         return ToolStatus(False, f"{python} ({located.python_origin}) is not an executable file.", path=python)
     try:
-        status, data = run_probe(python, ["--check"], located.settings.check_timeout)
+        status, data = run_probe(python, ["--check"], located.settings.check_timeout, cancel)
+    except CancelledError:
+        raise
     except StudioError as exc:
         return ToolStatus(False, str(exc), path=python)
     if status != 0 or "rebel_version" not in data:
@@ -215,13 +223,13 @@ def _check_rebel(located: Located) -> ToolStatus:
     return ToolStatus(True, f"reads real .rbln files with rebel in {python} ({located.python_origin})", version, python)
 
 
-def optimum_status(located: Located | None = None) -> ToolStatus:
-    """Whether optimum-rbln-cli runs (`--version`), cached."""
+def optimum_status(located: Located | None = None, cancel: CancelToken | None = None) -> ToolStatus:
+    """Whether optimum-rbln-cli runs (`--version`), cached; a cancelled check raises CancelledError."""
     located = located or locate()
-    return _cached(_key("optimum", located), lambda: _check_optimum(located))
+    return _cached(_key("optimum", located), lambda: _check_optimum(located, cancel))
 
 
-def rebel_status(located: Located | None = None) -> ToolStatus:
-    """Whether `import rebel` works in the toolchain's Python, cached."""
+def rebel_status(located: Located | None = None, cancel: CancelToken | None = None) -> ToolStatus:
+    """Whether `import rebel` works in the toolchain's Python, cached; a cancelled check raises CancelledError."""
     located = located or locate()
-    return _cached(_key("rebel", located), lambda: _check_rebel(located))
+    return _cached(_key("rebel", located), lambda: _check_rebel(located, cancel))

@@ -10,7 +10,7 @@ from pathlib import Path
 from app.core.budget import UNSET, MemoryBudget
 from app.core.config_checks import config_problems, expected_graph_names
 from app.core.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
-from app.core.errors import ContainerError, StudioError, UnknownNpuError
+from app.core.errors import CancelledError, ContainerError, StudioError, UnknownNpuError
 from app.core.estimator import Breakdown, GraphAllocations, MemoryLayout, SequenceShape, breakdown
 from app.core.fsutil import is_internal_name
 from app.core.npu import Npu, get_npu
@@ -204,6 +204,8 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
     else:
         try:
             artifact.allocations = inspector(artifact.path, [g.path for g in artifact.graph_files])
+        except CancelledError:
+            raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
         except StudioError as exc:
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
     if artifact.allocations is not None:

@@ -13,14 +13,15 @@ from app.gui.jobs import Job, JobFailure, JobManager
 
 if TYPE_CHECKING:
     from app.backends.base import BackendInfo
+    from app.core.progress import CancelToken
 
 DETECTING = "detecting…"
 
 
-def _detect(refresh: bool) -> list[BackendInfo]:
+def _detect(refresh: bool, cancel: CancelToken) -> list[BackendInfo]:
     from app.backends.registry import detect_backends  # loaded in the worker, not at start-up
 
-    return detect_backends(refresh=refresh)
+    return detect_backends(refresh=refresh, cancel=cancel)  # cancelled when the window closes: no wait
 
 
 class BackendStatus(QObject):
@@ -44,7 +45,7 @@ class BackendStatus(QObject):
         if not refresh and (self.detecting or self.backends is not None):
             return
         self.detecting, self.error = True, None
-        job = self._job = self.jobs.submit("Detect backends", lambda ctx: _detect(refresh), visible=False)
+        job = self._job = self.jobs.submit("Detect backends", lambda ctx: _detect(refresh, ctx.cancel), visible=False)
         job.succeeded.connect(self._on_detected)
         job.failed.connect(self._on_failed)
         self.changed.emit()

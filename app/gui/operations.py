@@ -16,7 +16,11 @@ from app.gui.resize_dialog import ResizeChoice
 
 def read_artifact(jobs: JobManager, path: str) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
-    return jobs.submit(f"Read {Path(path).name}", lambda ctx: open_artifact(Path(path), inspector_for()), visible=False)
+    return jobs.submit(
+        f"Read {Path(path).name}",
+        lambda ctx: open_artifact(Path(path), inspector_for(cancel=ctx.cancel)),
+        visible=False,
+    )
 
 
 def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:

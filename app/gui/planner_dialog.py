@@ -61,7 +61,7 @@ class PlanResult:
 
 def compute_plan(paths: list[str], ctx: JobContext) -> PlanResult:
     """Worker side: open every artifact (allocations through rebel where installed), plan, size every fix."""
-    inspector = inspector_for()
+    inspector = inspector_for(cancel=ctx.cancel)
     artifacts = []
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {Path(path).name}")

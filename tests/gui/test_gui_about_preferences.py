@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import threading
+import time
 from pathlib import Path
 
 import PySide6
@@ -16,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from app import __version__
 from app.backends import registry
-from app.backends.settings import ENV_TOOLCHAIN_PYTHON, current_settings
+from app.backends.settings import ENV_CHECK_TIMEOUT, ENV_OPTIMUM_CLI, ENV_TOOLCHAIN_PYTHON, current_settings
 from app.gui.app_paths import demo_folder
 from app.gui.main_window import MainWindow
 from app.gui.settings import Settings, ToolchainPaths
@@ -30,9 +31,9 @@ def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     threads: list[threading.Thread] = []
     original = registry.detect_backends
 
-    def recording(refresh: bool = False):  # type: ignore[no-untyped-def]
+    def recording(refresh: bool = False, cancel=None):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread())
-        return original(refresh=refresh)
+        return original(refresh=refresh, cancel=cancel)
 
     monkeypatch.setattr(registry, "detect_backends", recording)
     return threads
@@ -157,3 +158,19 @@ def test_an_environment_variable_wins_and_preferences_say_so(
     assert f"{ENV_TOOLCHAIN_PYTHON} is set ({tmp_path / 'env-python'}) and takes precedence" in note
     _wait_detected(qtbot, window)
     prefs.close()
+
+
+def test_closing_the_window_stops_a_detection_that_hangs(
+    qtbot: QtBot, window: MainWindow, no_toolchain: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started_marker = tmp_path / "started"
+    cli = tmp_path / "optimum-rbln-cli"
+    cli.write_text(f'#!/bin/sh\ntouch "{started_marker}"\nexec sleep 60\n')
+    cli.chmod(0o755)
+    monkeypatch.setenv(ENV_OPTIMUM_CLI, str(cli))
+    monkeypatch.setenv(ENV_CHECK_TIMEOUT, "60")
+    window.backend_status.detect(refresh=True)
+    qtbot.waitUntil(started_marker.exists)  # the check is running
+    started = time.monotonic()
+    window.close()
+    assert time.monotonic() - started < 10, "closing waited for the check's 60 s timeout"
