@@ -17,7 +17,7 @@ from fakes.install import FakeToolchain
 from app.backends import settings
 from app.backends.base import BackendInfo
 from app.backends.registry import detect_backends
-from app.backends.toolchain import interpreter_of, locate
+from app.backends.toolchain import interpreter_of, locate, optimum_status
 from app.core.errors import CancelledError
 from app.core.progress import CancelToken
 
@@ -121,6 +121,30 @@ def test_a_cancelled_check_stops_the_tool_and_leaves_no_answer_behind(
     assert time.monotonic() - started < 10, "waited for the check's 60 s timeout"
     hang.unlink()
     assert _by_name(detect_backends())["optimum"].available  # asked again, not "did not answer" from the cache
+
+
+def test_a_cancelled_detection_does_not_wait_for_the_same_check_in_another_thread(
+    no_toolchain: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started_marker = tmp_path / "started"
+    cli = tmp_path / "optimum-rbln-cli"
+    cli.write_text(f'#!/bin/sh\ntouch "{started_marker}"\nexec sleep 60\n')
+    cli.chmod(0o755)
+    monkeypatch.setenv(settings.ENV_OPTIMUM_CLI, str(cli))
+    monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "3")
+    other = threading.Thread(target=optimum_status)  # e.g. a compile job asking whether the tool is there
+    other.start()
+    deadline = time.monotonic() + 10
+    while not started_marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(CancelledError):
+        detect_backends(cancel=cancel)
+    took = time.monotonic() - started
+    other.join()
+    assert took < 2, f"the cancelled detection waited {took:.1f} s for the other thread's check"
 
 
 def test_detection_is_cached_per_process_and_refreshable(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
 
+from app.backends import settings
 from app.backends.base import ResizeRequest
 from app.backends.optimum import OptimumBackend
 from app.backends.registry import resize_artifact
@@ -193,3 +196,18 @@ def test_ctrl_c_during_an_in_place_resize_in_the_cli_waits_for_the_tool(
     assert proc.returncode == 0
     assert stdout.strip().endswith(f"Set kvcache_num_blocks to 12 for artifact at {real_artifact}")
     assert read_block_count(real_artifact) == 12
+
+
+def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
+    fake_optimum: FakeToolchain, real_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REBEL_HANG", "1")  # the artifact is read through rebel before the resize
+    monkeypatch.setenv(settings.ENV_PROBE_TIMEOUT, "60")
+    settings.configure()
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()  # the window closing: "Cancel them and quit?"
+    started = time.monotonic()
+    with pytest.raises(CancelledError):
+        resize_artifact(real_artifact, target=12, output_dir=real_artifact.parent / "copy", cancel=cancel)
+    assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
+    assert not (real_artifact.parent / "copy").exists() and read_block_count(real_artifact) == 16

@@ -182,8 +182,8 @@ class OptimumBackend:
         path = str(status.path) if status.path else None
         return BackendInfo(self.name, status.available, status.detail, status.version, path)
 
-    def _cli(self) -> str:
-        status = optimum_status(self.located)
+    def _cli(self, cancel: CancelToken | None) -> str:
+        status = optimum_status(self.located, cancel)
         if not status.available or status.path is None:
             raise StudioError(f"The optimum backend is not available: {status.detail}")
         return str(status.path)
@@ -230,7 +230,7 @@ class OptimumBackend:
         log: LogCallback | None = None,
         cancel: CancelToken | None = None,
     ) -> CompileResult:
-        cli = self._cli()
+        cli = self._cli(cancel)
         warnings = validate_compile(request)
         local = Path(request.model_id).expanduser()
         output = check_new_output_dir(Path(output_dir), local if local.is_dir() else None)
@@ -266,7 +266,7 @@ class OptimumBackend:
         log: LogCallback | None = None,
         cancel: CancelToken | None = None,
     ) -> ResizeResult:
-        cli = self._cli()
+        cli = self._cli(cancel)
         folder = Path(request.artifact_dir)
         if (request.target is None) == (request.budget_text is None):
             raise ResizeError("Give either a target block count or a memory budget, not both.")

@@ -186,6 +186,8 @@ def run_streamed(
     With interruptible=False the run is never cut short: cancel and Ctrl-C only log why.
     """
     what = what or Path(argv[0]).name
+    if cancel is not None and interruptible:
+        cancel.raise_if_cancelled()  # cancelled before it started: start nothing
     try:
         proc = subprocess.Popen(
             argv,

@@ -76,7 +76,7 @@ def compile_model(
 ) -> CompileResult:
     """Compile with optimum-rbln-cli when asked (or, for auto, when it is installed), else the simulator."""
     _check_choice(backend)
-    if backend == "optimum" or (backend == "auto" and optimum_status().available):
+    if backend == "optimum" or (backend == "auto" and optimum_status(cancel=cancel).available):
         return OptimumBackend().compile(request, Path(output_dir), progress, log, cancel)
     return SimulatorBackend().compile(request, Path(output_dir), progress, log, cancel)
 
@@ -97,12 +97,12 @@ def resize_artifact(
     real = has_real_graphs(request.artifact_dir)
     if backend == "auto":
         backend = "optimum" if real else "sim"
-        status = optimum_status() if real else None
+        status = optimum_status(cancel=cancel) if real else None
         if status is not None and not status.available:
             raise StudioError(
                 f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."
             )
     if backend == "optimum":
-        return OptimumBackend(inspector=inspector_for("optimum")).resize(request, progress, log, cancel)
+        return OptimumBackend(inspector=inspector_for("optimum", cancel)).resize(request, progress, log, cancel)
     return SimulatorBackend().resize(request, progress, log, cancel)

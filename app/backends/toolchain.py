@@ -116,7 +116,10 @@ def locate(settings: ToolchainSettings | None = None) -> Located:
 # ---- the checks that run a process, cached per process and per configuration --------------------------
 
 _cache: dict[tuple[object, ...], object] = {}
-_cache_lock = threading.Lock()
+_checking: dict[tuple[object, ...], threading.Lock] = {}  # one per key: a check runs once, others wait for it
+_cache_lock = threading.Lock()  # guards the two dicts; never held while a check runs
+_generation = 0  # bumped by clear_cache(): a check that started before it does not store its answer
+WAIT_SLICE = 0.1  # seconds between cancel checks while another thread runs the same check
 
 
 def _key(kind: str, located: Located) -> tuple[object, ...]:
@@ -124,17 +127,34 @@ def _key(kind: str, located: Located) -> tuple[object, ...]:
     return (kind, located, os.environ.get("PATH"), os.environ.get("PYTHONPATH"))
 
 
-def _cached(key: tuple[object, ...], compute: Callable[[], T]) -> T:
+def _cached(key: tuple[object, ...], compute: Callable[[], T], cancel: CancelToken | None = None) -> T:
     with _cache_lock:
-        if key not in _cache:
-            _cache[key] = compute()
-        return _cache[key]  # type: ignore[return-value]
+        if key in _cache:
+            return _cache[key]  # type: ignore[return-value]
+        checking = _checking.setdefault(key, threading.Lock())
+    while not checking.acquire(timeout=WAIT_SLICE):  # another thread runs this check: wait, but stay cancellable
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+    try:
+        with _cache_lock:
+            if key in _cache:
+                return _cache[key]  # type: ignore[return-value]
+            generation = _generation
+        value = compute()
+        with _cache_lock:
+            if generation == _generation:
+                _cache[key] = value
+        return value
+    finally:
+        checking.release()
 
 
 def clear_cache() -> None:
     """Forget earlier detection results (the GUI's "detect again" button; tests)."""
+    global _generation
     with _cache_lock:
         _cache.clear()
+        _generation += 1
 
 
 def tool_env() -> dict[str, str]:
@@ -226,10 +246,10 @@ def _check_rebel(located: Located, cancel: CancelToken | None = None) -> ToolSta
 def optimum_status(located: Located | None = None, cancel: CancelToken | None = None) -> ToolStatus:
     """Whether optimum-rbln-cli runs (`--version`), cached; a cancelled check raises CancelledError."""
     located = located or locate()
-    return _cached(_key("optimum", located), lambda: _check_optimum(located, cancel))
+    return _cached(_key("optimum", located), lambda: _check_optimum(located, cancel), cancel)
 
 
 def rebel_status(located: Located | None = None, cancel: CancelToken | None = None) -> ToolStatus:
     """Whether `import rebel` works in the toolchain's Python, cached; a cancelled check raises CancelledError."""
     located = located or locate()
-    return _cached(_key("rebel", located), lambda: _check_rebel(located, cancel))
+    return _cached(_key("rebel", located), lambda: _check_rebel(located, cancel), cancel)
