@@ -72,6 +72,6 @@ def rescan_folder(folder: str | Path, known: Collection[str]) -> FolderRescan:
             )
     except OSError:
         children = []
-    result.watch = children
+    result.watch = [folder, *children]  # the folder too: made again after a delete, Qt no longer watches it
     result._pending = [Path(c) for c in children if os.path.basename(c) not in occupied]
     return result

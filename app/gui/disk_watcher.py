@@ -63,6 +63,7 @@ class DiskWatcher(QObject):
         self._dropping: set[str] = set()
         self._drop_now = False  # a watch was refused while drops wait: drop before adding more
         self._retried: set[str] = set()  # refused once already; not queued again
+        self._lost: set[str] = set()  # Qt dropped their watch (deleted, maybe made again): report once re-watched
         self._adding, self._dropping_slices = _Slices(WATCH_SLICE), _Slices(DROP_SLICE)
         self._pending: set[str] = set()
         self._adder = QTimer(self)
@@ -117,7 +118,13 @@ class DiskWatcher(QObject):
         batch = self._adding.take(self._queue)
         self._queued.difference_update(batch)
         failed = set(self._adding.timed(self._watcher.addPaths, batch))
-        self._watched.update(f for f in batch if f not in failed)
+        added = [f for f in batch if f not in failed]
+        self._watched.update(added)
+        rewatched = self._lost.intersection(added)
+        if rewatched:  # what changed between the rescan and this watch would go unseen: rescan once more
+            self._lost.difference_update(rewatched)
+            self._pending.update(rewatched)
+            self._timer.start()
         retry = sorted(failed - self._retried) if self._drop_queue else []
         if retry:  # maybe the watch limit: free the old folders' watches first, then try these once more
             self._retried.update(retry)
@@ -148,6 +155,8 @@ class DiskWatcher(QObject):
         """Forget every folder at once: none is reported from now on; their watches go later, a slice per turn."""
         self._queue, self._queued = [], set()
         self._retried.clear()
+        self._lost.clear()
+        self._drop_now = False  # the next folder's scan may want some of these watches again
         # A folder that changed since the last report may have been deleted, and Qt then dropped its watch: such
         # folders are not kept for a quick re-watch (that would trust a watch Qt no longer has) but dropped now.
         changed = sorted(self._pending & self._watched)
@@ -180,5 +189,7 @@ class DiskWatcher(QObject):
         # so that the rescan this signal starts watches a folder made again under the same name.
         ours = [f for f in pending if f in self._watched]
         if ours:
-            self._watched.difference_update(set(ours) - set(self._watcher.directories()))
+            lost = set(ours) - set(self._watcher.directories())
+            self._watched.difference_update(lost)
+            self._lost.update(lost)
         self.changed.emit(pending)

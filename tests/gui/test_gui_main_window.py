@@ -140,6 +140,20 @@ def test_table_follows_an_artifact_replaced_under_the_same_name(
     qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "12", timeout=10_000)
 
 
+def test_table_follows_an_open_folder_deleted_and_made_again(
+    qtbot: QtBot, window: MainWindow, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    open_folder(qtbot, window, root)
+    with qtbot.waitSignal(window.workspace.scanFinished, timeout=10_000):  # the rescan the change starts
+        shutil.rmtree(root)
+        root.mkdir()
+    # Copied in before or after the new watch is in place: either way the artifact shows up.
+    shutil.copytree(cr13_artifact, root / "a")
+    qtbot.waitUntil(lambda: window.model.row_of(str(root / "a")) is not None, timeout=10_000)
+
+
 def test_drop_a_folder_to_open_it(qtbot: QtBot, window: MainWindow, workspace: Path) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(workspace))])
