@@ -8,12 +8,12 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from app import __version__
+from rbln_artifact_studio import __version__
 
 if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
     import argparse
 
-    from app.core.compiler import CompileRequest
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
@@ -65,7 +65,7 @@ class TerminalProgress:
         if now - self._last < 0.1 and done < total:
             return
         self._last = now
-        from app.core.sizes import format_bytes
+        from rbln_artifact_studio.core.display.sizes import format_bytes
 
         if total:
             width = 30
@@ -95,20 +95,20 @@ def _bar_progress() -> Callable[[int, int, str], None]:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from app.core.jsonfile import read_block_count
+    from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
     print(read_block_count(args.dir))
     return 0
 
 
 def _inspector(args: argparse.Namespace) -> Any:
-    from app.backends.registry import inspector_for
+    from rbln_artifact_studio.backends.registry import inspector_for
 
     return inspector_for(getattr(args, "backend", "auto"))
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
-    from app.backends.registry import resize_artifact
+    from rbln_artifact_studio.backends.registry import resize_artifact
 
     result = resize_artifact(
         args.dir,
@@ -147,9 +147,9 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from app.core.artifact import open_artifact
-    from app.core.budget import parse_budget
-    from app.core.report import inspect_dict, inspect_text
+    from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.core.model.budget import parse_budget
 
     artifact = open_artifact(args.dir, _inspector(args))
     budget = parse_budget(args.memory_budget)
@@ -161,18 +161,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from app.core.scan import scan
+    from rbln_artifact_studio.core.fleet.scan import scan
 
     def issue(path: object, message: str) -> None:
         _warn(message)
 
     rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
     if args.format:
-        from app.core.fleet_report import render
+        from rbln_artifact_studio.core.fleet.fleet_report import render
 
         sys.stdout.write(render(rows, args.format))
         return 0
-    from app.core.sizes import format_bytes
+    from rbln_artifact_studio.core.display.sizes import format_bytes
 
     count = 0
     for row in rows:
@@ -191,9 +191,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    from app.core.memory_model import weight_bytes_per_shard
-    from app.core.modelspec import preset_ids, resolve_model
-    from app.core.sizes import format_bytes
+    from rbln_artifact_studio.core.display.sizes import format_bytes
+    from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
+    from rbln_artifact_studio.core.simulator.memory_model import weight_bytes_per_shard
 
     rows = []
     for model_id in preset_ids():
@@ -222,7 +222,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def compile_request(args: argparse.Namespace) -> CompileRequest:
     """The compile options of a parsed command line (the GUI's "Show command" is tested against this)."""
-    from app.core.compiler import CompileRequest
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
     return CompileRequest(
         model_id=args.model_id,
@@ -240,7 +240,7 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from app.backends.registry import compile_model
+    from rbln_artifact_studio.backends.registry import compile_model
 
     request = compile_request(args)
     result = compile_model(request, args.output_dir, backend=args.backend, progress=_bar_progress(), log=_log_line)
@@ -258,7 +258,7 @@ def _log_line(line: str) -> None:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
-    from app.backends.registry import detect_backends
+    from rbln_artifact_studio.backends.registry import detect_backends
 
     found = detect_backends()
     if args.json:
@@ -273,8 +273,8 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
-    from app.core.artifact import open_artifact
-    from app.core.planner import fixes, plan, plan_text
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
 
     p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
@@ -291,8 +291,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from app.core.rbln_config import load_config
-    from app.core.serving import check_serving, serving_text
+    from rbln_artifact_studio.core.model.rbln_config import load_config
+    from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
 
     check = check_serving(load_config(args.dir))
     if args.json:
@@ -303,8 +303,8 @@ def cmd_serving(args: argparse.Namespace) -> int:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from app.core.artifact import open_artifact
-    from app.core.explore import exploration_text, explore
+    from rbln_artifact_studio.core.estimation.explore import exploration_text, explore
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
     exploration = explore(open_artifact(args.dir, _inspector(args)))
     if args.json:
@@ -476,7 +476,7 @@ def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
-    from app.core.errors import StudioError
+    from rbln_artifact_studio.core.errors import StudioError
 
     try:
         return int(args.func(args))

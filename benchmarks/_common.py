@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 
 QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}
 
@@ -103,8 +103,9 @@ def scratch(prefix: str) -> Iterator[Path]:
 
 
 def python() -> str:
-    """The real interpreter (not a pyenv shim, which costs 50-100 ms a start and would blur process timings)."""
-    return os.path.realpath(sys.executable)
+    """This interpreter as it was started: a virtual environment's own python (its symlink must not be resolved,
+    or the venv's packages vanish), never a pyenv shim (sys.executable is already the real binary there)."""
+    return sys.executable
 
 
 def cli() -> list[str]:
@@ -116,11 +117,9 @@ def cli() -> list[str]:
 
 
 def env() -> dict[str, str]:
-    """This checkout's code wins over whatever the installed console script points at.
-
-    RBLN_BENCH_CODE=DIR runs another checkout's code instead (e.g. an exported older commit, for before/after).
-    """
-    return {**os.environ, "PYTHONPATH": os.environ.get("RBLN_BENCH_CODE") or str(REPO)}
+    """The environment of the measured commands: the installed package (`bash bootstrap.sh` installs this checkout
+    in editable mode). For a before/after, install the other checkout into its own venv and run its script there."""
+    return dict(os.environ)
 
 
 def run(argv: Sequence[str], extra_env: dict[str, str] | None = None) -> Timed:

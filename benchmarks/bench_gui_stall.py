@@ -61,13 +61,12 @@ def main() -> int:
         os.environ["RBLN_STUDIO_CACHE_DIR"] = str(cache)
         from PySide6.QtCore import QEventLoop, QSettings, QStandardPaths, QTimer
         from PySide6.QtWidgets import QApplication
-
-        from app.core.rbln_config import load_config
-        from app.gui import operations
-        from app.gui.application import create_application
-        from app.gui.main_window import MainWindow
-        from app.gui.resize_dialog import ResizeChoice
-        from app.gui.settings import Settings
+        from rbln_artifact_studio.core.model.rbln_config import load_config
+        from rbln_artifact_studio.gui import operations
+        from rbln_artifact_studio.gui.application import create_application
+        from rbln_artifact_studio.gui.main_window import MainWindow
+        from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+        from rbln_artifact_studio.gui.settings import Settings
 
         QStandardPaths.setTestModeEnabled(True)
         build_fleet(root / "fleet", args.count)
@@ -79,7 +78,7 @@ def main() -> int:
         window = MainWindow(settings)
         window.show()
         gc.collect()
-        gc.freeze()  # as app.gui.main does after start-up
+        gc.freeze()  # as rbln_artifact_studio.gui.main does after start-up
 
         # The noise floor: the same heartbeat on an idle window (other work on the machine still runs).
         idle = Heartbeat(QTimer())

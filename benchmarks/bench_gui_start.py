@@ -36,14 +36,14 @@ first_paint = FirstPaint()
 OURS = (
     FIRST_PAINT
     + """
-import app.gui.application as application
+import rbln_artifact_studio.gui.application as application
 create = application.create_application
 def create_and_watch(*args, **kwargs):
     app = create(*args, **kwargs)
     app.installEventFilter(first_paint)
     return app
 application.create_application = create_and_watch
-from app.gui.main import main
+from rbln_artifact_studio.gui.main import main
 main([sys.argv[1]])
 """
 )

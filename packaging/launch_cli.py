@@ -2,6 +2,6 @@
 
 import sys
 
-from app.cli import main
+from rbln_artifact_studio.cli import main
 
 sys.exit(main())

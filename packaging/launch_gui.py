@@ -2,6 +2,6 @@
 
 import sys
 
-from app.gui.main import main
+from rbln_artifact_studio.gui.main import main
 
 sys.exit(main())

@@ -18,7 +18,7 @@ os.environ.setdefault("RBLN_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="rbln-stu
 
 REPO = Path(__file__).resolve().parents[1]
 
-from app.core.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 
 # DESIGN section 8: Qwen3-8B, max_seq_len 40,960, partition 8,192, batch 8.
 QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}

@@ -25,11 +25,13 @@ def test_core_sources_do_not_import_qt() -> None:
 
 
 def test_importing_core_and_cli_loads_no_qt() -> None:
-    modules = sorted(p.stem for p in (REPO / "app" / "core").glob("*.py") if p.stem != "__init__")
+    core = REPO / "app" / "core"
+    modules = sorted(".".join(p.relative_to(core).with_suffix("").parts) for p in core.rglob("*.py"))
+    modules = [m.removesuffix(".__init__") for m in modules if m != "__init__"]
     code = (
         "import importlib, sys\n"
-        f"for m in {modules!r}: importlib.import_module('app.core.' + m)\n"
-        "import app.cli, app.backends.registry\n"
+        f"for m in {modules!r}: importlib.import_module('rbln_artifact_studio.core.' + m)\n"
+        "import rbln_artifact_studio.cli, rbln_artifact_studio.backends.registry\n"
         f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), check=True)

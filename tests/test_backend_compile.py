@@ -12,12 +12,11 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, leftovers, pids, running, wait_for
 from fakes.install import FakeToolchain
-
-from app.backends.registry import compile_model
-from app.core.compiler import CompileRequest, plan_compile
-from app.core.errors import CancelledError, InsufficientMemoryError, StudioError
-from app.core.progress import CancelToken
-from app.core.rbln_config import load_config
+from rbln_artifact_studio.backends.registry import compile_model
+from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
+from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile
 
 pytest_plugins = ["fakes.plugin"]
 
@@ -185,7 +184,7 @@ def test_cancel_mid_compile_ends_the_process_group_and_leaves_nothing(
         if line.startswith("compiler workers started"):
             cancel.cancel()
 
-    from app.backends.optimum import OptimumBackend
+    from rbln_artifact_studio.backends.optimum import OptimumBackend
 
     out = tmp_path / "work" / "out"
     request = CompileRequest(model_id=str(tiny_model), memory_budget=0.5, **SHAPE)  # type: ignore[arg-type]

@@ -13,13 +13,12 @@ import pytest
 from conftest import cli_env
 from fakes.helpers import argv_runs
 from fakes.install import FakeToolchain
-
-from app.backends import settings
-from app.backends.base import BackendInfo
-from app.backends.registry import detect_backends
-from app.backends.toolchain import interpreter_of, locate, optimum_status
-from app.core.errors import CancelledError
-from app.core.progress import CancelToken
+from rbln_artifact_studio.backends import settings
+from rbln_artifact_studio.backends.base import BackendInfo
+from rbln_artifact_studio.backends.registry import detect_backends
+from rbln_artifact_studio.backends.toolchain import interpreter_of, locate, optimum_status
+from rbln_artifact_studio.core.errors import CancelledError
+from rbln_artifact_studio.core.progress import CancelToken
 
 pytest_plugins = ["fakes.plugin"]
 
@@ -161,7 +160,7 @@ def test_detection_is_cached_per_process_and_refreshable(
 
 def test_importing_the_backends_runs_nothing(fake_optimum: FakeToolchain, tmp_path: Path) -> None:
     log = tmp_path / "argv.jsonl"
-    code = "import app.cli, app.backends.registry, app.backends.optimum, app.backends.toolchain"
+    code = "import rbln_artifact_studio.cli, rbln_artifact_studio.backends.registry, rbln_artifact_studio.backends.optimum, rbln_artifact_studio.backends.toolchain"
     env = {**cli_env(), "FAKE_OPTIMUM_ARGV_LOG": str(log)}
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
     assert not log.exists()

@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from fakes.helpers import graph_header, running
 from fakes.install import FakeToolchain, fake_compile
-
-from app.backends.rebel_inspect import RebelInspector, allocations_from_json
-from app.backends.registry import inspector_for
-from app.core.artifact import open_artifact
-from app.core.errors import CancelledError, StudioError
-from app.core.progress import CancelToken
-from app.core.sizes import align_2mib
+from rbln_artifact_studio.backends.rebel_inspect import RebelInspector, allocations_from_json
+from rbln_artifact_studio.backends.registry import inspector_for
+from rbln_artifact_studio.core.display.sizes import align_2mib
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.progress import CancelToken
 
 pytest_plugins = ["fakes.plugin"]
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from fakes.helpers import running, wait_for
-
-from app.backends.process import Finished, ProcessTimeout, failure, run_streamed
-from app.core.errors import CancelledError, InsufficientMemoryError, StudioError
-from app.core.progress import CancelToken
+from rbln_artifact_studio.backends.process import Finished, ProcessTimeout, failure, run_streamed
+from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
 
 
 def _python(code: str) -> list[str]:

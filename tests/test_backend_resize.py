@@ -12,17 +12,16 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
-
-from app.backends import settings
-from app.backends.base import ResizeRequest
-from app.backends.optimum import OptimumBackend
-from app.backends.registry import resize_artifact
-from app.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
-from app.core.fsutil import LOCK_NAME
-from app.core.jsonfile import read_block_count
-from app.core.progress import CancelToken
-from app.core.rbln_config import load_config
-from app.core.resize import check_target
+from rbln_artifact_studio.backends import settings
+from rbln_artifact_studio.backends.base import ResizeRequest
+from rbln_artifact_studio.backends.optimum import OptimumBackend
+from rbln_artifact_studio.backends.registry import resize_artifact
+from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
+from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
+from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+from rbln_artifact_studio.core.storage.resize import check_target
 
 pytest_plugins = ["fakes.plugin"]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from app.core.budget import EXCLUSIVE_MESSAGE, UNSET, check_exclusive, parse_budget
-from app.core.errors import BudgetError, StudioError
-from app.core.npu import get_npu
+from rbln_artifact_studio.core.errors import BudgetError, StudioError
+from rbln_artifact_studio.core.model.budget import EXCLUSIVE_MESSAGE, UNSET, check_exclusive, parse_budget
+from rbln_artifact_studio.core.model.npu import get_npu
 
 CR13 = get_npu("RBLN-CR13")
 CA25 = get_npu("RBLN-CA25")

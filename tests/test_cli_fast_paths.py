@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import app.cli
-from app.cli import main
+import rbln_artifact_studio.cli
+from rbln_artifact_studio.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,7 +36,7 @@ def test_plain_get_matches_the_parsed_command(
     def no_parser() -> None:
         raise AssertionError("the plain get command built the full parser")
 
-    monkeypatch.setattr(app.cli, "build_parser", no_parser)
+    monkeypatch.setattr(rbln_artifact_studio.cli, "build_parser", no_parser)
     assert outcome(["get-kvcache-num-blocks", str(folder)], capsys) == parsed
     assert parsed[0] == (0 if case == "valid" else 1)
     assert parsed[1] == ("21\n" if case == "valid" else "")
@@ -45,9 +44,9 @@ def test_plain_get_matches_the_parsed_command(
 
 def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
     code = (
-        "import sys; from app.cli import main; "
+        "import sys; from rbln_artifact_studio.cli import main; "
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'app.core.rbln_config', 'argparse'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

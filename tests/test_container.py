@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app.core.container import (
+from rbln_artifact_studio.core.errors import ContainerError
+from rbln_artifact_studio.core.simulator.container import (
     PREAMBLE_SIZE,
     GraphHeader,
     read_container,
@@ -18,7 +18,6 @@ from app.core.container import (
     write_container,
     write_pending_header,
 )
-from app.core.errors import ContainerError
 
 
 def header(blocks: int = 5, graph: str = "prefill") -> GraphHeader:

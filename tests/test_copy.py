@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-import app.core.fsutil as fsutil
-from app.core.fsutil import copy_file, copy_tree
+import rbln_artifact_studio.core.storage.fsutil as fsutil
+from rbln_artifact_studio.core.storage.fsutil import copy_file, copy_tree
 
 CHUNK = 64 * 1024
 

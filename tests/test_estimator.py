@@ -6,8 +6,8 @@ import itertools
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.core.estimator import (
+from rbln_artifact_studio.core.display.sizes import MIB
+from rbln_artifact_studio.core.estimation.estimator import (
     KV_KEY,
     GraphAllocations,
     MemoryLayout,
@@ -17,8 +17,7 @@ from app.core.estimator import (
     min_budget_per_npu,
     rescale_allocations,
 )
-from app.core.npu import get_npu
-from app.core.sizes import MIB
+from rbln_artifact_studio.core.model.npu import get_npu
 
 CR13 = get_npu("RBLN-CR13")
 

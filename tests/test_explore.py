@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_artifact
-
-from app.core.artifact import open_artifact
-from app.core.budget import parse_budget
-from app.core.errors import StudioError
-from app.core.estimator import estimate_blocks
-from app.core.explore import explore, min_budget, target_at
-from app.core.resize import resize_to_copy
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import estimate_blocks
+from rbln_artifact_studio.core.estimation.explore import explore, min_budget, target_at
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.storage.resize import resize_to_copy
 
 
 @pytest.fixture

@@ -10,10 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from app.core.errors import StudioError
-from app.core.fleet_report import COLUMNS, escape_markdown, render, to_csv, to_markdown
-from app.core.scan import scan
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.fleet_report import COLUMNS, escape_markdown, render, to_csv, to_markdown
+from rbln_artifact_studio.core.fleet.scan import scan
 
 HEADERS = [
     "name",

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
-from app.core.errors import ShapeError, UnknownNpuError
-from app.core.npu import ATOM, REBEL100, SKUS, AttnImpl, default_attn_impl, get_npu, validate_shape
+from rbln_artifact_studio.core.errors import ShapeError, UnknownNpuError
+from rbln_artifact_studio.core.model.npu import (
+    ATOM,
+    REBEL100,
+    SKUS,
+    AttnImpl,
+    default_attn_impl,
+    get_npu,
+    validate_shape,
+)
 
 
 @pytest.mark.parametrize("name", ["RBLN-CA02", "RBLN-CA12", "RBLN-CA22", "RBLN-CA25"])

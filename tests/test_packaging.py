@@ -6,6 +6,7 @@ import configparser
 import os
 import subprocess
 import sys
+import sysconfig
 import venv
 import xml.etree.ElementTree as ET
 import zipfile
@@ -33,18 +34,38 @@ def test_wheel_contains_presets_icons_and_both_scripts(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "app/resources/model-configs/Qwen--Qwen3-8B.json" in names
-    assert "app/resources/icons/rbln-studio.svg" in names
-    assert {f"app/resources/icons/rbln-studio-{s}.png" for s in (16, 32, 48, 64, 128, 256, 512)} <= names
-    assert "rbln-studio-cli = app.cli:main" in entry_points
-    assert "rbln-studio = app.gui.main:main" in entry_points
+    assert "rbln_artifact_studio/resources/model-configs/Qwen--Qwen3-8B.json" in names
+    assert "rbln_artifact_studio/resources/icons/rbln-studio.svg" in names
+    icons = {f"rbln_artifact_studio/resources/icons/rbln-studio-{s}.png" for s in (16, 32, 48, 64, 128, 256, 512)}
+    assert icons <= names
+    assert "rbln-studio-cli = rbln_artifact_studio.cli:main" in entry_points
+    assert "rbln-studio = rbln_artifact_studio.gui.main:main" in entry_points
+
+
+def test_wheel_installs_one_top_level_package_of_our_own(wheel: Path) -> None:
+    # A top-level "app" (or any generic name) in site-packages would collide with other projects doing the same.
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {name.split("/")[0] for name in zf.namelist() if not name.split("/")[0].endswith(".dist-info")}
+        core = {n for n in zf.namelist() if n.startswith("rbln_artifact_studio/core/") and n.endswith(".py")}
+    assert tops == {"rbln_artifact_studio"}
+    assert "rbln_artifact_studio/core/estimation/estimator.py" in core  # subpackages are shipped too
 
 
 def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
-    # System site-packages provide the (large) dependencies; the project itself comes only from the wheel.
+    # The running interpreter's site-packages provide the (large) dependencies through a .pth line, so this works
+    # in a virtual environment as well as outside one (a venv's system_site_packages would see the base Python's,
+    # not the active venv's); the project itself comes only from the wheel, which sits earlier on sys.path.
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
+    own_site = subprocess.run(
+        [bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(own_site) / "_studio_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
     subprocess.run([bin_dir / "python", "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
     clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"QT_QPA_PLATFORM": "offscreen"}
     presets = subprocess.run(
@@ -52,7 +73,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
     )
     assert presets.returncode == 0 and "Qwen/Qwen3-8B" in presets.stdout
     where = subprocess.run(
-        [bin_dir / "python", "-c", "import app; print(app.__file__)"],
+        [bin_dir / "python", "-c", "import rbln_artifact_studio as app; print(app.__file__)"],
         capture_output=True,
         text=True,
         env=clean_env,
@@ -73,7 +94,7 @@ def test_desktop_entry_and_appstream_agree() -> None:
     root = ET.parse(REPO / "packaging" / f"{APP_ID}.metainfo.xml").getroot()
     assert root.findtext("id") == APP_ID
     assert root.findtext("launchable") == f"{APP_ID}.desktop"
-    from app import __version__
+    from rbln_artifact_studio import __version__
 
     assert root.find("releases/release").get("version") == __version__  # type: ignore[union-attr]
 

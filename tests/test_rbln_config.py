@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from app.core.errors import ConfigError, LegacyConfigError
-from app.core.npu import AttnImpl
-from app.core.rbln_config import dumps_config, load_config, parse_config, with_block_count
+from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
+from rbln_artifact_studio.core.model.npu import AttnImpl
+from rbln_artifact_studio.core.model.rbln_config import dumps_config, load_config, parse_config, with_block_count
 
 
 def meta(i: int, blocks: int = 40, **kw: object) -> dict[str, object]:

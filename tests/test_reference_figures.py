@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import QWEN3_8B, compile_artifact
-
-from app.core.compiler import CompileRequest, plan_compile
-from app.core.errors import InsufficientMemoryError
-from app.core.memory_model import kv_tensor_bytes_per_shard
-from app.core.modelspec import resolve_model
+from rbln_artifact_studio.core.errors import InsufficientMemoryError
+from rbln_artifact_studio.core.model.modelspec import resolve_model
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile
+from rbln_artifact_studio.core.simulator.memory_model import kv_tensor_bytes_per_shard
 
 
 def plan(**kw: object):  # type: ignore[no-untyped-def]

@@ -8,14 +8,19 @@ import os
 from pathlib import Path
 
 import pytest
-
-from app.core.artifact import Status, open_artifact
-from app.core.budget import parse_budget
-from app.core.container import read_container
-from app.core.errors import ArtifactLockedError, CancelledError, InsufficientMemoryError, ResizeError, StudioError
-from app.core.lock import ArtifactLock
-from app.core.progress import CancelToken, Progress
-from app.core.resize import check_target, resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.errors import (
+    ArtifactLockedError,
+    CancelledError,
+    InsufficientMemoryError,
+    ResizeError,
+    StudioError,
+)
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.progress import CancelToken, Progress
+from rbln_artifact_studio.core.simulator.container import read_container
+from rbln_artifact_studio.core.storage.lock import ArtifactLock
+from rbln_artifact_studio.core.storage.resize import check_target, resize_in_place, resize_to_copy
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

@@ -7,10 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from app.core.artifact import Status
-from app.core.fsutil import INCOMPLETE_MARKER
-from app.core.scan import find_artifacts, scan, summarize
+from rbln_artifact_studio.core.fleet.artifact import Status
+from rbln_artifact_studio.core.fleet.scan import find_artifacts, scan, summarize
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 
 
 def test_summary_from_config(cr13_artifact: Path) -> None:
@@ -72,14 +71,14 @@ def test_missing_graph_is_invalid(cr13_artifact: Path) -> None:
 @pytest.fixture
 def trusted_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cache rows of folders written a moment ago (the fixtures' copies), as if the clock had moved on."""
-    import app.core.scan_cache
+    import rbln_artifact_studio.core.fleet.scan_cache
 
-    monkeypatch.setattr(app.core.scan_cache, "RACY_SECONDS", 0)
+    monkeypatch.setattr(rbln_artifact_studio.core.fleet.scan_cache, "RACY_SECONDS", 0)
 
 
 @pytest.mark.usefixtures("trusted_timestamps")
 def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, ca25_artifact: Path) -> None:
-    from app.core.resize import resize_in_place
+    from rbln_artifact_studio.core.storage.resize import resize_in_place
 
     root = cr13_artifact.parent
     fresh = [r.to_json() for r in scan(root, use_cache=False)]
@@ -94,7 +93,7 @@ def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, c
 
 @pytest.mark.usefixtures("trusted_timestamps")
 def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.core.scan as scan_module
+    import rbln_artifact_studio.core.fleet.scan as scan_module
 
     list(scan(cr13_artifact.parent))
 
@@ -106,7 +105,7 @@ def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pyte
 
 
 def test_corrupt_cache_is_ignored(cr13_artifact: Path) -> None:
-    from app.core.scan_cache import ScanCache
+    from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 
     list(scan(cr13_artifact.parent))
     ScanCache(cr13_artifact.parent).path.write_text("{not json")

@@ -10,10 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-import app.core.scan as scan_module
-import app.core.scan_cache
-from app.core.scan import scan
+import rbln_artifact_studio.core.fleet.scan as scan_module
+import rbln_artifact_studio.core.fleet.scan_cache
+from rbln_artifact_studio.core.fleet.scan import scan
 
 CONFIG = "rbln_config.json"
 
@@ -21,7 +20,7 @@ CONFIG = "rbln_config.json"
 @pytest.fixture
 def trusted_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cache rows of folders written a moment ago (the fixtures' copies), as if the clock had moved on."""
-    monkeypatch.setattr(app.core.scan_cache, "RACY_SECONDS", 0)
+    monkeypatch.setattr(rbln_artifact_studio.core.fleet.scan_cache, "RACY_SECONDS", 0)
 
 
 def rows(root: Path, **kw: object) -> list[dict[str, object]]:
@@ -107,7 +106,7 @@ def test_vanished_folders_leave_the_cache(cr13_artifact: Path, ca25_artifact: Pa
     rows(root)
     os.rename(ca25_artifact, root / ".hidden-now")
     assert [r["name"] for r in rows(root)] == ["qwen3-8b-cr13"]
-    entries = json.loads(app.core.scan_cache.ScanCache(root).path.read_text())["entries"]
+    entries = json.loads(rbln_artifact_studio.core.fleet.scan_cache.ScanCache(root).path.read_text())["entries"]
     assert list(entries) == [str(cr13_artifact)]
 
 
@@ -122,7 +121,7 @@ def test_folders_changed_a_moment_ago_are_not_cached(cr13_artifact: Path, monkey
 def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_timestamps: None) -> None:
     rows(cr13_artifact.parent)  # fills the cache (this process may import anything)
     code = (
-        "import sys; from app.core.scan import scan; from app.core.fleet_report import to_json; "
+        "import sys; from rbln_artifact_studio.core.fleet.scan import scan; from rbln_artifact_studio.core.fleet.fleet_report import to_json; "
         f"to_json(scan({str(cr13_artifact.parent)!r})); print(sorted(m for m in sys.modules if 'pydantic' in m))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

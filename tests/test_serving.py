@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 from conftest import compile_artifact
-
-from app.core.rbln_config import load_config
-from app.core.serving import check_serving
+from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.planning.serving import check_serving
 
 
 def edit_config(folder: Path, **changes: object) -> None:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from app.core.compiler import CompileRequest
-from app.core.progress import CancelToken, ProgressCallback
-from app.core.resize import ResizeResult
+from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 LogCallback = Callable[[str], None]
 

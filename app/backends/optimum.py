@@ -9,22 +9,33 @@ import shutil
 from pathlib import Path
 from typing import cast
 
-from app.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
-from app.backends.process import Finished, failure, run_streamed
-from app.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
-from app.core.artifact import Artifact, GraphInspector, Status, open_artifact
-from app.core.budget import check_exclusive, parse_budget
-from app.core.compiler import CompileRequest, above_full_warning, below_floor_message, resolve_shape
-from app.core.errors import CancelledError, ConfigError, ResizeError, StudioError
-from app.core.estimator import SequenceShape
-from app.core.fsutil import INCOMPLETE_MARKER, StagingDir, check_new_output_dir, is_internal_name, tree_size
-from app.core.jsonfile import read_block_count
-from app.core.lock import ArtifactLock
-from app.core.modelspec import ResolvedModel, resolve_model
-from app.core.npu import AttnImpl, get_npu
-from app.core.progress import CancelToken, ProgressCallback
-from app.core.rbln_config import load_config
-from app.core.resize import ResizeResult, check_target, target_for_budget
+from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.process import Finished, failure, run_streamed
+from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
+from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ResizeError, StudioError
+from rbln_artifact_studio.core.estimation.estimator import SequenceShape
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, Status, open_artifact
+from rbln_artifact_studio.core.model.budget import check_exclusive, parse_budget
+from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
+from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
+from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
+from rbln_artifact_studio.core.simulator.compiler import (
+    CompileRequest,
+    above_full_warning,
+    below_floor_message,
+    resolve_shape,
+)
+from rbln_artifact_studio.core.storage.fsutil import (
+    INCOMPLETE_MARKER,
+    StagingDir,
+    check_new_output_dir,
+    is_internal_name,
+    tree_size,
+)
+from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+from rbln_artifact_studio.core.storage.lock import ArtifactLock
+from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target, target_for_budget
 
 EAGER_BUDGET_NOTE = "Under eager attention the block count is always the full pool; memory_budget is not used."
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from app.core.errors import CancelledError, InsufficientMemoryError, StudioError
-from app.core.progress import CancelToken
+from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
 
 LineCallback = Callable[[str], None]
 

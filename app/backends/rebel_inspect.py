@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.backends.toolchain import run_probe
-from app.core.errors import StudioError
-from app.core.estimator import GraphAllocations, Grid
-from app.core.progress import CancelToken
+from rbln_artifact_studio.backends.toolchain import run_probe
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import GraphAllocations, Grid
+from rbln_artifact_studio.core.progress import CancelToken
 
 _TABLES = ("alloc_per_chiplet_by_key", "dram_tensor_sizes")
 

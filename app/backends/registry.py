@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
-from app.backends.optimum import OptimumBackend
-from app.backends.rebel_inspect import RebelInspector
-from app.backends.simulator import SimulatorBackend
-from app.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
-from app.core.artifact import GRAPH_SUFFIX, GraphInspector
-from app.core.compiler import CompileRequest
-from app.core.container import is_container
-from app.core.errors import StudioError
-from app.core.progress import CancelToken, ProgressCallback
-from app.core.resize import ResizeResult
+from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.optimum import OptimumBackend
+from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
+from rbln_artifact_studio.backends.simulator import SimulatorBackend
+from rbln_artifact_studio.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
+from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+from rbln_artifact_studio.core.simulator.container import is_container
+from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 BACKEND_CHOICES = ("auto", "sim", "optimum")
 

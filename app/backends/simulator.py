@@ -1,15 +1,15 @@
-"""The built-in simulator backend: compiles and resizes with app.core, always available."""
+"""The built-in simulator backend: compiles and resizes with rbln_artifact_studio.core, always available."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app import __version__
-from app.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
-from app.core.budget import parse_budget
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.progress import CancelToken, Progress, ProgressCallback
-from app.core.resize import ResizeResult, resize_in_place, resize_to_copy
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.resize import ResizeResult, resize_in_place, resize_to_copy
 
 
 class SimulatorBackend:

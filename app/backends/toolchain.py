@@ -13,10 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from app.backends.process import ProcessTimeout, run_streamed
-from app.backends.settings import ENV_OPTIMUM_CLI, ENV_TOOLCHAIN_PYTHON, ToolchainSettings, current_settings
-from app.core.errors import CancelledError, StudioError
-from app.core.progress import CancelToken
+from rbln_artifact_studio.backends.process import ProcessTimeout, run_streamed
+from rbln_artifact_studio.backends.settings import (
+    ENV_OPTIMUM_CLI,
+    ENV_TOOLCHAIN_PYTHON,
+    ToolchainSettings,
+    current_settings,
+)
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
 
 CLI_NAME = "optimum-rbln-cli"
 PROBE_SCRIPT = Path(__file__).with_name("rebel_probe.py")

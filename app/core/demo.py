@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.progress import CancelToken, Progress, ProgressCallback
-from app.core.resize import resize_in_place
+from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.resize import resize_in_place
 
 
 @dataclass(frozen=True)

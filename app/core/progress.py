@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.core.errors import CancelledError
+from rbln_artifact_studio.core.errors import CancelledError
 
 ProgressCallback = Callable[[int, int, str], None]
 """Called with (done, total, message); total 0 means the amount of work is unknown."""

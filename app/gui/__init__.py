@@ -1,1 +1,1 @@
-"""The Qt desktop front end: windows, models, dialogs and background jobs over app.core."""
+"""The Qt desktop front end: windows, models, dialogs and background jobs over rbln_artifact_studio.core."""

@@ -18,10 +18,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app import __version__
-from app.gui.application import DISPLAY_NAME
-from app.gui.backend_status import BackendStatus
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.gui.application import DISPLAY_NAME
+from rbln_artifact_studio.gui.backend_status import BackendStatus
 
 
 @dataclass(frozen=True)

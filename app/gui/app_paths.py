@@ -9,7 +9,7 @@ from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtGui import QIcon
 
 APP_DIR = "rbln-studio"
-"""The folder name under ~/.config (settings) and ~/.local/share (data); also the scan cache's (app.core.scan_cache)."""
+"""The folder name under ~/.config (settings) and ~/.local/share (data); also the scan cache's (rbln_artifact_studio.core.fleet.scan_cache)."""
 
 DESKTOP_FILE = "io.github.rbln_artifact_studio.RblnStudio"
 """The .desktop entry and AppStream id (packaging/); Wayland and the X11 window class point back to it."""
@@ -43,9 +43,9 @@ def legacy_settings_store() -> QSettings:
 
 
 def app_icon() -> QIcon:
-    """The application icon in every size shipped in app.resources/icons (PNG: no SVG plug-in needed)."""
+    """The application icon in every size shipped in rbln_artifact_studio.resources/icons (PNG: no SVG plug-in needed)."""
     icon = QIcon()
-    folder = resources.files("app.resources") / "icons"
+    folder = resources.files("rbln_artifact_studio.resources") / "icons"
     for size in ICON_SIZES:
         path = folder / f"rbln-studio-{size}.png"
         if path.is_file():

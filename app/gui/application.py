@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtWidgets import QApplication
-
-from app import __version__
-from app.gui.app_paths import APP_DIR, DESKTOP_FILE, app_icon
-from app.gui.errors import install_excepthook
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.gui.app_paths import APP_DIR, DESKTOP_FILE, app_icon
+from rbln_artifact_studio.gui.errors import install_excepthook
 
 DISPLAY_NAME = "RBLN Artifact Studio"
 

@@ -14,11 +14,10 @@ from PySide6.QtCore import (
     Slot,
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
-
-from app.core.scan import ArtifactSummary
-from app.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
-from app.gui.jobs import WORKERS
-from app.gui.table_delegate import RowTextDelegate
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.jobs import WORKERS
+from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
 
 
 class FilterProxy(QSortFilterProxyModel):

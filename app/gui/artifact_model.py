@@ -1,4 +1,4 @@
-"""The artifact table's item model: a thin adapter over app.core.scan's ArtifactSummary rows."""
+"""The artifact table's item model: a thin adapter over rbln_artifact_studio.core.fleet.scan's ArtifactSummary rows."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-
-from app.core.scan import ArtifactSummary
-from app.core.sizes import format_bytes, format_bytes_exact
-from app.core.status import Status
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.fleet.status import Status
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -8,18 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
-
-from app.gui.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 
 if TYPE_CHECKING:
-    from app.backends.base import BackendInfo
-    from app.core.progress import CancelToken
+    from rbln_artifact_studio.backends.base import BackendInfo
+    from rbln_artifact_studio.core.progress import CancelToken
 
 DETECTING = "detecting…"
 
 
 def _detect(refresh: bool, cancel: CancelToken) -> list[BackendInfo]:
-    from app.backends.registry import detect_backends  # loaded in the worker, not at start-up
+    from rbln_artifact_studio.backends.registry import detect_backends  # loaded in the worker, not at start-up
 
     return detect_backends(refresh=refresh, cancel=cancel)  # cancelled when the window closes: no wait
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
-
-from app.core.estimator import Breakdown
-from app.core.presentation import bar_label, usage_tooltip
-from app.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.display.presentation import bar_label, usage_tooltip
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.estimation.estimator import Breakdown
 
 HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
 

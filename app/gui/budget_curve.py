@@ -5,9 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
-
-from app.core.estimator import CurvePoint
-from app.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.estimation.estimator import CurvePoint
 
 CURVE = QColor("#1e88e5")
 FLOOR = QColor("#e53935")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
-
-from app.core.sizes import format_bytes
+from rbln_artifact_studio.core.display.sizes import format_bytes
 
 
 class TooltipChart(QWidget):

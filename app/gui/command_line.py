@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
-
-from app.core.commandline import shell_text
+from rbln_artifact_studio.core.display.commandline import shell_text
 
 
 class CommandLine(QWidget):

@@ -6,20 +6,19 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget, QWizard
-
-from app.core.compiler import CompilePlan, CompileRequest
-from app.core.modelspec import ResolvedModel
-from app.gui.backend_status import BackendStatus
-from app.gui.jobs import JobManager
-from app.gui.wizard_model_page import ModelPage
-from app.gui.wizard_output_page import OutputPage
-from app.gui.wizard_shape_page import ShapePage
-from app.gui.wizard_sizing_page import SizingPage
-from app.gui.wizard_target_page import TargetPage
+from rbln_artifact_studio.core.model.modelspec import ResolvedModel
+from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest
+from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.wizard_model_page import ModelPage
+from rbln_artifact_studio.gui.wizard_output_page import OutputPage
+from rbln_artifact_studio.gui.wizard_shape_page import ShapePage
+from rbln_artifact_studio.gui.wizard_sizing_page import SizingPage
+from rbln_artifact_studio.gui.wizard_target_page import TargetPage
 
 
 class CompileWizard(QWizard):
-    """Each page validates its own part through app.core; the wizard commits once, on Finish."""
+    """Each page validates its own part through rbln_artifact_studio.core; the wizard commits once, on Finish."""
 
     compileRequested = Signal(object, str, str)  # CompileRequest, output folder, backend (auto, sim, optimum)
 

@@ -18,18 +18,17 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app.core.presentation import block_facts, breakdown_caption, file_rows, settings_rows
-from app.core.sizes import format_bytes, format_bytes_exact
-from app.core.status import Status
-from app.gui.artifact_model import STATUS_COLOURS
-from app.gui.breakdown_table import BreakdownTable
-from app.gui.dram_chart import DramChart
-from app.gui.kv_gauge import KvGauge
-from app.gui.serving_view import ServingView
+from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
+from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
+from rbln_artifact_studio.gui.dram_chart import DramChart
+from rbln_artifact_studio.gui.kv_gauge import KvGauge
+from rbln_artifact_studio.gui.serving_view import ServingView
 
 if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
-    from app.core.artifact import Artifact
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
 
 
 def _label(object_name: str = "", wrap: bool = True) -> QLabel:
@@ -42,7 +41,7 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
 
 
 class DetailPanel(QScrollArea):
-    """Lays out what app.core computed for one artifact; computes nothing itself."""
+    """Lays out what rbln_artifact_studio.core computed for one artifact; computes nothing itself."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

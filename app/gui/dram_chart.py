@@ -7,10 +7,15 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
-
-from app.core.estimator import Breakdown, ChipletUsage
-from app.core.presentation import SEGMENT_LABELS, Segment, bar_label, usage_segments, usage_tooltip
-from app.gui.chart_base import TooltipChart, paint_byte_axis
+from rbln_artifact_studio.core.display.presentation import (
+    SEGMENT_LABELS,
+    Segment,
+    bar_label,
+    usage_segments,
+    usage_tooltip,
+)
+from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
+from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
 
 COLOURS = {
     "reserve": QColor("#9e9e9e"),
@@ -35,7 +40,7 @@ class _Bar:
 
 
 class DramChart(TooltipChart):
-    """Displays a Breakdown computed by app.core; it only maps bytes to pixels."""
+    """Displays a Breakdown computed by rbln_artifact_studio.core; it only maps bytes to pixels."""
 
     def __init__(self, parent: QWidget | None = None, object_name: str = "dramChart") -> None:
         super().__init__(parent)

@@ -8,8 +8,7 @@ from types import TracebackType
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
-
-from app.core.errors import StudioError
+from rbln_artifact_studio.core.errors import StudioError
 
 
 def show_error(parent: QWidget | None, title: str, reason: str, details: str = "") -> QMessageBox:

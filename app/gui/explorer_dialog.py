@@ -7,22 +7,21 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
-
-from app.core.artifact import Artifact
-from app.core.commandline import PROG
-from app.core.explore import ClickTarget, Exploration, explore, target_at
-from app.core.explore_display import pick_text, summary_lines
-from app.gui.command_line import CommandLine
-from app.gui.explorer_chart import ExplorerChart
-from app.gui.jobs import Job, JobFailure, JobManager
-from app.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.core.display.commandline import PROG
+from rbln_artifact_studio.core.display.explore_display import pick_text, summary_lines
+from rbln_artifact_studio.core.estimation.explore import ClickTarget, Exploration, explore, target_at
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.gui.command_line import CommandLine
+from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
+from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 OpenResize = Callable[[Artifact, "int | None", "str | None", QWidget], "ResizeDialog | None"]
 ERROR_STYLE = "color:#c62828"
 
 
 class ExplorerDialog(QDialog):
-    """Computes the curve in a worker; the chart shows it, a click resolves the budget through app.core.explore."""
+    """Computes the curve in a worker; the chart shows it, a click resolves the budget through rbln_artifact_studio.core.estimation.explore."""
 
     explored = Signal()  # the curve (or the reason there is none) is on screen
     picked = Signal(object)  # ClickTarget

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
-
-from app.core.report_file import FILTERS, format_for, with_suffix, write_report
-from app.core.scan import ArtifactSummary
-from app.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.core.fleet.report_file import FILTERS, format_for, with_suffix, write_report
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 
 
 def choose_report_file(parent: QWidget | None, folder: str) -> tuple[Path, str] | None:

@@ -21,9 +21,8 @@ from enum import Enum
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
-
-from app.core.errors import CancelledError, StudioError
-from app.core.progress import CancelToken
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
 ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch

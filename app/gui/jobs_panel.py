@@ -16,9 +16,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app.core.sizes import format_bytes
-from app.gui.jobs import Job, JobManager, JobState
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
 
 
 def _elapsed(seconds: float) -> str:

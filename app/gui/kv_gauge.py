@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
-
-from app.core.presentation import BlockFacts
+from rbln_artifact_studio.core.display.presentation import BlockFacts
 
 GOOD, HIGH, LOW = QColor("#43a047"), QColor("#f9a825"), QColor("#e53935")
 

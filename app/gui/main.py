@@ -7,7 +7,7 @@ import gc
 import sys
 from collections.abc import Sequence
 
-from app import __version__
+from rbln_artifact_studio import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,20 +25,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from app.gui.binding_check import binding_problem
+    from rbln_artifact_studio.gui.binding_check import binding_problem
 
     problem = binding_problem()
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    from app.gui.application import create_application
-    from app.gui.main_window import MainWindow
+    from rbln_artifact_studio.gui.application import create_application
+    from rbln_artifact_studio.gui.main_window import MainWindow
 
     app = create_application()
     window = MainWindow()
     window.show()
     if args.smoke_test:
-        from app.gui.smoke import report_and_exit
+        from rbln_artifact_studio.gui.smoke import report_and_exit
 
         report_and_exit(app, window)
         return app.exec()

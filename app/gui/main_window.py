@@ -9,25 +9,24 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
-
-from app.gui.app_paths import app_icon, demo_folder
-from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
-from app.gui.backend_status import BackendStatus
-from app.gui.detail_panel import DetailPanel
-from app.gui.errors import show_error
-from app.gui.jobs import Job, JobFailure, JobManager
-from app.gui.jobs_panel import JobsPanel
-from app.gui.settings import Settings
-from app.gui.workspace import Workspace
+from rbln_artifact_studio.gui.app_paths import app_icon, demo_folder
+from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
+from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.errors import show_error
+from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.workspace import Workspace
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
-    from app.core.artifact import Artifact
-    from app.core.compiler import CompileRequest
-    from app.gui.about_dialog import AboutDialog
-    from app.gui.compile_wizard import CompileWizard
-    from app.gui.preferences_dialog import PreferencesDialog
-    from app.gui.resize_dialog import ResizeDialog
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.gui.about_dialog import AboutDialog
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
+    from rbln_artifact_studio.gui.preferences_dialog import PreferencesDialog
+    from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 APP_NAME = "RBLN Artifact Studio"
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
@@ -203,7 +202,7 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         folder = demo_folder()
         self.statusBar().showMessage(f"Preparing the demo workspace in {folder}…")
-        from app.gui import operations
+        from rbln_artifact_studio.gui import operations
 
         job = operations.build_demo_workspace(self.jobs, folder)
         job.succeeded.connect(self._on_demo_ready)
@@ -266,7 +265,7 @@ class MainWindow(QMainWindow):
         self._load_details(path)
 
     def _load_details(self, path: str) -> None:
-        from app.gui import operations
+        from rbln_artifact_studio.gui import operations
 
         job = self._detail_job = operations.read_artifact(self.jobs, path)
         job.succeeded.connect(self._on_details)
@@ -325,7 +324,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
         parent = self.workspace.root or os.path.expanduser("~")
-        from app.gui.compile_wizard import CompileWizard
+        from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 
         wizard = CompileWizard(self.jobs, parent, self, backends=self.backend_status)
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -335,7 +334,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object, str, str)
     def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
-        from app.gui import operations
+        from rbln_artifact_studio.gui import operations
 
         job = operations.compile_artifact(self.jobs, request, output_dir, backend)
         job.succeeded.connect(self._on_written)
@@ -356,7 +355,7 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
     ) -> ResizeDialog:
         """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
-        from app.gui.resize_dialog import ResizeDialog
+        from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
         dialog = ResizeDialog(artifact, parent or self, self.jobs, target, budget_text)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -367,8 +366,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_resize_accepted(self) -> None:
         dialog = self.sender()
-        from app.gui import operations
-        from app.gui.resize_dialog import ResizeDialog
+        from rbln_artifact_studio.gui import operations
+        from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice)
@@ -378,7 +377,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_planner(self) -> QWidget | None:
-        from app.gui.planner_dialog import PlannerDialog  # loaded when first used, like the other dialogs
+        from rbln_artifact_studio.gui.planner_dialog import (
+            PlannerDialog,
+        )  # loaded when first used, like the other dialogs
 
         paths = self.browser.selected_paths()
         if len(paths) < 2:
@@ -390,7 +391,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_explorer(self) -> QWidget | None:
-        from app.gui.explorer_dialog import ExplorerDialog
+        from rbln_artifact_studio.gui.explorer_dialog import ExplorerDialog
 
         if self.artifact is None:
             return None
@@ -401,7 +402,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def export_report(self) -> Job | None:
-        from app.gui.export import choose_report_file, export_rows
+        from rbln_artifact_studio.gui.export import choose_report_file, export_rows
 
         chosen = choose_report_file(self, self.workspace.root or os.path.expanduser("~"))
         if chosen is None:
@@ -437,7 +438,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def show_about(self) -> AboutDialog:
         """Versions, backends (detected in a job), where settings and the demo workspace live."""
-        from app.gui.about_dialog import AboutDialog, Locations
+        from rbln_artifact_studio.gui.about_dialog import AboutDialog, Locations
 
         locations = Locations(self.settings.file_name(), demo_folder())
         dialog = AboutDialog(locations, self.backend_status, self)
@@ -447,7 +448,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_preferences(self) -> PreferencesDialog:
-        from app.gui.preferences_dialog import PreferencesDialog
+        from rbln_artifact_studio.gui.preferences_dialog import PreferencesDialog
 
         dialog = PreferencesDialog(self.settings, self.backend_status, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

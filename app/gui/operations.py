@@ -1,17 +1,17 @@
-"""The background operations the app runs: each submits one job whose worker calls app.core or a backend."""
+"""The background operations the app runs: each submits one job whose worker calls rbln_artifact_studio.core or a backend."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.backends.base import CompileResult
-from app.backends.registry import compile_model, inspector_for, resize_artifact
-from app.core.artifact import open_artifact
-from app.core.compiler import CompileRequest
-from app.core.demo import build_demo
-from app.core.resize import ResizeResult
-from app.gui.jobs import Job, JobContext, JobManager
-from app.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.backends.base import CompileResult
+from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
+from rbln_artifact_studio.core.demo import build_demo
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+from rbln_artifact_studio.core.storage.resize import ResizeResult
+from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
 def read_artifact(jobs: JobManager, path: str) -> Job:

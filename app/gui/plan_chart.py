@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
-
-from app.core.plan_display import bar_label, chiplet_tooltip, headroom_short, share_tooltip
-from app.core.planner import FamilyStack, Share, StackedChiplet
-from app.gui.chart_base import TooltipChart, paint_byte_axis
+from rbln_artifact_studio.core.display.plan_display import bar_label, chiplet_tooltip, headroom_short, share_tooltip
+from rbln_artifact_studio.core.planning.planner import FamilyStack, Share, StackedChiplet
+from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
 
 PALETTE = ("#1e88e5", "#8e24aa", "#f4511e", "#00897b", "#6d4c41", "#3949ab", "#c0ca33", "#d81b60")
 AVAILABLE = QColor("#d32f2f")
@@ -43,7 +42,7 @@ class PlanBar:
 
 
 class PlanChart(TooltipChart):
-    """Displays one FamilyStack computed by app.core.planner; it only maps bytes to pixels."""
+    """Displays one FamilyStack computed by rbln_artifact_studio.core.planning.planner; it only maps bytes to pixels."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

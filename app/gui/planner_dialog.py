@@ -1,4 +1,4 @@
-"""The co-location planner: opens the selected artifacts in a worker, shows app.core.planner's stacks and the fix."""
+"""The co-location planner: opens the selected artifacts in a worker, shows rbln_artifact_studio.core.planning.planner's stacks and the fix."""
 
 from __future__ import annotations
 
@@ -25,11 +25,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app.backends.registry import inspector_for
-from app.core.artifact import Artifact, open_artifact
-from app.core.commandline import PROG
-from app.core.plan_display import (
+from rbln_artifact_studio.backends.registry import inspector_for
+from rbln_artifact_studio.core.display.commandline import PROG
+from rbln_artifact_studio.core.display.plan_display import (
     bar_label,
     chiplet_tooltip,
     family_title,
@@ -38,13 +36,14 @@ from app.core.plan_display import (
     verdict_colour_key,
     verdict_lines,
 )
-from app.core.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan
-from app.core.sizes import format_bytes, format_bytes_exact
-from app.core.status import Status
-from app.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
-from app.gui.command_line import CommandLine
-from app.gui.jobs import Job, JobContext, JobFailure, JobManager
-from app.gui.plan_chart import PlanChart, artifact_colour
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
+from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.planning.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan
+from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
+from rbln_artifact_studio.gui.command_line import CommandLine
+from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.gui.plan_chart import PlanChart, artifact_colour
 
 EXACT_ROLE = Qt.ItemDataRole.UserRole + 1  # a cell's exact bytes (tests and copy)
 

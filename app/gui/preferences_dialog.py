@@ -20,10 +20,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app.backends import settings as toolchain_settings
-from app.gui.backend_status import BackendStatus
-from app.gui.settings import Settings, ToolchainPaths
+from rbln_artifact_studio.backends import settings as toolchain_settings
+from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.settings import Settings, ToolchainPaths
 
 
 def _path_row(edit: QLineEdit, browse: QPushButton) -> QHBoxLayout:

@@ -23,18 +23,17 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app.core.artifact import Artifact
-from app.core.budget import parse_budget
-from app.core.commandline import resize_argv
-from app.core.errors import StudioError
-from app.core.naming import resized_copy_dir
-from app.core.output_check import folder_problem, path_problem
-from app.core.presentation import block_facts, breakdown_caption
-from app.core.resize import check_target, target_for_budget
-from app.gui.command_line import CommandLine
-from app.gui.dram_chart import DramChart
-from app.gui.jobs import JobManager
+from rbln_artifact_studio.core.display.commandline import resize_argv
+from rbln_artifact_studio.core.display.naming import resized_copy_dir
+from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
+from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
+from rbln_artifact_studio.gui.command_line import CommandLine
+from rbln_artifact_studio.gui.dram_chart import DramChart
+from rbln_artifact_studio.gui.jobs import JobManager
 
 MAX_BLOCKS = 1_000_000
 OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key

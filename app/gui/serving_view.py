@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
-
-from app.core.serving import ServingCheck, check_serving
-from app.core.serving_display import serving_headline, serving_rows
+from rbln_artifact_studio.core.display.serving_display import serving_headline, serving_rows
+from rbln_artifact_studio.core.planning.serving import ServingCheck, check_serving
 
 if TYPE_CHECKING:
-    from app.core.rbln_config import LoadedConfig
+    from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
 
 ERROR_STYLE = "color:#c62828"
 WARNING_STYLE = "color:#b26a00"
@@ -26,7 +25,7 @@ def _selectable(object_name: str, text: str = "") -> QLabel:
 
 
 class ServingView(QGroupBox):
-    """Shows app.core.serving's check of one rbln_config.json; computes nothing itself."""
+    """Shows rbln_artifact_studio.core.planning.serving's check of one rbln_config.json; computes nothing itself."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Serving with vllm-rbln", parent)

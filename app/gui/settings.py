@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, QSettings
-
-from app.gui.app_paths import legacy_settings_store, settings_store
+from rbln_artifact_studio.gui.app_paths import legacy_settings_store, settings_store
 
 MAX_RECENT = 8
 
@@ -20,7 +19,7 @@ class ToolchainPaths:
 
     def apply(self) -> None:
         """Hand the paths to the backends (environment variables still win over them)."""
-        from app.backends import settings as toolchain_settings
+        from rbln_artifact_studio.backends import settings as toolchain_settings
 
         toolchain_settings.configure(toolchain_python=self.toolchain_python, optimum_cli=self.optimum_cli)
 

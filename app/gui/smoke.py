@@ -6,9 +6,8 @@ import sys
 
 from PySide6.QtCore import QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMainWindow
-
-from app import __version__
-from app.core.modelspec import preset_ids
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.core.model.modelspec import preset_ids
 
 
 def problems(app: QApplication, window: QMainWindow) -> list[str]:
@@ -16,10 +15,10 @@ def problems(app: QApplication, window: QMainWindow) -> list[str]:
     if not window.isVisible():
         found.append("the main window is not visible")
     if app.windowIcon().isNull():
-        found.append("the application icon did not load (app.resources/icons)")
+        found.append("the application icon did not load (rbln_artifact_studio.resources/icons)")
     try:
         if not preset_ids():
-            found.append("no bundled model presets (app.resources/model-configs)")
+            found.append("no bundled model presets (rbln_artifact_studio.resources/model-configs)")
     except Exception as exc:  # a broken bundle is exactly what this reports
         found.append(f"the model presets cannot be read: {exc}")
     return found

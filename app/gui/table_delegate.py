@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
-
-from app.gui.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
+from rbln_artifact_studio.gui.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
 
 _State = QStyle.StateFlag
 # Cells in these states are left to Qt's delegate (selection, focus frame, hover, disabled look).

@@ -17,9 +17,8 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QWizardPage,
 )
-
-from app.core.modelspec import ResolvedModel, preset_ids, resolve_model
-from app.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.core.model.modelspec import ResolvedModel, preset_ids, resolve_model
+from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
 
 DEFAULT_PRESET = "Qwen/Qwen3-8B"
 

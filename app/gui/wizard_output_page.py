@@ -7,12 +7,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWizardPage
-
-from app.core.commandline import compile_argv
-from app.core.compiler import CompilePlan
-from app.core.naming import compiled_dir
-from app.core.sizes import format_bytes
-from app.gui.command_line import CommandLine
+from rbln_artifact_studio.core.display.commandline import compile_argv
+from rbln_artifact_studio.core.display.naming import compiled_dir
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.simulator.compiler import CompilePlan
+from rbln_artifact_studio.gui.command_line import CommandLine
 
 
 class OutputPage(QWizardPage):

@@ -7,10 +7,9 @@ from dataclasses import replace
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
-
-from app.core.compiler import CompileRequest, resolve_shape
-from app.core.errors import StudioError
-from app.core.estimator import SequenceShape
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import SequenceShape
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
 
 MAX_BATCH = 4096
 MAX_SEQ_LEN = 1 << 24
@@ -26,7 +25,7 @@ def _spin(name: str, low: int, high: int, default_text: str = "") -> QSpinBox:
 
 
 class ShapePage(QWizardPage):
-    """Each change asks app.core.compiler.resolve_shape; its ShapeError is shown as is."""
+    """Each change asks rbln_artifact_studio.core.simulator.compiler.resolve_shape; its ShapeError is shown as is."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -15,11 +15,10 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QWizardPage,
 )
-
-from app.core.compile_preview import CompilePreview, preview_compile
-from app.core.presentation import breakdown_caption
-from app.gui.budget_curve import BudgetCurve
-from app.gui.dram_chart import DramChart
+from rbln_artifact_studio.core.display.presentation import breakdown_caption
+from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, preview_compile
+from rbln_artifact_studio.gui.budget_curve import BudgetCurve
+from rbln_artifact_studio.gui.dram_chart import DramChart
 
 MAX_BLOCKS = 1_000_000
 

@@ -7,10 +7,9 @@ import html
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
-
-from app.core.npu import DEFAULT_NPU, SKUS, get_npu
-from app.core.sizes import format_bytes
-from app.gui.backend_status import BackendStatus
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
+from rbln_artifact_studio.gui.backend_status import BackendStatus
 
 MAX_DEVICES = 64
 BACKEND_TEXTS = {

@@ -8,12 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
-
-from app.core.errors import StudioError
-from app.core.rescan import rescan_folder
-from app.gui.artifact_model import ArtifactTableModel, TableRow
-from app.gui.disk_watcher import DiskWatcher
-from app.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
+from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
+from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 BATCH_ROWS = 256

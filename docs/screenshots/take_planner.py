@@ -14,9 +14,9 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.gui.jobs import JobManager
-from app.gui.planner_dialog import PlannerDialog
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.planner_dialog import PlannerDialog
 
 OUT = Path(__file__).resolve().parent / "planner.png"
 

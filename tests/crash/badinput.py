@@ -19,14 +19,13 @@ import pytest
 from faultfs import FaultFS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app import cli
-from app.core.artifact import Status, open_artifact
-from app.core.budget import parse_budget
-from app.core.errors import StudioError
-from app.core.jsonfile import read_block_count
-from app.core.report import inspect_dict, inspect_text
-from app.core.scan import scan, summarize
+from rbln_artifact_studio import cli
+from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.fleet.scan import scan, summarize
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
 DEADLINE = 10.0  # seconds one reader may take on one file before it counts as a hang
 
@@ -199,7 +198,7 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
 def read_everything(folder: Path, scans: bool = True) -> list[str]:
     """Run every reader on folder (an artifact) and its parent; return the problems (empty when all is well).
 
-    scans=False leaves out summarize and scan (for files app/core/scan.py cannot read safely yet)."""
+    scans=False leaves out summarize and scan (for files app/core/fleet/scan.py cannot read safely yet)."""
     problems: list[str] = []
     root = folder.parent
 

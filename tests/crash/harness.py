@@ -42,12 +42,12 @@ with contextlib.suppress(ImportError), warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import hypothesis.extra._patching  # noqa: F401
 
-from app.core import faults  # noqa: E402
-from app.core.artifact import Status, open_artifact  # noqa: E402
-from app.core.container import read_container  # noqa: E402
-from app.core.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG, TMP_TAG  # noqa: E402
-from app.core.rbln_config import CONFIG_NAME  # noqa: E402
-from app.core.scan import find_artifacts, summarize  # noqa: E402
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact  # noqa: E402
+from rbln_artifact_studio.core.fleet.scan import find_artifacts, summarize  # noqa: E402
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME  # noqa: E402
+from rbln_artifact_studio.core.simulator.container import read_container  # noqa: E402
+from rbln_artifact_studio.core.storage import faults  # noqa: E402
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG, TMP_TAG  # noqa: E402
 
 OPS = ("resize_in_place", "resize_copy", "compile")
 SHAPE = ["--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len", "4096"]

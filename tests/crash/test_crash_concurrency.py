@@ -20,13 +20,12 @@ from contextlib import contextmanager
 
 import pytest
 from harness import REPO, Lab, artifact_state, cli_command, cli_env
-
-from app.core import faults
-from app.core.artifact import Status, open_artifact
-from app.core.errors import StudioError
-from app.core.fsutil import LOCK_NAME
-from app.core.resize import resize_in_place
-from app.core.scan import summarize
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.fleet.scan import summarize
+from rbln_artifact_studio.core.storage import faults
+from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
+from rbln_artifact_studio.core.storage.resize import resize_in_place
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +107,7 @@ def test_leftover_lock_files_without_a_holder_do_not_block(lab: Lab, content: st
 WRITER = textwrap.dedent(
     """
     import os, sys
-    from app.core.resize import resize_in_place
+    from rbln_artifact_studio.core.storage.resize import resize_in_place
     art, stop, counts = sys.argv[1], sys.argv[2], [int(c) for c in sys.argv[3:]]
     n = 0
     while not os.path.exists(stop):

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 from harness import OPS, Lab, Trial, artifact_state
-
-from app.core.fsutil import INCOMPLETE_MARKER
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,7 +115,7 @@ def test_checker_flags_a_mixed_artifact(lab: Lab, tmp_path: Path) -> None:
 
 
 def test_checker_flags_a_changed_payload_or_file(lab: Lab) -> None:
-    from app.core.resize import resize_in_place
+    from rbln_artifact_studio.core.storage.resize import resize_in_place
 
     work = lab.prepare("resize_in_place")
     resize_in_place(work / "art", lab.new)
@@ -149,7 +148,7 @@ def test_checker_flags_an_unmarked_incomplete_staging_folder(lab: Lab) -> None:
 def test_state_compares_meaning_not_generations(lab: Lab) -> None:
     a = lab.prepare("resize_in_place") / "art"
     b = lab.prepare("resize_in_place") / "art"
-    from app.core.resize import resize_in_place
+    from rbln_artifact_studio.core.storage.resize import resize_in_place
 
     resize_in_place(a, lab.new)
     for count in (lab.new, lab.old, lab.new):  # same meaning as a, other slot generations

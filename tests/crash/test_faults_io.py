@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from faultfs import FaultFS, InjectedFault
 from harness import SHAPE, artifact_state, tiny_model_config, tree_digest
-
-from app.core.compiler import CompilePlan, CompileRequest, plan_compile, write_artifact
-from app.core.errors import StudioError
-from app.core.resize import resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy
 
 OPS = ("resize_in_place", "resize_copy", "compile")
 # What each message must say (the cause, or what to do about it).

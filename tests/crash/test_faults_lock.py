@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from faultfs import FaultFS, InjectedFault
-
-from app.core.fsutil import LOCK_NAME
-from app.core.lock import ArtifactLock
+from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
+from rbln_artifact_studio.core.storage.lock import ArtifactLock
 
 
 @pytest.mark.parametrize("fail_at", [2, 3], ids=["ftruncate", "pwrite"])

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from faultfs import FaultFS, InjectedFault
-
-from app.core.fsutil import StagingDir
+from rbln_artifact_studio.core.storage.fsutil import StagingDir
 
 
 @pytest.mark.parametrize("fail_at", [2, 3], ids=["open-marker", "write-marker"])

@@ -10,11 +10,10 @@ import pytest
 from badinput import SPECIAL, Raw, dumps, fuzz, mutate_bytes, mutate_mapping, read_everything
 from harness import SHAPE, tiny_model_config, tree_digest
 from hypothesis import strategies as st
-
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.errors import ConfigError
-from app.core.jsonfile import read_block_count
-from app.core.rbln_config import CONFIG_NAME
+from rbln_artifact_studio.core.errors import ConfigError
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
 EXTRA_KEYS = ["tensor_parallel_size", "kvcache_metas", "_meta", "num_devices", "npu", "kvcache_block_size"]
 

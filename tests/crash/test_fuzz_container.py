@@ -14,10 +14,9 @@ import pytest
 from badinput import dumps, fuzz, mutate_mapping, read_everything
 from harness import SHAPE, tiny_model_config, tree_digest
 from hypothesis import strategies as st
-
-from app.core.artifact import Status, open_artifact
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.container import _PREAMBLE, _SLOT, PREAMBLE_SIZE, SLOT_MAGIC, read_container
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.simulator.container import _PREAMBLE, _SLOT, PREAMBLE_SIZE, SLOT_MAGIC, read_container
 
 GRAPHS = ["prefill.rbln", "decoder_batch_2.rbln"]
 
@@ -147,8 +146,8 @@ def test_header_that_outgrows_its_slot_changes_nothing(pristine: Path, tmp_path:
     """A new header too large for its slot is refused before any byte is written, and the message no longer
     sends the user to a copy (found by reading the write path: a copy keeps the same slot size, so the
     advice 'resize to a copy instead, which lays the container out anew' could not work)."""
-    from app.core.container import write_pending_header
-    from app.core.errors import ContainerError
+    from rbln_artifact_studio.core.errors import ContainerError
+    from rbln_artifact_studio.core.simulator.container import write_pending_header
 
     path = Path(shutil.copyfile(pristine / "prefill.rbln", tmp_path / "prefill.rbln"))
     info = read_container(path)

@@ -18,13 +18,12 @@ from faultfs import FaultFS
 from harness import SHAPE, artifact_state, tiny_model_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app import cli
-from app.core.artifact import open_artifact
-from app.core.budget import MemoryBudget, parse_budget
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.errors import BudgetError
-from app.core.rbln_config import MAX_BLOCKS
+from rbln_artifact_studio import cli
+from rbln_artifact_studio.core.errors import BudgetError
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
+from rbln_artifact_studio.core.model.rbln_config import MAX_BLOCKS
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
 # The list, and a few more of the same kind.
 BAD = [

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 from badinput import read_everything, within_deadline
 from harness import SHAPE, tiny_model_config, tree_digest
-
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.errors import StudioError
-from app.core.jsonfile import MAX_JSON_BYTES
-from app.core.resize import resize_to_copy
-from app.core.scan import summarize
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.scan import summarize
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.jsonfile import MAX_JSON_BYTES
+from rbln_artifact_studio.core.storage.resize import resize_to_copy
 
 
 @pytest.fixture(scope="module")

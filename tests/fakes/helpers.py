@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.fsutil import PARTIAL_TAG
+from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG
 
 FAKE_GRAPH_MAGIC = b"FAKE-REBEL-COMPILED-MODEL\n"  # tests/fakes/rebel_site/rebel MAGIC
 

@@ -14,7 +14,7 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.backends import settings
+from rbln_artifact_studio.backends import settings
 
 FAKES = Path(__file__).resolve().parent
 KNOBS = (

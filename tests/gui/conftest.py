@@ -10,9 +10,8 @@ import pytest
 from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
-
-from app.gui.main_window import MainWindow
-from app.gui.settings import Settings
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.settings import Settings
 
 QStandardPaths.setTestModeEnabled(True)  # demo workspace and settings never touch the user's folders
 
@@ -58,7 +57,7 @@ def select(qtbot: QtBot, window: MainWindow, path: Path) -> None:
 
 
 def row_values(window: MainWindow, path: Path) -> dict[str, str]:
-    from app.gui.artifact_model import COLUMNS
+    from rbln_artifact_studio.gui.artifact_model import COLUMNS
 
     row = window.model.row_of(str(path))
     assert row is not None, f"{path} is not in the table"

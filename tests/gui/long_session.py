@@ -7,9 +7,8 @@ ROUNDS times each (waiting for each one's details, no sleeps), quit through the 
 import sys
 
 from PySide6.QtCore import QEventLoop, QTimer
-
-from app.gui.application import create_application
-from app.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.application import create_application
+from rbln_artifact_studio.gui.main_window import MainWindow
 
 
 def run_until(condition, step_ms: int = 5) -> None:  # type: ignore[no-untyped-def]

@@ -14,13 +14,17 @@ from PySide6.QtCore import QSettings, Qt, qVersion
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
-
-from app import __version__
-from app.backends import registry
-from app.backends.settings import ENV_CHECK_TIMEOUT, ENV_OPTIMUM_CLI, ENV_TOOLCHAIN_PYTHON, current_settings
-from app.gui.app_paths import demo_folder
-from app.gui.main_window import MainWindow
-from app.gui.settings import Settings, ToolchainPaths
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.backends import registry
+from rbln_artifact_studio.backends.settings import (
+    ENV_CHECK_TIMEOUT,
+    ENV_OPTIMUM_CLI,
+    ENV_TOOLCHAIN_PYTHON,
+    current_settings,
+)
+from rbln_artifact_studio.gui.app_paths import demo_folder
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.settings import Settings, ToolchainPaths
 
 pytest_plugins = ["fakes.plugin"]
 
@@ -124,7 +128,7 @@ def test_preferences_point_at_a_toolchain_and_keep_it(
 
     # Persisted in the settings file with the rest, and applied when the app starts again.
     window.save_state()
-    from app.backends import settings as backend_settings
+    from rbln_artifact_studio.backends import settings as backend_settings
 
     backend_settings.configure()
     again = MainWindow(Settings(QSettings(settings.file_name(), QSettings.Format.IniFormat)))

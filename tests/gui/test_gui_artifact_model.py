@@ -8,11 +8,10 @@ from pathlib import Path
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
-
-from app.core.artifact import Status
-from app.core.scan import ArtifactSummary, scan
-from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import COLUMNS, PATH_ROLE, SORT_ROLE, STATUS_COLUMN, ArtifactTableModel
+from rbln_artifact_studio.core.fleet.artifact import Status
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
+from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SORT_ROLE, STATUS_COLUMN, ArtifactTableModel
 
 
 def _column(title: str) -> int:
@@ -98,9 +97,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
-from app.core.scan import scan
-from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
 
 app = QApplication([])
 first = next(scan(Path(sys.argv[1])))

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli_env
-
-from app.gui import binding_check
+from rbln_artifact_studio.gui import binding_check
 
 
 def test_the_installed_binding_keeps_none_alive(qapp: object) -> None:
@@ -26,7 +25,7 @@ def test_the_installed_binding_keeps_none_alive(qapp: object) -> None:
 def test_a_broken_binding_is_refused_with_the_fix(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.gui.main import main
+    from rbln_artifact_studio.gui.main import main
 
     monkeypatch.setattr(binding_check, "binding_loses_none", lambda: True)
     assert main([]) == 1

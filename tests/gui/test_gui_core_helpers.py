@@ -7,18 +7,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from app.cli import build_parser, compile_request, translate_optimum_argv
-from app.core.artifact import Status, open_artifact
-from app.core.commandline import compile_argv, resize_argv, shell_text
-from app.core.compile_preview import preview_compile
-from app.core.compiler import CompileRequest, plan_compile
-from app.core.demo import DEMO_ARTIFACTS, build_demo, missing_demo_artifacts
-from app.core.modelspec import resolve_model
-from app.core.naming import compiled_dir, resized_copy_dir
-from app.core.presentation import block_facts, usage_segments
-from app.core.rescan import rescan_folder
-from app.core.scan import scan
+from rbln_artifact_studio.cli import build_parser, compile_request, translate_optimum_argv
+from rbln_artifact_studio.core.demo import DEMO_ARTIFACTS, build_demo, missing_demo_artifacts
+from rbln_artifact_studio.core.display.commandline import compile_argv, resize_argv, shell_text
+from rbln_artifact_studio.core.display.naming import compiled_dir, resized_copy_dir
+from rbln_artifact_studio.core.display.presentation import block_facts, usage_segments
+from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.core.model.modelspec import resolve_model
+from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile
 
 
 def _parse(argv: list[str]):  # type: ignore[no-untyped-def]

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, QSize, QStandardPaths
 from PySide6.QtWidgets import QApplication
-
-from app.gui import app_paths
-from app.gui.application import configure
-from app.gui.main_window import MainWindow
-from app.gui.settings import Settings, migrate
+from rbln_artifact_studio.gui import app_paths
+from rbln_artifact_studio.gui.application import configure
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.settings import Settings, migrate
 
 REPO = Path(__file__).resolve().parents[2]
 

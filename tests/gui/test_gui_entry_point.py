@@ -11,7 +11,7 @@ from conftest import cli_env
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     code = (
         "import sys\n"
-        "from app.gui.main import main\n"
+        "from rbln_artifact_studio.gui.main import main\n"
         "try:\n"
         f"    main({list(args)!r})\n"
         "except SystemExit as exc:\n"

@@ -11,15 +11,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
-
-from app.core.artifact import open_artifact
-from app.core.explore import exploration_text, explore, target_at
-from app.core.sizes import MIB, format_bytes_exact
-from app.gui.explorer_chart import ExplorerChart
-from app.gui.explorer_dialog import ExplorerDialog
-from app.gui.jobs import Job
-from app.gui.main_window import MainWindow
-from app.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.core.display.sizes import MIB, format_bytes_exact
+from rbln_artifact_studio.core.estimation.explore import exploration_text, explore, target_at
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
+from rbln_artifact_studio.gui.explorer_dialog import ExplorerDialog
+from rbln_artifact_studio.gui.jobs import Job
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import make_real_like, open_folder, select
 

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
-
-from app.gui import export
-from app.gui.artifact_model import COLUMNS
-from app.gui.jobs import Job
-from app.gui.main_window import MainWindow
+from rbln_artifact_studio.gui import export
+from rbln_artifact_studio.gui.artifact_model import COLUMNS
+from rbln_artifact_studio.gui.jobs import Job
+from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder
 

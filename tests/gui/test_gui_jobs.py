@@ -7,9 +7,8 @@ import threading
 import pytest
 from PySide6.QtCore import QThread
 from pytestqt.qtbot import QtBot
-
-from app.core.errors import ResizeError
-from app.gui.jobs import JobContext, JobFailure, JobManager, JobState
+from rbln_artifact_studio.core.errors import ResizeError
+from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager, JobState
 
 
 @pytest.fixture

@@ -10,14 +10,13 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
-
-from app.core.artifact import open_artifact
-from app.core.resize import resize_in_place
-from app.gui import errors
-from app.gui import main_window as main_window_module
-from app.gui.dram_chart import DramChart
-from app.gui.main_window import MainWindow, main_window
-from app.gui.settings import Settings
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.storage.resize import resize_in_place
+from rbln_artifact_studio.gui import errors
+from rbln_artifact_studio.gui import main_window as main_window_module
+from rbln_artifact_studio.gui.dram_chart import DramChart
+from rbln_artifact_studio.gui.main_window import MainWindow, main_window
+from rbln_artifact_studio.gui.settings import Settings
 
 from .conftest import make_real_like, open_folder, row_values, select
 
@@ -242,8 +241,7 @@ def test_demo_workspace_is_built_in_a_worker_and_opened(
 
 def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
     from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
-
-    from app.gui.jobs_panel import JobRow
+    from rbln_artifact_studio.gui.jobs_panel import JobRow
 
     def work(ctx) -> None:  # type: ignore[no-untyped-def]
         ctx.log("started")

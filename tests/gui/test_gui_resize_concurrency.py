@@ -14,11 +14,10 @@ from conftest import cli_command, cli_env
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
-
-from app.core.fsutil import LOCK_NAME
-from app.gui.jobs import Job
-from app.gui.main_window import MainWindow
-from app.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
+from rbln_artifact_studio.gui.jobs import Job
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, row_values, select, type_text
 

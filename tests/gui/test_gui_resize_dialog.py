@@ -8,15 +8,14 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
-
-from app.core.artifact import open_artifact
-from app.core.budget import parse_budget
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.core.resize import check_target, target_for_budget
-from app.gui.dram_chart import DramChart
-from app.gui.jobs import Job
-from app.gui.main_window import MainWindow
-from app.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
+from rbln_artifact_studio.gui.dram_chart import DramChart
+from rbln_artifact_studio.gui.jobs import Job
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, row_values, select
 

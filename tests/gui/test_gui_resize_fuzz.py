@@ -8,12 +8,11 @@ from pathlib import Path
 from hypothesis import given
 from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QPushButton, QSpinBox
 from pytestqt.qtbot import QtBot
-
-from app.core.artifact import open_artifact
-from app.core.budget import parse_budget
-from app.core.errors import StudioError
-from app.core.resize import check_target, target_for_budget
-from app.gui.main_window import MainWindow
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
+from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .fuzzing import (

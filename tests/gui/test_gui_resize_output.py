@@ -9,14 +9,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
-
-from app.core import output_check
-from app.core.artifact import open_artifact
-from app.core.errors import StudioError
-from app.core.fsutil import check_new_output_dir
-from app.gui.jobs import JobManager
-from app.gui.main_window import MainWindow
-from app.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.storage import output_check
+from rbln_artifact_studio.core.storage.fsutil import check_new_output_dir
+from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, select
 

@@ -10,11 +10,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
-
-from app.core.compiler import CompileRequest, plan_compile, write_artifact
-from app.gui import operations
-from app.gui.main_window import MainWindow
-from app.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
+from rbln_artifact_studio.gui import operations
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 ARTIFACTS = 3000
 PAYLOAD = 256 << 20
@@ -75,7 +74,7 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     shutil.copytree(template, big / "tiny-big")
     _payload(big / "tiny-big" / "extra-weights.bin")
 
-    # As rbln-studio does after start-up (app.gui.main): objects that live for the whole session are frozen, so
+    # As rbln-studio does after start-up (rbln_artifact_studio.gui.main): objects that live for the whole session are frozen, so
     # full collections stay short. Here that also keeps earlier tests' objects out of this measurement.
     gc.collect()
     gc.freeze()

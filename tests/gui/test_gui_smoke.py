@@ -15,7 +15,7 @@ def test_smoke_test_shows_the_window_and_exits(tmp_path: Path) -> None:
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
-    code = "import sys\nfrom app.gui.main import main\nsys.exit(main(['--smoke-test']))\n"
+    code = "import sys\nfrom rbln_artifact_studio.gui.main import main\nsys.exit(main(['--smoke-test']))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()

@@ -11,18 +11,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 HEAVY = (
     "pydantic",
-    "app.backends.registry",
-    "app.backends.optimum",
-    "app.core.compiler",
-    "app.core.container",
-    "app.core.artifact",
+    "rbln_artifact_studio.backends.registry",
+    "rbln_artifact_studio.backends.optimum",
+    "rbln_artifact_studio.core.simulator.compiler",
+    "rbln_artifact_studio.core.simulator.container",
+    "rbln_artifact_studio.core.fleet.artifact",
 )
 
 
 def test_the_main_window_imports_nothing_heavy() -> None:
     """These load on first use (a scan, a detail view, a dialog), after the window has painted."""
     code = (
-        "import sys; from app.gui.main_window import MainWindow; "
+        "import sys; from rbln_artifact_studio.gui.main_window import MainWindow; "
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}

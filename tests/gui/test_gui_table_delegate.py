@@ -10,12 +10,11 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QImage
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate
 from pytestqt.qtbot import QtBot
-
-from app.core.scan import ArtifactSummary, scan
-from app.core.status import Status
-from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import ArtifactTableModel
-from app.gui.table_delegate import RowTextDelegate
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
+from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
 
 
 class CountingModel(ArtifactTableModel):

@@ -6,10 +6,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QHeaderView
 from pytestqt.qtbot import QtBot
-
-from app.gui.artifact_model import TITLES
-from app.gui.main_window import MainWindow
-from app.gui.settings import Settings
+from rbln_artifact_studio.gui.artifact_model import TITLES
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.settings import Settings
 
 from .conftest import open_folder
 

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
-
-from app.core.scan import ArtifactSummary, scan
-from app.gui.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
+from rbln_artifact_studio.gui.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
 
 KV = COLUMNS.index(next(c for c in COLUMNS if c.title == "kvcache_num_blocks"))
 
@@ -107,7 +106,7 @@ def test_any_sequence_of_batches_keeps_the_table_sorted(
 
 
 def test_the_view_shows_appended_rows_in_order(qtbot: QtBot, template: ArtifactSummary) -> None:
-    from app.gui.artifact_browser import ArtifactBrowser
+    from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 
     model = ArtifactTableModel()
     browser = ArtifactBrowser(model)

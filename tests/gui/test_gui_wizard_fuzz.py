@@ -2,7 +2,7 @@
 
 Hypothesis drives the budget, count and shape fields of one open wizard. Each example must leave no exception
 (a slot that raised would open the excepthook's dialog for a user), no error dialog and no Qt warning (those fail
-the test through qt_log_level_fail), and the page must agree with app.core: its error inline and Next disabled,
+the test through qt_log_level_fail), and the page must agree with rbln_artifact_studio.core: its error inline and Next disabled,
 or its result and Next enabled.
 """
 
@@ -17,13 +17,12 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
-
-from app.core.budget import parse_budget
-from app.core.compile_preview import preview_compile
-from app.core.compiler import resolve_shape
-from app.core.errors import BudgetError, StudioError
-from app.gui.compile_wizard import CompileWizard
-from app.gui.main_window import MainWindow
+from rbln_artifact_studio.core.errors import BudgetError, StudioError
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
+from rbln_artifact_studio.core.simulator.compiler import resolve_shape
+from rbln_artifact_studio.gui.compile_wizard import CompileWizard
+from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import click_next
 from .fuzzing import (

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
-
-from app.core.scan import scan
-from app.gui import jobs as jobs_module
-from app.gui.artifact_browser import ArtifactBrowser
-from app.gui.artifact_model import ArtifactTableModel
-from app.gui.jobs import HOLD_LIMIT, JobContext, JobManager, WorkerGate
+from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.gui import jobs as jobs_module
+from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.jobs import HOLD_LIMIT, JobContext, JobManager, WorkerGate
 
 
 def test_an_open_gate_costs_nothing_and_a_forgotten_hold_ends_by_itself() -> None:

@@ -10,7 +10,7 @@ import sys
 _STEP = os.environ.get("RBLN_STUDIO_PAUSE_STEP")
 
 if _STEP:
-    from app.core import faults
+    from rbln_artifact_studio.core.storage import faults
 
     _checkpoint = faults.checkpoint
 

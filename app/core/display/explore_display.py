@@ -1,0 +1,19 @@
+"""Qt-free display data for the budget explorer: the header lines and what a picked budget resolves to."""
+
+from __future__ import annotations
+
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.estimation.explore import ClickTarget, Exploration, exploration_text
+
+
+def summary_lines(e: Exploration) -> list[str]:
+    """The CLI's header: the NPU and the counts, then the budget the floor and the full pool are reached from."""
+    return [line.strip() for line in exploration_text(e).splitlines()[:3]]
+
+
+def pick_text(click: ClickTarget) -> str:
+    """What 'fit to budget' writes at the picked budget, or why it cannot."""
+    at = f"At {click.fraction:.4f} ({click.budget_bytes:,} bytes, {format_bytes(click.budget_bytes)}) per NPU"
+    if click.blocks is None:
+        return f"{at}: {click.error}"
+    return f"{at} fit to budget resolves to {click.blocks} blocks."

@@ -1,0 +1,145 @@
+"""Qt-free display data for the desktop app: the text, rows and chart segments its widgets only lay out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
+from rbln_artifact_studio.core.model.blocks import full_sequences
+
+if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows, pydantic loads later
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.rbln_config import RblnConfig
+
+# Segment keys, bottom to top of a bar; the chart maps each to a colour and the legend to a label.
+SEGMENT_LABELS = {
+    "reserve": "System reserve",
+    "weights": "Weights",
+    "workspace": "Workspace / other",
+    "kv": "KV cache",
+    "free": "Free in budget",
+    "outside": "Outside budget",
+}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One slice of a chiplet's DRAM bar."""
+
+    key: str
+    label: str
+    nbytes: int
+
+    @property
+    def tooltip(self) -> str:
+        return f"{self.label}: {format_bytes_exact(self.nbytes)}"
+
+
+def usage_segments(u: ChipletUsage) -> list[Segment]:
+    """Reserve, weights, workspace, KV, free inside the budget and DRAM outside it; zero-sized slices kept."""
+    free = max(u.free_in_budget, 0)
+    outside = max(u.available - max(u.budget, u.used), 0)
+    values = {
+        "reserve": u.reserve,
+        "weights": u.weights,
+        "workspace": u.workspace,
+        "kv": u.kv,
+        "free": free,
+        "outside": outside,
+    }
+    return [Segment(key, SEGMENT_LABELS[key], values[key]) for key in SEGMENT_LABELS]
+
+
+def usage_tooltip(u: ChipletUsage, tightest: bool) -> str:
+    """Every figure of one chiplet in exact bytes, for the chart's and the table's tooltips."""
+    lines = [u.label + ("  (tightest)" if tightest else "")]
+    lines += [s.tooltip for s in usage_segments(u)]
+    lines.append(f"Budget: {format_bytes_exact(u.budget)}")
+    if u.free_in_budget < 0:
+        lines.append(f"Over budget by {format_bytes_exact(-u.free_in_budget)}")
+    for key, value in sorted(u.by_key.items()):
+        lines.append(f"  {key}: {format_bytes_exact(value)}")
+    return "\n".join(lines)
+
+
+def bar_label(u: ChipletUsage, chiplets: int) -> str:
+    """'NPU 0' on one-chiplet NPUs, 'NPU 0 · c2' per chiplet on Rebel100."""
+    return f"NPU {u.node}" if chiplets == 1 else f"NPU {u.node} · c{u.chiplet}"
+
+
+def breakdown_caption(b: Breakdown) -> str:
+    t = b.tightest
+    verdict = "fits" if b.fits else f"does not fit: {t.label} is over budget by {format_bytes(-t.free_in_budget)}"
+    return (
+        f"{b.num_blocks} blocks, budget {format_bytes(b.budget_per_npu)} per NPU: {verdict}; "
+        f"tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
+    )
+
+
+@dataclass(frozen=True)
+class BlockFacts:
+    """kvcache_num_blocks against the floor and full pool, and what the pool holds in tokens."""
+
+    num_blocks: int
+    floor: int
+    full: int
+    block_size: int
+    tokens: int
+    sequences: int
+    per_block_bytes: int | None
+
+    @property
+    def headline(self) -> str:
+        return f"kvcache_num_blocks {self.num_blocks} (floor {self.floor}, full pool {self.full})"
+
+    @property
+    def meaning(self) -> str:
+        seq = "sequence" if self.sequences == 1 else "sequences"
+        text = f"{self.tokens:,} tokens of {self.block_size:,}-token blocks: {self.sequences} full-length {seq} at once"
+        if self.per_block_bytes is not None:
+            text += f"; {format_bytes(self.per_block_bytes)} per block"
+        return text
+
+
+def block_facts(config: RblnConfig, num_blocks: int | None = None) -> BlockFacts:
+    n = max(config.kvcache_num_blocks if num_blocks is None else num_blocks, 0)
+    return BlockFacts(
+        num_blocks=n,
+        floor=config.num_min_blocks,
+        full=config.num_full_blocks,
+        block_size=config.block_size,
+        tokens=n * config.block_size,
+        sequences=full_sequences(n, config.max_seq_len, config.block_size),
+        per_block_bytes=config.kv_bytes_per_block,
+    )
+
+
+def settings_rows(artifact: Artifact) -> list[tuple[str, str]]:
+    """The settings an ops engineer checks first, as (label, value) rows."""
+    c = artifact.config
+    npu = artifact.npu
+    kv = artifact.kv_bytes_per_npu
+    rows = [
+        ("Model class", c.cls_name or "unknown"),
+        ("NPU", f"{npu.label if npu else (c.npu or 'unknown')} x{c.num_devices}"),
+        ("Batch size", str(c.batch_size)),
+        ("max_seq_len", f"{c.max_seq_len:,}"),
+        ("Attention", c.attn.value),
+        ("KV block size", f"{c.block_size:,}"),
+        ("Partition length", f"{c.kvcache_partition_len:,}" if c.kvcache_partition_len else "—"),
+        ("Prefill chunk", f"{c.prefill_chunk_size:,}" if c.prefill_chunk_size else "—"),
+        ("dtype", c.dtype or "—"),
+        ("KV cache per NPU", format_bytes(kv) if kv is not None else "unknown"),
+        ("Compiled by", "built-in simulator" if artifact.is_simulated else "optimum-rbln (real compiler)"),
+    ]
+    compiled = artifact.compiled_blocks
+    if compiled is not None and compiled != c.kvcache_num_blocks:
+        rows.append(("Compiler resolved", f"{compiled} blocks"))
+    return rows
+
+
+def file_rows(artifact: Artifact) -> list[tuple[str, int]]:
+    """Every file of the artifact with its size, compiled graphs first."""
+    return [(f"{g.name}.rbln", g.size) for g in artifact.graph_files] + list(artifact.other_files)

@@ -1,0 +1,122 @@
+"""Plain data and text views of an artifact for the CLI's inspect command and for reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.model.blocks import full_sequences
+from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
+
+
+def usage_dict(u: ChipletUsage) -> dict[str, Any]:
+    return {
+        "node": u.node,
+        "chiplet": u.chiplet,
+        "system_reserve": u.reserve,
+        "weights": u.weights,
+        "workspace_and_other": u.workspace,
+        "kv_cache": u.kv,
+        "free_in_budget": u.free_in_budget,
+        "outside_budget": u.outside_budget,
+        "budget": u.budget,
+        "total_dram": u.total,
+        "by_key": u.by_key,
+    }
+
+
+def breakdown_dict(b: Breakdown) -> dict[str, Any]:
+    return {
+        "num_blocks": b.num_blocks,
+        "budget_per_npu": b.budget_per_npu,
+        "fits": b.fits,
+        "tightest": {"node": b.tightest.node, "chiplet": b.tightest.chiplet},
+        "chiplets": [usage_dict(u) for u in b.usages],
+    }
+
+
+def inspect_dict(artifact: Artifact, budget: MemoryBudget = UNSET) -> dict[str, Any]:
+    """The inspect --json object (documented in docs/cli.md)."""
+    c = artifact.config
+    fit = artifact.breakdown(budget)
+    graphs = None
+    if artifact.allocations is not None:
+        graphs = {
+            name: {"alloc_per_chiplet_by_key": g.alloc_per_chiplet_by_key, "dram_tensor_sizes": g.dram_tensor_sizes}
+            for name, g in artifact.allocations.items()
+        }
+    return {
+        "path": str(artifact.path),
+        "status": artifact.status.value,
+        "problems": [{"severity": p.severity.value, "message": p.message} for p in artifact.problems],
+        "config": artifact.loaded.raw,
+        "kvcache_num_blocks": c.kvcache_num_blocks,
+        "num_min_blocks": c.num_min_blocks,
+        "num_full_blocks": c.num_full_blocks,
+        "compiled_kvcache_num_blocks": artifact.compiled_blocks,
+        "npu": c.npu,
+        "num_devices": c.num_devices,
+        "batch_size": c.batch_size,
+        "max_seq_len": c.max_seq_len,
+        "kvcache_block_size": c.block_size,
+        "attn_impl": c.attn.value,
+        "kv_bytes_per_block": c.kv_bytes_per_block,
+        "kv_bytes_per_npu": artifact.kv_bytes_per_npu,
+        "simulated": artifact.is_simulated,
+        "graphs": graphs,
+        "allocations_unknown_reason": artifact.unknown_reason,
+        "breakdown": breakdown_dict(fit) if fit is not None else None,
+        "files": [{"name": f"{g.name}.rbln", "size": g.size} for g in artifact.graph_files]
+        + [{"name": name, "size": size} for name, size in artifact.other_files],
+    }
+
+
+def _usage_line(u: ChipletUsage, tightest: bool) -> str:
+    parts = [
+        f"reserve {format_bytes(u.reserve)}",
+        f"weights {format_bytes(u.weights)}",
+        f"workspace {format_bytes(u.workspace)}",
+        f"KV {format_bytes(u.kv)}",
+        f"free {format_bytes(u.free_in_budget)}",
+    ]
+    if u.outside_budget:
+        parts.append(f"outside budget {format_bytes(u.outside_budget)}")
+    mark = "  <- tightest" if tightest else ""
+    return f"  {u.label}: " + " | ".join(parts) + mark
+
+
+def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
+    """Human-readable inspect output."""
+    c = artifact.config
+    lines = [f"{artifact.path}  [{artifact.status.value}]"]
+    lines.append(f"  class        {c.cls_name or 'unknown'}")
+    npu = artifact.npu
+    target = npu.label if npu else (c.npu or "unknown NPU")
+    lines.append(f"  target       {target} x{c.num_devices}")
+    chunk = f", prefill chunk {c.prefill_chunk_size}" if c.prefill_chunk_size else ""
+    lines.append(
+        f"  shape        batch {c.batch_size}, max_seq_len {c.max_seq_len:,}, {c.attn.value}, "
+        f"block {c.block_size:,}{chunk}"
+    )
+    n = c.kvcache_num_blocks
+    tokens = max(n, 0) * c.block_size
+    seqs = full_sequences(max(n, 0), c.max_seq_len, c.block_size)
+    lines.append(
+        f"  KV cache     kvcache_num_blocks {n} (floor {c.num_min_blocks}, full pool {c.num_full_blocks}): "
+        f"{tokens:,} tokens, {seqs} full-length sequence(s)"
+    )
+    if c.kv_bytes_per_block is not None:
+        per_npu = artifact.kv_bytes_per_npu or 0
+        lines.append(f"               {format_bytes(c.kv_bytes_per_block)} per block, {format_bytes(per_npu)} per NPU")
+    fit = artifact.breakdown(budget)
+    if fit is None:
+        lines.append(f"  DRAM         unknown: {artifact.unknown_reason or 'the NPU is unknown'}")
+    else:
+        lines.append(f"  DRAM per chiplet (budget {budget.describe()}):")
+        tightest = fit.tightest
+        lines += [_usage_line(u, u is tightest) for u in fit.usages]
+    for p in artifact.problems:
+        lines.append(f"  {p.severity.value}: {p.message}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""KV block estimation per node and chiplet, and the budget explorer built on it."""

@@ -1,0 +1,1 @@
+"""Fleets of artifacts: opening one, scanning folders for them, caching, rescans, status and reports."""

@@ -1,0 +1,245 @@
+"""Open a compiled artifact folder: config, graphs, consistency checks, and what can be known about its DRAM."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rbln_artifact_studio.core.errors import CancelledError, ContainerError, StudioError, UnknownNpuError
+from rbln_artifact_studio.core.estimation.estimator import (
+    Breakdown,
+    GraphAllocations,
+    MemoryLayout,
+    SequenceShape,
+    breakdown,
+)
+from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
+from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+from rbln_artifact_studio.core.model.npu import Npu, get_npu
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
+from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
+from rbln_artifact_studio.core.storage.fsutil import is_internal_name
+
+GRAPH_SUFFIX = ".rbln"
+
+GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
+"""Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
+
+
+@dataclass(frozen=True)
+class GraphFile:
+    """One compiled graph file; `slot` is set for simulator containers, None for real compiler output."""
+
+    name: str
+    path: Path
+    size: int
+    slot: Slot | None = None
+    container: ContainerInfo | None = None
+
+
+@dataclass
+class Artifact:
+    """A compiled artifact as read from disk in one consistent snapshot."""
+
+    path: Path
+    loaded: LoadedConfig
+    graph_files: list[GraphFile]
+    other_files: list[tuple[str, int]]
+    problems: list[Problem] = field(default_factory=list)
+    allocations: dict[str, GraphAllocations] | None = None
+    unknown_reason: str | None = None
+
+    @property
+    def config(self) -> RblnConfig:
+        return self.loaded.model
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def status(self) -> Status:
+        return worst(self.problems)
+
+    @property
+    def npu(self) -> Npu | None:
+        try:
+            return get_npu(self.config.npu) if self.config.npu else None
+        except UnknownNpuError:
+            return None
+
+    @property
+    def is_simulated(self) -> bool:
+        return bool(self.graph_files) and all(g.slot is not None for g in self.graph_files)
+
+    @property
+    def headers(self) -> dict[str, GraphHeader]:
+        return {g.name: g.slot.header for g in self.graph_files if g.slot is not None}
+
+    @property
+    def compiled_blocks(self) -> int | None:
+        """The count the compiler resolved, when the containers record it."""
+        counts = {h.compiled_kvcache_num_blocks for h in self.headers.values()}
+        return counts.pop() if len(counts) == 1 else None
+
+    @property
+    def resizable(self) -> frozenset[str]:
+        return frozenset(m.name for m in self.config.cache_metas or () if m.resizable)
+
+    @property
+    def sequence_shape(self) -> SequenceShape:
+        c = self.config
+        return SequenceShape(c.batch_size, c.max_seq_len, c.block_size, c.attn)
+
+    def layout(self) -> MemoryLayout | None:
+        """Allocation tables for estimation and breakdowns, or None when they are unknown."""
+        if self.allocations is None or self.config.kvcache_num_blocks <= 0:
+            return None
+        return MemoryLayout.from_graphs(self.allocations, self.resizable, self.config.kvcache_num_blocks)
+
+    def breakdown(self, budget: MemoryBudget = UNSET, num_blocks: int | None = None) -> Breakdown | None:
+        layout, npu = self.layout(), self.npu
+        if layout is None or npu is None:
+            return None
+        n = self.config.kvcache_num_blocks if num_blocks is None else num_blocks
+        return breakdown(layout, npu, budget.bytes_per_npu(npu), n)
+
+    @property
+    def kv_bytes_per_npu(self) -> int | None:
+        """KV cache on each NPU from rbln_config.json (unaligned; the breakdown gives aligned figures)."""
+        total = self.config.kv_bytes(max(self.config.kvcache_num_blocks, 0))
+        return None if total is None else total // self.config.num_devices
+
+    @property
+    def size_on_disk(self) -> int:
+        return sum(g.size for g in self.graph_files) + sum(size for _, size in self.other_files)
+
+
+def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
+    graphs, others = [], []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise StudioError(f"Cannot list {folder}: {exc.strerror or exc}.") from None
+    for entry in entries:
+        if is_internal_name(entry.name) or not entry.is_file():
+            continue
+        size = entry.stat().st_size
+        if entry.name.endswith(GRAPH_SUFFIX):
+            graphs.append((entry.name[: -len(GRAPH_SUFFIX)], Path(entry.path), size))
+        else:
+            others.append((entry.name, size))
+    return graphs, others
+
+
+def _config_identity(folder: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(folder / CONFIG_NAME)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _read_once(folder: Path, inspector: GraphInspector | None) -> Artifact:
+    loaded = load_config(folder)
+    config = loaded.model
+    graph_entries, others = _list_files(folder)
+    problems = config_problems(config)
+    graph_files: list[GraphFile] = []
+    sim_errors = []
+    for name, path, size in graph_entries:
+        if not is_container(path):
+            graph_files.append(GraphFile(name, path, size))
+            continue
+        try:
+            info = read_container(path)
+            slot = info.current(config.kvcache_num_blocks)
+        except ContainerError as exc:
+            sim_errors.append(str(exc))
+            graph_files.append(GraphFile(name, path, size))
+            continue
+        graph_files.append(GraphFile(name, path, size, slot, info))
+    problems += [Problem(Status.INVALID, msg) for msg in sim_errors]
+    if not graph_entries:
+        problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+    present = {g.name for g in graph_files}
+    for expected in expected_graph_names(loaded.raw):
+        if expected not in present:
+            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
+    artifact = Artifact(folder, loaded, graph_files, others, problems)
+    _attach_allocations(artifact, bool(sim_errors), inspector)
+    return artifact
+
+
+def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspector | None) -> None:
+    config = artifact.config
+    if damaged:
+        artifact.unknown_reason = "Some .rbln files could not be read (see the problems above)."
+    elif artifact.is_simulated:
+        headers = artifact.headers
+        expected_npu = (config.npu or "").strip().upper()
+        for name, header in headers.items():
+            if (expected_npu and header.npu != expected_npu) or header.num_devices != config.num_devices:
+                artifact.problems.append(
+                    Problem(
+                        Status.INVALID,
+                        f"{name}.rbln was compiled for {header.npu} x{header.num_devices}, "
+                        f"but rbln_config.json says {config.npu} x{config.num_devices}.",
+                    )
+                )
+        artifact.allocations = {name: h.allocations for name, h in headers.items()}
+        compiled = artifact.compiled_blocks
+        if compiled is not None and config.kvcache_num_blocks > compiled:
+            artifact.problems.append(
+                Problem(
+                    Status.WARNING,
+                    f"kvcache_num_blocks={config.kvcache_num_blocks} is above the count the "
+                    f"compiler resolved ({compiled}); it may fail to allocate at runtime.",
+                )
+            )
+    elif not artifact.graph_files:
+        artifact.unknown_reason = "There are no .rbln files."
+    elif inspector is None:
+        artifact.unknown_reason = (
+            "The .rbln files were written by the real compiler; their allocations need the rebel package "
+            "(rebel-compiler) to read. Counts, floor, full pool and KV bytes come from rbln_config.json."
+        )
+    else:
+        try:
+            artifact.allocations = inspector(artifact.path, [g.path for g in artifact.graph_files])
+        except CancelledError:
+            raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
+        except StudioError as exc:
+            artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
+    if artifact.allocations is not None:
+        try:
+            fit = artifact.breakdown()
+        except StudioError as exc:
+            artifact.problems.append(Problem(Status.INVALID, f"The allocation tables are unusable: {exc}"))
+            artifact.allocations, artifact.unknown_reason = None, str(exc)
+            return
+        if fit is not None and not fit.fits:
+            t = fit.tightest
+            artifact.problems.append(
+                Problem(
+                    Status.WARNING,
+                    f"Weights, workspace and KV cache exceed the DRAM of {t.label} by "
+                    f"{-t.free_in_budget:,} bytes; the artifact will not load.",
+                )
+            )
+
+
+def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:
+    """Read an artifact; if rbln_config.json changes while its graphs are read, read again."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise StudioError(f"{folder} is not a folder.")
+    for _ in range(attempts):
+        before = _config_identity(folder)
+        artifact = _read_once(folder, inspector)
+        if before == _config_identity(folder):
+            return artifact
+    raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")

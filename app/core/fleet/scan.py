@@ -1,0 +1,247 @@
+"""Find compiled artifacts under a folder and summarize each from its rbln_config.json, yielding as it goes."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
+from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
+
+GRAPH_SUFFIX = ".rbln"
+
+IssueCallback = Callable[[Path, str], None]
+
+
+@dataclass(frozen=True)
+class ArtifactSummary:
+    """One row of the artifact table / fleet report; fields are None where the config could not be read."""
+
+    path: str
+    name: str
+    status: Status
+    problems: list[str] = field(default_factory=list)
+    model: str | None = None
+    npu: str | None = None
+    num_devices: int | None = None
+    batch_size: int | None = None
+    max_seq_len: int | None = None
+    block_size: int | None = None
+    attn_impl: str | None = None
+    kvcache_num_blocks: int | None = None
+    num_min_blocks: int | None = None
+    num_full_blocks: int | None = None
+    kv_bytes_per_npu: int | None = None
+    size_on_disk: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        out = dict(self.__dict__)  # the fields, in order (a plain dataclass keeps them there)
+        out["status"] = self.status.value
+        out["problems"] = list(self.problems)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ArtifactSummary:
+        return cls(**{**data, "status": Status(data["status"])})
+
+
+def _read(path: str) -> bytes:
+    """A small regular file's bytes through the os module (a scan reads two per artifact; io's objects cost more).
+
+    Opened non-blocking and checked with fstat, so a named pipe or a device in place of a config never hangs
+    a scan; raises OSError with a message that says what is wrong.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
+        if st.st_size > MAX_JSON_BYTES:
+            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _model_name(folder: str, cls_name: str | None) -> str | None:
+    """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
+    try:
+        raw = json.loads(_read(os.path.join(folder, "config.json")))
+        if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
+            return raw["_name_or_path"]
+    except (OSError, ValueError, RecursionError):
+        pass
+    if cls_name:
+        return cls_name.removeprefix("RBLN").removesuffix("Config")
+    return None
+
+
+def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, set[str]]:
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present."""
+    signature: Signature = []
+    graphs: set[str] = set()
+    size = 0
+    for entry in entries:
+        if is_internal_name(entry.name) or not entry.is_file():
+            continue
+        st = entry.stat()
+        signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        size += st.st_size
+        if entry.name.endswith(GRAPH_SUFFIX):
+            graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
+    signature.sort()
+    return signature, size, graphs
+
+
+def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
+    # Imported here: a scan served from the cache never needs pydantic.
+    from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+
+    name = os.path.basename(folder)
+    try:
+        data = _read(os.path.join(folder, CONFIG_NAME))
+    except OSError as exc:
+        message = f"Cannot read {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+    config: ConfigFields | None = read_view(data)
+    if config is not None:
+        expected = config.expected_graph_names
+    else:  # invalid, or older key names: the full model words the error and applies the renaming rules
+        from pydantic_core import from_json
+
+        path = Path(folder, CONFIG_NAME)
+        try:
+            loaded = parse_config(decode_json(data, path, from_json), path)
+        except StudioError as exc:
+            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+        config, expected = loaded.model, expected_graph_names(loaded.raw)
+    problems = config_problems(config)
+    if not graphs:
+        problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+    for graph in expected:
+        if graph not in graphs:
+            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+    kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
+    return ArtifactSummary(
+        path=folder,
+        name=name,
+        status=worst(problems),
+        problems=[p.message for p in problems],
+        model=_model_name(folder, config.cls_name),
+        npu=config.npu,
+        num_devices=config.num_devices,
+        batch_size=config.batch_size,
+        max_seq_len=config.max_seq_len,
+        block_size=config.block_size,
+        attn_impl=config.attn.value,
+        kvcache_num_blocks=config.kvcache_num_blocks,
+        num_min_blocks=config.num_min_blocks,
+        num_full_blocks=config.num_full_blocks,
+        kv_bytes_per_npu=None if kv_total is None else kv_total // config.num_devices,
+        size_on_disk=size,
+    )
+
+
+def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
+    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
+    folder = os.fspath(Path(folder))
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError as exc:
+        message = f"Cannot list {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
+    return _summarize(folder, entries, cache)
+
+
+def _summarize(folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None) -> ArtifactSummary:
+    try:
+        signature, size, graphs = _listing(entries)
+    except OSError as exc:
+        message = f"Cannot list {folder}: {exc.strerror or exc}."
+        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
+    if cache is not None:
+        row = cache.get(folder, signature)
+        if row is not None:
+            return ArtifactSummary.from_json(row)
+    summary = _from_config(folder, size, graphs)
+    if cache is not None:
+        cache.put(folder, signature, summary.to_json())
+    return summary
+
+
+def find_artifacts(
+    root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+) -> Iterator[Path]:
+    """Every folder under root holding an rbln_config.json; follows symlinks once, never loops."""
+    return (Path(folder) for folder, _ in _walk(os.fspath(Path(root)), cancel, on_issue))
+
+
+def _walk(
+    root: str, cancel: CancelToken | None, on_issue: IssueCallback | None
+) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """find_artifacts on path strings, with each artifact's listing (read once), in path order."""
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            if on_issue is not None:
+                on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+            continue
+        names = {e.name for e in entries}
+        if CONFIG_NAME in names and INCOMPLETE_MARKER not in names:
+            yield folder, entries
+            continue  # an artifact's subfolders belong to it
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith(".") or is_internal_name(entry.name):
+                continue  # hidden folders, and our staging folders, are never artifacts
+            try:
+                if entry.is_dir():
+                    subfolders.append((entry.name, entry.path))
+            except OSError:
+                continue
+        stack.extend(path for _, path in sorted(subfolders, reverse=True))
+
+
+def scan(
+    root: Path,
+    cancel: CancelToken | None = None,
+    on_issue: IssueCallback | None = None,
+    use_cache: bool = True,
+) -> Iterator[ArtifactSummary]:
+    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged)."""
+    cache = ScanCache(Path(root)) if use_cache else None
+    complete = False
+    try:
+        for folder, entries in _walk(os.fspath(Path(root)), cancel, on_issue):
+            yield _summarize(folder, entries, cache)
+        complete = True
+    finally:
+        if cache is not None:
+            cache.save(complete)

@@ -1,0 +1,1 @@
+"""The NPU catalog, memory_budget, block-count rules and the rbln_config.json and model config.json models."""

@@ -1,0 +1,349 @@
+"""rbln_config.json: the pydantic model of the keys we use, loading with clear errors, and lossless rewrites."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+    with_config,
+)
+from rbln_artifact_studio.core.errors import ConfigError
+from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
+from rbln_artifact_studio.core.model.npu import AttnImpl
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
+from typing_extensions import Required, Self, TypedDict
+
+DTYPE_BYTES = {
+    "float32": 4,
+    "fp32": 4,
+    "float": 4,
+    "bfloat16": 2,
+    "bf16": 2,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "float8": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "fp8": 1,
+    "int8": 1,
+    "uint8": 1,
+}
+
+# Renamed keys: (current name, older name). Files may carry either; both at once must agree.
+_RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_metas"))
+
+# Guards against absurd values so arithmetic and loops stay bounded on hostile files.
+_MAX_DIM = 1 << 40
+MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
+_ATTN_VALUES = frozenset(a.value for a in AttnImpl)
+
+
+# Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
+# read thousands of files).
+_SIZE_OF = {**DTYPE_BYTES, **{f"torch.{k}": v for k, v in DTYPE_BYTES.items()}}
+DtypeName = Literal[tuple(_SIZE_OF)]  # type: ignore[valid-type]
+Dim = Annotated[int, Field(ge=0, le=_MAX_DIM)]
+
+
+def dtype_size(dtype: str) -> int:
+    """Bytes per element of a dtype name as HF and optimum-rbln spell it ('bfloat16', 'torch.float16')."""
+    key = dtype.removeprefix("torch.").lower()
+    if key not in DTYPE_BYTES:
+        raise ConfigError(f"Unknown dtype {dtype!r}; expected one of {', '.join(sorted(DTYPE_BYTES))}.")
+    return DTYPE_BYTES[key]
+
+
+FULL_ATTENTION = "full_attention"
+DEFAULT_DTYPE = "bfloat16"
+
+
+def is_resizable(layer_type: str, is_auto: bool) -> bool:
+    """Only full-attention tensors the compiler sized automatically grow and shrink with the block count."""
+    return layer_type == FULL_ATTENTION and is_auto
+
+
+def block_bytes(shape: list[int], dtype: str) -> int:
+    """Bytes of one block of a KV tensor of shape [num_blocks, num_kv_heads, block_size, head_dim]."""
+    _, heads, block, head_dim = shape
+    return heads * block * head_dim * _SIZE_OF[dtype]
+
+
+def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries.
+
+    One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
+    """
+    per_block = fixed = 0
+    for m in metas:
+        shape, size = m["shape"], _SIZE_OF[m.get("dtype", DEFAULT_DTYPE)]
+        if m.get("layer_type", FULL_ATTENTION) == FULL_ATTENTION and m.get("is_auto", True):
+            per_block += shape[1] * shape[2] * shape[3] * size
+        else:
+            fixed += shape[0] * shape[1] * shape[2] * shape[3] * size
+    return per_block, fixed
+
+
+class CacheMeta(BaseModel):
+    """One KV cache tensor: shape [num_blocks, num_kv_heads, block_size, head_dim]."""
+
+    # Built on first use: a scan of valid files only ever needs ConfigView.
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+
+    name: str
+    layer_index: int | None = None
+    shape: list[Dim] = Field(min_length=4, max_length=4)
+    layer_type: str = FULL_ATTENTION
+    is_auto: bool = True
+    dtype: DtypeName = DEFAULT_DTYPE
+
+    @property
+    def resizable(self) -> bool:
+        return is_resizable(self.layer_type, self.is_auto)
+
+    @property
+    def per_block_bytes(self) -> int:
+        return block_bytes(self.shape, self.dtype)
+
+    @property
+    def total_bytes(self) -> int:
+        return math.prod(self.shape) * _SIZE_OF[self.dtype]
+
+
+class ConfigFields(BaseModel):
+    """The validated top-level keys and the figures derived from them (shared by RblnConfig and ConfigView)."""
+
+    model_config = ConfigDict(strict=True)
+
+    cls_name: str | None = None
+    batch_size: int = Field(default=1, ge=1, le=1 << 20)
+    max_seq_len: int = Field(ge=1, le=_MAX_DIM)
+    kvcache_num_blocks: int = Field(ge=-MAX_BLOCKS, le=MAX_BLOCKS)
+    kvcache_block_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    kvcache_partition_len: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    attn_impl: str | None = None
+    # optimum-rbln keeps npu and num_devices in each _compile_cfgs entry rather than at the top level.
+    npu: str | None = Field(default=None, validation_alias=AliasChoices("npu", AliasPath("_compile_cfgs", 0, "npu")))
+    num_devices: int = Field(
+        default=1,
+        ge=1,
+        le=1 << 16,
+        validation_alias=AliasChoices("num_devices", AliasPath("_compile_cfgs", 0, "num_devices")),
+    )
+    prefill_chunk_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    dtype: str | None = None
+    decoder_batch_sizes: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.attn_impl is not None and self.attn_impl not in _ATTN_VALUES:
+            raise ValueError(f"attn_impl must be 'eager' or 'flash_attn', got {self.attn_impl!r}")
+        if self.block_size > self.max_seq_len:
+            raise ValueError(f"kvcache_block_size ({self.block_size}) is larger than max_seq_len ({self.max_seq_len})")
+        return self
+
+    @property
+    def attn(self) -> AttnImpl:
+        """The attention implementation, inferred from the block size when the file does not say."""
+        if self.attn_impl is not None:
+            return AttnImpl(self.attn_impl)
+        if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
+            return AttnImpl.FLASH
+        return AttnImpl.EAGER
+
+    @property
+    def block_size(self) -> int:
+        if self.kvcache_block_size is not None:
+            return self.kvcache_block_size
+        if self.attn_impl == AttnImpl.FLASH.value and self.kvcache_partition_len:
+            return self.kvcache_partition_len
+        return self.max_seq_len
+
+    @property
+    def num_full_blocks(self) -> int:
+        return num_full_blocks(self.max_seq_len, self.block_size, self.batch_size)
+
+    @property
+    def num_min_blocks(self) -> int:
+        return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        """The validated cache_metas entries as mappings, None when the file has none."""
+        raise NotImplementedError
+
+    @cached_property
+    def _kv(self) -> tuple[int, int] | None:
+        entries = self._cache_meta_entries()
+        return None if entries is None else kv_sums(entries)
+
+    @property
+    def kv_bytes_per_block(self) -> int | None:
+        """Bytes one block adds across the whole model (all devices), or None without cache metadata."""
+        return None if self._kv is None else self._kv[0]
+
+    @property
+    def kv_fixed_bytes(self) -> int:
+        """Bytes of KV tensors that do not scale with the block count (sliding-window caches, ...)."""
+        return 0 if self._kv is None else self._kv[1]
+
+    def kv_bytes(self, num_blocks: int) -> int | None:
+        """Unaligned KV cache bytes of the whole model at a block count, or None when unknown."""
+        per_block = self.kv_bytes_per_block
+        return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
+
+
+class RblnConfig(ConfigFields):
+    """The keys of a decoder-only rbln_config.json that sizing and serving depend on; others are kept aside."""
+
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+
+    cache_metas: list[CacheMeta] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        # An older name in _compile_cfgs[0] counts as set at the top level, like npu and num_devices there.
+        compile_cfgs = data.get("_compile_cfgs")
+        if isinstance(compile_cfgs, list) and compile_cfgs and isinstance(compile_cfgs[0], dict):
+            first = compile_cfgs[0]
+            for key in ("npu", "num_devices", "tensor_parallel_size"):
+                if key in first and key not in data:
+                    data[key] = first[key]
+        for new, old in _RENAMED:
+            if old in data:
+                old_value = data.pop(old)
+                if new in data and data[new] != old_value:
+                    raise ValueError(f"both {new!r} and its older name {old!r} are set, with different values")
+                data.setdefault(new, old_value)
+        return data
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        return None if self.cache_metas is None else (m.__dict__ for m in self.cache_metas)
+
+
+@with_config(ConfigDict(strict=True, extra="ignore"))
+class CacheMetaView(TypedDict, total=False):
+    """A cache_metas entry with CacheMeta's checks, as a plain dict (a scan reads 72 per file)."""
+
+    name: Required[str]
+    layer_index: int | None
+    shape: Required[tuple[Dim, Dim, Dim, Dim]]  # CacheMeta's four-item list, without a list per tensor
+    layer_type: str
+    is_auto: bool
+    dtype: DtypeName
+
+
+@with_config(ConfigDict(strict=True, extra="ignore"))
+class CompileCfgView(TypedDict, total=False):
+    """The keys of a _compile_cfgs entry a scan row needs; input_info is never turned into Python objects."""
+
+    compiled_model_name: Any
+    tensor_parallel_size: Any
+
+
+class ConfigView(ConfigFields):
+    """What a scan row shows, validated straight from the file's bytes (see read_view)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=False)
+
+    cache_metas: list[CacheMetaView] | None = None
+    compile_cfgs: list[CompileCfgView] | None = Field(default=None, alias="_compile_cfgs")
+    # Present only in files that need RblnConfig's renaming rules (or its legacy-format error).
+    tensor_parallel_size: Any = None
+    kvcache_metas: Any = None
+    legacy_meta: Any = Field(default=None, alias="_meta")
+
+    @property
+    def needs_full_path(self) -> bool:
+        if self.model_fields_set & {"tensor_parallel_size", "kvcache_metas", "legacy_meta"}:
+            return True
+        return bool(self.compile_cfgs) and "tensor_parallel_size" in self.compile_cfgs[0]
+
+    @property
+    def expected_graph_names(self) -> list[str]:
+        """Graph names _compile_cfgs promises (as rbln_artifact_studio.core.fleet.artifact.expected_graph_names reads the raw file)."""
+        names = (c.get("compiled_model_name") for c in self.compile_cfgs or ())
+        return [n for n in names if isinstance(n, str)]
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        return self.cache_metas
+
+
+def read_view(data: bytes) -> ConfigView | None:
+    """The scan's fast reader: a ConfigView when RblnConfig would accept the file with the same figures.
+
+    None means "use load_config / parse_config": the file is invalid (so the full path words the error),
+    or uses older key names. Validating from bytes lets pydantic-core skip building Python objects for
+    the keys a row does not show (most of the file is _compile_cfgs' input_info).
+    """
+    try:
+        view = ConfigView.model_validate_json(data)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+    return None if view.needs_full_path else view
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A parsed rbln_config.json: the validated view and the raw mapping every rewrite starts from."""
+
+    path: Path
+    raw: dict[str, Any]
+    model: RblnConfig
+
+
+def _first_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "file"
+        parts.append(f"{where}: {err['msg']}")
+    more = f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
+    return "; ".join(parts) + more
+
+
+def parse_config(raw: object, path: Path) -> LoadedConfig:
+    """Validate an already-decoded rbln_config.json mapping."""
+    raw = require_current_format(raw, path)
+    try:
+        model = RblnConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{path} is not a valid rbln_config.json: {_first_error(exc)}.") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+    return LoadedConfig(path, raw, model)
+
+
+def load_config(artifact_dir: Path) -> LoadedConfig:
+    """Read and validate DIR/rbln_config.json."""
+    path = Path(artifact_dir) / CONFIG_NAME
+    return parse_config(decode_json(read_bytes(path), path), path)
+
+
+def with_block_count(raw: dict[str, Any], num_blocks: int) -> dict[str, Any]:
+    """A copy of the raw config recording a new block count; every other key is kept as it was.
+
+    Only the top-level count changes: optimum-rbln records num_full_blocks in the metas' shape[0]
+    whatever the pool holds, so the metas describe the tensors, not the current pool.
+    """
+    return {**raw, "kvcache_num_blocks": num_blocks}
+
+
+def dumps_config(raw: dict[str, Any]) -> bytes:
+    """Serialize as optimum-rbln does: two-space indent, key order kept, UTF-8, trailing newline."""
+    return (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,240 @@
+"""The simulator's .rbln container: a checksummed preamble, two header slots and an optional payload.
+
+Layout and crash-safety rules are specified in docs/rbln-container.md. The two header slots let a resize
+write the new header beside the old one; rbln_config.json then decides which slot is current.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rbln_artifact_studio.core.errors import ContainerError
+from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
+from rbln_artifact_studio.core.storage import faults
+
+MAGIC = b"RBLNSIM\x00"
+VERSION = 1
+PREAMBLE_SIZE = 4096
+_PREAMBLE = struct.Struct("<8sIIQQII")  # magic, version, slot_size, payload_offset, payload_length, payload_crc, crc
+SLOT_MAGIC = b"SLOT"
+_SLOT = struct.Struct("<4sQII")  # magic, generation, json length, crc32(generation, length, json)
+MIN_SLOT_SIZE = 64 * 1024
+MAX_SLOT_SIZE = 16 * 1024 * 1024
+PAYLOAD_CHUNK = 8 * 1024 * 1024
+
+
+class GraphHeader(BaseModel):
+    """What a container says about its graph: allocation tables and KV buffer sizes at its block count."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    graph: str
+    npu: str
+    num_devices: int = Field(ge=1)
+    chiplets: int = Field(ge=1)
+    kvcache_num_blocks: int = Field(ge=1)
+    compiled_kvcache_num_blocks: int = Field(ge=1)
+    weights_bytes: int = Field(ge=0)
+    resizable: list[str]
+    alloc_per_chiplet_by_key: dict[str, list[list[int]]]
+    dram_tensor_sizes: dict[str, list[list[int]]]
+
+    @property
+    def allocations(self) -> GraphAllocations:
+        return GraphAllocations(self.alloc_per_chiplet_by_key, self.dram_tensor_sizes)
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    generation: int
+    header: GraphHeader
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    """A container's preamble and its valid header slots."""
+
+    path: Path
+    slot_size: int
+    payload_offset: int
+    payload_length: int
+    payload_crc: int
+    slots: tuple[Slot, ...]
+
+    def current(self, expected_blocks: int | None = None) -> Slot:
+        """The slot holding expected_blocks (rbln_config.json's count), or the newest when not given."""
+        candidates = [
+            s for s in self.slots if expected_blocks is None or s.header.kvcache_num_blocks == expected_blocks
+        ]
+        if not candidates:
+            held = ", ".join(str(s.header.kvcache_num_blocks) for s in self.slots) or "none"
+            raise ContainerError(
+                f"{self.path.name} holds KV buffers for {held} blocks, but rbln_config.json records "
+                f"{expected_blocks}: the artifact is inconsistent; resize it again or recompile."
+            )
+        return max(candidates, key=lambda s: s.generation)
+
+    def slot_offset(self, index: int) -> int:
+        return PREAMBLE_SIZE + index * self.slot_size
+
+
+def is_container(path: Path) -> bool:
+    """True when the file starts with the simulator's magic (a real compiler's .rbln does not)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
+    body = header.model_dump_json().encode("utf-8")
+    prefix = struct.pack("<QI", generation, len(body))
+    crc = zlib.crc32(prefix + body)
+    data = _SLOT.pack(SLOT_MAGIC, generation, len(body), crc) + body
+    if len(data) > slot_size:
+        raise ContainerError(
+            f"The new header of graph {header.graph} ({len(data):,} bytes) does not fit its slot "
+            f"({slot_size:,} bytes), so this count cannot be written into it; choose a smaller count, or recompile "
+            "with this one."
+        )
+    return data + b"\0" * (slot_size - len(data))
+
+
+def _parse_slot(index: int, data: bytes) -> Slot | None:
+    if len(data) < _SLOT.size:
+        return None
+    magic, generation, length, crc = _SLOT.unpack_from(data)
+    if magic != SLOT_MAGIC or _SLOT.size + length > len(data):
+        return None
+    body = data[_SLOT.size : _SLOT.size + length]
+    if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
+        return None
+    try:
+        header = GraphHeader.model_validate_json(body)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+    return Slot(index, generation, header)
+
+
+def read_container(path: Path) -> ContainerInfo:
+    """Read the preamble and both header slots (not the payload); raise ContainerError on any damage."""
+    name = path.name
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(PREAMBLE_SIZE)
+            if len(head) < _PREAMBLE.size or head[: len(MAGIC)] != MAGIC:
+                raise ContainerError(f"{name} is not a simulator .rbln container (no RBLNSIM magic).")
+            _magic, version, slot_size, payload_offset, payload_length, payload_crc, crc = _PREAMBLE.unpack_from(head)
+            if zlib.crc32(head[: _PREAMBLE.size - 4]) != crc:
+                raise ContainerError(f"{name} has a damaged preamble (checksum mismatch); recompile the artifact.")
+            if version != VERSION:
+                raise ContainerError(
+                    f"{name} uses container format version {version}; this tool reads version {VERSION}. "
+                    "Update RBLN Artifact Studio or recompile."
+                )
+            if not (MIN_SLOT_SIZE <= slot_size <= MAX_SLOT_SIZE and slot_size % 4096 == 0):
+                raise ContainerError(f"{name} declares an invalid header slot size ({slot_size}).")
+            if payload_offset != PREAMBLE_SIZE + 2 * slot_size or size < payload_offset + payload_length:
+                raise ContainerError(
+                    f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
+                    "copy it again from its source or recompile."
+                )
+            slots_data = f.read(2 * slot_size)
+    except OSError as exc:
+        raise ContainerError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    slots = tuple(
+        s for i in (0, 1) if (s := _parse_slot(i, slots_data[i * slot_size : (i + 1) * slot_size])) is not None
+    )
+    if not slots:
+        raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
+    return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)
+
+
+def slot_size_for(header: GraphHeader) -> int:
+    """Room for the header to grow (block counts gain digits) without ever moving the payload."""
+    needed = 2 * (len(header.model_dump_json()) + _SLOT.size)
+    return max(MIN_SLOT_SIZE, -(-needed // 4096) * 4096)
+
+
+def _payload_chunks(length: int, seed: int) -> tuple[bytes, int]:
+    pattern = random.Random(seed).randbytes(min(PAYLOAD_CHUNK, max(length, 1)))
+    return pattern, len(pattern)
+
+
+ProgressFn = Callable[[int], None]
+
+
+def write_container(
+    path: Path,
+    header: GraphHeader,
+    payload_length: int = 0,
+    on_bytes: ProgressFn | None = None,
+) -> None:
+    """Write a new container (into a staging folder: the caller publishes it atomically)."""
+    slot_size = slot_size_for(header)
+    payload_offset = PREAMBLE_SIZE + 2 * slot_size
+    with open(path, "wb") as f:
+        f.seek(payload_offset)
+        crc = 0
+        if payload_length:
+            pattern, plen = _payload_chunks(payload_length, zlib.crc32(header.graph.encode()))
+            left = payload_length
+            while left:
+                piece = pattern if left >= plen else pattern[:left]
+                f.write(piece)
+                crc = zlib.crc32(piece, crc)
+                left -= len(piece)
+                if on_bytes:
+                    on_bytes(len(piece))
+        fields = (MAGIC, VERSION, slot_size, payload_offset, payload_length, crc)
+        packed = _PREAMBLE.pack(*fields, 0)[:-4]
+        preamble = packed + struct.pack("<I", zlib.crc32(packed))
+        f.seek(0)
+        f.write(preamble + b"\0" * (PREAMBLE_SIZE - len(preamble)))
+        f.write(_slot_bytes(1, header, slot_size))
+        f.write(b"\0" * slot_size)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_pending_header(info: ContainerInfo, active: Slot, header: GraphHeader) -> None:
+    """Write a header into the slot that is not active, durably; the active slot is left untouched."""
+    index = 1 - active.index
+    generation = max(s.generation for s in info.slots) + 1
+    data = _slot_bytes(generation, header, info.slot_size)
+    fd = os.open(info.path, os.O_WRONLY)
+    try:
+        half = len(data) // 2
+        os.pwrite(fd, data[:half], info.slot_offset(index))
+        faults.checkpoint("container.half_header_written")
+        os.pwrite(fd, data[half:], info.slot_offset(index) + half)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def verify_payload(info: ContainerInfo, on_bytes: ProgressFn | None = None) -> bool:
+    """Recompute the payload checksum (reads the whole payload; use for an explicit verify only)."""
+    crc = 0
+    with open(info.path, "rb") as f:
+        f.seek(info.payload_offset)
+        left = info.payload_length
+        while left:
+            chunk = f.read(min(PAYLOAD_CHUNK, left))
+            if not chunk:
+                return False
+            crc = zlib.crc32(chunk, crc)
+            left -= len(chunk)
+            if on_bytes:
+                on_bytes(len(chunk))
+    return crc == info.payload_crc

@@ -1,0 +1,381 @@
+"""Durable file operations: atomic replace, staging folders published by rename, and fast copies with progress."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import socket
+import stat
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.storage import faults
+
+INCOMPLETE_MARKER = ".rbln-studio-incomplete"
+PARTIAL_TAG = ".partial-"
+TMP_TAG = ".tmp-"
+LOCK_NAME = ".rbln-studio.lock"
+COPY_CHUNK = 32 * 1024 * 1024  # 0.1 s of a disk at 300 MB/s: progress well above twice a second
+_FICLONE = 0x40049409
+
+# Our own bookkeeping files never travel with an artifact.
+SKIP_NAMES = frozenset({LOCK_NAME, INCOMPLETE_MARKER})
+
+
+def is_internal_name(name: str) -> bool:
+    """Lock files, temp files and staging folders of this tool."""
+    return name in SKIP_NAMES or (name.startswith(".") and (TMP_TAG in name or PARTIAL_TAG in name))
+
+
+def describe_os_error(exc: OSError, action: str) -> str:
+    """A one-line message for an OS error, saying what to do."""
+    if exc.errno == errno.ENOSPC:
+        return f"No space left on the device while {action}. Free some space and try again."
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"Permission denied while {action}{where}. Check the folder's permissions."
+    if exc.errno == errno.EROFS:
+        return f"The file system is read-only; cannot finish {action}. Remount it writable or use a writable folder."
+    return f"Failed while {action}: {exc.strerror or exc}. Check the disk and try again."
+
+
+class NotDurableError(StudioError):
+    """The change is in place and visible, but flushing it to disk failed: it may not survive a power loss."""
+
+
+def not_durable(exc: OSError, done: str) -> NotDurableError:
+    """The error for a flush that failed after the commit rename (the change is already visible)."""
+    fix = {
+        errno.ENOSPC: "free some space",
+        errno.EACCES: "check its permissions",
+        errno.EPERM: "check its permissions",
+        errno.EROFS: "remount it writable",
+    }.get(exc.errno or 0, "check it")
+    return NotDurableError(
+        f"{done}, but flushing it to disk failed ({exc.strerror or exc}), so it may not survive a power loss. "
+        f"Fix the disk ({fix}), then run `sync`."
+    )
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_synced(path: Path, data: bytes) -> None:
+    """Write a new file and flush it to disk (inside a staging folder, before the publishing rename)."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def atomic_write_bytes(path: Path, data: bytes, step: str = "file") -> None:
+    """Replace path with data so that a crash leaves either the old or the new content, never a mix."""
+    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(OSError):
+            shutil.copymode(path, tmp)
+        faults.checkpoint(f"{step}.tmp_written")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    faults.checkpoint(f"{step}.renamed")
+    try:
+        fsync_dir(path.parent)
+    except OSError as exc:
+        raise not_durable(exc, f"{path} was replaced") from None
+
+
+def remove_stale_temp_files(folder: Path) -> None:
+    """Delete temp files a killed writer left in folder (they are never the current content)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(".") and TMP_TAG in entry.name and entry.is_file(follow_symlinks=False):
+                _, _, rest = entry.name.rpartition(TMP_TAG)
+                pid = rest.split("-", 1)[0]
+                if pid.isdigit() and not _pid_alive(int(pid)):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_empty_dir(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
+def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
+    """Refuse an output folder that exists with content, is the source, or lies inside the source."""
+    output = Path(os.path.abspath(output))
+    if source is not None:
+        src = Path(os.path.realpath(source))
+        real = Path(os.path.realpath(output))
+        if real == src:
+            raise StudioError(f"The output folder {output} is the source artifact; choose a new folder.")
+        if src in real.parents:
+            raise StudioError(f"The output folder {output} lies inside the source artifact {src}; choose another.")
+    if output.exists() or output.is_symlink():
+        if not output.is_dir():
+            raise StudioError(f"{output} exists and is not a folder; choose a new output folder.")
+        if not is_empty_dir(output):
+            raise StudioError(f"The output folder {output} exists and is not empty; choose a new folder.")
+    parent = output.parent
+    if not parent.is_dir():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StudioError(describe_os_error(exc, f"creating {parent}")) from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StudioError(f"Cannot write into {parent}: permission denied. Choose a folder you can write to.")
+    return output
+
+
+class StagingDir:
+    """A hidden, marked folder beside the destination; published by one rename, removed on failure."""
+
+    def __init__(self, final: Path) -> None:
+        self.final = Path(os.path.abspath(final))
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self.path = self.final.parent / f".{self.final.name}{PARTIAL_TAG}{token}"
+        self._published = False
+
+    def __enter__(self) -> StagingDir:
+        remove_stale_partials(self.final.parent)
+        self.path.mkdir()
+        try:
+            marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
+            (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
+            raise
+        faults.checkpoint("staging.created")
+        return self
+
+    def publish(self) -> None:
+        """Make the staged folder the destination: marker removed, everything synced, one rename."""
+        faults.checkpoint("publish.before")
+        (self.path / INCOMPLETE_MARKER).unlink()
+        fsync_dir(self.path)
+        faults.checkpoint("publish.marker_removed")
+        if self.final.is_dir() and is_empty_dir(self.final):
+            self.final.rmdir()  # rename(2) cannot replace a directory on every platform; it was empty
+        try:
+            os.rename(self.path, self.final)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise StudioError(f"{self.final} appeared while the work ran; nothing was written there.") from None
+            raise
+        self._published = True
+        try:
+            fsync_dir(self.final.parent)
+        except OSError as exc:
+            raise not_durable(exc, f"{self.final} was written") from None
+        faults.checkpoint("publish.renamed")
+
+    def __exit__(self, *exc_info: object) -> None:
+        if not self._published:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+def remove_stale_partials(folder: Path) -> None:
+    """Delete staging folders that a killed process of this host left behind in folder."""
+    host = socket.gethostname()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if not (entry.name.startswith(".") and PARTIAL_TAG in entry.name and entry.is_dir(follow_symlinks=False)):
+                continue
+            try:
+                marker = json.loads((Path(entry.path) / INCOMPLETE_MARKER).read_text())
+                stale = marker.get("host") == host and not _pid_alive(int(marker["pid"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                # Marker already removed: the folder was about to be renamed when its writer died.
+                pid = entry.name.rpartition(PARTIAL_TAG)[2].split("-", 1)[0]
+                stale = pid.isdigit() and not _pid_alive(int(pid))
+            if stale:
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def iter_files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every file and symlink below root (not following links), skipping this tool's own files."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if is_internal_name(entry.name):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    yield Path(entry.path), entry.stat(follow_symlinks=False)
+
+
+def tree_size(root: Path) -> int:
+    return sum(st.st_size for _, st in iter_files(root) if stat.S_ISREG(st.st_mode))
+
+
+def _clone(src_fd: int, dst_fd: int) -> bool:
+    try:
+        fcntl.ioctl(dst_fd, _FICLONE, src_fd)
+    except OSError:
+        return False
+    return True
+
+
+class _Flusher:
+    """fdatasyncs a file in a helper thread while the copy goes on, never more than `lag` bytes behind it.
+
+    The disk writes while the next chunks are copied (a serial fdatasync per chunk was ~20% slower here),
+    and the closing fsync has at most `lag` bytes left, so progress never stalls on one long fsync.
+    """
+
+    def __init__(self, fd: int, lag: int) -> None:
+        self._fd, self._lag = fd, lag
+        self._cond = threading.Condition()
+        self._copied = self._flushed = 0
+        self._done = False
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, name="rbln-studio-flush", daemon=True)
+        self._thread.start()
+
+    def copied(self, amount: int) -> None:
+        """Count copied bytes; wait while the disk is more than `lag` behind."""
+        with self._cond:
+            self._copied += amount
+            self._cond.notify_all()
+            while self._copied - self._flushed > self._lag and self._error is None:
+                self._cond.wait()
+            if self._error is not None:
+                raise self._error
+
+    def close(self) -> None:
+        with self._cond:
+            self._done = True
+            self._cond.notify_all()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._copied == self._flushed and not self._done:
+                    self._cond.wait()
+                if self._copied == self._flushed:
+                    return
+                target = self._copied
+            try:
+                os.fdatasync(self._fd)
+            except OSError as exc:
+                with self._cond:
+                    self._error = exc
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._flushed = target
+                self._cond.notify_all()
+
+
+def copy_file(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
+    """Copy one file: a reflink where the file system offers one, else copy_file_range in chunks, fsynced.
+
+    A helper thread flushes the chunks as they are copied (see _Flusher): on_bytes runs every COPY_CHUNK
+    with the disk at most two chunks behind, instead of racing through the page cache and then sitting in
+    one long fsync (4 s for 4 GiB here, without progress).
+    """
+    with open(src, "rb") as fsrc, open(dst, "wb") as fdst:
+        size = os.fstat(fsrc.fileno()).st_size
+        if size and _clone(fsrc.fileno(), fdst.fileno()):
+            on_bytes(size)
+        elif size:
+            flusher = _Flusher(fdst.fileno(), 2 * COPY_CHUNK) if size > COPY_CHUNK else None
+            try:
+                _copy_chunks(fsrc, fdst, size, flusher, on_bytes)
+            finally:
+                if flusher is not None:
+                    flusher.close()
+        fdst.flush()
+        os.fsync(fdst.fileno())
+    shutil.copystat(src, dst)
+
+
+def _copy_chunks(
+    fsrc: BinaryIO, fdst: BinaryIO, size: int, flusher: _Flusher | None, on_bytes: Callable[[int], None]
+) -> None:
+    """copy_file_range in COPY_CHUNK steps (read/write where the kernel cannot), reporting each step."""
+    left = size
+    use_range = hasattr(os, "copy_file_range")
+    while left > 0:
+        n = 0
+        if use_range:
+            try:
+                n = os.copy_file_range(fsrc.fileno(), fdst.fileno(), min(COPY_CHUNK, left))
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                use_range = False
+                continue
+        else:
+            chunk = fsrc.read(min(COPY_CHUNK, left))
+            n = len(chunk)
+            fdst.write(chunk)
+            fdst.flush()
+        if n == 0:
+            raise StudioError(f"{fsrc.name} shrank while it was being copied; try again.")
+        left -= n
+        if flusher is not None:
+            flusher.copied(n)
+        on_bytes(n)
+
+
+def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
+    """Copy every file and folder of src into the existing folder dst (symlinks stay symlinks)."""
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = [d for d in dirnames if not is_internal_name(d)]
+        here = dst / Path(dirpath).relative_to(src)
+        for name in sorted(dirnames + filenames):
+            if is_internal_name(name):
+                continue
+            source, target = Path(dirpath) / name, here / name
+            if source.is_symlink():
+                os.symlink(os.readlink(source), target)
+            elif source.is_dir():
+                target.mkdir()
+            elif source.is_file():
+                copy_file(source, target, on_bytes)
+            else:  # opening a named pipe to copy it would wait forever
+                raise StudioError(
+                    f"Cannot copy {source}: it is not a regular file (a pipe, socket or device). "
+                    "Move it out of the artifact, then try again."
+                )
+    for dirpath, _, _ in os.walk(dst):
+        fsync_dir(Path(dirpath))

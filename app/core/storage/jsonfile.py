@@ -1,0 +1,88 @@
+"""Reading JSON files with errors a user can act on; standard library only, so the fast CLI paths stay fast."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
+
+CONFIG_NAME = "rbln_config.json"
+MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a small regular file, turning OS errors into ConfigError; never waits on a pipe or a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe would block a plain open forever
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist: this folder is not a compiled artifact.") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ConfigError(f"{path} is a folder, not a file.")
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(
+                f"{path} is not a regular file (a pipe, socket or device); replace it with the real file."
+            )
+        if st.st_size > MAX_JSON_BYTES:
+            raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(MAX_JSON_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    finally:
+        os.close(fd)
+
+
+def decode_json(data: bytes, path: Path, loads: Callable[[str], object] = json.loads) -> object:
+    """Bytes to JSON with errors a user can act on (encoding, syntax, nesting).
+
+    `loads` may be a faster parser with the same results (scans pass pydantic_core.from_json).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}); it is not an rbln_config.json.") from None
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+    except ValueError as exc:  # pydantic_core's syntax and depth errors; Python's int digit limit
+        message = str(exc)
+        if "recursion limit" in message:
+            raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+        if "digits" in message:
+            raise ConfigError(
+                f"{path} holds a number with thousands of digits; it is not a valid config file."
+            ) from None
+        raise ConfigError(f"{path} is not valid JSON ({exc}).") from None
+
+
+def require_current_format(raw: object, path: Path) -> dict[str, object]:
+    """The top-level object of an rbln_config.json, refusing the legacy `_meta` format."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a JSON object at the top level, found {type(raw).__name__}.")
+    if "_meta" in raw:
+        raise LegacyConfigError(
+            f"{path} is in the legacy `_meta` format of an old optimum-rbln version; "
+            "please recompile the model with a current optimum-rbln."
+        )
+    return raw
+
+
+def read_block_count(artifact_dir: str | Path) -> int:
+    """kvcache_num_blocks from DIR/rbln_config.json without validating the rest (the get command's fast path)."""
+    path = Path(artifact_dir) / CONFIG_NAME
+    raw = require_current_format(decode_json(read_bytes(path), path), path)
+    count = raw.get("kvcache_num_blocks")
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {count!r}); it is not a decoder artifact.")
+    return count

@@ -1,0 +1,230 @@
+"""Resize the KV cache of a compiled artifact, in place or into a copy, crash-safely (docs/crash-safety.md)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rbln_artifact_studio.core.errors import InsufficientMemoryError, ResizeError, StudioError
+from rbln_artifact_studio.core.estimation.estimator import rescale_allocations, resolve_blocks
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
+from rbln_artifact_studio.core.model.budget import MemoryBudget, with_budget_warnings
+from rbln_artifact_studio.core.model.rbln_config import (
+    CONFIG_NAME,
+    MAX_BLOCKS,
+    RblnConfig,
+    dumps_config,
+    with_block_count,
+)
+from rbln_artifact_studio.core.progress import Progress
+from rbln_artifact_studio.core.simulator.compiler import (
+    above_full_warning,
+    below_floor_message,
+    too_many_blocks_message,
+)
+from rbln_artifact_studio.core.simulator.container import write_pending_header
+from rbln_artifact_studio.core.storage import faults
+from rbln_artifact_studio.core.storage.fsutil import (
+    NotDurableError,
+    StagingDir,
+    atomic_write_bytes,
+    check_new_output_dir,
+    copy_tree,
+    describe_os_error,
+    remove_stale_temp_files,
+    tree_size,
+)
+from rbln_artifact_studio.core.storage.lock import ArtifactLock
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """Inline validation of a target count: the error that blocks it, or the warnings that do not."""
+
+    current: int
+    target: int
+    floor: int
+    full: int
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def check_target(config: RblnConfig, target: int) -> TargetCheck:
+    """DESIGN section 6: current must be positive, target >= floor; above current or full only warns."""
+    current, floor, full = config.kvcache_num_blocks, config.num_min_blocks, config.num_full_blocks
+    if current <= 0:
+        error = (
+            f"rbln_config.json records kvcache_num_blocks={current}; a resize needs a positive current count. "
+            "Recompile the artifact."
+        )
+        return TargetCheck(current, target, floor, full, error)
+    if target < floor:
+        return TargetCheck(current, target, floor, full, below_floor_message(target, floor))
+    if target > MAX_BLOCKS:
+        return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
+    warnings = []
+    if target > current:
+        warnings.append(
+            f"kvcache_num_blocks={target} is above the current count ({current}); the artifact was sized to fit "
+            "the NPU's DRAM, so it may fail to allocate at runtime."
+        )
+    if target > full:
+        warnings.append(above_full_warning(target, full))
+    return TargetCheck(current, target, floor, full, None, warnings)
+
+
+def target_for_budget(artifact: Artifact, budget: MemoryBudget) -> int:
+    """'Fit to budget': estimation over the artifact's own allocations, scaled from its current count."""
+    layout, npu = artifact.layout(), artifact.npu
+    if layout is None or npu is None:
+        reason = artifact.unknown_reason or "its NPU is unknown"
+        raise ResizeError(f"Cannot fit {artifact.name} to a budget: its allocations are unknown. {reason}")
+    try:
+        return resolve_blocks(layout, npu, budget.bytes_per_chiplet(npu), artifact.sequence_shape)
+    except InsufficientMemoryError as exc:
+        raise with_budget_warnings(exc, budget) from None
+
+
+@dataclass(frozen=True)
+class ResizeResult:
+    path: Path
+    previous: int
+    target: int
+    warnings: list[str]
+    bytes_copied: int = 0
+
+
+def _require_simulated(artifact: Artifact) -> None:
+    if not artifact.is_simulated:
+        raise ResizeError(
+            f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs "
+            "optimum-rbln-cli (use --backend optimum). Nothing was changed."
+        )
+    if artifact.status.value == "invalid":
+        reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
+        raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}")
+
+
+def _rewrite(artifact: Artifact, target: int) -> None:
+    """Write every graph's new header beside its current one, then commit by replacing rbln_config.json."""
+    current = artifact.config.kvcache_num_blocks
+    resizable = artifact.resizable
+    for i, graph in enumerate(artifact.graph_files):
+        assert graph.slot is not None and graph.container is not None
+        header = graph.slot.header
+        scaled = rescale_allocations(header.allocations, resizable, current, target)
+        new_header = header.model_copy(
+            update={
+                "kvcache_num_blocks": target,
+                "alloc_per_chiplet_by_key": scaled.alloc_per_chiplet_by_key,
+                "dram_tensor_sizes": scaled.dram_tensor_sizes,
+            }
+        )
+        write_pending_header(graph.container, graph.slot, new_header)
+        faults.checkpoint(f"resize.header_written.{i}")
+    data = dumps_config(with_block_count(artifact.loaded.raw, target))
+    atomic_write_bytes(artifact.path / CONFIG_NAME, data, step="resize.config")
+
+
+def _check_writable(folder: Path) -> None:
+    """Refuse a read-only artifact before anything is written there, not even the lock file."""
+    if not folder.is_dir():
+        raise ResizeError(f"{folder} is not a folder; nothing was changed.")
+    files = [folder / CONFIG_NAME, *sorted(folder.glob(f"*{GRAPH_SUFFIX}"))]
+    blocked = [p for p in [folder, *files] if (p == folder or p.exists()) and not os.access(p, os.W_OK)]
+    if blocked:
+        which = "" if blocked[0] == folder else f" ({blocked[0].name})"
+        raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
+
+
+def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
+    """The validated target count and its warnings, from an explicit count or a budget."""
+    if (target is None) == (budget is None):
+        raise ResizeError("Give either a target block count or a memory budget, not both.")
+    if budget is not None:
+        target = target_for_budget(artifact, budget)
+    assert target is not None
+    check = check_target(artifact.config, target)
+    if check.error:
+        raise ResizeError(check.error)
+    return target, [*(budget.warnings() if budget else []), *check.warnings]
+
+
+def _plan(
+    folder: Path, target: int | None, budget: MemoryBudget | None, inspector: GraphInspector | None
+) -> tuple[Artifact, int, list[str]]:
+    """Open the artifact and validate the request: the artifact, the new count and its warnings."""
+    artifact = open_artifact(folder, inspector)
+    _require_simulated(artifact)
+    return (artifact, *resolve_target(artifact, target, budget))
+
+
+def resize_in_place(
+    folder: Path,
+    target: int | None = None,
+    budget: MemoryBudget | None = None,
+    inspector: GraphInspector | None = None,
+) -> ResizeResult:
+    """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
+    folder = Path(folder)
+    _check_writable(folder)
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before the lock file is written
+    try:
+        with ArtifactLock(folder, "resize in place"):
+            faults.checkpoint("resize.locked")
+            remove_stale_temp_files(folder)
+            artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, now under the lock
+            previous = artifact.config.kvcache_num_blocks
+            if new_count != previous:
+                try:
+                    _rewrite(artifact, new_count)
+                except NotDurableError as exc:
+                    raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
+            faults.checkpoint("resize.done")
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, f"resizing {folder}") + " The artifact keeps its old count.") from None
+    return ResizeResult(folder, previous, new_count, warnings)
+
+
+def resize_to_copy(
+    folder: Path,
+    output_dir: Path,
+    target: int | None = None,
+    budget: MemoryBudget | None = None,
+    progress: Progress | None = None,
+    inspector: GraphInspector | None = None,
+) -> ResizeResult:
+    """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read."""
+    folder = Path(folder)
+    progress = progress or Progress()
+    _plan(folder, target, budget, inspector)  # a bad request fails here, before anything is written
+    output = check_new_output_dir(output_dir, folder)
+    # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
+    lock = ArtifactLock(folder, "copy for resize") if os.access(folder, os.W_OK) else None
+    try:
+        if lock:
+            lock.acquire()
+            faults.checkpoint("copy.locked")
+        artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, under the lock
+        total = tree_size(folder)
+        progress.start(total, f"Copying {folder.name} to {output.name}")
+        with StagingDir(output) as staging:
+            copy_tree(folder, staging.path, progress.advance)
+            faults.checkpoint("copy.copied")
+            copied = open_artifact(staging.path, inspector)
+            if new_count != copied.config.kvcache_num_blocks:
+                _rewrite(copied, new_count)
+            progress.check()
+            staging.publish()
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, f"copying to {output}") + " Nothing was left behind.") from None
+    finally:
+        if lock:
+            lock.release()
+    progress.say(f"Wrote {output} with kvcache_num_blocks={new_count}")
+    return ResizeResult(output, artifact.config.kvcache_num_blocks, new_count, warnings, total)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set up (or update) the project's own virtual environment in .venv, so the README's commands work on a machine
+# whose system Python refuses global installs (Debian, Ubuntu) and that has no `python` command.
+#   bash bootstrap.sh        the app:            then .venv/bin/rbln-studio --demo
+#   bash bootstrap.sh test   the app and tests:  then QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest
+# PYTHON picks the interpreter (default: python3 on PATH, 3.10 or newer); VENV the folder (default: .venv).
+set -euo pipefail
+cd "$(dirname "$0")"
+python=${PYTHON:-python3}
+env_dir=${VENV:-.venv}
+extra=""
+case "${1:-}" in
+  "") ;;
+  test) extra="[test]" ;;
+  *) echo "usage: bash bootstrap.sh [test]" >&2; exit 2 ;;
+esac
+
+if ! command -v "$python" >/dev/null 2>&1; then
+  echo "error: $python not found. Install Python 3.10 or newer (Debian/Ubuntu: apt-get install python3)." >&2
+  exit 1
+fi
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+  echo "error: $("$python" --version 2>&1) is too old: Python 3.10 or newer is needed (PYTHON=python3.x picks one)." >&2
+  exit 1
+fi
+
+if [ ! -x "$env_dir/bin/python" ]; then
+  # Debian's python3 without the python3-venv package has no ensurepip: make the environment without pip, then
+  # bring pip in from PyPI (a pip wheel runs as a zip: python pip.whl/pip install pip).
+  if ! "$python" -m venv "$env_dir" 2>/dev/null; then
+    rm -rf "$env_dir"
+    "$python" -m venv --without-pip "$env_dir"
+    wheel_dir=$(mktemp -d)
+    trap 'rm -rf "$wheel_dir"' EXIT
+    "$env_dir/bin/python" - "$wheel_dir" <<'PY'
+import json, sys, urllib.request
+from pathlib import Path
+
+release = json.load(urllib.request.urlopen("https://pypi.org/pypi/pip/json", timeout=60))
+url = next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl"))
+target = Path(sys.argv[1]) / url.rsplit("/", 1)[1]
+target.write_bytes(urllib.request.urlopen(url, timeout=300).read())
+PY
+    "$env_dir/bin/python" "$(ls "$wheel_dir"/pip-*.whl)/pip" install -q "$(ls "$wheel_dir"/pip-*.whl)"
+  fi
+fi
+
+"$env_dir/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra"
+
+# Qt needs a few system libraries that a minimal Debian/Ubuntu lacks; name them rather than fail later in Qt.
+if ! QT_QPA_PLATFORM=offscreen "$env_dir/bin/python" -c 'import PySide6.QtWidgets' 2>/dev/null; then
+  echo "warning: Qt cannot load: install its system libraries, e.g." >&2
+  echo "  sudo apt-get install -y libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0" >&2
+fi
