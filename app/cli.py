@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # argparse and json load only for the commands that use them 
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INVALID = 3  # inspect, serving, plan and scan: an artifact read is invalid (docs/cli.md)
 
 # optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
 _OPTIMUM_OPERATIONS = {
@@ -121,10 +122,14 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
     )
     for warning in result.warnings:
         _warn(warning)
+    for shared in result.unshared:
+        print(f"note: copied {shared} before writing, so the other path keeps its bytes", file=sys.stderr)
     if args.json:
         _print_json(
             {
                 "path": str(result.path),
+                "unshared": list(result.unshared),
+                "already_done": result.already_done,
                 "previous_kvcache_num_blocks": result.previous,
                 "kvcache_num_blocks": result.target,
                 "warnings": result.warnings,
@@ -134,6 +139,9 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         return 0
     if budget_text is not None:
         print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
+    if result.already_done:
+        print(f"{result.path} already holds this copy with kvcache_num_blocks={result.target}; nothing to do")
+        return 0
     print(f"Set kvcache_num_blocks to {result.target} for artifact at {result.path}")
     return 0
 
@@ -157,21 +165,33 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _print_json(inspect_dict(artifact, budget))
     else:
         print(inspect_text(artifact, budget))
-    return 0
+    return EXIT_INVALID if artifact.status.value == "invalid" else 0
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.fleet.scan import scan
+    from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
 
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
+    if not os.path.isdir(args.root):
+        print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
+        return EXIT_ERROR
+    invalid = 0
+
+    def counted(rows: Any) -> Any:
+        nonlocal invalid
+        for row in rows:
+            invalid += row.status.value == "invalid"
+            yield row
+
+    verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
+    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier))
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
         sys.stdout.write(render(rows, args.format))
-        return 0
+        return EXIT_INVALID if invalid else 0
     from rbln_artifact_studio.core.display.sizes import format_bytes
 
     count = 0
@@ -182,12 +202,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         floor_full = f"{row.num_min_blocks}/{row.num_full_blocks}" if row.num_min_blocks is not None else "?"
         npu = f"{row.npu or '?'} x{row.num_devices or '?'}"
         print(
-            f"{row.status.value:8} {row.name:30} {npu:16} blocks {blocks:>6} (floor/full {floor_full:>9}) KV/NPU {kv}"
+            f"{row.status.value:8} {row.display_name:30} {npu:16} blocks {blocks:>6} (floor/full {floor_full:>9}) "
+            f"KV/NPU {kv}"
         )
         for problem in row.problems:
             print(f"         {problem}")
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
-    return 0
+    return EXIT_INVALID if invalid else 0
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -276,7 +297,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
 
-    p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
+    artifacts = [open_artifact(d, _inspector(args)) for d in args.dirs]
+    invalid = [a for a in artifacts if a.status.value == "invalid"]
+    for artifact in invalid:  # the verdict scan and inspect give; a plan never counts on an invalid artifact
+        reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
+        print(f"error: {artifact.path} is invalid: {reasons}", file=sys.stderr)
+    if invalid:
+        return EXIT_INVALID
+    p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
     commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
     if args.json:
@@ -291,14 +319,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.model.rbln_config import load_config
-    from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
 
-    check = check_serving(load_config(args.dir))
+    artifact = open_artifact(args.dir, _inspector(args))  # the verdict inspect and scan give
+    check = check_artifact_serving(artifact.loaded, artifact.problems)
     if args.json:
         _print_json(check.to_json())
     else:
         print(serving_text(check))
+    if not check.loads:
+        return EXIT_INVALID
     return EXIT_ERROR if check.errors else 0
 
 

@@ -163,7 +163,7 @@ def planned_target(artifact: Artifact, request: ResizeRequest) -> tuple[int | No
     """
     config = artifact.config
     if request.target is not None:
-        check = check_target(config, request.target)
+        check = check_target(config, request.target, artifact)
         if check.error:
             raise ResizeError(check.error)
         return request.target, []
@@ -291,7 +291,7 @@ class OptimumBackend:
             path, new, copied = self._resize_in_place(cli, folder, request, expected, previous, progress, log, cancel)
         else:
             path, new, copied = self._resize_to_copy(cli, folder, request, progress, log, cancel)
-        warnings += check_target(artifact.config, new).warnings
+        warnings += check_target(artifact.config, new, artifact).warnings
         if expected is not None and new != expected:
             warnings.append(f"{CLI_NAME} set kvcache_num_blocks={new}; the studio's estimate was {expected}.")
         if progress is not None:

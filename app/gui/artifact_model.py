@@ -15,7 +15,12 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
 
-STATUS_COLOURS = {Status.OK: "#2e7d32", Status.WARNING: "#b26a00", Status.INVALID: "#c62828"}
+STATUS_COLOURS = {
+    Status.OK: "#2e7d32",
+    Status.WARNING: "#b26a00",
+    Status.INVALID: "#c62828",
+    Status.CHECKING: "#616161",
+}
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -45,7 +50,7 @@ def _count(value: object) -> str:
 # What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
 # 1280-pixel window; the long model id and the size on disk come last.
 COLUMNS: tuple[Column, ...] = (
-    Column("Name", lambda s: s.name, width=185),
+    Column("Name", lambda s: s.display_name, width=185),
     Column("Status", lambda s: s.status.value, width=70),
     Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130),
     Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
@@ -115,7 +120,9 @@ class ArtifactTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return COLUMNS[section].title
             if role == Qt.ItemDataRole.ToolTipRole and section == STATUS_COLUMN:
-                return "ok / warning / invalid; hover a row's status for the reason"
+                return (
+                    "ok / warning / invalid (checking: the full check is still running); hover a status for the reason"
+                )
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:

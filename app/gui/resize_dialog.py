@@ -42,6 +42,14 @@ WARNING_STYLE = "color:#b26a00"
 OK_STYLE = "color:#2e7d32"
 
 
+def _output_problem(text: str, source: Path) -> str | None:
+    """folder_problem in a worker; a check that fails blocks Apply with its reason instead of vanishing."""
+    try:
+        return folder_problem(text, source)
+    except Exception as exc:  # any failure must reach the user: here, as the reason Apply is off
+        return f"Cannot check {text}: {exc}"
+
+
 @dataclass(frozen=True)
 class ResizeChoice:
     """What Apply runs: a count or a budget text, in place (output None) or into a copy."""
@@ -257,7 +265,7 @@ class ResizeDialog(QDialog):
         config = self.artifact.config
         target, warnings, error = self._target()
         if target is not None and error is None:
-            check = check_target(config, target)
+            check = check_target(config, target, self.artifact)
             error = check.error
             warnings = [*warnings, *check.warnings]
         copy = self.mode_copy.isChecked()
@@ -308,7 +316,7 @@ class ResizeDialog(QDialog):
         if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
         output, source = self.output_edit.text().strip(), self.artifact.path
-        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, folder_problem(output, source)), visible=False)
+        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _output_problem(output, source)), visible=False)
         job.succeeded.connect(self._on_output_checked)
 
     @Slot(object)

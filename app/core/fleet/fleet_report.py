@@ -29,7 +29,7 @@ def _bytes(value: object) -> str:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("name", lambda r: r.name),
+    Column("name", lambda r: r.display_name),
     Column("model", lambda r: r.model),
     Column("NPU", lambda r: r.npu),
     Column("devices", lambda r: r.num_devices),

@@ -399,7 +399,7 @@ def fix_for(p: Plan, label: str) -> Fix:
         budget=step if (step := min_budget(layout, npu, base["full"], best)) and step.blocks == best else None,
         headroom_after=room_left(best),
         concurrency_after=_concurrency(m.artifact, best),
-        warnings=check_target(c, best).warnings,
+        warnings=check_target(c, best, m.artifact).warnings,
     )
 
 
