@@ -31,6 +31,7 @@ from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
+from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobManager
@@ -167,6 +168,12 @@ class ResizeDialog(QDialog):
         row.addWidget(browse)
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
+        self.shared_label = QLabel(copy_on_write_note(artifact.shared) or "")
+        self.shared_label.setObjectName("resizeSharedLabel")
+        self.shared_label.setWordWrap(True)
+        self.shared_label.setStyleSheet(WARNING_STYLE)
+        self.shared_label.setVisible(False)
+        output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
 
         self.command = CommandLine("resizeCommand")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
@@ -270,6 +277,7 @@ class ResizeDialog(QDialog):
             warnings = [*warnings, *check.warnings]
         copy = self.mode_copy.isChecked()
         self.output_edit.setEnabled(copy)
+        self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
             self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
         output = self.output_edit.text().strip()

@@ -53,7 +53,9 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
         for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message), verify=False):
             ctx.checkpoint()  # parks here while the table paints
             watch = []
-            for f in folders_to_watch(root, summary.path):
+            # A row for an entry that failed (a link to itself) is watched through its folder: Qt cannot watch it.
+            watched = summary.path if os.path.isdir(summary.path) else os.path.dirname(summary.path)
+            for f in folders_to_watch(root, watched):
                 if f in sent:
                     break  # its parents were sent with it
                 sent.add(f)

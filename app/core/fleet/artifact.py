@@ -23,6 +23,7 @@ from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
 from rbln_artifact_studio.core.storage.fsutil import is_internal_name
+from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
 GRAPH_SUFFIX = ".rbln"
 
@@ -53,6 +54,7 @@ class Artifact:
     problems: list[Problem] = field(default_factory=list)
     allocations: dict[str, GraphAllocations] | None = None
     unknown_reason: str | None = None
+    shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
 
     @property
     def config(self) -> RblnConfig:
@@ -185,6 +187,7 @@ def _read_once(folder: Path, inspector: GraphInspector | None) -> Artifact:
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
     artifact = Artifact(folder, loaded, graph_files, others, problems)
+    artifact.shared = shared_files(folder, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 

@@ -39,7 +39,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
 from rbln_artifact_studio.core.storage.same_result import holds_resized_copy
-from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing, shared_files
+from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,6 @@ def _require_simulated(artifact: Artifact) -> None:
         )
 
 
-def written_in_place(artifact: Artifact) -> list[SharedFile]:
-    """The artifact's files an in-place resize writes into that another path can reach (they get copied first)."""
-    return shared_files(artifact.path, [g.path.name for g in artifact.graph_files])
-
-
 def _rewrite(artifact: Artifact, target: int) -> None:
     """Write every graph's new header beside its current one, then commit by replacing rbln_config.json."""
     current = artifact.config.kvcache_num_blocks
@@ -208,7 +203,7 @@ def resize_in_place(
             shared: list[SharedFile] = []
             if new_count != previous:
                 try:
-                    shared = written_in_place(artifact)
+                    shared = artifact.shared  # read under the lock, just now
                     break_sharing(folder, shared)  # the other path (backup, cache blob) is only read
                     _rewrite(artifact, new_count)
                 except NotDurableError as exc:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import TMP_TAG, copy_file, fsync_dir, not_durable
 
@@ -58,6 +59,19 @@ def shared_files(folder: Path, names: Iterable[str]) -> list[SharedFile]:
 def copy_on_write_bytes(files: Iterable[SharedFile]) -> int:
     """The bytes breaking the sharing writes (less where the file system clones the file)."""
     return sum(f.size for f in files)
+
+
+def copy_on_write_note(files: list[SharedFile]) -> str | None:
+    """What an in-place write does about shared files, in words, or None when nothing is shared."""
+    if not files:
+        return None
+    names = "; ".join(f.describe() for f in files)
+    total = copy_on_write_bytes(files)
+    return (
+        f"{len(files)} file(s) of this artifact are shared with another path: {names}. In place, the resize "
+        f"first copies them ({format_bytes(total)}, {total:,} bytes; less where the file system clones files), "
+        "so the other paths keep their bytes."
+    )
 
 
 def break_sharing(folder: Path, files: list[SharedFile], on_bytes: Callable[[int], None] | None = None) -> None:
