@@ -195,27 +195,28 @@ def cmd_presets(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
     from rbln_artifact_studio.core.simulator.memory_model import weight_bytes_per_shard
 
-    rows = []
-    for model_id in preset_ids():
-        spec = resolve_model(model_id).spec
-        rows.append(
-            {
-                "model_id": model_id,
-                "architecture": spec.architecture,
-                "layers": spec.num_hidden_layers,
-                "kv_heads": spec.kv_heads,
-                "head_dim": spec.dim_per_head,
-                "max_position_embeddings": spec.max_position_embeddings,
-                "weights_bytes": weight_bytes_per_shard(spec, 1),
-            }
-        )
+    presets = [(model_id, resolve_model(model_id).spec) for model_id in preset_ids()]
     if args.json:
-        _print_json(rows)
+        _print_json(
+            [
+                {
+                    "model_id": model_id,
+                    "architecture": spec.architecture,
+                    "layers": spec.num_hidden_layers,
+                    "kv_heads": spec.kv_heads,
+                    "head_dim": spec.dim_per_head,
+                    "max_position_embeddings": spec.max_position_embeddings,
+                    "weights_bytes": weight_bytes_per_shard(spec, 1),
+                }
+                for model_id, spec in presets
+            ]
+        )
     else:
-        for r in rows:
+        for model_id, spec in presets:
             print(
-                f"{r['model_id']:36} {r['architecture']:24} {r['layers']:3} layers  "
-                f"max_seq_len {r['max_position_embeddings']:>7,}  weights {format_bytes(r['weights_bytes'])}"
+                f"{model_id:36} {spec.architecture:24} {spec.num_hidden_layers:3} layers  "
+                f"max_seq_len {spec.max_position_embeddings:>7,}  "
+                f"weights {format_bytes(weight_bytes_per_shard(spec, 1))}"
             )
     return 0
 

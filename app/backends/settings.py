@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 ENV_OPTIMUM_CLI = "RBLN_STUDIO_OPTIMUM_CLI"
 """Path of the optimum-rbln-cli executable to use instead of the one on PATH."""
@@ -29,13 +29,6 @@ class ToolchainSettings:
     check_timeout: float = 30.0
 
 
-_ENV = {
-    "optimum_cli": ENV_OPTIMUM_CLI,
-    "toolchain_python": ENV_TOOLCHAIN_PYTHON,
-    "probe_timeout": ENV_PROBE_TIMEOUT,
-    "check_timeout": ENV_CHECK_TIMEOUT,
-}
-
 _lock = threading.Lock()
 _configured = ToolchainSettings()
 
@@ -59,9 +52,13 @@ def configure(
         )
 
 
-def _seconds(text: str) -> float | None:
+def _env_text(name: str) -> str | None:
+    return os.environ.get(name, "").strip() or None
+
+
+def _env_seconds(name: str) -> float | None:
     try:
-        value = float(text)
+        value = float(_env_text(name) or "")
     except ValueError:
         return None
     return value if value > 0 else None
@@ -71,15 +68,9 @@ def current_settings() -> ToolchainSettings:
     """The configured values with each environment variable that is set (and valid) replacing its field."""
     with _lock:
         settings = _configured
-    changes: dict[str, object] = {}
-    for f in fields(ToolchainSettings):
-        text = os.environ.get(_ENV[f.name], "").strip()
-        if not text:
-            continue
-        if f.name.endswith("_timeout"):
-            seconds = _seconds(text)
-            if seconds is not None:
-                changes[f.name] = seconds
-        else:
-            changes[f.name] = text
-    return replace(settings, **changes)  # type: ignore[arg-type]
+    return ToolchainSettings(
+        optimum_cli=_env_text(ENV_OPTIMUM_CLI) or settings.optimum_cli,
+        toolchain_python=_env_text(ENV_TOOLCHAIN_PYTHON) or settings.toolchain_python,
+        probe_timeout=_env_seconds(ENV_PROBE_TIMEOUT) or settings.probe_timeout,
+        check_timeout=_env_seconds(ENV_CHECK_TIMEOUT) or settings.check_timeout,
+    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -31,11 +32,11 @@ class Column:
 
 
 def _bytes_text(value: object) -> str:
-    return "?" if value is None else format_bytes(int(value))  # type: ignore[call-overload]
+    return format_bytes(value) if isinstance(value, int) else "?"
 
 
 def _bytes_exact(value: object) -> str:
-    return "unknown" if value is None else format_bytes_exact(int(value))  # type: ignore[call-overload]
+    return format_bytes_exact(value) if isinstance(value, int) else "unknown"
 
 
 def _count(value: object) -> str:
@@ -95,8 +96,8 @@ class ArtifactTableModel(QAbstractTableModel):
     data() from C++ for every comparison, which stalls the GUI thread on tables of thousands of rows.
     """
 
-    def __init__(self, parent: object = None) -> None:
-        super().__init__(parent)  # type: ignore[arg-type]
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: list[TableRow] = []
         self._index: dict[str, int] = {}
         self._sort_column = -1
@@ -153,7 +154,7 @@ class ArtifactTableModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
         self._resort()
 
-    def _key(self, row: TableRow) -> tuple[object, object]:
+    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
         return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
 
     def _sorting(self) -> bool:
@@ -169,8 +170,8 @@ class ArtifactTableModel(QAbstractTableModel):
         if not self._sorting():
             return True
         if self._sort_order == Qt.SortOrder.DescendingOrder:
-            return not self._key(before) < self._key(after)  # type: ignore[operator]
-        return not self._key(after) < self._key(before)  # type: ignore[operator]
+            return not self._key(before) < self._key(after)
+        return not self._key(after) < self._key(before)
 
     def _resort(self) -> None:
         ordered = self._ordered(self._rows)

@@ -54,9 +54,9 @@ class CompileWizard(QWizard):
             return None
         return CompileRequest(
             model_id=model.model_id,
-            **self.target_page.options(),  # type: ignore[arg-type]
-            **self.shape_page.options(),  # type: ignore[arg-type]
-            **self.sizing_page.options(),  # type: ignore[arg-type]
+            **self.target_page.options(),
+            **self.shape_page.options(),
+            **self.sizing_page.options(),
         )
 
     def backend(self) -> str:

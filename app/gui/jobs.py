@@ -144,7 +144,9 @@ JobFunction = Callable[[JobContext], Any]
 class Job(QObject):
     """One unit of background work and its observable state."""
 
-    progressed = Signal("qlonglong", "qlonglong", str)  # emitted from the worker thread; byte counts pass 2 GiB
+    # emitted from the worker thread; byte counts pass 2 GiB, so Qt's 64-bit type by name (PySide6's stubs allow
+    # only Python types here)
+    progressed = Signal("qlonglong", "qlonglong", str)  # type: ignore[arg-type]  # Qt type names, see above
     logged = Signal(str)  # emitted from the worker thread
     partial = Signal(object)  # emitted from the worker thread
     started = Signal()
@@ -245,11 +247,13 @@ class Job(QObject):
 class _Runner(QRunnable):
     def __init__(self, job: Job) -> None:
         super().__init__()
-        self._job = job
+        self._job: Job | None = job
         self.setAutoDelete(True)
 
     def run(self) -> None:
-        job, self._job = self._job, None  # type: ignore[assignment]
+        job, self._job = self._job, None
+        if job is None:
+            return  # QRunnable.run is called once; nothing to run a second time
         if job.writes:
             lower_thread_priority()
         job.run_in_worker()

@@ -82,7 +82,9 @@ class MainWindow(QMainWindow):
 
     # ---- construction --------------------------------------------------------------------------------
 
-    def _action(self, name: str, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+    def _action(
+        self, name: str, text: str, slot: object, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None
+    ) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:

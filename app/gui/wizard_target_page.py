@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import TypedDict
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QStandardItemModel
@@ -17,6 +18,13 @@ BACKEND_TEXTS = {
     "sim": "Built-in simulator",
     "optimum": "optimum-rbln-cli",
 }
+
+
+class TargetOptions(TypedDict):
+    """This page's part of the CompileRequest."""
+
+    npu: str
+    num_devices: int
 
 
 class TargetPage(QWizardPage):
@@ -60,7 +68,7 @@ class TargetPage(QWizardPage):
     def npu(self) -> str:
         return str(self.npu_combo.currentData())
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> TargetOptions:
         return {"npu": self.npu(), "num_devices": self.devices_spin.value()}
 
     def set_npu(self, name: str) -> None:
