@@ -56,7 +56,9 @@ def main() -> int:
     args = parser.parse_args()
     print(machine())
     require_space(Path(tempfile.gettempdir()), 10 * 2**30)
-    with scratch("gui") as root:
+    from rbln_artifact_studio.gui.jobs import gui_switch_interval
+
+    with scratch("gui") as root, gui_switch_interval():  # as rbln_artifact_studio.gui.main runs the GUI
         cache = root / "cache"
         os.environ["RBLN_STUDIO_CACHE_DIR"] = str(cache)
         from PySide6.QtCore import QEventLoop, QSettings, QStandardPaths, QTimer
