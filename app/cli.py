@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio import __version__
+from rbln_artifact_studio.backends.choice import BackendChoice
 
 if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
     import argparse
@@ -104,7 +105,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 def _inspector(args: argparse.Namespace) -> Any:
     from rbln_artifact_studio.backends.registry import inspector_for
 
-    return inspector_for(getattr(args, "backend", "auto"))
+    return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
@@ -115,7 +116,7 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         target=target,
         budget_text=budget_text,
         output_dir=args.output_dir,
-        backend=args.backend,
+        backend=BackendChoice.parse(args.backend),
         progress=_bar_progress(),
         log=_log_line,
     )
@@ -244,7 +245,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.backends.registry import compile_model
 
     request = compile_request(args)
-    result = compile_model(request, args.output_dir, backend=args.backend, progress=_bar_progress(), log=_log_line)
+    result = compile_model(
+        request, args.output_dir, backend=BackendChoice.parse(args.backend), progress=_bar_progress(), log=_log_line
+    )
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -266,8 +269,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
         _print_json([b.to_json() for b in found])
     else:
         for b in found:
-            state = "available" if b.available else "not available"
-            print(f"{b.name:8} {state:14} {b.version or '-':12} {b.detail}")
+            print(b.line())
     return 0
 
 
@@ -321,8 +323,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def _add_backend(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
-        choices=["auto", "sim", "optimum"],
-        default="auto",
+        choices=[c.value for c in BackendChoice],
+        default=BackendChoice.AUTO.value,
         help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto (default): optimum-rbln-cli for real "
         "artifacts and, when installed, for compiles; the simulator otherwise",
     )

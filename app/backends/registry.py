@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
 from rbln_artifact_studio.backends.simulator import SimulatorBackend
@@ -16,8 +17,6 @@ from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.simulator.container import is_container
 from rbln_artifact_studio.core.storage.resize import ResizeResult
-
-BACKEND_CHOICES = ("auto", "sim", "optimum")
 
 
 def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) -> list[BackendInfo]:
@@ -37,19 +36,24 @@ def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) ->
     ]
 
 
-def _check_choice(backend: str) -> None:
-    if backend not in BACKEND_CHOICES:
-        raise StudioError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKEND_CHOICES)}.")
+def backend_for(choice: BackendChoice, cancel: CancelToken | None = None) -> Backend:
+    """The backend that does the work for a concrete choice (AUTO is resolved by the caller: it depends on the job)."""
+    if choice == BackendChoice.SIM:
+        return SimulatorBackend()
+    if choice == BackendChoice.OPTIMUM:
+        return OptimumBackend(inspector=inspector_for(BackendChoice.OPTIMUM, cancel))
+    raise ValueError(f"{choice!r} names no single backend")
 
 
-def inspector_for(backend: str = "auto", cancel: CancelToken | None = None) -> GraphInspector | None:
+def inspector_for(
+    backend: BackendChoice = BackendChoice.AUTO, cancel: CancelToken | None = None
+) -> GraphInspector | None:
     """A reader for real compiler .rbln files (rebel in the toolchain's Python), or None where there is none.
 
     Finding the interpreter runs nothing; whether rebel imports there is learnt when an artifact is read,
     and a failure then becomes the artifact's "allocations unknown" reason.
     """
-    _check_choice(backend)
-    if backend == "sim":
+    if BackendChoice.parse(backend) == BackendChoice.SIM:
         return None
     located = locate()
     if located.python is None:
@@ -69,16 +73,16 @@ def has_real_graphs(artifact_dir: Path) -> bool:
 def compile_model(
     request: CompileRequest,
     output_dir: str | Path,
-    backend: str = "auto",
+    backend: BackendChoice = BackendChoice.AUTO,
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> CompileResult:
     """Compile with optimum-rbln-cli when asked (or, for auto, when it is installed), else the simulator."""
-    _check_choice(backend)
-    if backend == "optimum" or (backend == "auto" and optimum_status(cancel=cancel).available):
-        return OptimumBackend().compile(request, Path(output_dir), progress, log, cancel)
-    return SimulatorBackend().compile(request, Path(output_dir), progress, log, cancel)
+    choice = BackendChoice.parse(backend)
+    if choice == BackendChoice.AUTO:
+        choice = BackendChoice.OPTIMUM if optimum_status(cancel=cancel).available else BackendChoice.SIM
+    return backend_for(choice, cancel).compile(request, Path(output_dir), progress, log, cancel)
 
 
 def resize_artifact(
@@ -86,23 +90,21 @@ def resize_artifact(
     target: int | None = None,
     budget_text: str | None = None,
     output_dir: str | Path | None = None,
-    backend: str = "auto",
+    backend: BackendChoice = BackendChoice.AUTO,
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> ResizeResult:
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
-    _check_choice(backend)
+    choice = BackendChoice.parse(backend)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
-    real = has_real_graphs(request.artifact_dir)
-    if backend == "auto":
-        backend = "optimum" if real else "sim"
+    if choice == BackendChoice.AUTO:
+        real = has_real_graphs(request.artifact_dir)
+        choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
         status = optimum_status(cancel=cancel) if real else None
         if status is not None and not status.available:
             raise StudioError(
                 f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."
             )
-    if backend == "optimum":
-        return OptimumBackend(inspector=inspector_for("optimum", cancel)).resize(request, progress, log, cancel)
-    return SimulatorBackend().resize(request, progress, log, cancel)
+    return backend_for(choice, cancel).resize(request, progress, log, cancel)

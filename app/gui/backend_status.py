@@ -75,7 +75,4 @@ class BackendStatus(QObject):
             return [f"detection failed: {self.error}"]
         if self.backends is None:
             return ["not detected yet"]
-        return [
-            f"{b.name:8} {'available' if b.available else 'not available':14} {b.version or '-':12} {b.detail}"
-            for b in self.backends
-        ]
+        return [b.line() for b in self.backends]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget, QWizard
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest
 from rbln_artifact_studio.gui.backend_status import BackendStatus
@@ -20,7 +21,7 @@ from rbln_artifact_studio.gui.wizard_target_page import TargetPage
 class CompileWizard(QWizard):
     """Each page validates its own part through rbln_artifact_studio.core; the wizard commits once, on Finish."""
 
-    compileRequested = Signal(object, str, str)  # CompileRequest, output folder, backend (auto, sim, optimum)
+    compileRequested = Signal(object, str, object)  # CompileRequest, output folder, BackendChoice
 
     def __init__(
         self,
@@ -59,7 +60,7 @@ class CompileWizard(QWizard):
             **self.sizing_page.options(),
         )
 
-    def backend(self) -> str:
+    def backend(self) -> BackendChoice:
         return self.target_page.backend()
 
     def plan(self) -> CompilePlan | None:

@@ -21,6 +21,7 @@ from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.workspace import Workspace
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.about_dialog import AboutDialog
@@ -334,8 +335,8 @@ class MainWindow(QMainWindow):
         wizard.open()
         return wizard
 
-    @Slot(object, str, str)
-    def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+    @Slot(object, str, object)
+    def start_compile(self, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
         from rbln_artifact_studio.gui import operations
 
         job = operations.compile_artifact(self.jobs, request, output_dir, backend)

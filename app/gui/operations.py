@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rbln_artifact_studio.backends.base import CompileResult
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
 from rbln_artifact_studio.core.demo import build_demo
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
@@ -23,11 +24,11 @@ def read_artifact(jobs: JobManager, path: str) -> Job:
     )
 
 
-def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
-        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend})")
+        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
             request, output_dir, backend=backend, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel
         )

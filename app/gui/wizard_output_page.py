@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWizardPage
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
 from rbln_artifact_studio.core.display.sizes import format_bytes
@@ -93,7 +94,7 @@ class OutputPage(QWizardPage):
         by = (
             "optimum-rbln-cli, which resolves kvcache_num_blocks itself (the figures above are the simulator's "
             "estimate)"
-            if target.effective_backend() == "optimum"
+            if target.effective_backend() == BackendChoice.OPTIMUM
             else "the built-in simulator"
         )
         self.summary.setText(
@@ -104,6 +105,6 @@ class OutputPage(QWizardPage):
             f"<br>Compiled by {by}."
         )
         output = self.output_dir()
-        argv = [*compile_argv(plan.request, output), "--backend", target.backend()] if output else None
+        argv = [*compile_argv(plan.request, output), "--backend", target.backend().value] if output else None
         self.command.set_argv(argv)
         self.completeChanged.emit()
