@@ -63,6 +63,7 @@ def main() -> int:
         os.environ["RBLN_STUDIO_CACHE_DIR"] = str(cache)
         from PySide6.QtCore import QEventLoop, QSettings, QStandardPaths, QTimer
         from PySide6.QtWidgets import QApplication
+        from rbln_artifact_studio.backends.settings import ToolchainSettings
         from rbln_artifact_studio.core.model.rbln_config import load_config
         from rbln_artifact_studio.gui import operations
         from rbln_artifact_studio.gui.application import create_application
@@ -106,7 +107,7 @@ def main() -> int:
             window.workspace.scanFinished.connect(lambda: done("scan"))
             started = time.monotonic()
             heartbeat = Heartbeat(QTimer(), window.model.rowCount)
-            copy = operations.resize(window.jobs, ResizeChoice(heavy, target, None, out, target))
+            copy = operations.resize(window.jobs, ResizeChoice(heavy, target, None, out, target), ToolchainSettings())
             copy.succeeded.connect(lambda _result: done("copy"))
             copy.failed.connect(lambda message: sys.exit(f"copy failed: {message}"))
             window.open_folder(root / "fleet")

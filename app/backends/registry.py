@@ -9,8 +9,16 @@ from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResu
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.backends.simulator import SimulatorBackend
-from rbln_artifact_studio.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
+from rbln_artifact_studio.backends.toolchain import (
+    CLI_NAME,
+    Located,
+    clear_cache,
+    locate,
+    optimum_status,
+    rebel_status,
+)
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
@@ -19,14 +27,17 @@ from rbln_artifact_studio.core.simulator.container import is_container
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 
-def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) -> list[BackendInfo]:
+def detect_backends(
+    refresh: bool = False, cancel: CancelToken | None = None, toolchain: ToolchainSettings | None = None
+) -> list[BackendInfo]:
     """The simulator always; optimum-rbln-cli and rebel where installed. Cached per process unless refresh.
 
-    Cancel stops a check that is running (its process group ends) and raises CancelledError.
+    Cancel stops a check that is running (its process group ends) and raises CancelledError. `toolchain` is what
+    the caller configured (the GUI's preferences); environment variables win over it.
     """
     if refresh:
         clear_cache()
-    located = locate()
+    located = locate(toolchain)
     optimum_status(located, cancel)  # run (and cache) the check here, where it can be cancelled
     rebel = rebel_status(located, cancel)
     return [
@@ -36,17 +47,25 @@ def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) ->
     ]
 
 
-def backend_for(choice: BackendChoice, cancel: CancelToken | None = None) -> Backend:
+def backend_for(choice: BackendChoice, located: Located, cancel: CancelToken | None = None) -> Backend:
     """The backend that does the work for a concrete choice (AUTO is resolved by the caller: it depends on the job)."""
     if choice == BackendChoice.SIM:
         return SimulatorBackend()
     if choice == BackendChoice.OPTIMUM:
-        return OptimumBackend(inspector=inspector_for(BackendChoice.OPTIMUM, cancel))
+        return OptimumBackend(located, inspector=_inspector(located, cancel))
     raise ValueError(f"{choice!r} names no single backend")
 
 
+def _inspector(located: Located, cancel: CancelToken | None) -> GraphInspector | None:
+    if located.python is None:
+        return None
+    return RebelInspector(located.python, located.settings.probe_timeout, cancel)
+
+
 def inspector_for(
-    backend: BackendChoice = BackendChoice.AUTO, cancel: CancelToken | None = None
+    backend: BackendChoice = BackendChoice.AUTO,
+    cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
 ) -> GraphInspector | None:
     """A reader for real compiler .rbln files (rebel in the toolchain's Python), or None where there is none.
 
@@ -55,10 +74,7 @@ def inspector_for(
     """
     if BackendChoice.parse(backend) == BackendChoice.SIM:
         return None
-    located = locate()
-    if located.python is None:
-        return None
-    return RebelInspector(located.python, located.settings.probe_timeout, cancel)
+    return _inspector(locate(toolchain), cancel)
 
 
 def has_real_graphs(artifact_dir: Path) -> bool:
@@ -77,12 +93,13 @@ def compile_model(
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
 ) -> CompileResult:
     """Compile with optimum-rbln-cli when asked (or, for auto, when it is installed), else the simulator."""
-    choice = BackendChoice.parse(backend)
+    choice, located = BackendChoice.parse(backend), locate(toolchain)
     if choice == BackendChoice.AUTO:
-        choice = BackendChoice.OPTIMUM if optimum_status(cancel=cancel).available else BackendChoice.SIM
-    return backend_for(choice, cancel).compile(request, Path(output_dir), progress, log, cancel)
+        choice = BackendChoice.OPTIMUM if optimum_status(located, cancel).available else BackendChoice.SIM
+    return backend_for(choice, located, cancel).compile(request, Path(output_dir), progress, log, cancel)
 
 
 def resize_artifact(
@@ -94,17 +111,18 @@ def resize_artifact(
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
 ) -> ResizeResult:
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
-    choice = BackendChoice.parse(backend)
+    choice, located = BackendChoice.parse(backend), locate(toolchain)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
     if choice == BackendChoice.AUTO:
         real = has_real_graphs(request.artifact_dir)
         choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
-        status = optimum_status(cancel=cancel) if real else None
+        status = optimum_status(located, cancel) if real else None
         if status is not None and not status.available:
             raise StudioError(
                 f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."
             )
-    return backend_for(choice, cancel).resize(request, progress, log, cancel)
+    return backend_for(choice, located, cancel).resize(request, progress, log, cancel)

@@ -1,9 +1,9 @@
-"""Where the real toolchain lives: environment variables first, then a Qt-free hook the GUI's preferences set."""
+"""Where the real toolchain lives: environment variables first, then what the caller configured (the GUI's
+preferences), passed explicitly to every detection, compile and resize."""
 
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 
 ENV_OPTIMUM_CLI = "RBLN_STUDIO_OPTIMUM_CLI"
@@ -29,29 +29,6 @@ class ToolchainSettings:
     check_timeout: float = 30.0
 
 
-_lock = threading.Lock()
-_configured = ToolchainSettings()
-
-
-def configure(
-    *,
-    optimum_cli: str | None = None,
-    toolchain_python: str | None = None,
-    probe_timeout: float | None = None,
-    check_timeout: float | None = None,
-) -> None:
-    """Set from the GUI's preferences (empty or None = not set); environment variables still take precedence."""
-    global _configured
-    defaults = ToolchainSettings()
-    with _lock:
-        _configured = ToolchainSettings(
-            optimum_cli=optimum_cli or None,
-            toolchain_python=toolchain_python or None,
-            probe_timeout=probe_timeout if probe_timeout and probe_timeout > 0 else defaults.probe_timeout,
-            check_timeout=check_timeout if check_timeout and check_timeout > 0 else defaults.check_timeout,
-        )
-
-
 def _env_text(name: str) -> str | None:
     return os.environ.get(name, "").strip() or None
 
@@ -64,10 +41,10 @@ def _env_seconds(name: str) -> float | None:
     return value if value > 0 else None
 
 
-def current_settings() -> ToolchainSettings:
-    """The configured values with each environment variable that is set (and valid) replacing its field."""
-    with _lock:
-        settings = _configured
+def current_settings(configured: ToolchainSettings | None = None) -> ToolchainSettings:
+    """The configured values (the GUI's preferences; none for the CLI) with each environment variable that is set
+    (and valid) replacing its field."""
+    settings = configured or ToolchainSettings()
     return ToolchainSettings(
         optimum_cli=_env_text(ENV_OPTIMUM_CLI) or settings.optimum_cli,
         toolchain_python=_env_text(ENV_TOOLCHAIN_PYTHON) or settings.toolchain_python,

@@ -93,8 +93,9 @@ def interpreter_of(script: Path) -> Path | None:
 
 
 def locate(settings: ToolchainSettings | None = None) -> Located:
-    """Where optimum-rbln-cli and its Python are; configured values win over PATH and the shebang."""
-    settings = settings or current_settings()
+    """Where optimum-rbln-cli and its Python are; configured values win over PATH and the shebang, and the
+    environment variables over configured values."""
+    settings = current_settings(settings)
     python: Path | None = None
     python_origin = ""
     if settings.toolchain_python:

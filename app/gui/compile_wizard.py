@@ -11,6 +11,7 @@ from rbln_artifact_studio.core.model.modelspec import ResolvedModel
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.settings import ToolchainPaths
 from rbln_artifact_studio.gui.wizard_model_page import ModelPage
 from rbln_artifact_studio.gui.wizard_output_page import OutputPage
 from rbln_artifact_studio.gui.wizard_shape_page import ShapePage
@@ -36,7 +37,7 @@ class CompileWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.model_page = ModelPage(jobs)
-        self.target_page = TargetPage(backends or BackendStatus(jobs, self))
+        self.target_page = TargetPage(backends or BackendStatus(jobs, ToolchainPaths(), self))
         self.shape_page = ShapePage()
         self.sizing_page = SizingPage()
         self.output_page = OutputPage(default_parent)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from rbln_artifact_studio.backends.registry import inspector_for
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.display.plan_display import (
     bar_label,
@@ -58,9 +59,9 @@ class PlanResult:
     fixes: dict[str, Fix]
 
 
-def compute_plan(paths: list[str], ctx: JobContext) -> PlanResult:
+def compute_plan(paths: list[str], ctx: JobContext, toolchain: ToolchainSettings | None = None) -> PlanResult:
     """Worker side: open every artifact (allocations through rebel where installed), plan, size every fix."""
-    inspector = inspector_for(cancel=ctx.cancel)
+    inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
     artifacts = []
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {Path(path).name}")
@@ -129,13 +130,14 @@ class PlannerDialog(QDialog):
         jobs: JobManager,
         paths: list[str],
         open_resize: OpenResize,
+        toolchain: ToolchainSettings | None = None,
         model: QAbstractItemModel | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("plannerDialog")
         self.setWindowTitle(f"Co-location plan: {len(paths)} artifacts")
-        self.jobs, self.paths, self.open_resize = jobs, list(paths), open_resize
+        self.jobs, self.paths, self.open_resize, self.toolchain = jobs, list(paths), open_resize, toolchain
         self.plan_result: PlanResult | None = None
         self.family_views: list[FamilyView] = []
         self._job: Job | None = None
@@ -205,7 +207,9 @@ class PlannerDialog(QDialog):
         self.verdict.setText(f"Reading {len(self.paths)} artifacts…")
         self.resize_button.setEnabled(False)
         job = self._job = self.jobs.submit(
-            f"Plan {len(self.paths)} artifacts", lambda ctx: compute_plan(self.paths, ctx), visible=False
+            f"Plan {len(self.paths)} artifacts",
+            lambda ctx: compute_plan(self.paths, ctx, self.toolchain),
+            visible=False,
         )
         job.succeeded.connect(self._on_planned)
         job.failed.connect(self._on_failed)
