@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from rbln_artifact_studio.backends.choice import BackendChoice
 if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
     import argparse
 
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 PROG = "rbln-studio-cli"
@@ -173,20 +174,18 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(rows, args.format))
         return 0
-    from rbln_artifact_studio.core.display.sizes import format_bytes
+    from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
     count = 0
-    for row in rows:
-        count += 1
-        kv = format_bytes(row.kv_bytes_per_npu) if row.kv_bytes_per_npu is not None else "?"
-        blocks = "?" if row.kvcache_num_blocks is None else str(row.kvcache_num_blocks)
-        floor_full = f"{row.num_min_blocks}/{row.num_full_blocks}" if row.num_min_blocks is not None else "?"
-        npu = f"{row.npu or '?'} x{row.num_devices or '?'}"
-        print(
-            f"{row.status.value:8} {row.name:30} {npu:16} blocks {blocks:>6} (floor/full {floor_full:>9}) KV/NPU {kv}"
-        )
-        for problem in row.problems:
-            print(f"         {problem}")
+
+    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            yield row
+
+    for line in text_lines(counted(rows)):
+        print(line)
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
     return 0
 
