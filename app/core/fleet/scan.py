@@ -128,7 +128,7 @@ def folder_signature(folder: str) -> Signature | None:
 def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
 
     name = os.path.basename(folder)
     try:
@@ -136,9 +136,10 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
-    config: ConfigFields | None = read_view(data)
-    if config is not None:
-        expected = config.expected_graph_names
+    view = read_view(data)
+    config: ConfigView | RblnConfig
+    if view is not None:
+        config, expected = view, view.expected_graph_names
     else:  # invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 
@@ -200,7 +201,10 @@ def default_verifier(inspector: GraphInspector | None = None) -> Verifier:
 
 
 def summarize(
-    folder: Path, cache: ScanCache | None = None, verify: Verifier | bool | None = True, link_target: str | None = None
+    folder: str | os.PathLike[str],
+    cache: ScanCache | None = None,
+    verify: Verifier | bool | None = True,
+    link_target: str | None = None,
 ) -> ArtifactSummary:
     """A table row from rbln_config.json and the folder listing; never raises for a bad artifact.
 
