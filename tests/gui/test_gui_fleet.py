@@ -18,7 +18,7 @@ from rbln_artifact_studio.gui.artifact_model import STATUS_COLUMN, TableRow
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
-from .conftest import open_folder, select
+from .conftest import make_real_like, open_folder, select
 
 
 @pytest.fixture
@@ -125,3 +125,24 @@ def test_a_hidden_job_that_fails_reaches_the_jobs_panel(qtbot: QtBot, window: Ma
     assert failed.args[0] is job and job.visible and job.surfaced
     assert window.jobs_panel.row_for(job) is not None  # listed, failed, where the user looks
     qtbot.waitUntil(lambda: "Background check failed: the disk went away" in window.statusBar().currentMessage())
+
+
+def test_in_place_on_a_real_artifact_shows_the_staged_copy_room_before_apply(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rbln_artifact_studio.core.storage import swap
+
+    real = make_real_like(cr13_artifact, tmp_path / "real" / "qwen3-8b-real")
+    monkeypatch.setattr(swap, "free_bytes", lambda _folder: 1000)  # a nearly full disk
+    open_folder(qtbot, window, tmp_path / "real")
+    select(qtbot, window, real)
+    window.findChild(type(window.action_resize), "actionResize").trigger()
+    dialog = window.findChild(ResizeDialog, "resizeDialog")
+    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+    dialog.target_spin.setValue(12)
+    dialog.findChild(QRadioButton, "resizeModeInPlace").setChecked(True)
+    message = dialog.findChild(QLabel, "resizeMessage")
+    qtbot.waitUntil(lambda: "disk has 1,000 B" in message.text(), timeout=10_000)
+    assert "writes the resized artifact beside it" in message.text() and not apply.isEnabled()
+    dialog.findChild(QRadioButton, "resizeModeCopy").setChecked(True)  # the user's other choice
+    qtbot.waitUntil(apply.isEnabled, timeout=10_000)

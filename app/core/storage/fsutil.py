@@ -217,6 +217,24 @@ class StagingDir:
             raise not_durable(exc, f"{self.final} was written") from None
         faults.checkpoint("publish.renamed")
 
+    def swap_in(self) -> None:
+        """Replace the existing destination folder by the staged one with one atomic exchange, then delete the
+        old one (now at the staging path, unmarked: a killed run's leftover is removed as a stale partial)."""
+        from rbln_artifact_studio.core.storage.swap import exchange
+
+        faults.checkpoint("swap.before")
+        (self.path / INCOMPLETE_MARKER).unlink()
+        fsync_dir(self.path)
+        exchange(self.path, self.final)
+        self._published = True
+        faults.checkpoint("swap.exchanged")
+        try:
+            fsync_dir(self.final.parent)
+        except OSError as exc:
+            raise not_durable(exc, f"{self.final} was replaced") from None
+        shutil.rmtree(self.path, ignore_errors=True)  # the old artifact
+        faults.checkpoint("swap.old_removed")
+
     def __exit__(self, *exc_info: object) -> None:
         if not self._published:
             shutil.rmtree(self.path, ignore_errors=True)
