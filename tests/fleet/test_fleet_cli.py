@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from rbln_artifact_studio.core.fleet.scan import is_inside, scan
 from rbln_artifact_studio.core.fleet.status import Status
 
@@ -258,3 +259,13 @@ def test_a_budget_that_fits_more_blocks_gives_no_contradicting_warning(run_cli, 
     assert run_cli("inspect", cr13_artifact).returncode == 0
     rows = json.loads(run_cli("scan", cr13_artifact.parent, "--json").stdout)
     assert [r["status"] for r in rows] == ["ok"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits")
+def test_a_read_only_cache_blob_behind_a_link_does_not_block_an_in_place_resize(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+    for blob in fleet.blobs.iterdir():
+        blob.chmod(0o444)  # as some caches keep them
+    blobs = tree_bytes(fleet.blobs)
+    out = run_cli("set-kvcache-num-blocks", fleet.rev_a, "3")
+    assert out.returncode == 0, out.stderr
+    assert tree_bytes(fleet.blobs) == blobs and count(run_cli, fleet.rev_a) == 3 and count(run_cli, fleet.rev_b) == 4

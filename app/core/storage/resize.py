@@ -39,7 +39,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
 from rbln_artifact_studio.core.storage.same_result import holds_resized_copy
-from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing
+from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing, sharing_of
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,9 @@ def _check_writable(folder: Path) -> None:
     if not folder.is_dir():
         raise ResizeError(f"{folder} is not a folder; nothing was changed.")
     files = [folder / CONFIG_NAME, *sorted(folder.glob(f"*{GRAPH_SUFFIX}"))]
-    blocked = [p for p in [folder, *files] if (p == folder or p.exists()) and not os.access(p, os.W_OK)]
+    # A shared file is copied before the write (copy-on-write): a read-only cache blob behind a link is fine.
+    owned = [p for p in files if p.exists() and sharing_of(p) is None]
+    blocked = [p for p in [folder, *owned] if not os.access(p, os.W_OK)]
     if blocked:
         which = "" if blocked[0] == folder else f" ({blocked[0].name})"
         raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
