@@ -289,15 +289,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
+    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text, require_valid
 
     artifacts = [open_artifact(d, _inspector(args)) for d in args.dirs]
-    invalid = [a for a in artifacts if a.status.value == "invalid"]
-    for artifact in invalid:  # the verdict scan and inspect give; a plan never counts on an invalid artifact
-        reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
-        print(f"error: {artifact.path} is invalid: {reasons}", file=sys.stderr)
-    if invalid:
-        return EXIT_INVALID
+    require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
     commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
@@ -501,10 +496,13 @@ def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
-    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
     try:
         return int(args.func(args))
+    except InvalidArtifactError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_INVALID
     except StudioError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR

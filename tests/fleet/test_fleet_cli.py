@@ -269,3 +269,9 @@ def test_a_read_only_cache_blob_behind_a_link_does_not_block_an_in_place_resize(
     out = run_cli("set-kvcache-num-blocks", fleet.rev_a, "3")
     assert out.returncode == 0, out.stderr
     assert tree_bytes(fleet.blobs) == blobs and count(run_cli, fleet.rev_a) == 3 and count(run_cli, fleet.rev_b) == 4
+
+
+def test_plan_refuses_an_invalid_artifact_as_scan_and_inspect_call_it(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("plan", fleet_ro.art, fleet_ro.hand_edit)
+    assert out.returncode == EXIT_INVALID and f"{fleet_ro.hand_edit} is invalid" in out.stderr
+    assert run_cli("plan", fleet_ro.art, fleet_ro.backup).returncode == 0

@@ -146,3 +146,17 @@ def test_in_place_on_a_real_artifact_shows_the_staged_copy_room_before_apply(
     assert "writes the resized artifact beside it" in message.text() and not apply.isEnabled()
     dialog.findChild(QRadioButton, "resizeModeCopy").setChecked(True)  # the user's other choice
     qtbot.waitUntil(apply.isEnabled, timeout=10_000)
+
+
+def test_the_planner_names_an_invalid_artifact_as_the_cli_does(
+    qtbot: QtBot,
+    window: MainWindow,
+    fleet: Fleet,
+    run_cli,  # type: ignore[no-untyped-def]
+) -> None:
+    from .test_gui_planner import open_planner, verdict
+
+    cli = run_cli("plan", fleet.art, fleet.hand_edit)
+    assert cli.returncode == 3 and f"{fleet.hand_edit} is invalid" in cli.stderr
+    dialog = open_planner(qtbot, window, fleet.root, [fleet.art, fleet.hand_edit])
+    assert "Cannot plan" in verdict(dialog) and f"{fleet.hand_edit} is invalid" in verdict(dialog)

@@ -9,7 +9,7 @@ from hypothesis import given
 from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QPushButton, QSpinBox
 from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.estimation.fit import largest_fitting
+from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
@@ -83,7 +83,8 @@ def test_target_field_for_any_typing(qtbot: QtBot, window: MainWindow, workspace
     artifact = open_artifact(cr13_artifact)
     layout, npu = artifact.layout(), artifact.npu
     assert layout is not None and npu is not None
-    largest = largest_fitting(layout, npu.available_per_chiplet, 10**6)  # more would not fit the NPU: refused
+    room = npu.available_per_chiplet
+    largest = largest_fitting(lambda n: layout.fits(n, room), 1, 10**6, otherwise=0)  # more would not fit: refused
 
     @FUZZ
     @given(text=typed_counts)

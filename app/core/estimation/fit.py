@@ -3,22 +3,8 @@
 from __future__ import annotations
 
 from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.estimation.estimator import MemoryLayout
+from rbln_artifact_studio.core.estimation.estimator import MemoryLayout, largest_fitting
 from rbln_artifact_studio.core.model.npu import Npu
-
-
-def largest_fitting(layout: MemoryLayout, budget_per_chiplet: int, upper: int) -> int:
-    """The largest count in [1, upper] whose KV cache fits every chiplet's room, or 0 when none does."""
-    if upper < 1 or not layout.fits(1, budget_per_chiplet):
-        return 0
-    lo, hi = 1, upper  # fits(lo) holds; KV bytes never fall as the count grows, so the answer is a prefix
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if layout.fits(mid, budget_per_chiplet):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def does_not_fit(layout: MemoryLayout, npu: Npu, target: int, floor: int) -> str | None:
@@ -27,7 +13,7 @@ def does_not_fit(layout: MemoryLayout, npu: Npu, target: int, floor: int) -> str
     if layout.fits(target, room):
         return None
     over = layout.required_per_chiplet(target) - room
-    largest = largest_fitting(layout, room, target - 1)
+    largest = largest_fitting(lambda n: layout.fits(n, room), 1, target - 1, otherwise=0)
     if largest >= floor:
         advice = f"The largest count that fits is {largest}."
     else:
