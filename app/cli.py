@@ -275,8 +275,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
+    from rbln_artifact_studio.core.display.plan_display import plan_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
+    from rbln_artifact_studio.core.planning.planner import fixes, plan
 
     p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
