@@ -124,19 +124,11 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
     for warning in result.warnings:
         _warn(warning)
     if args.json:
-        _print_json(
-            {
-                "path": str(result.path),
-                "previous_kvcache_num_blocks": result.previous,
-                "kvcache_num_blocks": result.target,
-                "warnings": result.warnings,
-                "bytes_copied": result.bytes_copied,
-            }
-        )
+        _print_json(result.to_json())
         return 0
     if budget_text is not None:
         print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
-    print(f"Set kvcache_num_blocks to {result.target} for artifact at {result.path}")
+    print(result.summary())
     return 0
 
 

@@ -105,6 +105,19 @@ class ResizeResult:
     warnings: list[str]
     bytes_copied: int = 0
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "previous_kvcache_num_blocks": self.previous,
+            "kvcache_num_blocks": self.target,
+            "warnings": self.warnings,
+            "bytes_copied": self.bytes_copied,
+        }
+
+    def summary(self) -> str:
+        """optimum-rbln-cli's own last line for a resize."""
+        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.path}"
+
 
 def _require_simulated(artifact: Artifact) -> None:
     if not artifact.is_simulated:
