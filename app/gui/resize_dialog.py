@@ -277,11 +277,11 @@ class ResizeDialog(QDialog):
         """Ask the core about the current choice; show its error or warnings, the preview and the command."""
         config = self.artifact.config
         target, warnings, error = self._target()
+        copy = self.mode_copy.isChecked()
         if target is not None and error is None:
-            check = check_target(config, target, self.artifact)
+            check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
-        copy = self.mode_copy.isChecked()
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
@@ -289,8 +289,6 @@ class ResizeDialog(QDialog):
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._output_error(output)
-        if error is None and not copy and target == config.kvcache_num_blocks:
-            error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
         if error is None and not copy and self.artifact.is_real:
             error = self._staging_error()
         self._show_message(target, warnings, error)

@@ -58,13 +58,17 @@ class TargetCheck:
         return self.error is None
 
 
-def check_target(config: RblnConfig, target: int, artifact: Artifact | None = None) -> TargetCheck:
+def check_target(
+    config: RblnConfig, target: int, artifact: Artifact | None = None, in_place: bool = False
+) -> TargetCheck:
     """DESIGN section 6, with the artifact's allocation tables where known (DESIGN section 5).
 
     Errors: a non-positive current count, a target below the floor or above what a file records, and, where
     the tables are known, a target whose KV cache does not fit the DRAM left on the tightest chiplet (the
     error names the largest count that fits). Where they are unknown (a real artifact without rebel), a
     target above the current count warns with its KV bytes per NPU. Above the full pool always warns.
+    in_place: a choice about to be applied in place, where the current count changes nothing (the GUI offers no
+    Apply for it; the CLI takes it as a finished rerun).
     """
     current, floor, full = config.kvcache_num_blocks, config.num_min_blocks, config.num_full_blocks
     if current <= 0:
@@ -77,6 +81,9 @@ def check_target(config: RblnConfig, target: int, artifact: Artifact | None = No
         return TargetCheck(current, target, floor, full, below_floor_message(target, floor))
     if target > MAX_BLOCKS:
         return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
+    if in_place and target == current:
+        error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
+        return TargetCheck(current, target, floor, full, error)
     warnings = []
     layout, npu = (artifact.layout(), artifact.npu) if artifact is not None else (None, None)
     if layout is not None and npu is not None:
@@ -117,6 +124,23 @@ class ResizeResult:
     bytes_copied: int = 0
     unshared: tuple[str, ...] = ()  # files copied-on-write because another path shared them
     already_done: bool = False  # the output already held exactly this result; nothing was written
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "previous_kvcache_num_blocks": self.previous,
+            "kvcache_num_blocks": self.target,
+            "warnings": self.warnings,
+            "bytes_copied": self.bytes_copied,
+            "unshared": list(self.unshared),
+            "already_done": self.already_done,
+        }
+
+    def summary(self) -> str:
+        """optimum-rbln-cli's own last line for a resize (or that a repeated copy found its result there)."""
+        if self.already_done:
+            return f"{self.path} already holds this copy with kvcache_num_blocks={self.target}; nothing to do"
+        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.path}"
 
 
 def _require_simulated(artifact: Artifact) -> None:
