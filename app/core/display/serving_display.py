@@ -25,3 +25,21 @@ def serving_headline(s: ServingCheck) -> str:
         f"Concurrency: {s.concurrency} of {s.max_num_seqs} requests at the full {s.max_model_len:,} tokens "
         f"({s.blocks_per_request} blocks each)."
     )
+
+
+def serving_text(s: ServingCheck) -> str:
+    """`serving`'s plain output: the settings vllm-rbln derives, the concurrency line, errors and warnings."""
+    lines = [
+        f"{s.path}: vllm-rbln will set",
+        f"  max_num_seqs            {s.max_num_seqs}  (batch_size)",
+        f"  max_model_len           {s.max_model_len:,}  (max_seq_len)",
+        f"  block_size              {s.block_size:,}  (kvcache_block_size)",
+        f"  num_gpu_blocks          {s.num_gpu_blocks}  (kvcache_num_blocks {s.kvcache_num_blocks}"
+        f"{'' if s.full_batch_fits else ' - 1'} + 1 null block)",
+        f"  max_num_batched_tokens  {s.max_num_batched_tokens:,}",
+        f"  devices per rank        {s.num_devices}",
+        serving_headline(s),
+    ]
+    lines += [f"error: {e}" for e in s.errors]
+    lines += [f"warning: {w}" for w in s.warnings]
+    return "\n".join(lines)
