@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback, ResizeRequest
@@ -47,13 +48,21 @@ def detect_backends(
     ]
 
 
+BackendFactory = Callable[[Located, CancelToken | None], Backend]
+
+BACKENDS: dict[BackendChoice, BackendFactory] = {
+    BackendChoice.SIM: lambda located, cancel: SimulatorBackend(),
+    BackendChoice.OPTIMUM: lambda located, cancel: OptimumBackend(located, inspector=_inspector(located, cancel)),
+}
+"""Every concrete backend by its choice; AUTO is resolved per job by compile_model and resize_artifact."""
+
+
 def backend_for(choice: BackendChoice, located: Located, cancel: CancelToken | None = None) -> Backend:
-    """The backend that does the work for a concrete choice (AUTO is resolved by the caller: it depends on the job)."""
-    if choice == BackendChoice.SIM:
-        return SimulatorBackend()
-    if choice == BackendChoice.OPTIMUM:
-        return OptimumBackend(located, inspector=_inspector(located, cancel))
-    raise ValueError(f"{choice!r} names no single backend")
+    """The backend that does the work for a concrete choice."""
+    factory = BACKENDS.get(choice)
+    if factory is None:
+        raise ValueError(f"{choice!r} names no single backend")
+    return factory(located, cancel)
 
 
 def _inspector(located: Located, cancel: CancelToken | None) -> GraphInspector | None:

@@ -272,7 +272,7 @@ class _Runner(QRunnable):
         job.run_in_worker()
 
 
-WORKER_NICE = 10
+WORKER_NICE = 10  # added to the app's own nice value: a writer always runs below the GUI thread
 
 
 def lower_thread_priority() -> None:
@@ -285,7 +285,8 @@ def lower_thread_priority() -> None:
     to ~30 s), against 55-80 ms with the scan at normal priority. Elsewhere this does nothing.
     """
     with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICE))
 
 
 class JobManager(QObject):
