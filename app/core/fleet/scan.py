@@ -276,7 +276,6 @@ def _walk(
     on_issue: IssueCallback | None,
     boundary: str | None = None,
     skip_children: frozenset[str] = frozenset(),
-    seen: set[tuple[int, int]] | None = None,
 ) -> Iterator[_Found]:
     """Artifacts under root in path order, each real folder once (by device and inode).
 
@@ -286,7 +285,7 @@ def _walk(
     other folder outside is reported and skipped. An entry that cannot be read becomes a failed row.
     """
     boundary_real = os.path.realpath(boundary or root)
-    seen = set() if seen is None else seen
+    seen: set[tuple[int, int]] = set()
     stack: list[tuple[str, str | None, ArtifactSummary | None]] = [(root, None, None)]
     first = True
     while stack:
@@ -347,7 +346,6 @@ def scan(
     verify: Verifier | bool | None = True,
     boundary: Path | None = None,
     skip_children: frozenset[str] = frozenset(),
-    seen: set[tuple[int, int]] | None = None,
 ) -> Iterator[ArtifactSummary]:
     """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged).
 
@@ -361,7 +359,7 @@ def scan(
     verifier = default_verifier() if verify is True else (verify or None)
     complete = False
     try:
-        walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
+        walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children)
         for found in walk:
             if found.entries is None:
                 assert found.error is not None
