@@ -18,6 +18,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
 )
 from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.model.budget import MemoryBudget, check_exclusive, parse_budget, with_budget_warnings
+from rbln_artifact_studio.core.model.kv_split import kv_heads_per_npu, uneven_split
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, AttnImpl, default_attn_impl, get_npu, validate_shape
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, dumps_config, parse_config
@@ -148,6 +149,13 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
     check_exclusive(budget, explicit)
     budget_per_npu = budget.bytes_per_npu(shape.npu)
     warnings = list(budget.warnings())
+    if uneven_split(model.spec.kv_heads, shape.num_devices):
+        per_npu = kv_heads_per_npu(model.spec.kv_heads, shape.num_devices, shape.npu.chiplets)
+        warnings.append(
+            f"num_devices={shape.num_devices} does not divide the model's {model.spec.kv_heads} KV heads: each NPU "
+            f"holds the KV cache of {per_npu} heads, more than an even split; a divisor or multiple of "
+            f"{model.spec.kv_heads} uses the NPUs' DRAM better."
+        )
     sequence = SequenceShape(shape.batch_size, shape.max_seq_len, shape.block_size, shape.attn)
     layout = MemoryLayout.from_graphs(simulate_graphs(model.spec, shape), resizable_names(model.spec), 1)
     npu = shape.npu
