@@ -296,8 +296,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.display.serving_display import serving_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
     artifact = open_artifact(args.dir, _inspector(args))  # the verdict inspect and scan give
     check = check_artifact_serving(artifact.loaded, artifact.problems)

@@ -82,14 +82,14 @@ def check_target(
     if target > MAX_BLOCKS:
         return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
     if in_place and target == current:
-        error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
-        return TargetCheck(current, target, floor, full, error)
+        unchanged = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
+        return TargetCheck(current, target, floor, full, unchanged)
     warnings = []
     layout, npu = (artifact.layout(), artifact.npu) if artifact is not None else (None, None)
     if layout is not None and npu is not None:
-        error = does_not_fit(layout, npu, target, floor)
-        if error is not None:
-            return TargetCheck(current, target, floor, full, error)
+        too_big = does_not_fit(layout, npu, target, floor)
+        if too_big is not None:
+            return TargetCheck(current, target, floor, full, too_big)
     elif target > current:
         per_npu = config.kv_bytes_per_npu(target)
         size = "" if per_npu is None else f" ({format_bytes(per_npu)} of KV cache per NPU)"
