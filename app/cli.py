@@ -27,6 +27,18 @@ _OPTIMUM_OPERATIONS = {
 }
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -166,7 +178,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
+    from rbln_artifact_studio.core.fleet.scan_pool import available_cpus
+
+    processes = args.jobs if args.jobs is not None else available_cpus()
+    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache, processes=processes)
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
@@ -380,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
     fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="read configs in N processes in all (default: one per CPU this process may use; 1 reads them all here)",
+    )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")

@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
@@ -25,6 +24,8 @@ class Column:
 
 
 def _bytes(value: object) -> str:
+    from rbln_artifact_studio.core.display.sizes import format_bytes  # humanfriendly: only Markdown needs it
+
     return format_bytes(value) if isinstance(value, int) else str(value)
 
 

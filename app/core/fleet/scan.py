@@ -13,6 +13,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
@@ -168,20 +169,48 @@ def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
     return _summarize(folder, entries, cache)
 
 
-def _summarize(folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None) -> ArtifactSummary:
+@dataclass(frozen=True)
+class _ConfigTask:
+    """An artifact whose row must be read from its files (no cached row): what its listing already told."""
+
+    folder: str
+    signature: Signature
+    size: int
+    graphs: frozenset[str]
+
+
+def _read_row(task: _ConfigTask) -> ArtifactSummary:
+    """Module-level, so that scan_pool can run it in a worker process."""
+    return _from_config(task.folder, task.size, set(task.graphs))
+
+
+def _listed(
+    folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None
+) -> _ConfigTask | Done[ArtifactSummary]:
+    """The row when the listing settles it (unreadable, or unchanged since it was cached), else the task to read it."""
     try:
         signature, size, graphs = _listing(entries)
     except OSError as exc:
         message = f"Cannot list {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
+        return Done(ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message]))
     if cache is not None:
         row = cache.get(folder, signature)
         if row is not None:
-            return ArtifactSummary.from_json(row)
-    summary = _from_config(folder, size, graphs)
-    if cache is not None:
-        cache.put(folder, signature, summary.to_json())
+            return Done(ArtifactSummary.from_json(row))
+    return _ConfigTask(folder, signature, size, frozenset(graphs))
+
+
+def _remember(task: _ConfigTask | None, summary: ArtifactSummary, cache: ScanCache | None) -> ArtifactSummary:
+    if cache is not None and task is not None:
+        cache.put(task.folder, task.signature, summary.to_json())
     return summary
+
+
+def _summarize(folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None) -> ArtifactSummary:
+    item = _listed(folder, entries, cache)
+    if isinstance(item, Done):
+        return item.result
+    return _remember(item, _read_row(item), cache)
 
 
 def find_artifacts(
@@ -234,13 +263,20 @@ def scan(
     cancel: CancelToken | None = None,
     on_issue: IssueCallback | None = None,
     use_cache: bool = True,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
-    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged)."""
+    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged).
+
+    processes > 1 reads configs in that many processes in all (see scan_pool: only where forking is safe,
+    e.g. the single-threaded CLI); every row goes through the same _read_row whichever process reads it.
+    """
     cache = ScanCache(Path(root)) if use_cache else None
     complete = False
     try:
-        for folder, entries in _walk(os.fspath(Path(root)), cancel, on_issue):
-            yield _summarize(folder, entries, cache)
+        walk = _walk(os.fspath(Path(root)), cancel, on_issue)
+        items = (_listed(folder, entries, cache) for folder, entries in walk)
+        for task, summary in ordered_map(_read_row, items, processes):
+            yield _remember(task, summary, cache)
         complete = True
     finally:
         if cache is not None:

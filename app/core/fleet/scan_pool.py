@@ -1,0 +1,115 @@
+"""Run a scan's per-artifact work in worker processes as well as here, handing results back in the order asked."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing loads only when a worker starts (a small scan never needs it)
+    from multiprocessing.pool import AsyncResult, Pool
+
+TaskT = TypeVar("TaskT")
+ResultT = TypeVar("ResultT")
+
+BATCH = 32  # artifacts per hand-over: large enough that pickling and the pipe cost little per artifact
+LOCAL_FIRST = 64  # work done here before a worker starts: small scans never pay for a process
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
+def can_fork_workers() -> bool:
+    """Workers are forked (they inherit the imported modules, so they start in milliseconds); only a process with a
+    single thread may fork safely (a lock held by another thread would stay locked in the child), e.g. the CLI."""
+    import multiprocessing
+
+    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+class Done(Generic[ResultT]):
+    """A result known without work (a row from the scan cache, an unreadable folder): passed through in order."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: ResultT) -> None:
+        self.result = result
+
+
+def _run_batch(compute: Callable[[TaskT], ResultT], tasks: list[TaskT]) -> list[ResultT]:
+    return [compute(task) for task in tasks]
+
+
+def ordered_map(
+    compute: Callable[[TaskT], ResultT], items: Iterable[TaskT | Done[ResultT]], processes: int
+) -> Iterator[tuple[TaskT | None, ResultT]]:
+    """(task, compute(task)) for each task and (None, result) for each Done, in the order of items, as they finish.
+
+    With processes > 1 (and a process that may fork), batches of tasks go to processes - 1 workers while this
+    process computes the batches that find every worker busy, so both cores work and none waits for the other.
+    compute must be a module-level function (it is sent by name). The workers stop when the iteration ends,
+    fails or is abandoned (a cancelled scan).
+    """
+    workers = processes - 1 if processes > 1 and can_fork_workers() else 0  # decided once, before any thread starts
+    pool: Pool | None = None
+    queue: deque[tuple[list[TaskT | None], AsyncResult[list[ResultT]] | list[ResultT]]] = deque()
+    in_workers = 0
+    done_here = 0
+    batch: list[TaskT] = []
+
+    def hand_over() -> None:
+        nonlocal pool, in_workers, done_here
+        tasks = list(batch)
+        batch.clear()
+        if workers and pool is None and done_here >= LOCAL_FIRST:
+            sys.stdout.flush()  # a forked child must not write what this process has buffered
+            sys.stderr.flush()
+            import multiprocessing
+
+            pool = multiprocessing.get_context("fork").Pool(workers)
+        if pool is not None and in_workers < 2 * workers:
+            queue.append((list(tasks), pool.apply_async(_run_batch, (compute, tasks))))
+            in_workers += 1
+        else:
+            queue.append((list(tasks), _run_batch(compute, tasks)))
+            done_here += len(tasks)
+
+    def finished(block: bool) -> Iterator[tuple[TaskT | None, ResultT]]:
+        nonlocal in_workers
+        while queue:
+            tasks, pending = queue[0]
+            if isinstance(pending, list):
+                results = pending
+            else:
+                if not block and not pending.ready():
+                    return
+                results = pending.get()
+                in_workers -= 1
+            queue.popleft()
+            yield from zip(tasks, results, strict=True)
+
+    try:
+        for item in items:
+            if isinstance(item, Done):
+                if batch:
+                    hand_over()
+                queue.append(([None], [item.result]))
+            else:
+                batch.append(item)
+                if len(batch) >= BATCH:
+                    hand_over()
+            yield from finished(block=False)
+        if batch:
+            hand_over()
+        yield from finished(block=True)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
