@@ -182,6 +182,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     processes = args.jobs if args.jobs is not None else available_cpus()
     rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache, processes=processes)
+    if args.format == "json":
+        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+
+        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        return 0
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
