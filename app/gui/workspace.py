@@ -13,6 +13,7 @@ from rbln_artifact_studio.core.fleet.rescan import rescan_folder
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.gui.long_lived import LongLivedRows
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 BATCH_ROWS = 256
@@ -87,6 +88,7 @@ class Workspace(QObject):
         self._job: Job | None = None
         self._pending: set[str] = set()
         self._to_ack: list[Job] = []
+        self.long_lived = LongLivedRows()
 
         self._ack_timer = QTimer(self)
         self._ack_timer.setSingleShot(True)
@@ -161,7 +163,8 @@ class Workspace(QObject):
         else:
             _, rows, watch = piece
             self.model.upsert(rows)
-            self.watcher.watch(watch)
+            self.long_lived.grown_to(self.model.rowCount())
+            self.watcher.watch(watch, artifacts={row.summary.path for row in rows})
 
     @Slot()
     def _on_finished(self) -> None:
