@@ -11,33 +11,43 @@ from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 # otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.core.storage.resize import ResizeResult
     from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
-def read_artifact(jobs: JobManager, path: str) -> Job:
+def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
 
     def work(ctx: JobContext) -> Artifact:
         from rbln_artifact_studio.backends.registry import inspector_for
         from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
-        return open_artifact(Path(path), inspector_for(cancel=ctx.cancel))
+        return open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain))
 
     return jobs.submit(f"Read {Path(path).name}", work, visible=False)
 
 
-def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+def compile_artifact(
+    jobs: JobManager, request: CompileRequest, output_dir: str, backend: BackendChoice, toolchain: ToolchainSettings
+) -> Job:
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
         from rbln_artifact_studio.backends.registry import compile_model
 
-        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend})")
+        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
-            request, output_dir, backend=backend, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel
+            request,
+            output_dir,
+            backend=backend,
+            progress=ctx.progress,
+            log=ctx.log,
+            cancel=ctx.cancel,
+            toolchain=toolchain,
         )
         for warning in result.warnings:
             ctx.log(f"warning: {warning}")
@@ -47,7 +57,7 @@ def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str,
     return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
 
 
-def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
+def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings) -> Job:
     """Resize in place or into a copy (with progress and cancel for the copy)."""
     where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
@@ -63,6 +73,7 @@ def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
             progress=ctx.progress,
             log=ctx.log,
             cancel=ctx.cancel,
+            toolchain=toolchain,
         )
         for warning in result.warnings:
             ctx.log(f"warning: {warning}")
