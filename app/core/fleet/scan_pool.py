@@ -57,7 +57,7 @@ def ordered_map(
     compute must be a module-level function (it is sent by name). The workers stop when the iteration ends,
     fails or is abandoned (a cancelled scan).
     """
-    workers = processes - 1 if processes > 1 and can_fork_workers() else 0  # decided once, before any thread starts
+    workers: int | None = None  # decided at the first batch (a scan served from the cache never loads multiprocessing)
     pool: Pool | None = None
     queue: deque[tuple[list[TaskT | None], AsyncResult[list[ResultT]] | list[ResultT]]] = deque()
     in_workers = 0
@@ -65,16 +65,18 @@ def ordered_map(
     batch: list[TaskT] = []
 
     def hand_over() -> None:
-        nonlocal pool, in_workers, done_here
+        nonlocal pool, in_workers, done_here, workers
         tasks = list(batch)
         batch.clear()
+        if workers is None:  # before any worker thread of ours exists
+            workers = processes - 1 if processes > 1 and can_fork_workers() else 0
         if workers and pool is None and done_here >= LOCAL_FIRST:
             sys.stdout.flush()  # a forked child must not write what this process has buffered
             sys.stderr.flush()
             import multiprocessing
 
             pool = multiprocessing.get_context("fork").Pool(workers)
-        if pool is not None and in_workers < 2 * workers:
+        if pool is not None and in_workers < 2 * (workers or 0):
             queue.append((list(tasks), pool.apply_async(_run_batch, (compute, tasks))))
             in_workers += 1
         else:
