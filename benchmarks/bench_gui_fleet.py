@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from _common import build_fleet, machine, require_space, scratch
-from bench_gui_stall import GOAL, one_run
+from bench_gui_stall import GOAL, noise_floor, one_run
 
 FIRST_ROWS_GOAL = 1.0
 
@@ -47,6 +47,10 @@ def main() -> int:
                 f"peak memory {result.peak_rss / 2**20:.0f} MiB (load average {os.getloadavg()[0]:.1f})"
             )
         med, rows_med = statistics.median(worst), statistics.median(first_rows)
+        idle = noise_floor(20.0)
+        print(
+            f"noise floor: an idle bare window's longest gap over 20 s: {idle * 1000:.0f} ms (load {os.getloadavg()[0]:.1f})"
+        )
         print(
             f"first rows painted: median {rows_med:.2f} s (goal <= {FIRST_ROWS_GOAL:.0f} s: "
             f"{'holds' if rows_med <= FIRST_ROWS_GOAL else 'MISSED'})"

@@ -109,6 +109,44 @@ class Run:
     peak_rss: int
 
 
+IDLE = r"""
+import sys, time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+app = QApplication(sys.argv[:1])
+window = QWidget()
+window.show()
+gaps, last = [], [None]
+
+def tick():
+    now = time.monotonic()
+    if last[0] is not None:
+        gaps.append(now - last[0])
+    last[0] = now
+
+timer = QTimer()
+timer.timeout.connect(tick)
+timer.start(10)
+QTimer.singleShot(int(float(sys.argv[1]) * 1000), app.quit)
+app.exec()
+print(max(gaps))
+"""
+
+
+def noise_floor(seconds: float) -> float:
+    """The longest gap of the same heartbeat in an idle bare window: what the machine's load alone costs."""
+    out = subprocess.run(
+        [python(), "-c", IDLE, str(seconds)],
+        capture_output=True,
+        text=True,
+        env={**env(), "QT_QPA_PLATFORM": "offscreen"},
+        timeout=seconds + 60,
+        check=True,
+    )
+    return float(out.stdout.split()[-1])
+
+
 def one_run(folder: str, root: str, until: str = "details", count: int = 0) -> Run:
     shutil.rmtree(os.path.join(root, "cache"), ignore_errors=True)
     shutil.rmtree(os.path.join(root, "config"), ignore_errors=True)
@@ -153,6 +191,10 @@ def main() -> int:
                 f"with {result.rows:,} rows, 99th percentile {result.p99 * 1000:.0f} ms"
             )
         med = statistics.median(worst)
+        idle = noise_floor(3.0)
+        print(
+            f"noise floor: an idle bare window's longest gap over 3 s: {idle * 1000:.0f} ms (load {os.getloadavg()[0]:.1f})"
+        )
         print(f"longest stall: median {med * 1000:.0f} ms, worst {max(worst) * 1000:.0f} ms over {args.runs} runs")
         print(f"ratio {med / GOAL:.2f} of the 50 ms goal ({'holds' if med <= GOAL else 'MISSED'})")
     return 0
