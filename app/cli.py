@@ -172,9 +172,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    from rbln_artifact_studio.core.fleet.scan_pool import available_cpus
+    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
 
-    processes = args.jobs if args.jobs is not None else available_cpus()
+    processes = args.jobs if args.jobs is not None else idle_cpus()
     rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache, processes=processes)
     if args.format == "json":
         from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
@@ -399,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=_positive_int,
         metavar="N",
-        help="read configs in N processes in all (default: one per CPU this process may use; 1 reads them all here)",
+        help="read configs in N processes in all (default: one per idle CPU, by the load average; 1 reads them all here)",
     )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")

@@ -103,3 +103,14 @@ def test_a_process_with_threads_does_all_the_work_itself() -> None:
     data = _pids_run("thread")
     assert {r[1][1] for r in data["results"] if r[0] is not None} == {data["me"]}
     assert data["left"] == 0
+
+
+@pytest.mark.parametrize(("load", "expected"), [(0.0, 2), (0.6, 1), (1.4, 1), (7.0, 1)])
+def test_by_default_a_scan_uses_only_the_cpus_other_work_leaves_idle(
+    monkeypatch: pytest.MonkeyPatch, load: float, expected: int
+) -> None:
+    from rbln_artifact_studio.core.fleet import scan_pool
+
+    monkeypatch.setattr(scan_pool, "available_cpus", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert scan_pool.idle_cpus() == expected

@@ -26,6 +26,20 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
+def idle_cpus() -> int:
+    """CPUs this process may use that other work leaves idle (1-minute load average), at least one, like `make -l`.
+
+    A second process helps only on a free core: on a machine kept busy by other work it costs CPU (rows are pickled
+    between the processes) and wins nothing, and there a scan that reads alone finishes sooner.
+    """
+    cpus = available_cpus()
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this platform: assume the CPUs are free
+        return cpus
+    return max(1, min(cpus, int(cpus - busy + 0.5)))
+
+
 def can_fork_workers() -> bool:
     """Workers are forked (they inherit the imported modules, so they start in milliseconds); only a process with a
     single thread may fork safely (a lock held by another thread would stay locked in the child), e.g. the CLI."""
