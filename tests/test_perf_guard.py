@@ -21,10 +21,10 @@ from rbln_artifact_studio.core.fleet import scan
 from rbln_artifact_studio.cli import main
 
 original = scan._read_row
-def slowed(task):
+def slowed(task, verify):
     with open(os.path.join(task.folder, "rbln_config.json"), "rb") as f:
         json.loads(f.read())
-    return original(task)
+    return original(task, verify)
 scan._read_row = slowed
 sys.exit(main(sys.argv[1:]))
 """

@@ -7,7 +7,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing loads only when a worker starts (a small scan never needs it)
     from multiprocessing.pool import AsyncResult, Pool
@@ -57,8 +57,17 @@ class Done(Generic[ResultT]):
         self.result = result
 
 
-def _run_batch(compute: Callable[[TaskT], ResultT], tasks: list[TaskT]) -> list[ResultT]:
-    return [compute(task) for task in tasks]
+_installed: Callable[[Any], Any] | None = None  # a worker's compute, set when it is forked (never pickled)
+
+
+def _install(compute: Callable[[Any], Any]) -> None:
+    global _installed
+    _installed = compute
+
+
+def _run_installed(tasks: list[Any]) -> list[Any]:
+    assert _installed is not None
+    return [_installed(task) for task in tasks]
 
 
 def ordered_map(
@@ -68,8 +77,8 @@ def ordered_map(
 
     With processes > 1 (and a process that may fork), batches of tasks go to processes - 1 workers while this
     process computes the batches that find every worker busy, so both cores work and none waits for the other.
-    compute must be a module-level function (it is sent by name). The workers stop when the iteration ends,
-    fails or is abandoned (a cancelled scan).
+    compute may be any callable, a closure too: forked workers inherit it (only tasks and results are pickled).
+    The workers stop when the iteration ends, fails or is abandoned (a cancelled scan).
     """
     workers: int | None = None  # decided at the first batch (a scan served from the cache never loads multiprocessing)
     pool: Pool | None = None
@@ -89,12 +98,12 @@ def ordered_map(
             sys.stderr.flush()
             import multiprocessing
 
-            pool = multiprocessing.get_context("fork").Pool(workers)
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_install, initargs=(compute,))
         if pool is not None and in_workers < 2 * (workers or 0):
-            queue.append((list(tasks), pool.apply_async(_run_batch, (compute, tasks))))
+            queue.append((list(tasks), pool.apply_async(_run_installed, (tasks,))))
             in_workers += 1
         else:
-            queue.append((list(tasks), _run_batch(compute, tasks)))
+            queue.append((list(tasks), [compute(task) for task in tasks]))
             done_here += len(tasks)
 
     def finished(block: bool) -> Iterator[tuple[TaskT | None, ResultT]]:
