@@ -1,4 +1,4 @@
-"""Qt-free display data for the detail panel's serving check: the rows vLLM settings and the headline."""
+"""The serving check as text: the detail panel's rows and headline, and the CLI's report built from them."""
 
 from __future__ import annotations
 
@@ -28,16 +28,12 @@ def serving_headline(s: ServingCheck) -> str:
 
 
 def serving_text(s: ServingCheck) -> str:
-    """`serving`'s plain output: the settings vllm-rbln derives, the concurrency line, errors and warnings."""
-    lines = [
-        f"{s.path}: vllm-rbln will set",
-        f"  max_num_seqs            {s.max_num_seqs}  (batch_size)",
-        f"  max_model_len           {s.max_model_len:,}  (max_seq_len)",
-        f"  block_size              {s.block_size:,}  (kvcache_block_size)",
-        f"  num_gpu_blocks          {s.num_gpu_blocks}  (kvcache_num_blocks {s.kvcache_num_blocks}"
-        f"{'' if s.full_batch_fits else ' - 1'} + 1 null block)",
-        f"  max_num_batched_tokens  {s.max_num_batched_tokens:,}",
-        f"  devices per rank        {s.num_devices}",
+    """What `rbln-studio-cli serving` prints: the detail panel's rows, two more settings, the headline, the notes."""
+    lines = [f"{s.path}: vllm-rbln will set"]
+    lines += [f"  {name:<23} {value}  ({source})" for name, value, source in serving_rows(s)]
+    lines += [
+        f"  {'max_num_batched_tokens':<23} {s.max_num_batched_tokens:,}",
+        f"  {'devices per rank':<23} {s.num_devices}",
         serving_headline(s),
     ]
     lines += [f"error: {e}" for e in s.errors]

@@ -82,8 +82,8 @@ def check_target(
     if target > MAX_BLOCKS:
         return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
     if in_place and target == current:
-        error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
-        return TargetCheck(current, target, floor, full, error)
+        unchanged = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
+        return TargetCheck(current, target, floor, full, unchanged)
     warnings = []
     layout, npu = (artifact.layout(), artifact.npu) if artifact is not None else (None, None)
     if layout is not None and npu is not None:
