@@ -120,7 +120,11 @@ def test_int_one_budget_warns(run_cli, tmp_path: Path) -> None:  # type: ignore[
         "--memory-budget",
         "1",
     )
-    assert out.returncode == 1 and "only 1 blocks" in out.stderr
+    assert (
+        out.returncode == 1
+        and "the weights alone, 15.27 GiB (16,391,340,032 B) per NPU, exceed the memory_budget of 1 byte per NPU"
+        in out.stderr
+    )
     assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in out.stderr
 
 
