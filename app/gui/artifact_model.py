@@ -84,7 +84,8 @@ class TableRow:
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
         )
-        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value) if v)
+        target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
+        search = " ".join(str(v) for v in (s.name, s.model, target, s.attn_impl, s.status.value) if v)
         return cls(s, texts, keys, search)
 
 
