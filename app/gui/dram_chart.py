@@ -8,9 +8,10 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 from rbln_artifact_studio.core.display.presentation import (
-    SEGMENT_LABELS,
+    NO_BUDGET,
     Segment,
     bar_label,
+    segment_labels,
     usage_segments,
     usage_tooltip,
 )
@@ -68,8 +69,9 @@ class DramChart(TooltipChart):
         """What the chart shows, in words (accessibility and tests)."""
         if self._breakdown is None:
             return self._message
-        tight = self._breakdown.tightest
-        return f"{len(self._breakdown.usages)} bars; tightest {tight.label}; budget {self._breakdown.budget_per_npu:,} B per NPU"
+        b = self._breakdown
+        budget = f"budget {b.budget_per_npu:,} B per NPU" if b.budget_set else NO_BUDGET
+        return f"{len(b.usages)} bars; tightest {b.tightest.label}; {budget}"
 
     # ---- geometry ------------------------------------------------------------------------------------
 
@@ -79,8 +81,13 @@ class DramChart(TooltipChart):
     def minimumSizeHint(self) -> QSize:
         return QSize(280, 220)
 
+    def _budget_set(self) -> bool:
+        return self._breakdown is None or self._breakdown.budget_set
+
     def _legend_entries(self) -> list[tuple[QColor, str]]:
-        return [(COLOURS[k], label) for k, label in SEGMENT_LABELS.items()] + [(BUDGET_COLOUR, "Budget")]
+        if not self._budget_set():  # no budget: no line, and nothing is outside one
+            return [(COLOURS[k], label) for k, label in segment_labels(False).items() if k != "outside"]
+        return [(COLOURS[k], label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, "Budget")]
 
     def _legend_layout(self) -> list[tuple[QColor, str, QPointF]]:
         """Legend entries with their positions, wrapped onto as many lines as the width needs."""
@@ -127,7 +134,7 @@ class DramChart(TooltipChart):
             x = plot.left() + slot * i + (slot - width) / 2
             y = plot.bottom()
             pieces = []
-            for seg in usage_segments(u):
+            for seg in usage_segments(u, b.budget_set):
                 h = plot.height() * seg.nbytes / scale_bytes
                 pieces.append((seg, QRectF(x, y - h, width, h)))
                 y -= h
@@ -143,8 +150,8 @@ class DramChart(TooltipChart):
             if bar.rect.left() <= p.x() <= bar.rect.right():
                 for seg, rect in bar.pieces:
                     if rect.contains(p):
-                        return seg.tooltip + "\n\n" + usage_tooltip(bar.usage, bar.tightest)
-                return usage_tooltip(bar.usage, bar.tightest)
+                        return seg.tooltip + "\n\n" + usage_tooltip(bar.usage, bar.tightest, self._budget_set())
+                return usage_tooltip(bar.usage, bar.tightest, self._budget_set())
         return ""
 
     # ---- events --------------------------------------------------------------------------------------
@@ -171,8 +178,11 @@ class DramChart(TooltipChart):
             painter.setPen(QPen(TIGHTEST_COLOUR if bar.tightest else palette_text, 2.5 if bar.tightest else 1))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(bar.rect)
-            painter.setPen(QPen(BUDGET_COLOUR, 2, Qt.PenStyle.DashLine))
-            painter.drawLine(QPointF(bar.rect.left() - 6, bar.budget_y), QPointF(bar.rect.right() + 6, bar.budget_y))
+            if self._budget_set():
+                painter.setPen(QPen(BUDGET_COLOUR, 2, Qt.PenStyle.DashLine))
+                painter.drawLine(
+                    QPointF(bar.rect.left() - 6, bar.budget_y), QPointF(bar.rect.right() + 6, bar.budget_y)
+                )
             label_rect = QRectF(bar.rect.center().x() - 60, bar.rect.bottom() + 4, 120, fm.height())
             painter.setPen(palette_text)
             painter.drawText(label_rect, Qt.AlignmentFlag.AlignHCenter, bar.label)
@@ -194,7 +204,7 @@ class DramChart(TooltipChart):
                 painter.drawLine(QPointF(x, y + box / 2 + 2), QPointF(x + box, y + box / 2 + 2))
             else:
                 painter.fillRect(QRectF(x, y + 2, box, box), colour)
-                if label == SEGMENT_LABELS["outside"]:
+                if label == segment_labels(True)["outside"]:
                     painter.fillRect(QRectF(x, y + 2, box, box), QBrush(QColor("#b0bec5"), Qt.BrushStyle.BDiagPattern))
                 painter.setPen(QPen(text, 0.5))
                 painter.drawRect(QRectF(x, y + 2, box, box))

@@ -371,6 +371,7 @@ class Breakdown:
     num_blocks: int
     budget_per_npu: int
     usages: list[ChipletUsage]
+    budget_set: bool = True  # False: no memory_budget (a compiled artifact records none), the whole NPU
 
     @property
     def tightest(self) -> ChipletUsage:
@@ -388,7 +389,9 @@ def is_weight_key(key: str) -> bool:
     return key.lower().startswith("weight")
 
 
-def breakdown(layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: int) -> Breakdown:
+def breakdown(
+    layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: int, budget_set: bool = True
+) -> Breakdown:
     """Split each (node, chiplet) of an artifact's DRAM for display and reports."""
     per_chiplet_budget = budget_per_npu // npu.chiplets
     usages = []
@@ -408,7 +411,7 @@ def breakdown(layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: i
                 by_key=by_key,
             )
         )
-    return Breakdown(num_blocks, budget_per_npu, usages)
+    return Breakdown(num_blocks, budget_per_npu, usages, budget_set)
 
 
 @dataclass(frozen=True)

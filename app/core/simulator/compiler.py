@@ -98,7 +98,7 @@ class CompilePlan:
 
     @property
     def breakdown(self) -> Breakdown:
-        return breakdown(self.layout, self.shape.npu, self.budget_per_npu, self.num_blocks)
+        return breakdown(self.layout, self.shape.npu, self.budget_per_npu, self.num_blocks, self.budget.is_set)
 
     @property
     def floor(self) -> int:
