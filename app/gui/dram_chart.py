@@ -51,6 +51,7 @@ class DramChart(TooltipChart):
         self._breakdown: Breakdown | None = None
         self._chiplets = 1
         self._message = "No artifact selected."
+        self.scale_floor = 0  # bytes at the top of the plot at least: two charts on one scale (compare)
 
     # ---- input ---------------------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class DramChart(TooltipChart):
         """Bytes at the top of the plot: the NPU's DRAM, or more when a chiplet is over its DRAM."""
         b = self._breakdown
         assert b is not None
-        return max(sum(s.nbytes for s in usage_segments(u)) for u in b.usages)
+        return max(self.scale_floor, *(sum(s.nbytes for s in usage_segments(u)) for u in b.usages))
 
     def bars(self) -> list[_Bar]:
         """Bars and their segments in widget coordinates for the current size."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rbln_artifact_studio.backends.base import CompileResult
 from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
 from rbln_artifact_studio.core.demo import build_demo
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.fleet.compare import Comparison, compare
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
@@ -21,6 +24,16 @@ def read_artifact(jobs: JobManager, path: str) -> Job:
         lambda ctx: open_artifact(Path(path), inspector_for(cancel=ctx.cancel)),
         visible=False,
     )
+
+
+def compare_artifacts(jobs: JobManager, left: str, right: str) -> Job:
+    """Read two artifacts and compare them (the compare dialog)."""
+
+    def work(ctx: JobContext) -> Comparison:
+        inspector = inspector_for(cancel=ctx.cancel)
+        return compare(open_artifact(Path(left), inspector), open_artifact(Path(right), inspector))
+
+    return jobs.submit(f"Compare {Path(left).name} and {Path(right).name}", work, visible=False)
 
 
 def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
@@ -59,6 +72,33 @@ def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
         ctx.log(f"kvcache_num_blocks {result.previous} -> {result.target} at {result.path}")
         return result
 
+    return jobs.submit(title, work, writes=True)
+
+
+def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
+    """Move artifact folders to the desktop's Trash (a rename there, so each one moves whole or not at all)."""
+    from PySide6.QtCore import QFile, QStandardPaths
+
+    def work(ctx: JobContext) -> list[str]:
+        # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
+        os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
+        moved = []
+        for path in paths:
+            ctx.checkpoint()
+            if not os.path.lexists(path):
+                continue  # already gone (deleted from a terminal meanwhile)
+            if not QFile.moveToTrash(path):
+                raise StudioError(
+                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). "
+                    f"It was left as it is{'; moved before it: ' + ', '.join(moved) if moved else ''}."
+                )
+            ctx.log(f"moved {path} to the Trash")
+            moved.append(path)
+        return moved
+
+    title = (
+        f"Move {Path(paths[0]).name} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
+    )
     return jobs.submit(title, work, writes=True)
 
 
