@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 from rbln_artifact_studio.core.display.presentation import (
     NO_BUDGET,
@@ -15,6 +15,7 @@ from rbln_artifact_studio.core.display.presentation import (
     usage_segments,
     usage_tooltip,
 )
+from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
 
@@ -141,7 +142,10 @@ class DramChart(TooltipChart):
                 y -= h
             budget_y = plot.bottom() - plot.height() * (u.reserve + u.budget) / scale_bytes
             rect = QRectF(x, y, width, plot.bottom() - y)
-            bars.append(_Bar(u, bar_label(u, self._chiplets), u is tightest, rect, pieces, budget_y))
+            label = bar_label(u, self._chiplets)
+            if self.fontMetrics().horizontalAdvance(label) + 4 > slot:  # narrow: the chiplet alone ("c2")
+                label = f"c{u.chiplet}" if self._chiplets > 1 else str(u.node)
+            bars.append(_Bar(u, label, u is tightest, rect, pieces, budget_y))
         return bars
 
     def tooltip_at(self, pos: QPoint | QPointF) -> str:
@@ -168,7 +172,6 @@ class DramChart(TooltipChart):
             return
         self._paint_legend(painter, palette_text)
         self._paint_axis(painter, palette_text)
-        fm = self.fontMetrics()
         for bar in bars:
             for seg, rect in bar.pieces:
                 if rect.height() <= 0:
@@ -184,16 +187,54 @@ class DramChart(TooltipChart):
                 painter.drawLine(
                     QPointF(bar.rect.left() - 6, bar.budget_y), QPointF(bar.rect.right() + 6, bar.budget_y)
                 )
-            label_rect = QRectF(bar.rect.center().x() - 60, bar.rect.bottom() + 4, 120, fm.height())
             painter.setPen(palette_text)
-            painter.drawText(label_rect, Qt.AlignmentFlag.AlignHCenter, bar.label)
+            texts = self._bar_texts(bar)
+            painter.drawText(texts[0][1], Qt.AlignmentFlag.AlignHCenter, bar.label)
             if bar.tightest:
                 bold = QFont(self.font())
                 bold.setBold(True)
                 painter.setFont(bold)
                 painter.setPen(TIGHTEST_COLOUR)
-                painter.drawText(label_rect.translated(0, fm.height()), Qt.AlignmentFlag.AlignHCenter, "▲ tightest")
+                painter.drawText(texts[1][1], Qt.AlignmentFlag.AlignHCenter, texts[1][0])
                 painter.setFont(self.font())
+
+    def _bar_texts(self, bar: _Bar) -> list[tuple[str, QRectF]]:
+        """The label under a bar and, under the tightest, the marker: centred, kept inside the widget."""
+        fm = self.fontMetrics()
+        bold = QFont(self.font())
+        bold.setBold(True)
+        out = []
+        y = bar.rect.bottom() + 4
+        for text, width in ((bar.label, fm.horizontalAdvance(bar.label)), ("▲ tightest", 0)):
+            if text == "▲ tightest":
+                if not bar.tightest:
+                    break
+                width = QFontMetrics(bold).horizontalAdvance(text)
+            width += 4
+            left = min(max(bar.rect.center().x() - width / 2, 0), self.width() - width)
+            out.append((text, QRectF(left, y, width, fm.height())))
+            y += fm.height()
+        return out
+
+    def label_rects(self) -> list[tuple[str, QRectF]]:
+        """Every text the chart paints and where (for the layout checks): legend, axis, bar labels."""
+        if self._breakdown is None:
+            return []
+        fm = self.fontMetrics()
+        box = fm.height() - 4
+        out = [
+            (label, QRectF(pos.x() + box + 4, pos.y(), fm.horizontalAdvance(label) + 2, fm.height()))
+            for _, label, pos in self._legend_layout()
+        ]
+        plot = self._plot()
+        for i in range(5):
+            y = plot.bottom() - plot.height() * i / 4
+            text = format_bytes(self._scale() * i // 4)
+            width = fm.horizontalAdvance(text) + 2
+            out.append((text, QRectF(plot.left() - 8 - width, y - fm.height() / 2, width, fm.height())))
+        for bar in self.bars():
+            out += self._bar_texts(bar)
+        return out
 
     def _paint_legend(self, painter: QPainter, text: QColor) -> None:
         fm = self.fontMetrics()

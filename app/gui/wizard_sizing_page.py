@@ -107,7 +107,7 @@ class SizingPage(QWizardPage):
             self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(problem)}</span>")
             self.fixes.set_fixes(())
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
-            self.curve.set_curve([], 1, 0, 0, None, None)
+            self.curve.set_curve([], 1, 0, 0, None, None, "No curve: fix the error above.")
             self.completeChanged.emit()
             return
         preview = self.preview = preview_compile(request, wizard.model)  # type: ignore[attr-defined]
