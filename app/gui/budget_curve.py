@@ -54,7 +54,7 @@ class BudgetCurve(QWidget):
         """Left: the block numbers; top: the axis title; bottom: a row of tick labels, then the axis title."""
         fm = self.fontMetrics()
         left = fm.horizontalAdvance("00000") + 10
-        top = fm.height() + 8
+        top = fm.height() * 3 // 2 + 10  # the axis title above, and half a line for the top block number
         bottom = 2 * fm.height() + 12
         return QRectF(left, top, max(self.width() - left - 12, 10), max(self.height() - top - bottom, 10))
 
@@ -120,7 +120,7 @@ class BudgetCurve(QWidget):
         fm = self.fontMetrics()
         plot = self._plot()
         h = fm.height()
-        out = [("blocks", QRectF(2, plot.top() - 4 - fm.ascent(), fm.horizontalAdvance("blocks") + 2, h))]
+        out = [("blocks", QRectF(2, 2, fm.horizontalAdvance("blocks") + 2, h))]
         for fraction in (0.0, 0.25, 0.5, 0.75, 1.0):
             label = f"{fraction:g}"
             width = fm.horizontalAdvance(label) + 2

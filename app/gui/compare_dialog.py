@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.compare import Comparison
@@ -40,7 +41,7 @@ def _table(name: str, headers: list[str]) -> QTableWidget:
     table.setWordWrap(False)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setStretchLastSection(True)
+    header.setSectionResizeMode(len(headers) - 1, QHeaderView.ResizeMode.Stretch)
     return table
 
 
@@ -108,7 +109,7 @@ class CompareDialog(QDialog):
 
     @Slot(object)
     def _failed(self, failure: JobFailure) -> None:
-        self.status.setText(f"<span style='color:#c62828'>✖ Cannot compare: {html.escape(failure.reason)}</span>")
+        self.status.setText(f"<span style='{style(Tone.ERROR)}'>✖ Cannot compare: {html.escape(failure.reason)}</span>")
         self.ready.emit()
 
     @Slot(object)
@@ -140,7 +141,6 @@ class CompareDialog(QDialog):
                     item.setToolTip("Differs between A and B")
                 self.settings.setItem(row, column, item)
         for table in (self.differences, self.settings):
-            table.resizeColumnsToContents()
             _fit_height(table)
         scale = c.scale_bytes
         for title, chart, caption, artifact, fit in (

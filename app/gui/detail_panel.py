@@ -30,6 +30,7 @@ from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.serving_view import ServingView
+from rbln_artifact_studio.gui.tones import Tone, style, tone
 
 if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -194,9 +195,9 @@ class DetailPanel(QScrollArea):
         try:
             result = what_if(artifact, text)
         except StudioError as exc:
-            self.what_if_result.setText(f"<span style='color:#c62828'>✖ {html.escape(exc.one_line())}</span>")
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(exc.one_line())}</span>")
             return None
-        colour = "#c62828" if result.blocks < result.floor else "#2e7d32"
+        colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
         self.what_if_result.setText(f"<span style='color:{colour}'>{html.escape(result.summary())}</span>")
         return result.breakdown
 

@@ -18,6 +18,7 @@ from rbln_artifact_studio.core.display.presentation import (
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
+from rbln_artifact_studio.gui.tones import is_dark
 
 COLOURS = {
     "reserve": QColor("#9e9e9e"),
@@ -27,6 +28,8 @@ COLOURS = {
     "free": QColor("#e8f5e9"),
     "outside": QColor("#eceff1"),
 }
+# On a dark palette the pale free / outside fills would glare: darker tints of the same hues.
+DARK_FILLS = {"free": QColor("#2f4a33"), "outside": QColor("#3a4147")}
 BUDGET_COLOUR = QColor("#d32f2f")
 TIGHTEST_COLOUR = QColor("#e65100")
 
@@ -83,13 +86,16 @@ class DramChart(TooltipChart):
     def minimumSizeHint(self) -> QSize:
         return QSize(280, 220)
 
+    def _fill(self, key: str) -> QColor:
+        return DARK_FILLS.get(key, COLOURS[key]) if is_dark(self.palette()) else COLOURS[key]
+
     def _budget_set(self) -> bool:
         return self._breakdown is None or self._breakdown.budget_set
 
     def _legend_entries(self) -> list[tuple[QColor, str]]:
         if not self._budget_set():  # no budget: no line, and nothing is outside one
-            return [(COLOURS[k], label) for k, label in segment_labels(False).items() if k != "outside"]
-        return [(COLOURS[k], label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, "Budget")]
+            return [(self._fill(k), label) for k, label in segment_labels(False).items() if k != "outside"]
+        return [(self._fill(k), label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, "Budget")]
 
     def _legend_layout(self) -> list[tuple[QColor, str, QPointF]]:
         """Legend entries with their positions, wrapped onto as many lines as the width needs."""
@@ -176,7 +182,7 @@ class DramChart(TooltipChart):
             for seg, rect in bar.pieces:
                 if rect.height() <= 0:
                     continue
-                painter.fillRect(rect, COLOURS[seg.key])
+                painter.fillRect(rect, self._fill(seg.key))
                 if seg.key == "outside":
                     painter.fillRect(rect, QBrush(QColor("#b0bec5"), Qt.BrushStyle.BDiagPattern))
             painter.setPen(QPen(TIGHTEST_COLOUR if bar.tightest else palette_text, 2.5 if bar.tightest else 1))

@@ -70,7 +70,7 @@ class JobRow(QWidget):
             if job.state is JobState.SUCCEEDED:
                 self.bar.setRange(0, 1)
                 self.bar.setValue(1)
-                self.bar.setFormat("%p%")
+                self.bar.setFormat(f"%p% of {format_bytes(job.total)}" if job.total > 10_000 else "%p%")
             elif self.bar.maximum() == 0:  # ended while its amount of work was unknown: stop the busy indicator
                 self.bar.setRange(0, 1)
                 self.bar.setValue(0)

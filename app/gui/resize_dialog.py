@@ -34,12 +34,10 @@ from rbln_artifact_studio.core.storage.resize import check_target, target_for_bu
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
 OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
-ERROR_STYLE = "color:#c62828"
-WARNING_STYLE = "color:#b26a00"
-OK_STYLE = "color:#2e7d32"
 
 
 @dataclass(frozen=True)
@@ -322,12 +320,12 @@ class ResizeDialog(QDialog):
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:
-            self.message.setText(f"<span style='{ERROR_STYLE}'>✖ {html.escape(error)}</span>")
+            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(error)}</span>")
             return
         assert target is not None
-        lines = [f"<span style='{WARNING_STYLE}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in warnings]
         facts = block_facts(self.artifact.config, target)
-        lines.append(f"<span style='{OK_STYLE}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
+        lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
         self.message.setText("<br>".join(lines))
 
     def _show_after(self, target: int | None) -> None:

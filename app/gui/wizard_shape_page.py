@@ -12,6 +12,7 @@ from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
 from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.tones import Tone, tone
 
 MAX_BATCH = 4096
 MAX_SEQ_LEN = 1 << 24
@@ -78,7 +79,7 @@ class ShapePage(QWizardPage):
 
     def _show(self, ok: bool, text: str, fixes: tuple[Fix, ...] = ()) -> None:
         self._ok = ok
-        colour, mark = ("#2e7d32", "✓") if ok else ("#c62828", "✖")
+        colour, mark = (tone(Tone.OK), "✓") if ok else (tone(Tone.ERROR), "✖")
         self.message.setText(f"<span style='color:{colour}'>{mark} {html.escape(text)}</span>")
         self.fixes.set_fixes(fixes)
         self.completeChanged.emit()

@@ -20,6 +20,7 @@ from rbln_artifact_studio.gui.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
 
@@ -104,7 +105,7 @@ class SizingPage(QWizardPage):
             problem = explicit_count_problem(self.blocks_spin.typed_value())
         if problem is not None:  # what the fields show cannot be compiled: no preview of other numbers
             self.preview = None
-            self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(problem)}</span>")
+            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
             self.fixes.set_fixes(())
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
             self.curve.set_curve([], 1, 0, 0, None, None, "No curve: fix the error above.")
@@ -114,14 +115,14 @@ class SizingPage(QWizardPage):
         plan = preview.plan
         self.fixes.set_fixes(preview.fixes)
         if plan is None:
-            self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(preview.error or '')}</span>")
+            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(preview.error or '')}</span>")
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
         else:
             lines = [
                 f"<b>kvcache_num_blocks {plan.num_blocks}</b> (floor {plan.floor}, full pool {plan.full}); "
                 f"budget {html.escape(plan.budget.describe())} = {plan.budget_per_npu:,} B per NPU."
             ]
-            lines += [f"<span style='color:#b26a00'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
+            lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
             lines.append(html.escape(breakdown_caption(plan.breakdown)))
             self.preview_label.setText("<br>".join(lines))
             self.chart.set_breakdown(plan.breakdown, plan.shape.npu.chiplets)

@@ -11,6 +11,7 @@ from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_DEVICES = 64
 BACKEND_TEXTS = {
@@ -109,7 +110,7 @@ class TargetPage(QWizardPage):
         wizard = self.wizard()
         if devices is None or devices < 1:
             problem = self.devices_spin.problem("num_devices") or f"num_devices must be at least 1, got {devices}."
-            self.sizing.setText(f"<span style='color:#c62828'>✖ {html.escape(problem)}</span>")
+            self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
         elif wizard is not None:
             self.sizing.setText(html.escape(wizard.device_sizing_text()))  # type: ignore[attr-defined]
         self.completeChanged.emit()
