@@ -54,7 +54,9 @@ class ArtifactActions(QObject):
         self.busy = BusyPaths(self)
         view = window.browser.view
 
-        def action(name: str, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+        Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
+
+        def action(name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
             a = QAction(text, window)
             a.setObjectName(name)
             if shortcut is not None:
@@ -207,7 +209,8 @@ class ArtifactActions(QObject):
             return None
         from rbln_artifact_studio.gui.compare_dialog import CompareDialog
 
-        dialog = CompareDialog(self.window.jobs, paths[0], paths[1], self.window)
+        toolchain = self.window.settings.toolchain().settings()
+        dialog = CompareDialog(self.window.jobs, paths[0], paths[1], toolchain, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
@@ -76,7 +76,7 @@ class BudgetCurve(QWidget):
                 best = p
         return best
 
-    def event(self, e: object) -> bool:
+    def event(self, e: QEvent) -> bool:
         if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
             p = self.point_at(e.pos().x())
             if p is None:
@@ -88,7 +88,7 @@ class BudgetCurve(QWidget):
                     self,
                 )
             return True
-        return super().event(e)  # type: ignore[arg-type]
+        return super().event(e)
 
     def _marker_labels(self, plot: QRectF) -> list[tuple[str, QRectF, QColor]]:
         """The floor and full pool labels inside the plot, and their numbers on the axis; one of each when equal,

@@ -28,7 +28,8 @@ from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
 from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.compare import Comparison
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.display.compare import Comparison
 
 
 def _table(name: str, headers: list[str]) -> QTableWidget:
@@ -52,11 +53,13 @@ def _fit_height(table: QTableWidget) -> None:
 
 
 class CompareDialog(QDialog):
-    """Reads both artifacts in a job, then shows what rbln_artifact_studio.core.fleet.compare worked out."""
+    """Reads both artifacts in a job, then shows what rbln_artifact_studio.core.display.compare worked out."""
 
     ready = Signal()  # the comparison is shown (or its error)
 
-    def __init__(self, jobs: JobManager, left: str, right: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("compareDialog")
         self.setWindowTitle(f"Compare {Path(left).name} and {Path(right).name}")
@@ -103,7 +106,7 @@ class CompareDialog(QDialog):
         self.resize(1100, 700)
         from rbln_artifact_studio.gui import operations  # the backends load when first used
 
-        job = operations.compare_artifacts(jobs, left, right)
+        job = operations.compare_artifacts(jobs, left, right, toolchain)
         job.succeeded.connect(self._show)
         job.failed.connect(self._failed)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QWidget, QWizard
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel
 from rbln_artifact_studio.core.simulator.compile_defaults import compile_defaults
@@ -14,6 +15,8 @@ from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileReq
 from rbln_artifact_studio.core.simulator.devices import device_fit, sizing_text
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.settings import ToolchainPaths
 from rbln_artifact_studio.gui.wizard_model_page import ModelPage
 from rbln_artifact_studio.gui.wizard_output_page import OutputPage
 from rbln_artifact_studio.gui.wizard_shape_page import ShapePage
@@ -29,7 +32,7 @@ class CompileWizard(QWizard):
     typed into keeps what was typed.
     """
 
-    compileRequested = Signal(object, str, str)  # CompileRequest, output folder, backend (auto, sim, optimum)
+    compileRequested = Signal(object, str, object)  # CompileRequest, output folder, BackendChoice
 
     def __init__(
         self,
@@ -44,7 +47,7 @@ class CompileWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.model_page = ModelPage(jobs)
-        self.target_page = TargetPage(backends or BackendStatus(jobs, self))
+        self.target_page = TargetPage(backends or BackendStatus(jobs, ToolchainPaths(), self))
         self.shape_page = ShapePage()
         self.sizing_page = SizingPage()
         self.output_page = OutputPage(default_parent)
@@ -71,9 +74,9 @@ class CompileWizard(QWizard):
             return None
         return CompileRequest(
             model_id=model.model_id,
-            **self.target_page.options(),  # type: ignore[arg-type]
-            **self.shape_page.options(),  # type: ignore[arg-type]
-            **self.sizing_page.options(),  # type: ignore[arg-type]
+            **self.target_page.options(),
+            **self.shape_page.options(),
+            **self.sizing_page.options(),
         )
 
     def input_problem(self) -> str | None:
@@ -130,7 +133,7 @@ class CompileWizard(QWizard):
     @Slot(object)
     def apply_fix(self, fix: Fix) -> None:
         """Put a fix's values in the fields they belong to (each then counts as typed by the user)."""
-        fields = {
+        fields: dict[str, NumberField] = {
             "num_devices": self.target_page.devices_spin,
             "batch_size": self.shape_page.batch_spin,
             "max_seq_len": self.shape_page.seq_spin,
@@ -140,7 +143,7 @@ class CompileWizard(QWizard):
         for name, value in fix.changes:
             if name in fields:
                 fields[name].user_edited = True
-                fields[name].setValue(int(value))  # type: ignore[call-overload]
+                fields[name].setValue(int(str(value)))  # a Fix's value for a number field is an int
             elif name == "attn_impl":
                 self.shape_page.attn_combo.setCurrentIndex(self.shape_page.attn_combo.findData(value))
             elif name == "memory_budget":
@@ -151,7 +154,7 @@ class CompileWizard(QWizard):
 
     # ---- the end -------------------------------------------------------------------------------------
 
-    def backend(self) -> str:
+    def backend(self) -> BackendChoice:
         return self.target_page.backend()
 
     def plan(self) -> CompilePlan | None:

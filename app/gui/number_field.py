@@ -67,9 +67,7 @@ class NumberField(QSpinBox):
         text = self.text()
         if self.specialValueText() and text == self.specialValueText():
             return self.minimum()
-        state = self.validate(text, len(text))
-        state = state[0] if isinstance(state, tuple) else state
-        if state != QValidator.State.Acceptable:
+        if self.validate(text, len(text))[0] != QValidator.State.Acceptable:
             return None
         return self.valueFromText(text)
 

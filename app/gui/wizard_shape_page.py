@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import replace
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
@@ -14,8 +15,21 @@ from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField
 from rbln_artifact_studio.gui.tones import Tone, tone
 
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
+
 MAX_BATCH = 4096
 MAX_SEQ_LEN = 1 << 24
+
+
+class ShapeOptions(TypedDict):
+    """This page's part of the CompileRequest."""
+
+    batch_size: int
+    max_seq_len: int
+    attn_impl: str | None  # None: automatic
+    kvcache_partition_len: int | None
+    prefill_chunk_size: int | None
 
 
 class ShapePage(QWizardPage):
@@ -62,7 +76,7 @@ class ShapePage(QWizardPage):
             self.chunk_spin: "prefill_chunk_size",
         }
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> ShapeOptions:
         return {
             "batch_size": self.batch_spin.typed_value() or 0,
             "max_seq_len": self.seq_spin.typed_value() or 0,
@@ -86,16 +100,17 @@ class ShapePage(QWizardPage):
 
     @Slot()
     def validate(self) -> None:
-        wizard = self.wizard()
-        request: CompileRequest | None = wizard.request() if wizard is not None else None  # type: ignore[attr-defined]
-        if request is None:
+        wizard = cast("CompileWizard | None", self.wizard())
+        request: CompileRequest | None = wizard.request() if wizard is not None else None
+        model = wizard.model if wizard is not None else None
+        if wizard is None or request is None or model is None:
             return
-        problem = wizard.input_problem()  # type: ignore[attr-defined]
+        problem = wizard.input_problem()
         if problem is not None:
             self._show(False, problem)
             return
         try:
-            shape = resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), wizard.model)  # type: ignore[attr-defined]
+            shape = resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), model)
         except StudioError as exc:
             self._show(False, exc.one_line(), exc.fixes)
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -22,7 +23,17 @@ from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField
 from rbln_artifact_studio.gui.tones import Tone, style
 
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
+
 MAX_BLOCKS = 1_000_000
+
+
+class SizingOptions(TypedDict):
+    """This page's part of the CompileRequest: a memory budget as typed, or an explicit count, never both."""
+
+    memory_budget: str | None
+    kvcache_num_blocks: int | None
 
 
 class SizingPage(QWizardPage):
@@ -73,7 +84,7 @@ class SizingPage(QWizardPage):
         self.budget_edit.textChanged.connect(self.update_preview)
         self.blocks_spin.edited.connect(self.update_preview)
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> SizingOptions:
         if self.auto_radio.isChecked():
             return {"memory_budget": self.budget_edit.text().strip() or None, "kvcache_num_blocks": None}
         return {"memory_budget": None, "kvcache_num_blocks": self.blocks_spin.typed_value()}
@@ -96,11 +107,13 @@ class SizingPage(QWizardPage):
     @Slot()
     def update_preview(self) -> None:
         """Plan with the current fields (pure computation) and show blocks, breakdown and curve."""
-        wizard = self.wizard()
-        request = wizard.request() if wizard is not None else None  # type: ignore[attr-defined]
-        if request is None:
+        wizard = cast("CompileWizard | None", self.wizard())
+        request = wizard.request() if wizard is not None else None
+        model = wizard.model if wizard is not None else None
+        if request is None or model is None:
             return
-        problem = wizard.input_problem()  # type: ignore[attr-defined]
+        assert wizard is not None
+        problem = wizard.input_problem()
         if problem is None and not self.auto_radio.isChecked():
             problem = explicit_count_problem(self.blocks_spin.typed_value())
         if problem is not None:  # what the fields show cannot be compiled: no preview of other numbers
@@ -111,7 +124,7 @@ class SizingPage(QWizardPage):
             self.curve.set_curve([], 1, 0, 0, None, None, "No curve: fix the error above.")
             self.completeChanged.emit()
             return
-        preview = self.preview = preview_compile(request, wizard.model)  # type: ignore[attr-defined]
+        preview = self.preview = preview_compile(request, model)
         plan = preview.plan
         self.fixes.set_fixes(preview.fixes)
         if plan is None:
