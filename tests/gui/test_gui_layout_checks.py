@@ -153,3 +153,18 @@ def test_every_window_passes_the_audit(
         pass
     assert audit(planner) == []  # two artifacts: Plan Again and Close on screen (it used to be 820 pixels tall)
     planner.close()
+
+
+def test_backend_lines_wrap_in_a_fixed_pitch_font(qtbot: QtBot, window: MainWindow) -> None:
+    """About and Preferences: the columns line up and no line runs off the right edge (nothing to scroll to)."""
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    for open_dialog, name in ((window.show_about, "aboutText"), (window.show_preferences, "prefsBackends")):
+        dialog = open_dialog()
+        text = dialog.findChild(QPlainTextEdit, name)
+        text.setPlainText(text.toPlainText() + "\n  optimum  not available  -  " + "a very long detail " * 20)
+        qtbot.waitUntil(lambda t=text: t.isVisible())
+        assert text.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
+        assert text.fontInfo().fixedPitch()
+        assert text.horizontalScrollBar().maximum() == 0
+        dialog.close()
