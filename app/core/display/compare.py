@@ -71,12 +71,17 @@ class Comparison:
 def _kv_per_npu(artifact: Artifact, fit: Breakdown | None) -> int | None:
     """Aligned KV bytes on NPU 0 when the allocations are known, else rbln_config.json's figure."""
     if fit is not None:
-        return sum(u.kv for u in fit.node(0))
+        return sum(u.kv for u in fit.usages if u.node == 0)
     return artifact.kv_bytes_per_npu
 
 
 def _used_per_npu(fit: Breakdown | None) -> int | None:
-    return None if fit is None else max(sum(u.used for u in fit.node(n)) for n in {u.node for u in fit.usages})
+    if fit is None:
+        return None
+    per_npu: dict[int, int] = {}
+    for u in fit.usages:
+        per_npu[u.node] = per_npu.get(u.node, 0) + u.used
+    return max(per_npu.values())
 
 
 def compare(left: Artifact, right: Artifact) -> Comparison:
