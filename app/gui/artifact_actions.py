@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QWidget
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job
@@ -95,8 +95,9 @@ class ArtifactActions(QObject):
         self.toolbar_action.setObjectName("actionShowToolbar")
         self.toolbar_action.setText("&Toolbar")
 
-        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        view.customContextMenuRequested.connect(self.show_context_menu)
+        # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
+        view.installEventFilter(self)
+        view.viewport().installEventFilter(self)
 
     def menu_actions(self) -> list[QAction | None]:
         """The context menu, top to bottom (None: a separator); the Artifact menu shows the same."""
@@ -137,12 +138,24 @@ class ArtifactActions(QObject):
 
     # ---- the actions ---------------------------------------------------------------------------------
 
-    @Slot(QPoint)
-    def show_context_menu(self, pos: QPoint) -> QMenu:
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            view = self.window.browser.view
+            if event.reason() == QContextMenuEvent.Reason.Mouse and isinstance(watched, QWidget):
+                self.show_context_menu(view.viewport().mapFrom(watched, event.pos()))
+            else:
+                rect = view.visualRect(view.currentIndex())
+                self.show_context_menu(rect.center() if rect.isValid() else QPoint(0, 0), select=False)
+            return True
+        return False
+
+    def show_context_menu(self, pos: QPoint, select: bool = True) -> QMenu:
+        """The menu at pos (viewport coordinates); with select, a click on an unselected row selects that row first
+        (as file managers do); from the keyboard the selection stays as it is."""
         view = self.window.browser.view
         index = view.indexAt(pos)
-        if index.isValid() and not view.selectionModel().isRowSelected(index.row(), index.parent()):
-            view.selectRow(index.row())  # right-click on an unselected row acts on that row, as file managers do
+        if select and index.isValid() and not view.selectionModel().isRowSelected(index.row(), index.parent()):
+            view.selectRow(index.row())
         menu = QMenu(view)
         menu.setObjectName("artifactContextMenu")
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

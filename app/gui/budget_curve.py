@@ -158,7 +158,7 @@ class BudgetCurve(QWidget):
             painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
         for label, rect, colour in self._marker_labels(plot):
-            painter.setPen(text if not colour.isValid() else colour)
+            painter.setPen(text)  # the dashed line carries the colour; the words stay legible on any palette
             align = Qt.AlignmentFlag.AlignRight if not colour.isValid() else Qt.AlignmentFlag.AlignLeft
             painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, label)
         path = QPainterPath(self._map(plot, self.points[0].budget_bytes, 0))

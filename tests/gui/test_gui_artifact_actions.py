@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QObject, Qt, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton, QTableWidget, QToolBar
 from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.gui.compare_dialog import CompareDialog
@@ -58,10 +58,25 @@ def test_right_click_selects_the_row_and_offers_every_action(
 ) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
-    menu = window.artifact_actions.show_context_menu(_row_point(window, ca25_artifact))
-    assert isinstance(menu, QMenu) and menu.objectName() == "artifactContextMenu"
+    view = window.browser.view
+    point = _row_point(window, ca25_artifact)
+    click = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, point, view.viewport().mapToGlobal(point))
+    QApplication.sendEvent(view.viewport(), click)
+    menu = view.findChild(QMenu, "artifactContextMenu")
+    assert isinstance(menu, QMenu) and menu.isVisible()
     assert [a.text() for a in menu.actions()] == CONTEXT_MENU
     assert window.browser.selected_paths() == [str(ca25_artifact)]  # right-click acts on the row clicked
+    menu.close()
+    qtbot.waitUntil(lambda: view.findChild(QMenu, "artifactContextMenu") is None)
+    # The menu key (or Shift+F10): the menu for the selection as it is, at the current row.
+    select(qtbot, window, cr13_artifact)
+    key = QContextMenuEvent(
+        QContextMenuEvent.Reason.Keyboard, view.rect().center(), view.mapToGlobal(view.rect().center())
+    )
+    QApplication.sendEvent(view, key)
+    menu = view.findChild(QMenu, "artifactContextMenu")
+    assert isinstance(menu, QMenu) and menu.isVisible()
+    assert window.browser.selected_paths() == [str(cr13_artifact)]
     menu.close()
     # The Artifact menu of the menu bar offers the same actions (reachable with Alt+A, no mouse needed).
     artifact_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Artifact")
