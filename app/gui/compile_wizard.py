@@ -61,6 +61,7 @@ class CompileWizard(QWizard):
         self.shape_page.attn_combo.currentIndexChanged.connect(self.apply_defaults)
         self.shape_page.fixes.fixChosen.connect(self.apply_fix)
         self.sizing_page.fixes.fixChosen.connect(self.apply_fix)
+        self.target_page.fixes.fixChosen.connect(self.apply_fix)
         self.resize(980, 720)
 
     @property
@@ -111,11 +112,12 @@ class CompileWizard(QWizard):
             self.target_page.devices_spin.set_default(defaults.fewest.num_devices)
         self.target_page.refresh()
 
-    def device_sizing_text(self) -> str:
-        """What the Target page says about the device count: the numbers, and the fewest that hold the model."""
+    def device_sizing(self) -> tuple[str, tuple[Fix, ...]]:
+        """What the Target page says about the device count (the numbers, and the fewest that hold the model), and
+        the count to offer when the chosen one does not hold it."""
         model, request = self.model, self.request()
         if model is None or request is None:
-            return "The device count that holds the model is worked out once the model is read."
+            return "The device count that holds the model is worked out once the model is read.", ()
         defaults = compile_defaults(
             model, request.npu, request.batch_size or 1, request.max_seq_len or None, request.attn_impl
         )
@@ -124,11 +126,18 @@ class CompileWizard(QWizard):
         except StudioError:
             shape = None
         if defaults.fewest is None or shape is None:
-            return "Fix the shape (next page) to see how many devices hold the model."
-        below = None
-        if defaults.fewest.num_devices > 1:
-            below = device_fit(model.spec, replace(shape, num_devices=defaults.fewest.num_devices - 1))
-        return sizing_text(model.model_id, device_fit(model.spec, shape), defaults.fewest, below)
+            return "Fix the shape (next page) to see how many devices hold the model.", ()
+        fewest = defaults.fewest
+        below = (
+            device_fit(model.spec, replace(shape, num_devices=fewest.num_devices - 1))
+            if fewest.num_devices > 1
+            else None
+        )
+        chosen = device_fit(model.spec, shape)
+        fixes: tuple[Fix, ...] = ()
+        if fewest.fits and not chosen.fits:
+            fixes = (Fix(f"num_devices {fewest.num_devices}", (("num_devices", fewest.num_devices),)),)
+        return sizing_text(model.model_id, chosen, fewest, below), fixes
 
     @Slot(object)
     def apply_fix(self, fix: Fix) -> None:
@@ -149,6 +158,7 @@ class CompileWizard(QWizard):
             elif name == "memory_budget":
                 self.sizing_page.auto_radio.setChecked(True)
                 self.sizing_page.budget_edit.setText(str(value))
+        self.target_page.refresh()
         self.shape_page.validate()
         self.sizing_page.update_preview()
 

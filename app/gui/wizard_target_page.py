@@ -12,6 +12,7 @@ from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField
 from rbln_artifact_studio.gui.tones import Tone, style
 
@@ -61,6 +62,8 @@ class TargetPage(QWizardPage):
         self.sizing.setWordWrap(True)
         self.sizing.setTextFormat(Qt.TextFormat.RichText)
         layout.addRow(self.sizing)
+        self.fixes = FixButtons("wizardTargetFixes")
+        layout.addRow(self.fixes)
         layout.addRow("Backend", self.backend_combo)
         layout.addRow(self.backend_info)
         self.npu_combo.currentIndexChanged.connect(self._show_info)
@@ -119,8 +122,11 @@ class TargetPage(QWizardPage):
         if devices is None or devices < 1:
             problem = self.devices_spin.problem("num_devices") or f"num_devices must be at least 1, got {devices}."
             self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
+            self.fixes.set_fixes(())
         elif wizard is not None:
-            self.sizing.setText(html.escape(wizard.device_sizing_text()))
+            text, fixes = wizard.device_sizing()
+            self.sizing.setText(html.escape(text))
+            self.fixes.set_fixes(fixes)
         self.completeChanged.emit()
 
     @Slot()

@@ -78,6 +78,10 @@ def test_defaults_follow_the_target(qtbot: QtBot, window: MainWindow) -> None:
     assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 1
     assert "One RBLN-CA25 cannot hold Qwen/Qwen3-8B" in _message(wizard, "wizardDevicesInfo")
     assert "The fewest that do: 2" in _message(wizard, "wizardDevicesInfo")
+    qtbot.mouseClick(_fix(wizard, "wizardTargetFixes", "num_devices 2"), Qt.MouseButton.LeftButton)
+    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 2
+    assert "2 x RBLN-CA25 hold Qwen/Qwen3-8B" in _message(wizard, "wizardDevicesInfo")
+    assert not wizard.findChild(FixButtons, "wizardTargetFixes").isVisible()
 
 
 def test_the_partition_error_offers_each_length_that_fits(qtbot: QtBot, window: MainWindow) -> None:
