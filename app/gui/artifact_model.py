@@ -17,7 +17,12 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
 
-STATUS_TONES = {Status.OK: Tone.OK, Status.WARNING: Tone.WARNING, Status.INVALID: Tone.ERROR}
+STATUS_TONES = {
+    Status.OK: Tone.OK,
+    Status.WARNING: Tone.WARNING,
+    Status.INVALID: Tone.ERROR,
+    Status.CHECKING: Tone.NEUTRAL,
+}
 
 
 class _StatusColours(Mapping[Status, str]):
@@ -101,7 +106,9 @@ class ArtifactTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return COLUMNS[section].title
             if role == Qt.ItemDataRole.ToolTipRole and section == STATUS_COLUMN:
-                return "ok / warning / invalid; hover a row's status for the reason"
+                return (
+                    "ok / warning / invalid (checking: the full check is still running); hover a status for the reason"
+                )
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:

@@ -11,11 +11,12 @@ class Tone(str, Enum):
     OK = "ok"
     WARNING = "warning"
     ERROR = "error"
+    NEUTRAL = "neutral"  # a row still being checked
 
 
 # Light palettes: dark text tones (at least 3.7:1 on Fusion's #efefef window); dark palettes: light ones.
-LIGHT = {Tone.OK: "#2e7d32", Tone.WARNING: "#b26a00", Tone.ERROR: "#c62828"}
-DARK = {Tone.OK: "#81c784", Tone.WARNING: "#ffb74d", Tone.ERROR: "#ef9a9a"}
+LIGHT = {Tone.OK: "#2e7d32", Tone.WARNING: "#b26a00", Tone.ERROR: "#c62828", Tone.NEUTRAL: "#616161"}
+DARK = {Tone.OK: "#81c784", Tone.WARNING: "#ffb74d", Tone.ERROR: "#ef9a9a", Tone.NEUTRAL: "#bdbdbd"}
 
 
 def is_dark(palette: QPalette | None = None) -> bool:
