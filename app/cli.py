@@ -30,6 +30,18 @@ _OPTIMUM_OPERATIONS = {
 }
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -176,7 +188,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
             yield row
 
     verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
-    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier))
+    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+
+    processes = args.jobs if args.jobs is not None else idle_cpus()
+    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes))
+    if args.format == "json":
+        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+
+        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        return EXIT_INVALID if invalid else 0
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
@@ -296,8 +316,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.display.serving_display import serving_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
     artifact = open_artifact(args.dir, _inspector(args))  # the verdict inspect and scan give
     check = check_artifact_serving(artifact.loaded, artifact.problems)
@@ -388,6 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
     fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="read configs in N processes in all (default: one per idle CPU, by the load average; 1 reads them all here)",
+    )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")

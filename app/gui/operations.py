@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.backends.base import CompileResult
-from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
-from rbln_artifact_studio.backends.settings import ToolchainSettings
-from rbln_artifact_studio.core.demo import build_demo
-from rbln_artifact_studio.core.display.compare import Comparison, compare
-from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import open_artifact
-from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+
+# The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
+# otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.display.compare import Comparison
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.core.storage.resize import ResizeResult
+    from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
 def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
@@ -27,17 +29,24 @@ def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
 
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
-    return jobs.submit(
-        f"Read {Path(path).name}",
-        lambda ctx: open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain)),
-        visible=False,
-    )
+
+    def work(ctx: JobContext) -> Artifact:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+
+        return open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain))
+
+    return jobs.submit(f"Read {Path(path).name}", work, visible=False)
 
 
 def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
     """Read two artifacts and compare them (the compare dialog)."""
 
     def work(ctx: JobContext) -> Comparison:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.display.compare import compare
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+
         inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
         return compare(open_artifact(Path(left), inspector), open_artifact(Path(right), inspector))
 
@@ -50,6 +59,8 @@ def compile_artifact(
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
+        from rbln_artifact_studio.backends.registry import compile_model
+
         ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
             request,
@@ -72,6 +83,8 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
     def work(ctx: JobContext) -> ResizeResult:
+        from rbln_artifact_studio.backends.registry import resize_artifact
+
         result = resize_artifact(
             choice.artifact_dir,
             target=choice.target,
@@ -93,6 +106,8 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
     from PySide6.QtCore import QFile, QStandardPaths
 
     def work(ctx: JobContext) -> list[str]:
+        from rbln_artifact_studio.core.errors import StudioError
+
         # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
         os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
         moved = []
@@ -119,6 +134,8 @@ def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
     """Compile the demo artifacts that are missing in folder."""
 
     def work(ctx: JobContext) -> str:
+        from rbln_artifact_studio.core.demo import build_demo
+
         written = build_demo(Path(folder), ctx.progress, ctx.cancel)
         ctx.log(f"{len(written)} demo artifact(s) written in {folder}")
         return folder

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
-from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
+from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
@@ -126,6 +127,8 @@ def folder_signature(folder: str) -> Signature | None:
 
 
 def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSummary:
+    """The fast row: "checking", with what the config alone shows; the verdict is the full check's (verify.py),
+    which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
@@ -135,7 +138,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
         data = _read(os.path.join(folder, CONFIG_NAME))
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+        return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
     config: ConfigView | RblnConfig
     if view is not None:
@@ -147,7 +150,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
         try:
             loaded = parse_config(decode_json(data, path, from_json), path)
         except StudioError as exc:
-            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+            return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
     from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
 
@@ -158,12 +161,10 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
     for graph in expected:
         if graph not in graphs:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
-    status = worst(problems)
     return ArtifactSummary(
         path=folder,
         name=name,
-        # Only the full check (verify) may say ok or warning: the .rbln headers can still make it invalid.
-        status=status if status is Status.INVALID else Status.CHECKING,
+        status=Status.CHECKING,
         problems=[p.message for p in problems],
         model=_model_name(folder, config.cls_name),
         npu=config.npu,
@@ -220,6 +221,46 @@ def summarize(
     return _summarize(folder, entries, cache, verifier, link_target)
 
 
+@dataclass(frozen=True)
+class _RowTask:
+    """An artifact whose row must be read from its files (no cached row): what its listing already told."""
+
+    folder: str
+    signature: Signature
+    size: int
+    graphs: dict[str, int]
+    link_target: str | None
+
+
+def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
+    """The row and, when asked, its verdict; what scan_pool runs in whichever process reads the artifact."""
+    summary = replace(_from_config(task.folder, task.size, task.graphs), link_target=task.link_target)
+    if verify is not None and summary.status is Status.CHECKING:
+        summary = verify(summary)
+    return summary
+
+
+def _listed(
+    folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None, link_target: str | None
+) -> _RowTask | Done[ArtifactSummary]:
+    """The row when the listing settles it (unreadable, or unchanged since it was cached), else the task to read it."""
+    try:
+        signature, size, graphs = _listing(entries)
+    except OSError as exc:
+        return Done(failed_row(folder, exc, "list"))
+    if cache is not None:
+        row = cache.get(folder, signature)
+        if row is not None:
+            return Done(replace(ArtifactSummary.from_json(row), link_target=link_target))
+    return _RowTask(folder, signature, size, graphs, link_target)
+
+
+def _remember(task: _RowTask | None, summary: ArtifactSummary, cache: ScanCache | None) -> ArtifactSummary:
+    if cache is not None and task is not None and summary.status is not Status.CHECKING:
+        cache.put(task.folder, task.signature, summary.to_json())  # only finished verdicts are remembered
+    return summary
+
+
 def _summarize(
     folder: str,
     entries: list[os.DirEntry[str]],
@@ -227,20 +268,10 @@ def _summarize(
     verify: Verifier | None,
     link_target: str | None = None,
 ) -> ArtifactSummary:
-    try:
-        signature, size, graphs = _listing(entries)
-    except OSError as exc:
-        return failed_row(folder, exc, "list")
-    if cache is not None:
-        row = cache.get(folder, signature)
-        if row is not None:
-            return replace(ArtifactSummary.from_json(row), link_target=link_target)
-    summary = replace(_from_config(folder, size, graphs), link_target=link_target)
-    if verify is not None and summary.status is Status.CHECKING:
-        summary = verify(summary)
-    if cache is not None and summary.status is not Status.CHECKING:
-        cache.put(folder, signature, summary.to_json())  # only finished verdicts are remembered
-    return summary
+    item = _listed(folder, entries, cache, link_target)
+    if isinstance(item, Done):
+        return item.result
+    return _remember(item, _read_row(item, verify), cache)
 
 
 def find_artifacts(
@@ -339,6 +370,11 @@ def _walk(
         stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
 
 
+def _failure(found: _Found) -> ArtifactSummary:
+    assert found.error is not None
+    return found.error
+
+
 def scan(
     root: Path,
     cancel: CancelToken | None = None,
@@ -348,8 +384,13 @@ def scan(
     boundary: Path | None = None,
     skip_children: frozenset[str] = frozenset(),
     seen: set[tuple[int, int]] | None = None,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
     """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged).
+
+    processes > 1 reads artifacts in that many processes in all (scan_pool: only where forking is safe, e.g. the
+    single-threaded CLI); every row, and its verification, goes through the same _read_row whichever process
+    reads it.
 
     verify=True gives every row its final verdict (the check inspect runs; cached once done); False yields
     rows the fast checks pass as "checking", for a caller that verifies them in the background (verify.py).
@@ -362,12 +403,14 @@ def scan(
     complete = False
     try:
         walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
-        for found in walk:
-            if found.entries is None:
-                assert found.error is not None
-                yield found.error
-            else:
-                yield _summarize(found.folder, found.entries, cache, verifier, found.link_target)
+        items = (
+            _listed(found.folder, found.entries, cache, found.link_target)
+            if found.entries is not None
+            else Done(_failure(found))
+            for found in walk
+        )
+        for task, summary in ordered_map(lambda task: _read_row(task, verifier), items, processes):
+            yield _remember(task, summary, cache)
         complete = True
     finally:
         if cache is not None:

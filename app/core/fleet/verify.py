@@ -19,14 +19,23 @@ def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None
     """The row with inspect's status and problems (every .rbln header read), never "checking"."""
     try:
         artifact = open_artifact(Path(row.path), inspector)
-    except StudioError as exc:
-        message = exc.one_line()
-        problems = row.problems if message in row.problems else [*row.problems, message]
-        return replace(row, status=Status.INVALID, problems=problems)
+    except StudioError as exc:  # inspect says exactly this ("error: …")
+        return replace(row, status=Status.INVALID, problems=[exc.one_line()])
+    c = artifact.config
     return replace(
         row,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
+        model=row.model or (c.cls_name or "").removeprefix("RBLN").removesuffix("Config") or None,
+        npu=c.npu,
+        num_devices=c.num_devices,
+        batch_size=c.batch_size,
+        max_seq_len=c.max_seq_len,
+        block_size=c.block_size,
+        attn_impl=c.attn.value,
+        kvcache_num_blocks=c.kvcache_num_blocks,
+        num_min_blocks=c.num_min_blocks,
+        num_full_blocks=c.num_full_blocks,
         kv_bytes_per_npu=artifact.kv_bytes_per_npu,
     )
 
