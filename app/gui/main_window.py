@@ -168,6 +168,8 @@ class MainWindow(QMainWindow):
         self.browser.proxy.layoutChanged.connect(self._update_count)
         self.workspace.rootChanged.connect(self._on_root_changed)
         self.workspace.scanFinished.connect(self._on_scan_finished)
+        # The first row is shown once every row is read, not after the full checks (seconds on a large fleet).
+        self.workspace.rowsRead.connect(self._select_first_row)
         self.workspace.watcher.limited.connect(self._on_watch_limit)
         self.jobs.jobFailed.connect(self._on_job_failed)
         self.browser.view.selectionModel().selectionChanged.connect(self._update_actions)
@@ -313,6 +315,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_scan_finished(self) -> None:
         self._update_count()
+        self._select_first_row()
+
+    def _select_first_row(self) -> None:
         current = self.browser.current_path()
         if not current and self.model.rowCount() and self._select_when_shown is None:
             self.browser.view.selectRow(0)
