@@ -21,6 +21,8 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYT
 GRAPH_SUFFIX = ".rbln"
 
 IssueCallback = Callable[[Path, str], None]
+FileReader = Callable[[str], bytes]
+"""Reads a small file by path, raising OSError; a remote scan passes one that answers from the server's data."""
 
 
 @dataclass(frozen=True)
@@ -76,10 +78,10 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
-def _model_name(folder: str, cls_name: str | None) -> str | None:
+def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> str | None:
     """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
     try:
-        raw = json.loads(_read(os.path.join(folder, "config.json")))
+        raw = json.loads(read(os.path.join(folder, "config.json")))
         if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
             return raw["_name_or_path"]
     except (OSError, ValueError, RecursionError):
@@ -106,14 +108,19 @@ def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, set[s
     return signature, size, graphs
 
 
-def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
+def summarize_files(folder: str, size: int, graphs: set[str], read: FileReader) -> ArtifactSummary:
+    """A table row from an artifact's listing (total size, graph names) and its files as `read` returns them."""
+    return _from_config(folder, size, graphs, read)
+
+
+def _from_config(folder: str, size: int, graphs: set[str], read: FileReader = _read) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
 
     name = os.path.basename(folder)
     try:
-        data = _read(os.path.join(folder, CONFIG_NAME))
+        data = read(os.path.join(folder, CONFIG_NAME))
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
@@ -141,7 +148,7 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         name=name,
         status=worst(problems),
         problems=[p.message for p in problems],
-        model=_model_name(folder, config.cls_name),
+        model=_model_name(folder, config.cls_name, read),
         npu=config.npu,
         num_devices=config.num_devices,
         batch_size=config.batch_size,
