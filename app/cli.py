@@ -95,7 +95,10 @@ def _bar_progress() -> Callable[[int, int, str], None]:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+    if args.dir.startswith("ssh://"):
+        from rbln_artifact_studio.remote.cli_support import read_block_count_any as read_block_count
+    else:
+        from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
     print(read_block_count(args.dir))
     return 0
@@ -105,6 +108,13 @@ def _inspector(args: argparse.Namespace) -> Any:
     from rbln_artifact_studio.backends.registry import inspector_for
 
     return inspector_for(getattr(args, "backend", "auto"))
+
+
+def _open(target: str, args: argparse.Namespace) -> Any:
+    """An artifact from a local folder or an ssh://HOST/PATH on a server (read there, by its own rebel)."""
+    from rbln_artifact_studio.remote.cli_support import open_any
+
+    return open_any(target, _inspector(args))
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
@@ -148,10 +158,9 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.model.budget import parse_budget
 
-    artifact = open_artifact(args.dir, _inspector(args))
+    artifact = _open(args.dir, args)
     budget = parse_budget(args.memory_budget)
     if args.json:
         _print_json(inspect_dict(artifact, budget))
@@ -161,12 +170,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.fleet.scan import scan
+    from rbln_artifact_studio.remote.cli_support import scan_any
 
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
+    rows = scan_any(args.root, on_issue=issue, use_cache=not args.no_cache)
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
@@ -273,10 +282,13 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
 
-    p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
+    if args.on:
+        from rbln_artifact_studio.remote.cli_support import cmd_plan_on
+
+        return cmd_plan_on(args.on, args.dirs, _inspector(args), args.json)
+    p = plan([_open(d, args) for d in args.dirs])
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
     commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
     if args.json:
@@ -291,10 +303,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.model.rbln_config import load_config
     from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
+    from rbln_artifact_studio.remote.cli_support import load_config_any
 
-    check = check_serving(load_config(args.dir))
+    check = check_serving(load_config_any(args.dir))
     if args.json:
         _print_json(check.to_json())
     else:
@@ -302,11 +314,16 @@ def cmd_serving(args: argparse.Namespace) -> int:
     return EXIT_ERROR if check.errors else 0
 
 
+def cmd_devices(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_devices as devices
+
+    return devices(args.host, args.json)
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.estimation.explore import exploration_text, explore
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
-    exploration = explore(open_artifact(args.dir, _inspector(args)))
+    exploration = explore(_open(args.dir, args))
     if args.json:
         _print_json(exploration.to_json())
     else:
@@ -382,7 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders (one with --on)")
+    p.add_argument(
+        "--on",
+        metavar="ssh://HOST",
+        help="check against the memory this server's NPUs have free now (rbln-smi), instead of empty NPUs",
+    )
     p.add_argument(
         "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
     )
@@ -397,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.add_argument("--json", action="store_true")
     _add_backend(p)
+
+    p = command("devices", cmd_devices, "list a server's NPUs now (rbln-smi): memory used and total, processes")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("--json", action="store_true")
 
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")

@@ -134,7 +134,7 @@ def control_dir() -> Iterator[Path]:
 
     folder = Path(tempfile.mkdtemp(prefix="rs-"))
     yield folder
-    for sock in folder.iterdir():  # stop the shared connections this test left
+    for sock in [p for p in folder.rglob("*") if p.is_socket()]:  # stop the shared connections this test left
         subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"], capture_output=True, timeout=10)
     shutil.rmtree(folder, ignore_errors=True)
 

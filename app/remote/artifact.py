@@ -1,0 +1,124 @@
+"""Open an artifact that lives on a server: one round trip fetches its configs, listing and graph headers.
+
+The answer is laid out in a private local folder (configs as they are, every other file as a sparse file of
+its size, simulator graphs with their real header) and opened by the studio's own reader, so a server's
+artifact is checked exactly like a local one. Real compiler graphs are read by `rebel` on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from functools import cache
+from pathlib import Path, PosixPath
+from typing import Any
+
+from rbln_artifact_studio.backends import rebel_probe
+from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
+from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
+from rbln_artifact_studio.core.fleet.status import Problem
+from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE
+from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
+from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.target import RemotePath
+
+REBEL_TIMEOUT = 180
+RULES = json.dumps(
+    {
+        "magic": MAGIC.decode("latin-1"),
+        "preamble_size": PREAMBLE_SIZE,
+        "max_slot_size": MAX_SLOT_SIZE,
+        "texts": [CONFIG_NAME, "config.json"],
+        "skip_names": sorted(SKIP_NAMES),
+        "internal_tags": [TMP_TAG, PARTIAL_TAG],
+        "max_json_bytes": MAX_JSON_BYTES,
+        "rebel_timeout": REBEL_TIMEOUT,
+    }
+)
+
+
+class ServerPath(PosixPath):
+    """A path on a server: behaves as its server-side path, prints as ssh://HOST/PATH (and opens nothing here).
+
+    One subclass per host, so that paths derived from it (parent, / name) stay on that host.
+    """
+
+    host: str = ""
+
+    def __str__(self) -> str:
+        return RemotePath(self.host, super().__str__()).url
+
+    @staticmethod
+    def on(target: RemotePath) -> ServerPath:
+        return _server_path_class(target.host)(target.path)
+
+
+@cache
+def _server_path_class(host: str) -> type[ServerPath]:
+    return type("ServerPath", (ServerPath,), {"host": host})
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _lay_out(record: dict[str, Any], folder: Path) -> None:
+    """The server's answer as local files: configs whole, simulator graphs' headers, every size kept (sparse)."""
+    folder.mkdir()
+    texts: dict[str, str] = record["texts"]
+    heads: dict[str, str] = record["heads"]
+    for name, size in record["files"]:
+        with open(folder / name, "wb") as f:
+            if name in texts:
+                f.write(_bytes(texts[name]))
+            elif name in heads:
+                f.write(bytes.fromhex(heads[name]))
+            if f.tell() < size:
+                f.truncate(size)
+
+
+def _inspector(host: str, rebel: dict[str, Any] | None) -> Any:
+    def inspect(_folder: Path, _graphs: list[Path]) -> dict[str, GraphAllocations]:
+        if rebel is None:
+            raise StudioError(f"{host} sent no allocation tables.")
+        try:
+            return allocations_from_json(rebel)
+        except StudioError as exc:
+            raise StudioError(f"on {host}: {exc}") from None
+
+    return inspect
+
+
+def _relabel(text: str, local: Path, target: RemotePath) -> str:
+    return text.replace(str(local), target.url)
+
+
+def open_remote_artifact(server: Server, target: RemotePath, cancel: CancelToken | None = None) -> Artifact:
+    """The artifact at target on the server, read in one round trip; writes nothing on the server."""
+    answers = server.run_program("snapshot", [target.path, RULES, Path(rebel_probe.__file__).read_text()], cancel)
+    if len(answers) != 1:
+        raise StudioError(f"{server.host} gave no usable answer about {target}.")
+    record = answers[0]
+    if "error" in record:
+        raise StudioError(f"{record['error']}".replace(target.path, target.url, 1))
+    for name, reason in record.get("errors", {}).items():
+        raise StudioError(f"Cannot read {name} in {target}: {reason}.")
+    with tempfile.TemporaryDirectory(prefix="rbln-studio-server-") as tmp:
+        local = Path(tmp) / (target.name or "artifact")
+        _lay_out(record, local)
+        try:
+            artifact = open_artifact(local, _inspector(server.host, record.get("rebel")))
+        except StudioError as exc:
+            raise StudioError(_relabel(exc.message, local, target), hint=exc.hint) from None
+    artifact.problems = [Problem(p.severity, _relabel(p.message, local, target)) for p in artifact.problems]
+    if artifact.unknown_reason:
+        artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
+    remote_path = ServerPath.on(target)
+    artifact.path = remote_path
+    artifact.loaded = LoadedConfig(remote_path / CONFIG_NAME, artifact.loaded.raw, artifact.loaded.model)
+    return artifact
