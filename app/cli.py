@@ -120,15 +120,20 @@ def _open(target: str, args: argparse.Namespace) -> Any:
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
     from rbln_artifact_studio.backends.registry import resize_artifact
 
-    result = resize_artifact(
-        args.dir,
-        target=target,
-        budget_text=budget_text,
-        output_dir=args.output_dir,
-        backend=args.backend,
-        progress=_bar_progress(),
-        log=_log_line,
-    )
+    if args.dir.startswith("ssh://"):  # a detached job on that server
+        from rbln_artifact_studio.remote.cli_support import resize_any
+
+        result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line)
+    else:
+        result = resize_artifact(
+            args.dir,
+            target=target,
+            budget_text=budget_text,
+            output_dir=args.output_dir,
+            backend=args.backend,
+            progress=_bar_progress(),
+            log=_log_line,
+        )
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -320,6 +325,12 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return devices(args.host, args.json)
 
 
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_jobs as jobs
+
+    return jobs(args.host, args.job, args.json, _log_line)
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.estimation.explore import exploration_text, explore
 
@@ -422,6 +433,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("devices", cmd_devices, "list a server's NPUs now (rbln-smi): memory used and total, processes")
     p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("--json", action="store_true")
+
+    p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("job", nargs="?", help="a job id: follow its log until it ends, then show the outcome")
     p.add_argument("--json", action="store_true")
 
     p = command("presets", cmd_presets, "list the bundled model presets")

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, scan
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, load_config
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import check_host, is_remote, parse_remote
 from rbln_artifact_studio.remote.transport import SshOptions
@@ -97,3 +100,49 @@ def cmd_plan_on(host_text: str, targets: list[str], inspector: GraphInspector | 
     else:
         print(server_plan_text(p))
     return 0 if p.fits else 1
+
+
+def resize_any(
+    target_text: str, num_blocks: int | None, budget: str | None, output_dir: str | None, log: Callable[[str], None]
+) -> ResizeResult:
+    """A resize of ssh://HOST/PATH as a detached job on that server, followed to its end (Ctrl+C cancels it)."""
+    from rbln_artifact_studio.remote.artifact import ServerPath
+    from rbln_artifact_studio.remote.remote_jobs import resize_remote
+
+    source = parse_remote(target_text)
+    cancel = CancelToken()
+    try:
+        outcome = resize_remote(server(source.host), source, num_blocks, budget, output_dir, log, cancel)
+    except KeyboardInterrupt:
+        raise StudioError(
+            "Interrupted: the job on the server goes on; "
+            f"read its outcome with: rbln-studio-cli jobs ssh://{source.host}"
+        ) from None
+    assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
+    path = ServerPath.on(source.child(outcome.path))
+    return ResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings)
+
+
+def cmd_jobs(host_text: str, job_id: str | None, as_json: bool, log: Callable[[str], None]) -> int:
+    """List a server's jobs, or show one's log and outcome (following it while it runs)."""
+    from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, parse_job_id
+
+    s = server(parse_host(host_text))
+    if job_id is None:
+        jobs = list_jobs(s)
+        if as_json:
+            json.dump([{**o.to_json(), "spec": spec} for o, spec in jobs], sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        for outcome, spec in [] if as_json else jobs:
+            what = f"{spec.get('artifact')} -> {spec.get('target') or spec.get('budget')}"
+            print(f"{outcome.job.id}  {outcome.state:8} {what}  {outcome.error or ''}".rstrip())
+        return 0
+    outcome = follow(s, parse_job_id(s.host, job_id), None if as_json else log)
+    if as_json:
+        json.dump(outcome.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif outcome.ok:
+        print(f"Set kvcache_num_blocks to {outcome.kvcache_num_blocks} for artifact at ssh://{s.host}{outcome.path}")
+    else:
+        print(f"{outcome.state}: {outcome.error}")
+    return 0 if outcome.ok else 1

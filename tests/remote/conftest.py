@@ -14,7 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from rbln_artifact_studio.remote.transport import SshOptions
 SSHD = Path("/usr/sbin/sshd")
 HERE = Path(__file__).resolve().parent
 HOST_ALIAS = "npu-test"
+Run = Callable[..., subprocess.CompletedProcess[str]]
 
 # Two ATOM+ (15.7 GiB available each after the reserve), one busy with a 2.4 GiB context.
 DEFAULT_DEVICES = [
@@ -48,6 +49,8 @@ class SshServer:
     known_hosts: Path
     bin: Path  # first on the server's PATH
     devices: Path  # what the fake rbln-smi prints
+    jobs: Path  # the server's job folders (RBLN_STUDIO_JOBS_DIR)
+    gate: Path  # the fake optimum-rbln-cli waits (up to 30 s) while this file is missing
     host_key_pub: Path
     toolchain: FakeToolchain
 
@@ -102,7 +105,8 @@ def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         f"AuthorizedKeysFile {root / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
         "MaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n"
-        f"SetEnv PATH={path} FAKE_RBLN_SMI_DEVICES={devices}\n"
+        f"SetEnv PATH={path} FAKE_RBLN_SMI_DEVICES={devices} RBLN_STUDIO_JOBS_DIR={root / 'jobs'} "
+        f"FAKE_OPTIMUM_GATE={root / 'gate'}\n"
     )
     known_hosts = root / "known_hosts"
     key_type, key, _ = (root / "host_ed25519.pub").read_text().split(" ", 2)
@@ -120,7 +124,16 @@ def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     try:
         _wait_listening(port, proc, log)
         yield SshServer(
-            root, port, root / "ssh_config", known_hosts, bin_dir, devices, root / "host_ed25519.pub", toolchain
+            root,
+            port,
+            root / "ssh_config",
+            known_hosts,
+            bin_dir,
+            devices,
+            root / "jobs",
+            root / "gate",
+            root / "host_ed25519.pub",
+            toolchain,
         )
     finally:
         proc.terminate()
@@ -141,7 +154,30 @@ def control_dir() -> Iterator[Path]:
 
 @pytest.fixture
 def server(ssh_server: SshServer) -> Iterator[SshServer]:
-    """The server with its default devices (a test may change them)."""
+    """The server with its default devices and an open gate (a test may change them)."""
     ssh_server.devices.write_text(json.dumps(DEFAULT_DEVICES))
+    ssh_server.gate.touch()
     yield ssh_server
     ssh_server.devices.write_text(json.dumps(DEFAULT_DEVICES))
+    ssh_server.gate.touch()
+
+
+@pytest.fixture
+def remote_cli(run_cli: Run, server: SshServer, control_dir: Path) -> Run:
+    """The CLI with the test server's ssh_config, its shared connections in a throwaway folder."""
+
+    def run(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run_cli(
+            *args,
+            env={
+                "RBLN_STUDIO_SSH_CONFIG": str(server.client_config),
+                "XDG_RUNTIME_DIR": str(control_dir),
+                **(env or {}),
+            },
+        )
+
+    return run
+
+
+def url(path: Path | str) -> str:
+    return f"ssh://{HOST_ALIAS}{path}"

@@ -4,41 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import compile_artifact
 from fakes.install import TINY_CA25, fake_compile
 
-from remote.conftest import HOST_ALIAS, SshServer
+from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.test_remote_scan import HOSTILE_NAME, tree_state
 
-Run = Callable[..., subprocess.CompletedProcess[str]]
 CA12_AVAILABLE = 16_877_879_296
-
-
-@pytest.fixture
-def remote_cli(run_cli: Run, server: SshServer, control_dir: Path) -> Run:
-    """The CLI with the test server's ssh_config, its shared connections in a throwaway folder."""
-
-    def run(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return run_cli(
-            *args,
-            env={
-                "RBLN_STUDIO_SSH_CONFIG": str(server.client_config),
-                "XDG_RUNTIME_DIR": str(control_dir),
-                **(env or {}),
-            },
-        )
-
-    return run
-
-
-def url(path: Path | str) -> str:
-    return f"ssh://{HOST_ALIAS}{path}"
 
 
 def _without_path(data: dict[str, Any]) -> dict[str, Any]:
