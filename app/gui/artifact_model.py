@@ -10,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.remote.target import host_of
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -51,6 +52,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
     Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
     Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact, width=105),
+    Column("Host", lambda s: host_of(s.path) or "local", width=80),  # ssh://HOST/... rows are on a server
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
     Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
@@ -60,7 +62,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("Model", lambda s: s.model, width=170),
     Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact, width=90),
 )
-COLUMNS_VERSION = 2  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 TITLES = tuple(c.title for c in COLUMNS)
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
@@ -84,7 +86,7 @@ class TableRow:
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
         )
-        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value) if v)
+        search = " ".join(str(v) for v in (s.name, host_of(s.path), s.model, s.npu, s.attn_impl, s.status.value) if v)
         return cls(s, texts, keys, search)
 
 

@@ -7,18 +7,18 @@ from pathlib import Path
 from rbln_artifact_studio.backends.base import CompileResult
 from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
 from rbln_artifact_studio.core.demo import build_demo
-from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.remote.registry import open_any
 
 
 def read_artifact(jobs: JobManager, path: str) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
     return jobs.submit(
         f"Read {Path(path).name}",
-        lambda ctx: open_artifact(Path(path), inspector_for(cancel=ctx.cancel)),
+        lambda ctx: open_any(path, inspector_for(cancel=ctx.cancel), ctx.cancel),  # here, or ssh://HOST/PATH
         visible=False,
     )
 
@@ -45,6 +45,13 @@ def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
     def work(ctx: JobContext) -> ResizeResult:
+        if str(choice.artifact_dir).startswith("ssh://"):
+            from rbln_artifact_studio.remote.remote_jobs import resize_to_result
+
+            output = str(choice.output_dir) if choice.output_dir else None  # a folder on that server
+            return resize_to_result(
+                str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel
+            )
         result = resize_artifact(
             choice.artifact_dir,
             target=choice.target,

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, QSettings
 from rbln_artifact_studio.gui.app_paths import legacy_settings_store, settings_store
 
 MAX_RECENT = 8
+MAX_SERVERS = 16
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """A server the user connected to: its ssh host (alias or user@host[:port]) and folders. No secret, ever."""
+
+    host: str
+    folders: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ class Settings:
         self._recent = self._read_recent()
         self._toolchain = ToolchainPaths(self._text("toolchain/python"), self._text("toolchain/optimumCli"))
         self._states: dict[str, QByteArray] = {}
+        self._servers = self._read_servers()
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -78,6 +89,29 @@ class Settings:
         recent = self.recent_folders()
         return recent[0] if recent else None
 
+    def _read_servers(self) -> list[ServerEntry]:
+        value = self.store.value("servers/list", "")
+        try:
+            data = json.loads(value) if isinstance(value, str) and value else []
+            return [
+                ServerEntry(str(e["host"]), tuple(str(f) for f in e["folders"]))
+                for e in data[:MAX_SERVERS]
+                if isinstance(e, dict) and e.get("host") and isinstance(e.get("folders"), list)
+            ]
+        except (ValueError, TypeError, KeyError):
+            return []
+
+    def servers(self) -> list[ServerEntry]:
+        """Remembered servers, most recent first."""
+        return list(self._servers)
+
+    def ssh_config(self) -> str:
+        """An ssh_config file to use instead of ~/.ssh/config (like ssh -F); empty: ssh's own."""
+        return self._text("ssh/configFile")
+
+    def remember_server(self, entry: ServerEntry) -> None:
+        self._servers = [entry, *(e for e in self._servers if e.host != entry.host)][:MAX_SERVERS]
+
     def toolchain(self) -> ToolchainPaths:
         return self._toolchain
 
@@ -97,6 +131,9 @@ class Settings:
         self.store.setValue("recentFolders", self._recent)
         self.store.setValue("toolchain/python", self._toolchain.toolchain_python)
         self.store.setValue("toolchain/optimumCli", self._toolchain.optimum_cli)
+        self.store.setValue(
+            "servers/list", json.dumps([{"host": e.host, "folders": list(e.folders)} for e in self._servers])
+        )
         for key, value in self._states.items():
             self.store.setValue(f"state/{key}", value)
         self.store.sync()

@@ -9,29 +9,29 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, scan
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, load_config
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.resize import ResizeResult
+from rbln_artifact_studio.remote.registry import configure_from_environment
+from rbln_artifact_studio.remote.registry import open_any as registry_open_any
+from rbln_artifact_studio.remote.registry import server as registry_server
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import check_host, is_remote, parse_remote
-from rbln_artifact_studio.remote.transport import SshOptions
-
-ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
-ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
-
-_servers: dict[str, Server] = {}
 
 
 def server(host: str) -> Server:
-    """The Server for a host, one per process (the connection itself is shared across processes by ssh)."""
-    if host not in _servers:
-        config = os.environ.get(ENV_SSH_CONFIG)
-        options = SshOptions(config_file=Path(config) if config else None)
-        _servers[host] = Server(host, options, os.environ.get(ENV_REMOTE_PYTHON) or "python3")
-    return _servers[host]
+    """The process's Server for a host, configured from the environment on first use."""
+    global _configured
+    if not _configured:
+        configure_from_environment()
+        _configured = True
+    return registry_server(host)
+
+
+_configured = False
 
 
 def parse_host(text: str) -> str:
@@ -45,11 +45,8 @@ def open_any(target: str | Path, inspector: GraphInspector | None) -> Artifact:
     """A local folder through the local reader and inspector; ssh://HOST/PATH through the server."""
     text = os.fspath(target)
     if is_remote(text):
-        from rbln_artifact_studio.remote.artifact import open_remote_artifact
-
-        remote = parse_remote(text)
-        return open_remote_artifact(server(remote.host), remote)
-    return open_artifact(Path(text), inspector)
+        server(parse_remote(text).host)  # configured from the environment
+    return registry_open_any(text, inspector)
 
 
 def scan_any(root: str | Path, on_issue: IssueCallback | None, use_cache: bool) -> Iterator[ArtifactSummary]:
@@ -106,21 +103,16 @@ def resize_any(
     target_text: str, num_blocks: int | None, budget: str | None, output_dir: str | None, log: Callable[[str], None]
 ) -> ResizeResult:
     """A resize of ssh://HOST/PATH as a detached job on that server, followed to its end (Ctrl+C cancels it)."""
-    from rbln_artifact_studio.remote.artifact import ServerPath
-    from rbln_artifact_studio.remote.remote_jobs import resize_remote
+    from rbln_artifact_studio.remote.remote_jobs import resize_to_result
 
-    source = parse_remote(target_text)
-    cancel = CancelToken()
+    host = parse_remote(target_text).host
+    server(host)  # configured from the environment
     try:
-        outcome = resize_remote(server(source.host), source, num_blocks, budget, output_dir, log, cancel)
+        return resize_to_result(target_text, num_blocks, budget, output_dir, log, CancelToken())
     except KeyboardInterrupt:
         raise StudioError(
-            "Interrupted: the job on the server goes on; "
-            f"read its outcome with: rbln-studio-cli jobs ssh://{source.host}"
+            f"Interrupted: the job on the server goes on; read its outcome with: rbln-studio-cli jobs ssh://{host}"
         ) from None
-    assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
-    path = ServerPath.on(source.child(outcome.path))
-    return ResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings)
 
 
 def cmd_jobs(host_text: str, job_id: str | None, as_json: bool, log: Callable[[str], None]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
-from rbln_artifact_studio.core.storage.resize import check_target
+from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target
 from rbln_artifact_studio.remote.artifact import open_remote_artifact
 from rbln_artifact_studio.remote.server import PROGRAMS, Server
 from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
@@ -201,3 +201,23 @@ def parse_job_id(host: str, text: str) -> RemoteJob:
     if not JOB_ID.match(text):
         raise StudioError(f"{text!r} is not a job id; `rbln-studio-cli jobs ssh://{host}` lists them.")
     return RemoteJob(host, text)
+
+
+def resize_to_result(
+    target_text: str,
+    num_blocks: int | None,
+    budget: str | None,
+    output_dir: str | None,
+    log: LogFn | None = None,
+    cancel: CancelToken | None = None,
+) -> ResizeResult:
+    """A resize of ssh://HOST/PATH on that server (through the process's registry), as the local resizes report it."""
+    from rbln_artifact_studio.remote import registry
+    from rbln_artifact_studio.remote.artifact import ServerPath
+
+    source = parse_remote(target_text)
+    outcome = resize_remote(registry.server(source.host), source, num_blocks, budget, output_dir, log, cancel)
+    assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
+    return ResizeResult(
+        ServerPath.on(source.child(outcome.path)), outcome.previous, outcome.kvcache_num_blocks, outcome.warnings
+    )

@@ -67,3 +67,8 @@ def parse_remote(text: str) -> RemotePath:
     if not path:
         raise StudioError(f"{text} names no folder; write ssh://{host}/PATH, e.g. ssh://{host}/srv/artifacts.")
     return RemotePath(host, path)
+
+
+def host_of(path: str) -> str:
+    """The server of an ssh://HOST/PATH row path; '' for a local path."""
+    return path[len(SCHEME) :].split("/", 1)[0] if path.startswith(SCHEME) else ""

@@ -120,7 +120,7 @@ class ResolvedHost:
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc.communicate()  # reaps it and closes the pipes
 
 
 class SshConnection:
