@@ -1,16 +1,17 @@
-"""The artifact table's item model: a thin adapter over rbln_artifact_studio.core.fleet.scan's ArtifactSummary rows."""
+"""The artifact table's item model: a thin adapter over ArtifactSummary rows, with the columns of
+rbln_artifact_studio.core.fleet.columns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, column
+from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
-from rbln_artifact_studio.remote.target import host_of
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -21,51 +22,10 @@ STATUS_COLOURS = {Status.OK: "#2e7d32", Status.WARNING: "#b26a00", Status.INVALI
 Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass(frozen=True)
-class Column:
-    title: str
-    value: Callable[[ArtifactSummary], object]
-    text: Callable[[object], str] = lambda v: "?" if v is None else str(v)
-    numeric: bool = False
-    exact: Callable[[object], str] | None = None
-    width: int = 80  # least default width in pixels; wider when the title needs it (see ArtifactBrowser)
-
-
-def _bytes_text(value: object) -> str:
-    return "?" if value is None else format_bytes(int(value))  # type: ignore[call-overload]
-
-
-def _bytes_exact(value: object) -> str:
-    return "unknown" if value is None else format_bytes_exact(int(value))  # type: ignore[call-overload]
-
-
-def _count(value: object) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
-# What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
-# 1280-pixel window; the long model id and the size on disk come last.
-COLUMNS: tuple[Column, ...] = (
-    Column("Name", lambda s: s.name, width=185),
-    Column("Status", lambda s: s.status.value, width=70),
-    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130),
-    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
-    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
-    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact, width=105),
-    Column("Host", lambda s: host_of(s.path) or "local", width=80),  # ssh://HOST/... rows are on a server
-    Column("NPU", lambda s: s.npu, width=90),
-    Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
-    Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
-    Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
-    Column("Block size", lambda s: s.block_size, _count, numeric=True),
-    Column("Attention", lambda s: s.attn_impl),
-    Column("Model", lambda s: s.model, width=170),
-    Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact, width=90),
-)
 COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 TITLES = tuple(c.title for c in COLUMNS)
-NAME_COLUMN = TITLES.index("Name")
-STATUS_COLUMN = TITLES.index("Status")
+NAME_COLUMN = column("Name")
+STATUS_COLUMN = column("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
 
@@ -81,7 +41,7 @@ class TableRow:
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
         values = [c.value(s) for c in COLUMNS]
-        texts = tuple(c.text(v) for c, v in zip(COLUMNS, values, strict=True))
+        texts = tuple("?" if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
         keys = tuple(
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
@@ -97,8 +57,8 @@ class ArtifactTableModel(QAbstractTableModel):
     data() from C++ for every comparison, which stalls the GUI thread on tables of thousands of rows.
     """
 
-    def __init__(self, parent: object = None) -> None:
-        super().__init__(parent)  # type: ignore[arg-type]
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: list[TableRow] = []
         self._index: dict[str, int] = {}
         self._sort_column = -1
@@ -148,14 +108,16 @@ class ArtifactTableModel(QAbstractTableModel):
             return "\n".join(row.problems) if row.problems else "No problems found."
         if column == NAME_COLUMN:
             return row.path
-        exact = COLUMNS[column].exact
-        return exact(COLUMNS[column].value(row)) if exact else ""
+        exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
+        if exact is None:
+            return ""
+        return "unknown" if value is None else exact(value)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
         self._resort()
 
-    def _key(self, row: TableRow) -> tuple[object, object]:
+    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
         return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
 
     def _sorting(self) -> bool:
@@ -171,8 +133,8 @@ class ArtifactTableModel(QAbstractTableModel):
         if not self._sorting():
             return True
         if self._sort_order == Qt.SortOrder.DescendingOrder:
-            return not self._key(before) < self._key(after)  # type: ignore[operator]
-        return not self._key(after) < self._key(before)  # type: ignore[operator]
+            return not self._key(before) < self._key(after)
+        return not self._key(after) < self._key(before)
 
     def _resort(self) -> None:
         ordered = self._ordered(self._rows)

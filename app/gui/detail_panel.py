@@ -153,9 +153,9 @@ class DetailPanel(QScrollArea):
         while self.settings_form.rowCount():
             self.settings_form.removeRow(0)
         for name, value in settings_rows(artifact):
-            self.settings_form.addRow(name, _label(wrap=False))
-            field = self.settings_form.itemAt(self.settings_form.rowCount() - 1, QFormLayout.ItemRole.FieldRole)
-            field.widget().setText(value)  # type: ignore[union-attr]
+            label = _label(wrap=False)
+            label.setText(value)
+            self.settings_form.addRow(name, label)
 
     def _show_breakdown(self, artifact: Artifact) -> None:
         breakdown = artifact.breakdown()

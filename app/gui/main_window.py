@@ -22,6 +22,7 @@ from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.workspace import Workspace
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.about_dialog import AboutDialog
@@ -48,9 +49,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
-        self.settings.toolchain().apply()
         self.jobs = JobManager(self)
-        self.backend_status = BackendStatus(self.jobs, self)
+        self.backend_status = BackendStatus(self.jobs, self.settings.toolchain(), self)
         self.model = ArtifactTableModel(self)
         self.workspace = Workspace(self.jobs, self.model, debounce_ms, self)
         self.browser = ArtifactBrowser(self.model)
@@ -84,7 +84,9 @@ class MainWindow(QMainWindow):
 
     # ---- construction --------------------------------------------------------------------------------
 
-    def _action(self, name: str, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+    def _action(
+        self, name: str, text: str, slot: object, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None
+    ) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:
@@ -269,7 +271,7 @@ class MainWindow(QMainWindow):
     def _load_details(self, path: str) -> None:
         from rbln_artifact_studio.gui import operations
 
-        job = self._detail_job = operations.read_artifact(self.jobs, path)
+        job = self._detail_job = operations.read_artifact(self.jobs, path, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
 
@@ -334,11 +336,11 @@ class MainWindow(QMainWindow):
         wizard.open()
         return wizard
 
-    @Slot(object, str, str)
-    def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+    @Slot(object, str, object)
+    def start_compile(self, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
         from rbln_artifact_studio.gui import operations
 
-        job = operations.compile_artifact(self.jobs, request, output_dir, backend)
+        job = operations.compile_artifact(self.jobs, request, output_dir, backend, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -372,7 +374,7 @@ class MainWindow(QMainWindow):
         from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
-            job = operations.resize(self.jobs, dialog.choice)
+            job = operations.resize(self.jobs, dialog.choice, self.settings.toolchain().settings())
             job.succeeded.connect(self._on_written)
 
     # ---- planning, exploring, exporting --------------------------------------------------------------
@@ -386,7 +388,9 @@ class MainWindow(QMainWindow):
         paths = self.browser.selected_paths()
         if len(paths) < 2:
             return None
-        dialog = PlannerDialog(self.jobs, paths, self.resize_dialog_for, self.model, self)
+        dialog = PlannerDialog(
+            self.jobs, paths, self.resize_dialog_for, self.settings.toolchain().settings(), self.model, self
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

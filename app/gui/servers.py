@@ -6,12 +6,13 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, Slot
+from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.settings import ServerEntry
 from rbln_artifact_studio.remote import registry
-from rbln_artifact_studio.remote.target import RemotePath, host_of
+from rbln_artifact_studio.remote.target import RemotePath
 from rbln_artifact_studio.remote.transport import HostKeyCheck, HostKeyError, SshOptions, accept_host_key
 
 BATCH_SECONDS = 0.1

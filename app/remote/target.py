@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.location import SSH_SCHEME
 
-SCHEME = "ssh://"
+SCHEME = SSH_SCHEME
 
 
 def is_remote(text: str) -> bool:
@@ -67,8 +68,3 @@ def parse_remote(text: str) -> RemotePath:
     if not path:
         raise StudioError(f"{text} names no folder; write ssh://{host}/PATH, e.g. ssh://{host}/srv/artifacts.")
     return RemotePath(host, path)
-
-
-def host_of(path: str) -> str:
-    """The server of an ssh://HOST/PATH row path; '' for a local path."""
-    return path[len(SCHEME) :].split("/", 1)[0] if path.startswith(SCHEME) else ""

@@ -11,9 +11,9 @@ import pytest
 from fakes.install import TINY_CA25, fake_compile
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
+from rbln_artifact_studio.core.fleet.columns import column
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.gui import operations
-from rbln_artifact_studio.gui.artifact_model import TITLES
 from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
@@ -76,8 +76,8 @@ def _connect_through_dialog(qtbot: QtBot, w: MainWindow, host: str, folder: Path
 
 
 def _host_cells(w: MainWindow) -> dict[str, str]:
-    column = TITLES.index("Host")
-    return {w.model.summary(r).path: w.model.index(r, column).data() for r in range(w.model.rowCount())}
+    host_column = column("Host")
+    return {w.model.summary(r).path: w.model.index(r, host_column).data() for r in range(w.model.rowCount())}
 
 
 def test_connect_shows_servers_rows_with_their_host_and_the_filter_matches_it(
@@ -174,10 +174,10 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     _connect_through_dialog(qtbot, w, HOST_ALIAS, folder)
     url = f"ssh://{HOST_ALIAS}{real}"
     choice = ResizeChoice(ServerPath.on(RemotePath(HOST_ALIAS, str(real))), 12, None, None, 12)
-    job = operations.resize(w.jobs, choice)
+    job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass
     assert read_block_count(real) == 12
-    column = TITLES.index("kvcache_num_blocks")
-    qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, column).data() == "12", timeout=30_000)
+    blocks_column = column("kvcache_num_blocks")
+    qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks_column).data() == "12", timeout=30_000)
     assert any("started on npu-test" in line for line in job.log_lines)

@@ -116,7 +116,7 @@ def summarize_files(folder: str, size: int, graphs: set[str], read: FileReader) 
 def _from_config(folder: str, size: int, graphs: set[str], read: FileReader = _read) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
 
     name = os.path.basename(folder)
     try:
@@ -124,9 +124,10 @@ def _from_config(folder: str, size: int, graphs: set[str], read: FileReader = _r
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
-    config: ConfigFields | None = read_view(data)
-    if config is not None:
-        expected = config.expected_graph_names
+    view = read_view(data)
+    config: ConfigView | RblnConfig
+    if view is not None:
+        config, expected = view, view.expected_graph_names
     else:  # invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 
@@ -163,7 +164,7 @@ def _from_config(folder: str, size: int, graphs: set[str], read: FileReader = _r
     )
 
 
-def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
+def summarize(folder: str | os.PathLike[str], cache: ScanCache | None = None) -> ArtifactSummary:
     """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
     folder = os.fspath(Path(folder))
     try:
