@@ -6,6 +6,7 @@ import dataclasses
 import errno
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,6 @@ RULES = json.dumps(
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
 
 
-def _bytes(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
-
-
 def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The table row for one artifact the server reported, its path written as ssh://HOST/PATH."""
     folder: str = record["a"]
@@ -47,8 +44,8 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 
     def read(path: str) -> bytes:
         if path == config_path:
-            if "c" in record:
-                return _bytes(record["c"])
+            if "cz" in record:
+                return zlib.decompress(record["blob_data"])
             code, message = record["ce"]
             raise OSError(code, message)
         if path == model_path and "n" in record:

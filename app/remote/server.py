@@ -44,10 +44,20 @@ def program_source(name: str) -> bytes:
     return (PROGRAMS / "prelude.py").read_bytes() + b"\n" + (PROGRAMS / f"{name}.py").read_bytes()
 
 
-def _pump(stream: Any, sink: queue.Queue[bytes | None]) -> None:
-    for line in iter(stream.readline, b""):
-        sink.put(line)
-    sink.put(None)
+def _pump(stream: Any, sink: queue.Queue[dict[str, Any] | None]) -> None:
+    """Parse each JSON line; a line with "blob": N is followed by N raw bytes, handed over as "blob_data"."""
+    try:
+        for line in iter(stream.readline, b""):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if isinstance(record, dict) and "blob" in record:
+                record["blob_data"] = stream.read(int(record["blob"]))
+            sink.put(record)
+    except (ValueError, OSError):
+        pass  # a cut-off answer: the exit status says why
+    finally:
+        sink.put(None)
 
 
 def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> None:
@@ -91,7 +101,7 @@ class Server:
         code = program_source(program)
         proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        lines: queue.Queue[bytes | None] = queue.Queue()
+        lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         errors: list[bytes] = []
         out_thread = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
         err_thread = threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True)
@@ -111,9 +121,8 @@ class Server:
                     continue
                 if line is None:
                     break
-                if line.strip():
-                    answered = True
-                    yield json.loads(line)
+                answered = True
+                yield line
             proc.wait()
             err_thread.join(5)
             stderr = b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace")

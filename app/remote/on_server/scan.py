@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import threading
+import zlib
 
 ROOT = sys.argv[1]
 RULES = json.loads(sys.argv[2])
@@ -22,7 +23,7 @@ MARKER = RULES["incomplete_marker"]
 SKIP = set(RULES["skip_names"])
 TAGS = RULES["internal_tags"]
 MAX_BYTES = RULES["max_json_bytes"]
-OUT = sys.stdout
+OUT = sys.stdout.buffer
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 
 
@@ -52,8 +53,11 @@ def text(data):
     return data.decode("utf-8", "surrogateescape")
 
 
-def emit(record):
-    OUT.write(json.dumps(record) + "\n")
+def emit(record, blob=b""):
+    """One JSON line; a blob (bytes) follows it raw, its length in the line's "blob"."""
+    if blob:
+        record["blob"] = len(blob)
+    OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
 
 
 def row(folder, entries):
@@ -65,8 +69,11 @@ def row(folder, entries):
         if entry.name.endswith(".rbln"):
             graphs.append(text(os.fsencode(entry.name[: -len(".rbln")])))
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    config = b""
     try:
-        record["c"] = text(read_small(os.path.join(folder, CONFIG)))
+        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
+        config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
+        record["cz"] = True
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
@@ -75,7 +82,7 @@ def row(folder, entries):
             record["n"] = model["_name_or_path"]
     except (OSError, ValueError, RecursionError):
         pass
-    return record
+    return record, config
 
 
 def walk(root):
@@ -98,7 +105,7 @@ def walk(root):
         names = {e.name for e in entries}
         if CONFIG in names and MARKER not in names:
             try:
-                emit(row(folder, entries))
+                emit(*row(folder, entries))
             except OSError as exc:
                 emit({"a": text(os.fsencode(folder)), "s": 0, "g": [], "le": exc.strerror or str(exc)})
             count += 1
@@ -129,7 +136,7 @@ def studio_scan(cli):
     for line in proc.stdout:
         line = line.strip().rstrip(b",")
         if line.startswith(b"{"):
-            OUT.write('{"row": ' + line.decode("utf-8", "surrogateescape") + "}\n")
+            OUT.write(b'{"row": ' + line + b"}\n")
             count += 1
     proc.wait()
     reader.join()
