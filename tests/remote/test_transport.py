@@ -105,7 +105,7 @@ def test_changed_host_key_is_refused_and_never_replaced(server: SshServer, tmp_p
 def test_user_at_host_port_form(server: SshServer, tmp_path: Path, control_dir: Path) -> None:
     config = tmp_path / "ssh_config"
     config.write_text(
-        f"Host *\n  IdentityFile {server.dir / 'id_ed25519'}\n  IdentitiesOnly yes\n"
+        f"Host *\n  IdentityFile {server.client_config.parent / 'id_ed25519'}\n  IdentitiesOnly yes\n"
         f"  UserKnownHostsFile {server.known_hosts}\n  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n"
     )
     user = subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
