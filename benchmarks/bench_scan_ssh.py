@@ -1,4 +1,4 @@
-"""Row 7: `scan ssh://HOST/ROOT --json` over ssh to 127.0.0.1 against the local `scan ROOT --json --no-cache`.
+"""Row 8: `scan ssh://HOST/ROOT --json` over ssh to 127.0.0.1 against the local `scan ROOT --json --no-cache`.
 
 The same 5,000-artifact tree, read through a throwaway sshd (tests/remote/sshd.py) or directly. The remote
 side runs in the server's python3, started by sshd: its CPU time is not this process's child time, so only
@@ -64,7 +64,7 @@ def main() -> int:
                 f"{args.python} -c pass {(time.perf_counter() - start) * 1000:.0f} ms"
             )
             report(
-                f"scan over ssh to 127.0.0.1 vs local scan --no-cache, {args.count} artifacts (row 7)",
+                f"scan over ssh to 127.0.0.1 vs local scan --no-cache, {args.count} artifacts (row 8)",
                 times["ssh"],
                 times["local"],
                 1.5,
