@@ -98,9 +98,11 @@ def _bar_progress() -> Callable[[int, int, str], None]:
 
 def cmd_get(args: argparse.Namespace) -> int:
     if args.dir.startswith("ssh://"):
-        from rbln_artifact_studio.remote.cli_support import read_block_count_any as read_block_count
-    else:
-        from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+        from rbln_artifact_studio.remote.cli_support import read_block_count_any
+
+        print(read_block_count_any(args.dir))
+        return 0
+    from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
     print(read_block_count(args.dir))
     return 0
@@ -139,19 +141,11 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
     for warning in result.warnings:
         _warn(warning)
     if args.json:
-        _print_json(
-            {
-                "path": str(result.path),
-                "previous_kvcache_num_blocks": result.previous,
-                "kvcache_num_blocks": result.target,
-                "warnings": result.warnings,
-                "bytes_copied": result.bytes_copied,
-            }
-        )
+        _print_json(result.to_json())
         return 0
     if budget_text is not None:
         print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
-    print(f"Set kvcache_num_blocks to {result.target} for artifact at {result.path}")
+    print(result.summary())
     return 0
 
 
@@ -289,7 +283,8 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
-    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
+    from rbln_artifact_studio.core.display.plan_display import plan_text
+    from rbln_artifact_studio.core.planning.planner import fixes, plan
 
     if args.on:
         from rbln_artifact_studio.remote.cli_support import cmd_plan_on

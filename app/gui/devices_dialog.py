@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
@@ -14,9 +16,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import DeviceStatus, read_devices
+from rbln_artifact_studio.remote.server import Server
+
+
+def _read(server: Server, ctx: JobContext) -> DeviceStatus:
+    return read_devices(server, ctx.cancel)
+
 
 HEADERS = ("Server / NPU", "Name", "Used", "Total", "Free", "Processes")
 
@@ -60,8 +68,7 @@ class DevicesDialog(QDialog):
         for host in self.hosts:
             item = QTreeWidgetItem(self.tree, [host, "reading…"])
             item.setData(0, Qt.ItemDataRole.UserRole, host)
-            server = registry.server(host)
-            job = self.jobs.submit(f"NPUs of {host}", lambda ctx, s=server: read_devices(s, ctx.cancel), visible=False)
+            job = self.jobs.submit(f"NPUs of {host}", partial(_read, registry.server(host)), visible=False)
             job.succeeded.connect(lambda status, it=item: self._show(it, status))
             job.failed.connect(lambda failure, it=item: self._show_failure(it, failure))
 

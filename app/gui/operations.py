@@ -16,6 +16,12 @@ from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 from rbln_artifact_studio.remote.registry import open_any
 
 
+def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
+    for warning in warnings:
+        ctx.log(f"warning: {warning}")
+    ctx.log(summary)
+
+
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
     return jobs.submit(
@@ -42,9 +48,7 @@ def compile_artifact(
             cancel=ctx.cancel,
             toolchain=toolchain,
         )
-        for warning in result.warnings:
-            ctx.log(f"warning: {warning}")
-        ctx.log(result.summary())
+        _log_result(ctx, result.warnings, result.summary())
         return result
 
     return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
@@ -73,9 +77,7 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
             cancel=ctx.cancel,
             toolchain=toolchain,
         )
-        for warning in result.warnings:
-            ctx.log(f"warning: {warning}")
-        ctx.log(f"kvcache_num_blocks {result.previous} -> {result.target} at {result.path}")
+        _log_result(ctx, result.warnings, result.summary())
         return result
 
     return jobs.submit(title, work, writes=True)

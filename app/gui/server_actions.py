@@ -56,7 +56,10 @@ class ServerMenu(QObject):
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
         view = _menu(window, "&View")
-        window.menuBar().insertMenu(view.menuAction() if view is not None else None, server_menu)
+        if view is not None:
+            window.menuBar().insertMenu(view.menuAction(), server_menu)
+        else:
+            window.menuBar().addMenu(server_menu)
         self.servers.hostKeyQuestion.connect(self._ask_host_key)
         self.servers.failed.connect(self._on_failed)
         self.servers.changed.connect(self._fill_disconnect_menu)

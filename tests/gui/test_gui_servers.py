@@ -11,7 +11,7 @@ import pytest
 from fakes.install import TINY_CA25, fake_compile
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
-from rbln_artifact_studio.core.fleet.columns import column
+from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.gui import operations
 from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
@@ -76,7 +76,7 @@ def _connect_through_dialog(qtbot: QtBot, w: MainWindow, host: str, folder: Path
 
 
 def _host_cells(w: MainWindow) -> dict[str, str]:
-    host_column = column("Host")
+    host_column = TITLES.index("Host")
     return {w.model.summary(r).path: w.model.index(r, host_column).data() for r in range(w.model.rowCount())}
 
 
@@ -178,6 +178,6 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass
     assert read_block_count(real) == 12
-    blocks_column = column("kvcache_num_blocks")
+    blocks_column = TITLES.index("kvcache_num_blocks")
     qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks_column).data() == "12", timeout=30_000)
     assert any("started on npu-test" in line for line in job.log_lines)

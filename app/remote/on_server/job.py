@@ -92,7 +92,7 @@ def run_tool(argv, capture=False, interrupt=signal.SIGTERM):
         stderr=subprocess.PIPE if capture else subprocess.STDOUT,
         start_new_session=True,
     )
-    lines, captured = [], []
+    lines, captured = [], []  # type: list[str], list[str]
 
     def pump(stream, sink, echo):
         for raw in iter(stream.readline, b""):

@@ -7,9 +7,10 @@ connection closes it as well, so nothing keeps running on the server for a clien
 import contextlib
 import os
 import signal
+import subprocess  # noqa: F401 (named in a type comment)
 import threading
 
-CHILDREN = []  # processes a program started: they end with it
+CHILDREN = []  # type: list[subprocess.Popen[bytes]]  # processes a program started: they end with it
 
 
 def _exit_when_client_leaves() -> None:

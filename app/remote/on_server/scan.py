@@ -39,7 +39,7 @@ def read_small(path):
             raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
         if st.st_size > MAX_BYTES:
             raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
-        chunks = []
+        chunks = []  # type: list[bytes]
         while True:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -129,8 +129,10 @@ def studio_scan(cli):
         [cli, "scan", "--no-cache", "--format", "json", ROOT], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     CHILDREN.append(proc)
-    warnings = []
-    reader = threading.Thread(target=lambda: warnings.extend(proc.stderr), daemon=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    errors = proc.stderr
+    warnings = []  # type: list[bytes]
+    reader = threading.Thread(target=lambda: warnings.extend(errors), daemon=True)
     reader.start()
     count = 0
     for line in proc.stdout:
