@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 from rbln_artifact_studio.remote.transport import SshOptions
 
 if TYPE_CHECKING:
@@ -36,7 +37,11 @@ class ServerMenu(QObject):
         self.window = window
         config = window.settings.ssh_config()
         self.servers = ServerSources(
-            window.jobs, window.model, SshOptions(config_file=Path(config) if config else None), parent=self
+            window.jobs,
+            window.model,
+            window.settings,
+            SshOptions(config_file=Path(config) if config else None),
+            parent=self,
         )
         self.action_connect = window._action(
             "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"
@@ -62,6 +67,7 @@ class ServerMenu(QObject):
             window.menuBar().addMenu(server_menu)
         self.servers.hostKeyQuestion.connect(self._ask_host_key)
         self.servers.failed.connect(self._on_failed)
+        self.servers.jobsReadBack.connect(self._show_outcomes)
         self.servers.changed.connect(self._fill_disconnect_menu)
         window.workspace.rootChanged.connect(self.servers.show_again)
         self._fill_disconnect_menu()
@@ -92,6 +98,30 @@ class ServerMenu(QObject):
         dialog.open()
         self.last_host_key_dialog = dialog
         return dialog
+
+    @Slot(str, list)
+    def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
+        """Jobs on a server that ended while the app was not watching (a dropped connection, a closed app)."""
+        lines = []
+        for o in outcomes:
+            if o.ok:
+                lines.append(f"Job {o.job.id}: kvcache_num_blocks {o.previous} → {o.kvcache_num_blocks} at {o.path}")
+            else:
+                lines.append(f"Job {o.job.id} {o.state}: {o.error}")
+        box = QMessageBox(self.window)
+        box.setObjectName("jobsReadBackDialog")
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setWindowTitle(f"Jobs on {host}")
+        box.setText(f"{len(outcomes)} job(s) on {host} ended while the studio was not watching:\n" + "\n".join(lines))
+        box.setDetailedText(f"Their logs: rbln-studio-cli jobs ssh://{host} JOB")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.window.statusBar().showMessage(lines[-1], 10_000)
+        for o in outcomes:
+            if o.ok and o.path:
+                self.servers.rescan_path(host, o.path)
+        self.last_outcomes_box = box
+        return box
 
     @Slot(str, str)
     def _on_failed(self, host: str, reason: str) -> QMessageBox:

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from PySide6.QtCore import QObject, Signal, Slot
 from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
-from rbln_artifact_studio.gui.settings import ServerEntry
+from rbln_artifact_studio.gui.settings import ServerEntry, Settings
 from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob, RemoteResizeResult, follow, job_outcomes
+from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
 from rbln_artifact_studio.remote.transport import HostKeyCheck, HostKeyError, SshOptions, accept_host_key
 
 BATCH_SECONDS = 0.1
+FAILED_JOB = re.compile(r"\(job (?P<job>\S+) on (?P<host>\S+)\)")  # remote_jobs.resize_remote's failure text
 
 
 @dataclass(frozen=True)
@@ -26,10 +32,16 @@ class HostKeyQuestion:
     check: HostKeyCheck
 
 
-def _scan_server(entry: ServerEntry, ctx: JobContext) -> HostKeyQuestion | int:
-    """Worker side: connect, then stream each folder's rows to the GUI in batches; a host key problem is returned."""
+def _scan_server(entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None) -> HostKeyQuestion | int:
+    """Worker side: connect, then stream each folder's rows to the GUI in batches; a host key problem is returned.
+
+    `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
+    disconnect could end the connection this scan opens.
+    """
     from rbln_artifact_studio.remote.scan import scan_remote
 
+    while closed is not None and not closed.wait(0.05):
+        ctx.checkpoint()
     server = registry.server(entry.host)
     ctx.progress(0, 0, f"Connecting to {entry.host}")
     try:
@@ -53,9 +65,15 @@ def _scan_server(entry: ServerEntry, ctx: JobContext) -> HostKeyQuestion | int:
     return found
 
 
+def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
+    """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
+    return follow(server, job, ctx.log, ctx.cancel, stop_job=False)
+
+
 class ServerSources(QObject):
     """The connected servers. Their rows live in the same table as the local folder's and survive its reopening."""
 
+    jobsReadBack = Signal(str, list)  # host, [JobOutcome]: jobs there that ended since the app last looked
     hostKeyQuestion = Signal(object)  # HostKeyQuestion: the GUI asks the user, then trust() or nothing
     connected = Signal(str)  # host: its folders are scanned and shown
     failed = Signal(str, str)  # host, reason
@@ -65,17 +83,21 @@ class ServerSources(QObject):
         self,
         jobs: JobManager,
         model: ArtifactTableModel,
+        settings: Settings,
         options: SshOptions | None = None,
         python: str = "python3",
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
-        self.jobs, self.model = jobs, model
+        self.jobs, self.model, self.settings = jobs, model, settings
         registry.configure(options, python)
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
+        self._following: set[str] = set()  # job ids followed to their end
+        self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
         jobs.jobAdded.connect(self._watch_job)
+        jobs.jobFailed.connect(self._after_failure)
 
     def hosts(self) -> list[str]:
         return list(self.entries)
@@ -84,7 +106,8 @@ class ServerSources(QObject):
         """Connect and scan the folders (replacing what was shown for this host)."""
         self.entries[entry.host] = entry
         self.changed.emit()
-        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(entry, ctx))
+        closed = self._closing.get(entry.host)
+        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(entry, ctx, closed))
         job.partial.connect(self._on_rows)
         job.succeeded.connect(lambda result, host=entry.host: self._on_scanned(host, result))
         job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
@@ -105,7 +128,15 @@ class ServerSources(QObject):
         rows = self._rows.pop(host, {})
         self.model.remove_paths(list(rows))
         server = registry.server(host)
-        self.jobs.submit(f"Disconnect {host}", lambda _ctx: server.connection.close(), visible=False)
+        closed = self._closing[host] = threading.Event()
+
+        def close(_ctx: JobContext) -> None:
+            try:
+                server.connection.close()
+            finally:
+                closed.set()
+
+        self.jobs.submit(f"Disconnect {host}", close, visible=False)
         self.changed.emit()
 
     def refresh(self, host: str) -> Job | None:
@@ -145,6 +176,38 @@ class ServerSources(QObject):
             self.hostKeyQuestion.emit(result)
             return
         self.connected.emit(host)
+        self.read_back_jobs(host)
+
+    # ---- detached jobs on the servers ----------------------------------------------------------------
+
+    def read_back_jobs(self, host: str) -> Job:
+        """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
+        server = registry.server(host)
+        job = self.jobs.submit(f"Jobs on {host}", lambda ctx: job_outcomes(server, ctx.cancel), visible=False)
+        job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
+        return job
+
+    def _on_outcomes(self, host: str, outcomes: list[JobOutcome]) -> None:
+        seen = self.settings.seen_jobs(host)
+        ended = [o for o in outcomes if o.state != "running"]
+        if seen is None:  # the first look at this server: what ended before is history, not news
+            self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
+            seen = {o.job.id for o in ended}
+        news = [o for o in ended if o.job.id not in seen]
+        if news:
+            self.settings.mark_jobs_seen(host, [o.job.id for o in news])
+            self.jobsReadBack.emit(host, news)
+        server = registry.server(host)
+        for o in outcomes:
+            if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
+                self._following.add(o.job.id)
+                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(_follow, server, o.job))
+                job.succeeded.connect(lambda outcome, h=host: self._on_followed(h, outcome))
+
+    def _on_followed(self, host: str, outcome: JobOutcome) -> None:
+        self._following.discard(outcome.job.id)
+        self.settings.mark_jobs_seen(host, [outcome.job.id])
+        self.jobsReadBack.emit(host, [outcome])
 
     def _on_failed(self, host: str, failure: JobFailure) -> None:
         self.failed.emit(host, failure.reason)
@@ -158,7 +221,22 @@ class ServerSources(QObject):
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
         path = str(getattr(result, "path", ""))
         host = host_of(path)
+        if isinstance(result, RemoteResizeResult) and host:
+            self.settings.mark_jobs_seen(host, [result.job])  # its outcome is on screen already
         if host in self.entries and not isinstance(result, ArtifactSummary):
-            entry = ServerEntry(host, (path[len("ssh://") + len(host) :],))
-            job = self.jobs.submit(f"Rescan {path}", lambda ctx: _scan_server(entry, ctx), visible=False)
-            job.partial.connect(self._on_rows)
+            self.rescan_path(host, path[len("ssh://") + len(host) :])
+
+    def rescan_path(self, host: str, path: str) -> None:
+        """Read one artifact (or folder) on a connected server again and update its rows."""
+        if host not in self.entries:
+            return
+        entry = ServerEntry(host, (path,))
+        job = self.jobs.submit(f"Rescan {path} on {host}", lambda ctx: _scan_server(entry, ctx), visible=False)
+        job.partial.connect(self._on_rows)
+
+    @Slot(object, object)
+    def _after_failure(self, _job: Job, failure: JobFailure) -> None:
+        """A resize on a server failed in front of the user: its outcome is seen."""
+        found = FAILED_JOB.search(failure.reason)
+        if found:
+            self.settings.mark_jobs_seen(found["host"], [found["job"]])

@@ -11,6 +11,7 @@ from rbln_artifact_studio.gui.app_paths import legacy_settings_store, settings_s
 
 MAX_RECENT = 8
 MAX_SERVERS = 16
+MAX_SEEN_JOBS = 500  # per server: job ids are timestamps, older ones drop out first
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Settings:
         self._toolchain = ToolchainPaths(self._text("toolchain/python"), self._text("toolchain/optimumCli"))
         self._states: dict[str, QByteArray] = {}
         self._servers = self._read_servers()
+        self._seen_jobs = self._read_seen_jobs()
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -100,6 +102,25 @@ class Settings:
         """Remembered servers, most recent first."""
         return list(self._servers)
 
+    def _read_seen_jobs(self) -> dict[str, list[str]]:
+        value = self.store.value("servers/seenJobs", "")
+        try:
+            data = json.loads(value) if isinstance(value, str) and value else {}
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(h): [str(i) for i in ids] for h, ids in data.items() if isinstance(ids, list)}
+
+    def seen_jobs(self, host: str) -> set[str] | None:
+        """The server's job ids whose outcome was shown already; None before the first look at its jobs."""
+        ids = self._seen_jobs.get(host)
+        return None if ids is None else set(ids)
+
+    def mark_jobs_seen(self, host: str, ids: list[str]) -> None:
+        known = self._seen_jobs.get(host, [])
+        self._seen_jobs[host] = [*known, *(i for i in ids if i not in known)][-MAX_SEEN_JOBS:]
+
     def ssh_config(self) -> str:
         """An ssh_config file to use instead of ~/.ssh/config (like ssh -F); empty: ssh's own."""
         return self._text("ssh/configFile")
@@ -129,6 +150,7 @@ class Settings:
         self.store.setValue(
             "servers/list", json.dumps([{"host": e.host, "folders": list(e.folders)} for e in self._servers])
         )
+        self.store.setValue("servers/seenJobs", json.dumps(self._seen_jobs))
         for key, value in self._states.items():
             self.store.setValue(f"state/{key}", value)
         self.store.sync()

@@ -125,9 +125,15 @@ def start_resize(
 
 
 def follow(
-    server: Server, job: RemoteJob, on_log: LogFn | None = None, cancel: CancelToken | None = None, offset: int = 0
+    server: Server,
+    job: RemoteJob,
+    on_log: LogFn | None = None,
+    cancel: CancelToken | None = None,
+    offset: int = 0,
+    stop_job: bool = True,
 ) -> JobOutcome:
-    """Stream the job's log until it has a result. Cancel asks the job to stop and waits for its outcome.
+    """Stream the job's log until it has a result. Cancel asks the job to stop and waits for its outcome
+    (with stop_job False, cancel only stops watching: CancelledError, the job goes on).
 
     A dropped connection raises StudioError naming the job and how to read its outcome back: the job itself
     goes on running on the server.
@@ -146,7 +152,7 @@ def follow(
                 elif "error" in record:
                     raise StudioError(str(record["error"]))
         except CancelledError:
-            if requested:
+            if requested or not stop_job:
                 raise
             request_cancel(server, job)
             requested = True  # follow on to the job's own outcome: cancelled, or finished first
@@ -164,6 +170,11 @@ def request_cancel(server: Server, job: RemoteJob) -> None:
     result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
     if result.returncode != 0:
         raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
+
+
+def job_outcomes(server: Server, cancel: CancelToken | None = None) -> list[JobOutcome]:
+    """Every job on the server and its outcome so far (read-only)."""
+    return [outcome for outcome, _spec in list_jobs(server, cancel)]
 
 
 def list_jobs(server: Server, cancel: CancelToken | None = None) -> list[tuple[JobOutcome, dict[str, Any]]]:
@@ -203,6 +214,13 @@ def parse_job_id(host: str, text: str) -> RemoteJob:
     return RemoteJob(host, text)
 
 
+@dataclass(frozen=True)
+class RemoteResizeResult(ResizeResult):
+    """A resize done on a server, with the job that did it (its log and result stay there)."""
+
+    job: str = ""
+
+
 def resize_to_result(
     target_text: str,
     num_blocks: int | None,
@@ -210,7 +228,7 @@ def resize_to_result(
     output_dir: str | None,
     log: LogFn | None = None,
     cancel: CancelToken | None = None,
-) -> ResizeResult:
+) -> RemoteResizeResult:
     """A resize of ssh://HOST/PATH on that server (through the process's registry), as the local resizes report it."""
     from rbln_artifact_studio.remote import registry
     from rbln_artifact_studio.remote.artifact import ServerPath
@@ -218,6 +236,5 @@ def resize_to_result(
     source = parse_remote(target_text)
     outcome = resize_remote(registry.server(source.host), source, num_blocks, budget, output_dir, log, cancel)
     assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
-    return ResizeResult(
-        ServerPath.on(source.child(outcome.path)), outcome.previous, outcome.kvcache_num_blocks, outcome.warnings
-    )
+    path = ServerPath.on(source.child(outcome.path))
+    return RemoteResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, job=outcome.job.id)

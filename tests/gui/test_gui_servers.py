@@ -181,3 +181,75 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     blocks_column = TITLES.index("kvcache_num_blocks")
     qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks_column).data() == "12", timeout=30_000)
     assert any("started on npu-test" in line for line in job.log_lines)
+
+
+def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
+    qtbot: QtBot,
+    server_window: MainWindow,
+    server: SshServer,  # noqa: F811
+    tiny_model: Path,
+    tmp_path: Path,
+) -> None:
+    from rbln_artifact_studio.remote import registry
+    from rbln_artifact_studio.remote.remote_jobs import follow, start_resize
+
+    w = server_window
+    folder = tmp_path / "srv"
+    real = fake_compile(server.toolchain, tiny_model, folder / "real", *TINY_CA25, "--memory-budget", "0.5")
+    sources = w.server_menu.servers
+    entry = ServerEntry(HOST_ALIAS, (str(folder),))
+    with qtbot.waitSignal(sources.connected, timeout=30_000):
+        sources.connect_server(entry)
+    qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)  # first look: history
+    # A resize the app started before its connection dropped: it finishes on the server, unwatched.
+    s = registry.server(HOST_ALIAS)
+    job, _ = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=12)
+    assert follow(s, job).ok
+    sources.disconnect_server(HOST_ALIAS)
+    with qtbot.waitSignal(sources.jobsReadBack, timeout=30_000) as read_back:
+        sources.connect_server(entry)
+    host, [outcome] = read_back.args
+    assert host == HOST_ALIAS and outcome.job == job and outcome.kvcache_num_blocks == 12
+    box = w.server_menu.last_outcomes_box
+    assert box.isVisible() and job.id in box.text() and "16 → 12" in box.text()
+    url = f"ssh://{HOST_ALIAS}{real}"
+    blocks = TITLES.index("kvcache_num_blocks")
+    qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks).data() == "12", timeout=30_000)
+    box.close()
+    with qtbot.waitSignal(sources.connected, timeout=30_000):  # seen once: not reported again
+        sources.connect_server(entry)
+    with qtbot.assertNotEmitted(sources.jobsReadBack, wait=1000):
+        pass
+
+
+def test_a_job_still_running_at_reconnect_is_followed_to_its_outcome(
+    qtbot: QtBot,
+    server_window: MainWindow,
+    server: SshServer,  # noqa: F811
+    tiny_model: Path,
+    tmp_path: Path,
+) -> None:
+    from rbln_artifact_studio.remote import registry
+    from rbln_artifact_studio.remote.remote_jobs import start_resize
+
+    w = server_window
+    folder = tmp_path / "srv"
+    real = fake_compile(server.toolchain, tiny_model, folder / "real", *TINY_CA25, "--memory-budget", "0.5")
+    sources = w.server_menu.servers
+    entry = ServerEntry(HOST_ALIAS, (str(folder),))
+    with qtbot.waitSignal(sources.connected, timeout=30_000):
+        sources.connect_server(entry)
+    qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)
+    server.gate.unlink()  # the tool waits on the server
+    job, _ = start_resize(registry.server(HOST_ALIAS), RemotePath(HOST_ALIAS, str(real)), target=12)
+    sources.disconnect_server(HOST_ALIAS)
+    with qtbot.waitSignal(sources.connected, timeout=30_000):
+        sources.connect_server(entry)
+    qtbot.waitUntil(
+        lambda: any(j.title == f"Follow job {job.id} on {HOST_ALIAS}" for j in w.jobs.active()), timeout=20_000
+    )
+    assert read_block_count(real) == 16
+    with qtbot.waitSignal(sources.jobsReadBack, timeout=60_000) as read_back:
+        server.gate.touch()
+    assert read_back.args[1][0].job == job and read_back.args[1][0].kvcache_num_blocks == 12
+    assert read_block_count(real) == 12
