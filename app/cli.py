@@ -322,6 +322,12 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return devices(args.host, args.json)
 
 
+def cmd_trust_host(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_trust_host as trust
+
+    return trust(args.host, args.fingerprint)
+
+
 def cmd_jobs(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.remote.cli_support import cmd_jobs as jobs
 
@@ -436,6 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("host", metavar="ssh://HOST")
     p.add_argument("job", nargs="?", help="a job id: follow its log until it ends, then show the outcome")
     p.add_argument("--json", action="store_true")
+
+    p = command("trust-host", cmd_trust_host, "show a server's host key fingerprint and record it in known_hosts")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("--fingerprint", metavar="SHA256:...", help="record the key only if it has this fingerprint")
 
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")

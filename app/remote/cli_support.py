@@ -138,3 +138,26 @@ def cmd_jobs(host_text: str, job_id: str | None, as_json: bool, log: Callable[[s
     else:
         print(f"{outcome.state}: {outcome.error}")
     return 0 if outcome.ok else 1
+
+
+def cmd_trust_host(host_text: str, fingerprint: str | None) -> int:
+    """Record a server's host key in known_hosts when the user vouches for its fingerprint (given, or typed y)."""
+    from rbln_artifact_studio.remote.transport import accept_host_key
+
+    conn = server(parse_host(host_text)).connection
+    check = conn.check_host_key()
+    if check.changed:
+        raise StudioError(check.message())
+    print(check.message())
+    offered = " ".join(check.fingerprints)
+    if fingerprint is not None:
+        if fingerprint.strip() not in offered.split():
+            raise StudioError(f"{conn.host} offers {offered or 'no key'}, not {fingerprint}; nothing was recorded.")
+    elif not sys.stdin.isatty():
+        raise StudioError("Give --fingerprint SHA256:... to trust the key without a terminal; nothing was recorded.")
+    elif input("Trust this key and record it in known_hosts? [y/N] ").strip().lower() not in ("y", "yes"):
+        print("Nothing was recorded.")
+        return 1
+    accept_host_key(check)
+    print(f"Recorded {conn.host}'s key in {check.known_hosts}.")
+    return 0

@@ -96,7 +96,8 @@ class HostKeyError(StudioError):
             check.message(),
             hint=None
             if check.changed
-            else f"To trust it: rbln-studio-cli trust-host {check.host} (shows the fingerprint again and asks).",
+            else f"If it is the right one, trust it with: rbln-studio-cli trust-host ssh://{check.host} "
+            "--fingerprint SHA256:... (or `ssh` to it once in a terminal).",
         )
         self.check = check
 
@@ -309,4 +310,7 @@ def accept_host_key(check: HostKeyCheck) -> None:
     old = path.read_bytes() if path.exists() else b""
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    atomic_write_bytes(path, old + "".join(line + "\n" for line in check.offered).encode(), step="known_hosts")
+    present = set(old.decode("utf-8", "replace").splitlines())
+    new = [line for line in check.offered if line not in present]  # trusting twice records the key once
+    if new:
+        atomic_write_bytes(path, old + "".join(line + "\n" for line in new).encode(), step="known_hosts")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,26 @@ def test_plan_on_server_uses_the_memory_free_now(
 def _usages(run: Run, artifact: Path) -> list[dict[str, int]]:
     data = json.loads(run("inspect", artifact, "--json").stdout)
     return list(data["breakdown"]["chiplets"])
+
+
+def test_unknown_host_key_then_trust_host_with_its_fingerprint(
+    remote_cli: Run, server: SshServer, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    config = tmp_path / "ssh_config"
+    config.write_text(server.client_config.read_text().replace(str(server.known_hosts), str(known)))
+    env = {"RBLN_STUDIO_SSH_CONFIG": str(config)}
+    refused = remote_cli("inspect", url(cr13_artifact), env=env)
+    assert refused.returncode == 1 and "is not in" in refused.stderr and "trust-host" in refused.stderr
+    fingerprint = subprocess.run(
+        ["ssh-keygen", "-l", "-f", str(server.host_key_pub)], capture_output=True, text=True
+    ).stdout.split()[1]
+    assert fingerprint in refused.stderr
+    wrong = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", "--fingerprint", "SHA256:not-it", env=env)
+    assert wrong.returncode == 1 and "nothing was recorded" in wrong.stderr and known.read_text() == ""
+    no_tty = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", env=env)
+    assert no_tty.returncode == 1 and known.read_text() == ""
+    trusted = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", "--fingerprint", fingerprint, env=env)
+    assert trusted.returncode == 0, trusted.stderr
+    assert remote_cli("get-kvcache-num-blocks", url(cr13_artifact), env=env).stdout == "21\n"
