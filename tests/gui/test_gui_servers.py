@@ -253,3 +253,37 @@ def test_a_job_still_running_at_reconnect_is_followed_to_its_outcome(
         server.gate.touch()
     assert read_back.args[1][0].job == job and read_back.args[1][0].kvcache_num_blocks == 12
     assert read_block_count(real) == 12
+
+
+def test_resize_dialog_on_a_server_artifact_writes_the_copy_there(
+    qtbot: QtBot,
+    server_window: MainWindow,
+    server: SshServer,  # noqa: F811
+    tiny_model: Path,
+    tmp_path: Path,
+) -> None:
+    from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+
+    w = server_window
+    folder = tmp_path / "srv"
+    real = fake_compile(server.toolchain, tiny_model, folder / "real", *TINY_CA25, "--memory-budget", "0.5")
+    _connect_through_dialog(qtbot, w, HOST_ALIAS, folder)
+    url = f"ssh://{HOST_ALIAS}{real}"
+    assert w.browser.select_path(url)
+    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.path) == url, timeout=20_000)
+    dialog = w.open_resize_dialog()
+    assert isinstance(dialog, ResizeDialog)
+    dialog.mode_copy.setChecked(True)
+    dialog.target_spin.setValue(12)
+    dialog.output_edit.setText(f"ssh://other-host{folder}/copy")
+    dialog._on_output_edited()
+    assert not dialog.apply_button.isEnabled() and "folder on npu-test: ssh://npu-test/PATH" in dialog.message.text()
+    dialog.output_edit.setText(f"ssh://{HOST_ALIAS}{folder}/copy 12")
+    dialog._on_output_edited()
+    assert dialog.apply_button.isEnabled()
+    assert dialog.command.edit.text().endswith(f"--output-dir 'ssh://{HOST_ALIAS}{folder}/copy 12'")
+    with qtbot.waitSignal(w.jobs.jobAdded, timeout=10_000) as added:
+        dialog.apply_button.click()
+    with qtbot.waitSignal(added.args[0].succeeded, timeout=60_000):
+        pass
+    assert read_block_count(folder / "copy 12") == 12 and read_block_count(real) == 16
