@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # argparse and json load only for the commands that use them 
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INVALID = 3  # inspect, serving, plan and scan: an artifact read is invalid (docs/cli.md)
 
 # optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
 _OPTIMUM_OPERATIONS = {
@@ -140,6 +141,8 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         )
     for warning in result.warnings:
         _warn(warning)
+    for shared in result.unshared:
+        print(f"note: copied {shared} before writing, so the other path keeps its bytes", file=sys.stderr)
     if args.json:
         _print_json(result.to_json())
         return 0
@@ -167,35 +170,52 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _print_json(inspect_dict(artifact, budget))
     else:
         print(inspect_text(artifact, budget))
-    return 0
+    return EXIT_INVALID if artifact.status.value == "invalid" else 0
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.remote.cli_support import scan_any
+    from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
 
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan_any(args.root, on_issue=issue, use_cache=not args.no_cache)
+    remote = args.root.startswith("ssh://")
+    if not remote and not os.path.isdir(args.root):
+        print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
+        return EXIT_ERROR
+    invalid = count = checking = 0
+
+    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
+        nonlocal invalid, count, checking
+        for row in rows:
+            count += 1
+            invalid += row.status.value == "invalid"
+            checking += row.status.value == "checking"
+            yield row
+
+    if remote:  # walked on the server in one round trip; the .rbln headers are read by inspect
+        from rbln_artifact_studio.remote.cli_support import scan_any
+
+        rows = counted(scan_any(args.root, on_issue=issue, use_cache=False))
+    else:
+        verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
+        rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier))
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
         sys.stdout.write(render(rows, args.format))
-        return 0
+        return EXIT_INVALID if invalid else 0
     from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
-    count = 0
-
-    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
-        nonlocal count
-        for row in rows:
-            count += 1
-            yield row
-
-    for line in text_lines(counted(rows)):
+    for line in text_lines(rows):
         print(line)
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
-    return 0
+    if checking:
+        _warn(
+            f"{checking} artifact(s) were checked from rbln_config.json and the folder listing only (the server has "
+            "no rbln-studio-cli); `inspect ssh://HOST/PATH` reads their .rbln headers for the full verdict"
+        )
+    return EXIT_INVALID if invalid else 0
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -284,13 +304,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
     from rbln_artifact_studio.core.display.plan_display import plan_text
-    from rbln_artifact_studio.core.planning.planner import fixes, plan
+    from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
     if args.on:
         from rbln_artifact_studio.remote.cli_support import cmd_plan_on
 
         return cmd_plan_on(args.on, args.dirs, _inspector(args), args.json)
-    p = plan([_open(d, args) for d in args.dirs])
+    artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
+    require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
+    p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
     commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
     if args.json:
@@ -305,14 +327,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
-    from rbln_artifact_studio.remote.cli_support import load_config_any
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
 
-    check = check_serving(load_config_any(args.dir))
+    artifact = _open(args.dir, args)  # the verdict inspect and scan give; here, or ssh://HOST/PATH
+    check = check_artifact_serving(artifact.loaded, artifact.problems)
     if args.json:
         _print_json(check.to_json())
     else:
         print(serving_text(check))
+    if not check.loads:
+        return EXIT_INVALID
     return EXIT_ERROR if check.errors else 0
 
 
@@ -525,10 +549,13 @@ def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
-    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
     try:
         return int(args.func(args))
+    except InvalidArtifactError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_INVALID
     except StudioError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR

@@ -10,7 +10,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
-from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 from rbln_artifact_studio.remote.transport import SshOptions
 
 if TYPE_CHECKING:
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.host_key_dialog import HostKeyDialog
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.server_plan_dialog import ServerPlanDialog
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
 def _menu(window: MainWindow, title: str) -> QMenu | None:

@@ -7,6 +7,7 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from rbln_artifact_studio.core.fleet.location import host_of
@@ -15,10 +16,12 @@ from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
 from rbln_artifact_studio.remote import registry
-from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob, RemoteResizeResult, follow, job_outcomes
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
 from rbln_artifact_studio.remote.transport import HostKeyCheck, HostKeyError, SshOptions, accept_host_key
+
+if TYPE_CHECKING:  # the resize-job module loads the artifact reader (pydantic): on first use, not at start-up
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
 
 BATCH_SECONDS = 0.1
 FAILED_JOB = re.compile(r"\(job (?P<job>\S+) on (?P<host>\S+)\)")  # remote_jobs.resize_remote's failure text
@@ -67,7 +70,15 @@ def _scan_server(entry: ServerEntry, ctx: JobContext, closed: threading.Event | 
 
 def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
     """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
+    from rbln_artifact_studio.remote.remote_jobs import follow
+
     return follow(server, job, ctx.log, ctx.cancel, stop_job=False)
+
+
+def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
+    from rbln_artifact_studio.remote.remote_jobs import job_outcomes
+
+    return job_outcomes(server, ctx.cancel)
 
 
 class ServerSources(QObject):
@@ -183,7 +194,7 @@ class ServerSources(QObject):
     def read_back_jobs(self, host: str) -> Job:
         """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
         server = registry.server(host)
-        job = self.jobs.submit(f"Jobs on {host}", lambda ctx: job_outcomes(server, ctx.cancel), visible=False)
+        job = self.jobs.submit(f"Jobs on {host}", partial(_job_outcomes, server), visible=False)
         job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
         return job
 
@@ -221,8 +232,8 @@ class ServerSources(QObject):
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
         path = str(getattr(result, "path", ""))
         host = host_of(path)
-        if isinstance(result, RemoteResizeResult) and host:
-            self.settings.mark_jobs_seen(host, [result.job])  # its outcome is on screen already
+        if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
+            self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
         if host in self.entries and not isinstance(result, ArtifactSummary):
             self.rescan_path(host, path[len("ssh://") + len(host) :])
 

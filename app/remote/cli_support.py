@@ -11,7 +11,6 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, scan
-from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, load_config
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.resize import ResizeResult
@@ -57,11 +56,6 @@ def scan_any(root: str | Path, on_issue: IssueCallback | None, use_cache: bool) 
         remote = parse_remote(text)
         return scan_remote(server(remote.host), remote, on_issue=on_issue)
     return scan(Path(text), on_issue=on_issue, use_cache=use_cache)
-
-
-def load_config_any(target: str | Path) -> LoadedConfig:
-    text = os.fspath(target)
-    return open_any(text, None).loaded if is_remote(text) else load_config(Path(text))
 
 
 def read_block_count_any(target: str | Path) -> int:

@@ -52,7 +52,7 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
             return json.dumps({"_name_or_path": record["n"]}).encode()
         raise OSError(errno.ENOENT, "No such file or directory")
 
-    summary = summarize_files(folder, int(record["s"]), set(record["g"]), read)
+    summary = summarize_files(folder, int(record["s"]), {str(k): int(v) for k, v in record["g"].items()}, read)
     return dataclasses.replace(summary, path=url)
 
 

@@ -2,9 +2,9 @@
 
 Run as `python3 runner.py JOBDIR` by launch.py in its own session; its output is JOBDIR/log. Reads
 JOBDIR/spec.json, writes JOBDIR/result.json (atomically) when done, and stops early when JOBDIR/cancel appears.
-Real artifacts: the server's optimum-rbln-cli works on a staged copy beside the artifact, which then takes
-the artifact's place by one atomic exchange (renameat2) or, where the kernel lacks it, two renames; to a copy,
-it writes into a staging folder renamed into place. Simulator artifacts: the server's rbln-studio-cli, which
+Real artifacts: the server's optimum-rbln-cli writes the resized artifact into a staging folder beside it, which
+then takes the artifact's place by one atomic exchange (renameat2; refused where the file system cannot); to a
+copy, it writes into a staging folder renamed into place. Simulator artifacts: the server's rbln-studio-cli, which
 stages by itself. The artifact is locked the way the studio locks it (an flock on .rbln-studio.lock).
 """
 
@@ -136,28 +136,24 @@ def staging_for(final):
     return os.path.join(parent, f".{name}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
 
 
-def mark_incomplete(folder, target):
-    with open(os.path.join(folder, MARKER), "w") as f:
-        json.dump({"pid": os.getpid(), "host": socket.gethostname(), "target": target}, f)
+CANNOT_EXCHANGE = (
+    "the server's file system cannot exchange two folders atomically (renameat2), so an in-place resize could "
+    "leave a moment without the artifact; nothing was changed. Resize to a copy (--output-dir) instead."
+)
 
 
 def exchange(new, old):
-    """Put `new` where `old` is, atomically where the kernel can; returns where the old content now is."""
+    """Put `new` where `old` is and `old` where `new` was, in one atomic step (renameat2 RENAME_EXCHANGE)."""
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
-        renameat2 = None
-    if renameat2 is not None:
-        at_fdcwd, rename_exchange = -100, 2
-        if renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(old), rename_exchange) == 0:
-            return new
+        raise Failed(CANNOT_EXCHANGE) from None
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(old), rename_exchange) != 0:
         err = ctypes.get_errno()
-        if err not in (errno.ENOSYS, errno.EINVAL):
-            raise OSError(err, os.strerror(err))
-    aside = staging_for(old)
-    os.rename(old, aside)  # a moment without the folder, never a mixed folder
-    os.rename(new, old)
-    return aside
+        if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise Failed(CANNOT_EXCHANGE)
+        raise OSError(err, os.strerror(err))
 
 
 def blocks_of(folder):
@@ -182,10 +178,8 @@ def real_in_place(art):
     with artifact_lock(art, "resize in place (remote job)"):
         staging = staging_for(art)
         try:
-            say(f"Copying {art} to a staging folder")
-            shutil.copytree(art, staging, symlinks=True, ignore=shutil.ignore_patterns(LOCK_NAME, MARKER))
-            mark_incomplete(staging, art)
-            status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", staging])
+            # The tool writes the resized artifact into a hidden staging folder beside it; the artifact is only read.
+            status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", art, "--output-dir", staging])
             if status != 0:
                 raise tool_failure(status, lines, f"{art} is unchanged")
             new = blocks_of(staging)
@@ -193,11 +187,10 @@ def real_in_place(art):
             fsync_dir(staging)
             old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
             try:
-                old = exchange(staging, art)
+                exchange(staging, art)  # the staging path now holds the old artifact
                 fsync_dir(os.path.dirname(os.path.abspath(art)))
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-            shutil.rmtree(old, ignore_errors=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return {"path": art, "previous": previous, "kvcache_num_blocks": new, "warnings": warnings_of(lines)}

@@ -1,7 +1,7 @@
 """Walk a folder on the server like the studio's scan and stream, per artifact, what a table row is made of.
 
 Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
-{"a": folder, "s": total size, "g": graph names, "c": rbln_config.json text (surrogate-escaped) or
+{"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
 "ce": [errno, message], "n": config.json's _name_or_path}, {"i": message} for a folder it could not list,
 and {"end": count} last. Reads only; writes nothing on the server.
 """
@@ -61,13 +61,14 @@ def emit(record, blob=b""):
 
 
 def row(folder, entries):
-    size, graphs = 0, []
+    size, graphs = 0, {}
     for entry in entries:
         if internal(entry.name) or not entry.is_file():
             continue
-        size += entry.stat().st_size
+        st = entry.stat()
+        size += st.st_size
         if entry.name.endswith(".rbln"):
-            graphs.append(text(os.fsencode(entry.name[: -len(".rbln")])))
+            graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
     config = b""
     try:
@@ -107,7 +108,7 @@ def walk(root):
             try:
                 emit(*row(folder, entries))
             except OSError as exc:
-                emit({"a": text(os.fsencode(folder)), "s": 0, "g": [], "le": exc.strerror or str(exc)})
+                emit({"a": text(os.fsencode(folder)), "s": 0, "g": {}, "le": exc.strerror or str(exc)})
             count += 1
             continue
         subfolders = []
