@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal, Slot
 from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
@@ -52,20 +53,37 @@ def _scan_server(entry: ServerEntry, ctx: JobContext, closed: threading.Event | 
     except HostKeyError as exc:
         return HostKeyQuestion(entry, exc.check)
     found = 0
+    to_check: list[tuple[str, ArtifactSummary]] = []
     for folder in entry.folders:
         batch: list[TableRow] = []
         last = time.monotonic()
         root = RemotePath(entry.host, folder)
         for summary in scan_remote(server, root, ctx.cancel, lambda _p, message: ctx.log(message)):
             batch.append(TableRow.of(summary))
+            to_check.append((root.url, summary))
             found += 1
             if time.monotonic() - last >= BATCH_SECONDS:
                 ctx.progress(found, 0, f"{found:,} artifacts read on {entry.host}")
                 ctx.partial((root.url, batch))
                 batch, last = [], time.monotonic()
         ctx.partial((root.url, batch, "done"))
+    _check_rows(server, to_check, ctx)
     ctx.progress(found, found, f"{found:,} artifacts read on {entry.host}")
     return found
+
+
+def _check_rows(server: Server, rows: list[tuple[str, ArtifactSummary]], ctx: JobContext) -> None:
+    """Worker side: the full check of the rows the server's walker left "checking" (one more round trip)."""
+    from rbln_artifact_studio.remote.scan import verify_remote_rows
+
+    folder_of = {row.path: folder for folder, row in rows}
+    checking = [row for _, row in rows if row.status is Status.CHECKING]
+    if not checking:
+        return
+    ctx.progress(0, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
+    for done, verified in enumerate(verify_remote_rows(server, checking, ctx.cancel), start=1):
+        ctx.progress(done, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
+        ctx.partial((folder_of[verified.path], [TableRow.of(verified)], "checked"))
 
 
 def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
@@ -164,17 +182,19 @@ class ServerSources(QObject):
 
     @Slot(object)
     def _on_rows(self, piece: tuple) -> None:
-        folder, rows, *done = piece
+        folder, rows, *stage = piece  # stage: none (a batch), "done" (the folder's last), "checked" (verdicts)
         host = host_of(folder)
         if host not in self.entries:
             return  # disconnected while it scanned
         cache = self._rows.setdefault(host, {})
-        seen = self._seen.setdefault(folder, set())
         for row in rows:
             cache[row.summary.path] = row
-            seen.add(row.summary.path)
         self.model.upsert(rows)
-        if done:  # rows under this folder that the scan did not find are gone
+        if stage == ["checked"]:
+            return
+        seen = self._seen.setdefault(folder, set())
+        seen.update(row.summary.path for row in rows)
+        if stage == ["done"]:  # rows under this folder that the scan did not find are gone
             prefix = folder.rstrip("/") + "/"
             gone = [p for p in cache if (p == folder or p.startswith(prefix)) and p not in seen]
             for path in gone:

@@ -7,8 +7,11 @@ artifact is checked exactly like a local one. Real compiler graphs are read by `
 
 from __future__ import annotations
 
+import base64
 import json
 import tempfile
+import zlib
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path, PosixPath
 from typing import Any
@@ -77,7 +80,7 @@ def _lay_out(record: dict[str, Any], folder: Path) -> None:
             if name in texts:
                 f.write(_bytes(texts[name]))
             elif name in heads:
-                f.write(bytes.fromhex(heads[name]))
+                f.write(zlib.decompress(base64.b64decode(heads[name])))
             if f.tell() < size:
                 f.truncate(size)
 
@@ -100,10 +103,36 @@ def _relabel(text: str, local: Path, target: RemotePath) -> str:
 
 def open_remote_artifact(server: Server, target: RemotePath, cancel: CancelToken | None = None) -> Artifact:
     """The artifact at target on the server, read in one round trip; writes nothing on the server."""
-    answers = server.run_program("snapshot", [target.path, RULES, Path(rebel_probe.__file__).read_text()], cancel)
-    if len(answers) != 1:
-        raise StudioError(f"{server.host} gave no usable answer about {target}.")
-    record = answers[0]
+    [(artifact_or_error)] = list(open_remote_artifacts(server, [target], cancel))
+    if isinstance(artifact_or_error, StudioError):
+        raise artifact_or_error
+    return artifact_or_error
+
+
+def open_remote_artifacts(
+    server: Server, targets: list[RemotePath], cancel: CancelToken | None = None
+) -> Iterator[Artifact | StudioError]:
+    """Several artifacts of one server in one round trip, each as it arrives (or the error that says why not)."""
+    probe = Path(rebel_probe.__file__).read_text()
+    answers = server.stream("snapshot", [RULES, probe, *(t.path for t in targets)], cancel)
+    count = 0
+    try:
+        for record in answers:  # to its end: the program's exit status is checked there
+            if count >= len(targets):
+                raise StudioError(f"{server.host} answered about more artifacts than it was asked.")
+            target = targets[count]
+            count += 1
+            try:
+                yield _artifact_from(server.host, target, record)
+            except StudioError as exc:
+                yield exc
+    finally:
+        answers.close()  # a consumer that stopped early ends the program there now, not at exit
+    if count != len(targets):
+        raise StudioError(f"{server.host} answered about {count} of {len(targets)} artifacts.")
+
+
+def _artifact_from(host: str, target: RemotePath, record: dict[str, Any]) -> Artifact:
     if "error" in record:
         raise StudioError(f"{record['error']}".replace(target.path, target.url, 1))
     for name, reason in record.get("errors", {}).items():
@@ -112,7 +141,7 @@ def open_remote_artifact(server: Server, target: RemotePath, cancel: CancelToken
         local = Path(tmp) / (target.name or "artifact")
         _lay_out(record, local)
         try:
-            artifact = open_artifact(local, _inspector(server.host, record.get("rebel")))
+            artifact = open_artifact(local, _inspector(host, record.get("rebel")))
         except StudioError as exc:
             raise StudioError(_relabel(exc.message, local, target), hint=exc.hint) from None
     artifact.problems = [Problem(p.severity, _relabel(p.message, local, target)) for p in artifact.problems]

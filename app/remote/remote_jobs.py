@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -142,15 +143,17 @@ def follow(
     while True:
         watch = CancelToken()
         try:
-            for record in server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel):
-                if "log" in record:
-                    offset = int(record["offset"])
-                    if on_log is not None:
-                        on_log(str(record["log"]))
-                elif "result" in record:
-                    return JobOutcome.from_json(job, str(record["state"]), record["result"])
-                elif "error" in record:
-                    raise StudioError(str(record["error"]))
+            stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel)
+            with contextlib.closing(stream) as records:  # ended here, even when left at the result
+                for record in records:
+                    if "log" in record:
+                        offset = int(record["offset"])
+                        if on_log is not None:
+                            on_log(str(record["log"]))
+                    elif "result" in record:
+                        return JobOutcome.from_json(job, str(record["state"]), record["result"])
+                    elif "error" in record:
+                        raise StudioError(str(record["error"]))
         except CancelledError:
             if requested or not stop_job:
                 raise

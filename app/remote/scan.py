@@ -18,7 +18,7 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
+from rbln_artifact_studio.remote.target import RemotePath, parse_remote
 
 RULES = json.dumps(
     {
@@ -81,3 +81,24 @@ def scan_remote(
             ended = True
     if not ended:
         raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
+
+
+def verify_remote_rows(
+    server: Server, rows: list[ArtifactSummary], cancel: CancelToken | None = None
+) -> Iterator[ArtifactSummary]:
+    """The full check inspect runs (every .rbln header read), for a server scan's "checking" rows, in one round
+    trip; each row with inspect's verdict, as verify.verify_summary gives it for a local row."""
+    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
+
+    checking = [r for r in rows if r.status is Status.CHECKING]
+    targets = [parse_remote(r.path) for r in checking]
+    for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
+        if isinstance(result, StudioError):
+            message = result.one_line()
+            problems = row.problems if message in row.problems else [*row.problems, message]
+            yield dataclasses.replace(row, status=Status.INVALID, problems=problems)
+        else:
+            problems = [p.message for p in result.problems]
+            yield dataclasses.replace(
+                row, status=result.status, problems=problems, kv_bytes_per_npu=result.kv_bytes_per_npu
+            )

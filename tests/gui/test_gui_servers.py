@@ -92,6 +92,10 @@ def test_connect_shows_servers_rows_with_their_host_and_the_filter_matches_it(
         for name in ("qwen3-8b-ca25x4", "qwen3-8b-cr13")
     }
     assert _host_cells(w) == expected
+    status = TITLES.index("Status")  # the walker's fast check, then the full check (headers read there)
+    qtbot.waitUntil(
+        lambda: {w.model.index(r, status).data() for r in range(w.model.rowCount())} == {"ok"}, timeout=30_000
+    )
     open_folder(qtbot, w, workspace)  # a local folder as well: the servers' rows stay
     qtbot.waitUntil(lambda: len(_host_cells(w)) == 6)
     assert sorted(set(_host_cells(w).values())) == ["local", HOST_ALIAS, SECOND_ALIAS]

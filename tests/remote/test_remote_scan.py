@@ -163,3 +163,25 @@ def test_the_servers_own_studio_scans_when_installed(
     assert _rows_without_paths(remote) == _rows_without_paths(local)
     assert [r.path for r in remote] == [f"ssh://{HOST_ALIAS}{r.path}" for r in local]
     assert tree_state(fleet) == before
+
+
+def test_the_full_check_of_a_servers_rows_gives_inspects_verdict(
+    server: SshServer, control_dir: Path, fleet: Path, ca25_artifact: Path
+) -> None:
+    from rbln_artifact_studio.remote.scan import verify_remote_rows
+
+    damaged = fleet / "damaged"
+    shutil.copytree(fleet / HOSTILE_NAME, damaged)
+    graph = next(damaged.glob("*.rbln"))
+    data = bytearray(graph.read_bytes())
+    data[12:20] = b"garbage!"  # inside the preamble: its checksum fails, as inspect would find
+    graph.write_bytes(bytes(data))
+    s = Server(HOST_ALIAS, server.options(control_dir))
+    fast = list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
+    assert {r.name: r.status.value for r in fast}["damaged"] == "checking"
+    checked = {r.name: r for r in verify_remote_rows(s, fast)}
+    local = {r.name: r for r in scan(fleet, use_cache=False)}  # the local scan runs the full check
+    assert set(checked) == {"qwen cr13", HOSTILE_NAME, "damaged"}  # "broken" was invalid already
+    for name, row in checked.items():
+        assert row.status == local[name].status and row.problems == local[name].problems, name
+    assert checked["damaged"].status.value == "invalid"

@@ -1,11 +1,13 @@
 """Read what the studio needs to open one artifact on the server, in one answer: listing, configs, graph headers.
 
-Arguments: FOLDER, a JSON object of rules, and the source of the studio's rebel helper. Writes one JSON line:
-{"files": [[name, size]], "texts": {name: text}, "heads": {name: hex of the header}, "rebel": {...}} or
+Arguments: a JSON object of rules, the source of the studio's rebel helper, then one or more FOLDERs. Writes one
+JSON line per folder, in order:
+{"files": [[name, size]], "texts": {name: text}, "heads": {name: base64 of the zlib'd header}, "rebel": {...}} or
 {"error": message}. Real compiler graphs are read with `rebel` in the Python of the server's optimum-rbln-cli
 (the studio's rebel helper, run from memory); simulator graphs by their header only. Writes nothing.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -13,10 +15,11 @@ import stat
 import struct
 import subprocess
 import sys
+import zlib
 
-FOLDER = sys.argv[1]
-RULES = json.loads(sys.argv[2])
-PROBE = sys.argv[3]
+RULES = json.loads(sys.argv[1])
+PROBE = sys.argv[2]
+FOLDERS = sys.argv[3:]
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 MAGIC = RULES["magic"].encode("latin-1")
 PREAMBLE = RULES["preamble_size"]
@@ -97,14 +100,14 @@ def inspect_real(paths):
     return result
 
 
-def main():
+def main(folder):
     try:
-        if not stat.S_ISDIR(os.stat(FOLDER).st_mode):
-            return {"error": f"{FOLDER} is not a folder."}
-        with os.scandir(FOLDER) as it:
+        if not stat.S_ISDIR(os.stat(folder).st_mode):
+            return {"error": f"{folder} is not a folder."}
+        with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
-        return {"error": f"Cannot list {FOLDER}: {exc.strerror or exc}."}
+        return {"error": f"Cannot list {folder}: {exc.strerror or exc}."}
     files, texts, heads, errors, real = [], {}, {}, {}, []
     for entry in entries:
         if internal(entry.name):
@@ -126,7 +129,7 @@ def main():
                 if head is None:
                     real.append(entry.path)
                 else:
-                    heads[name] = head.hex()
+                    heads[name] = base64.b64encode(zlib.compress(head, 1)).decode("ascii")  # slots are mostly zeros
         except OSError as exc:
             errors[name] = exc.strerror or str(exc)
     out = {"files": files, "texts": texts, "heads": heads, "errors": errors}
@@ -135,5 +138,6 @@ def main():
     return out
 
 
-sys.stdout.write(json.dumps(main()) + "\n")
-sys.stdout.flush()
+for folder in FOLDERS:
+    sys.stdout.write(json.dumps(main(folder)) + "\n")
+    sys.stdout.flush()
