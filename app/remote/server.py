@@ -9,7 +9,7 @@ import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,9 @@ class Server:
     def host(self) -> str:
         return self.connection.host
 
-    def stream(self, program: str, args: Sequence[str], cancel: CancelToken | None = None) -> Iterator[dict[str, Any]]:
+    def stream(
+        self, program: str, args: Sequence[str], cancel: CancelToken | None = None
+    ) -> Generator[dict[str, Any], None, None]:
         """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
 
         Cancel (or closing the generator) closes the connection's stdin and stops ssh: the program on the
