@@ -183,17 +183,16 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not remote and not os.path.isdir(args.root):
         print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
         return EXIT_ERROR
-    invalid = count = checking = 0
+    invalid = count = 0
 
     def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
-        nonlocal invalid, count, checking
+        nonlocal invalid, count
         for row in rows:
             count += 1
             invalid += row.status.value == "invalid"
-            checking += row.status.value == "checking"
             yield row
 
-    if remote:  # walked on the server in one round trip; the .rbln headers are read by inspect
+    if remote:  # walked on the server in one round trip, then the full check (headers read there) per 1,000
         from rbln_artifact_studio.remote.cli_support import scan_any
 
         rows = counted(scan_any(args.root, on_issue=issue, use_cache=False))
@@ -210,11 +209,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
     for line in text_lines(rows):
         print(line)
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
-    if checking:
-        _warn(
-            f"{checking} artifact(s) were checked from rbln_config.json and the folder listing only (the server has "
-            "no rbln-studio-cli); `inspect ssh://HOST/PATH` reads their .rbln headers for the full verdict"
-        )
     return EXIT_INVALID if invalid else 0
 
 
@@ -327,7 +321,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
+    from rbln_artifact_studio.core.display.serving_display import serving_text
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
     artifact = _open(args.dir, args)  # the verdict inspect and scan give; here, or ssh://HOST/PATH
     check = check_artifact_serving(artifact.loaded, artifact.problems)

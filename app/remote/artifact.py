@@ -8,13 +8,14 @@ artifact is checked exactly like a local one. Real compiler graphs are read by `
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import tempfile
 import zlib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path, PosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
@@ -66,8 +67,21 @@ def _server_path_class(host: str) -> type[ServerPath]:
     return type("ServerPath", (ServerPath,), {"host": host})
 
 
-def _bytes(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
+def _unpack(text: str) -> bytes:
+    return zlib.decompress(base64.b64decode(text))
+
+
+def _write_sparse(f: BinaryIO, head: bytes) -> None:
+    """A container's preamble and header slots, leaving their zero padding as holes (a slot is mostly padding)."""
+    slot_size = int.from_bytes(head[12:16], "little") if len(head) >= 16 else 0
+    bounds = (
+        [0, PREAMBLE_SIZE, PREAMBLE_SIZE + slot_size, PREAMBLE_SIZE + 2 * slot_size] if slot_size else [0, len(head)]
+    )
+    for start, end in itertools.pairwise(bounds):
+        used = head[start:end].rstrip(b"\0")
+        if used:
+            f.seek(start)
+            f.write(used)
 
 
 def _lay_out(record: dict[str, Any], folder: Path) -> None:
@@ -78,11 +92,10 @@ def _lay_out(record: dict[str, Any], folder: Path) -> None:
     for name, size in record["files"]:
         with open(folder / name, "wb") as f:
             if name in texts:
-                f.write(_bytes(texts[name]))
+                f.write(_unpack(texts[name]))
             elif name in heads:
-                f.write(zlib.decompress(base64.b64decode(heads[name])))
-            if f.tell() < size:
-                f.truncate(size)
+                _write_sparse(f, _unpack(heads[name]))
+            f.truncate(size)
 
 
 def _inspector(host: str, rebel: dict[str, Any] | None) -> Any:

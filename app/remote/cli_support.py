@@ -51,10 +51,11 @@ def open_any(target: str | Path, inspector: GraphInspector | None) -> Artifact:
 def scan_any(root: str | Path, on_issue: IssueCallback | None, use_cache: bool) -> Iterator[ArtifactSummary]:
     text = os.fspath(root)
     if is_remote(text):
-        from rbln_artifact_studio.remote.scan import scan_remote
+        from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
         remote = parse_remote(text)
-        return scan_remote(server(remote.host), remote, on_issue=on_issue)
+        s = server(remote.host)
+        return checked_rows(s, scan_remote(s, remote, on_issue=on_issue))  # with the full check's verdict
     return scan(Path(text), on_issue=on_issue, use_cache=use_cache)
 
 

@@ -7,7 +7,7 @@ import errno
 import json
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ RULES = json.dumps(
         "max_json_bytes": MAX_JSON_BYTES,
     }
 )
+CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
 
 
@@ -87,18 +88,30 @@ def verify_remote_rows(
     server: Server, rows: list[ArtifactSummary], cancel: CancelToken | None = None
 ) -> Iterator[ArtifactSummary]:
     """The full check inspect runs (every .rbln header read), for a server scan's "checking" rows, in one round
-    trip; each row with inspect's verdict, as verify.verify_summary gives it for a local row."""
+    trip; each row with inspect's verdict, as for a local row (verify.with_verdict)."""
+    from rbln_artifact_studio.core.fleet.verify import with_verdict
     from rbln_artifact_studio.remote.artifact import open_remote_artifacts
 
     checking = [r for r in rows if r.status is Status.CHECKING]
     targets = [parse_remote(r.path) for r in checking]
     for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
-        if isinstance(result, StudioError):
-            message = result.one_line()
-            problems = row.problems if message in row.problems else [*row.problems, message]
-            yield dataclasses.replace(row, status=Status.INVALID, problems=problems)
-        else:
-            problems = [p.message for p in result.problems]
-            yield dataclasses.replace(
-                row, status=result.status, problems=problems, kv_bytes_per_npu=result.kv_bytes_per_npu
-            )
+        yield with_verdict(row, result)
+
+
+def checked_rows(
+    server: Server, rows: Iterable[ArtifactSummary], cancel: CancelToken | None = None, chunk: int = CHECK_CHUNK
+) -> Iterator[ArtifactSummary]:
+    """The rows in their order, each with the full check's verdict (a round trip per `chunk` rows)."""
+    pending: list[ArtifactSummary] = []
+
+    def flush() -> Iterator[ArtifactSummary]:
+        verified = {r.path: r for r in verify_remote_rows(server, pending, cancel)}
+        yield from (verified.get(r.path, r) for r in pending)
+        pending.clear()
+
+    for row in rows:
+        pending.append(row)
+        if len(pending) >= chunk:
+            yield from flush()
+    if pending:
+        yield from flush()

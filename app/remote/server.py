@@ -65,15 +65,10 @@ def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> 
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
-    if proc.poll() is None:
+    if proc.poll() is None:  # the local ssh has nothing to tidy: the server's side ends on its closed stdin
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     for reader in readers:
         reader.join(5)  # the pipes reach end of file once ssh is gone
     for pipe in (proc.stdout, proc.stderr):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
-from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
@@ -134,6 +134,8 @@ def summarize_files(folder: str, size: int, graphs: dict[str, int], read: FileRe
 
 
 def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReader = _read) -> ArtifactSummary:
+    """The fast row: "checking", with what the config alone shows; the verdict is the full check's (verify.py),
+    which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
@@ -143,7 +145,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         data = read(os.path.join(folder, CONFIG_NAME))
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+        return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
     config: ConfigView | RblnConfig
     if view is not None:
@@ -155,7 +157,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         try:
             loaded = parse_config(decode_json(data, path, from_json), path)
         except StudioError as exc:
-            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+            return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
     from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
 
@@ -166,12 +168,10 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
     for graph in expected:
         if graph not in graphs:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
-    status = worst(problems)
     return ArtifactSummary(
         path=folder,
         name=name,
-        # Only the full check (verify) may say ok or warning: the .rbln headers can still make it invalid.
-        status=status if status is Status.INVALID else Status.CHECKING,
+        status=Status.CHECKING,
         problems=[p.message for p in problems],
         model=_model_name(folder, config.cls_name, read),
         npu=config.npu,

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GraphInspector, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 from rbln_artifact_studio.core.fleet.status import Status
@@ -20,13 +20,29 @@ def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None
     try:
         artifact = open_artifact(Path(row.path), inspector)
     except StudioError as exc:
-        message = exc.one_line()
-        problems = row.problems if message in row.problems else [*row.problems, message]
-        return replace(row, status=Status.INVALID, problems=problems)
+        return with_verdict(row, exc)
+    return with_verdict(row, artifact)
+
+
+def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> ArtifactSummary:
+    """The row with the verdict of the artifact as read (here, or on a server), or with the error that stopped it."""
+    if isinstance(artifact, StudioError):  # inspect says exactly this ("error: …")
+        return replace(row, status=Status.INVALID, problems=[artifact.one_line()])
+    c = artifact.config
     return replace(
         row,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
+        model=row.model or (c.cls_name or "").removeprefix("RBLN").removesuffix("Config") or None,
+        npu=c.npu,
+        num_devices=c.num_devices,
+        batch_size=c.batch_size,
+        max_seq_len=c.max_seq_len,
+        block_size=c.block_size,
+        attn_impl=c.attn.value,
+        kvcache_num_blocks=c.kvcache_num_blocks,
+        num_min_blocks=c.num_min_blocks,
+        num_full_blocks=c.num_full_blocks,
         kv_bytes_per_npu=artifact.kv_bytes_per_npu,
     )
 

@@ -2,7 +2,7 @@
 
 Arguments: a JSON object of rules, the source of the studio's rebel helper, then one or more FOLDERs. Writes one
 JSON line per folder, in order:
-{"files": [[name, size]], "texts": {name: text}, "heads": {name: base64 of the zlib'd header}, "rebel": {...}} or
+{"files": [[name, size]], "texts": {name: base64 of the zlib'd file}, "heads": {name: base64 of the zlib'd header}, "rebel": {...}} or
 {"error": message}. Real compiler graphs are read with `rebel` in the Python of the server's optimum-rbln-cli
 (the studio's rebel helper, run from memory); simulator graphs by their header only. Writes nothing.
 """
@@ -123,7 +123,7 @@ def main(folder):
         try:
             if entry.name in TEXTS and size <= RULES["max_json_bytes"]:
                 with open(entry.path, "rb") as f:
-                    texts[name] = text(f.read())
+                    texts[name] = base64.b64encode(zlib.compress(f.read(), 1)).decode("ascii")
             elif entry.name.endswith(".rbln"):
                 head = read_head(entry.path)
                 if head is None:
