@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.backends.base import CompileResult
-from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
-from rbln_artifact_studio.backends.settings import ToolchainSettings
-from rbln_artifact_studio.core.demo import build_demo
-from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
-from rbln_artifact_studio.remote.registry import open_any
+
+# The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
+# otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.core.storage.resize import ResizeResult
+    from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
 def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
@@ -24,12 +27,15 @@ def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
 
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel."""
-    return jobs.submit(
-        f"Read {Path(path).name}",
+
+    def work(ctx: JobContext) -> Artifact:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.remote.registry import open_any
+
         # here, or ssh://HOST/PATH on a server (read there)
-        lambda ctx: open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel),
-        visible=False,
-    )
+        return open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+
+    return jobs.submit(f"Read {Path(path).name}", work, visible=False)
 
 
 def compile_artifact(
@@ -38,6 +44,8 @@ def compile_artifact(
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
+        from rbln_artifact_studio.backends.registry import compile_model
+
         ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
             request,
@@ -60,13 +68,16 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
     def work(ctx: JobContext) -> ResizeResult:
-        if str(choice.artifact_dir).startswith("ssh://"):
+        from rbln_artifact_studio.backends.registry import resize_artifact
+
+        if str(choice.artifact_dir).startswith("ssh://"):  # a detached job on that server
             from rbln_artifact_studio.remote.remote_jobs import resize_to_result
 
             output = str(choice.output_dir) if choice.output_dir else None  # a folder on that server
             return resize_to_result(
                 str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel
             )
+
         result = resize_artifact(
             choice.artifact_dir,
             target=choice.target,
@@ -87,6 +98,8 @@ def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
     """Compile the demo artifacts that are missing in folder."""
 
     def work(ctx: JobContext) -> str:
+        from rbln_artifact_studio.core.demo import build_demo
+
         written = build_demo(Path(folder), ctx.progress, ctx.cancel)
         ctx.log(f"{len(written)} demo artifact(s) written in {folder}")
         return folder

@@ -91,12 +91,14 @@ def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
     """
     per_block = fixed = 0
+    size_of = _SIZE_OF
     for m in metas:
-        shape, size = m["shape"], _SIZE_OF[m.get("dtype", DEFAULT_DTYPE)]
+        blocks, heads, block, head_dim = m["shape"]
+        one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
         if m.get("layer_type", FULL_ATTENTION) == FULL_ATTENTION and m.get("is_auto", True):
-            per_block += shape[1] * shape[2] * shape[3] * size
+            per_block += one_block
         else:
-            fixed += shape[0] * shape[1] * shape[2] * shape[3] * size
+            fixed += blocks * one_block
     return per_block, fixed
 
 
