@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
 from rbln_artifact_studio.gui import disk_watcher
 from rbln_artifact_studio.gui.app_paths import app_icon, demo_folder
+from rbln_artifact_studio.gui.artifact_actions import ArtifactActions
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from rbln_artifact_studio.gui.backend_status import BackendStatus
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self._detail_job: Job | None = None
         self._select_when_shown: str | None = None
         self._create_actions()
+        self.artifact_actions = ArtifactActions(self)  # context menu, toolbar, trash, compare
+        self.addToolBar(self.artifact_actions.toolbar)
         self._create_menus()
         self._connect()
         self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
@@ -143,14 +146,13 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.action_quit)
         artifact_menu = bar.addMenu("&Artifact")
         artifact_menu.addAction(self.action_compile)
-        artifact_menu.addAction(self.action_resize)
-        artifact_menu.addAction(self.action_plan)
-        artifact_menu.addAction(self.action_explore)
         artifact_menu.addSeparator()
-        artifact_menu.addAction(self.action_copy_path)
+        self.artifact_actions.fill_menu(artifact_menu)
+        artifact_menu.addSeparator()
         artifact_menu.addAction(self.action_filter)
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.action_jobs)
+        view_menu.addAction(self.artifact_actions.toolbar_action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.action_about)
         self._fill_recent_menu()
@@ -322,6 +324,7 @@ class MainWindow(QMainWindow):
         self.action_explore.setEnabled(self.artifact is not None)
         self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
+        self.artifact_actions.update()
 
     @Slot(int)
     def _on_watch_limit(self, left_out: int) -> None:
@@ -358,6 +361,7 @@ class MainWindow(QMainWindow):
         from rbln_artifact_studio.gui import operations
 
         job = operations.compile_artifact(self.jobs, request, output_dir, backend, self.settings.toolchain().settings())
+        self.artifact_actions.busy.track(job, output_dir)
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -392,6 +396,8 @@ class MainWindow(QMainWindow):
 
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice, self.settings.toolchain().settings())
+            outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
+            self.artifact_actions.busy.track(job, dialog.choice.artifact_dir, *outputs)
             job.succeeded.connect(self._on_written)
 
     # ---- planning, exploring, exporting --------------------------------------------------------------
