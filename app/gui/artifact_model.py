@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
@@ -43,7 +44,7 @@ STATUS_COLOURS = _StatusColours()
 Index = QModelIndex | QPersistentModelIndex
 
 
-COLUMNS_VERSION = 2  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -75,7 +76,7 @@ class TableRow:
             for c, v in zip(COLUMNS, values, strict=True)
         )
         target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
-        search = " ".join(str(v) for v in (s.name, s.model, target, s.attn_impl, s.status.value) if v)
+        search = " ".join(str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value) if v)
         return cls(s, texts, keys, search)
 
 

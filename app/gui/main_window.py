@@ -19,6 +19,7 @@ from rbln_artifact_studio.gui.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.server_actions import ServerMenu
 from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.workspace import Workspace
 
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(self.artifact_actions.toolbar)
         self._create_menus()
         self._connect()
+        self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
         self._restore_state()
         self._update_actions()
         self._update_count()
