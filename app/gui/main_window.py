@@ -511,7 +511,8 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = self.jobs.active_visible()
+        # A scan only reads (its full checks can run for a while on a large fleet): cancelling it loses nothing.
+        running = [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
         if running and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return

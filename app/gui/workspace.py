@@ -168,6 +168,11 @@ class Workspace(QObject):
     def busy(self) -> bool:
         return self._job is not None
 
+    @property
+    def scan_job(self) -> Job | None:
+        """The scan (or rescan) running now: read-only, so closing the window may cancel it without asking."""
+        return self._job
+
     def open(self, root: str | Path) -> None:
         """Show the artifacts under root (replacing whatever was shown) and start watching it."""
         root = os.path.abspath(root)

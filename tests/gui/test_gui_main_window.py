@@ -279,9 +279,11 @@ def test_the_first_artifact_is_shown_before_the_full_checks_end(
     release = threading.Event()
     real = verify.verify_rows
 
-    def held(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        release.wait(30)
-        yield from real(*args, **kwargs)
+    def held(root: Path, rows: Any, inspector: Any = None, cancel: Any = None, **kwargs: Any) -> Iterator[Any]:
+        while not release.wait(0.01):  # in the scan's worker thread: held until released or cancelled
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+        yield from real(root, rows, inspector, cancel, **kwargs)
 
     monkeypatch.setattr(verify, "verify_rows", held)
     try:
@@ -289,6 +291,11 @@ def test_the_first_artifact_is_shown_before_the_full_checks_end(
             window.open_folder(workspace)
         qtbot.waitUntil(lambda: window.artifact is not None, timeout=10_000)
         assert window.workspace.busy  # the checks are still held back
+        # Closing now cancels the read-only scan without asking (nothing is lost).
+        monkeypatch.setattr(window, "confirm_quit_with_jobs", lambda n: pytest.fail("asked about a scan"))
+        scan = window.workspace.scan_job
+        assert scan is not None
+        assert window.close()
+        assert scan.token.cancelled
     finally:
         release.set()
-    qtbot.waitUntil(lambda: not window.workspace.busy, timeout=20_000)
