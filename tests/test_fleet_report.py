@@ -17,6 +17,7 @@ from rbln_artifact_studio.core.fleet.scan import scan
 HEADERS = [
     "name",
     "model",
+    "kind",
     "NPU",
     "devices",
     "batch",
@@ -73,13 +74,15 @@ def test_csv_round_trips_exact_values(fleet: Path) -> None:
 def test_markdown_escapes_pipes_and_keeps_every_cell(fleet: Path) -> None:
     text = to_markdown(scan(fleet))
     lines = text.splitlines()
-    assert markdown_cells(lines[0]) == HEADERS
+    assert markdown_cells(lines[0]) == [*HEADERS, "path"]  # the path tells same-named artifacts apart
     assert len(lines) == 2 + 3
     for line in lines[2:]:
-        assert len(markdown_cells(line)) == len(HEADERS)
+        assert len(markdown_cells(line)) == len(HEADERS) + 1
     cr13 = markdown_cells(lines[4])
     assert cr13[0] == "qwen\\|cr13, v2"
-    assert cr13[11] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
+    assert cr13[2] == "decoder-only"
+    assert cr13[12] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
+    assert cr13[-1] == escape_markdown(str(fleet / "qwen|cr13, v2"))
     assert escape_markdown("a|b\\c\nd") == "a\\|b\\\\c d"
 
 
@@ -96,7 +99,7 @@ def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-unty
     assert as_csv.returncode == 0, as_csv.stderr
     assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "path"]
     as_md = run_cli("scan", fleet, "--format", "markdown")
-    assert as_md.returncode == 0 and as_md.stdout.splitlines()[1] == "|" + "---|" * len(HEADERS)
+    assert as_md.returncode == 0 and as_md.stdout.splitlines()[1] == "|" + "---|" * (len(HEADERS) + 1)
     as_json = run_cli("scan", fleet, "--format", "json")
     legacy = run_cli("scan", fleet, "--json")
     assert as_json.returncode == legacy.returncode == 0

@@ -12,6 +12,7 @@ from rbln_artifact_studio.backends.simulator import SimulatorBackend
 from rbln_artifact_studio.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
+from rbln_artifact_studio.core.model.kinds import kv_location
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.simulator.container import is_container
@@ -94,7 +95,15 @@ def resize_artifact(
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
     _check_choice(backend)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
-    real = has_real_graphs(request.artifact_dir)
+    location = kv_location(request.artifact_dir)  # kinds without a resizable KV cache are refused here
+    real = has_real_graphs(location.model_dir)
+    if real and location.vlm_root is not None:
+        raise StudioError(
+            f"{request.artifact_dir.name}: its language model was compiled by the real compiler, and "
+            f"{CLI_NAME} 0.12.0 resizes only top-level decoder-only artifacts: run on {location.section}/ it "
+            f"would leave the {location.section} section of the model's rbln_config.json at the old count. "
+            "Nothing was changed."
+        )
     if backend == "auto":
         backend = "optimum" if real else "sim"
         status = optimum_status(cancel=cancel) if real else None

@@ -57,15 +57,27 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),
     Column("Attention", lambda s: s.attn_impl),
+    Column("Kind", lambda s: s.kind or DECODER_KIND, width=110),
     Column("Model", lambda s: s.model, width=170),
     Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact, width=90),
 )
-COLUMNS_VERSION = 2  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 TITLES = tuple(c.title for c in COLUMNS)
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
+KV_COLUMNS = (TITLES.index("kvcache_num_blocks"), TITLES.index("KV cache / NPU"))
+DECODER_KIND = "decoder-only"
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
+
+
+def _kv_text(s: ArtifactSummary, column: int) -> str | None:
+    """The KV cells of a row whose figures are missing for a reason: say so in words rather than '?'."""
+    if column not in KV_COLUMNS or not s.kv_note:
+        return None
+    if column == KV_COLUMNS[0] and s.kvcache_num_blocks is not None:
+        return None
+    return "unknown" if s.kind in (None, DECODER_KIND, "multimodal") else "no KV cache"
 
 
 class TableRow:
@@ -79,12 +91,12 @@ class TableRow:
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
         values = [c.value(s) for c in COLUMNS]
-        texts = tuple(c.text(v) for c, v in zip(COLUMNS, values, strict=True))
+        texts = tuple(_kv_text(s, i) or c.text(v) for i, (c, v) in enumerate(zip(COLUMNS, values, strict=True)))
         keys = tuple(
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
         )
-        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value) if v)
+        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value, s.kind) if v)
         return cls(s, texts, keys, search)
 
 
@@ -146,6 +158,8 @@ class ArtifactTableModel(QAbstractTableModel):
             return "\n".join(row.problems) if row.problems else "No problems found."
         if column == NAME_COLUMN:
             return row.path
+        if column in KV_COLUMNS and row.kv_note:
+            return row.kv_note
         exact = COLUMNS[column].exact
         return exact(COLUMNS[column].value(row)) if exact else ""
 

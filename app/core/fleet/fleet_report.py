@@ -31,6 +31,7 @@ def _bytes(value: object) -> str:
 COLUMNS: tuple[Column, ...] = (
     Column("name", lambda r: r.name),
     Column("model", lambda r: r.model),
+    Column("kind", lambda r: r.kind),
     Column("NPU", lambda r: r.npu),
     Column("devices", lambda r: r.num_devices),
     Column("batch", lambda r: r.batch_size),
@@ -43,7 +44,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("KV cache per NPU", lambda r: r.kv_bytes_per_npu, _bytes),
     Column("size on disk", lambda r: r.size_on_disk, _bytes),
     Column("status", lambda r: r.status.value),
-    Column("reason", lambda r: "; ".join(r.problems)),
+    Column("reason", lambda r: "; ".join([*r.problems, *([r.kv_note] if r.kv_note else [])])),
 )
 """The table's columns, in the table's order; byte columns are exact in CSV and JSON, readable in Markdown."""
 
@@ -64,13 +65,14 @@ def escape_markdown(text: str) -> str:
 
 
 def to_markdown(rows: Iterable[ArtifactSummary]) -> str:
-    """A GitHub-flavoured Markdown table with readable sizes."""
-    lines = ["| " + " | ".join(c.header for c in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    """A GitHub-flavoured Markdown table with readable sizes; the folder path last, as in CSV."""
+    lines = ["| " + " | ".join([*(c.header for c in COLUMNS), "path"]) + " |", "|" + "---|" * (len(COLUMNS) + 1)]
     for row in rows:
         cells = []
         for c in COLUMNS:
             value = c.value(row)
             cells.append("" if value is None or value == "" else escape_markdown(c.human(value)))
+        cells.append(escape_markdown(row.path))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -9,14 +9,18 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
-from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
 
@@ -43,6 +47,8 @@ class ArtifactSummary:
     num_full_blocks: int | None = None
     kv_bytes_per_npu: int | None = None
     size_on_disk: int = 0
+    kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
+    kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
 
     def to_json(self) -> dict[str, object]:
         out = dict(self.__dict__)  # the fields, in order (a plain dataclass keeps them there)
@@ -89,16 +95,27 @@ def _model_name(folder: str, cls_name: str | None) -> str | None:
     return None
 
 
-def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, set[str]]:
-    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present."""
+def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, set[str]]:
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present.
+
+    Subfolders holding a compiled part of the same model (a VLM's language_model/, a pipeline's unet/) are
+    listed too, their names prefixed, so a change there refreshes the row.
+    """
     signature: Signature = []
     graphs: set[str] = set()
     size = 0
     for entry in entries:
-        if is_internal_name(entry.name) or not entry.is_file():
+        if is_internal_name(entry.name) or entry.name.startswith("."):
+            continue
+        if not entry.is_file():
+            if not prefix and entry.is_dir() and os.path.exists(os.path.join(entry.path, CONFIG_NAME)):
+                with os.scandir(entry.path) as it:
+                    sub_signature, sub_size, _ = _listing(list(it), f"{entry.name}/")
+                signature += sub_signature
+                size += sub_size
             continue
         st = entry.stat()
-        signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        signature.append([prefix + entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
         size += st.st_size
         if entry.name.endswith(GRAPH_SUFFIX):
             graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
@@ -106,42 +123,88 @@ def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, set[s
     return signature, size, graphs
 
 
+def _described(folder: str, size: int, description: ModelDescription) -> ArtifactSummary:
+    """The row of a model without a resizable KV cache: its kind, class, target and batch, and why."""
+    problems = list(description.problems)
+    return ArtifactSummary(
+        path=folder,
+        name=os.path.basename(folder),
+        status=worst(problems),
+        problems=[p.message for p in problems],
+        model=_model_name(folder, description.cls_name),
+        npu=description.npu,
+        num_devices=description.num_devices,
+        batch_size=description.batch_size,
+        size_on_disk=size,
+        kind=description.kind.value,
+        kv_note=description.kv_note,
+    )
+
+
 def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+    from rbln_artifact_studio.core.model.kinds import (
+        ModelKind,
+        describe_config,
+        describe_folder,
+        kind_of,
+        upstream_problems,
+    )
     from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
 
     name = os.path.basename(folder)
+    path = Path(folder, CONFIG_NAME)
     try:
-        data = _read(os.path.join(folder, CONFIG_NAME))
+        if not os.path.exists(path) and os.path.exists(os.path.join(folder, PIPELINE_INDEX)):
+            return _described(folder, size, describe_folder(Path(folder)))
+        data = _read(os.fspath(path))
+    except StudioError as exc:
+        return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
     config: ConfigFields | None = read_view(data)
-    if config is not None:
+    kind, section = ModelKind.DECODER, ""
+    extra: list[Problem] = []
+    model_cls: str | None = None  # a VLM's own class (the row names the VLM, not its language model)
+    if config is not None and config.plain_decoder:
         expected = config.expected_graph_names
-    else:  # invalid, or older key names: the full model words the error and applies the renaming rules
+        extra = upstream_problems(config.top_level_stand_in())
+    else:  # another kind, invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 
-        path = Path(folder, CONFIG_NAME)
         try:
-            loaded = parse_config(decode_json(data, path, from_json), path)
+            raw = require_current_format(decode_json(data, path, from_json), path)
+            kind, section = kind_of(raw)
+            if kind is not ModelKind.DECODER:
+                description = describe_config(Path(folder), raw)
+                if not section:
+                    return _described(folder, size, description)
+                extra = list(description.problems)
+                model_cls = description.cls_name
+                raw = raw[section]
+            else:
+                extra = upstream_problems(raw)
+            loaded = parse_config(raw, path if not section else Path(folder, section, CONFIG_NAME))
         except StudioError as exc:
-            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size, kind=kind.value)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
     problems = config_problems(config)
-    if not graphs:
-        problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
-    for graph in expected:
-        if graph not in graphs:
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+    if kind is ModelKind.DECODER:  # a VLM's language model graphs are checked by its description
+        if not graphs:
+            problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+        for graph in expected:
+            if graph not in graphs:
+                problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+    problems += extra
     kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
     return ArtifactSummary(
         path=folder,
         name=name,
         status=worst(problems),
         problems=[p.message for p in problems],
-        model=_model_name(folder, config.cls_name),
+        model=_model_name(folder, model_cls or config.cls_name),
         npu=config.npu,
         num_devices=config.num_devices,
         batch_size=config.batch_size,
@@ -153,6 +216,8 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         num_full_blocks=config.num_full_blocks,
         kv_bytes_per_npu=None if kv_total is None else kv_total // config.num_devices,
         size_on_disk=size,
+        kind=kind.value,
+        kv_note=config.kv_unknown_reason if kv_total is None else None,
     )
 
 
@@ -214,9 +279,11 @@ def _walk(
                 on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
             continue
         names = {e.name for e in entries}
-        if CONFIG_NAME in names and INCOMPLETE_MARKER not in names:
+        if INCOMPLETE_MARKER not in names and (
+            CONFIG_NAME in names or (PIPELINE_INDEX in names and is_pipeline_folder(folder))
+        ):
             yield folder, entries
-            continue  # an artifact's subfolders belong to it
+            continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
         subfolders = []
         for entry in entries:
             if entry.name.startswith(".") or is_internal_name(entry.name):

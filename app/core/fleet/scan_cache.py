@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: rows carry the model kind; rows of VLMs and pipelines cover their subfolders
 RACY_SECONDS = 2.0
 Signature = list[list[Any]]
 
