@@ -33,11 +33,12 @@ if [ ! -x "$env_dir/bin/python" ]; then
     wheel_dir=$(mktemp -d)
     trap 'rm -rf "$wheel_dir"' EXIT
     "$env_dir/bin/python" - "$wheel_dir" <<'PY'
-import json, sys, urllib.request
+import json, sys, urllib.parse, urllib.request
 from pathlib import Path
 
-release = json.load(urllib.request.urlopen("https://pypi.org/pypi/pip/json", timeout=60))
-url = next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl"))
+index = "https://pypi.org/pypi/pip/json"
+release = json.load(urllib.request.urlopen(index, timeout=60))
+url = urllib.parse.urljoin(index, next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl")))
 target = Path(sys.argv[1]) / url.rsplit("/", 1)[1]
 target.write_bytes(urllib.request.urlopen(url, timeout=300).read())
 PY

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio import __version__
+from rbln_artifact_studio.backends.choice import BackendChoice
 
 if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
     import argparse
 
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 PROG = "rbln-studio-cli"
@@ -117,7 +119,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 def _inspector(args: argparse.Namespace) -> Any:
     from rbln_artifact_studio.backends.registry import inspector_for
 
-    return inspector_for(getattr(args, "backend", "auto"))
+    return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
@@ -130,7 +132,7 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
             target=target,
             budget_text=budget_text,
             output_dir=args.output_dir,
-            backend=args.backend,
+            backend=BackendChoice.parse(args.backend),
             progress=_bar_progress(),
             log=_log_line,
         )
@@ -199,20 +201,18 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(rows, args.format))
         return 0
-    from rbln_artifact_studio.core.display.sizes import format_bytes
+    from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
     count = 0
-    for row in rows:
-        count += 1
-        kv = format_bytes(row.kv_bytes_per_npu) if row.kv_bytes_per_npu is not None else "?"
-        blocks = "?" if row.kvcache_num_blocks is None else str(row.kvcache_num_blocks)
-        floor_full = f"{row.num_min_blocks}/{row.num_full_blocks}" if row.num_min_blocks is not None else "?"
-        npu = f"{row.npu or '?'} x{row.num_devices or '?'}"
-        print(
-            f"{row.status.value:8} {row.name:30} {npu:16} blocks {blocks:>6} (floor/full {floor_full:>9}) KV/NPU {kv}"
-        )
-        for problem in row.problems:
-            print(f"         {problem}")
+
+    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            yield row
+
+    for line in text_lines(counted(rows)):
+        print(line)
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
     return 0
 
@@ -222,27 +222,28 @@ def cmd_presets(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
     from rbln_artifact_studio.core.simulator.memory_model import weight_bytes_per_shard
 
-    rows = []
-    for model_id in preset_ids():
-        spec = resolve_model(model_id).spec
-        rows.append(
-            {
-                "model_id": model_id,
-                "architecture": spec.architecture,
-                "layers": spec.num_hidden_layers,
-                "kv_heads": spec.kv_heads,
-                "head_dim": spec.dim_per_head,
-                "max_position_embeddings": spec.max_position_embeddings,
-                "weights_bytes": weight_bytes_per_shard(spec, 1),
-            }
-        )
+    presets = [(model_id, resolve_model(model_id).spec) for model_id in preset_ids()]
     if args.json:
-        _print_json(rows)
+        _print_json(
+            [
+                {
+                    "model_id": model_id,
+                    "architecture": spec.architecture,
+                    "layers": spec.num_hidden_layers,
+                    "kv_heads": spec.kv_heads,
+                    "head_dim": spec.dim_per_head,
+                    "max_position_embeddings": spec.max_position_embeddings,
+                    "weights_bytes": weight_bytes_per_shard(spec, 1),
+                }
+                for model_id, spec in presets
+            ]
+        )
     else:
-        for r in rows:
+        for model_id, spec in presets:
             print(
-                f"{r['model_id']:36} {r['architecture']:24} {r['layers']:3} layers  "
-                f"max_seq_len {r['max_position_embeddings']:>7,}  weights {format_bytes(r['weights_bytes'])}"
+                f"{model_id:36} {spec.architecture:24} {spec.num_hidden_layers:3} layers  "
+                f"max_seq_len {spec.max_position_embeddings:>7,}  "
+                f"weights {format_bytes(weight_bytes_per_shard(spec, 1))}"
             )
     return 0
 
@@ -270,7 +271,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.backends.registry import compile_model
 
     request = compile_request(args)
-    result = compile_model(request, args.output_dir, backend=args.backend, progress=_bar_progress(), log=_log_line)
+    result = compile_model(
+        request, args.output_dir, backend=BackendChoice.parse(args.backend), progress=_bar_progress(), log=_log_line
+    )
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -292,8 +295,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
         _print_json([b.to_json() for b in found])
     else:
         for b in found:
-            state = "available" if b.available else "not available"
-            print(f"{b.name:8} {state:14} {b.version or '-':12} {b.detail}")
+            print(b.line())
     return 0
 
 
@@ -347,8 +349,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def _add_backend(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
-        choices=["auto", "sim", "optimum"],
-        default="auto",
+        choices=[c.value for c in BackendChoice],
+        default=BackendChoice.AUTO.value,
         help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto (default): optimum-rbln-cli for real "
         "artifacts and, when installed, for compiles; the simulator otherwise",
     )

@@ -56,11 +56,14 @@ def main() -> int:
     args = parser.parse_args()
     print(machine())
     require_space(Path(tempfile.gettempdir()), 10 * 2**30)
-    with scratch("gui") as root:
+    from rbln_artifact_studio.gui.jobs import gui_switch_interval
+
+    with scratch("gui") as root, gui_switch_interval():  # as rbln_artifact_studio.gui.main runs the GUI
         cache = root / "cache"
         os.environ["RBLN_STUDIO_CACHE_DIR"] = str(cache)
         from PySide6.QtCore import QEventLoop, QSettings, QStandardPaths, QTimer
         from PySide6.QtWidgets import QApplication
+        from rbln_artifact_studio.backends.settings import ToolchainSettings
         from rbln_artifact_studio.core.model.rbln_config import load_config
         from rbln_artifact_studio.gui import operations
         from rbln_artifact_studio.gui.application import create_application
@@ -104,7 +107,7 @@ def main() -> int:
             window.workspace.scanFinished.connect(lambda: done("scan"))
             started = time.monotonic()
             heartbeat = Heartbeat(QTimer(), window.model.rowCount)
-            copy = operations.resize(window.jobs, ResizeChoice(heavy, target, None, out, target))
+            copy = operations.resize(window.jobs, ResizeChoice(heavy, target, None, out, target), ToolchainSettings())
             copy.succeeded.connect(lambda _result: done("copy"))
             copy.failed.connect(lambda message: sys.exit(f"copy failed: {message}"))
             window.open_folder(root / "fleet")

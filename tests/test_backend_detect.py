@@ -68,18 +68,19 @@ def test_a_python_environment_named_by_the_env_var_finds_both(
     assert found["rebel"].available and found["rebel"].path == str(toolchain.python)
 
 
-def test_the_env_var_wins_over_the_settings_hook(
+def test_the_env_var_wins_over_the_configured_settings(
     no_toolchain: None,
     toolchain: FakeToolchain,
     toolchain_without_rebel: FakeToolchain,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.configure(toolchain_python=str(toolchain_without_rebel.python))
-    assert locate().python == toolchain_without_rebel.python
-    assert not _by_name(detect_backends())["rebel"].available
+    configured = settings.ToolchainSettings(toolchain_python=str(toolchain_without_rebel.python))
+    assert locate(configured).python == toolchain_without_rebel.python
+    assert not _by_name(detect_backends(toolchain=configured))["rebel"].available
+    assert locate().python != toolchain_without_rebel.python  # configured for one call, not for the process
     monkeypatch.setenv(settings.ENV_TOOLCHAIN_PYTHON, str(toolchain.python))
-    assert locate().python == toolchain.python
-    assert _by_name(detect_backends())["rebel"].available  # a new configuration is a new detection
+    assert locate(configured).python == toolchain.python
+    assert _by_name(detect_backends(toolchain=configured))["rebel"].available  # a new configuration is a new detection
 
 
 def test_a_configured_cli_that_does_not_exist_says_so(

@@ -202,7 +202,6 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
 ) -> None:
     monkeypatch.setenv("FAKE_REBEL_HANG", "1")  # the artifact is read through rebel before the resize
     monkeypatch.setenv(settings.ENV_PROBE_TIMEOUT, "60")
-    settings.configure()
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()  # the window closing: "Cancel them and quit?"
     started = time.monotonic()

@@ -11,26 +11,27 @@ from pathlib import Path
 
 import pytest
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.fleet_report import COLUMNS, escape_markdown, render, to_csv, to_markdown
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, REPORT_COLUMNS
+from rbln_artifact_studio.core.fleet.fleet_report import escape_markdown, render, text_lines, to_csv, to_markdown
 from rbln_artifact_studio.core.fleet.scan import scan
 
 HEADERS = [
-    "name",
-    "model",
-    "kind",
-    "NPU",
-    "devices",
-    "batch",
-    "max_seq_len",
-    "block size",
-    "attention",
+    "Name",
+    "Status",
     "kvcache_num_blocks",
-    "floor",
-    "full pool",
-    "KV cache per NPU",
-    "size on disk",
-    "status",
-    "reason",
+    "Floor",
+    "Full pool",
+    "KV cache / NPU",
+    "NPU",
+    "Devices",
+    "Batch",
+    "max_seq_len",
+    "Block size",
+    "Attention",
+    "Kind",
+    "Model",
+    "Size on disk",
+    "Reason",
 ]
 
 
@@ -52,37 +53,39 @@ def markdown_cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
 
-def test_columns_are_the_table_columns() -> None:
-    assert [c.header for c in COLUMNS] == HEADERS
+def test_reports_have_the_table_columns_then_the_reason() -> None:
+    assert [c.title for c in REPORT_COLUMNS] == HEADERS
+    assert REPORT_COLUMNS[: len(COLUMNS)] == COLUMNS  # the GUI's table shows COLUMNS (tests/gui/test_gui_export.py)
 
 
 def test_csv_round_trips_exact_values(fleet: Path) -> None:
     rows = list(scan(fleet))
     table = list(csv.DictReader(io.StringIO(to_csv(rows))))
-    assert [r["name"] for r in table] == ["broken", "qwen-ca25x4", "qwen|cr13, v2"]
+    assert [r["Name"] for r in table] == ["broken", "qwen-ca25x4", "qwen|cr13, v2"]
     cr13 = table[2]
-    assert (cr13["NPU"], cr13["devices"], cr13["batch"], cr13["max_seq_len"]) == ("RBLN-CR13", "1", "8", "40960")
-    assert (cr13["kvcache_num_blocks"], cr13["floor"], cr13["full pool"]) == ("21", "9", "40")
-    assert int(cr13["KV cache per NPU"]) == 21 * 1152 * 2**20  # 1.125 GiB per block
-    assert int(cr13["size on disk"]) == rows[2].size_on_disk > 0
-    assert (cr13["status"], cr13["reason"], cr13["path"]) == ("ok", "", str(fleet / "qwen|cr13, v2"))
+    assert (cr13["NPU"], cr13["Devices"], cr13["Batch"], cr13["max_seq_len"]) == ("RBLN-CR13", "1", "8", "40960")
+    assert (cr13["kvcache_num_blocks"], cr13["Floor"], cr13["Full pool"]) == ("21", "9", "40")
+    assert int(cr13["KV cache / NPU"]) == 21 * 1152 * 2**20  # 1.125 GiB per block
+    assert int(cr13["Size on disk"]) == rows[2].size_on_disk > 0
+    assert (cr13["Status"], cr13["Reason"], cr13["Path"]) == ("ok", "", str(fleet / "qwen|cr13, v2"))
     broken = table[0]
-    assert broken["status"] == "invalid" and "kvcache_num_blocks" in broken["reason"]
+    assert broken["Status"] == "invalid" and "kvcache_num_blocks" in broken["Reason"]
     assert broken["NPU"] == "" and broken["kvcache_num_blocks"] == ""
 
 
 def test_markdown_escapes_pipes_and_keeps_every_cell(fleet: Path) -> None:
     text = to_markdown(scan(fleet))
     lines = text.splitlines()
-    assert markdown_cells(lines[0]) == [*HEADERS, "path"]  # the path tells same-named artifacts apart
+    assert markdown_cells(lines[0]) == [*HEADERS, "Path"]  # the path tells same-named artifacts apart, as in CSV
     assert len(lines) == 2 + 3
     for line in lines[2:]:
         assert len(markdown_cells(line)) == len(HEADERS) + 1
     cr13 = markdown_cells(lines[4])
     assert cr13[0] == "qwen\\|cr13, v2"
-    assert cr13[2] == "decoder-only"
-    assert cr13[12] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
+    assert cr13[HEADERS.index("Kind")] == "decoder-only"
     assert cr13[-1] == escape_markdown(str(fleet / "qwen|cr13, v2"))
+    assert cr13[HEADERS.index("KV cache / NPU")] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
+    assert cr13[HEADERS.index("max_seq_len")] == "40,960"  # as the table shows it
     assert escape_markdown("a|b\\c\nd") == "a\\|b\\\\c d"
 
 
@@ -97,7 +100,7 @@ def test_json_is_scan_json(fleet: Path) -> None:
 def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-untyped-def]
     as_csv = run_cli("scan", fleet, "--format", "csv")
     assert as_csv.returncode == 0, as_csv.stderr
-    assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "path"]
+    assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "Path"]
     as_md = run_cli("scan", fleet, "--format", "markdown")
     assert as_md.returncode == 0 and as_md.stdout.splitlines()[1] == "|" + "---|" * (len(HEADERS) + 1)
     as_json = run_cli("scan", fleet, "--format", "json")
@@ -108,3 +111,14 @@ def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-unty
     assert run_cli("scan", fleet, "--format", "xml").returncode == 2
     text = run_cli("scan", fleet)
     assert text.returncode == 0 and "3 artifact(s)" in text.stderr
+    assert text.stdout == "\n".join(text_lines(scan(fleet))) + "\n"
+
+
+def test_cli_scan_prints_the_tables_first_columns_as_the_table_does(fleet: Path) -> None:
+    lines = list(text_lines(scan(fleet)))
+    assert lines[0].split("  ")[0].strip() == "Name" and "kvcache_num_blocks" in lines[0]
+    assert lines[0].split()[-1] == "Devices"  # the table's first eight columns, in its order
+    cr13 = next(line for line in lines if line.startswith("qwen|cr13, v2"))
+    assert cr13.split()[2:] == ["ok", "21", "9", "40", "23.62", "GiB", "RBLN-CR13", "1"]
+    broken = lines.index(next(line for line in lines if line.startswith("broken")))
+    assert "?" in lines[broken].split() and lines[broken + 1].startswith("    ")  # unknown cells, then the reason

@@ -56,7 +56,7 @@ def test_one_row_per_compiled_model_whatever_its_kind(fleet: Path) -> None:
 def test_the_markdown_report_tells_artifacts_apart_by_path_and_kind(fleet: Path) -> None:
     report = render(scan(fleet, use_cache=False), "markdown")
     header = report.splitlines()[0]
-    assert "| kind |" in header and header.endswith("| path |")
+    assert "| Kind |" in header and header.endswith("| Path |")
     pipeline = next(line for line in report.splitlines() if line.startswith("| stable_diffusion |"))
     assert str(fleet / "stable_diffusion") in pipeline and "diffusers pipeline" in pipeline
     assert "no KV cache" in pipeline or "nothing to resize" in pipeline

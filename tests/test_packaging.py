@@ -110,7 +110,9 @@ def test_bundle_builds_and_runs(tmp_path: Path) -> None:
         env=os.environ | {"BUNDLE_WORK": str(work)},
     )
     dist = REPO / "dist" / "rbln-studio"
-    assert (dist / "_internal" / "app" / "backends" / "rebel_probe.py").is_file()  # run by the toolchain's Python
+    assert (
+        dist / "_internal" / "rbln_artifact_studio" / "backends" / "rebel_probe.py"
+    ).is_file()  # run by the toolchain's Python
     out = subprocess.run(
         [
             dist / "rbln-studio-cli",

@@ -24,6 +24,11 @@ class BackendInfo:
     version: str | None = None
     path: str | None = None  # the executable or interpreter that does the work, for the real toolchain
 
+    def line(self) -> str:
+        """One line of `rbln-studio-cli backends` and of the About box."""
+        state = "available" if self.available else "not available"
+        return f"{self.name:8} {state:14} {self.version or '-':12} {self.detail}"
+
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import cast
 
 from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.process import Finished, failure, run_streamed
 from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
 from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ResizeError, StudioError
@@ -179,7 +180,7 @@ def planned_target(artifact: Artifact, request: ResizeRequest) -> tuple[int | No
 class OptimumBackend:
     """Runs optimum-rbln-cli; validation, staging and publishing stay the studio's own."""
 
-    name = "optimum"
+    name = BackendChoice.OPTIMUM.value
 
     def __init__(
         self, located: Located | None = None, inspector: GraphInspector | None = None, grace: float = 5.0

@@ -18,6 +18,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 EXIT_NO_REBEL = 3
 EXIT_READ_FAILED = 4
@@ -30,21 +32,21 @@ def _write(path: str, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def _grid(value: object, what: str) -> list:
+def _grid(value: Any, what: str) -> list:  # Any: whatever rebel returned
     try:
-        return [[int(v) for v in row] for row in value]  # type: ignore[attr-defined]
+        return [[int(v) for v in row] for row in value]
     except (TypeError, ValueError):
         raise ValueError(f"{what} is not a per-node list of per-chiplet byte counts: {value!r}") from None
 
 
-def _tables(method: object, what: str) -> dict:
-    result = method()  # type: ignore[operator]
+def _tables(method: Callable[[], Any], what: str) -> dict:
+    result = method()
     return {str(key): _grid(grid, f"{what}[{key!r}]") for key, grid in dict(result).items()}
 
 
-def read_graph(rebel: object, path: str) -> dict:
+def read_graph(rebel: Any, path: str) -> dict:  # Any: the rebel module, which has no type information
     """One compiled graph's allocation tables at the block count its buffers currently hold."""
-    model = rebel.RBLNCompiledModel(path)  # type: ignore[attr-defined]
+    model = rebel.RBLNCompiledModel(path)
     alloc = getattr(model, "get_alloc_per_chiplet_by_key", None)
     sizes = getattr(model, "exp_get_dram_tensor_sizes", None)
     if alloc is None or sizes is None:

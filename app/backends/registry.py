@@ -5,11 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.backends.simulator import SimulatorBackend
-from rbln_artifact_studio.backends.toolchain import CLI_NAME, clear_cache, locate, optimum_status, rebel_status
+from rbln_artifact_studio.backends.toolchain import (
+    CLI_NAME,
+    Located,
+    clear_cache,
+    locate,
+    optimum_status,
+    rebel_status,
+)
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
 from rbln_artifact_studio.core.model.kinds import kv_location
@@ -18,17 +27,18 @@ from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.simulator.container import is_container
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 
-BACKEND_CHOICES = ("auto", "sim", "optimum")
 
-
-def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) -> list[BackendInfo]:
+def detect_backends(
+    refresh: bool = False, cancel: CancelToken | None = None, toolchain: ToolchainSettings | None = None
+) -> list[BackendInfo]:
     """The simulator always; optimum-rbln-cli and rebel where installed. Cached per process unless refresh.
 
-    Cancel stops a check that is running (its process group ends) and raises CancelledError.
+    Cancel stops a check that is running (its process group ends) and raises CancelledError. `toolchain` is what
+    the caller configured (the GUI's preferences); environment variables win over it.
     """
     if refresh:
         clear_cache()
-    located = locate()
+    located = locate(toolchain)
     optimum_status(located, cancel)  # run (and cache) the check here, where it can be cancelled
     rebel = rebel_status(located, cancel)
     return [
@@ -38,24 +48,34 @@ def detect_backends(refresh: bool = False, cancel: CancelToken | None = None) ->
     ]
 
 
-def _check_choice(backend: str) -> None:
-    if backend not in BACKEND_CHOICES:
-        raise StudioError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKEND_CHOICES)}.")
+def backend_for(choice: BackendChoice, located: Located, cancel: CancelToken | None = None) -> Backend:
+    """The backend that does the work for a concrete choice (AUTO is resolved by the caller: it depends on the job)."""
+    if choice == BackendChoice.SIM:
+        return SimulatorBackend()
+    if choice == BackendChoice.OPTIMUM:
+        return OptimumBackend(located, inspector=_inspector(located, cancel))
+    raise ValueError(f"{choice!r} names no single backend")
 
 
-def inspector_for(backend: str = "auto", cancel: CancelToken | None = None) -> GraphInspector | None:
+def _inspector(located: Located, cancel: CancelToken | None) -> GraphInspector | None:
+    if located.python is None:
+        return None
+    return RebelInspector(located.python, located.settings.probe_timeout, cancel)
+
+
+def inspector_for(
+    backend: BackendChoice = BackendChoice.AUTO,
+    cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
+) -> GraphInspector | None:
     """A reader for real compiler .rbln files (rebel in the toolchain's Python), or None where there is none.
 
     Finding the interpreter runs nothing; whether rebel imports there is learnt when an artifact is read,
     and a failure then becomes the artifact's "allocations unknown" reason.
     """
-    _check_choice(backend)
-    if backend == "sim":
+    if BackendChoice.parse(backend) == BackendChoice.SIM:
         return None
-    located = locate()
-    if located.python is None:
-        return None
-    return RebelInspector(located.python, located.settings.probe_timeout, cancel)
+    return _inspector(locate(toolchain), cancel)
 
 
 def has_real_graphs(artifact_dir: Path) -> bool:
@@ -70,16 +90,17 @@ def has_real_graphs(artifact_dir: Path) -> bool:
 def compile_model(
     request: CompileRequest,
     output_dir: str | Path,
-    backend: str = "auto",
+    backend: BackendChoice = BackendChoice.AUTO,
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
 ) -> CompileResult:
     """Compile with optimum-rbln-cli when asked (or, for auto, when it is installed), else the simulator."""
-    _check_choice(backend)
-    if backend == "optimum" or (backend == "auto" and optimum_status(cancel=cancel).available):
-        return OptimumBackend().compile(request, Path(output_dir), progress, log, cancel)
-    return SimulatorBackend().compile(request, Path(output_dir), progress, log, cancel)
+    choice, located = BackendChoice.parse(backend), locate(toolchain)
+    if choice == BackendChoice.AUTO:
+        choice = BackendChoice.OPTIMUM if optimum_status(located, cancel).available else BackendChoice.SIM
+    return backend_for(choice, located, cancel).compile(request, Path(output_dir), progress, log, cancel)
 
 
 def resize_artifact(
@@ -87,13 +108,14 @@ def resize_artifact(
     target: int | None = None,
     budget_text: str | None = None,
     output_dir: str | Path | None = None,
-    backend: str = "auto",
+    backend: BackendChoice = BackendChoice.AUTO,
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
+    toolchain: ToolchainSettings | None = None,
 ) -> ResizeResult:
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
-    _check_choice(backend)
+    choice, located = BackendChoice.parse(backend), locate(toolchain)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
     location = kv_location(request.artifact_dir)  # kinds without a resizable KV cache are refused here
     real = has_real_graphs(location.model_dir)
@@ -104,14 +126,12 @@ def resize_artifact(
             f"would leave the {location.section} section of the model's rbln_config.json at the old count. "
             "Nothing was changed."
         )
-    if backend == "auto":
-        backend = "optimum" if real else "sim"
-        status = optimum_status(cancel=cancel) if real else None
+    if choice == BackendChoice.AUTO:
+        choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
+        status = optimum_status(located, cancel) if real else None
         if status is not None and not status.available:
             raise StudioError(
                 f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."
             )
-    if backend == "optimum":
-        return OptimumBackend(inspector=inspector_for("optimum", cancel)).resize(request, progress, log, cancel)
-    return SimulatorBackend().resize(request, progress, log, cancel)
+    return backend_for(choice, located, cancel).resize(request, progress, log, cancel)

@@ -1,10 +1,10 @@
-"""Where the real toolchain lives: environment variables first, then a Qt-free hook the GUI's preferences set."""
+"""Where the real toolchain lives: environment variables first, then what the caller configured (the GUI's
+preferences), passed explicitly to every detection, compile and resize."""
 
 from __future__ import annotations
 
 import os
-import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 ENV_OPTIMUM_CLI = "RBLN_STUDIO_OPTIMUM_CLI"
 """Path of the optimum-rbln-cli executable to use instead of the one on PATH."""
@@ -29,57 +29,25 @@ class ToolchainSettings:
     check_timeout: float = 30.0
 
 
-_ENV = {
-    "optimum_cli": ENV_OPTIMUM_CLI,
-    "toolchain_python": ENV_TOOLCHAIN_PYTHON,
-    "probe_timeout": ENV_PROBE_TIMEOUT,
-    "check_timeout": ENV_CHECK_TIMEOUT,
-}
-
-_lock = threading.Lock()
-_configured = ToolchainSettings()
+def _env_text(name: str) -> str | None:
+    return os.environ.get(name, "").strip() or None
 
 
-def configure(
-    *,
-    optimum_cli: str | None = None,
-    toolchain_python: str | None = None,
-    probe_timeout: float | None = None,
-    check_timeout: float | None = None,
-) -> None:
-    """Set from the GUI's preferences (empty or None = not set); environment variables still take precedence."""
-    global _configured
-    defaults = ToolchainSettings()
-    with _lock:
-        _configured = ToolchainSettings(
-            optimum_cli=optimum_cli or None,
-            toolchain_python=toolchain_python or None,
-            probe_timeout=probe_timeout if probe_timeout and probe_timeout > 0 else defaults.probe_timeout,
-            check_timeout=check_timeout if check_timeout and check_timeout > 0 else defaults.check_timeout,
-        )
-
-
-def _seconds(text: str) -> float | None:
+def _env_seconds(name: str) -> float | None:
     try:
-        value = float(text)
+        value = float(_env_text(name) or "")
     except ValueError:
         return None
     return value if value > 0 else None
 
 
-def current_settings() -> ToolchainSettings:
-    """The configured values with each environment variable that is set (and valid) replacing its field."""
-    with _lock:
-        settings = _configured
-    changes: dict[str, object] = {}
-    for f in fields(ToolchainSettings):
-        text = os.environ.get(_ENV[f.name], "").strip()
-        if not text:
-            continue
-        if f.name.endswith("_timeout"):
-            seconds = _seconds(text)
-            if seconds is not None:
-                changes[f.name] = seconds
-        else:
-            changes[f.name] = text
-    return replace(settings, **changes)  # type: ignore[arg-type]
+def current_settings(configured: ToolchainSettings | None = None) -> ToolchainSettings:
+    """The configured values (the GUI's preferences; none for the CLI) with each environment variable that is set
+    (and valid) replacing its field."""
+    settings = configured or ToolchainSettings()
+    return ToolchainSettings(
+        optimum_cli=_env_text(ENV_OPTIMUM_CLI) or settings.optimum_cli,
+        toolchain_python=_env_text(ENV_TOOLCHAIN_PYTHON) or settings.toolchain_python,
+        probe_timeout=_env_seconds(ENV_PROBE_TIMEOUT) or settings.probe_timeout,
+        check_timeout=_env_seconds(ENV_CHECK_TIMEOUT) or settings.check_timeout,
+    )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rbln_artifact_studio import __version__
 from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
@@ -13,7 +14,7 @@ from rbln_artifact_studio.core.storage.resize import ResizeResult, resize_in_pla
 
 
 class SimulatorBackend:
-    name = "sim"
+    name = BackendChoice.SIM.value
 
     def info(self) -> BackendInfo:
         return BackendInfo(self.name, True, "built-in compiler simulator (always available)", __version__)

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from rbln_artifact_studio.backends.process import ProcessTimeout, run_streamed
 from rbln_artifact_studio.backends.settings import (
@@ -94,8 +94,9 @@ def interpreter_of(script: Path) -> Path | None:
 
 
 def locate(settings: ToolchainSettings | None = None) -> Located:
-    """Where optimum-rbln-cli and its Python are; configured values win over PATH and the shebang."""
-    settings = settings or current_settings()
+    """Where optimum-rbln-cli and its Python are; configured values win over PATH and the shebang, and the
+    environment variables over configured values."""
+    settings = current_settings(settings)
     python: Path | None = None
     python_origin = ""
     if settings.toolchain_python:
@@ -136,7 +137,7 @@ def _key(kind: str, located: Located) -> tuple[object, ...]:
 def _cached(key: tuple[object, ...], compute: Callable[[], T], cancel: CancelToken | None = None) -> T:
     with _cache_lock:
         if key in _cache:
-            return _cache[key]  # type: ignore[return-value]
+            return cast(T, _cache[key])  # stored by compute() of this key
         checking = _checking.setdefault(key, threading.Lock())
     while not checking.acquire(timeout=WAIT_SLICE):  # another thread runs this check: wait, but stay cancellable
         if cancel is not None:
@@ -144,7 +145,7 @@ def _cached(key: tuple[object, ...], compute: Callable[[], T], cancel: CancelTok
     try:
         with _cache_lock:
             if key in _cache:
-                return _cache[key]  # type: ignore[return-value]
+                return cast(T, _cache[key])
             generation = _generation
         value = compute()
         with _cache_lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
@@ -19,28 +20,21 @@ class DemoArtifact:
     resize_to: int | None = None
 
 
-QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}
-LLAMA_1B = {
-    "model_id": "meta-llama/Llama-3.2-1B",
-    "batch_size": 4,
-    "max_seq_len": 32_768,
-    "kvcache_partition_len": 8_192,
-}
+QWEN3_8B = partial(CompileRequest, "Qwen/Qwen3-8B", batch_size=8, max_seq_len=40_960, kvcache_partition_len=8_192)
+LLAMA_1B = partial(
+    CompileRequest, "meta-llama/Llama-3.2-1B", batch_size=4, max_seq_len=32_768, kvcache_partition_len=8_192
+)
 
 DEMO_ARTIFACTS = (
-    DemoArtifact("qwen3-8b-rbln-cr13", CompileRequest(**QWEN3_8B, npu="RBLN-CR13", memory_budget=0.3)),
-    DemoArtifact(
-        "qwen3-8b-4x-rbln-ca25", CompileRequest(**QWEN3_8B, npu="RBLN-CA25", num_devices=4, memory_budget=0.5)
-    ),
-    DemoArtifact("llama-3.2-1b-rbln-ca25", CompileRequest(**LLAMA_1B, npu="RBLN-CA25", memory_budget=0.8)),
+    DemoArtifact("qwen3-8b-rbln-cr13", QWEN3_8B(npu="RBLN-CR13", memory_budget=0.3)),
+    DemoArtifact("qwen3-8b-4x-rbln-ca25", QWEN3_8B(npu="RBLN-CA25", num_devices=4, memory_budget=0.5)),
+    DemoArtifact("llama-3.2-1b-rbln-ca25", LLAMA_1B(npu="RBLN-CA25", memory_budget=0.8)),
     DemoArtifact(
         "qwen3-0.6b-eager-rbln-ca25",
         CompileRequest("Qwen/Qwen3-0.6B", npu="RBLN-CA25", batch_size=4, max_seq_len=4_096, attn_impl="eager"),
     ),
     # Compiled to fit 30% (9 blocks), then grown past the full pool (16) and what the compiler resolved: warnings.
-    DemoArtifact(
-        "llama-3.2-1b-rbln-ca25-kv18", CompileRequest(**LLAMA_1B, npu="RBLN-CA25", memory_budget=0.3), resize_to=18
-    ),
+    DemoArtifact("llama-3.2-1b-rbln-ca25-kv18", LLAMA_1B(npu="RBLN-CA25", memory_budget=0.3), resize_to=18),
 )
 
 

@@ -1,13 +1,14 @@
-"""The artifact table's item model: a thin adapter over rbln_artifact_studio.core.fleet.scan's ArtifactSummary rows."""
+"""The artifact table's item model: a thin adapter over ArtifactSummary rows, with the columns of
+rbln_artifact_studio.core.fleet.columns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, column
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 
@@ -20,64 +21,12 @@ STATUS_COLOURS = {Status.OK: "#2e7d32", Status.WARNING: "#b26a00", Status.INVALI
 Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass(frozen=True)
-class Column:
-    title: str
-    value: Callable[[ArtifactSummary], object]
-    text: Callable[[object], str] = lambda v: "?" if v is None else str(v)
-    numeric: bool = False
-    exact: Callable[[object], str] | None = None
-    width: int = 80  # least default width in pixels; wider when the title needs it (see ArtifactBrowser)
-
-
-def _bytes_text(value: object) -> str:
-    return "?" if value is None else format_bytes(int(value))  # type: ignore[call-overload]
-
-
-def _bytes_exact(value: object) -> str:
-    return "unknown" if value is None else format_bytes_exact(int(value))  # type: ignore[call-overload]
-
-
-def _count(value: object) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
-# What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
-# 1280-pixel window; the long model id and the size on disk come last.
-COLUMNS: tuple[Column, ...] = (
-    Column("Name", lambda s: s.name, width=185),
-    Column("Status", lambda s: s.status.value, width=70),
-    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130),
-    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
-    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
-    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes_text, numeric=True, exact=_bytes_exact, width=105),
-    Column("NPU", lambda s: s.npu, width=90),
-    Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
-    Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
-    Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
-    Column("Block size", lambda s: s.block_size, _count, numeric=True),
-    Column("Attention", lambda s: s.attn_impl),
-    Column("Kind", lambda s: s.kind or DECODER_KIND, width=110),
-    Column("Model", lambda s: s.model, width=170),
-    Column("Size on disk", lambda s: s.size_on_disk, _bytes_text, numeric=True, exact=_bytes_exact, width=90),
-)
 COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
-TITLES = tuple(c.title for c in COLUMNS)
-NAME_COLUMN = TITLES.index("Name")
-STATUS_COLUMN = TITLES.index("Status")
-KV_COLUMNS = (TITLES.index("kvcache_num_blocks"), TITLES.index("KV cache / NPU"))
-DECODER_KIND = "decoder-only"
+TITLES = tuple(c.title for c in COLUMNS)  # the table's titles in its order
+NAME_COLUMN = column("Name")
+STATUS_COLUMN = column("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
-
-
-def _kv_text(s: ArtifactSummary, column: int) -> str | None:
-    """The KV cells of a row whose figures are missing for a reason: say so in words rather than '?'."""
-    if column not in KV_COLUMNS or not s.kv_note:
-        return None
-    if column == KV_COLUMNS[0] and s.kvcache_num_blocks is not None:
-        return None
-    return "unknown" if s.kind in (None, DECODER_KIND, "multimodal") else "no KV cache"
 
 
 class TableRow:
@@ -91,7 +40,7 @@ class TableRow:
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
         values = [c.value(s) for c in COLUMNS]
-        texts = tuple(_kv_text(s, i) or c.text(v) for i, (c, v) in enumerate(zip(COLUMNS, values, strict=True)))
+        texts = tuple(c.text(s) if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
         keys = tuple(
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
@@ -107,8 +56,8 @@ class ArtifactTableModel(QAbstractTableModel):
     data() from C++ for every comparison, which stalls the GUI thread on tables of thousands of rows.
     """
 
-    def __init__(self, parent: object = None) -> None:
-        super().__init__(parent)  # type: ignore[arg-type]
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: list[TableRow] = []
         self._index: dict[str, int] = {}
         self._sort_column = -1
@@ -158,16 +107,18 @@ class ArtifactTableModel(QAbstractTableModel):
             return "\n".join(row.problems) if row.problems else "No problems found."
         if column == NAME_COLUMN:
             return row.path
-        if column in KV_COLUMNS and row.kv_note:
-            return row.kv_note
-        exact = COLUMNS[column].exact
-        return exact(COLUMNS[column].value(row)) if exact else ""
+        exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
+        if value is None and COLUMNS[column].missing is not None and row.kv_note:
+            return row.kv_note  # why a KV figure is missing, in words
+        if exact is None:
+            return ""
+        return "unknown" if value is None else exact(value)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
         self._resort()
 
-    def _key(self, row: TableRow) -> tuple[object, object]:
+    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
         return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
 
     def _sorting(self) -> bool:
@@ -183,8 +134,8 @@ class ArtifactTableModel(QAbstractTableModel):
         if not self._sorting():
             return True
         if self._sort_order == Qt.SortOrder.DescendingOrder:
-            return not self._key(before) < self._key(after)  # type: ignore[operator]
-        return not self._key(after) < self._key(before)  # type: ignore[operator]
+            return not self._key(before) < self._key(after)
+        return not self._key(after) < self._key(before)
 
     def _resort(self) -> None:
         ordered = self._ordered(self._rows)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.settings import ToolchainPaths
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.base import BackendInfo
@@ -17,10 +18,11 @@ if TYPE_CHECKING:
 DETECTING = "detecting…"
 
 
-def _detect(refresh: bool, cancel: CancelToken) -> list[BackendInfo]:
+def _detect(refresh: bool, cancel: CancelToken, toolchain: ToolchainPaths) -> list[BackendInfo]:
     from rbln_artifact_studio.backends.registry import detect_backends  # loaded in the worker, not at start-up
 
-    return detect_backends(refresh=refresh, cancel=cancel)  # cancelled when the window closes: no wait
+    # cancelled when the window closes: no wait
+    return detect_backends(refresh=refresh, cancel=cancel, toolchain=toolchain.settings())
 
 
 class BackendStatus(QObject):
@@ -28,23 +30,29 @@ class BackendStatus(QObject):
 
     changed = Signal()
 
-    def __init__(self, jobs: JobManager, parent: QObject | None = None) -> None:
+    def __init__(self, jobs: JobManager, toolchain: ToolchainPaths, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.jobs = jobs
+        self.toolchain = toolchain  # the paths the last detection was asked with
         self.backends: list[BackendInfo] | None = None
         self.error: str | None = None
         self.detecting = False
         self._job: Job | None = None
 
-    def detect(self, refresh: bool = False) -> None:
-        """Detect in a worker (refresh: run the checks again, e.g. after the toolchain paths changed).
+    def detect(self, refresh: bool = False, toolchain: ToolchainPaths | None = None) -> None:
+        """Detect in a worker (refresh: run the checks again, e.g. with other toolchain paths).
 
         Without refresh, a result already known or on its way is kept. Only the latest request's answer is shown.
         """
         if not refresh and (self.detecting or self.backends is not None):
             return
+        if toolchain is not None:
+            self.toolchain = toolchain
         self.detecting, self.error = True, None
-        job = self._job = self.jobs.submit("Detect backends", lambda ctx: _detect(refresh, ctx.cancel), visible=False)
+        paths = self.toolchain
+        job = self._job = self.jobs.submit(
+            "Detect backends", lambda ctx: _detect(refresh, ctx.cancel, paths), visible=False
+        )
         job.succeeded.connect(self._on_detected)
         job.failed.connect(self._on_failed)
         self.changed.emit()
@@ -75,7 +83,4 @@ class BackendStatus(QObject):
             return [f"detection failed: {self.error}"]
         if self.backends is None:
             return ["not detected yet"]
-        return [
-            f"{b.name:8} {'available' if b.available else 'not available':14} {b.version or '-':12} {b.detail}"
-            for b in self.backends
-        ]
+        return [b.line() for b in self.backends]

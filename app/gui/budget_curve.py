@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
@@ -71,7 +71,7 @@ class BudgetCurve(QWidget):
                 best = p
         return best
 
-    def event(self, e: object) -> bool:
+    def event(self, e: QEvent) -> bool:
         if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
             p = self.point_at(e.pos().x())
             if p is None:
@@ -83,7 +83,7 @@ class BudgetCurve(QWidget):
                     self,
                 )
             return True
-        return super().event(e)  # type: ignore[arg-type]
+        return super().event(e)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)

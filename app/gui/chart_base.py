@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 from rbln_artifact_studio.core.display.sizes import format_bytes
@@ -14,7 +14,7 @@ class TooltipChart(QWidget):
     def tooltip_at(self, pos: QPoint | QPointF) -> str:
         return ""
 
-    def event(self, e: object) -> bool:
+    def event(self, e: QEvent) -> bool:
         if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
             text = self.tooltip_at(e.pos())
             if text:
@@ -23,7 +23,7 @@ class TooltipChart(QWidget):
                 QToolTip.hideText()
                 e.ignore()
             return True
-        return super().event(e)  # type: ignore[arg-type]
+        return super().event(e)
 
 
 def paint_byte_axis(widget: QWidget, painter: QPainter, plot: QRectF, scale: int, text: QColor) -> None:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget, QWizard
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.settings import ToolchainPaths
 from rbln_artifact_studio.gui.wizard_model_page import ModelPage
 from rbln_artifact_studio.gui.wizard_output_page import OutputPage
 from rbln_artifact_studio.gui.wizard_shape_page import ShapePage
@@ -20,7 +22,7 @@ from rbln_artifact_studio.gui.wizard_target_page import TargetPage
 class CompileWizard(QWizard):
     """Each page validates its own part through rbln_artifact_studio.core; the wizard commits once, on Finish."""
 
-    compileRequested = Signal(object, str, str)  # CompileRequest, output folder, backend (auto, sim, optimum)
+    compileRequested = Signal(object, str, object)  # CompileRequest, output folder, BackendChoice
 
     def __init__(
         self,
@@ -35,7 +37,7 @@ class CompileWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.model_page = ModelPage(jobs)
-        self.target_page = TargetPage(backends or BackendStatus(jobs, self))
+        self.target_page = TargetPage(backends or BackendStatus(jobs, ToolchainPaths(), self))
         self.shape_page = ShapePage()
         self.sizing_page = SizingPage()
         self.output_page = OutputPage(default_parent)
@@ -54,12 +56,12 @@ class CompileWizard(QWizard):
             return None
         return CompileRequest(
             model_id=model.model_id,
-            **self.target_page.options(),  # type: ignore[arg-type]
-            **self.shape_page.options(),  # type: ignore[arg-type]
-            **self.sizing_page.options(),  # type: ignore[arg-type]
+            **self.target_page.options(),
+            **self.shape_page.options(),
+            **self.sizing_page.options(),
         )
 
-    def backend(self) -> str:
+    def backend(self) -> BackendChoice:
         return self.target_page.backend()
 
     def plan(self) -> CompilePlan | None:

@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -29,9 +29,21 @@ ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GU
 ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
 PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
 HOLD_LIMIT = 0.05  # seconds a hold on the workers lasts at most if the GUI thread never releases it
-# Seconds a worker running Python may keep the interpreter lock once the GUI thread asks for it (Python's
-# default is 5 ms). Every slot, timer and paint callback on the GUI thread may have to wait this long.
-SWITCH_INTERVAL = 0.001
+SWITCH_INTERVAL = 0.001  # seconds; see gui_switch_interval()
+
+
+@contextlib.contextmanager
+def gui_switch_interval() -> Iterator[None]:
+    """While the GUI runs (rbln-studio's main() and the GUI tests), a worker running Python gives the interpreter
+    lock back within SWITCH_INTERVAL once the GUI thread asks for it, instead of Python's default 5 ms: every slot,
+    timer and paint callback on the GUI thread may have to wait that long. This is the one place the app changes
+    the process-wide switch interval, and it is restored on the way out."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 class WorkerGate:
@@ -144,7 +156,9 @@ JobFunction = Callable[[JobContext], Any]
 class Job(QObject):
     """One unit of background work and its observable state."""
 
-    progressed = Signal("qlonglong", "qlonglong", str)  # emitted from the worker thread; byte counts pass 2 GiB
+    # emitted from the worker thread; byte counts pass 2 GiB, so Qt's 64-bit type by name (PySide6's stubs allow
+    # only Python types here)
+    progressed = Signal("qlonglong", "qlonglong", str)  # type: ignore[arg-type]  # Qt type names, see above
     logged = Signal(str)  # emitted from the worker thread
     partial = Signal(object)  # emitted from the worker thread
     started = Signal()
@@ -245,11 +259,13 @@ class Job(QObject):
 class _Runner(QRunnable):
     def __init__(self, job: Job) -> None:
         super().__init__()
-        self._job = job
+        self._job: Job | None = job
         self.setAutoDelete(True)
 
     def run(self) -> None:
-        job, self._job = self._job, None  # type: ignore[assignment]
+        job, self._job = self._job, None
+        if job is None:
+            return  # QRunnable.run is called once; nothing to run a second time
         if job.writes:
             lower_thread_priority()
         job.run_in_worker()
@@ -280,7 +296,6 @@ class JobManager(QObject):
 
     def __init__(self, parent: QObject | None = None, read_threads: int = 2) -> None:
         super().__init__(parent)
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))  # the GUI thread gets Python back sooner
         self.read_pool = QThreadPool(self)
         self.read_pool.setMaxThreadCount(read_threads)
         self.write_pool = QThreadPool(self)

@@ -31,6 +31,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    from rbln_artifact_studio.gui.jobs import gui_switch_interval
+
+    with gui_switch_interval():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.gui.application import create_application
     from rbln_artifact_studio.gui.main_window import MainWindow
 

@@ -21,7 +21,9 @@ from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.workspace import Workspace
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.about_dialog import AboutDialog
     from rbln_artifact_studio.gui.compile_wizard import CompileWizard
@@ -47,9 +49,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
-        self.settings.toolchain().apply()
         self.jobs = JobManager(self)
-        self.backend_status = BackendStatus(self.jobs, self)
+        self.backend_status = BackendStatus(self.jobs, self.settings.toolchain(), self)
         self.model = ArtifactTableModel(self)
         self.workspace = Workspace(self.jobs, self.model, debounce_ms, self)
         self.browser = ArtifactBrowser(self.model)
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.count_label)
 
         self.artifact: Artifact | None = None
+        self._no_resize_reason: str | None = None  # why the selected model offers no resize (no KV cache)
         self._detail_job: Job | None = None
         self._select_when_shown: str | None = None
         self._create_actions()
@@ -82,7 +84,9 @@ class MainWindow(QMainWindow):
 
     # ---- construction --------------------------------------------------------------------------------
 
-    def _action(self, name: str, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+    def _action(
+        self, name: str, text: str, slot: object, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None
+    ) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:
@@ -255,7 +259,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_current_path(self, path: str) -> None:
-        self.artifact = None
+        self.artifact, self._no_resize_reason = None, None
         self._update_actions()
         if not path:
             self._detail_job = None
@@ -267,17 +271,23 @@ class MainWindow(QMainWindow):
     def _load_details(self, path: str) -> None:
         from rbln_artifact_studio.gui import operations
 
-        job = self._detail_job = operations.read_artifact(self.jobs, path)
+        job = self._detail_job = operations.read_artifact(self.jobs, path, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
 
     @Slot(object)
-    def _on_details(self, artifact: Artifact) -> None:
+    def _on_details(self, artifact: Artifact | ModelDescription) -> None:
+        from rbln_artifact_studio.core.model.kinds import ModelDescription
+
         if self.sender() is not self._detail_job or str(artifact.path) != self.browser.current_path():
             return  # the selection moved on while it was read
         self._detail_job = None
-        self.artifact = artifact
-        self.detail.show_artifact(artifact)
+        if isinstance(artifact, ModelDescription):  # no resizable KV cache: describe it, offer no resize
+            self.artifact, self._no_resize_reason = None, artifact.kv_note
+            self.detail.show_description(artifact)
+        else:
+            self.artifact, self._no_resize_reason = artifact, None
+            self.detail.show_artifact(artifact)
         self._update_actions()
 
     @Slot(object)
@@ -310,6 +320,11 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         self.action_resize.setEnabled(self.artifact is not None)
         self.action_explore.setEnabled(self.artifact is not None)
+        reason = self._no_resize_reason if self.artifact is None else None
+        for action, what in ((self.action_resize, "Resize the KV cache"), (self.action_explore, "Explore budgets")):
+            tip = f"{what}: not offered. {reason}" if reason else what
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
         self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
 
@@ -332,11 +347,11 @@ class MainWindow(QMainWindow):
         wizard.open()
         return wizard
 
-    @Slot(object, str, str)
-    def start_compile(self, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+    @Slot(object, str, object)
+    def start_compile(self, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
         from rbln_artifact_studio.gui import operations
 
-        job = operations.compile_artifact(self.jobs, request, output_dir, backend)
+        job = operations.compile_artifact(self.jobs, request, output_dir, backend, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -370,7 +385,7 @@ class MainWindow(QMainWindow):
         from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
-            job = operations.resize(self.jobs, dialog.choice)
+            job = operations.resize(self.jobs, dialog.choice, self.settings.toolchain().settings())
             job.succeeded.connect(self._on_written)
 
     # ---- planning, exploring, exporting --------------------------------------------------------------
@@ -384,7 +399,9 @@ class MainWindow(QMainWindow):
         paths = self.browser.selected_paths()
         if len(paths) < 2:
             return None
-        dialog = PlannerDialog(self.jobs, paths, self.resize_dialog_for, self.model, self)
+        dialog = PlannerDialog(
+            self.jobs, paths, self.resize_dialog_for, self.settings.toolchain().settings(), self.model, self
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

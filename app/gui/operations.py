@@ -5,31 +5,48 @@ from __future__ import annotations
 from pathlib import Path
 
 from rbln_artifact_studio.backends.base import CompileResult
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.demo import build_demo
-from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
+from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
-def read_artifact(jobs: JobManager, path: str) -> Job:
-    """Open an artifact (config, graph headers, allocations) for the detail panel."""
-    return jobs.submit(
-        f"Read {Path(path).name}",
-        lambda ctx: open_artifact(Path(path), inspector_for(cancel=ctx.cancel)),
-        visible=False,
-    )
+def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
+    """Open an artifact (config, graph headers, allocations) for the detail panel.
+
+    The job's result is the Artifact, or for a model without a resizable KV cache its ModelDescription.
+    """
+
+    def work(ctx: JobContext) -> Artifact | ModelDescription:
+        try:
+            return open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain))
+        except NoKvCacheError as exc:
+            return exc.description
+
+    return jobs.submit(f"Read {Path(path).name}", work, visible=False)
 
 
-def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str, backend: str = "auto") -> Job:
+def compile_artifact(
+    jobs: JobManager, request: CompileRequest, output_dir: str, backend: BackendChoice, toolchain: ToolchainSettings
+) -> Job:
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
-        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend})")
+        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
-            request, output_dir, backend=backend, progress=ctx.progress, log=ctx.log, cancel=ctx.cancel
+            request,
+            output_dir,
+            backend=backend,
+            progress=ctx.progress,
+            log=ctx.log,
+            cancel=ctx.cancel,
+            toolchain=toolchain,
         )
         for warning in result.warnings:
             ctx.log(f"warning: {warning}")
@@ -39,7 +56,7 @@ def compile_artifact(jobs: JobManager, request: CompileRequest, output_dir: str,
     return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
 
 
-def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
+def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings) -> Job:
     """Resize in place or into a copy (with progress and cancel for the copy)."""
     where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
@@ -53,6 +70,7 @@ def resize(jobs: JobManager, choice: ResizeChoice) -> Job:
             progress=ctx.progress,
             log=ctx.log,
             cancel=ctx.cancel,
+            toolchain=toolchain,
         )
         for warning in result.warnings:
             ctx.log(f"warning: {warning}")

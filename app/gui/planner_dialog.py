@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from rbln_artifact_studio.backends.registry import inspector_for
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.display.plan_display import (
     bar_label,
@@ -58,9 +59,9 @@ class PlanResult:
     fixes: dict[str, Fix]
 
 
-def compute_plan(paths: list[str], ctx: JobContext) -> PlanResult:
+def compute_plan(paths: list[str], ctx: JobContext, toolchain: ToolchainSettings | None = None) -> PlanResult:
     """Worker side: open every artifact (allocations through rebel where installed), plan, size every fix."""
-    inspector = inspector_for(cancel=ctx.cancel)
+    inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
     artifacts = []
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {Path(path).name}")
@@ -129,14 +130,15 @@ class PlannerDialog(QDialog):
         jobs: JobManager,
         paths: list[str],
         open_resize: OpenResize,
-        model: object | None = None,
+        toolchain: ToolchainSettings | None = None,
+        model: QAbstractItemModel | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("plannerDialog")
         self.setWindowTitle(f"Co-location plan: {len(paths)} artifacts")
-        self.jobs, self.paths, self.open_resize = jobs, list(paths), open_resize
-        self.result: PlanResult | None = None
+        self.jobs, self.paths, self.open_resize, self.toolchain = jobs, list(paths), open_resize, toolchain
+        self.plan_result: PlanResult | None = None
         self.family_views: list[FamilyView] = []
         self._job: Job | None = None
 
@@ -193,7 +195,7 @@ class PlannerDialog(QDialog):
         self.resize_button.clicked.connect(self._open_resize)
         self.replan_button.clicked.connect(self.replan)
         if model is not None:  # the table's model: re-plan when a planned artifact changes on disk
-            model.dataChanged.connect(self._on_rows_changed)  # type: ignore[attr-defined]
+            model.dataChanged.connect(self._on_rows_changed)
         self.resize(1000, 820)
         self.replan()
 
@@ -205,7 +207,9 @@ class PlannerDialog(QDialog):
         self.verdict.setText(f"Reading {len(self.paths)} artifacts…")
         self.resize_button.setEnabled(False)
         job = self._job = self.jobs.submit(
-            f"Plan {len(self.paths)} artifacts", lambda ctx: compute_plan(self.paths, ctx), visible=False
+            f"Plan {len(self.paths)} artifacts",
+            lambda ctx: compute_plan(self.paths, ctx, self.toolchain),
+            visible=False,
         )
         job.succeeded.connect(self._on_planned)
         job.failed.connect(self._on_failed)
@@ -222,7 +226,7 @@ class PlannerDialog(QDialog):
         if self.sender() is not self._job:
             return  # a newer plan is on its way
         self._job = None
-        self.result = result
+        self.plan_result = result
         p = result.plan
         colours = {m.label: artifact_colour(i) for i, m in enumerate(p.members)}
         self._show_verdict(p)
@@ -248,7 +252,7 @@ class PlannerDialog(QDialog):
         if self.sender() is not self._job:
             return
         self._job = None
-        self.result = None
+        self.plan_result = None
         self._clear_families()
         self.verdict.setText(
             f"<span style='color:{STATUS_COLOURS[Status.INVALID]}'>✖ Cannot plan: {html.escape(failure.reason)}</span>"
@@ -261,7 +265,7 @@ class PlannerDialog(QDialog):
         self.family_views = []
         while self.families_layout.count():
             item = self.families_layout.takeAt(0)
-            widget = item.widget()
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
 
@@ -275,9 +279,9 @@ class PlannerDialog(QDialog):
     # ---- the fix -------------------------------------------------------------------------------------
 
     def chosen_fix(self) -> Fix | None:
-        if self.result is None:
+        if self.plan_result is None:
             return None
-        return self.result.fixes.get(self.fix_combo.currentText())
+        return self.plan_result.fixes.get(self.fix_combo.currentText())
 
     @Slot()
     def _show_fix(self) -> None:
@@ -288,9 +292,9 @@ class PlannerDialog(QDialog):
     @Slot()
     def _open_resize(self) -> None:
         fix = self.chosen_fix()
-        if fix is None or fix.target is None or self.result is None:
+        if fix is None or fix.target is None or self.plan_result is None:
             return
-        artifact = self.result.plan.member(fix.label).artifact
+        artifact = self.plan_result.plan.member(fix.label).artifact
         self.open_resize(artifact, fix.target, None, self)
 
 

@@ -113,8 +113,7 @@ class PreferencesDialog(QDialog):
     def detect_again(self) -> None:
         """Try the paths as typed (not saved yet)."""
         self._tried = True
-        self.paths().apply()
-        self.backends.detect(refresh=True)
+        self.backends.detect(refresh=True, toolchain=self.paths())
 
     @Slot()
     def _browse_python(self) -> None:
@@ -131,13 +130,11 @@ class PreferencesDialog(QDialog):
     def accept(self) -> None:
         changed = self.paths() != self.settings.toolchain()
         self.settings.set_toolchain(self.paths())
-        self.settings.toolchain().apply()
         if changed or self._tried:
-            self.backends.detect(refresh=True)
+            self.backends.detect(refresh=True, toolchain=self.settings.toolchain())
         super().accept()
 
     def reject(self) -> None:
         if self._tried:
-            self.settings.toolchain().apply()
-            self.backends.detect(refresh=True)
+            self.backends.detect(refresh=True, toolchain=self.settings.toolchain())
         super().reject()

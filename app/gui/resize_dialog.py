@@ -303,8 +303,8 @@ class ResizeDialog(QDialog):
     def _check_output(self) -> None:
         """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
         root: QWidget = self
-        while root.parentWidget() is not None:
-            root = root.parentWidget()
+        while (parent := root.parentWidget()) is not None:
+            root = parent
         if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
         output, source = self.output_edit.text().strip(), self.artifact.path

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, QSettings
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.gui.app_paths import legacy_settings_store, settings_store
 
 MAX_RECENT = 8
@@ -17,11 +18,9 @@ class ToolchainPaths:
     toolchain_python: str = ""
     optimum_cli: str = ""
 
-    def apply(self) -> None:
-        """Hand the paths to the backends (environment variables still win over them)."""
-        from rbln_artifact_studio.backends import settings as toolchain_settings
-
-        toolchain_settings.configure(toolchain_python=self.toolchain_python, optimum_cli=self.optimum_cli)
+    def settings(self) -> ToolchainSettings:
+        """What the backends are given with each detection, compile and resize (environment variables still win)."""
+        return ToolchainSettings(optimum_cli=self.optimum_cli or None, toolchain_python=self.toolchain_python or None)
 
 
 def migrate(store: QSettings, legacy: QSettings) -> bool:

@@ -29,7 +29,9 @@ class RowTextDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._model = model
         self._proxy = proxy
-        self._groups: dict[object, QPalette.ColorGroup | None] = {}  # per option.state: text colour group or None
+        self._groups: dict[
+            QStyle.StateFlag, QPalette.ColorGroup | None
+        ] = {}  # per option.state: text colour group or None
         self._texts: dict[str, tuple[QStaticText, float, float]] = {}  # text -> (laid out, width, height)
         self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
         self._margin = 1
@@ -48,14 +50,15 @@ class RowTextDelegate(QStyledItemDelegate):
         return False
 
     def _group(self, state: QStyle.StateFlag) -> QPalette.ColorGroup | None:
-        group = self._groups.get(state, False)
-        if group is False:
-            if state & _SPECIAL or not state & _State.State_Enabled:  # drawn by Qt's delegate
-                group = None
-            else:
-                group = QPalette.ColorGroup.Active if state & _State.State_Active else QPalette.ColorGroup.Inactive
-            self._groups[state] = group
-        return group  # type: ignore[return-value]
+        try:
+            return self._groups[state]
+        except KeyError:
+            pass
+        group = None  # drawn by Qt's delegate
+        if not state & _SPECIAL and state & _State.State_Enabled:
+            group = QPalette.ColorGroup.Active if state & _State.State_Active else QPalette.ColorGroup.Inactive
+        self._groups[state] = group
+        return group
 
     def _laid_out(self, text: str, option: QStyleOptionViewItem) -> tuple[QStaticText, float, float]:
         if len(self._texts) >= TEXT_CACHE:
@@ -74,17 +77,18 @@ class RowTextDelegate(QStyledItemDelegate):
         if option.direction == Qt.LayoutDirection.RightToLeft:
             group = None  # mirrored alignment: left to Qt's delegate
         row = None if group is None else self._model.table_row(self._proxy.mapToSource(index).row())
-        if row is not None:
+        if row is not None and group is not None:
             column = index.column()
             text = row.texts[column]
             static, width, height = self._texts.get(text) or self._laid_out(text, option)
-            x, y, w, h = option.rect.getRect()
+            rect = option.rect
+            x, y, w, h = rect.x(), rect.y(), rect.width(), rect.height()
             x, w = x + self._margin, w - 2 * self._margin
             if width <= w:  # else elided, by Qt's delegate (rare)
                 if column == STATUS_COLUMN:
                     painter.setPen(self._status_colours[row.summary.status])
                 else:
-                    painter.setPen(option.palette.color(group, _TEXT))  # type: ignore[arg-type]
+                    painter.setPen(option.palette.color(group, _TEXT))
                 painter.drawStaticText(QPointF(x + w - width if _NUMERIC[column] else x, y + (h - height) // 2), static)
                 return
         super().paint(painter, option, index)

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWizardPage
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan
 from rbln_artifact_studio.gui.command_line import CommandLine
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 
 
 class OutputPage(QWizardPage):
@@ -45,7 +50,8 @@ class OutputPage(QWizardPage):
         self.output_edit.textChanged.connect(self._refresh)
 
     def plan(self) -> CompilePlan | None:
-        return self.wizard().plan()  # type: ignore[attr-defined, no-any-return]
+        wizard = cast("CompileWizard | None", self.wizard())
+        return wizard.plan() if wizard is not None else None
 
     def output_dir(self) -> str:
         return self.output_edit.text().strip()
@@ -84,11 +90,11 @@ class OutputPage(QWizardPage):
             return
         s = plan.shape
         kv = plan.layout.kv_bytes_per_npu(plan.num_blocks)[0]
-        target = self.wizard().target_page  # type: ignore[attr-defined]
+        target = cast("CompileWizard", self.wizard()).target_page
         by = (
             "optimum-rbln-cli, which resolves kvcache_num_blocks itself (the figures above are the simulator's "
             "estimate)"
-            if target.effective_backend() == "optimum"
+            if target.effective_backend() == BackendChoice.OPTIMUM
             else "the built-in simulator"
         )
         self.summary.setText(
@@ -99,6 +105,6 @@ class OutputPage(QWizardPage):
             f"<br>Compiled by {by}."
         )
         output = self.output_dir()
-        argv = [*compile_argv(plan.request, output), "--backend", target.backend()] if output else None
+        argv = [*compile_argv(plan.request, output), "--backend", target.backend().value] if output else None
         self.command.set_argv(argv)
         self.completeChanged.emit()

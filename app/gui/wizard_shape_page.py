@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import html
 from dataclasses import replace
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 
 MAX_BATCH = 4096
 MAX_SEQ_LEN = 1 << 24
@@ -22,6 +26,16 @@ def _spin(name: str, low: int, high: int, default_text: str = "") -> QSpinBox:
     if default_text:
         spin.setSpecialValueText(default_text)  # shown at the minimum (0): the NPU family's default
     return spin
+
+
+class ShapeOptions(TypedDict):
+    """This page's part of the CompileRequest."""
+
+    batch_size: int
+    max_seq_len: int
+    attn_impl: str | None  # None: automatic
+    kvcache_partition_len: int | None
+    prefill_chunk_size: int | None
 
 
 class ShapePage(QWizardPage):
@@ -56,7 +70,7 @@ class ShapePage(QWizardPage):
             spin.valueChanged.connect(self.validate)
         self.attn_combo.currentIndexChanged.connect(self.validate)
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> ShapeOptions:
         return {
             "batch_size": self.batch_spin.value(),
             "max_seq_len": self.seq_spin.value(),
@@ -66,7 +80,8 @@ class ShapePage(QWizardPage):
         }
 
     def initializePage(self) -> None:
-        model = self.wizard().model  # type: ignore[attr-defined]
+        wizard = cast("CompileWizard | None", self.wizard())
+        model = wizard.model if wizard is not None else None
         if model is not None and self._seq_for != model.model_id:
             self._seq_for = model.model_id  # a new model: start from its own maximum length
             self.seq_spin.setValue(model.spec.max_position_embeddings)
@@ -77,12 +92,13 @@ class ShapePage(QWizardPage):
 
     @Slot()
     def validate(self) -> None:
-        wizard = self.wizard()
-        request: CompileRequest | None = wizard.request() if wizard is not None else None  # type: ignore[attr-defined]
-        if request is None:
+        wizard = cast("CompileWizard | None", self.wizard())
+        request: CompileRequest | None = wizard.request() if wizard is not None else None
+        model = wizard.model if wizard is not None else None
+        if request is None or model is None:
             return
         try:
-            shape = resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), wizard.model)  # type: ignore[attr-defined]
+            shape = resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), model)
         except StudioError as exc:
             self._ok = False
             self.message.setText(f"<span style='color:#c62828'>✖ {html.escape(exc.one_line())}</span>")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -20,7 +21,17 @@ from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, 
 from rbln_artifact_studio.gui.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.dram_chart import DramChart
 
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
+
 MAX_BLOCKS = 1_000_000
+
+
+class SizingOptions(TypedDict):
+    """This page's part of the CompileRequest: a memory budget as typed, or an explicit count, never both."""
+
+    memory_budget: str | None
+    kvcache_num_blocks: int | None
 
 
 class SizingPage(QWizardPage):
@@ -69,7 +80,7 @@ class SizingPage(QWizardPage):
         self.budget_edit.textChanged.connect(self.update_preview)
         self.blocks_spin.valueChanged.connect(self.update_preview)
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> SizingOptions:
         if self.auto_radio.isChecked():
             return {"memory_budget": self.budget_edit.text().strip() or None, "kvcache_num_blocks": None}
         return {"memory_budget": None, "kvcache_num_blocks": self.blocks_spin.value()}
@@ -92,11 +103,12 @@ class SizingPage(QWizardPage):
     @Slot()
     def update_preview(self) -> None:
         """Plan with the current fields (pure computation) and show blocks, breakdown and curve."""
-        wizard = self.wizard()
-        request = wizard.request() if wizard is not None else None  # type: ignore[attr-defined]
-        if request is None:
+        wizard = cast("CompileWizard | None", self.wizard())
+        request = wizard.request() if wizard is not None else None
+        model = wizard.model if wizard is not None else None
+        if request is None or model is None:
             return
-        preview = self.preview = preview_compile(request, wizard.model)  # type: ignore[attr-defined]
+        preview = self.preview = preview_compile(request, model)
         plan = preview.plan
         if plan is None:
             self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(preview.error or '')}</span>")

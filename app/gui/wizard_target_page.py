@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import html
+from typing import TypedDict
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 
 MAX_DEVICES = 64
-BACKEND_TEXTS = {
-    "auto": "Automatic: optimum-rbln-cli when installed, else the built-in simulator",
-    "sim": "Built-in simulator",
-    "optimum": "optimum-rbln-cli",
-}
+WHERE = {BackendChoice.SIM: "the built-in simulator", BackendChoice.OPTIMUM: "optimum-rbln-cli"}
+
+
+class TargetOptions(TypedDict):
+    """This page's part of the CompileRequest."""
+
+    npu: str
+    num_devices: int
 
 
 class TargetPage(QWizardPage):
@@ -38,8 +43,8 @@ class TargetPage(QWizardPage):
         self.info.setWordWrap(True)
         self.backend_combo = QComboBox()
         self.backend_combo.setObjectName("wizardBackendCombo")
-        for name, text in BACKEND_TEXTS.items():
-            self.backend_combo.addItem(text, name)
+        for choice in BackendChoice:
+            self.backend_combo.addItem(choice.label, choice.value)
         self.backend_info = QLabel()
         self.backend_info.setObjectName("wizardBackendInfo")
         self.backend_info.setWordWrap(True)
@@ -60,28 +65,28 @@ class TargetPage(QWizardPage):
     def npu(self) -> str:
         return str(self.npu_combo.currentData())
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> TargetOptions:
         return {"npu": self.npu(), "num_devices": self.devices_spin.value()}
 
     def set_npu(self, name: str) -> None:
         self.npu_combo.setCurrentIndex(self.npu_combo.findData(name))
 
-    def backend(self) -> str:
-        """auto, sim or optimum: what the compile job and the command line get."""
-        return str(self.backend_combo.currentData())
+    def backend(self) -> BackendChoice:
+        """What the compile job and the command line get."""
+        return BackendChoice(self.backend_combo.currentData())
 
-    def set_backend(self, name: str) -> None:
-        self.backend_combo.setCurrentIndex(self.backend_combo.findData(name))
+    def set_backend(self, choice: BackendChoice) -> None:
+        self.backend_combo.setCurrentIndex(self.backend_combo.findData(choice.value))
 
     def optimum_available(self) -> bool:
-        info = self.backends.info("optimum")
+        info = self.backends.info(BackendChoice.OPTIMUM.value)
         return not self.backends.detecting and info is not None and info.available
 
-    def effective_backend(self) -> str:
+    def effective_backend(self) -> BackendChoice:
         """What `auto` comes to with the tools detected here (it is decided again when the job runs)."""
         backend = self.backend()
-        if backend == "auto":
-            return "optimum" if self.optimum_available() else "sim"
+        if backend == BackendChoice.AUTO:
+            return BackendChoice.OPTIMUM if self.optimum_available() else BackendChoice.SIM
         return backend
 
     @Slot()
@@ -97,16 +102,17 @@ class TargetPage(QWizardPage):
     @Slot()
     def _show_backends(self) -> None:
         status = self.backends
-        optimum = status.info("optimum")
+        optimum = status.info(BackendChoice.OPTIMUM.value)
         available = self.optimum_available()
-        row = self.backend_combo.findData("optimum")
+        row = self.backend_combo.findData(BackendChoice.OPTIMUM.value)
         item = self.backend_combo.model()
         assert isinstance(item, QStandardItemModel)
         version = f" {optimum.version}" if available and optimum is not None and optimum.version else ""
-        self.backend_combo.setItemText(row, BACKEND_TEXTS["optimum"] + (version if available else " (not available)"))
+        label = BackendChoice.OPTIMUM.label + (version if available else " (not available)")
+        self.backend_combo.setItemText(row, label)
         item.item(row).setEnabled(available)
-        if not available and self.backend() == "optimum":
-            self.set_backend("auto")  # it went away (detected again after a preferences change)
+        if not available and self.backend() == BackendChoice.OPTIMUM:
+            self.set_backend(BackendChoice.AUTO)  # it went away (detected again after a preferences change)
         if status.detecting:
             text = "Detecting the backends… The built-in simulator is always available."
         elif status.error is not None:
@@ -117,5 +123,5 @@ class TargetPage(QWizardPage):
             text = f"optimum-rbln-cli{version}: {optimum.detail}."
         else:
             text = f"optimum-rbln-cli is not available: {optimum.detail}"
-        where = {"sim": "the built-in simulator", "optimum": "optimum-rbln-cli"}[self.effective_backend()]
+        where = WHERE[self.effective_backend()]
         self.backend_info.setText(f"{html.escape(text)}<br>This compile runs with <b>{where}</b>.")

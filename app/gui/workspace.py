@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -31,8 +32,24 @@ def folders_to_watch(root: str, artifact: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class RowsRemoved:
+    """Scan message: artifacts gone from a rescanned folder, and folders to watch."""
+
+    paths: list[str]
+    watch: list[str]
+
+
+@dataclass(frozen=True)
+class RowsFound:
+    """Scan message: a batch of rows to add or update, and the folders above them to watch."""
+
+    rows: list[TableRow]
+    watch: list[str]
+
+
 def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: JobContext, opening: bool = False) -> int:
-    """Worker side: rescan each folder, sending ('remove', paths, watch) and ('upsert', rows, watch) to the GUI.
+    """Worker side: rescan each folder, sending RowsRemoved and RowsFound messages to the GUI.
 
     Everything the GUI thread would otherwise work out per row is done here: the cell texts (TableRow) and
     the folders to watch (each artifact and the folders above it, each sent once).
@@ -45,7 +62,7 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
         ctx.cancel.raise_if_cancelled()
         result = rescan_folder(folder, known)
         if result.removed or result.watch:
-            ctx.partial(("remove", result.removed, result.watch))
+            ctx.partial(RowsRemoved(result.removed, result.watch))
         batch: list[TableRow] = []
         watch: list[str] = []
         last = time.monotonic()
@@ -60,10 +77,10 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
             found += 1
             if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
                 ctx.progress(found, 0, f"{found:,} artifacts read")
-                ctx.partial(("upsert", batch, watch), wait=True)
+                ctx.partial(RowsFound(batch, watch), wait=True)
                 batch, watch, last = [], [], time.monotonic()
         if batch:
-            ctx.partial(("upsert", batch, watch), wait=True)
+            ctx.partial(RowsFound(batch, watch), wait=True)
     ctx.progress(found, found, f"{found:,} artifacts read")
     return found
 
@@ -73,7 +90,6 @@ class Workspace(QObject):
 
     rootChanged = Signal(str)
     scanFinished = Signal()  # the table reflects the disk as of the last scan or rescan
-    busyChanged = Signal(bool)
 
     def __init__(
         self, jobs: JobManager, model: ArtifactTableModel, debounce_ms: int = 300, parent: QObject | None = None
@@ -142,10 +158,9 @@ class Workspace(QObject):
         self._job = job
         job.partial.connect(self._on_partial)
         job.finished.connect(self._on_finished)
-        self.busyChanged.emit(True)
 
     @Slot(object)
-    def _on_partial(self, piece: tuple) -> None:
+    def _on_partial(self, message: RowsRemoved | RowsFound) -> None:
         job = self.sender()
         if isinstance(job, Job):
             # The worker waits until this batch is painted (batch_shown), or a short while if nothing paints.
@@ -153,15 +168,12 @@ class Workspace(QObject):
             self._ack_timer.start()
         if job is not self._job or self.root is None:
             return  # a cancelled scan of a folder that is no longer shown
-        if piece[0] == "remove":
-            _, removed, watch = piece
-            self.model.remove_paths(removed)
-            self.watcher.unwatch(removed)
-            self.watcher.watch(watch)
+        if isinstance(message, RowsRemoved):
+            self.model.remove_paths(message.paths)
+            self.watcher.unwatch(message.paths)
         else:
-            _, rows, watch = piece
-            self.model.upsert(rows)
-            self.watcher.watch(watch)
+            self.model.upsert(message.rows)
+        self.watcher.watch(message.watch)
 
     @Slot()
     def _on_finished(self) -> None:
@@ -172,5 +184,4 @@ class Workspace(QObject):
             folders, self._pending = sorted(self._pending), set()
             self._start(folders, visible=False)
             return
-        self.busyChanged.emit(False)
         self.scanFinished.emit()

@@ -46,8 +46,12 @@ from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact  # no
 from rbln_artifact_studio.core.fleet.scan import find_artifacts, summarize  # noqa: E402
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME  # noqa: E402
 from rbln_artifact_studio.core.simulator.container import read_container  # noqa: E402
-from rbln_artifact_studio.core.storage import faults  # noqa: E402
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG, TMP_TAG  # noqa: E402
+
+# The crash tests' seam: a sitecustomize that installs a hook into app/core/storage/faults.py in every CLI started
+# with cli_env, acting on these variables.
+FAULT_HOOK = Path(__file__).with_name("fault_hook")
+ENV_STEP, ENV_ACTION, ENV_TRACE = "RBLN_STUDIO_FAULT_STEP", "RBLN_STUDIO_FAULT_ACTION", "RBLN_STUDIO_FAULT_TRACE"
 
 OPS = ("resize_in_place", "resize_copy", "compile")
 SHAPE = ["--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len", "4096"]
@@ -72,9 +76,10 @@ def tiny_model_config(weights_mb: float) -> dict[str, object]:
 
 
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The installed CLI, importing this checkout's code; no fault variables unless given."""
+    """The installed CLI, importing this checkout's code, with the fault hook installed (FAULT_HOOK); no fault
+    variables unless given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RBLN_STUDIO_")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join([str(FAULT_HOOK), str(REPO), env.get("PYTHONPATH", "")])
     return {**env, **(extra or {})}
 
 
@@ -230,7 +235,7 @@ class Lab:
             work = self.prepare(op, f"reference-{op}-{attempt}")
             trace = work.parent / f"{work.name}.trace"
             start = time.monotonic()
-            out = self.run(self.command(op, work), {faults.ENV_TRACE: str(trace)})
+            out = self.run(self.command(op, work), {ENV_TRACE: str(trace)})
             end = time.monotonic()
             if out.returncode != 0:
                 raise RuntimeError(f"reference {op} failed: {out.stderr}")
@@ -265,11 +270,11 @@ class Lab:
         Then check every invariant, run the command again and check its result."""
         work = self.prepare(op)
         trace = work.parent / f"{work.name}.trace"
-        env = {faults.ENV_TRACE: str(trace)}
+        env = {ENV_TRACE: str(trace)}
         if step:
-            env[faults.ENV_STEP] = step
+            env[ENV_STEP] = step
         elif anchored:
-            env.update({faults.ENV_STEP: self.refs[op].steps[0], faults.ENV_ACTION: "stop"})
+            env.update({ENV_STEP: self.refs[op].steps[0], ENV_ACTION: "stop"})
         proc = subprocess.Popen(
             [*cli_command(), *self.command(op, work)],
             stdout=subprocess.PIPE,

@@ -19,11 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from harness import REPO, Lab, artifact_state, cli_command, cli_env
+from harness import ENV_ACTION, ENV_STEP, REPO, Lab, artifact_state, cli_command, cli_env
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
 from rbln_artifact_studio.core.fleet.scan import summarize
-from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
 from rbln_artifact_studio.core.storage.resize import resize_in_place
 
@@ -36,7 +35,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @contextmanager
 def held(args: list[str], step: str) -> Iterator[subprocess.Popen[str]]:
     """Run the CLI until it stops itself at step (holding whatever it holds); continue it on exit."""
-    env = cli_env({faults.ENV_STEP: step, faults.ENV_ACTION: "stop"})
+    env = cli_env({ENV_STEP: step, ENV_ACTION: "stop"})
     proc = subprocess.Popen([*cli_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     _, status = os.waitpid(proc.pid, os.WUNTRACED)
     assert os.WIFSTOPPED(status), f"the writer did not reach {step}: {proc.communicate()}"
@@ -83,7 +82,7 @@ def test_a_copy_in_progress_keeps_its_source_from_being_resized(lab: Lab) -> Non
 def test_stale_lock_of_a_killed_writer_does_not_block(lab: Lab) -> None:
     work = lab.prepare("resize_in_place")
     art = work / "art"
-    env = cli_env({faults.ENV_STEP: "resize.locked"})
+    env = cli_env({ENV_STEP: "resize.locked"})
     killed = subprocess.Popen([*cli_command(), *lab.command("resize_in_place", work)], env=env)
     assert killed.wait(timeout=60) == -signal.SIGKILL
     holder = json.loads((art / LOCK_NAME).read_text())  # the dead writer's lock file stays behind

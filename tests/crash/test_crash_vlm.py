@@ -16,10 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from harness import REPO, artifact_state, cli_command, cli_env
+from harness import ENV_STEP, ENV_TRACE, REPO, artifact_state, cli_command, cli_env
 from kind_fixtures import simulated_llava
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
-from rbln_artifact_studio.core.storage import faults
 
 STEPS = [
     "resize.locked#1",
@@ -57,7 +56,7 @@ def test_a_vlm_resize_passes_its_documented_steps(template: tuple[Path, int, int
     source, _, new = template
     vlm = Path(shutil.copytree(source, tmp_path / "llava"))
     trace = tmp_path / "trace"
-    assert _resize(vlm, new, {faults.ENV_TRACE: str(trace)}).returncode == 0
+    assert _resize(vlm, new, {ENV_TRACE: str(trace)}).returncode == 0
     assert [line.split()[0] for line in trace.read_text().splitlines()] == STEPS
     doc = (REPO / "docs" / "crash-safety.md").read_text()
     assert "`resize.parent_config.tmp_written`" in doc and "`resize.parent_config.renamed`" in doc
@@ -67,7 +66,7 @@ def test_a_vlm_resize_passes_its_documented_steps(template: tuple[Path, int, int
 def test_kill_a_vlm_resize_at_every_step(template: tuple[Path, int, int], tmp_path: Path, step: str) -> None:
     source, old, new = template
     vlm = Path(shutil.copytree(source, tmp_path / "llava"))
-    out = _resize(vlm, new, {faults.ENV_STEP: step})
+    out = _resize(vlm, new, {ENV_STEP: step})
     assert out.returncode == -signal.SIGKILL, out.stderr
 
     sub, nested = _counts(vlm)

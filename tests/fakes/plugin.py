@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rbln_artifact_studio.backends import settings
 from rbln_artifact_studio.backends.toolchain import clear_cache
 
 from fakes.install import CONFIG_VARS, KNOBS, TINY_CA25, FakeToolchain, build_toolchain, fake_compile
@@ -37,10 +36,8 @@ def no_toolchain(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in (*CONFIG_VARS, *KNOBS):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PATH", _path_without_optimum())
-    settings.configure()
     clear_cache()
     yield
-    settings.configure()
     clear_cache()
 
 

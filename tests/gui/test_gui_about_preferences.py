@@ -35,9 +35,9 @@ def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     threads: list[threading.Thread] = []
     original = registry.detect_backends
 
-    def recording(refresh: bool = False, cancel=None):  # type: ignore[no-untyped-def]
+    def recording(refresh: bool = False, cancel=None, toolchain=None):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread())
-        return original(refresh=refresh, cancel=cancel)
+        return original(refresh=refresh, cancel=cancel, toolchain=toolchain)
 
     monkeypatch.setattr(registry, "detect_backends", recording)
     return threads
@@ -124,17 +124,15 @@ def test_preferences_point_at_a_toolchain_and_keep_it(
     prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
     assert not prefs.isVisible()
     assert settings.toolchain() == ToolchainPaths(str(toolchain.root), "")
-    assert current_settings().toolchain_python == str(toolchain.root)
+    assert window.backend_status.toolchain == settings.toolchain()  # what detection (and each job) is given
+    assert current_settings().toolchain_python is None  # nothing was set for the whole process
 
     # Persisted in the settings file with the rest, and applied when the app starts again.
     window.save_state()
-    from rbln_artifact_studio.backends import settings as backend_settings
-
-    backend_settings.configure()
     again = MainWindow(Settings(QSettings(settings.file_name(), QSettings.Format.IniFormat)))
     qtbot.addWidget(again)
     assert again.settings.toolchain().toolchain_python == str(toolchain.root)
-    assert current_settings().toolchain_python == str(toolchain.root)
+    assert again.backend_status.toolchain.settings().toolchain_python == str(toolchain.root)
 
 
 def test_cancel_puts_the_saved_toolchain_back(
@@ -147,7 +145,7 @@ def test_cancel_puts_the_saved_toolchain_back(
     _wait_detected(qtbot, window)
     assert "optimum  available" in status.toPlainText()
     prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Cancel).click()
-    assert current_settings().optimum_cli is None and settings.toolchain() == ToolchainPaths()
+    assert window.backend_status.toolchain == settings.toolchain() == ToolchainPaths()
     assert window.backend_status.detecting  # detected again with the saved (empty) paths
     _wait_detected(qtbot, window)
     assert not window.backend_status.info("optimum").available  # type: ignore[union-attr]

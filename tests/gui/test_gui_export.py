@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.gui import export
@@ -63,27 +64,22 @@ def test_csv_has_the_filtered_rows_in_table_order(
     assert job.state.value == "succeeded" and asked == [str(workspace / "fleet-report.csv")]
     with report.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [r["name"] for r in rows] == [row[0] for row in shown]  # the filter and the order of the table
-    titles = [c.title for c in COLUMNS]
+    assert [r["Name"] for r in rows] == [row[0] for row in shown]  # the filter and the order of the table
+    titles = [window.model.headerData(c, Qt.Orientation.Horizontal) for c in range(len(COLUMNS))]
+    assert list(rows[0])[: len(titles)] == titles  # the table's columns, titles and order (then Reason, Path)
     for row, cells in zip(rows, shown, strict=True):
         table = dict(zip(titles, cells, strict=True))
-        assert row["NPU"] == table["NPU"] and row["status"] == table["Status"]
-        for csv_name, title in (
-            ("kvcache_num_blocks", "kvcache_num_blocks"),
-            ("floor", "Floor"),
-            ("full pool", "Full pool"),
-        ):
-            assert row[csv_name] == table[title]
-        assert row["batch"] == table["Batch"] and row["devices"] == table["Devices"]
-    cr13 = next(r for r in rows if r["name"] == "qwen3-8b-cr13")
-    assert (cr13["kvcache_num_blocks"], cr13["floor"], cr13["full pool"], cr13["path"]) == (
+        for title in ("Status", "kvcache_num_blocks", "Floor", "Full pool", "NPU", "Devices", "Batch"):
+            assert row[title] == table[title]
+    cr13 = next(r for r in rows if r["Name"] == "qwen3-8b-cr13")
+    assert (cr13["kvcache_num_blocks"], cr13["Floor"], cr13["Full pool"], cr13["Path"]) == (
         "21",
         "9",
         "40",
         str(cr13_artifact),
     )
     summary = window.model.summary(window.model.row_of(str(cr13_artifact)))
-    assert int(cr13["KV cache per NPU"]) == summary.kv_bytes_per_npu  # exact bytes, not "23.62 GiB"
+    assert int(cr13["KV cache / NPU"]) == summary.kv_bytes_per_npu  # exact bytes, not "23.62 GiB"
     assert f"Saved the report to {report}" == window.statusBar().currentMessage()
 
 
@@ -99,7 +95,7 @@ def test_json_and_markdown_by_suffix(
     choose(monkeypatch, workspace / "fleet.md", "CSV (*.csv)")  # a suffix the user typed wins over the filter
     run_export(qtbot, window)
     lines = (workspace / "fleet.md").read_text().splitlines()
-    assert lines[0].startswith("| name | model | NPU |") and len(lines) == 2 + len(names)
+    assert lines[0].startswith("| Name | Status | kvcache_num_blocks |") and len(lines) == 2 + len(names)
 
 
 def test_cancel_writes_nothing_and_a_failure_is_shown(

@@ -51,7 +51,7 @@ def open_planner(qtbot: QtBot, window: MainWindow, folder: Path, paths: list[Pat
     window.action_plan.trigger()
     dialog = window.findChild(PlannerDialog, "plannerDialog")
     assert dialog is not None and dialog.isVisible()
-    qtbot.waitUntil(lambda: dialog.result is not None or "Cannot plan" in verdict(dialog), timeout=20_000)
+    qtbot.waitUntil(lambda: dialog.plan_result is not None or "Cannot plan" in verdict(dialog), timeout=20_000)
     return dialog
 
 
@@ -165,7 +165,7 @@ def test_one_chiplet_overflows_and_the_fix_is_applied_through_the_resize_dialog(
         pass
     assert json.loads((cr13_artifact / "rbln_config.json").read_text())["kvcache_num_blocks"] == 20
     # The table sees the change and the planner plans again on its own.
-    qtbot.waitUntil(lambda: dialog.result is not None and "2 artifacts: fit" in verdict(dialog), timeout=20_000)
+    qtbot.waitUntil(lambda: dialog.plan_result is not None and "2 artifacts: fit" in verdict(dialog), timeout=20_000)
     assert_same_figures_as_cli(dialog, cli_plan(run_cli, cr13_artifact, cr13_full))
 
 

@@ -74,13 +74,16 @@ def test_the_table_holds_the_workers_while_it_paints(
     assert held and jobs_module.WORKERS._open.is_set()  # held for the paint, released once it was done
 
 
-def test_a_job_manager_shortens_the_interpreters_switch_interval() -> None:
+def test_the_switch_interval_is_short_only_while_the_gui_runs() -> None:
     import sys
 
     before = sys.getswitchinterval()
     sys.setswitchinterval(0.005)  # Python's default
     try:
         JobManager()
-        assert sys.getswitchinterval() == pytest.approx(jobs_module.SWITCH_INTERVAL)
+        assert sys.getswitchinterval() == pytest.approx(0.005)  # a job manager leaves the process alone
+        with jobs_module.gui_switch_interval():
+            assert sys.getswitchinterval() == pytest.approx(jobs_module.SWITCH_INTERVAL)
+        assert sys.getswitchinterval() == pytest.approx(0.005)
     finally:
         sys.setswitchinterval(before)

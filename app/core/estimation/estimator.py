@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -148,18 +148,24 @@ class MemoryLayout:
         return [sum(self.kv_bytes(n, c, num_blocks) for c in range(self.chiplets)) for n in range(self.nodes)]
 
 
+def largest_fitting(fits: Callable[[int], bool], low: int, high: int, otherwise: int) -> int:
+    """The largest count n in [low, high] with fits(n), for a fits that holds up to some count and not above it;
+    `otherwise` when none does. The one binary search over block counts (compile, fit-to-budget, the planner)."""
+    best = otherwise
+    while low <= high:
+        mid = (low + high) // 2
+        if fits(mid):
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
 def estimate_blocks(layout: MemoryLayout, budget_per_chiplet: int, full_blocks: int) -> int:
     """The full pool if it fits, else the largest fitting count in [1, full - 1], else 1."""
     if full_blocks <= 1 or layout.fits(full_blocks, budget_per_chiplet):
         return max(full_blocks, 1)
-    lo, hi, best = 1, full_blocks - 1, 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if layout.fits(mid, budget_per_chiplet):
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    return largest_fitting(lambda n: layout.fits(n, budget_per_chiplet), 1, full_blocks - 1, otherwise=1)
 
 
 def insufficient_memory_message(fit: int, floor: int, batch_size: int) -> str:

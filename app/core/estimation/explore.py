@@ -69,10 +69,9 @@ def min_budget(layout: MemoryLayout, npu: Npu, full_blocks: int, blocks: int) ->
     if resolved < full_blocks:
         high = layout.required_per_chiplet(resolved + 1) * npu.chiplets
         high = None if high > available else high
-    fraction: float | None = fraction_for_bytes(npu, low)
-    if high is not None and int(available * fraction) >= high:
-        fraction = None
-    return BudgetStep(resolved, low, high, fraction)
+    fraction = fraction_for_bytes(npu, low)
+    exact = high is not None and int(available * fraction) >= high
+    return BudgetStep(resolved, low, high, None if exact else fraction)
 
 
 @dataclass(frozen=True)

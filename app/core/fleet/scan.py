@@ -151,7 +151,7 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         kind_of,
         upstream_problems,
     )
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
 
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
@@ -164,18 +164,20 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
-    config: ConfigFields | None = read_view(data)
-    kind, section = ModelKind.DECODER, ""
+    view = read_view(data)
+    config: ConfigView | RblnConfig
+    kind: ModelKind = ModelKind.DECODER
+    section: str | None = ""  # where the KV settings are: "" at the top level, "language_model" in a VLM
     extra: list[Problem] = []
     model_cls: str | None = None  # a VLM's own class (the row names the VLM, not its language model)
-    if config is not None and config.plain_decoder:
-        expected = config.expected_graph_names
-        extra = upstream_problems(config.top_level_stand_in())
+    if view is not None and view.plain_decoder:
+        config, expected = view, view.expected_graph_names
+        extra = upstream_problems(view.top_level_stand_in())
     else:  # another kind, invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 
         try:
-            raw = require_current_format(decode_json(data, path, from_json), path)
+            raw: dict[str, Any] = require_current_format(decode_json(data, path, from_json), path)
             kind, section = kind_of(raw)
             if kind is not ModelKind.DECODER:
                 description = describe_config(Path(folder), raw)
@@ -183,7 +185,8 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
                     return _described(folder, size, description)
                 extra = list(description.problems)
                 model_cls = description.cls_name
-                raw = raw[section]
+                nested = raw[section]
+                raw = nested if isinstance(nested, dict) else {}
             else:
                 extra = upstream_problems(raw)
             loaded = parse_config(raw, path if not section else Path(folder, section, CONFIG_NAME))
@@ -221,7 +224,7 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     )
 
 
-def summarize(folder: Path, cache: ScanCache | None = None) -> ArtifactSummary:
+def summarize(folder: str | os.PathLike[str], cache: ScanCache | None = None) -> ArtifactSummary:
     """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
     folder = os.fspath(Path(folder))
     try:

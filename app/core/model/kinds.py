@@ -377,7 +377,8 @@ def block_count(folder: str | Path) -> int:
     """
     location = kv_location(Path(folder))
     path = location.model_dir / CONFIG_NAME
-    count = read_json(path).get("kvcache_num_blocks")
-    if _int(count) is None:
-        raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {count!r}); it is not a decoder artifact.")
-    return int(count)  # type: ignore[arg-type]
+    found = read_json(path).get("kvcache_num_blocks")
+    count = _int(found)
+    if count is None:
+        raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {found!r}); it is not a decoder artifact.")
+    return count

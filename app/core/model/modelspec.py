@@ -96,9 +96,14 @@ def preset_ids() -> list[str]:
     return sorted(p.stem.replace("--", "/", 1) for p in preset_dir().glob("*.json"))
 
 
-def parse_model_config(raw: object, where: str) -> ModelSpec:
+def _json_object(raw: object, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a JSON object.")
+    return raw
+
+
+def parse_model_config(raw: object, where: str) -> ModelSpec:
+    raw = _json_object(raw, where)
     try:
         spec = ModelSpec.model_validate(raw)
     except ValidationError as exc:
@@ -118,12 +123,12 @@ def resolve_model(model_id: str) -> ResolvedModel:
     local = Path(model_id).expanduser()
     if local.is_dir():
         path = local / "config.json"
-        raw = decode_json(read_bytes(path), path)
-        return ResolvedModel(model_id, parse_model_config(raw, str(path)), raw, local)  # type: ignore[arg-type]
+        raw = _json_object(decode_json(read_bytes(path), path), str(path))
+        return ResolvedModel(model_id, parse_model_config(raw, str(path)), raw, local)
     preset = preset_dir() / (model_id.replace("/", "--", 1) + ".json")
     if "/" in model_id and preset.is_file():
-        raw = decode_json(preset.read_bytes(), preset)
-        return ResolvedModel(model_id, parse_model_config(raw, model_id), raw, None)  # type: ignore[arg-type]
+        raw = _json_object(decode_json(preset.read_bytes(), preset), model_id)
+        return ResolvedModel(model_id, parse_model_config(raw, model_id), raw, None)
     raise ConfigError(
         f"No local folder {model_id!r} with a config.json, and no bundled preset of that name "
         f"(no download happens offline). Presets: {', '.join(preset_ids())}."

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -57,7 +57,10 @@ _ATTN_VALUES = frozenset(a.value for a in AttnImpl)
 # Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
 # read thousands of files).
 _SIZE_OF = {**DTYPE_BYTES, **{f"torch.{k}": v for k, v in DTYPE_BYTES.items()}}
-DtypeName = Literal[tuple(_SIZE_OF)]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    DtypeName = str  # a Literal built at run time, which a type checker cannot read: any name, checked by pydantic
+else:
+    DtypeName = Literal[tuple(_SIZE_OF)]
 Dim = Annotated[int, Field(ge=0, le=_MAX_DIM)]
 
 
@@ -309,7 +312,8 @@ class ConfigView(ConfigFields):
     def needs_full_path(self) -> bool:
         if self.model_fields_set & {"tensor_parallel_size", "kvcache_metas", "legacy_meta"}:
             return True
-        return bool(self.compile_cfgs) and "tensor_parallel_size" in self.compile_cfgs[0]
+        cfgs = self.compile_cfgs or []
+        return bool(cfgs) and "tensor_parallel_size" in cfgs[0]
 
     def top_level_stand_in(self) -> dict[str, Any]:
         """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.estimation.explore import BudgetStep, min_budget
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.npu import Npu
@@ -353,14 +355,14 @@ def fix_for(p: Plan, label: str) -> Fix:
     """For one artifact, the largest count (up to its full pool, never below its floor) that makes the set fit."""
     m = p.member(label)
     c = m.artifact.config
-    base = {"label": m.label, "path": str(m.artifact.path), "current": c.kvcache_num_blocks}
-    base |= {"floor": c.num_min_blocks, "full": c.num_full_blocks}
+    floor, full = c.num_min_blocks, c.num_full_blocks
+    fix = partial(Fix, m.label, str(m.artifact.path), c.kvcache_num_blocks, floor, full)
     stack = p.stack_of(m)
     if m.unknown_reason or stack is None:
-        return Fix(**base, reason=f"Its own allocations are unknown: {m.unknown_reason}")
+        return fix(reason=f"Its own allocations are unknown: {m.unknown_reason}")
     if stack.unknown:
         names = ", ".join(u.label for u in stack.unknown)
-        return Fix(**base, reason=f"The allocations of {names} are unknown, so no count can be shown to fit.")
+        return fix(reason=f"The allocations of {names} are unknown, so no count can be shown to fit.")
     layout, npu = m.artifact.layout(), m.npu
     assert layout is not None and npu is not None
     mine = set(layout.positions)
@@ -370,33 +372,23 @@ def fix_for(p: Plan, label: str) -> Fix:
         if (ch.node, ch.chiplet) in mine:
             rooms[(ch.node, ch.chiplet)] = free - layout.non_kv(ch.node, ch.chiplet)
         elif free < 0:
-            return Fix(
-                **base,
+            return fix(
                 reason=f"{ch.label} is over by {-free:,} bytes without {m.label} on it; resizing {m.label} cannot help.",
             )
 
     def room_left(n: int) -> int:
         return min(room - layout.kv_bytes(node, chiplet, n) for (node, chiplet), room in rooms.items())
 
-    lo, hi, best = 1, base["full"], 0
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if room_left(mid) >= 0:
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    floor = base["floor"]
+    best = largest_fitting(lambda n: room_left(n) >= 0, 1, full, otherwise=0)
     if best < floor:
-        return Fix(
-            **base,
+        return fix(
             reason=f"Even its floor ({floor} blocks) does not fit: the tightest chiplet would still be over by "
             f"{-room_left(floor):,} bytes ({format_bytes(-room_left(floor))}). Shrink another artifact too, "
             "or compile with a smaller batch_size or max_seq_len.",
         )
-    return Fix(
-        **base,
+    return fix(
         target=best,
-        budget=step if (step := min_budget(layout, npu, base["full"], best)) and step.blocks == best else None,
+        budget=step if (step := min_budget(layout, npu, full, best)) and step.blocks == best else None,
         headroom_after=room_left(best),
         concurrency_after=_concurrency(m.artifact, best),
         warnings=check_target(c, best).warnings,

@@ -202,7 +202,7 @@ def _input_info(plan: CompilePlan, graph: str) -> list[list[object]]:
     if graph == "prefill":
         info.append(["query_position", [], "int16"])
     for meta in cache_metas(spec, shape):
-        dims = list(meta["shape"])  # type: ignore[call-overload]
+        dims = list(meta["shape"])
         if meta["is_auto"]:
             dims[0] = 1  # compiled with one block; the buffers are multiplied afterwards
         info.append([meta["name"], dims, spec.dtype_name])

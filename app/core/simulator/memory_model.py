@@ -9,6 +9,7 @@ one calibration constant per family, chosen so that DESIGN section 8 comes out e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rbln_artifact_studio.core.display.sizes import MIB, align_2mib
 from rbln_artifact_studio.core.estimation.estimator import KV_KEY, GraphAllocations, Grid
@@ -129,9 +130,20 @@ def resizable_names(spec: ModelSpec) -> frozenset[str]:
     return frozenset(name for name, layer in kv_tensor_names(spec) if spec.layer_type(layer) == "full_attention")
 
 
-def cache_metas(spec: ModelSpec, shape: CompileShape) -> list[dict[str, object]]:
+class CacheMetaEntry(TypedDict):
+    """One cache_metas entry of rbln_config.json, as written."""
+
+    name: str
+    layer_index: int
+    shape: list[int]
+    layer_type: str
+    is_auto: bool
+    dtype: str
+
+
+def cache_metas(spec: ModelSpec, shape: CompileShape) -> list[CacheMetaEntry]:
     """cache_metas entries as optimum-rbln records them (shape[0] is the full pool for resizable tensors)."""
-    metas = []
+    metas: list[CacheMetaEntry] = []
     full = (shape.max_seq_len // shape.block_size) * shape.batch_size
     for name, layer in kv_tensor_names(spec):
         layer_type = spec.layer_type(layer)

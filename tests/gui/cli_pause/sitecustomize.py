@@ -12,12 +12,9 @@ _STEP = os.environ.get("RBLN_STUDIO_PAUSE_STEP")
 if _STEP:
     from rbln_artifact_studio.core.storage import faults
 
-    _checkpoint = faults.checkpoint
-
-    def _pausing_checkpoint(step: str) -> None:
+    def _pause(step: str) -> None:
         if step == _STEP:
             print(f"paused at {step}", flush=True)
             sys.stdin.read()
-        _checkpoint(step)
 
-    faults.checkpoint = _pausing_checkpoint
+    faults.install(_pause)
