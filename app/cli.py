@@ -320,10 +320,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError, kv_location
     from rbln_artifact_studio.core.model.rbln_config import load_config
     from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
 
-    check = check_serving(load_config(args.dir))
+    try:  # a VLM is served through its language model's config
+        model_dir = kv_location(Path(args.dir)).model_dir
+    except NoKvCacheError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
+    check = check_serving(load_config(model_dir))
     if args.json:
         _print_json(check.to_json())
     else:

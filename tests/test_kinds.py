@@ -219,3 +219,9 @@ def test_cli_get_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:  
     out = run_cli("--set-kvcache-num-blocks", str(count - 1), "--model-id", vlm)
     assert out.returncode == 0, out.stderr
     assert json.loads((vlm / "rbln_config.json").read_text())["language_model"]["kvcache_num_blocks"] == count - 1
+
+
+def test_cli_serving_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    vlm = simulated_llava(tmp_path / "llava")
+    data = json.loads(run_cli("serving", vlm, "--json").stdout)
+    assert data["kvcache_num_blocks"] == block_count(vlm) and data["errors"] == []
