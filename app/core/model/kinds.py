@@ -92,10 +92,6 @@ class ModelDescription:
     def batch_size(self) -> int | None:
         return self._first("batch_size")
 
-    @property
-    def model_name(self) -> str | None:
-        return (self.cls_name or "").removeprefix("RBLN").removesuffix("Config") or None
-
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -189,23 +185,21 @@ def _missing_graphs(folder: Path, part: Part) -> list[Problem]:
     return problems
 
 
-def upstream_problems(raw: dict[str, Any], toolchain_version: str | None = None) -> list[Problem]:
-    """Warnings for what optimum-rbln 0.12.0 (or the installed version) would refuse to load."""
+def upstream_problems(raw: dict[str, Any]) -> list[Problem]:
+    """Warnings for what optimum-rbln 0.12.0 (or the installed version, once found) would refuse to load."""
     problems = [Problem(Status.WARNING, m) for m in upstream.loader_refusals(raw)]
-    skew = upstream.version_warning(raw, toolchain_version)
+    skew = upstream.version_warning(raw)
     if skew:
         problems.append(Problem(Status.WARNING, skew))
     return problems
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    raw = require_current_format(decode_json(read_bytes(path), path), path)
-    return raw
+    """A JSON object file, with errors a user can act on (the legacy `_meta` format refused)."""
+    return require_current_format(decode_json(read_bytes(path), path), path)
 
 
-def describe_config(
-    folder: Path, raw: dict[str, Any], toolchain_version: str | None = None, checked_elsewhere: str | None = None
-) -> ModelDescription:
+def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | None = None) -> ModelDescription:
     """A folder holding rbln_config.json: kind, parts (its own graphs and each section's subfolder), problems.
 
     checked_elsewhere names a part whose files the caller checks itself (the language model of an open VLM).
@@ -220,7 +214,7 @@ def describe_config(
             problems += _missing_graphs(folder, part)
     if not any(p.graphs for p in parts) and not list(folder.glob(f"*{GRAPH_SUFFIX}")):
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
-    problems += upstream_problems(raw, toolchain_version)
+    problems += upstream_problems(raw)
     note = None if kv_section is not None else _kv_note(kind, cls_name, raw)
     return ModelDescription(folder, kind, cls_name, tuple(parts), kv_section, note, tuple(problems))
 
@@ -240,7 +234,7 @@ def is_rbln_pipeline(index: object) -> bool:
     )
 
 
-def describe_pipeline(folder: Path, index: dict[str, Any], toolchain_version: str | None = None) -> ModelDescription:
+def describe_pipeline(folder: Path, index: dict[str, Any]) -> ModelDescription:
     """A diffusers pipeline: one artifact, its compiled components (text_encoder, unet, vae, ...) as parts."""
     cls_name = index.get("_class_name") if isinstance(index.get("_class_name"), str) else None
     parts: list[Part] = []
@@ -256,9 +250,7 @@ def describe_pipeline(folder: Path, index: dict[str, Any], toolchain_version: st
         part = part_of(name, raw)
         parts.append(part)
         problems += _missing_graphs(folder, part)
-        problems += [
-            Problem(p.severity, f"Component {name}: {p.message}") for p in upstream_problems(raw, toolchain_version)
-        ]
+        problems += [Problem(p.severity, f"Component {name}: {p.message}") for p in upstream_problems(raw)]
     if not parts:
         problems.append(Problem(Status.INVALID, f"{PIPELINE_INDEX} lists no component compiled by optimum-rbln."))
     return ModelDescription(
@@ -285,14 +277,14 @@ def is_pipeline_folder(folder: str | Path) -> bool:
     return is_rbln_pipeline(index)
 
 
-def describe_folder(folder: Path, toolchain_version: str | None = None) -> ModelDescription:
+def describe_folder(folder: Path) -> ModelDescription:
     """Describe whatever compiled model the folder holds; raises ConfigError when it holds none."""
     if not (folder / CONFIG_NAME).exists() and (folder / PIPELINE_INDEX).is_file():
         index = decode_json(read_bytes(folder / PIPELINE_INDEX), folder / PIPELINE_INDEX)
         if is_rbln_pipeline(index):
             assert isinstance(index, dict)
-            return describe_pipeline(folder, index, toolchain_version)
-    return describe_config(folder, read_json(folder / CONFIG_NAME), toolchain_version)
+            return describe_pipeline(folder, index)
+    return describe_config(folder, read_json(folder / CONFIG_NAME))
 
 
 @dataclass(frozen=True)
@@ -327,22 +319,22 @@ def vlm_parent(folder: Path) -> tuple[Path, dict[str, Any]] | None:
     return (parent, raw) if kind is ModelKind.MULTIMODAL and section == folder.name else None
 
 
-def kv_location(folder: Path, toolchain_version: str | None = None) -> KvLocation:
+def kv_location(folder: Path) -> KvLocation:
     """Where the folder's resizable KV cache is; raises NoKvCacheError (with a description) for kinds without one."""
     folder = Path(folder)
     if not (folder / CONFIG_NAME).exists() and (folder / PIPELINE_INDEX).is_file():
-        raise NoKvCacheError(describe_folder(folder, toolchain_version))
+        raise NoKvCacheError(describe_folder(folder))
     raw = read_json(folder / CONFIG_NAME)
     kind, section = kind_of(raw)
     if kind is ModelKind.DECODER:
         parent = vlm_parent(folder)
         if parent is not None:
-            described = describe_config(parent[0], parent[1], toolchain_version, folder.name)
+            described = describe_config(parent[0], parent[1], folder.name)
             return KvLocation(folder, parent[0], folder.name, described)
         return KvLocation(folder)
     if section:
-        return KvLocation(folder / section, folder, section, describe_config(folder, raw, toolchain_version, section))
-    raise NoKvCacheError(describe_config(folder, raw, toolchain_version))
+        return KvLocation(folder / section, folder, section, describe_config(folder, raw, section))
+    raise NoKvCacheError(describe_config(folder, raw))
 
 
 def nested_count(vlm_root: Path, section: str) -> int | None:
