@@ -225,3 +225,19 @@ def test_cli_serving_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> Non
     vlm = simulated_llava(tmp_path / "llava")
     data = json.loads(run_cli("serving", vlm, "--json").stdout)
     assert data["kvcache_num_blocks"] == block_count(vlm) and data["errors"] == []
+
+
+def test_a_vlm_row_follows_its_language_models_own_file(tmp_path: Path) -> None:
+    """optimum-rbln loads language_model/rbln_config.json: a change there alone (optimum-rbln-cli run on the
+    subfolder) shows on the row, cached or not, with the nested copy flagged."""
+    vlm = simulated_llava(tmp_path / "fleet" / "llava")
+    old = block_count(vlm)
+    assert next(iter(scan(tmp_path / "fleet"))).kvcache_num_blocks == old  # fills the scan cache
+    lm_file = vlm / "language_model" / "rbln_config.json"
+    lm = json.loads(lm_file.read_text())
+    lm["kvcache_num_blocks"] = old - 1
+    lm_file.write_text(json.dumps(lm, indent=2))
+    row = next(iter(scan(tmp_path / "fleet")))
+    assert row.kvcache_num_blocks == old - 1
+    assert row.status.value == "warning"
+    assert any("Resize again to bring them in step" in p for p in row.problems)

@@ -18,7 +18,14 @@ from rbln_artifact_studio.core.estimation.estimator import (
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
-from rbln_artifact_studio.core.model.kinds import KvLocation, ModelKind, kv_location, nested_count, upstream_problems
+from rbln_artifact_studio.core.model.kinds import (
+    KvLocation,
+    ModelKind,
+    kv_location,
+    nested_count,
+    out_of_step,
+    upstream_problems,
+)
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
@@ -52,7 +59,7 @@ class Artifact:
     problems: list[Problem] = field(default_factory=list)
     allocations: dict[str, GraphAllocations] | None = None
     unknown_reason: str | None = None
-    location: KvLocation | None = None  # where the KV cache lives when it is not the folder itself (a VLM)
+    location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
 
     @property
     def config(self) -> RblnConfig:
@@ -160,15 +167,9 @@ def _location_problems(location: KvLocation, count: int) -> list[Problem]:
     problems = list(location.description.problems) if location.description else []
     if location.vlm_root is not None and location.section:
         nested = nested_count(location.vlm_root, location.section)
-        if nested != count:
-            problems.append(
-                Problem(
-                    Status.WARNING,
-                    f"{location.section}/rbln_config.json records kvcache_num_blocks={count}, but the "
-                    f"{location.section} section of {location.vlm_root.name}/rbln_config.json records {nested}; "
-                    f"optimum-rbln loads {count}. Resize again to bring them in step.",
-                )
-            )
+        problem = out_of_step(location.vlm_root, location.section, count, nested)
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
@@ -178,7 +179,7 @@ def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocat
     config = loaded.model
     graph_entries, others = _list_files(model_dir)
     problems = config_problems(config)
-    prefix = f"{location.section}/" if location and location.section else ""
+    prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
     problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.raw)]
     if location is not None:
         problems += _location_problems(location, config.kvcache_num_blocks)

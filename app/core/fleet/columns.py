@@ -50,6 +50,11 @@ class Column:
 DECODER_KIND = "decoder-only"
 
 
+def _not_applicable(row: ArtifactSummary) -> str | None:
+    """Floor and full pool of a model without a KV cache: a dash, not '?' (nothing is unknown)."""
+    return "—" if row.kv_note and row.kind not in (None, DECODER_KIND, "multimodal") else None
+
+
 def _no_kv(row: ArtifactSummary) -> str | None:
     """A KV cell without a figure: 'no KV cache' for kinds without one, 'unknown' where the figure is unknown."""
     if not row.kv_note:
@@ -63,8 +68,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("Name", lambda s: s.name, width=185),
     Column("Status", lambda s: s.status.value, width=70),
     Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130, missing=_no_kv),
-    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
-    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
+    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50, missing=_not_applicable),
+    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70, missing=_not_applicable),
     Column(
         "KV cache / NPU",
         lambda s: s.kv_bytes_per_npu,

@@ -149,6 +149,8 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         describe_config,
         describe_folder,
         kind_of,
+        out_of_step,
+        read_json,
         upstream_problems,
     )
     from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
@@ -187,6 +189,16 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
                 model_cls = description.cls_name
                 nested = raw[section]
                 raw = nested if isinstance(nested, dict) else {}
+                lm_file = Path(folder, section, CONFIG_NAME)
+                if lm_file.is_file():  # what optimum-rbln loads; a missing one is among the description's problems
+                    raw = read_json(lm_file)
+                    lm_count = raw.get("kvcache_num_blocks")
+                    if isinstance(lm_count, int):
+                        skew = out_of_step(Path(folder), section, lm_count, nested.get("kvcache_num_blocks"))
+                        extra += [skew] if skew else []
+                    extra += [
+                        Problem(p.severity, f"{section}/{CONFIG_NAME}: {p.message}") for p in upstream_problems(raw)
+                    ]
             else:
                 extra = upstream_problems(raw)
             loaded = parse_config(raw, path if not section else Path(folder, section, CONFIG_NAME))

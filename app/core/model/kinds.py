@@ -108,6 +108,8 @@ def part_of(name: str, raw: dict[str, Any]) -> Part:
     first = cfgs[0] if cfgs else {}
     npu = raw.get("npu") if isinstance(raw.get("npu"), str) else first.get("npu")
     devices = _int(raw.get("num_devices")) or _int(raw.get("tensor_parallel_size")) or _int(first.get("num_devices"))
+    if devices is None and cfgs:
+        devices = 1  # optimum-rbln saves num_devices: null when the compile did not set it: one device
     graphs = tuple(c["compiled_model_name"] for c in cfgs if isinstance(c.get("compiled_model_name"), str))
     cls_name = raw.get("cls_name")
     return Part(
@@ -335,6 +337,18 @@ def kv_location(folder: Path) -> KvLocation:
     if section:
         return KvLocation(folder / section, folder, section, describe_config(folder, raw, section))
     raise NoKvCacheError(describe_config(folder, raw))
+
+
+def out_of_step(vlm_root: Path, section: str, count: int, nested: object) -> Problem | None:
+    """A warning when a VLM's nested section records another count than its language model's own file."""
+    if _int(nested) == count:
+        return None
+    return Problem(
+        Status.WARNING,
+        f"{section}/rbln_config.json records kvcache_num_blocks={count}, but the {section} section of "
+        f"{vlm_root.name}/rbln_config.json records {nested}; optimum-rbln loads {count}. "
+        "Resize again to bring them in step.",
+    )
 
 
 def nested_count(vlm_root: Path, section: str) -> int | None:
