@@ -141,19 +141,11 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
     for warning in result.warnings:
         _warn(warning)
     if args.json:
-        _print_json(
-            {
-                "path": str(result.path),
-                "previous_kvcache_num_blocks": result.previous,
-                "kvcache_num_blocks": result.target,
-                "warnings": result.warnings,
-                "bytes_copied": result.bytes_copied,
-            }
-        )
+        _print_json(result.to_json())
         return 0
     if budget_text is not None:
         print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
-    print(f"Set kvcache_num_blocks to {result.target} for artifact at {result.path}")
+    print(result.summary())
     return 0
 
 
@@ -302,8 +294,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
+    from rbln_artifact_studio.core.display.plan_display import plan_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.planner import fixes, plan, plan_text
+    from rbln_artifact_studio.core.planning.planner import fixes, plan
 
     p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
     found = fixes(p, p.label_for(args.fix) if args.fix else None)

@@ -42,6 +42,12 @@ def test_check_target_rules(cr13_artifact: Path) -> None:
     assert above_current.ok and len(above_current.warnings) == 1 and "may fail to allocate" in above_current.warnings[0]
     above_full = check_target(config, 41)
     assert above_full.ok and any("never used" in w for w in above_full.warnings)
+    # The current count changes nothing in place (the dialog offers no Apply), but is a fine copy.
+    assert check_target(config, 21).ok and check_target(config, 21, in_place=False).ok
+    assert check_target(config, 21, in_place=True).error == (
+        "The artifact already has kvcache_num_blocks=21; nothing to change in place."
+    )
+    assert check_target(config, 20, in_place=True).ok
 
 
 def test_current_count_must_be_positive(cr13_artifact: Path) -> None:

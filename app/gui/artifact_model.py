@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from rbln_artifact_studio.core.fleet.columns import COLUMNS, column
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 
@@ -22,9 +22,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
-TITLES = tuple(c.title for c in COLUMNS)  # the table's titles in its order
-NAME_COLUMN = column("Name")
-STATUS_COLUMN = column("Status")
+NAME_COLUMN = TITLES.index("Name")
+STATUS_COLUMN = TITLES.index("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
 

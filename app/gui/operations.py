@@ -17,6 +17,12 @@ from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
+def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
+    for warning in warnings:
+        ctx.log(f"warning: {warning}")
+    ctx.log(summary)
+
+
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel.
 
@@ -48,9 +54,7 @@ def compile_artifact(
             cancel=ctx.cancel,
             toolchain=toolchain,
         )
-        for warning in result.warnings:
-            ctx.log(f"warning: {warning}")
-        ctx.log(result.summary())
+        _log_result(ctx, result.warnings, result.summary())
         return result
 
     return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
@@ -72,9 +76,7 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
             cancel=ctx.cancel,
             toolchain=toolchain,
         )
-        for warning in result.warnings:
-            ctx.log(f"warning: {warning}")
-        ctx.log(f"kvcache_num_blocks {result.previous} -> {result.target} at {result.path}")
+        _log_result(ctx, result.warnings, result.summary())
         return result
 
     return jobs.submit(title, work, writes=True)

@@ -256,19 +256,17 @@ class ResizeDialog(QDialog):
         """Ask the core about the current choice; show its error or warnings, the preview and the command."""
         config = self.artifact.config
         target, warnings, error = self._target()
+        copy = self.mode_copy.isChecked()
         if target is not None and error is None:
-            check = check_target(config, target)
+            check = check_target(config, target, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
-        copy = self.mode_copy.isChecked()
         self.output_edit.setEnabled(copy)
         if copy and target is not None and not self._output_edited:
             self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._output_error(output)
-        if error is None and not copy and target == config.kvcache_num_blocks:
-            error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
         self._show_message(target, warnings, error)
         self._show_after(target)
         ok = error is None and target is not None

@@ -73,10 +73,6 @@ class Settings:
     def clear_recent_folders(self) -> None:
         self._recent = []
 
-    def last_folder(self) -> str | None:
-        recent = self.recent_folders()
-        return recent[0] if recent else None
-
     def toolchain(self) -> ToolchainPaths:
         return self._toolchain
 

@@ -1,9 +1,17 @@
-"""Qt-free display data for the co-location planner view: verdict lines, family titles, bar labels, headroom words."""
+"""The co-location plan as text: the CLI's report and the planner view's verdict lines, titles, labels and tooltips."""
 
 from __future__ import annotations
 
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.planning.planner import FamilyStack, Fix, Plan, Share, StackedChiplet, Verdict
+from rbln_artifact_studio.core.planning.planner import (
+    ASSUMPTION,
+    FamilyStack,
+    Fix,
+    Plan,
+    Share,
+    StackedChiplet,
+    Verdict,
+)
 
 
 def headroom_words(headroom: int) -> str:
@@ -16,6 +24,32 @@ def headroom_words(headroom: int) -> str:
 def headroom_short(headroom: int) -> str:
     """'+10.2 GiB free' or '−100 MiB over' (under a bar, in a table cell)."""
     return f"+{format_bytes(headroom)} free" if headroom >= 0 else f"−{format_bytes(-headroom)} over"
+
+
+def plan_text(p: Plan, fixes: list[Fix]) -> str:
+    """The report `rbln-studio-cli plan` prints: verdict first, then each family's chiplets, then the fixes."""
+    lines = [f"{len(p.members)} artifacts: {p.verdict.value}"]
+    lines += [f"  {r}" for r in p.reasons]
+    lines.append(f"  Assumption: {ASSUMPTION}")
+    for s in p.stacks:
+        lines.append(family_title(s))
+        lines += [f"  {n}" for n in s.notes]
+        for m in (*s.members, *s.unknown):
+            c = m.artifact.config
+            lines.append(
+                f"  {m.label}: {c.npu} x{c.num_devices}, kvcache_num_blocks {c.kvcache_num_blocks} "
+                f"(floor {c.num_min_blocks}, full pool {c.num_full_blocks})"
+                + (", allocations unknown" if m.unknown_reason else "")
+            )
+        for ch in s.chiplets:
+            parts = " + ".join(f"{sh.label} {format_bytes(sh.used)}" for sh in ch.shares) or "nothing"
+            mark = "  <- tightest" if ch is s.tightest else ""
+            lines.append(f"  {ch.label}: {parts} of {format_bytes(ch.available)}: {headroom_words(ch.headroom)}{mark}")
+    if fixes:
+        lines.append("Fix (one artifact resized, the others unchanged):")
+        for f in fixes:
+            lines += [f"  {f.describe()}", *(f"    warning: {w}" for w in f.warnings)]
+    return "\n".join(lines)
 
 
 def family_state(s: FamilyStack) -> str:

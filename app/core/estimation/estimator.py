@@ -329,9 +329,6 @@ class Breakdown:
     def fits(self) -> bool:
         return all(u.free_in_budget >= 0 for u in self.usages)
 
-    def node(self, index: int) -> list[ChipletUsage]:
-        return [u for u in self.usages if u.node == index]
-
 
 def is_weight_key(key: str) -> bool:
     return key.lower().startswith("weight")

@@ -90,6 +90,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("Size on disk", lambda s: s.size_on_disk, _bytes, numeric=True, exact=_bytes_exact, width=90),
 )
 """The artifact table's columns, in its order."""
+TITLES = tuple(c.title for c in COLUMNS)
 
 REASON = Column("Reason", lambda s: "; ".join([*s.problems, *([s.kv_note] if s.kv_note else [])]))
 """What the table shows as the status's tooltip; the reports give it a column of its own."""
@@ -99,8 +100,3 @@ REPORT_COLUMNS: tuple[Column, ...] = (*COLUMNS, REASON)
 
 CLI_COLUMNS: tuple[Column, ...] = COLUMNS[:8]
 """What `scan` prints per artifact: the table's first columns (the problems follow on their own lines)."""
-
-
-def column(title: str) -> int:
-    """The index of a column of COLUMNS by its title."""
-    return next(i for i, c in enumerate(COLUMNS) if c.title == title)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -124,10 +123,6 @@ class CacheMeta(BaseModel):
     @property
     def per_block_bytes(self) -> int:
         return block_bytes(self.shape, self.dtype)
-
-    @property
-    def total_bytes(self) -> int:
-        return math.prod(self.shape) * _SIZE_OF[self.dtype]
 
 
 class ConfigFields(BaseModel):

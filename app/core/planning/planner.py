@@ -400,39 +400,3 @@ def fixes(p: Plan, label: str | None = None) -> list[Fix]:
     if label is not None:
         return [fix_for(p, label)]
     return [fix_for(p, m.label) for s in p.stacks if not s.fits for m in s.members]
-
-
-def plan_text(p: Plan, fixes: list[Fix]) -> str:
-    """The report the CLI prints: verdict first, then each family's chiplets, then the fixes."""
-    lines = [f"{len(p.members)} artifacts: {p.verdict.value}"]
-    lines += [f"  {r}" for r in p.reasons]
-    lines.append(f"  Assumption: {ASSUMPTION}")
-    for s in p.stacks:
-        state = "fit" if s.fits else "does not fit"
-        if s.unknown and s.fits:
-            state = "unknown (the known artifacts alone fit)"
-        lines.append(f"{s.family} ({', '.join(sorted(set(s.npus)))}), {s.num_npus} NPU(s): {state}")
-        lines += [f"  {n}" for n in s.notes]
-        for m in (*s.members, *s.unknown):
-            c = m.artifact.config
-            lines.append(
-                f"  {m.label}: {c.npu} x{c.num_devices}, kvcache_num_blocks {c.kvcache_num_blocks} "
-                f"(floor {c.num_min_blocks}, full pool {c.num_full_blocks})"
-                + (", allocations unknown" if m.unknown_reason else "")
-            )
-        tightest = s.tightest
-        for ch in s.chiplets:
-            parts = " + ".join(f"{sh.label} {format_bytes(sh.used)}" for sh in ch.shares) or "nothing"
-            room = (
-                f"headroom {ch.headroom:,} bytes ({format_bytes(ch.headroom)})"
-                if ch.headroom >= 0
-                else f"OVER by {-ch.headroom:,} bytes ({format_bytes(-ch.headroom)})"
-            )
-            mark = "  <- tightest" if ch is tightest else ""
-            lines.append(f"  {ch.label}: {parts} of {format_bytes(ch.available)}: {room}{mark}")
-    if fixes:
-        lines.append("Fix (one artifact resized, the others unchanged):")
-        for f in fixes:
-            lines.append(f"  {f.describe()}")
-            lines += [f"    warning: {w}" for w in f.warnings]
-    return "\n".join(lines)

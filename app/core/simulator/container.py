@@ -221,20 +221,3 @@ def write_pending_header(info: ContainerInfo, active: Slot, header: GraphHeader)
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def verify_payload(info: ContainerInfo, on_bytes: ProgressFn | None = None) -> bool:
-    """Recompute the payload checksum (reads the whole payload; use for an explicit verify only)."""
-    crc = 0
-    with open(info.path, "rb") as f:
-        f.seek(info.payload_offset)
-        left = info.payload_length
-        while left:
-            chunk = f.read(min(PAYLOAD_CHUNK, left))
-            if not chunk:
-                return False
-            crc = zlib.crc32(chunk, crc)
-            left -= len(chunk)
-            if on_bytes:
-                on_bytes(len(chunk))
-    return crc == info.payload_crc

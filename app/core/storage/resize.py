@@ -57,8 +57,12 @@ class TargetCheck:
         return self.error is None
 
 
-def check_target(config: RblnConfig, target: int) -> TargetCheck:
-    """DESIGN section 6: current must be positive, target >= floor; above current or full only warns."""
+def check_target(config: RblnConfig, target: int, in_place: bool = False) -> TargetCheck:
+    """DESIGN section 6: current must be positive, target >= floor; above current or full only warns.
+
+    in_place: a choice about to be applied in place, where the current count changes nothing (the GUI offers no
+    Apply for it; the CLI takes it as a finished rerun).
+    """
     current, floor, full = config.kvcache_num_blocks, config.num_min_blocks, config.num_full_blocks
     if current <= 0:
         error = (
@@ -70,6 +74,9 @@ def check_target(config: RblnConfig, target: int) -> TargetCheck:
         return TargetCheck(current, target, floor, full, below_floor_message(target, floor))
     if target > MAX_BLOCKS:
         return TargetCheck(current, target, floor, full, too_many_blocks_message(target, full))
+    if in_place and target == current:
+        error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
+        return TargetCheck(current, target, floor, full, error)
     warnings = []
     if target > current:
         warnings.append(
@@ -100,6 +107,19 @@ class ResizeResult:
     target: int
     warnings: list[str]
     bytes_copied: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "previous_kvcache_num_blocks": self.previous,
+            "kvcache_num_blocks": self.target,
+            "warnings": self.warnings,
+            "bytes_copied": self.bytes_copied,
+        }
+
+    def summary(self) -> str:
+        """optimum-rbln-cli's own last line for a resize."""
+        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.path}"
 
 
 def _require_simulated(artifact: Artifact) -> None:
