@@ -241,3 +241,12 @@ def test_a_vlm_row_follows_its_language_models_own_file(tmp_path: Path) -> None:
     assert row.kvcache_num_blocks == old - 1
     assert row.status.value == "warning"
     assert any("Resize again to bring them in step" in p for p in row.problems)
+
+
+def test_a_pipe_in_place_of_model_index_never_hangs_a_scan(tmp_path: Path) -> None:
+    import os
+
+    folder = tmp_path / "root" / "sd"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "model_index.json")
+    assert list(scan(tmp_path / "root", use_cache=False)) == []

@@ -7,7 +7,6 @@ Everything here reads JSON with the standard library only (scans call it).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from enum import Enum
@@ -271,10 +270,9 @@ def is_pipeline_folder(folder: str | Path) -> bool:
     path = Path(folder)
     if (path / CONFIG_NAME).exists():
         return False
-    try:
-        with open(path / PIPELINE_INDEX, "rb") as f:
-            index = json.loads(f.read(1 << 20))
-    except (OSError, ValueError, RecursionError):
+    try:  # read_bytes never waits on a pipe or a device put in the file's place
+        index = decode_json(read_bytes(path / PIPELINE_INDEX), path / PIPELINE_INDEX)
+    except ConfigError:
         return False
     return is_rbln_pipeline(index)
 
