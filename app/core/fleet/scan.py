@@ -172,9 +172,10 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
     section: str | None = ""  # where the KV settings are: "" at the top level, "language_model" in a VLM
     extra: list[Problem] = []
     model_cls: str | None = None  # a VLM's own class (the row names the VLM, not its language model)
-    if view is not None and view.plain_decoder:
-        config, expected = view, view.expected_graph_names
-        extra = upstream_problems(view.top_level_stand_in())
+    stand_in = view.top_level_stand_in() if view is not None else None
+    if view is not None and stand_in is not None and kind_of(stand_in) == (ModelKind.DECODER, ""):
+        config, expected = view, view.expected_graph_names  # a decoder with its KV settings at the top level
+        extra = upstream_problems(stand_in)
     else:  # another kind, invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 

@@ -88,18 +88,28 @@ def block_bytes(shape: list[int], dtype: str) -> int:
     return heads * block * head_dim * _SIZE_OF[dtype]
 
 
-def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
-    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries.
+def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str]]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones, cache kinds not in KNOWN_LAYER_TYPES).
 
     One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
     """
     per_block = fixed = 0
+    unknown: set[str] = set()
     for m in metas:
         shape, size = m["shape"], _SIZE_OF[m.get("dtype", DEFAULT_DTYPE)]
-        if m.get("layer_type", FULL_ATTENTION) == FULL_ATTENTION and m.get("is_auto", True):
+        layer_type = m.get("layer_type", FULL_ATTENTION)
+        if layer_type == FULL_ATTENTION and m.get("is_auto", True):
             per_block += shape[1] * shape[2] * shape[3] * size
         else:
+            if layer_type not in KNOWN_LAYER_TYPES:
+                unknown.add(str(layer_type))
             fixed += shape[0] * shape[1] * shape[2] * shape[3] * size
+    return per_block, fixed, frozenset(unknown)
+
+
+def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
+    per_block, fixed, _ = kv_scan(metas)
     return per_block, fixed
 
 
@@ -193,11 +203,14 @@ class ConfigFields(BaseModel):
         raise NotImplementedError
 
     @cached_property
+    def _kv_scan(self) -> tuple[int, int, frozenset[str]] | None:
+        entries = self._cache_meta_entries()
+        return None if entries is None else kv_scan(entries)
+
+    @property
     def unknown_cache_kinds(self) -> list[str]:
         """Cache kinds (layer_type) in cache_metas that this tool and optimum-rbln 0.12.0 do not know."""
-        entries = self._cache_meta_entries() or ()
-        kinds = {str(m.get("layer_type", FULL_ATTENTION)) for m in entries}
-        return sorted(kinds - KNOWN_LAYER_TYPES)
+        return [] if self._kv_scan is None else sorted(self._kv_scan[2])
 
     @property
     def kv_unknown_reason(self) -> str | None:
@@ -208,16 +221,14 @@ class ConfigFields(BaseModel):
                 f"cache_metas holds a cache kind this tool does not know ({kinds}); its KV figures are unknown "
                 'rather than a guess. optimum-rbln 0.12.0 refuses it too ("Unknown cache `layer_type`").'
             )
-        if self._cache_meta_entries() is None:
+        if self._kv_scan is None:
             return "rbln_config.json has no cache_metas; KV bytes are unknown."
         return None
 
-    @cached_property
+    @property
     def _kv(self) -> tuple[int, int] | None:
-        entries = self._cache_meta_entries()
-        if entries is None or self.unknown_cache_kinds:
-            return None
-        return kv_sums(self._cache_meta_entries() or ())
+        scan = self._kv_scan
+        return None if scan is None or scan[2] else (scan[0], scan[1])
 
     @property
     def kv_bytes_per_block(self) -> int | None:
@@ -321,13 +332,6 @@ class ConfigView(ConfigFields):
         out["cls_name"] = self.cls_name
         out.update(self.model_extra or {})
         return out
-
-    @property
-    def plain_decoder(self) -> bool:
-        """A decoder-only config with its KV settings at the top level (not a VLM, whose scan reads more)."""
-        from rbln_artifact_studio.core.model.kinds import ModelKind, kind_of
-
-        return kind_of(self.top_level_stand_in()) == (ModelKind.DECODER, "")
 
     @property
     def expected_graph_names(self) -> list[str]:

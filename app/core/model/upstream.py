@@ -56,15 +56,16 @@ def known_class(cls_name: str) -> bool:
     return cls_name in _classes()
 
 
-def lineage(cls_name: str) -> list[str]:
-    """The class and every known base class, nearest first."""
+@cache
+def lineage(cls_name: str) -> tuple[str, ...]:
+    """The class and every known base class, nearest first (a scan asks once per row: cached)."""
     classes, out, stack = _classes(), [], [cls_name]
     while stack:
         name = stack.pop(0)
         if name in classes and name not in out:
             out.append(name)
             stack.extend(classes[name].bases)
-    return out
+    return tuple(out)
 
 
 def derives_from(cls_name: str, base: str) -> bool:
@@ -83,6 +84,7 @@ def accepted_keys(cls_name: str) -> frozenset[str]:
     return entry.keys | inherited if entry.forwards else entry.keys
 
 
+@cache
 def submodules(cls_name: str) -> tuple[str, ...]:
     """The nested sections (and subfolders) the class loads, e.g. ('vision_tower', 'language_model')."""
     for name in lineage(cls_name):
@@ -94,8 +96,11 @@ def submodules(cls_name: str) -> tuple[str, ...]:
 
 def parse_version(text: object) -> tuple[int, ...] | None:
     """'0.12.0', '0.12.1.dev3+g1234' -> (0, 12, 0) / (0, 12, 1); None when it is not a version."""
-    if not isinstance(text, str):
-        return None
+    return _parse_version(text) if isinstance(text, str) else None
+
+
+@cache
+def _parse_version(text: str) -> tuple[int, ...] | None:  # a scan compares the same few strings on every row
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     return tuple(int(p) for p in match.group(1).split(".")) if match else None
 
