@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # argparse and json load only for the commands that use them 
 PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INVALID = 3  # inspect, serving, plan and scan: an artifact read is invalid (docs/cli.md)
 
 # optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
 _OPTIMUM_OPERATIONS = {
@@ -140,6 +141,8 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         raise _as_optimum_refusal(exc, args.dir) from None
     for warning in result.warnings:
         _warn(warning)
+    for shared in result.unshared:
+        print(f"note: copied {shared} before writing, so the other path keeps its bytes", file=sys.stderr)
     if args.json:
         _print_json(result.to_json())
         return 0
@@ -178,35 +181,40 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _print_json(inspect_dict(artifact, budget))
     else:
         print(inspect_text(artifact, budget))
-    return 0
+    return EXIT_INVALID if artifact.status.value == "invalid" else 0
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.fleet.scan import scan
+    from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
 
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    rows = scan(args.root, on_issue=issue, use_cache=not args.no_cache)
+    if not os.path.isdir(args.root):
+        print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
+        return EXIT_ERROR
+    invalid = count = 0
+
+    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
+        nonlocal invalid, count
+        for row in rows:
+            count += 1
+            invalid += row.status.value == "invalid"
+            yield row
+
+    verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
+    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier))
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
         sys.stdout.write(render(rows, args.format))
-        return 0
+        return EXIT_INVALID if invalid else 0
     from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
-    count = 0
-
-    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
-        nonlocal count
-        for row in rows:
-            count += 1
-            yield row
-
-    for line in text_lines(counted(rows)):
+    for line in text_lines(rows):
         print(line)
     print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
-    return 0
+    return EXIT_INVALID if invalid else 0
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -296,9 +304,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from rbln_artifact_studio.core.display.plan_display import plan_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
-    from rbln_artifact_studio.core.planning.planner import fixes, plan
+    from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
-    p = plan([open_artifact(d, _inspector(args)) for d in args.dirs])
+    artifacts = [open_artifact(d, _inspector(args)) for d in args.dirs]
+    require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
+    p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
     commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
     if args.json:
@@ -313,21 +323,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
 
-    from rbln_artifact_studio.core.model.kinds import NoKvCacheError, kv_location
-    from rbln_artifact_studio.core.model.rbln_config import load_config
-    from rbln_artifact_studio.core.planning.serving import check_serving, serving_text
-
-    try:  # a VLM is served through its language model's config
-        model_dir = kv_location(Path(args.dir)).model_dir
+    try:  # the verdict inspect and scan give; a VLM is served through its language model's config
+        artifact = open_artifact(args.dir, _inspector(args))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
-    check = check_serving(load_config(model_dir))
+    check = check_artifact_serving(artifact.loaded, artifact.problems)
     if args.json:
         _print_json(check.to_json())
     else:
         print(serving_text(check))
+    if not check.loads:
+        return EXIT_INVALID
     return EXIT_ERROR if check.errors else 0
 
 
@@ -543,10 +553,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     args_list = translate_optimum_argv(given)
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
-    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
     try:
         return int(args.func(args))
+    except InvalidArtifactError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_INVALID
     except StudioError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR

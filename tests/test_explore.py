@@ -105,7 +105,8 @@ def test_click_below_the_floor_and_above_current(cr13_artifact: Path) -> None:
     assert target_at(artifact, 0).blocks is None  # the left edge of the axis
     high = target_at(artifact, 10**15)  # past the right edge: clamped to the NPU's DRAM
     assert high.budget_bytes == e.available and high.blocks == 40
-    assert any("above the current count" in w for w in high.warnings)
+    # The estimate says 40 fit: no warning beside it may say they might not (issue 16, point 8).
+    assert not any("above the current count" in w or "may fail" in w for w in high.warnings)
 
 
 def test_unknown_allocations_cannot_be_explored(cr13_artifact: Path) -> None:

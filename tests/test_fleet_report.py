@@ -98,19 +98,20 @@ def test_json_is_scan_json(fleet: Path) -> None:
 
 
 def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-untyped-def]
+    # The fleet holds an invalid artifact ("broken"): scan exits 3, as inspect of it does (docs/cli.md).
     as_csv = run_cli("scan", fleet, "--format", "csv")
-    assert as_csv.returncode == 0, as_csv.stderr
+    assert as_csv.returncode == 3, as_csv.stderr
     assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "Path"]
     as_md = run_cli("scan", fleet, "--format", "markdown")
-    assert as_md.returncode == 0 and as_md.stdout.splitlines()[1] == "|" + "---|" * (len(HEADERS) + 1)
+    assert as_md.returncode == 3 and as_md.stdout.splitlines()[1] == "|" + "---|" * (len(HEADERS) + 1)
     as_json = run_cli("scan", fleet, "--format", "json")
     legacy = run_cli("scan", fleet, "--json")
-    assert as_json.returncode == legacy.returncode == 0
+    assert as_json.returncode == legacy.returncode == 3
     assert json.loads(as_json.stdout) == json.loads(legacy.stdout) == json.loads(render(scan(fleet), "json"))
     assert run_cli("scan", fleet, "--json", "--format", "csv").returncode == 2
     assert run_cli("scan", fleet, "--format", "xml").returncode == 2
     text = run_cli("scan", fleet)
-    assert text.returncode == 0 and "3 artifact(s)" in text.stderr
+    assert text.returncode == 3 and "3 artifact(s)" in text.stderr
     assert text.stdout == "\n".join(text_lines(scan(fleet))) + "\n"
 
 

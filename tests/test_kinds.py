@@ -237,9 +237,9 @@ def test_a_vlm_row_follows_its_language_models_own_file(tmp_path: Path) -> None:
     lm = json.loads(lm_file.read_text())
     lm["kvcache_num_blocks"] = old - 1
     lm_file.write_text(json.dumps(lm, indent=2))
-    row = next(iter(scan(tmp_path / "fleet")))
+    row = next(iter(scan(tmp_path / "fleet", verify=False)))  # the fast pass: the cached verdict is stale now
     assert row.kvcache_num_blocks == old - 1
-    assert row.status.value == "warning"
+    assert row.status.value == "checking"
     assert any("Resize again to bring them in step" in p for p in row.problems)
 
 

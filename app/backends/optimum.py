@@ -32,11 +32,13 @@ from rbln_artifact_studio.core.storage.fsutil import (
     StagingDir,
     check_new_output_dir,
     is_internal_name,
+    remove_stale_partials,
     tree_size,
 )
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
 from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target, target_for_budget
+from rbln_artifact_studio.core.storage.swap import require_exchange, staging_room_problem
 
 EAGER_BUDGET_NOTE = "Under eager attention the block count is always the full pool; memory_budget is not used."
 
@@ -164,7 +166,7 @@ def planned_target(artifact: Artifact, request: ResizeRequest) -> tuple[int | No
     """
     config = artifact.config
     if request.target is not None:
-        check = check_target(config, request.target)
+        check = check_target(config, request.target, artifact)
         if check.error:
             raise ResizeError(check.error)
         return request.target, []
@@ -292,7 +294,7 @@ class OptimumBackend:
             path, new, copied = self._resize_in_place(cli, folder, request, expected, previous, progress, log, cancel)
         else:
             path, new, copied = self._resize_to_copy(cli, folder, request, progress, log, cancel)
-        warnings += check_target(artifact.config, new).warnings
+        warnings += check_target(artifact.config, new, artifact).warnings
         if expected is not None and new != expected:
             warnings.append(f"{CLI_NAME} set kvcache_num_blocks={new}; the studio's estimate was {expected}.")
         if progress is not None:
@@ -310,25 +312,26 @@ class OptimumBackend:
         log: LogCallback | None,
         cancel: CancelToken | None,
     ) -> tuple[Path, int, int]:
-        if not os.access(folder, os.W_OK):
+        if not os.access(folder, os.W_OK) or not os.access(folder.parent, os.W_OK):
             raise ResizeError(f"{folder} is read-only; nothing was changed. Resize to a copy with --output-dir.")
+        remove_stale_partials(folder.parent)  # a killed run's staged or swapped-out copy
         if request.target is not None and expected == previous:
             return folder, previous, 0
-        with ArtifactLock(folder, f"resize in place ({CLI_NAME})"):
-            # The tool rewrites the .rbln files in place: stopping it half-way could break them, so no cancel.
-            finished = self._run(resize_argv(cli, folder, request, None), progress, log, cancel, interruptible=False)
+        problem = staging_room_problem(folder, CLI_NAME)
+        if problem is not None:
+            raise ResizeError(problem)
+        require_exchange(folder.parent, f"a resize in place through {CLI_NAME}")
+        # The tool writes the resized artifact into a staging folder beside this one, which is then swapped in
+        # by one atomic exchange: a kill at any instant leaves the old or the new artifact, and a cancel is safe.
+        with ArtifactLock(folder, f"resize in place ({CLI_NAME})"), StagingDir(folder) as staging:
+            argv = resize_argv(cli, folder, request, staging.path)
+            finished = self._run_staged(argv, folder, progress, log, cancel)
             if finished.returncode != 0:
-                try:
-                    unchanged = read_block_count(folder) == previous
-                except StudioError:
-                    unchanged = False
-                state = (
-                    f"{folder.name} still records kvcache_num_blocks={previous}"
-                    if unchanged
-                    else f"inspect {folder} before using it"
-                )
-                raise failure(finished, CLI_NAME, state)
-        return folder, read_block_count(folder), 0
+                raise failure(finished, CLI_NAME, f"{folder.name} still records kvcache_num_blocks={previous}")
+            _drop_internal_files(staging.path)
+            new = read_block_count(staging.path)
+            staging.swap_in()
+        return folder, new, 0
 
     def _resize_to_copy(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback, ResizeRequest
@@ -21,10 +22,10 @@ from rbln_artifact_studio.backends.toolchain import (
 )
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
+from rbln_artifact_studio.core.fleet.damage import is_real_compiler_output
 from rbln_artifact_studio.core.model.kinds import kv_location
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.simulator.container import is_container
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 
@@ -48,13 +49,21 @@ def detect_backends(
     ]
 
 
+BackendFactory = Callable[[Located, CancelToken | None], Backend]
+
+BACKENDS: dict[BackendChoice, BackendFactory] = {
+    BackendChoice.SIM: lambda located, cancel: SimulatorBackend(),
+    BackendChoice.OPTIMUM: lambda located, cancel: OptimumBackend(located, inspector=_inspector(located, cancel)),
+}
+"""Every concrete backend by its choice; AUTO is resolved per job by compile_model and resize_artifact."""
+
+
 def backend_for(choice: BackendChoice, located: Located, cancel: CancelToken | None = None) -> Backend:
-    """The backend that does the work for a concrete choice (AUTO is resolved by the caller: it depends on the job)."""
-    if choice == BackendChoice.SIM:
-        return SimulatorBackend()
-    if choice == BackendChoice.OPTIMUM:
-        return OptimumBackend(located, inspector=_inspector(located, cancel))
-    raise ValueError(f"{choice!r} names no single backend")
+    """The backend that does the work for a concrete choice."""
+    factory = BACKENDS.get(choice)
+    if factory is None:
+        raise ValueError(f"{choice!r} names no single backend")
+    return factory(located, cancel)
 
 
 def _inspector(located: Located, cancel: CancelToken | None) -> GraphInspector | None:
@@ -79,12 +88,13 @@ def inspector_for(
 
 
 def has_real_graphs(artifact_dir: Path) -> bool:
-    """True when some .rbln file in the folder is not the simulator's container (the real compiler wrote it)."""
+    """True when some .rbln file in the folder has none of the simulator container's marks (the real compiler
+    wrote it); an empty or overwritten container is damaged, not real (the simulator's engine names it)."""
     try:
         entries = list(os.scandir(artifact_dir))
     except OSError:
         return False
-    return any(e.name.endswith(GRAPH_SUFFIX) and e.is_file() and not is_container(Path(e.path)) for e in entries)
+    return any(e.name.endswith(GRAPH_SUFFIX) and e.is_file() and is_real_compiler_output(Path(e.path)) for e in entries)
 
 
 def compile_model(

@@ -48,6 +48,10 @@ class ResizeError(StudioError):
     """A resize request that breaks the rules (below the floor, bad output folder, ...)."""
 
 
+class InvalidArtifactError(StudioError):
+    """An artifact the work needs is invalid (damaged, inconsistent, over the DRAM); the CLI exits 3."""
+
+
 class ArtifactLockedError(StudioError):
     """Another writer holds the artifact."""
 

@@ -16,7 +16,12 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
 
-STATUS_COLOURS = {Status.OK: "#2e7d32", Status.WARNING: "#b26a00", Status.INVALID: "#c62828"}
+STATUS_COLOURS = {
+    Status.OK: "#2e7d32",
+    Status.WARNING: "#b26a00",
+    Status.INVALID: "#c62828",
+    Status.CHECKING: "#616161",
+}
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -75,7 +80,9 @@ class ArtifactTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return COLUMNS[section].title
             if role == Qt.ItemDataRole.ToolTipRole and section == STATUS_COLUMN:
-                return "ok / warning / invalid; hover a row's status for the reason"
+                return (
+                    "ok / warning / invalid (checking: the full check is still running); hover a status for the reason"
+                )
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:

@@ -141,7 +141,7 @@ class DetailPanel(QScrollArea):
         self.kv_meaning.setText(facts.meaning)
         self.gauge.set_facts(facts)
         self._show_breakdown(artifact)
-        self.serving.show_config(artifact.loaded)
+        self.serving.show_config(artifact.loaded, artifact.problems)
         self._show_files(artifact)
 
     def show_description(self, description: ModelDescription) -> None:

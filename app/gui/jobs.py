@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import SIGNAL, QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 
@@ -177,6 +177,7 @@ class Job(QObject):
         self.fn = fn
         self.writes = writes
         self.visible = visible
+        self.surfaced = False  # a hidden job whose failure nobody handled, shown in the jobs panel instead
         self.token = CancelToken()
         self._acked = threading.Event()
         self.state = JobState.QUEUED
@@ -271,7 +272,7 @@ class _Runner(QRunnable):
         job.run_in_worker()
 
 
-WORKER_NICE = 10
+WORKER_NICE = 10  # added to the app's own nice value: a writer always runs below the GUI thread
 
 
 def lower_thread_priority() -> None:
@@ -284,7 +285,8 @@ def lower_thread_priority() -> None:
     to ~30 s), against 55-80 ms with the scan at normal priority. Elsewhere this does nothing.
     """
     with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICE))
 
 
 class JobManager(QObject):
@@ -353,6 +355,11 @@ class JobManager(QObject):
     def _on_failed(self, failure: JobFailure) -> None:
         job = self.sender()
         if isinstance(job, Job):
+            if not job.visible and job.receivers(SIGNAL("failed(PyObject)")) <= 1:
+                # Only this manager listens: the failure of a hidden job (a rescan, a lookup) would be lost,
+                # so it joins the jobs panel, failed, where the user sees it.
+                job.visible = job.surfaced = True
+                self.jobAdded.emit(job)
             self.jobFailed.emit(job, failure)
 
     @Slot()

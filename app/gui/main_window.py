@@ -477,6 +477,8 @@ class MainWindow(QMainWindow):
         if not job.visible:
             return None
         self.statusBar().showMessage(f"{job.title} failed: {failure.reason}", 10_000)
+        if job.surfaced:
+            return None  # background work the user did not start: the jobs panel lists it, no modal box
         return show_error(self, f"{job.title} failed", failure.reason, failure.details)
 
     # ---- closing -------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from rbln_artifact_studio.core.display.plan_display import (
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.status import Status
-from rbln_artifact_studio.core.planning.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan
+from rbln_artifact_studio.core.planning.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan, require_valid
 from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
@@ -66,6 +66,7 @@ def compute_plan(paths: list[str], ctx: JobContext, toolchain: ToolchainSettings
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {Path(path).name}")
         artifacts.append(open_artifact(Path(path), inspector))
+    require_valid(artifacts)  # as the CLI's plan: an invalid artifact is named, never planned on
     p = plan(artifacts)
     return PlanResult(p, {m.label: fix_for(p, m.label) for m in p.members})
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from rbln_artifact_studio.backends.toolchain import CLI_NAME
 from rbln_artifact_studio.core.display.commandline import resize_argv
 from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
@@ -31,15 +32,28 @@ from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
+from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
+from rbln_artifact_studio.core.storage.swap import staging_room_problem
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
 
 MAX_BLOCKS = 1_000_000
 OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 ERROR_STYLE = "color:#c62828"
 WARNING_STYLE = "color:#b26a00"
 OK_STYLE = "color:#2e7d32"
+
+
+def _output_problem(text: str, source: Path) -> str | None:
+    """folder_problem in a worker; a check that fails blocks Apply with its reason instead of vanishing."""
+    try:
+        return folder_problem(text, source)
+    except Exception as exc:  # any failure must reach the user: here, as the reason Apply is off
+        return f"Cannot check {text}: {exc}"
+
+
+_UNASKED, _ASKED = object(), object()
 
 
 @dataclass(frozen=True)
@@ -89,6 +103,7 @@ class ResizeDialog(QDialog):
         self._output_timer.setSingleShot(True)
         self._output_timer.setInterval(OUTPUT_CHECK_DELAY_MS)
         self._output_timer.timeout.connect(self._check_output)
+        self._staging_problem: object = _UNASKED  # the in-place staging check of a real artifact (see below)
 
         facts = block_facts(config)
         current = QLabel(
@@ -159,6 +174,12 @@ class ResizeDialog(QDialog):
         row.addWidget(browse)
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
+        self.shared_label = QLabel(copy_on_write_note(artifact.shared) or "")
+        self.shared_label.setObjectName("resizeSharedLabel")
+        self.shared_label.setWordWrap(True)
+        self.shared_label.setStyleSheet(WARNING_STYLE)
+        self.shared_label.setVisible(False)
+        output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
 
         self.command = CommandLine("resizeCommand")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
@@ -258,15 +279,18 @@ class ResizeDialog(QDialog):
         target, warnings, error = self._target()
         copy = self.mode_copy.isChecked()
         if target is not None and error is None:
-            check = check_target(config, target, in_place=not copy)
+            check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
         self.output_edit.setEnabled(copy)
+        self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
             self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._output_error(output)
+        if error is None and not copy and self.artifact.is_real:
+            error = self._staging_error()
         self._show_message(target, warnings, error)
         self._show_after(target)
         ok = error is None and target is not None
@@ -297,6 +321,33 @@ class ResizeDialog(QDialog):
             self._output_timer.start()  # (re)started by each key: one check once typing pauses
         return None
 
+    def _staging_error(self) -> str | None:
+        """A real artifact is resized in place through a staged copy beside it: is there room? (asked once, in
+        a worker; Apply waits for the answer)."""
+        if self.jobs is None:
+            return None  # no worker to ask: the engine checks before it writes anything
+        if self._staging_problem is _UNASKED:
+            self._staging_problem = _ASKED
+            folder = self.artifact.path
+            job = self.jobs.submit(
+                f"Check room beside {folder.name}", lambda ctx: staging_room_problem(folder, CLI_NAME), visible=False
+            )
+            job.succeeded.connect(self._on_staging_checked)
+            job.failed.connect(self._on_staging_check_failed)
+        if self._staging_problem is _ASKED:
+            return "Checking the disk has room for the staged copy an in-place resize writes…"
+        return self._staging_problem if isinstance(self._staging_problem, str) else None
+
+    @Slot(object)
+    def _on_staging_checked(self, problem: str | None) -> None:
+        self._staging_problem = problem
+        self.validate()
+
+    @Slot(object)
+    def _on_staging_check_failed(self, failure: JobFailure) -> None:
+        self._staging_problem = f"Cannot check the room for the staged copy: {failure.reason}"
+        self.validate()
+
     @Slot()
     def _check_output(self) -> None:
         """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
@@ -306,7 +357,7 @@ class ResizeDialog(QDialog):
         if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
         output, source = self.output_edit.text().strip(), self.artifact.path
-        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, folder_problem(output, source)), visible=False)
+        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _output_problem(output, source)), visible=False)
         job.succeeded.connect(self._on_output_checked)
 
     @Slot(object)

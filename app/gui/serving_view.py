@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 from rbln_artifact_studio.core.display.serving_display import serving_headline, serving_rows
-from rbln_artifact_studio.core.planning.serving import ServingCheck, check_serving
+from rbln_artifact_studio.core.fleet.status import Problem
+from rbln_artifact_studio.core.planning.serving import ServingCheck, check_artifact_serving
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
@@ -42,8 +44,9 @@ class ServingView(QGroupBox):
         layout.addLayout(self.form)
         layout.addWidget(self.warning)
 
-    def show_config(self, loaded: LoadedConfig) -> None:
-        check = self.check = check_serving(loaded)
+    def show_config(self, loaded: LoadedConfig, problems: Iterable[Problem] = ()) -> None:
+        """The serving check of this config, agreeing with the artifact's verdict (its problems)."""
+        check = self.check = check_artifact_serving(loaded, problems)
         self.headline.setText(serving_headline(check))
         while self.form.rowCount():
             self.form.removeRow(0)

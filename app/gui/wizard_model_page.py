@@ -70,6 +70,7 @@ class ModelPage(QWizardPage):
         self.folder_edit.textChanged.connect(self._on_folder_typed)
         job = jobs.submit("List model presets", lambda ctx: preset_ids(), visible=False)
         job.succeeded.connect(self._on_presets)
+        job.failed.connect(self._on_presets_failed)
 
     def model_id(self) -> str:
         if self.preset_radio.isChecked():
@@ -132,6 +133,13 @@ class ModelPage(QWizardPage):
             f"{spec.dim_per_head}, {spec.dtype_name}, max_position_embeddings {spec.max_position_embeddings:,} ({where})."
         )
         self.completeChanged.emit()
+
+    @Slot(object)
+    def _on_presets_failed(self, failure: JobFailure) -> None:
+        self.status.setText(
+            f"<span style='color:#c62828'>✖ The bundled presets could not be listed: {html.escape(failure.reason)}. "
+            "Choose a model folder instead.</span>"
+        )
 
     @Slot(object)
     def _on_failed(self, failure: JobFailure) -> None:

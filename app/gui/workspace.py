@@ -11,6 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, is_inside
+from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
@@ -58,31 +60,65 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
         raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
     found = 0
     sent: set[str] = set()
+    checking: list[ArtifactSummary] = []
     for folder in folders:
         ctx.cancel.raise_if_cancelled()
-        result = rescan_folder(folder, known)
+        result = rescan_folder(folder, known, root)
         if result.removed or result.watch:
             ctx.partial(RowsRemoved(result.removed, result.watch))
-        batch: list[TableRow] = []
-        watch: list[str] = []
-        last = time.monotonic()
-        for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message)):
+        batch = _Batch(ctx)
+        for summary in result.summaries(ctx.cancel, lambda _path, message: ctx.log(message), verify=False):
             ctx.checkpoint()  # parks here while the table paints
-            batch.append(TableRow.of(summary))
-            for f in folders_to_watch(root, summary.path):
+            watch = []
+            # A row for an entry that failed (a link to itself) is watched through its folder: Qt cannot watch it.
+            watched = summary.path if os.path.isdir(summary.path) else os.path.dirname(summary.path)
+            for f in folders_to_watch(root, watched):
                 if f in sent:
                     break  # its parents were sent with it
                 sent.add(f)
                 watch.append(f)
             found += 1
-            if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
-                ctx.progress(found, 0, f"{found:,} artifacts read")
-                ctx.partial(RowsFound(batch, watch), wait=True)
-                batch, watch, last = [], [], time.monotonic()
-        if batch:
-            ctx.partial(RowsFound(batch, watch), wait=True)
+            if summary.status is Status.CHECKING:
+                checking.append(summary)
+            batch.add(TableRow.of(summary), watch, f"{found:,} artifacts read")
+        batch.flush()
+    # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
+    # Imported here, in the worker: the window paints before pydantic and the backends load.
+    from rbln_artifact_studio.backends.registry import inspector_for
+    from rbln_artifact_studio.core.fleet.verify import verify_rows
+
+    batch = _Batch(ctx)
+    inspector = inspector_for(cancel=ctx.cancel)
+    for i, verified in enumerate(verify_rows(Path(root), checking, inspector, ctx.cancel), 1):
+        ctx.checkpoint()
+        batch.add(TableRow.of(verified), [], f"Checked {i:,} of {len(checking):,} artifacts")
+    batch.flush()
     ctx.progress(found, found, f"{found:,} artifacts read")
     return found
+
+
+class _Batch:
+    """Rows sent to the table in batches of BATCH_ROWS or every BATCH_SECONDS, waiting for each to be painted."""
+
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        self.rows: list[TableRow] = []
+        self.watch: list[str] = []
+        self.last = time.monotonic()
+        self.count = 0
+
+    def add(self, row: TableRow, watch: list[str], message: str) -> None:
+        self.rows.append(row)
+        self.watch += watch
+        self.count += 1
+        if len(self.rows) >= BATCH_ROWS or time.monotonic() - self.last >= BATCH_SECONDS:
+            self.ctx.progress(self.count, 0, message)
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows or self.watch:
+            self.ctx.partial(RowsFound(self.rows, self.watch), wait=True)
+        self.rows, self.watch, self.last = [], [], time.monotonic()
 
 
 class Workspace(QObject):
@@ -145,7 +181,7 @@ class Workspace(QObject):
         if self.root is None:
             return
         root = self.root
-        self._pending.update(os.path.abspath(f) for f in folders if os.path.abspath(f).startswith(root))
+        self._pending.update(os.path.abspath(f) for f in folders if is_inside(os.path.abspath(f), root))
         if self._job is None and self._pending:
             folders, self._pending = sorted(self._pending), set()
             self._start(folders, visible=False)

@@ -10,8 +10,8 @@ The invariants are those of docs/crash-safety.md:
 - a partial output is absent, or hidden with the `.partial-` tag (and marked incomplete unless it is
   already complete), and neither `find_artifacts` nor `scan` reports it;
 - running the same command again succeeds and yields the new count, and leaves no temp or staging files.
-  (A kill after the output was published leaves the finished output; running again is then refused
-  because the output folder exists and is not empty, which the check expects.)
+  (A kill after the output was published leaves the finished output; running the copy again then says
+  the output already holds it and exits 0; a compile again is refused: the output folder is not empty.)
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAM
 FAULT_HOOK = Path(__file__).with_name("fault_hook")
 ENV_STEP, ENV_ACTION, ENV_TRACE = "RBLN_STUDIO_FAULT_STEP", "RBLN_STUDIO_FAULT_ACTION", "RBLN_STUDIO_FAULT_TRACE"
 
-OPS = ("resize_in_place", "resize_copy", "compile")
+OPS = ("resize_in_place", "resize_shared", "resize_copy", "compile")
+IN_PLACE = ("resize_in_place", "resize_shared")  # resize_shared: the artifact's files are hard-linked by art.bak
 SHAPE = ["--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len", "4096"]
 HIDDEN = 256
 
@@ -206,7 +207,7 @@ class Lab:
         return ["compile", "--model-id", str(self.model), "-o", str(output), *SHAPE, *extra]
 
     def command(self, op: str, work: Path) -> list[str]:
-        if op == "resize_in_place":
+        if op in IN_PLACE:
             return ["set-kvcache-num-blocks", str(work / "art"), str(self.new)]
         if op == "resize_copy":
             return ["set-kvcache-num-blocks", str(work / "art"), str(self.new), "--output-dir", str(work / "out")]
@@ -220,6 +221,10 @@ class Lab:
         work.mkdir()
         if op != "compile":
             shutil.copytree(self.template, work / "art", symlinks=True)
+        if op == "resize_shared":  # a backup made with `cp -al`: every file shares its inode with art
+            (work / "art.bak").mkdir()
+            for name in os.listdir(work / "art"):
+                os.link(work / "art" / name, work / "art.bak" / name)
         return work
 
     def run(
@@ -242,7 +247,7 @@ class Lab:
             lines = [line.split() for line in trace.read_text().splitlines()]
             steps = [name for name, _ in lines]
             first = float(lines[0][1]) - start if lines else 0.0
-            result = artifact_state(work / "art") if op == "resize_in_place" else tree_digest(work / "out")
+            result = artifact_state(work / "art") if op in IN_PLACE else tree_digest(work / "out")
             runs.append(Reference(op, steps, end - start, first, result))
             trace.unlink()
             if attempt == 0:
@@ -317,8 +322,8 @@ class Lab:
     # ---- invariants ---------------------------------------------------------------------------------
 
     def check(self, op: str, work: Path, rerun: bool) -> list[str]:
-        if op == "resize_in_place":
-            return self._check_in_place(work, rerun)
+        if op in IN_PLACE:
+            return self._check_in_place(work, rerun, op)
         return self._check_new_folder(op, work, rerun)
 
     def _check_opens(self, path: Path, allowed: tuple[int, ...]) -> list[str]:
@@ -340,10 +345,13 @@ class Lab:
             v.append(f"scan summary of {path.name} disagrees: {summary.status} {summary.kvcache_num_blocks}")
         return v
 
-    def _check_in_place(self, work: Path, rerun: bool) -> list[str]:
+    def _check_in_place(self, work: Path, rerun: bool, op: str = "resize_in_place") -> list[str]:
         art = work / "art"
         new_state = self.refs["resize_in_place"].result
         v = self._check_opens(art, (self.old, self.new))
+        backup = work / "art.bak"
+        if op == "resize_shared" and tree_digest(backup) != self.template_digest:
+            v.append("the hard-linked backup changed: a write reached another path")
         try:
             state = artifact_state(art)
             if state not in (self.old_state, new_state):
@@ -357,15 +365,17 @@ class Lab:
             if name not in self.template_digest and name not in allowed_extra and TMP_TAG not in name:
                 v.append(f"unexpected file {name} in the artifact")
         found = sorted(p.name for p in find_artifacts(work))
-        if found != ["art"]:
+        if found != (["art", "art.bak"] if op == "resize_shared" else ["art"]):
             v.append(f"find_artifacts reports {found}")
         if not rerun or v:
             return v
-        out = self.run(self.command("resize_in_place", work))
+        out = self.run(self.command(op, work))
         if out.returncode != 0:
             return [*v, f"running the resize again failed: {out.stderr.strip()}"]
         if artifact_state(art) != new_state:
             v.append("after running again the artifact is not the new state")
+        if op == "resize_shared" and tree_digest(backup) != self.template_digest:
+            v.append("running again changed the hard-linked backup")
         left = sorted(set(os.listdir(art)) - set(self.template_digest))
         if left:
             v.append(f"running again left {left} in the artifact")
@@ -398,7 +408,11 @@ class Lab:
         if not rerun or v:
             return v
         out = self.run(self.command(op, work))
-        if complete:
+        if complete and op == "resize_copy":
+            # The output already holds exactly this result: running again says so and succeeds.
+            if out.returncode != 0 or "already holds this copy" not in out.stdout:
+                v.append(f"running again over a finished copy: exit {out.returncode} {out.stderr.strip()}")
+        elif complete:
             if out.returncode != 1 or "exists and is not empty" not in out.stderr:
                 v.append(f"running again over a finished output: exit {out.returncode} {out.stderr.strip()}")
         elif out.returncode != 0:

@@ -100,7 +100,9 @@ def test_problems_are_shown_in_words(qtbot: QtBot, window: MainWindow, tmp_path:
     assert row_values(window, cr13_artifact)["Status"] == "warning"
     select(qtbot, window, cr13_artifact)
     problems = window.findChild(object, "detailProblems").text()
-    assert "above the full pool (40)" in problems and "above the count the compiler resolved (21)" in problems
+    assert "above the full pool (40)" in problems
+    # 45 blocks fit the CR13's DRAM (the tables say so): no "may fail to allocate" beside that computation.
+    assert "compiler resolved" not in problems and "fail to allocate" not in problems
 
 
 def test_table_follows_the_disk(

@@ -71,8 +71,13 @@ def test_above_current_and_above_the_full_pool_warn(
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
     _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "30")
     message = dialog.findChild(QLabel, "resizeMessage").text()
-    assert "above the current count (21)" in message and "may fail to allocate" in message
+    # 30 blocks fit the NPU (the tables say so): no warning contradicts that (issue 16, point 8).
+    assert "may fail to allocate" not in message and "✓ 30 blocks" in message
     assert "above the full pool" not in message
+    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "1000")  # 281 GiB of KV per chiplet
+    message = dialog.findChild(QLabel, "resizeMessage").text()
+    assert "kvcache_num_blocks=1000 does not fit RBLN-CR13" in message and "The largest count that fits is" in message
+    assert not dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
     _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "45")
     message = dialog.findChild(QLabel, "resizeMessage").text()
     assert (

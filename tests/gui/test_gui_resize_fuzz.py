@@ -9,6 +9,7 @@ from hypothesis import given
 from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QPushButton, QSpinBox
 from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
@@ -44,7 +45,7 @@ def _verdict(artifact_dir: Path, text: str) -> str | None:
         target = target_for_budget(artifact, parse_budget(text.strip()))
     except StudioError as exc:
         return exc.one_line()
-    return check_target(artifact.config, target).error
+    return check_target(artifact.config, target, artifact).error
 
 
 def test_budget_field_for_any_text(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
@@ -79,11 +80,17 @@ def test_target_field_for_any_typing(qtbot: QtBot, window: MainWindow, workspace
     spin = dialog.findChild(QSpinBox, "resizeTargetSpin")
     apply = dialog.findChild(QPushButton, "resizeApplyButton")
 
+    artifact = open_artifact(cr13_artifact)
+    layout, npu = artifact.layout(), artifact.npu
+    assert layout is not None and npu is not None
+    room = npu.available_per_chiplet
+    largest = largest_fitting(lambda n: layout.fits(n, room), 1, 10**6, otherwise=0)  # more would not fit: refused
+
     @FUZZ
     @given(text=typed_counts)
     @examples(COUNT_TEXTS)
     def typed(text: str) -> None:
         type_count(qtbot, spin, text)
-        assert apply.isEnabled() == (spin.value() >= 9)  # the floor; a copy is the default mode
+        assert apply.isEnabled() == (9 <= spin.value() <= largest)  # the floor; a copy is the default mode
 
     typed()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rbln_artifact_studio.core.display.kinds_report import kind_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
-from rbln_artifact_studio.core.model.blocks import full_sequences
+from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
 
 if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows, pydantic loads later
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -111,8 +111,8 @@ def block_facts(config: RblnConfig, num_blocks: int | None = None) -> BlockFacts
         floor=config.num_min_blocks,
         full=config.num_full_blocks,
         block_size=config.block_size,
-        tokens=n * config.block_size,
-        sequences=full_sequences(n, config.max_seq_len, config.block_size),
+        tokens=usable_tokens(n, config.max_seq_len, config.block_size, config.batch_size),
+        sequences=full_sequences(n, config.max_seq_len, config.block_size, config.batch_size),
         per_block_bytes=config.kv_bytes_per_block,
     )
 

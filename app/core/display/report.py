@@ -8,7 +8,7 @@ from rbln_artifact_studio.core.display.kinds_report import kind_rows, part_dict
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.model.blocks import full_sequences
+from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 
 
@@ -110,8 +110,8 @@ def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
         f"block {c.block_size:,}{chunk}"
     )
     n = c.kvcache_num_blocks
-    tokens = max(n, 0) * c.block_size
-    seqs = full_sequences(max(n, 0), c.max_seq_len, c.block_size)
+    tokens = usable_tokens(n, c.max_seq_len, c.block_size, c.batch_size)
+    seqs = full_sequences(max(n, 0), c.max_seq_len, c.block_size, c.batch_size)
     lines.append(
         f"  KV cache     kvcache_num_blocks {n} (floor {c.num_min_blocks}, full pool {c.num_full_blocks}): "
         f"{tokens:,} tokens, {seqs} full-length sequence(s)"

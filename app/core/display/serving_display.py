@@ -19,6 +19,8 @@ def serving_rows(s: ServingCheck) -> list[tuple[str, str, str]]:
 
 def serving_headline(s: ServingCheck) -> str:
     """'Concurrency: 4 of 8 requests at the full 40,960 tokens (5 blocks each).'"""
+    if not s.loads:
+        return f"Concurrency: 0 of {s.max_num_seqs} requests: the artifact is invalid and will not load."
     return (
         f"Concurrency: {s.concurrency} of {s.max_num_seqs} requests at the full {s.max_model_len:,} tokens "
         f"({s.blocks_per_request} blocks each)."

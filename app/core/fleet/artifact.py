@@ -15,6 +15,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
     SequenceShape,
     breakdown,
 )
+from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
@@ -30,6 +31,7 @@ from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
 from rbln_artifact_studio.core.storage.fsutil import is_internal_name
+from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
 GRAPH_SUFFIX = ".rbln"
 
@@ -46,6 +48,7 @@ class GraphFile:
     size: int
     slot: Slot | None = None
     container: ContainerInfo | None = None
+    damage: str | None = None  # why the file is damaged (empty, truncated, broken header), None when it is not
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Artifact:
     problems: list[Problem] = field(default_factory=list)
     allocations: dict[str, GraphAllocations] | None = None
     unknown_reason: str | None = None
+    shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
 
     @property
@@ -95,6 +99,11 @@ class Artifact:
         return bool(self.graph_files) and all(g.slot is not None for g in self.graph_files)
 
     @property
+    def is_real(self) -> bool:
+        """Every graph has none of the simulator container's marks: the real compiler wrote them."""
+        return bool(self.graph_files) and all(g.container is None and g.damage is None for g in self.graph_files)
+
+    @property
     def headers(self) -> dict[str, GraphHeader]:
         return {g.name: g.slot.header for g in self.graph_files if g.slot is not None}
 
@@ -129,8 +138,7 @@ class Artifact:
     @property
     def kv_bytes_per_npu(self) -> int | None:
         """KV cache on each NPU from rbln_config.json (unaligned; the breakdown gives aligned figures)."""
-        total = self.config.kv_bytes(max(self.config.kvcache_num_blocks, 0))
-        return None if total is None else total // self.config.num_devices
+        return self.config.kv_bytes_per_npu(self.config.kvcache_num_blocks)
 
     @property
     def size_on_disk(self) -> int:
@@ -187,14 +195,23 @@ def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocat
     sim_errors = []
     for name, path, size in graph_entries:
         if not is_container(path):
-            graph_files.append(GraphFile(name, path, size))
+            why = damage_without_magic(path)
+            graph_files.append(GraphFile(name, path, size, damage=why))
+            if why is not None:
+                sim_errors.append(damaged_message(path.name, why))
             continue
         try:
             info = read_container(path)
+        except ContainerError as exc:
+            why = str(exc).removeprefix(f"{path.name} ").removeprefix("is ").removeprefix("has ")
+            sim_errors.append(damaged_message(path.name, why))
+            graph_files.append(GraphFile(name, path, size, damage=why))
+            continue
+        try:
             slot = info.current(config.kvcache_num_blocks)
         except ContainerError as exc:
             sim_errors.append(str(exc))
-            graph_files.append(GraphFile(name, path, size))
+            graph_files.append(GraphFile(name, path, size, container=info))
             continue
         graph_files.append(GraphFile(name, path, size, slot, info))
     problems += [Problem(Status.INVALID, msg) for msg in sim_errors]
@@ -205,6 +222,7 @@ def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocat
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
+    artifact.shared = shared_files(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 
@@ -226,15 +244,6 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
                     )
                 )
         artifact.allocations = {name: h.allocations for name, h in headers.items()}
-        compiled = artifact.compiled_blocks
-        if compiled is not None and config.kvcache_num_blocks > compiled:
-            artifact.problems.append(
-                Problem(
-                    Status.WARNING,
-                    f"kvcache_num_blocks={config.kvcache_num_blocks} is above the count the "
-                    f"compiler resolved ({compiled}); it may fail to allocate at runtime.",
-                )
-            )
     elif not artifact.graph_files:
         artifact.unknown_reason = "There are no .rbln files."
     elif inspector is None:
@@ -260,7 +269,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             t = fit.tightest
             artifact.problems.append(
                 Problem(
-                    Status.WARNING,
+                    Status.INVALID,
                     f"Weights, workspace and KV cache exceed the DRAM of {t.label} by "
                     f"{-t.free_in_budget:,} bytes; the artifact will not load.",
                 )

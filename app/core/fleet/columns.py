@@ -65,7 +65,7 @@ def _no_kv(row: ArtifactSummary) -> str | None:
 # What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
 # 1280-pixel window; the long model id and the size on disk come last.
 COLUMNS: tuple[Column, ...] = (
-    Column("Name", lambda s: s.name, width=185),
+    Column("Name", lambda s: s.display_name, width=185),  # a linked folder shows its target
     Column("Status", lambda s: s.status.value, width=70),
     Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130, missing=_no_kv),
     Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50, missing=_not_applicable),

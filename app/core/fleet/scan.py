@@ -7,7 +7,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +20,13 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_inter
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import GraphInspector
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
 
 IssueCallback = Callable[[Path, str], None]
+Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,14 @@ class ArtifactSummary:
     num_full_blocks: int | None = None
     kv_bytes_per_npu: int | None = None
     size_on_disk: int = 0
+    link_target: str | None = None  # set when the artifact folder is a symlink (to a folder outside the root)
     kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
+
+    @property
+    def display_name(self) -> str:
+        """The name, marked with its target when the folder is a link."""
+        return self.name if self.link_target is None else f"{self.name} -> {self.link_target}"
 
     def to_json(self) -> dict[str, object]:
         out = dict(self.__dict__)  # the fields, in order (a plain dataclass keeps them there)
@@ -95,20 +103,21 @@ def _model_name(folder: str, cls_name: str | None) -> str | None:
     return None
 
 
-def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, set[str]]:
-    """The folder's files as (name, size, mtime, ctime, inode), their total size, and the graph names present.
+def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, dict[str, int]]:
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and each graph's size.
 
     Subfolders holding a compiled part of the same model (a VLM's language_model/, a pipeline's unet/) are
     listed too, their names prefixed, so a change there refreshes the row.
     """
     signature: Signature = []
-    graphs: set[str] = set()
+    graphs: dict[str, int] = {}
     size = 0
     for entry in entries:
-        if is_internal_name(entry.name) or entry.name.startswith("."):
+        if is_internal_name(entry.name):
             continue
         if not entry.is_file():
-            if not prefix and entry.is_dir() and os.path.exists(os.path.join(entry.path, CONFIG_NAME)):
+            part = not prefix and not entry.name.startswith(".") and entry.is_dir()
+            if part and os.path.exists(os.path.join(entry.path, CONFIG_NAME)):
                 with os.scandir(entry.path) as it:
                     sub_signature, sub_size, _ = _listing(list(it), f"{entry.name}/")
                 signature += sub_signature
@@ -118,13 +127,25 @@ def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Sig
         signature.append([prefix + entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
         size += st.st_size
         if entry.name.endswith(GRAPH_SUFFIX):
-            graphs.add(entry.name[: -len(GRAPH_SUFFIX)])
+            graphs[entry.name[: -len(GRAPH_SUFFIX)]] = st.st_size
     signature.sort()
     return signature, size, graphs
 
 
+def folder_signature(folder: str) -> Signature | None:
+    """The listing a cached row is keyed by, or None when the folder cannot be listed."""
+    try:
+        with os.scandir(folder) as it:
+            return _listing(list(it))[0]
+    except OSError:
+        return None
+
+
 def _described(folder: str, size: int, description: ModelDescription) -> ArtifactSummary:
-    """The row of a model without a resizable KV cache: its kind, class, target and batch, and why."""
+    """The row of a model without a resizable KV cache: its kind, class, target and batch, and why.
+
+    Its verdict is final here: the full check reads container headers, and these models have none to read.
+    """
     problems = list(description.problems)
     return ArtifactSummary(
         path=folder,
@@ -141,7 +162,7 @@ def _described(folder: str, size: int, description: ModelDescription) -> Artifac
     )
 
 
-def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
+def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSummary:
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.kinds import (
@@ -206,19 +227,24 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         except StudioError as exc:
             return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size, kind=kind.value)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
+    from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
+
     problems = config_problems(config)
     if kind is ModelKind.DECODER:  # a VLM's language model graphs are checked by its description
         if not graphs:
             problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+        problems += [empty_graph_problem(graph) for graph, graph_size in sorted(graphs.items()) if graph_size == 0]
         for graph in expected:
             if graph not in graphs:
                 problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
     problems += extra
-    kv_total = config.kv_bytes(max(config.kvcache_num_blocks, 0))
+    status = worst(problems)
+    kv_per_npu = config.kv_bytes_per_npu(config.kvcache_num_blocks)
     return ArtifactSummary(
         path=folder,
         name=name,
-        status=worst(problems),
+        # Only the full check (verify) may say ok or warning: the .rbln headers can still make it invalid.
+        status=status if status is Status.INVALID else Status.CHECKING,
         problems=[p.message for p in problems],
         model=_model_name(folder, model_cls or config.cls_name),
         npu=config.npu,
@@ -230,58 +256,132 @@ def _from_config(folder: str, size: int, graphs: set[str]) -> ArtifactSummary:
         kvcache_num_blocks=config.kvcache_num_blocks,
         num_min_blocks=config.num_min_blocks,
         num_full_blocks=config.num_full_blocks,
-        kv_bytes_per_npu=None if kv_total is None else kv_total // config.num_devices,
+        kv_bytes_per_npu=kv_per_npu,
         size_on_disk=size,
         kind=kind.value,
-        kv_note=config.kv_unknown_reason if kv_total is None else None,
+        kv_note=config.kv_unknown_reason if kv_per_npu is None else None,
     )
 
 
-def summarize(folder: str | os.PathLike[str], cache: ScanCache | None = None) -> ArtifactSummary:
-    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact."""
+def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary:
+    """The row for an entry that could not be read: its path, and why, instead of losing the whole listing."""
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.ELOOP:
+        reason += " (a symbolic link that leads back to itself)"
+    return ArtifactSummary(path, os.path.basename(path), Status.INVALID, [f"Cannot {action} {path}: {reason}."])
+
+
+def default_verifier(inspector: GraphInspector | None = None) -> Verifier:
+    """The full check inspect runs, as a Verifier (imported on first use: a scan served from the cache never
+    needs it, nor pydantic)."""
+
+    def verify(row: ArtifactSummary) -> ArtifactSummary:
+        from rbln_artifact_studio.core.fleet.verify import verify_summary
+
+        return verify_summary(row, inspector)
+
+    return verify
+
+
+def summarize(
+    folder: str | os.PathLike[str],
+    cache: ScanCache | None = None,
+    verify: Verifier | bool | None = True,
+    link_target: str | None = None,
+) -> ArtifactSummary:
+    """A table row from rbln_config.json and the folder listing; never raises for a bad artifact.
+
+    verify=True runs the full check (default_verifier); False leaves a row the fast checks pass as "checking".
+    """
     folder = os.fspath(Path(folder))
     try:
         with os.scandir(folder) as it:
             entries = list(it)
     except OSError as exc:
-        message = f"Cannot list {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
-    return _summarize(folder, entries, cache)
+        return failed_row(folder, exc, "list")
+    verifier = default_verifier() if verify is True else (verify or None)
+    return _summarize(folder, entries, cache, verifier, link_target)
 
 
-def _summarize(folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None) -> ArtifactSummary:
+def _summarize(
+    folder: str,
+    entries: list[os.DirEntry[str]],
+    cache: ScanCache | None,
+    verify: Verifier | None,
+    link_target: str | None = None,
+) -> ArtifactSummary:
     try:
         signature, size, graphs = _listing(entries)
     except OSError as exc:
-        message = f"Cannot list {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, os.path.basename(folder), Status.INVALID, [message])
+        return failed_row(folder, exc, "list")
     if cache is not None:
         row = cache.get(folder, signature)
         if row is not None:
-            return ArtifactSummary.from_json(row)
-    summary = _from_config(folder, size, graphs)
-    if cache is not None:
-        cache.put(folder, signature, summary.to_json())
+            return replace(ArtifactSummary.from_json(row), link_target=link_target)
+    summary = replace(_from_config(folder, size, graphs), link_target=link_target)
+    if verify is not None and summary.status is Status.CHECKING:
+        summary = verify(summary)
+    if cache is not None and summary.status is not Status.CHECKING:
+        cache.put(folder, signature, summary.to_json())  # only finished verdicts are remembered
     return summary
 
 
 def find_artifacts(
     root: Path, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
 ) -> Iterator[Path]:
-    """Every folder under root holding an rbln_config.json; follows symlinks once, never loops."""
-    return (Path(folder) for folder, _ in _walk(os.fspath(Path(root)), cancel, on_issue))
+    """Every folder under root holding an rbln_config.json; never loops, never leaves root through a link."""
+    return (Path(found.folder) for found in _walk(os.fspath(Path(root)), cancel, on_issue) if found.entries is not None)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """An artifact folder with its listing, or an entry that failed (entries None, error set)."""
+
+    folder: str
+    entries: list[os.DirEntry[str]] | None
+    link_target: str | None = None
+    error: ArtifactSummary | None = None
+
+
+def is_inside(path: str, folder: str) -> bool:
+    """True when path is folder or lies below it (whole path components, not a shared prefix)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _is_artifact(names: Iterable[str], folder: str) -> bool:
+    """A compiled model's folder: rbln_config.json, or an optimum-rbln pipeline's model_index.json."""
+    names = set(names)
+    if INCOMPLETE_MARKER in names:
+        return False
+    return CONFIG_NAME in names or (PIPELINE_INDEX in names and is_pipeline_folder(folder))
 
 
 def _walk(
-    root: str, cancel: CancelToken | None, on_issue: IssueCallback | None
-) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
-    """find_artifacts on path strings, with each artifact's listing (read once), in path order."""
-    seen: set[tuple[int, int]] = set()
-    stack = [root]
+    root: str,
+    cancel: CancelToken | None,
+    on_issue: IssueCallback | None,
+    boundary: str | None = None,
+    skip_children: frozenset[str] = frozenset(),
+    seen: set[tuple[int, int]] | None = None,
+) -> Iterator[_Found]:
+    """Artifacts under root in path order, each real folder once (by device and inode).
+
+    Folders are entered by their real paths only: a symlinked folder inside the boundary (the opened root)
+    is reached where it really lies; a link to the boundary or an ancestor is never followed (no loops, no
+    wandering out); a link to an artifact outside is listed once, marked with its target; a link to any
+    other folder outside is reported and skipped. An entry that cannot be read becomes a failed row.
+    """
+    boundary_real = os.path.realpath(boundary or root)
+    seen = set() if seen is None else seen
+    stack: list[tuple[str, str | None, ArtifactSummary | None]] = [(root, None, None)]
+    first = True
     while stack:
         if cancel is not None:
             cancel.raise_if_cancelled()
-        folder = stack.pop()
+        folder, link_target, failure = stack.pop()
+        if failure is not None:
+            yield _Found(folder, None, None, failure)
+            continue
         try:
             st = os.stat(folder)
             key = (st.st_dev, st.st_ino)
@@ -291,25 +391,38 @@ def _walk(
             with os.scandir(folder) as it:
                 entries = list(it)
         except OSError as exc:
-            if on_issue is not None:
-                on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+            if first:
+                if on_issue is not None:
+                    on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
+            else:
+                yield _Found(folder, None, link_target, failed_row(folder, exc, "list"))
+            first = False
             continue
-        names = {e.name for e in entries}
-        if INCOMPLETE_MARKER not in names and (
-            CONFIG_NAME in names or (PIPELINE_INDEX in names and is_pipeline_folder(folder))
-        ):
-            yield folder, entries
+        skip = skip_children if first else frozenset()
+        first = False
+        if _is_artifact((e.name for e in entries), folder):
+            yield _Found(folder, entries, link_target)
             continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
-        subfolders = []
+        subfolders: list[tuple[str, str | None, ArtifactSummary | None]] = []
         for entry in entries:
-            if entry.name.startswith(".") or is_internal_name(entry.name):
+            if entry.name.startswith(".") or is_internal_name(entry.name) or entry.name in skip:
                 continue  # hidden folders, and our staging folders, are never artifacts
             try:
-                if entry.is_dir():
-                    subfolders.append((entry.name, entry.path))
-            except OSError:
-                continue
-        stack.extend(path for _, path in sorted(subfolders, reverse=True))
+                if not entry.is_dir():
+                    continue
+                if not entry.is_symlink():
+                    subfolders.append((entry.path, None, None))
+                    continue
+                target = os.path.realpath(entry.path)
+                if is_inside(boundary_real, target) or is_inside(target, boundary_real):
+                    continue  # an ancestor (would loop or wander out), or a folder reached by its real path
+                if _is_artifact(os.listdir(target), target):
+                    subfolders.append((entry.path, target, None))
+                elif on_issue is not None:
+                    on_issue(Path(entry.path), f"{entry.path} links to {target}, outside {root}; not followed.")
+            except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
+                subfolders.append((entry.path, None, failed_row(entry.path, exc)))
+        stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
 
 
 def scan(
@@ -317,14 +430,31 @@ def scan(
     cancel: CancelToken | None = None,
     on_issue: IssueCallback | None = None,
     use_cache: bool = True,
+    verify: Verifier | bool | None = True,
+    boundary: Path | None = None,
+    skip_children: frozenset[str] = frozenset(),
+    seen: set[tuple[int, int]] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged)."""
-    cache = ScanCache(Path(root)) if use_cache else None
+    """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged).
+
+    verify=True gives every row its final verdict (the check inspect runs; cached once done); False yields
+    rows the fast checks pass as "checking", for a caller that verifies them in the background (verify.py).
+    boundary is the opened folder when root is one of its subfolders (links are judged against it).
+    """
+    cache_root = Path(boundary or root)
+    cache = ScanCache(cache_root) if use_cache else None
+    whole = os.path.realpath(cache_root) == os.path.realpath(root) and not skip_children
+    verifier = default_verifier() if verify is True else (verify or None)
     complete = False
     try:
-        for folder, entries in _walk(os.fspath(Path(root)), cancel, on_issue):
-            yield _summarize(folder, entries, cache)
+        walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
+        for found in walk:
+            if found.entries is None:
+                assert found.error is not None
+                yield found.error
+            else:
+                yield _summarize(found.folder, found.entries, cache, verifier, found.link_target)
         complete = True
     finally:
         if cache is not None:
-            cache.save(complete)
+            cache.save(complete and whole)

@@ -10,6 +10,7 @@ class Status(str, Enum):
     OK = "ok"
     WARNING = "warning"
     INVALID = "invalid"
+    CHECKING = "checking"  # a fast scan row whose full check (the one inspect runs) has not run yet
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from pydantic import (
     model_validator,
     with_config,
 )
-from rbln_artifact_studio.core.errors import ConfigError
+from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
+from rbln_artifact_studio.core.estimation.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
-from rbln_artifact_studio.core.model.npu import AttnImpl
+from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
 from typing_extensions import Required, Self, TypedDict
@@ -244,6 +245,24 @@ class ConfigFields(BaseModel):
         """Unaligned KV cache bytes of the whole model at a block count, or None when unknown."""
         per_block = self.kv_bytes_per_block
         return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
+
+    @cached_property
+    def kv_heads(self) -> int | None:
+        """The model's KV heads (shape[1] of its cache tensors), or None without cache metadata."""
+        entries = self._cache_meta_entries()
+        heads = [int(m["shape"][1]) for m in entries or ()]
+        return max(heads) if heads else None
+
+    def kv_bytes_per_npu(self, num_blocks: int) -> int | None:
+        """Unaligned KV cache bytes on each NPU at a block count (kv_split's formula), or None when unknown."""
+        total = self.kv_bytes(max(num_blocks, 0))
+        if total is None:
+            return None
+        try:
+            chiplets = get_npu(self.npu).chiplets if self.npu else 1
+        except UnknownNpuError:
+            chiplets = 1
+        return kv_bytes_per_npu(total, self.kv_heads, self.num_devices, chiplets)
 
 
 class RblnConfig(ConfigFields):

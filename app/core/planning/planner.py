@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.estimation.explore import BudgetStep, min_budget
-from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, Status
 from rbln_artifact_studio.core.model.npu import Npu
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, with_block_count
 from rbln_artifact_studio.core.planning.serving import check_serving
@@ -391,8 +391,19 @@ def fix_for(p: Plan, label: str) -> Fix:
         budget=step if (step := min_budget(layout, npu, full, best)) and step.blocks == best else None,
         headroom_after=room_left(best),
         concurrency_after=_concurrency(m.artifact, best),
-        warnings=check_target(c, best).warnings,
+        warnings=check_target(c, best, m.artifact).warnings,
     )
+
+
+def require_valid(artifacts: list[Artifact]) -> None:
+    """A plan counts on every artifact loading: an invalid one (the verdict scan and inspect give) stops it."""
+    invalid = [a for a in artifacts if a.status is Status.INVALID]
+    if invalid:
+        reasons = "; ".join(
+            f"{a.path} is invalid: " + "; ".join(p.message for p in a.problems if p.severity is Status.INVALID)
+            for a in invalid
+        )
+        raise InvalidArtifactError(f"{reasons}. Fix or recompile it, then plan again.")
 
 
 def fixes(p: Plan, label: str | None = None) -> list[Fix]:

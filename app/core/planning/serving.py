@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+from rbln_artifact_studio.core.fleet.status import Problem, Status
+from rbln_artifact_studio.core.model.blocks import blocks_per_sequence, full_sequences
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
@@ -25,11 +28,12 @@ class ServingCheck:
     num_devices: int
     errors: list[str] = field(default_factory=list)  # vllm-rbln refuses to start
     warnings: list[str] = field(default_factory=list)
+    loads: bool = True  # False when the artifact itself is invalid (damaged, inconsistent, over the DRAM)
 
     @property
     def blocks_per_request(self) -> int:
         """Blocks one full-length request occupies."""
-        return math.ceil(self.max_model_len / self.block_size)
+        return blocks_per_sequence(self.max_model_len, self.block_size)
 
     @property
     def full_batch_fits(self) -> bool:
@@ -45,7 +49,9 @@ class ServingCheck:
     @property
     def concurrency(self) -> int:
         """Full-length requests that can hold their KV cache at the same time (the null block holds none)."""
-        return min(self.max_num_seqs, (self.num_gpu_blocks - 1) // self.blocks_per_request)
+        if not self.loads:
+            return 0
+        return full_sequences(self.kvcache_num_blocks, self.max_model_len, self.block_size, self.max_num_seqs)
 
     @property
     def max_num_batched_tokens(self) -> int:
@@ -66,6 +72,7 @@ class ServingCheck:
             "num_devices": self.num_devices,
             "errors": self.errors,
             "warnings": self.warnings,
+            "loads": self.loads,
         }
 
 
@@ -125,7 +132,19 @@ def check_serving(loaded: LoadedConfig) -> ServingCheck:
     return check
 
 
+def check_artifact_serving(loaded: LoadedConfig, problems: Iterable[Problem]) -> ServingCheck:
+    """check_serving, agreeing with the artifact's verdict: an invalid artifact serves nothing, and says why."""
+    check = check_serving(loaded)
+    invalid = [p.message for p in problems if p.severity is Status.INVALID]
+    if invalid:
+        check.errors[:0] = [f"The artifact is invalid, so vLLM cannot load it: {m}" for m in invalid]
+        return replace(check, loads=False)
+    return check
+
+
 def serving_text(s: ServingCheck) -> str:
+    from rbln_artifact_studio.core.display.serving_display import serving_headline  # it imports this module
+
     lines = [
         f"{s.path}: vllm-rbln will set",
         f"  max_num_seqs            {s.max_num_seqs}  (batch_size)",
@@ -135,8 +154,7 @@ def serving_text(s: ServingCheck) -> str:
         f"{'' if s.full_batch_fits else ' - 1'} + 1 null block)",
         f"  max_num_batched_tokens  {s.max_num_batched_tokens:,}",
         f"  devices per rank        {s.num_devices}",
-        f"Concurrency: {s.concurrency} of {s.max_num_seqs} requests at the full {s.max_model_len:,} tokens "
-        f"({s.blocks_per_request} blocks each).",
+        serving_headline(s),
     ]
     lines += [f"error: {e}" for e in s.errors]
     lines += [f"warning: {w}" for w in s.warnings]

@@ -13,9 +13,9 @@ from rbln_artifact_studio.core.estimation.estimator import (
     MemoryLayout,
     SequenceShape,
     breakdown,
-    min_budget_per_npu,
     resolve_blocks,
 )
+from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.model.budget import MemoryBudget, check_exclusive, parse_budget, with_budget_warnings
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, AttnImpl, default_attn_impl, get_npu, validate_shape
@@ -175,12 +175,9 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
         except InsufficientMemoryError as exc:
             raise with_budget_warnings(exc, budget) from None
     if explicit is not None or shape.attn is AttnImpl.EAGER:
-        needed = min_budget_per_npu(layout, npu, num_blocks)
-        if needed > npu.available_per_npu:
-            warnings.append(
-                f"{num_blocks} blocks need {format_bytes(needed)} per NPU, more than its "
-                f"{format_bytes(npu.available_per_npu)} of DRAM; the artifact will fail to allocate at runtime."
-            )
+        refusal = does_not_fit(layout, npu, num_blocks, sequence.floor)  # it would not load: never write it
+        if refusal is not None:
+            raise ResizeError(refusal + " Nothing was written.")
     plan = CompilePlan(request, model, shape, budget, budget_per_npu, layout, num_blocks, sequence, warnings)
     try:  # never write a file this tool would refuse to open
         parse_config(rbln_config_for(plan), Path(CONFIG_NAME))

@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.storage import faults
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 
 INCOMPLETE_MARKER = ".rbln-studio-incomplete"
 PARTIAL_TAG = ".partial-"
@@ -133,6 +134,15 @@ def is_empty_dir(path: Path) -> bool:
         return next(entries, None) is None
 
 
+def enclosing_artifact(path: Path) -> Path | None:
+    """The nearest folder above path (by real path, whole components) that is an artifact, or None."""
+    real = Path(os.path.realpath(path))
+    for parent in real.parents:
+        if (parent / CONFIG_NAME).is_file() and not (parent / INCOMPLETE_MARKER).exists():
+            return parent
+    return None
+
+
 def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
     """Refuse an output folder that exists with content, is the source, or lies inside the source."""
     output = Path(os.path.abspath(output))
@@ -143,6 +153,12 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
             raise StudioError(f"The output folder {output} is the source artifact; choose a new folder.")
         if src in real.parents:
             raise StudioError(f"The output folder {output} lies inside the source artifact {src}; choose another.")
+    holder = enclosing_artifact(output)
+    if holder is not None:
+        raise StudioError(
+            f"The output folder {output} lies inside the artifact {holder}; a copy there would be hidden from "
+            "scans (an artifact's subfolders belong to it). Choose a folder outside every artifact."
+        )
     if output.exists() or output.is_symlink():
         if not output.is_dir():
             raise StudioError(f"{output} exists and is not a folder; choose a new output folder.")
@@ -201,6 +217,24 @@ class StagingDir:
             raise not_durable(exc, f"{self.final} was written") from None
         faults.checkpoint("publish.renamed")
 
+    def swap_in(self) -> None:
+        """Replace the existing destination folder by the staged one with one atomic exchange, then delete the
+        old one (now at the staging path, unmarked: a killed run's leftover is removed as a stale partial)."""
+        from rbln_artifact_studio.core.storage.swap import exchange
+
+        faults.checkpoint("swap.before")
+        (self.path / INCOMPLETE_MARKER).unlink()
+        fsync_dir(self.path)
+        exchange(self.path, self.final)
+        self._published = True
+        faults.checkpoint("swap.exchanged")
+        try:
+            fsync_dir(self.final.parent)
+        except OSError as exc:
+            raise not_durable(exc, f"{self.final} was replaced") from None
+        shutil.rmtree(self.path, ignore_errors=True)  # the old artifact
+        faults.checkpoint("swap.old_removed")
+
     def __exit__(self, *exc_info: object) -> None:
         if not self._published:
             shutil.rmtree(self.path, ignore_errors=True)
@@ -239,8 +273,16 @@ def iter_files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
                     yield Path(entry.path), entry.stat(follow_symlinks=False)
 
 
-def tree_size(root: Path) -> int:
-    return sum(st.st_size for _, st in iter_files(root) if stat.S_ISREG(st.st_mode))
+def tree_size(root: Path, dereference: bool = False) -> int:
+    """Bytes of the regular files below root; with dereference, a symlinked file counts its target's bytes."""
+    total = 0
+    for path, st in iter_files(root):
+        if dereference and stat.S_ISLNK(st.st_mode):
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            total += st.st_size
+    return total
 
 
 def _clone(src_fd: int, dst_fd: int) -> bool:
@@ -357,8 +399,12 @@ def _copy_chunks(
         on_bytes(n)
 
 
-def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
-    """Copy every file and folder of src into the existing folder dst (symlinks stay symlinks)."""
+def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None], dereference: bool = False) -> None:
+    """Copy every file and folder of src into the existing folder dst (symlinks stay symlinks).
+
+    With dereference, a symlink to a file is copied as the file it points to: an artifact copy that is
+    then written to must own its files (a link into a Hugging Face cache's blobs would be written through).
+    """
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames[:] = [d for d in dirnames if not is_internal_name(d)]
         here = dst / Path(dirpath).relative_to(src)
@@ -366,7 +412,7 @@ def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
             if is_internal_name(name):
                 continue
             source, target = Path(dirpath) / name, here / name
-            if source.is_symlink():
+            if source.is_symlink() and not (dereference and source.is_file()):
                 os.symlink(os.readlink(source), target)
             elif source.is_dir():
                 target.mkdir()

@@ -78,9 +78,11 @@ class ArtifactLock:
     def release(self) -> None:
         if self._fd is None:
             return
-        # Unlink while still holding the flock, so the artifact folder is left as it was found.
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        # Unlink while still holding the flock, so the artifact folder is left as it was found; only our own file
+        # (a folder swapped in meanwhile may hold another writer's lock at the same path).
+        if self._same_file(self._fd):
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
         os.close(self._fd)  # closing the descriptor drops the flock
         self._fd = None
 

@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import InsufficientMemoryError, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import rescale_allocations, resolve_blocks
+from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.model.budget import MemoryBudget, with_budget_warnings
 from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, nested_count
@@ -39,6 +41,8 @@ from rbln_artifact_studio.core.storage.jsonfile import (
     require_current_format,
 )
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
+from rbln_artifact_studio.core.storage.same_result import holds_resized_copy
+from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing, sharing_of
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,15 @@ class TargetCheck:
         return self.error is None
 
 
-def check_target(config: RblnConfig, target: int, in_place: bool = False) -> TargetCheck:
-    """DESIGN section 6: current must be positive, target >= floor; above current or full only warns.
+def check_target(
+    config: RblnConfig, target: int, artifact: Artifact | None = None, in_place: bool = False
+) -> TargetCheck:
+    """DESIGN section 6, with the artifact's allocation tables where known (DESIGN section 5).
 
+    Errors: a non-positive current count, a target below the floor or above what a file records, and, where
+    the tables are known, a target whose KV cache does not fit the DRAM left on the tightest chiplet (the
+    error names the largest count that fits). Where they are unknown (a real artifact without rebel), a
+    target above the current count warns with its KV bytes per NPU. Above the full pool always warns.
     in_place: a choice about to be applied in place, where the current count changes nothing (the GUI offers no
     Apply for it; the CLI takes it as a finished rerun).
     """
@@ -78,10 +88,18 @@ def check_target(config: RblnConfig, target: int, in_place: bool = False) -> Tar
         error = f"The artifact already has kvcache_num_blocks={target}; nothing to change in place."
         return TargetCheck(current, target, floor, full, error)
     warnings = []
-    if target > current:
+    layout, npu = (artifact.layout(), artifact.npu) if artifact is not None else (None, None)
+    if layout is not None and npu is not None:
+        error = does_not_fit(layout, npu, target, floor)
+        if error is not None:
+            return TargetCheck(current, target, floor, full, error)
+    elif target > current:
+        per_npu = config.kv_bytes_per_npu(target)
+        size = "" if per_npu is None else f" ({format_bytes(per_npu)} of KV cache per NPU)"
         warnings.append(
-            f"kvcache_num_blocks={target} is above the current count ({current}); the artifact was sized to fit "
-            "the NPU's DRAM, so it may fail to allocate at runtime."
+            f"kvcache_num_blocks={target} is above the current count ({current}){size}; the artifact's "
+            "allocation tables are unknown here, so whether it fits the NPU's DRAM cannot be checked: it may "
+            "fail to allocate at runtime."
         )
     if target > full:
         warnings.append(above_full_warning(target, full))
@@ -107,6 +125,8 @@ class ResizeResult:
     target: int
     warnings: list[str]
     bytes_copied: int = 0
+    unshared: tuple[str, ...] = ()  # files copied-on-write because another path shared them
+    already_done: bool = False  # the output already held exactly this result; nothing was written
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -115,14 +135,26 @@ class ResizeResult:
             "kvcache_num_blocks": self.target,
             "warnings": self.warnings,
             "bytes_copied": self.bytes_copied,
+            "unshared": list(self.unshared),
+            "already_done": self.already_done,
         }
 
     def summary(self) -> str:
-        """optimum-rbln-cli's own last line for a resize."""
+        """optimum-rbln-cli's own last line for a resize (or that a repeated copy found its result there)."""
+        if self.already_done:
+            return f"{self.path} already holds this copy with kvcache_num_blocks={self.target}; nothing to do"
         return f"Set kvcache_num_blocks to {self.target} for artifact at {self.path}"
 
 
 def _require_simulated(artifact: Artifact) -> None:
+    if artifact.status.value == "invalid":  # first: a damaged file is named, not taken for real-compiler output
+        reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
+        raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}. Nothing was changed.")
+    if artifact.config.unknown_cache_kinds:
+        raise ResizeError(
+            f"{artifact.name}: {artifact.config.kv_unknown_reason} A resize could leave those caches wrong; "
+            "nothing was changed."
+        )
     location = artifact.location
     if location is not None and location.vlm_root is not None and not artifact.is_simulated:
         raise ResizeError(
@@ -131,19 +163,11 @@ def _require_simulated(artifact: Artifact) -> None:
             f"{location.section}/ it would leave the {location.section} section of the model's rbln_config.json "
             "at the old count. Nothing was changed."
         )
-    if artifact.config.unknown_cache_kinds:
-        raise ResizeError(
-            f"{artifact.name}: {artifact.config.kv_unknown_reason} A resize could leave those caches wrong; "
-            "nothing was changed."
-        )
     if not artifact.is_simulated:
         raise ResizeError(
             f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs "
             "optimum-rbln-cli (use --backend optimum). Nothing was changed."
         )
-    if artifact.status.value == "invalid":
-        reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
-        raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}")
 
 
 def _rewrite(artifact: Artifact, target: int) -> None:
@@ -203,7 +227,9 @@ def _check_writable(folder: Path) -> KvLocation:
     files = [model_dir / CONFIG_NAME, *sorted(model_dir.glob(f"*{GRAPH_SUFFIX}"))]
     if location.vlm_root:
         files.append(location.vlm_root / CONFIG_NAME)
-    blocked = [p for p in [*dirs, *files] if (p in dirs or p.exists()) and not os.access(p, os.W_OK)]
+    # A shared file is copied before the write (copy-on-write): a read-only cache blob behind a link is fine.
+    owned = [p for p in files if p.exists() and sharing_of(p) is None]
+    blocked = [p for p in [*dirs, *owned] if not os.access(p, os.W_OK)]
     if blocked:
         which = "" if blocked[0] == folder else f" ({blocked[0].relative_to(location.lock_dir)})"
         raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
@@ -217,7 +243,7 @@ def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget 
     if budget is not None:
         target = target_for_budget(artifact, budget)
     assert target is not None
-    check = check_target(artifact.config, target)
+    check = check_target(artifact.config, target, artifact)
     if check.error:
         raise ResizeError(check.error)
     return target, [*(budget.warnings() if budget else []), *check.warnings]
@@ -250,15 +276,18 @@ def resize_in_place(
                 remove_stale_temp_files(written)
             artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, now under the lock
             previous = artifact.config.kvcache_num_blocks
+            shared: list[SharedFile] = []
             if not _in_step(artifact, new_count):
                 try:
+                    shared = artifact.shared  # read under the lock, just now
+                    break_sharing(artifact.model_dir, shared)  # the other path (backup, cache blob) is only read
                     _rewrite(artifact, new_count)
                 except NotDurableError as exc:
                     raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
             faults.checkpoint("resize.done")
     except OSError as exc:
         raise StudioError(describe_os_error(exc, f"resizing {folder}") + " The artifact keeps its old count.") from None
-    return ResizeResult(folder, previous, new_count, warnings)
+    return ResizeResult(folder, previous, new_count, warnings, unshared=tuple(f.describe() for f in shared))
 
 
 def resize_to_copy(
@@ -272,7 +301,17 @@ def resize_to_copy(
     """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read."""
     folder = Path(folder)
     progress = progress or Progress()
-    _plan(folder, target, budget, inspector)  # a bad request fails here, before anything is written
+    source, new_count, warnings = _plan(folder, target, budget, inspector)  # a bad request fails before any write
+    if holds_resized_copy(Path(os.path.abspath(output_dir)), source, new_count):
+        progress.say(f"{output_dir} already holds this copy with kvcache_num_blocks={new_count}; nothing to do")
+        return ResizeResult(
+            Path(os.path.abspath(output_dir)),
+            source.config.kvcache_num_blocks,
+            new_count,
+            warnings,
+            0,
+            already_done=True,
+        )
     output = check_new_output_dir(output_dir, folder)
     # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
     lock_dir = kv_location(folder).lock_dir  # a VLM's lock also guards its language_model/ folder
@@ -282,10 +321,10 @@ def resize_to_copy(
             lock.acquire()
             faults.checkpoint("copy.locked")
         artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, under the lock
-        total = tree_size(folder)
+        total = tree_size(folder, dereference=True)
         progress.start(total, f"Copying {folder.name} to {output.name}")
         with StagingDir(output) as staging:
-            copy_tree(folder, staging.path, progress.advance)
+            copy_tree(folder, staging.path, progress.advance, dereference=True)
             faults.checkpoint("copy.copied")
             copied = open_artifact(staging.path, inspector)
             if not _in_step(copied, new_count):
