@@ -323,9 +323,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.display.serving_display import serving_text
     from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
-    from rbln_artifact_studio.core.planning.serving import check_artifact_serving, serving_text
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
     try:  # the verdict inspect and scan give; a VLM is served through its language model's config
         artifact = open_artifact(args.dir, _inspector(args))

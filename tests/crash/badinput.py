@@ -2,7 +2,7 @@
 
 Every reader (open_artifact, inspect, summarize, scan, read_block_count and the CLI's inspect, get and
 scan commands, run in-process) must end in a StudioError (exit 1 with one `error:` line) or a result,
-never another exception, a hang or a write.
+never another exception, a hang or a write; inspect and scan exit 3 exactly when the artifact is invalid.
 """
 
 from __future__ import annotations
@@ -237,11 +237,16 @@ def read_everything(folder: Path, scans: bool = True) -> list[str]:
             result = attempt(f"cli {args[0]}", lambda args=args: _cli(args))
             if result is not None:
                 code, _, err = result
-                if code not in (0, 1) or (code == 1 and (not err.startswith("error: ") or err.count("\n") != 1)):
+                if code not in (0, 1, 3) or (code == 1 and (not err.startswith("error: ") or err.count("\n") != 1)):
                     problems.append(f"cli {' '.join(args[::2])}: exit {code}, stderr {err[:300]!r}")
+                if args[0] == "inspect" and artifact is not None and (code == 3) != (artifact.status is Status.INVALID):
+                    problems.append(f"cli inspect: exit {code} for an artifact that opens {artifact.status.value}")
+        # scan exits 3 exactly when its row is invalid: the verdict inspect gives (1 when it cannot open it).
         result = attempt("cli scan", lambda: _cli(["scan", str(root)])) if scans else None
-        if result is not None and result[0] != 0:
-            problems.append(f"cli scan: exit {result[0]}, stderr {result[2][:300]!r}")
+        invalid = artifact is None or artifact.status is Status.INVALID
+        if result is not None and result[0] != (3 if invalid else 0):
+            opened = "not opened" if artifact is None else f"opened {artifact.status.value}"
+            problems.append(f"cli scan: exit {result[0]} ({opened}): {result[1][-600:]!r} {result[2][:300]!r}")
     if fs.points:
         problems.append(f"a reader wrote: {fs.points[:3]}")
     return problems

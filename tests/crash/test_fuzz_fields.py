@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rbln_artifact_studio import cli
 from rbln_artifact_studio.core.errors import BudgetError
-from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
 from rbln_artifact_studio.core.model.rbln_config import MAX_BLOCKS
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
@@ -194,7 +193,7 @@ def test_count_the_config_cannot_record_is_refused(lab: tuple[Path, Path], tmp_p
     """Found by test_cli_fields_refuse_bad_values: set-kvcache-num-blocks 10**29 (and compile with it)
     succeeded with two warnings and wrote an rbln_config.json that this tool then refused to open, so the
     artifact could not even be resized back; compile --num_devices 10**29 never returned (its tables
-    grew until memory ran out). The largest recordable count still works."""
+    grew until memory ran out). The largest recordable count is refused for what it is: it does not fit."""
     model, template = lab
     art = Path(shutil.copytree(template, tmp_path / "art"))
     before = artifact_state(art)
@@ -211,5 +210,8 @@ def test_count_the_config_cannot_record_is_refused(lab: tuple[Path, Path], tmp_p
     )
     assert code == 1 and "num_devices must be at most 65,536" in err
     assert artifact_state(art) == before and sorted(p.name for p in tmp_path.iterdir()) == ["art"]
-    assert _cli(["set-kvcache-num-blocks", str(art), str(MAX_BLOCKS)])[0] == 0
-    assert open_artifact(art).config.kvcache_num_blocks == MAX_BLOCKS
+    # The largest recordable count is not refused as unrecordable; its KV cache cannot fit any NPU, so it is
+    # refused as impossible (issue 16), naming the largest count that fits, and nothing is written.
+    code, err = _cli(["set-kvcache-num-blocks", str(art), str(MAX_BLOCKS)])
+    assert code == 1 and "does not fit" in err and "far too large" not in err and "largest count that fits" in err
+    assert artifact_state(art) == before

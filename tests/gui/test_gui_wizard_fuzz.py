@@ -18,9 +18,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.errors import BudgetError, StudioError
+from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
-from rbln_artifact_studio.core.simulator.compiler import resolve_shape
+from rbln_artifact_studio.core.simulator.compiler import plan_compile, resolve_shape
 from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.main_window import MainWindow
 
@@ -134,6 +136,10 @@ def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wiza
     _to_sizing(qtbot, wizard)
     qtbot.mouseClick(wizard.findChild(QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
     spin = wizard.findChild(QSpinBox, "wizardBlocksSpin")
+    unsized = replace(wizard.request(), kvcache_num_blocks=None, memory_budget=None)
+    layout, npu = plan_compile(unsized).layout, get_npu(unsized.npu)
+    room = npu.available_per_chiplet
+    largest = largest_fitting(lambda n: layout.fits(n, room), 1, 10**7, otherwise=0)
 
     @FUZZ
     @given(text=typed_counts)
@@ -142,7 +148,13 @@ def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wiza
         type_count(qtbot, spin, text)
         assert wizard.request().kvcache_num_blocks == spin.value()  # type: ignore[union-attr]
         _check_sizing_page(wizard)
-        assert wizard.button(QWizard.WizardButton.NextButton).isEnabled() == (spin.value() >= 9)  # the floor
+        try:  # the floor, and (issue 16) a KV cache that fits the NPU: what the core's compile accepts
+            plan_compile(wizard.request())
+            accepted = True
+        except StudioError:
+            accepted = False
+        assert accepted == (spin.value() >= 9 and spin.value() <= largest)
+        assert wizard.button(QWizard.WizardButton.NextButton).isEnabled() == accepted
 
     typed()
 

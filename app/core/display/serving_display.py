@@ -1,4 +1,4 @@
-"""Qt-free display data for the detail panel's serving check: the rows vLLM settings and the headline."""
+"""The serving check as text: the detail panel's rows and headline, and the CLI's report built from them."""
 
 from __future__ import annotations
 
@@ -25,3 +25,17 @@ def serving_headline(s: ServingCheck) -> str:
         f"Concurrency: {s.concurrency} of {s.max_num_seqs} requests at the full {s.max_model_len:,} tokens "
         f"({s.blocks_per_request} blocks each)."
     )
+
+
+def serving_text(s: ServingCheck) -> str:
+    """What `rbln-studio-cli serving` prints: the detail panel's rows, two more settings, the headline, the notes."""
+    lines = [f"{s.path}: vllm-rbln will set"]
+    lines += [f"  {name:<23} {value}  ({source})" for name, value, source in serving_rows(s)]
+    lines += [
+        f"  {'max_num_batched_tokens':<23} {s.max_num_batched_tokens:,}",
+        f"  {'devices per rank':<23} {s.num_devices}",
+        serving_headline(s),
+    ]
+    lines += [f"error: {e}" for e in s.errors]
+    lines += [f"warning: {w}" for w in s.warnings]
+    return "\n".join(lines)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
-from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
@@ -142,15 +142,15 @@ def folder_signature(folder: str) -> Signature | None:
 
 
 def _described(folder: str, size: int, description: ModelDescription) -> ArtifactSummary:
-    """The row of a model without a resizable KV cache: its kind, class, target and batch, and why.
+    """The fast row of a model without a resizable KV cache: its kind, class, target and batch, and why.
 
-    Its verdict is final here: the full check reads container headers, and these models have none to read.
+    "checking" like every fast row: the verdict is the full check's (verify.py), which describes it as inspect does.
     """
     problems = list(description.problems)
     return ArtifactSummary(
         path=folder,
         name=os.path.basename(folder),
-        status=worst(problems),
+        status=Status.CHECKING,
         problems=[p.message for p in problems],
         model=_model_name(folder, description.cls_name),
         npu=description.npu,
@@ -163,6 +163,8 @@ def _described(folder: str, size: int, description: ModelDescription) -> Artifac
 
 
 def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSummary:
+    """The fast row: "checking", with what the config alone shows; the verdict is the full check's (verify.py),
+    which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.kinds import (
@@ -183,10 +185,10 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
             return _described(folder, size, describe_folder(Path(folder)))
         data = _read(os.fspath(path))
     except StudioError as exc:
-        return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size)
+        return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
-        return ArtifactSummary(folder, name, Status.INVALID, [message], size_on_disk=size)
+        return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
     config: ConfigView | RblnConfig
     kind: ModelKind = ModelKind.DECODER
@@ -225,7 +227,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
                 extra = upstream_problems(raw)
             loaded = parse_config(raw, path if not section else Path(folder, section, CONFIG_NAME))
         except StudioError as exc:
-            return ArtifactSummary(folder, name, Status.INVALID, [str(exc)], size_on_disk=size, kind=kind.value)
+            return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size, kind=kind.value)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
     from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
 
@@ -238,13 +240,11 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
             if graph not in graphs:
                 problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
     problems += extra
-    status = worst(problems)
     kv_per_npu = config.kv_bytes_per_npu(config.kvcache_num_blocks)
     return ArtifactSummary(
         path=folder,
         name=name,
-        # Only the full check (verify) may say ok or warning: the .rbln headers can still make it invalid.
-        status=status if status is Status.INVALID else Status.CHECKING,
+        status=Status.CHECKING,
         problems=[p.message for p in problems],
         model=_model_name(folder, model_cls or config.cls_name),
         npu=config.npu,

@@ -11,7 +11,8 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.fleet.status import Status, worst
+from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 
 
@@ -19,15 +20,40 @@ def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None
     """The row with inspect's status and problems (every .rbln header read), never "checking"."""
     try:
         artifact = open_artifact(Path(row.path), inspector)
-    except StudioError as exc:
-        message = exc.one_line()
-        problems = row.problems if message in row.problems else [*row.problems, message]
-        return replace(row, status=Status.INVALID, problems=problems)
+    except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
+        return described_row(row, exc.description)
+    except StudioError as exc:  # inspect says exactly this ("error: …")
+        return replace(row, status=Status.INVALID, problems=[exc.one_line()])
+    c = artifact.config
     return replace(
         row,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
+        model=row.model or (c.cls_name or "").removeprefix("RBLN").removesuffix("Config") or None,
+        npu=c.npu,
+        num_devices=c.num_devices,
+        batch_size=c.batch_size,
+        max_seq_len=c.max_seq_len,
+        block_size=c.block_size,
+        attn_impl=c.attn.value,
+        kvcache_num_blocks=c.kvcache_num_blocks,
+        num_min_blocks=c.num_min_blocks,
+        num_full_blocks=c.num_full_blocks,
         kv_bytes_per_npu=artifact.kv_bytes_per_npu,
+    )
+
+
+def described_row(row: ArtifactSummary, description: ModelDescription) -> ArtifactSummary:
+    """The verdict on a model without a resizable KV cache: the description inspect prints."""
+    return replace(
+        row,
+        status=worst(list(description.problems)),
+        problems=[p.message for p in description.problems],
+        npu=description.npu,
+        num_devices=description.num_devices,
+        batch_size=description.batch_size,
+        kind=description.kind.value,
+        kv_note=description.kv_note,
     )
 
 

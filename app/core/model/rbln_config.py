@@ -21,8 +21,8 @@ from pydantic import (
     with_config,
 )
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
-from rbln_artifact_studio.core.estimation.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
+from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format

@@ -140,22 +140,3 @@ def check_artifact_serving(loaded: LoadedConfig, problems: Iterable[Problem]) ->
         check.errors[:0] = [f"The artifact is invalid, so vLLM cannot load it: {m}" for m in invalid]
         return replace(check, loads=False)
     return check
-
-
-def serving_text(s: ServingCheck) -> str:
-    from rbln_artifact_studio.core.display.serving_display import serving_headline  # it imports this module
-
-    lines = [
-        f"{s.path}: vllm-rbln will set",
-        f"  max_num_seqs            {s.max_num_seqs}  (batch_size)",
-        f"  max_model_len           {s.max_model_len:,}  (max_seq_len)",
-        f"  block_size              {s.block_size:,}  (kvcache_block_size)",
-        f"  num_gpu_blocks          {s.num_gpu_blocks}  (kvcache_num_blocks {s.kvcache_num_blocks}"
-        f"{'' if s.full_batch_fits else ' - 1'} + 1 null block)",
-        f"  max_num_batched_tokens  {s.max_num_batched_tokens:,}",
-        f"  devices per rank        {s.num_devices}",
-        serving_headline(s),
-    ]
-    lines += [f"error: {e}" for e in s.errors]
-    lines += [f"warning: {w}" for w in s.warnings]
-    return "\n".join(lines)
