@@ -30,6 +30,18 @@ _OPTIMUM_OPERATIONS = {
 }
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -108,12 +120,17 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
+    from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
 
-    try:
-        print(block_count(args.dir))
-    except NoKvCacheError as exc:
-        raise _as_optimum_refusal(exc, args.dir) from None
+    count = plain_decoder_count(args.dir)  # shell loops call get per artifact: JSON only for the common kind
+    if count is None:
+        from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
+
+        try:
+            count = block_count(args.dir)
+        except NoKvCacheError as exc:
+            raise _as_optimum_refusal(exc, args.dir) from None
+    print(count)
     return 0
 
 
@@ -203,7 +220,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
             yield row
 
     verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
-    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier))
+    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+
+    processes = args.jobs if args.jobs is not None else idle_cpus()
+    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes))
+    if args.format == "json":
+        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+
+        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        return EXIT_INVALID if invalid else 0
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
 
@@ -420,6 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
     fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="read configs in N processes in all (default: one per idle CPU, by the load average; 1 reads them all here)",
+    )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")

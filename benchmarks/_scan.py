@@ -20,17 +20,19 @@ def measure(row: str, doc: str | None) -> int:
     parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--jobs", type=int, help="pass --jobs N to scan (default: its own, one process per CPU)")
     args = parser.parse_args()
     print(machine())
     with scratch("scan") as root, scratch("cache") as cache:
         fleet = root / "fleet"
         build_fleet(fleet, args.count)
         env_cache = {"RBLN_STUDIO_CACHE_DIR": str(cache)}
-        scan = [*cli(), "scan", str(fleet), "--json"]
+        scan = [*cli(), "scan", str(fleet), "--json", *(["--jobs", str(args.jobs)] if args.jobs else [])]
         walker = run([python(), "-c", WALKER, str(fleet)])
         if row == "cold":
             times = interleave({"cold": run([*scan, "--no-cache"], env_cache), "walker": walker}, args.runs)
-            report(f"scan --json --no-cache, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.3)
+            jobs = f" --jobs {args.jobs}" if args.jobs else ""
+            report(f"scan --json --no-cache{jobs}, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.0)
         else:
             fill = run(scan, env_cache)  # nothing changes between this scan and the timed one
             times = interleave({"warm": run(scan, env_cache), "walker": walker}, args.runs, before_each={"warm": fill})

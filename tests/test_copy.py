@@ -126,3 +126,46 @@ def test_empty_files_and_trees(tmp_path: Path) -> None:
     assert sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*")) == ["empty.json", "link", "sub", "sub/a.txt"]
     assert os.readlink(dst / "link") == "sub/a.txt" and (dst / "empty.json").read_bytes() == b""
     assert sum(seen) == 1
+
+
+def test_a_resized_copy_is_synced_once_before_it_is_published(
+    cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file and folder of the copy is fsynced before the rename that publishes it (crash-safety.md), but
+    the copied graphs are not synced twice (before and after their new header) nor the copied rbln_config.json that
+    the resize replaces."""
+    from rbln_artifact_studio.core.storage.resize import resize_to_copy
+
+    events: list[tuple[str, str, int]] = []
+    real_fsync, real_rename = os.fsync, os.rename
+    unchanged_copies_synced: list[str] = []  # a file synced while it is still a byte-for-byte copy of its source
+    sources = {
+        p.name: p.read_bytes() for p in cr13_artifact.iterdir() if p.name in ("rbln_config.json", "prefill.rbln")
+    }
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        events.append(("fsync", path, os.fstat(fd).st_ino))
+        name = os.path.basename(path)
+        if name in sources and "partial" in path and Path(path).read_bytes() == sources[name]:
+            unchanged_copies_synced.append(name)
+
+    def rename(src: str | Path, dst: str | Path) -> None:
+        real_rename(src, dst)
+        events.append(("rename", os.fspath(dst), 0))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "rename", rename)
+    output = tmp_path / "copy-12"
+    resize_to_copy(cr13_artifact, output, target=12)
+    publish = events.index(("rename", str(output), 0))
+    synced_before = {
+        ino for kind, _, ino in events[:publish] if kind == "fsync"
+    }  # a file may be synced under a temp name
+    staging = events[publish - 1][1] if events[publish - 1][0] == "fsync" else ""
+    assert staging.startswith(str(tmp_path / ".copy-12.partial-"))
+    for item in [output, *output.rglob("*")]:
+        assert item.stat().st_ino in synced_before, f"{item} was not synced before publishing"
+    assert unchanged_copies_synced == []  # both are rewritten (a new header, a new file) and synced once after
+    assert events[-1][0] == "fsync" and events[-1][1] == str(tmp_path)  # the rename itself made durable

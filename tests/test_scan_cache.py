@@ -119,10 +119,12 @@ def test_folders_changed_a_moment_ago_are_not_cached(cr13_artifact: Path, monkey
 
 
 def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_timestamps: None) -> None:
+    """Nor multiprocessing: with every row cached, a scan allowed two processes starts none."""
     rows(cr13_artifact.parent)  # fills the cache (this process may import anything)
     code = (
         "import sys; from rbln_artifact_studio.core.fleet.scan import scan; from rbln_artifact_studio.core.fleet.fleet_report import to_json; "
-        f"to_json(scan({str(cr13_artifact.parent)!r})); print(sorted(m for m in sys.modules if 'pydantic' in m))"
+        f"to_json(scan({str(cr13_artifact.parent)!r}, processes=2)); "
+        "print(sorted(m for m in sys.modules if 'pydantic' in m or m.startswith('multiprocessing')))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

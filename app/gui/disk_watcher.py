@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
@@ -22,6 +22,12 @@ DROP_SLICE = 256
 FIRST_SLICE = 8
 SLICE_SECONDS = 0.002
 DROP_AFTER_MS = 1000
+# Each watch costs QFileSystemWatcher time proportional to the watches it holds (above: 0.35 ms per folder at
+# 40,000, 15 s of GUI-thread time to watch 50,000 artifacts, and 39 ms to drop 64 of them), and the kernel caps
+# inotify watches per user (fs.inotify.max_user_watches, 8,192 on older systems). So artifact folders, whose own
+# changes are resizes and edits inside them, are watched up to this many; the folders above them (where artifacts
+# appear and vanish) always are. `limited` says how many artifact folders are left out; the window tells the user.
+MAX_ARTIFACT_WATCHES = 8192
 
 
 class _Slices:
@@ -51,6 +57,7 @@ class DiskWatcher(QObject):
     """A QFileSystemWatcher with a debounce; its callbacks only record paths, never touch the disk."""
 
     changed = Signal(list)  # folders whose entries changed, sorted
+    limited = Signal(int)  # artifact folders left unwatched because of MAX_ARTIFACT_WATCHES (0: none)
 
     def __init__(self, debounce_ms: int = 300, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,6 +73,8 @@ class DiskWatcher(QObject):
         self._lost: set[str] = set()  # Qt dropped their watch (deleted, maybe made again): report once re-watched
         self._adding, self._dropping_slices = _Slices(WATCH_SLICE), _Slices(DROP_SLICE)
         self._pending: set[str] = set()
+        self._artifacts: set[str] = set()  # artifact folders watched or queued: they count against the cap
+        self._left_out: set[str] = set()  # artifact folders over the cap
         self._adder = QTimer(self)
         self._adder.setSingleShot(True)
         self._adder.setInterval(0)
@@ -84,12 +93,24 @@ class DiskWatcher(QObject):
         """Folders watched, or queued to be within a few event-loop turns."""
         return frozenset(self._watched | self._queued)
 
-    def watch(self, folders: Iterable[str]) -> None:
+    @property
+    def left_out(self) -> int:
+        """Artifact folders not watched because of MAX_ARTIFACT_WATCHES."""
+        return len(self._left_out)
+
+    def watch(self, folders: Iterable[str], artifacts: Collection[str] = ()) -> None:
+        """Watch folders; those also in artifacts are watched only while fewer than MAX_ARTIFACT_WATCHES are."""
         if self._drop_queue and not self._drop_now:
             self._drop_timer.start()
+        left_out = len(self._left_out)
         for f in folders:
             if not f or f in self._watched or f in self._queued:
                 continue
+            if f in artifacts and f not in self._artifacts:
+                if len(self._artifacts) >= MAX_ARTIFACT_WATCHES:
+                    self._left_out.add(f)
+                    continue
+                self._artifacts.add(f)
             if f in self._dropping:  # still watched from before clear(): keep it
                 self._dropping.discard(f)
                 self._watched.add(f)
@@ -97,6 +118,8 @@ class DiskWatcher(QObject):
                 self._queued.add(f)
                 self._queue.append(f)
         self._schedule()
+        if len(self._left_out) != left_out:
+            self.limited.emit(len(self._left_out))
 
     def _may_drop(self) -> bool:
         return bool(self._drop_queue) and (self._drop_now or not self._drop_timer.isActive())
@@ -143,6 +166,10 @@ class DiskWatcher(QObject):
 
     def unwatch(self, folders: Iterable[str]) -> None:
         folders = set(folders)
+        self._artifacts.difference_update(folders)
+        if folders & self._left_out:
+            self._left_out.difference_update(folders)
+            self.limited.emit(len(self._left_out))
         if folders & self._queued:
             self._queue = [f for f in self._queue if f not in folders]
             self._queued.difference_update(folders)
@@ -156,6 +183,10 @@ class DiskWatcher(QObject):
         self._queue, self._queued = [], set()
         self._retried.clear()
         self._lost.clear()
+        self._artifacts.clear()
+        if self._left_out:
+            self._left_out.clear()
+            self.limited.emit(0)
         self._drop_now = False  # the next folder's scan may want some of these watches again
         # A folder that changed since the last report may have been deleted, and Qt then dropped its watch: such
         # folders are not kept for a quick re-watch (that would trust a watch Qt no longer has) but dropped now.

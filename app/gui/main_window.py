@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
+from rbln_artifact_studio.gui import disk_watcher
 from rbln_artifact_studio.gui.app_paths import app_icon, demo_folder
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
@@ -67,6 +68,10 @@ class MainWindow(QMainWindow):
         self.count_label = QLabel()
         self.count_label.setObjectName("artifactCount")
         self.statusBar().addPermanentWidget(self.count_label)
+        self.watch_label = QLabel()  # shown only when the disk watcher had to leave artifact folders out
+        self.watch_label.setObjectName("watchLimit")
+        self.watch_label.hide()
+        self.statusBar().addPermanentWidget(self.watch_label)
 
         self.artifact: Artifact | None = None
         self._no_resize_reason: str | None = None  # why the selected model offers no resize (no KV cache)
@@ -163,6 +168,7 @@ class MainWindow(QMainWindow):
         self.browser.proxy.layoutChanged.connect(self._update_count)
         self.workspace.rootChanged.connect(self._on_root_changed)
         self.workspace.scanFinished.connect(self._on_scan_finished)
+        self.workspace.watcher.limited.connect(self._on_watch_limit)
         self.jobs.jobFailed.connect(self._on_job_failed)
         self.browser.view.selectionModel().selectionChanged.connect(self._update_actions)
 
@@ -327,6 +333,17 @@ class MainWindow(QMainWindow):
             action.setStatusTip(tip)
         self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
+
+    @Slot(int)
+    def _on_watch_limit(self, left_out: int) -> None:
+        self.watch_label.setVisible(left_out > 0)
+        refresh = self.action_refresh.shortcut().toString(QKeySequence.SequenceFormat.NativeText) or "Refresh"
+        self.watch_label.setText(f"Changes inside {left_out:,} artifact(s) show after {refresh}")
+        self.watch_label.setToolTip(
+            f"Only {disk_watcher.MAX_ARTIFACT_WATCHES:,} artifact folders are watched for changes made outside the app (each "
+            "watch slows the next). Artifacts created or deleted anywhere still show up on their own; a resize or "
+            f"edit inside one of the other {left_out:,} shows after File ▸ Refresh."
+        )
 
     @Slot()
     def _update_count(self) -> None:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.backends.base import CompileResult
-from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.backends.registry import compile_model, inspector_for, resize_artifact
-from rbln_artifact_studio.backends.settings import ToolchainSettings
-from rbln_artifact_studio.core.demo import build_demo
-from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
-from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
-from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+
+# The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
+# otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.core.storage.resize import ResizeResult
+    from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 
 def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
@@ -30,6 +33,10 @@ def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> 
     """
 
     def work(ctx: JobContext) -> Artifact | ModelDescription:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+        from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+
         try:
             return open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain))
         except NoKvCacheError as exc:
@@ -44,6 +51,8 @@ def compile_artifact(
     """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
+        from rbln_artifact_studio.backends.registry import compile_model
+
         ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
         result = compile_model(
             request,
@@ -66,6 +75,8 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
     def work(ctx: JobContext) -> ResizeResult:
+        from rbln_artifact_studio.backends.registry import resize_artifact
+
         result = resize_artifact(
             choice.artifact_dir,
             target=choice.target,
@@ -86,6 +97,8 @@ def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
     """Compile the demo artifacts that are missing in folder."""
 
     def work(ctx: JobContext) -> str:
+        from rbln_artifact_studio.core.demo import build_demo
+
         written = build_demo(Path(folder), ctx.progress, ctx.cancel)
         ctx.log(f"{len(written)} demo artifact(s) written in {folder}")
         return folder

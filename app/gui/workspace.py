@@ -16,6 +16,7 @@ from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.gui.long_lived import LongLivedRows
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 BATCH_ROWS = 256
@@ -139,6 +140,7 @@ class Workspace(QObject):
         self._job: Job | None = None
         self._pending: set[str] = set()
         self._to_ack: list[Job] = []
+        self.long_lived = LongLivedRows()
 
         self._ack_timer = QTimer(self)
         self._ack_timer.setSingleShot(True)
@@ -207,9 +209,11 @@ class Workspace(QObject):
         if isinstance(message, RowsRemoved):
             self.model.remove_paths(message.paths)
             self.watcher.unwatch(message.paths)
+            self.watcher.watch(message.watch)
         else:
             self.model.upsert(message.rows)
-        self.watcher.watch(message.watch)
+            self.long_lived.grown_to(self.model.rowCount())
+            self.watcher.watch(message.watch, artifacts={row.summary.path for row in message.rows})
 
     @Slot()
     def _on_finished(self) -> None:

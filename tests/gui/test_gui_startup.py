@@ -28,3 +28,65 @@ def test_the_main_window_imports_nothing_heavy() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]"
+
+
+SHOW_FIRST_ARTIFACT = """
+import json, sys, threading
+
+HEAVY = tuple(sys.argv[2:])
+on_gui_thread = []
+
+
+class ImportSpy:
+    def find_spec(self, name, path=None, target=None):
+        if threading.current_thread() is threading.main_thread() and name.startswith(HEAVY):
+            on_gui_thread.append(name)
+        return None
+
+
+sys.meta_path.insert(0, ImportSpy())
+from PySide6.QtCore import QTimer
+from rbln_artifact_studio.gui.application import create_application
+from rbln_artifact_studio.gui.main_window import MainWindow
+
+app = create_application()
+window = MainWindow()
+window.show()
+window.open_folder(sys.argv[1])
+
+
+def check():
+    if window.detail.artifact is not None:
+        print(json.dumps(sorted(set(on_gui_thread))))
+        window.close()
+        app.quit()
+
+
+poll = QTimer()
+poll.timeout.connect(check)
+poll.start(10)
+QTimer.singleShot(60_000, lambda: (print("timeout"), app.quit()))
+app.exec()
+"""
+
+
+def test_showing_the_first_artifact_imports_nothing_heavy_on_the_gui_thread(
+    cr13_artifact: Path, tmp_path: Path
+) -> None:
+    """`rbln-studio FOLDER` from a fresh process: the scan and the detail reader load pydantic, the container reader
+    and the backends in their worker threads; the GUI thread, which would stall ~70-250 ms on them, never does."""
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "RBLN_STUDIO_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", SHOW_FIRST_ARTIFACT, str(cr13_artifact.parent), *HEAVY],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

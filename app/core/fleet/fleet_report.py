@@ -55,12 +55,21 @@ def text_lines(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
             yield f"    {problem}"
 
 
-def to_json(rows: Iterable[ArtifactSummary]) -> str:
-    """The `scan --json` array: every field of each row, exact integers, one compact row per line.
+def json_pieces(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
+    """The `scan --json` array in pieces, a row at a time: a 50,000-artifact report never sits in memory whole.
 
     Compact rows keep json on its C encoder (it falls back to Python with indent): fleets have thousands.
     """
-    return "[\n" + ",\n".join(json.dumps(row.to_json()) for row in rows) + "\n]\n"
+    separator = "[\n"
+    for row in rows:
+        yield separator + json.dumps(row.to_json())
+        separator = ",\n"
+    yield "[\n\n]\n" if separator == "[\n" else "\n]\n"
+
+
+def to_json(rows: Iterable[ArtifactSummary]) -> str:
+    """The `scan --json` array: every field of each row, exact integers, one compact row per line."""
+    return "".join(json_pieces(rows))
 
 
 def render(rows: Iterable[ArtifactSummary], fmt: str) -> str:

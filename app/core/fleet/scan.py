@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
@@ -303,6 +304,46 @@ def summarize(
     return _summarize(folder, entries, cache, verifier, link_target)
 
 
+@dataclass(frozen=True)
+class _RowTask:
+    """An artifact whose row must be read from its files (no cached row): what its listing already told."""
+
+    folder: str
+    signature: Signature
+    size: int
+    graphs: dict[str, int]
+    link_target: str | None
+
+
+def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
+    """The row and, when asked, its verdict; what scan_pool runs in whichever process reads the artifact."""
+    summary = replace(_from_config(task.folder, task.size, task.graphs), link_target=task.link_target)
+    if verify is not None and summary.status is Status.CHECKING:
+        summary = verify(summary)
+    return summary
+
+
+def _listed(
+    folder: str, entries: list[os.DirEntry[str]], cache: ScanCache | None, link_target: str | None
+) -> _RowTask | Done[ArtifactSummary]:
+    """The row when the listing settles it (unreadable, or unchanged since it was cached), else the task to read it."""
+    try:
+        signature, size, graphs = _listing(entries)
+    except OSError as exc:
+        return Done(failed_row(folder, exc, "list"))
+    if cache is not None:
+        row = cache.get(folder, signature)
+        if row is not None:
+            return Done(replace(ArtifactSummary.from_json(row), link_target=link_target))
+    return _RowTask(folder, signature, size, graphs, link_target)
+
+
+def _remember(task: _RowTask | None, summary: ArtifactSummary, cache: ScanCache | None) -> ArtifactSummary:
+    if cache is not None and task is not None and summary.status is not Status.CHECKING:
+        cache.put(task.folder, task.signature, summary.to_json())  # only finished verdicts are remembered
+    return summary
+
+
 def _summarize(
     folder: str,
     entries: list[os.DirEntry[str]],
@@ -310,20 +351,10 @@ def _summarize(
     verify: Verifier | None,
     link_target: str | None = None,
 ) -> ArtifactSummary:
-    try:
-        signature, size, graphs = _listing(entries)
-    except OSError as exc:
-        return failed_row(folder, exc, "list")
-    if cache is not None:
-        row = cache.get(folder, signature)
-        if row is not None:
-            return replace(ArtifactSummary.from_json(row), link_target=link_target)
-    summary = replace(_from_config(folder, size, graphs), link_target=link_target)
-    if verify is not None and summary.status is Status.CHECKING:
-        summary = verify(summary)
-    if cache is not None and summary.status is not Status.CHECKING:
-        cache.put(folder, signature, summary.to_json())  # only finished verdicts are remembered
-    return summary
+    item = _listed(folder, entries, cache, link_target)
+    if isinstance(item, Done):
+        return item.result
+    return _remember(item, _read_row(item, verify), cache)
 
 
 def find_artifacts(
@@ -425,6 +456,11 @@ def _walk(
         stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
 
 
+def _failure(found: _Found) -> ArtifactSummary:
+    assert found.error is not None
+    return found.error
+
+
 def scan(
     root: Path,
     cancel: CancelToken | None = None,
@@ -434,8 +470,13 @@ def scan(
     boundary: Path | None = None,
     skip_children: frozenset[str] = frozenset(),
     seen: set[tuple[int, int]] | None = None,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
     """Summaries of every artifact under root, in path order, as they are found (cached rows when unchanged).
+
+    processes > 1 reads artifacts in that many processes in all (scan_pool: only where forking is safe, e.g. the
+    single-threaded CLI); every row, and its verification, goes through the same _read_row whichever process
+    reads it.
 
     verify=True gives every row its final verdict (the check inspect runs; cached once done); False yields
     rows the fast checks pass as "checking", for a caller that verifies them in the background (verify.py).
@@ -448,12 +489,14 @@ def scan(
     complete = False
     try:
         walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
-        for found in walk:
-            if found.entries is None:
-                assert found.error is not None
-                yield found.error
-            else:
-                yield _summarize(found.folder, found.entries, cache, verifier, found.link_target)
+        items = (
+            _listed(found.folder, found.entries, cache, found.link_target)
+            if found.entries is not None
+            else Done(_failure(found))
+            for found in walk
+        )
+        for task, summary in ordered_map(lambda task: _read_row(task, verifier), items, processes):
+            yield _remember(task, summary, cache)
         complete = True
     finally:
         if cache is not None:

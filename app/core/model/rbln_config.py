@@ -96,15 +96,17 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str
     """
     per_block = fixed = 0
     unknown: set[str] = set()
+    size_of = _SIZE_OF
     for m in metas:
-        shape, size = m["shape"], _SIZE_OF[m.get("dtype", DEFAULT_DTYPE)]
+        blocks, heads, block, head_dim = m["shape"]
+        one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
         layer_type = m.get("layer_type", FULL_ATTENTION)
         if layer_type == FULL_ATTENTION and m.get("is_auto", True):
-            per_block += shape[1] * shape[2] * shape[3] * size
+            per_block += one_block
         else:
             if layer_type not in KNOWN_LAYER_TYPES:
                 unknown.add(str(layer_type))
-            fixed += shape[0] * shape[1] * shape[2] * shape[3] * size
+            fixed += blocks * one_block
     return per_block, fixed, frozenset(unknown)
 
 

@@ -12,7 +12,7 @@ import shutil
 import socket
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -197,8 +197,14 @@ class StagingDir:
         return self
 
     def publish(self) -> None:
-        """Make the staged folder the destination: marker removed, everything synced, one rename."""
+        """Make the staged folder the destination: everything synced, marker removed, one rename.
+
+        Writers into the staging folder need not fsync (copy_tree does not): publish fsyncs every file and
+        folder once, so a file written and then rewritten costs one fsync, and nothing reaches the final name
+        before all of it is on disk.
+        """
         faults.checkpoint("publish.before")
+        sync_tree(self.path, skip=(INCOMPLETE_MARKER,))  # the marker goes next: no need to make it durable
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
         faults.checkpoint("publish.marker_removed")
@@ -223,6 +229,7 @@ class StagingDir:
         from rbln_artifact_studio.core.storage.swap import exchange
 
         faults.checkpoint("swap.before")
+        sync_tree(self.path, skip=(INCOMPLETE_MARKER,))  # as publish: whoever wrote the files, they are on disk
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
         exchange(self.path, self.final)
@@ -271,6 +278,25 @@ def iter_files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
                     stack.append(Path(entry.path))
                 else:
                     yield Path(entry.path), entry.stat(follow_symlinks=False)
+
+
+def sync_tree(root: Path, skip: Collection[str] = ()) -> None:
+    """fsync every regular file and every folder below root (root itself excepted, and files named in skip)."""
+    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            if name in skip:
+                continue
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                fsync_dir(Path(path))
 
 
 def tree_size(root: Path, dereference: bool = False) -> int:
@@ -347,12 +373,13 @@ class _Flusher:
                 self._cond.notify_all()
 
 
-def copy_file(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
+def copy_file(src: Path, dst: Path, on_bytes: Callable[[int], None], sync: bool = True) -> None:
     """Copy one file: a reflink where the file system offers one, else copy_file_range in chunks, fsynced.
 
     A helper thread flushes the chunks as they are copied (see _Flusher): on_bytes runs every COPY_CHUNK
     with the disk at most two chunks behind, instead of racing through the page cache and then sitting in
-    one long fsync (4 s for 4 GiB here, without progress).
+    one long fsync (4 s for 4 GiB here, without progress). sync=False leaves the closing fsync (at most those
+    two chunks, or a clone's metadata) to the caller, e.g. StagingDir.publish.
     """
     with open(src, "rb") as fsrc, open(dst, "wb") as fdst:
         size = os.fstat(fsrc.fileno()).st_size
@@ -366,7 +393,8 @@ def copy_file(src: Path, dst: Path, on_bytes: Callable[[int], None]) -> None:
                 if flusher is not None:
                     flusher.close()
         fdst.flush()
-        os.fsync(fdst.fileno())
+        if sync:
+            os.fsync(fdst.fileno())
     shutil.copystat(src, dst)
 
 
@@ -400,10 +428,13 @@ def _copy_chunks(
 
 
 def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None], dereference: bool = False) -> None:
-    """Copy every file and folder of src into the existing folder dst (symlinks stay symlinks).
+    """Copy every file and folder of src into the existing folder dst (symlinks stay symlinks), not yet durable.
 
-    With dereference, a symlink to a file is copied as the file it points to: an artifact copy that is
-    then written to must own its files (a link into a Hugging Face cache's blobs would be written through).
+    dst is a staging folder: its publish fsyncs every file and folder once, after the resize has rewritten
+    what it rewrites (a graph copied, then given a new header, is synced once; the copied rbln_config.json,
+    replaced by a new one, never). With dereference, a symlink to a file is copied as the file it points to: an
+    artifact copy that is then written to must own its files (a link into a Hugging Face cache's blobs would be
+    written through).
     """
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames[:] = [d for d in dirnames if not is_internal_name(d)]
@@ -417,11 +448,9 @@ def copy_tree(src: Path, dst: Path, on_bytes: Callable[[int], None], dereference
             elif source.is_dir():
                 target.mkdir()
             elif source.is_file():
-                copy_file(source, target, on_bytes)
+                copy_file(source, target, on_bytes, sync=False)
             else:  # opening a named pipe to copy it would wait forever
                 raise StudioError(
                     f"Cannot copy {source}: it is not a regular file (a pipe, socket or device). "
                     "Move it out of the artifact, then try again."
                 )
-    for dirpath, _, _ in os.walk(dst):
-        fsync_dir(Path(dirpath))

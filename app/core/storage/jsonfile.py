@@ -120,3 +120,24 @@ def dumps_styled(raw: object, style: JsonStyle) -> bytes:
         raw, indent=style.indent, separators=(items, style.key_separator), ensure_ascii=style.ensure_ascii
     )
     return (text + ("\n" if style.trailing_newline else "")).encode("utf-8")
+
+
+def plain_decoder_count(artifact_dir: str | Path) -> int | None:
+    """kvcache_num_blocks of a decoder-only artifact, read without validating the rest (the get command's fast
+    path); None for any other kind, which rbln_artifact_studio.core.model.kinds tells apart.
+
+    optimum-rbln saves cache_metas with every decoder-only config and with no other kind (Whisper and BART
+    keep a kvcache_num_blocks of their own without it); a multimodal model nests its language model.
+    """
+    path = Path(artifact_dir) / CONFIG_NAME
+    if not os.path.lexists(path):
+        return None  # a diffusers pipeline (model_index.json), or no artifact: kinds says which
+    raw = require_current_format(decode_json(read_bytes(path), path), path)
+    count = raw.get("kvcache_num_blocks")
+    if not isinstance(count, int) or isinstance(count, bool):
+        return None
+    if "cache_metas" not in raw and "kvcache_metas" not in raw:
+        return None
+    if any(isinstance(raw.get(section), dict) for section in ("language_model", "text_model")):
+        return None
+    return count

@@ -1,0 +1,64 @@
+"""Row 6b: `rbln-studio FOLDER` started fresh on 50,000 artifacts: the GUI thread's longest stall (10 ms heartbeat)
+from the first event-loop turn until the scan has ended with every row in the table, when the first rows are
+painted, and the process's peak memory.
+
+The same harness as row 6 (bench_gui_stall.py: the app started as the console script starts it, nothing of it
+imported beforehand, an empty scan cache and settings), on the fleet of row 2b (bench_scan_fleet.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import build_fleet, machine, require_space, scratch
+from bench_gui_stall import GOAL, noise_floor, one_run
+
+FIRST_ROWS_GOAL = 1.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=50_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(machine())
+    require_space(Path(tempfile.gettempdir()), args.count * 60_000)
+    with scratch("gui-fleet") as root:
+        started = time.perf_counter()
+        build_fleet(root / "fleet", args.count)
+        print(f"built {args.count:,} artifacts in {time.perf_counter() - started:.0f} s")
+        worst, first_rows = [], []
+        for run in range(args.runs):
+            result = one_run(str(root / "fleet"), str(root), "filled", args.count)
+            if result.shown is None or result.first_rows is None:
+                sys.exit(f"run {run + 1}: the table never filled ({result.rows:,} rows at the longest gap)")
+            worst.append(result.worst)
+            first_rows.append(result.first_rows)
+            print(
+                f"run {run + 1}: first rows painted {result.first_rows:.2f} s after the first event-loop turn, "
+                f"all {args.count:,} in {result.shown:.1f} s; longest gap {result.worst * 1000:.0f} ms at "
+                f"{result.at:.1f} s with {result.rows:,} rows, 99th percentile {result.p99 * 1000:.0f} ms, "
+                f"peak memory {result.peak_rss / 2**20:.0f} MiB (load average {os.getloadavg()[0]:.1f})"
+            )
+        med, rows_med = statistics.median(worst), statistics.median(first_rows)
+        idle = noise_floor(20.0)
+        print(
+            f"noise floor: an idle bare window's longest gap over 20 s: {idle * 1000:.0f} ms (load {os.getloadavg()[0]:.1f})"
+        )
+        print(
+            f"first rows painted: median {rows_med:.2f} s (goal <= {FIRST_ROWS_GOAL:.0f} s: "
+            f"{'holds' if rows_med <= FIRST_ROWS_GOAL else 'MISSED'})"
+        )
+        print(f"longest stall: median {med * 1000:.0f} ms, worst {max(worst) * 1000:.0f} ms over {args.runs} runs")
+        print(f"ratio {med / GOAL:.2f} of the 50 ms goal ({'holds' if med <= GOAL else 'MISSED'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""CI regression guard: CPU time of `scan --no-cache` and `get-kvcache-num-blocks` against their baselines, in seconds.
+
+The full benchmarks (rows 1 and 2 of docs/performance.md) take minutes; this one takes seconds on a few hundred
+artifacts, so it can run in every CI run (tests/test_perf_guard.py). It compares CPU time (user + system of each
+child process, from wait4), which moves far less with the machine's load than wall-clock time, takes the median
+of interleaved rounds, and allows 1.5 times each row's goal.
+
+A scan's cost is a fixed part (interpreter start, imports) plus a part per artifact, and a few hundred artifacts
+are too few for the fixed part to fade as it does over row 2's 5,000. So the scan is timed over two fleets (SMALL
+and SMALL + EXTRA artifacts): the difference gives the CPU time per artifact, the small fleet the fixed part, and
+the guard judges the ratio those predict for row 2's 5,000 artifacts, ours over the walker's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from _common import build_fleet, cli, env, machine, python, scratch
+from _scan import WALKER
+
+SCAN_GOAL = 1.0  # row 2
+GET_BLOCKS_GOAL = 1.5  # row 1
+TOLERANCE = 1.5  # the guard fails a run only past 1.5 times a goal: it is there to catch regressions, not noise
+ROW2_COUNT = 5000
+SMALL, EXTRA = 20, 300
+
+
+def cpu_of(argv: Sequence[str]) -> float:
+    """Run a command to completion (output discarded) and return its user + system CPU seconds, children included."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
+    assert proc.stderr is not None
+    with proc.stderr:
+        err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])} failed ({proc.returncode}): {err.decode(errors='replace')[-800:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def interleaved_cpu(commands: dict[str, Sequence[str]], rounds: int, warmup: int = 1) -> list[dict[str, float]]:
+    """CPU seconds of each command, one dict per round (rounds in a row, order flipped each round; warm-up dropped)."""
+    samples: list[dict[str, float]] = []
+    for i in range(warmup + rounds):
+        order = list(commands.items())
+        this_round = {name: cpu_of(argv) for name, argv in (order if i % 2 else reversed(order))}
+        if i >= warmup:
+            samples.append(this_round)
+    return samples
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One guarded figure: the ratio, the limit it must stay under, and how it was obtained."""
+
+    what: str
+    ratio: float
+    limit: float
+    detail: str
+
+    @property
+    def holds(self) -> bool:
+        return self.ratio <= self.limit
+
+    def line(self) -> str:
+        return f"{self.what}: CPU ratio {self.ratio:.2f} (limit {self.limit:.2f}: {'holds' if self.holds else 'FAILED'}); {self.detail}"
+
+
+def build_scan_fleets(root: Path) -> tuple[Path, Path]:
+    """Two fleets of Qwen3-8B-sized artifacts (SMALL and SMALL + EXTRA of them), as benchmarks/_scan.py builds."""
+    small, large = root / "small", root / "large"
+    build_fleet(small, SMALL)
+    build_fleet(large, SMALL + EXTRA)
+    return small, large
+
+
+def _predicted_row2(cpu: dict[str, float]) -> tuple[float, float, float, float, float]:
+    """From one round: (predicted row-2 ratio, ours and the walker's CPU per artifact, ours and its fixed part)."""
+    ours_each = max(cpu["ours-large"] - cpu["ours-small"], 0.0) / EXTRA
+    walker_each = max(cpu["walker-large"] - cpu["walker-small"], 1e-9) / EXTRA
+    ours_fixed = max(cpu["ours-small"] - SMALL * ours_each, 0.0)
+    walker_fixed = max(cpu["walker-small"] - SMALL * walker_each, 0.0)
+    ratio = (ours_fixed + ROW2_COUNT * ours_each) / (walker_fixed + ROW2_COUNT * walker_each)
+    return ratio, ours_each, walker_each, ours_fixed, walker_fixed
+
+
+def scan_verdict(small: Path, large: Path, rounds: int, scan_command: Sequence[str] | None = None) -> Verdict:
+    """The row-2 ratio predicted from the fixed and per-artifact CPU time of ours and of the walker."""
+    scan = list(scan_command or [*cli(), "scan"])
+    commands = {
+        "ours-small": [*scan, str(small), "--json", "--no-cache", "--jobs", "1"],
+        "ours-large": [*scan, str(large), "--json", "--no-cache", "--jobs", "1"],
+        "walker-small": [python(), "-c", WALKER, str(small)],
+        "walker-large": [python(), "-c", WALKER, str(large)],
+    }
+    per_round = [_predicted_row2(cpu) for cpu in interleaved_cpu(commands, rounds)]
+    ratio, ours_each, walker_each, ours_fixed, walker_fixed = (
+        statistics.median(p[i] for p in per_round) for i in range(5)
+    )
+    spread = sorted(p[0] for p in per_round)
+    detail = (
+        f"per artifact {ours_each * 1e3:.3f} ms vs {walker_each * 1e3:.3f} ms, fixed {ours_fixed * 1e3:.0f} ms vs "
+        f"{walker_fixed * 1e3:.0f} ms; predicted for {ROW2_COUNT:,} artifacts, median of {rounds} rounds "
+        f"({spread[0]:.2f} .. {spread[-1]:.2f})"
+    )
+    return Verdict("scan --json --no-cache (row 2)", ratio, SCAN_GOAL * TOLERANCE, detail)
+
+
+def get_blocks_verdict(artifact: Path, rounds: int) -> Verdict:
+    """Row 1 as it is: the whole process against the seed document's one-liner."""
+    config = str(artifact / "rbln_config.json")
+    one_liner = f"import json; print(json.load(open({config!r}))['kvcache_num_blocks'])"
+    samples = interleaved_cpu(
+        {"ours": [*cli(), "get-kvcache-num-blocks", str(artifact)], "baseline": [python(), "-c", one_liner]},
+        rounds,
+        warmup=2,
+    )
+    ours, baseline = (statistics.median(s[name] for s in samples) for name in ("ours", "baseline"))
+    detail = f"{ours * 1e3:.1f} ms vs {baseline * 1e3:.1f} ms, medians of {rounds} rounds"
+    return Verdict("get-kvcache-num-blocks (row 1)", ours / baseline, GET_BLOCKS_GOAL * TOLERANCE, detail)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    print(machine())
+    print(f"load average {os.getloadavg()[0]:.2f} at {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    with scratch("guard") as root:
+        small, large = build_scan_fleets(root)
+        verdicts = [
+            get_blocks_verdict(next(large.glob("*/*")), args.rounds * 2),
+            scan_verdict(small, large, args.rounds),
+        ]
+        shutil.rmtree(large, ignore_errors=True)
+    for verdict in verdicts:
+        print(verdict.line())
+    worst = max(verdicts, key=lambda v: v.ratio / v.limit)
+    print(f"ratio {worst.ratio:.2f} ({worst.what}, limit {worst.limit:.2f}: {'holds' if worst.holds else 'FAILED'})")
+    return 0 if all(v.holds for v in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Tens of thousands of artifacts: watches are capped with a visible fallback, and the rows leave the collector's sight."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from pathlib import Path
+
+import pytest
+import rbln_artifact_studio.gui.disk_watcher as disk_watcher
+import rbln_artifact_studio.gui.long_lived as long_lived
+from pytestqt.qtbot import QtBot
+from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
+from rbln_artifact_studio.gui.long_lived import LongLivedRows
+from rbln_artifact_studio.gui.main_window import MainWindow
+
+from .conftest import open_folder
+
+
+@pytest.fixture
+def small_cap(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(disk_watcher, "MAX_ARTIFACT_WATCHES", 3)
+    return 3
+
+
+def test_artifact_watches_stop_at_the_cap_and_the_folders_above_are_always_watched(
+    qtbot: QtBot, tmp_path: Path, small_cap: int
+) -> None:
+    artifacts = [str(tmp_path / "team" / f"a-{i}") for i in range(5)]
+    for folder in artifacts:
+        Path(folder).mkdir(parents=True)
+    team = str(tmp_path / "team")
+    watcher = DiskWatcher(debounce_ms=10)
+    with qtbot.waitSignal(watcher.limited) as limited:
+        watcher.watch([*artifacts, team], artifacts=set(artifacts))
+    assert limited.args == [2] and watcher.left_out == 2
+    assert watcher.watched == {*artifacts[:small_cap], team}
+    watcher.watch(artifacts, artifacts=set(artifacts))  # the same folders again (a rescan): not counted twice
+    assert watcher.left_out == 2
+    with qtbot.waitSignal(watcher.limited) as limited:
+        watcher.unwatch([artifacts[-1]])  # a left-out artifact went away
+    assert limited.args == [1]
+    with qtbot.waitSignal(watcher.limited) as limited:
+        watcher.clear()
+    assert limited.args == [0]
+
+
+def test_the_window_says_which_changes_it_cannot_see_and_still_sees_new_artifacts(
+    qtbot: QtBot, window: MainWindow, cr13_artifact: Path, tmp_path: Path, small_cap: int
+) -> None:
+    root = tmp_path / "fleet"
+    for i in range(5):
+        shutil.copytree(cr13_artifact, root / "team" / f"a-{i}")
+    open_folder(qtbot, window, root)
+    qtbot.waitUntil(lambda: not window.watch_label.isHidden())
+    assert window.watch_label.text().startswith("Changes inside 2 artifact(s) show after ")
+    assert f"Only {small_cap:,} artifact folders are watched" in window.watch_label.toolTip()
+    shutil.copytree(cr13_artifact, root / "team" / "a-new")  # appears in a watched folder above the artifacts
+    qtbot.waitUntil(lambda: window.model.row_of(str(root / "team" / "a-new")) is not None, timeout=10_000)
+    (tmp_path / "elsewhere").mkdir()
+    window.open_folder(tmp_path / "elsewhere")  # another folder: nothing left out any more
+    qtbot.waitUntil(lambda: window.watch_label.isHidden())
+
+
+def test_rows_are_frozen_each_time_the_table_grows_by_a_quarter(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    rows = LongLivedRows(first=100)
+    grew = [n for n in range(0, 400, 10) if rows.grown_to(n)]
+    assert grew == [100, 130, 170, 220, 280, 350]  # O(log n) freezes: each at a quarter more rows than the last
+    assert len(frozen) == len(grew)
+
+
+def test_a_scan_that_fills_a_large_table_freezes_its_rows(
+    qtbot: QtBot, window: MainWindow, cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frozen: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(window.model.rowCount()))
+    monkeypatch.setattr(long_lived, "FIRST_FREEZE", 4)
+    window.workspace.long_lived = LongLivedRows()
+    for i in range(6):
+        shutil.copytree(cr13_artifact, tmp_path / "fleet" / f"a-{i}")
+    open_folder(qtbot, window, tmp_path / "fleet")
+    assert frozen and frozen[0] >= 4

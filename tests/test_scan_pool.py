@@ -1,0 +1,116 @@
+"""A scan over two processes: the same rows in the same order as one process, workers really used and stopped."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def _fleet(template: Path, root: Path, count: int) -> Path:
+    """count copies of an artifact in folders of 50, every 7th one broken in a different way."""
+    for i in range(count):
+        folder = root / f"team-{i // 50}" / f"a-{i:04d}"
+        shutil.copytree(template, folder)
+        if i % 7 == 3:
+            (folder / "rbln_config.json").write_text('{"batch_size": "eight"')  # cut short: invalid JSON
+        elif i % 7 == 5:
+            (folder / "prefill.rbln").unlink()  # a promised graph is missing
+    return root
+
+
+@pytest.mark.parametrize("fmt", [["--json"], []])
+def test_two_processes_print_exactly_what_one_prints(
+    cr13_artifact: Path, tmp_path: Path, run_cli: Callable[..., subprocess.CompletedProcess[str]], fmt: list[str]
+) -> None:
+    root = _fleet(cr13_artifact, tmp_path / "fleet", 300)
+    one = run_cli("scan", root, *fmt, "--no-cache", "--jobs", "1")
+    two = run_cli("scan", root, *fmt, "--no-cache", "--jobs", "2")
+    assert one.returncode == two.returncode == 3, two.stderr  # 3: some artifacts are invalid
+    assert two.stdout == one.stdout  # same rows, same order, nothing printed twice by a forked worker
+    if fmt:
+        rows = json.loads(two.stdout)
+        assert len(rows) == 300
+        assert sum(r["status"] == "invalid" for r in rows) == sum(i % 7 in (3, 5) for i in range(300))
+
+
+def test_cached_rows_and_worker_rows_interleave_in_path_order(
+    cr13_artifact: Path, tmp_path: Path, run_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    root = _fleet(cr13_artifact, tmp_path / "fleet", 250)
+    env = {"RBLN_STUDIO_CACHE_DIR": str(tmp_path / "cache")}
+    fresh = run_cli("scan", root, "--json", "--no-cache", "--jobs", "1")
+    run_cli("scan", root, "--json", env=env)
+    for i in range(0, 250, 3):  # every third folder changes: a mix of cached rows and rows read by the workers
+        os.utime(root / f"team-{i // 50}" / f"a-{i:04d}" / "config.json")
+    mixed = run_cli("scan", root, "--json", "--jobs", "2", env=env)
+    assert mixed.returncode == 3, mixed.stderr
+    assert mixed.stdout == fresh.stdout
+
+
+def test_jobs_must_be_a_positive_number(
+    run_cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    result = run_cli("scan", tmp_path, "--jobs", "0")
+    assert result.returncode == 2
+    assert "--jobs: expected a whole number of 1 or more, got '0'" in result.stderr
+
+
+PIDS = """
+import json, os, sys, threading
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map, can_fork_workers
+
+def whose(task):
+    return (task, os.getpid())
+
+if sys.argv[1] == "thread":  # a second thread: forking is unsafe, everything must run here
+    threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+items = [Done(("done", -1)) if i % 10 == 0 else i for i in range(400)]
+results = list(ordered_map(whose, items, 2))
+abandoned = ordered_map(whose, range(400), 2)
+for _ in zip(range(200), abandoned):
+    pass
+abandoned.close()  # a cancelled scan: the generator is closed half-way
+import multiprocessing
+print(json.dumps({"results": results, "me": os.getpid(), "left": len(multiprocessing.active_children())}))
+"""
+
+
+def _pids_run(mode: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-c", PIDS, mode], capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout)
+
+
+def test_work_is_shared_with_a_worker_in_order_and_the_worker_stops() -> None:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    data = _pids_run("single")
+    results = data["results"]
+    assert [r[0] for r in results] == [None if i % 10 == 0 else i for i in range(400)]
+    pids = {r[1][1] for r in results if r[0] is not None}
+    assert data["me"] in pids and len(pids) == 2  # both processes did part of the work
+    assert data["left"] == 0
+
+
+def test_a_process_with_threads_does_all_the_work_itself() -> None:
+    data = _pids_run("thread")
+    assert {r[1][1] for r in data["results"] if r[0] is not None} == {data["me"]}
+    assert data["left"] == 0
+
+
+@pytest.mark.parametrize(("load", "expected"), [(0.0, 2), (0.6, 1), (1.4, 1), (7.0, 1)])
+def test_by_default_a_scan_uses_only_the_cpus_other_work_leaves_idle(
+    monkeypatch: pytest.MonkeyPatch, load: float, expected: int
+) -> None:
+    from rbln_artifact_studio.core.fleet import scan_pool
+
+    monkeypatch.setattr(scan_pool, "available_cpus", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert scan_pool.idle_cpus() == expected
