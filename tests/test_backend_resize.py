@@ -93,7 +93,8 @@ def test_a_budget_below_the_floor_fails_with_the_numbers_before_the_tool_runs(
 ) -> None:
     with pytest.raises(InsufficientMemoryError) as failed:
         resize_artifact(real_artifact, budget_text="40MB")
-    assert failed.value.message.startswith("Insufficient memory for the required KV cache: only 1 blocks")
+    assert failed.value.message.startswith("Insufficient memory for the required KV cache: the weights and workspace")
+    assert "exceed the memory_budget of 40 MiB (41,943,040 B) per NPU" in failed.value.message
     assert "a memory_budget of at least" in (failed.value.hint or "")
     assert _tool_runs(argv_log) == [] and read_block_count(real_artifact) == 16
 

@@ -122,7 +122,11 @@ def test_int_one_budget_warns(run_cli, tmp_path: Path) -> None:  # type: ignore[
         "--memory-budget",
         "1",
     )
-    assert out.returncode == 1 and "only 1 blocks" in out.stderr
+    assert (
+        out.returncode == 1
+        and "the weights alone, 15.27 GiB (16,391,340,032 B) per NPU, exceed the memory_budget of 1 byte per NPU"
+        in out.stderr
+    )
     assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in out.stderr
 
 
@@ -221,3 +225,15 @@ def test_usage_error_exits_2(run_cli) -> None:  # type: ignore[no-untyped-def]
 def test_presets(run_cli) -> None:  # type: ignore[no-untyped-def]
     rows = json.loads(run_cli("presets", "--json").stdout)
     assert "Qwen/Qwen3-8B" in {r["model_id"] for r in rows} and len(rows) == 7
+
+
+def test_a_budget_below_the_weights_says_so_with_both_numbers(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("compile", "--model-id", "Qwen/Qwen3-8B", "-o", tmp_path / "x", "--npu", "RBLN-CR13", *REFERENCE,
+                  "--memory-budget", "0.01")  # fmt: skip
+    assert out.returncode == 1 and "only 1 blocks" not in out.stderr
+    assert (
+        "the weights alone, 15.27 GiB (16,391,340,032 B) per NPU, exceed the memory_budget of 1.4 GiB "
+        "(1,503,238,553 B) per NPU, so no KV cache block can be allocated" in out.stderr
+    )
+    out = run_cli("set-memory-budget", cr13_artifact, "0.01", "--output-dir", tmp_path / "y")
+    assert out.returncode == 1 and "the weights alone, 15.27 GiB" in out.stderr and not (tmp_path / "y").exists()

@@ -5,6 +5,13 @@
 set -euo pipefail
 need=()
 command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+# What Qt's xcb platform plugin loads beyond libxcb itself, and a font, for the screenshot tests under Xvfb.
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0 libxcb-cursor0 \
+             libxcb-shape0 libxcb-xinerama0 fonts-dejavu-core; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
+  done
+fi
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 [ ${#need[@]} -eq 0 ] && exit 0

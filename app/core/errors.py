@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One way out of an error, as compile options to change: what the GUI offers as a one-click choice."""
+
+    label: str  # e.g. "kvcache_partition_len 8,192"
+    changes: tuple[tuple[str, object], ...]  # (CompileRequest field, new value) pairs, applied together
+
 
 class StudioError(Exception):
-    """A problem the user can act on; its message is shown as is, without a traceback."""
+    """A problem the user can act on; its message is shown as is, without a traceback.
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    `fixes` are the remedies the message lists, in a form a front end can apply without parsing the text.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.fixes = fixes
 
     def one_line(self) -> str:
         """The message and its hint on one line, as the CLI prints errors."""

@@ -67,7 +67,7 @@ class AboutDialog(QDialog):
         self.text = QPlainTextEdit()
         self.text.setObjectName("aboutText")
         self.text.setReadOnly(True)
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # long paths and details wrap, never cut
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMinimumSize(720, 240)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

@@ -47,7 +47,7 @@ class ArtifactBrowser(QWidget):
         self.proxy.setFilterKeyColumn(0)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setDynamicSortFilter(True)
-        self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter_edit.textChanged.connect(self._apply_filter)
 
         self.view = QTableView()
         self.view.setObjectName("artifactTable")
@@ -81,6 +81,8 @@ class ArtifactBrowser(QWidget):
         layout.addWidget(self.filter_edit)
         layout.addWidget(self.view)
         self._current = ""
+        self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
+        self._filtering = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
@@ -130,7 +132,28 @@ class ArtifactBrowser(QWidget):
         index = self.view.selectionModel().currentIndex()
         self._set_current((index.data(PATH_ROLE) or "") if index.isValid() else "")
 
+    @Slot(str)
+    def _apply_filter(self, text: str) -> None:
+        """Filter, keeping the current artifact when it still matches (and taking it back once it matches again);
+        the details never jump to the neighbour Qt would make current."""
+        wanted = self._current or self._hidden_current
+        self._filtering = True
+        try:
+            self.proxy.setFilterFixedString(text)
+        finally:
+            self._filtering = False
+        if wanted and self.select_path(wanted):
+            self._hidden_current = ""
+            return
+        self._hidden_current = wanted
+        self.view.selectionModel().clear()
+        self._set_current("")
+
     def _set_current(self, path: str) -> None:
+        if self._filtering:
+            return  # decided once the filter is applied
         if path != self._current:
+            if path:
+                self._hidden_current = ""  # the user chose another artifact
             self._current = path
             self.currentPathChanged.emit(path)

@@ -3,7 +3,7 @@ rbln_artifact_studio.core.fleet.columns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
@@ -11,17 +11,34 @@ from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
 
-STATUS_COLOURS = {
-    Status.OK: "#2e7d32",
-    Status.WARNING: "#b26a00",
-    Status.INVALID: "#c62828",
-    Status.CHECKING: "#616161",
+STATUS_TONES = {
+    Status.OK: Tone.OK,
+    Status.WARNING: Tone.WARNING,
+    Status.INVALID: Tone.ERROR,
+    Status.CHECKING: Tone.NEUTRAL,
 }
+
+
+class _StatusColours(Mapping[Status, str]):
+    """Status -> #rrggbb for the palette in use (a dark palette gets light tones)."""
+
+    def __getitem__(self, status: Status) -> str:
+        return tone(STATUS_TONES[status])
+
+    def __iter__(self) -> Iterator[Status]:
+        return iter(STATUS_TONES)
+
+    def __len__(self) -> int:
+        return len(STATUS_TONES)
+
+
+STATUS_COLOURS = _StatusColours()
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -30,7 +47,15 @@ COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout 
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_STATUS_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOURS.items()}
+_STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
+
+
+def _status_brush(status: Status) -> QBrush:
+    key = (is_dark(), status)
+    brush = _STATUS_BRUSHES.get(key)
+    if brush is None:
+        brush = _STATUS_BRUSHES[key] = QBrush(QColor(STATUS_COLOURS[status]))
+    return brush
 
 
 class TableRow:
@@ -49,7 +74,8 @@ class TableRow:
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
         )
-        search = " ".join(str(v) for v in (s.name, s.model, s.npu, s.attn_impl, s.status.value, s.kind) if v)
+        target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
+        search = " ".join(str(v) for v in (s.name, s.model, target, s.attn_impl, s.status.value, s.kind) if v)
         return cls(s, texts, keys, search)
 
 
@@ -97,7 +123,7 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return _STATUS_BRUSHES[row.summary.status] if c == STATUS_COLUMN else None
+            return _status_brush(row.summary.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row.summary, c)
         if role == SORT_ROLE:

@@ -10,6 +10,7 @@ from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_e
 from rbln_artifact_studio.core.estimation.estimator import Breakdown
 
 HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
+NO_BUDGET_HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free")  # no budget recorded: no column
 
 
 class BreakdownTable(QTableWidget):
@@ -29,6 +30,9 @@ class BreakdownTable(QTableWidget):
         self.setRowCount(0)
         if breakdown is None:
             return
+        headers = HEADERS if breakdown.budget_set else NO_BUDGET_HEADERS
+        self.setColumnCount(len(headers))
+        self.setHorizontalHeaderLabels(headers)
         tightest = breakdown.tightest
         self.setRowCount(len(breakdown.usages))
         for row, u in enumerate(breakdown.usages):
@@ -37,10 +41,12 @@ class BreakdownTable(QTableWidget):
             cells = [
                 (name, None),
                 *((format_bytes(v), v) for v in (u.weights, u.workspace, u.kv, u.free_in_budget, u.budget)),
-            ]
+            ][: len(headers)]
             for col, (text, value) in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(usage_tooltip(u, is_tight) if value is None else format_bytes_exact(value))
+                item.setToolTip(
+                    usage_tooltip(u, is_tight, breakdown.budget_set) if value is None else format_bytes_exact(value)
+                )
                 if value is not None:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if is_tight:

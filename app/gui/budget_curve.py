@@ -28,6 +28,7 @@ class BudgetCurve(QWidget):
         self.full = 0
         self.budget: int | None = None
         self.blocks: int | None = None
+        self.empty_text = "No curve: not even one block fits this NPU."
 
     def set_curve(
         self,
@@ -37,8 +38,9 @@ class BudgetCurve(QWidget):
         full: int,
         budget: int | None,
         blocks: int | None,
+        empty_text: str = "No curve: not even one block fits this NPU.",
     ) -> None:
-        self.points, self.available = points, max(available, 1)
+        self.points, self.available, self.empty_text = points, max(available, 1), empty_text
         self.floor, self.full, self.budget, self.blocks = floor, full, budget, blocks
         self.update()
 
@@ -49,9 +51,12 @@ class BudgetCurve(QWidget):
         return QSize(260, 160)
 
     def _plot(self) -> QRectF:
+        """Left: the block numbers; top: the axis title; bottom: a row of tick labels, then the axis title."""
         fm = self.fontMetrics()
         left = fm.horizontalAdvance("00000") + 10
-        return QRectF(left, fm.height() + 8, self.width() - left - 12, self.height() - 3 * fm.height() - 12)
+        top = fm.height() * 3 // 2 + 10  # the axis title above, and half a line for the top block number
+        bottom = 2 * fm.height() + 12
+        return QRectF(left, top, max(self.width() - left - 12, 10), max(self.height() - top - bottom, 10))
 
     def _y_max(self) -> int:
         return max(self.full, self.blocks or 0, 1)
@@ -85,42 +90,77 @@ class BudgetCurve(QWidget):
             return True
         return super().event(e)
 
+    def _marker_labels(self, plot: QRectF) -> list[tuple[str, QRectF, QColor]]:
+        """The floor and full pool labels inside the plot, and their numbers on the axis; one of each when equal,
+        the full pool's moved to the right end when the two would touch."""
+        fm = self.fontMetrics()
+        h = fm.height()
+        marks = [(self.floor, FLOOR, "floor"), (self.full, FULL, "full pool")]
+        if self.floor == self.full:
+            marks = [(self.full, FULL, "floor = full pool")]
+        out: list[tuple[str, QRectF, QColor]] = []
+        inside: list[QRectF] = []
+        for value, colour, name in marks:
+            y = self._map(plot, 0, value).y()
+            text = f"{name} {value}"
+            rect = QRectF(plot.left() + 4, max(y - 3 - fm.ascent(), plot.top()), fm.horizontalAdvance(text) + 2, h)
+            if any(rect.intersects(other) for other in inside):
+                rect.moveRight(plot.right() - 2)
+            inside.append(rect)
+            out.append((text, rect, colour))
+            number = QRectF(0, y - h / 2, plot.left() - 4, h)
+            if not any(number.intersects(r) for t, r, _ in out if t.isdigit()):
+                out.append((str(value), number, QColor()))
+        return out
+
+    def label_rects(self) -> list[tuple[str, QRectF]]:
+        """Every text the curve paints and where (for the layout checks)."""
+        if not self.points:
+            return []
+        fm = self.fontMetrics()
+        plot = self._plot()
+        h = fm.height()
+        out = [("blocks", QRectF(2, 2, fm.horizontalAdvance("blocks") + 2, h))]
+        for fraction in (0.0, 0.25, 0.5, 0.75, 1.0):
+            label = f"{fraction:g}"
+            width = fm.horizontalAdvance(label) + 2
+            x = min(plot.left() + plot.width() * fraction - width / 2, self.width() - width)
+            out.append((label, QRectF(x, plot.bottom() + 2, width, h)))
+        title = f"memory_budget (fraction of {format_bytes(self.available)} per NPU)"
+        out.append((title, QRectF(plot.left(), plot.bottom() + h + 6, plot.width(), h)))
+        out += [(text, rect) for text, rect, _ in self._marker_labels(plot)]
+        if self.budget is not None and self.blocks is not None:
+            dot = self._map(plot, self.budget, self.blocks)
+            text = f"{self.blocks} blocks"
+            width = fm.horizontalAdvance(text) + 2
+            left = dot.x() + 6 if dot.x() + 6 + width <= self.width() - 2 else dot.x() - 6 - width  # never clipped
+            out.append((text, QRectF(left, max(dot.y() - 6 - fm.ascent(), 0), width, h)))
+        return out
+
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().windowText().color()
-        fm = self.fontMetrics()
         plot = self._plot()
         if not self.points:
             painter.setPen(text)
-            painter.drawText(
-                self.rect(),
-                Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
-                "No curve: not even one block fits this NPU.",
-            )
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
             return
         painter.setPen(QPen(text, 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.drawLine(plot.bottomLeft(), plot.topLeft())
-        for fraction in (0.0, 0.25, 0.5, 0.75, 1.0):
-            x = plot.left() + plot.width() * fraction
-            label = f"{fraction:g}"
-            painter.drawText(QPointF(x - fm.horizontalAdvance(label) / 2, plot.bottom() + fm.ascent() + 3), label)
-        painter.drawText(
-            QRectF(plot.left(), plot.bottom() + fm.height() + 2, plot.width(), fm.height()),
-            Qt.AlignmentFlag.AlignHCenter,
-            f"memory_budget (fraction of {format_bytes(self.available)} per NPU)",
-        )
-        painter.drawText(QPointF(2, plot.top() - 4), "blocks")
-        for value, colour, name in ((self.floor, FLOOR, "floor"), (self.full, FULL, "full pool")):
+        labels = self.label_rects()
+        for label, rect in labels[:7]:  # the axis title and ticks
+            align = Qt.AlignmentFlag.AlignHCenter if rect.width() > 100 else Qt.AlignmentFlag.AlignLeft
+            painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, label)
+        for value, colour in ((self.floor, FLOOR), (self.full, FULL)):
             y = self._map(plot, 0, value).y()
             painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-            painter.drawText(QPointF(plot.left() + 4, y - 3), f"{name} {value}")
-            painter.setPen(text)
-            painter.drawText(
-                QRectF(0, y - fm.height() / 2, plot.left() - 4, fm.height()), Qt.AlignmentFlag.AlignRight, str(value)
-            )
+        for label, rect, colour in self._marker_labels(plot):
+            painter.setPen(text)  # the dashed line carries the colour; the words stay legible on any palette
+            align = Qt.AlignmentFlag.AlignRight if not colour.isValid() else Qt.AlignmentFlag.AlignLeft
+            painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, label)
         path = QPainterPath(self._map(plot, self.points[0].budget_bytes, 0))
         for i, p in enumerate(self.points):
             path.lineTo(self._map(plot, p.budget_bytes, p.blocks - 1 if i == 0 else self.points[i - 1].blocks))
@@ -136,4 +176,6 @@ class BudgetCurve(QWidget):
                 dot = self._map(plot, self.budget, self.blocks)
                 painter.setBrush(BUDGET)
                 painter.drawEllipse(dot, 4, 4)
-                painter.drawText(dot + QPointF(6, -6), f"{self.blocks} blocks")
+                label, rect = labels[-1]
+                painter.setPen(text)
+                painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, label)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QScrollArea,
     QTableWidget,
     QTableWidgetItem,
@@ -21,12 +23,15 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.estimation.estimator import Breakdown
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.serving_view import ServingView
+from rbln_artifact_studio.gui.tones import Tone, style, tone
 
 if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -76,6 +81,23 @@ class DetailPanel(QScrollArea):
         dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
         self.dram_caption = _label("dramCaption")
+        self.what_if_edit = QLineEdit()
+        self.what_if_edit.setObjectName("whatIfBudgetEdit")
+        self.what_if_edit.setPlaceholderText("0.8, 80% or 10GB; empty = as compiled")
+        self.what_if_edit.setClearButtonEnabled(True)
+        self.what_if_edit.setToolTip(
+            "Draw the breakdown and the kvcache_num_blocks this memory_budget would give (what `explore` prints); "
+            "nothing is written."
+        )
+        self.what_if_result = _label("whatIfResult")
+        what_if_row = QHBoxLayout()
+        what_if_label = QLabel("What if memory_budget =")
+        what_if_label.setBuddy(self.what_if_edit)
+        what_if_row.addWidget(what_if_label)
+        what_if_row.addWidget(self.what_if_edit, 1)
+        dram_layout.addLayout(what_if_row)
+        dram_layout.addWidget(self.what_if_result)
+        self.what_if_edit.textChanged.connect(self._on_what_if)
         self.chart = DramChart()
         self.chart.setMinimumHeight(260)
         self.breakdown_table = BreakdownTable()
@@ -185,9 +207,34 @@ class DetailPanel(QScrollArea):
             label.setText(value)
             self.settings_form.addRow(name, label)
 
+    @Slot()
+    def _on_what_if(self) -> None:
+        if self.artifact is not None:
+            self._show_breakdown(self.artifact)
+
+    def _what_if(self, artifact: Artifact) -> Breakdown | None:
+        """The breakdown under the what-if budget (None: none typed, or it cannot be used; the result says why)."""
+        text = self.what_if_edit.text().strip()
+        self.what_if_result.setVisible(bool(text))
+        if not text:
+            return None
+        from rbln_artifact_studio.core.estimation.explore import what_if
+
+        try:
+            result = what_if(artifact, text)
+        except StudioError as exc:
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(exc.one_line())}</span>")
+            return None
+        colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
+        self.what_if_result.setText(f"<span style='color:{colour}'>{html.escape(result.summary())}</span>")
+        return result.breakdown
+
     def _show_breakdown(self, artifact: Artifact) -> None:
         breakdown = artifact.breakdown()
         npu = artifact.npu
+        self.what_if_edit.setEnabled(breakdown is not None)
+        if breakdown is not None:
+            breakdown = self._what_if(artifact) or breakdown
         if breakdown is None or npu is None:
             reason = artifact.unknown_reason or "The NPU named in rbln_config.json is unknown."
             message = f"Allocations unknown: {reason}"

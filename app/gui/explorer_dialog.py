@@ -15,9 +15,9 @@ from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.tones import Tone, style
 
 OpenResize = Callable[[Artifact, "int | None", "str | None", QWidget], "ResizeDialog | None"]
-ERROR_STYLE = "color:#c62828"
 
 
 class ExplorerDialog(QDialog):
@@ -96,7 +96,7 @@ class ExplorerDialog(QDialog):
         click = target_at(self.artifact, budget_per_npu)
         self.chart.set_pick(click.budget_bytes, click.blocks)
         text = html.escape(pick_text(click))
-        self.pick_label.setText(f"<span style='{ERROR_STYLE}'>✖ {text}</span>" if click.error else text)
+        self.pick_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {text}</span>" if click.error else text)
         budget_text = str(click.budget_bytes)
         if self.resize_dialog is not None:
             self.resize_dialog.prefill(budget_text=budget_text)

@@ -37,7 +37,8 @@ class JobRow(QWidget):
         self.state.setObjectName("jobState")
         self.bar = QProgressBar()
         self.bar.setObjectName("jobProgress")
-        self.bar.setMaximumWidth(220)
+        # Wide enough for the longest text it shows ("100% of 999.99 GiB"), so the text is never cut.
+        self.bar.setFixedWidth(self.bar.fontMetrics().horizontalAdvance("cancelled at 100% of 999.99 GiB") + 32)
         self.time = QLabel("0:00")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("jobCancel")
@@ -66,8 +67,16 @@ class JobRow(QWidget):
         self.time.setText(_elapsed(job.elapsed))
         if job.state.ended:
             self.cancel_button.hide()
-            self.bar.setRange(0, 1)
-            self.bar.setValue(1 if job.state is JobState.SUCCEEDED else 0)
+            if job.state is JobState.SUCCEEDED:
+                self.bar.setRange(0, 1)
+                self.bar.setValue(1)
+                self.bar.setFormat(f"%p% of {format_bytes(job.total)}" if job.total > 10_000 else "%p%")
+            elif self.bar.maximum() == 0:  # ended while its amount of work was unknown: stop the busy indicator
+                self.bar.setRange(0, 1)
+                self.bar.setValue(0)
+                self.bar.setFormat(job.state.value)
+            else:  # cancelled or failed: the bar stays where the work stopped
+                self.bar.setFormat(f"{job.state.value} at %p%")
             self.state.setText(job.state.value)
             self.setToolTip(job.failure.reason if job.failure else job.message)
             return

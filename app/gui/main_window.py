@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter, QWidget
 from rbln_artifact_studio.gui import disk_watcher
 from rbln_artifact_studio.gui.app_paths import app_icon, demo_folder
+from rbln_artifact_studio.gui.artifact_actions import ArtifactActions
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from rbln_artifact_studio.gui.backend_status import BackendStatus
@@ -75,9 +76,12 @@ class MainWindow(QMainWindow):
 
         self.artifact: Artifact | None = None
         self._no_resize_reason: str | None = None  # why the selected model offers no resize (no KV cache)
+        self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._detail_job: Job | None = None
         self._select_when_shown: str | None = None
         self._create_actions()
+        self.artifact_actions = ArtifactActions(self)  # context menu, toolbar, trash, compare
+        self.addToolBar(self.artifact_actions.toolbar)
         self._create_menus()
         self._connect()
         self._restore_state()
@@ -143,14 +147,13 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.action_quit)
         artifact_menu = bar.addMenu("&Artifact")
         artifact_menu.addAction(self.action_compile)
-        artifact_menu.addAction(self.action_resize)
-        artifact_menu.addAction(self.action_plan)
-        artifact_menu.addAction(self.action_explore)
         artifact_menu.addSeparator()
-        artifact_menu.addAction(self.action_copy_path)
+        self.artifact_actions.fill_menu(artifact_menu)
+        artifact_menu.addSeparator()
         artifact_menu.addAction(self.action_filter)
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.action_jobs)
+        view_menu.addAction(self.artifact_actions.toolbar_action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.action_about)
         self._fill_recent_menu()
@@ -326,13 +329,22 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         self.action_resize.setEnabled(self.artifact is not None)
         self.action_explore.setEnabled(self.artifact is not None)
-        reason = self._no_resize_reason if self.artifact is None else None
-        for action, what in ((self.action_resize, "Resize the KV cache"), (self.action_explore, "Explore budgets")):
-            tip = f"{what}: not offered. {reason}" if reason else what
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
         self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
+        self.artifact_actions.update()
+        # A model without a resizable KV cache: the KV actions stay off and their tooltips say why.
+        reason = self._no_resize_reason if self.artifact is None else None
+        kv_actions = (
+            self.action_resize,
+            self.action_explore,
+            self.artifact_actions.resize_copy,
+            self.artifact_actions.serving,
+        )
+        for action in kv_actions:
+            base = self._base_tips.setdefault(action, action.toolTip())
+            tip = f"{base}: not offered. {reason}" if reason else base
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
 
     @Slot(int)
     def _on_watch_limit(self, left_out: int) -> None:
@@ -369,6 +381,7 @@ class MainWindow(QMainWindow):
         from rbln_artifact_studio.gui import operations
 
         job = operations.compile_artifact(self.jobs, request, output_dir, backend, self.settings.toolchain().settings())
+        self.artifact_actions.busy.track(job, output_dir)
         job.succeeded.connect(self._on_written)
         self.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -403,6 +416,8 @@ class MainWindow(QMainWindow):
 
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice, self.settings.toolchain().settings())
+            outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
+            self.artifact_actions.busy.track(job, dialog.choice.artifact_dir, *outputs)
             job.succeeded.connect(self._on_written)
 
     # ---- planning, exploring, exporting --------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.backends.base import CompileResult
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.display.compare import Comparison
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
@@ -43,6 +45,20 @@ def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> 
             return exc.description
 
     return jobs.submit(f"Read {Path(path).name}", work, visible=False)
+
+
+def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
+    """Read two artifacts and compare them (the compare dialog)."""
+
+    def work(ctx: JobContext) -> Comparison:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.display.compare import compare
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+
+        inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
+        return compare(open_artifact(Path(left), inspector), open_artifact(Path(right), inspector))
+
+    return jobs.submit(f"Compare {Path(left).name} and {Path(right).name}", work, visible=False)
 
 
 def compile_artifact(
@@ -90,6 +106,35 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
         _log_result(ctx, result.warnings, result.summary())
         return result
 
+    return jobs.submit(title, work, writes=True)
+
+
+def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
+    """Move artifact folders to the desktop's Trash (a rename there, so each one moves whole or not at all)."""
+    from PySide6.QtCore import QFile, QStandardPaths
+
+    def work(ctx: JobContext) -> list[str]:
+        from rbln_artifact_studio.core.errors import StudioError
+
+        # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
+        os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
+        moved = []
+        for path in paths:
+            ctx.checkpoint()
+            if not os.path.lexists(path):
+                continue  # already gone (deleted from a terminal meanwhile)
+            if not QFile.moveToTrash(path):
+                raise StudioError(
+                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). "
+                    f"It was left as it is{'; moved before it: ' + ', '.join(moved) if moved else ''}."
+                )
+            ctx.log(f"moved {path} to the Trash")
+            moved.append(path)
+        return moved
+
+    title = (
+        f"Move {Path(paths[0]).name} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
+    )
     return jobs.submit(title, work, writes=True)
 
 

@@ -197,7 +197,7 @@ class PlannerDialog(QDialog):
         self.replan_button.clicked.connect(self.replan)
         if model is not None:  # the table's model: re-plan when a planned artifact changes on disk
             model.dataChanged.connect(self._on_rows_changed)
-        self.resize(1000, 820)
+        self.resize(1000, 740)  # fits a 1280x800 screen with its title bar; the families scroll
         self.replan()
 
     # ---- planning ------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import html
 import os
 
 from PySide6.QtCore import Slot
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -71,7 +72,9 @@ class PreferencesDialog(QDialog):
         self.status = QPlainTextEdit()
         self.status.setObjectName("prefsBackends")
         self.status.setReadOnly(True)
-        self.status.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Columns line up in a fixed-pitch font; a long detail wraps instead of running off the right edge.
+        self.status.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.status.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.detect_button = QPushButton("Detect Again")
         self.detect_button.setObjectName("prefsDetectButton")
         self.detect_button.clicked.connect(self.detect_again)

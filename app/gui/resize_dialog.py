@@ -37,12 +37,10 @@ from rbln_artifact_studio.core.storage.swap import staging_room_problem
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
 OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
-ERROR_STYLE = "color:#c62828"
-WARNING_STYLE = "color:#b26a00"
-OK_STYLE = "color:#2e7d32"
 
 
 def _output_problem(text: str, source: Path) -> str | None:
@@ -177,7 +175,7 @@ class ResizeDialog(QDialog):
         self.shared_label = QLabel(copy_on_write_note(artifact.shared) or "")
         self.shared_label.setObjectName("resizeSharedLabel")
         self.shared_label.setWordWrap(True)
-        self.shared_label.setStyleSheet(WARNING_STYLE)
+        self.shared_label.setStyleSheet(style(Tone.WARNING))
         self.shared_label.setVisible(False)
         output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
 
@@ -371,12 +369,12 @@ class ResizeDialog(QDialog):
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:
-            self.message.setText(f"<span style='{ERROR_STYLE}'>✖ {html.escape(error)}</span>")
+            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(error)}</span>")
             return
         assert target is not None
-        lines = [f"<span style='{WARNING_STYLE}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in warnings]
         facts = block_facts(self.artifact.config, target)
-        lines.append(f"<span style='{OK_STYLE}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
+        lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
         self.message.setText("<br>".join(lines))
 
     def _show_after(self, target: int | None) -> None:

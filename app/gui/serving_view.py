@@ -11,12 +11,10 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidg
 from rbln_artifact_studio.core.display.serving_display import serving_headline, serving_rows
 from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.planning.serving import ServingCheck, check_artifact_serving
+from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
-
-ERROR_STYLE = "color:#c62828"
-WARNING_STYLE = "color:#b26a00"
 
 
 def _selectable(object_name: str, text: str = "") -> QLabel:
@@ -52,7 +50,7 @@ class ServingView(QGroupBox):
             self.form.removeRow(0)
         for name, value, source in serving_rows(check):
             self.form.addRow(name, _selectable(f"serving_{name.replace(' ', '_')}", f"{value}   ({source})"))
-        lines = [f"<span style='{ERROR_STYLE}'>✖ {html.escape(e)}</span>" for e in check.errors]
-        lines += [f"<span style='{WARNING_STYLE}'>⚠ {html.escape(w)}</span>" for w in check.warnings]
+        lines = [f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(e)}</span>" for e in check.errors]
+        lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in check.warnings]
         self.warning.setText("<br>".join(lines))
         self.warning.setVisible(bool(lines))

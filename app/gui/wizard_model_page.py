@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, preset_ids, resolve_model
 from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.tones import Tone, style
 
 DEFAULT_PRESET = "Qwen/Qwen3-8B"
 
@@ -137,11 +138,11 @@ class ModelPage(QWizardPage):
     @Slot(object)
     def _on_presets_failed(self, failure: JobFailure) -> None:
         self.status.setText(
-            f"<span style='color:#c62828'>✖ The bundled presets could not be listed: {html.escape(failure.reason)}. "
+            f"<span style='{style(Tone.ERROR)}'>✖ The bundled presets could not be listed: {html.escape(failure.reason)}. "
             "Choose a model folder instead.</span>"
         )
 
     @Slot(object)
     def _on_failed(self, failure: JobFailure) -> None:
         if self._wanted == self.model_id():
-            self.status.setText(f"<span style='color:#c62828'>✖ {html.escape(failure.reason)}</span>")
+            self.status.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(failure.reason)}</span>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QGridLayout,
@@ -13,13 +13,15 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QRadioButton,
-    QSpinBox,
     QWizardPage,
 )
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
-from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, preview_compile
+from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, explicit_count_problem, preview_compile
 from rbln_artifact_studio.gui.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.dram_chart import DramChart
+from rbln_artifact_studio.gui.fix_buttons import FixButtons
+from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.compile_wizard import CompileWizard
@@ -55,13 +57,14 @@ class SizingPage(QWizardPage):
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("wizardBudgetEdit")
         self.budget_edit.setPlaceholderText("empty = the whole NPU; 0.8, 80% or 10GB")
-        self.blocks_spin = QSpinBox()
-        self.blocks_spin.setObjectName("wizardBlocksSpin")
-        self.blocks_spin.setRange(1, MAX_BLOCKS)
+        self.blocks_spin = NumberField("wizardBlocksSpin", 0, MAX_BLOCKS)
+        self.blocks_spin.setValue(1)
         self.blocks_spin.setEnabled(False)
         self.preview_label = QLabel()
         self.preview_label.setObjectName("wizardPreviewLabel")
         self.preview_label.setWordWrap(True)
+        self.preview_label.setTextFormat(Qt.TextFormat.RichText)
+        self.fixes = FixButtons("wizardSizingFixes")
         self.chart = DramChart(object_name="wizardDramChart")
         self.curve = BudgetCurve()
         layout = QGridLayout(self)
@@ -70,20 +73,21 @@ class SizingPage(QWizardPage):
         layout.addWidget(self.explicit_radio, 1, 0)
         layout.addWidget(self.blocks_spin, 1, 1)
         layout.addWidget(self.preview_label, 2, 0, 1, 2)
+        layout.addWidget(self.fixes, 3, 0, 1, 2)
         charts = QHBoxLayout()
         charts.addWidget(self.chart, 1)
         charts.addWidget(self.curve, 1)
-        layout.addLayout(charts, 3, 0, 1, 2)
-        layout.setRowStretch(3, 1)
+        layout.addLayout(charts, 4, 0, 1, 2)
+        layout.setRowStretch(4, 1)
         self.preview: CompilePreview | None = None
         self.auto_radio.toggled.connect(self._on_mode)
         self.budget_edit.textChanged.connect(self.update_preview)
-        self.blocks_spin.valueChanged.connect(self.update_preview)
+        self.blocks_spin.edited.connect(self.update_preview)
 
     def options(self) -> SizingOptions:
         if self.auto_radio.isChecked():
             return {"memory_budget": self.budget_edit.text().strip() or None, "kvcache_num_blocks": None}
-        return {"memory_budget": None, "kvcache_num_blocks": self.blocks_spin.value()}
+        return {"memory_budget": None, "kvcache_num_blocks": self.blocks_spin.typed_value()}
 
     def initializePage(self) -> None:
         self.update_preview()
@@ -108,17 +112,30 @@ class SizingPage(QWizardPage):
         model = wizard.model if wizard is not None else None
         if request is None or model is None:
             return
+        assert wizard is not None
+        problem = wizard.input_problem()
+        if problem is None and not self.auto_radio.isChecked():
+            problem = explicit_count_problem(self.blocks_spin.typed_value())
+        if problem is not None:  # what the fields show cannot be compiled: no preview of other numbers
+            self.preview = None
+            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
+            self.fixes.set_fixes(())
+            self.chart.set_breakdown(None, message="No preview: fix the error above.")
+            self.curve.set_curve([], 1, 0, 0, None, None, "No curve: fix the error above.")
+            self.completeChanged.emit()
+            return
         preview = self.preview = preview_compile(request, model)
         plan = preview.plan
+        self.fixes.set_fixes(preview.fixes)
         if plan is None:
-            self.preview_label.setText(f"<span style='color:#c62828'>✖ {html.escape(preview.error or '')}</span>")
+            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(preview.error or '')}</span>")
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
         else:
             lines = [
                 f"<b>kvcache_num_blocks {plan.num_blocks}</b> (floor {plan.floor}, full pool {plan.full}); "
                 f"budget {html.escape(plan.budget.describe())} = {plan.budget_per_npu:,} B per NPU."
             ]
-            lines += [f"<span style='color:#b26a00'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
+            lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
             lines.append(html.escape(breakdown_caption(plan.breakdown)))
             self.preview_label.setText("<br>".join(lines))
             self.chart.set_breakdown(plan.breakdown, plan.shape.npu.chiplets)

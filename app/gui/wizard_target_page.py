@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import html
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWizardPage
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.fix_buttons import FixButtons
+from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.tones import Tone, style
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 
 MAX_DEVICES = 64
 WHERE = {BackendChoice.SIM: "the built-in simulator", BackendChoice.OPTIMUM: "optimum-rbln-cli"}
@@ -35,9 +41,8 @@ class TargetPage(QWizardPage):
         for name in SKUS:
             self.npu_combo.addItem(get_npu(name).label, name)
         self.npu_combo.setCurrentIndex(self.npu_combo.findData(DEFAULT_NPU))
-        self.devices_spin = QSpinBox()
-        self.devices_spin.setObjectName("wizardDevicesSpin")
-        self.devices_spin.setRange(1, MAX_DEVICES)
+        self.devices_spin = NumberField("wizardDevicesSpin", 0, MAX_DEVICES)
+        self.devices_spin.setValue(1)
         self.info = QLabel()
         self.info.setObjectName("wizardTargetInfo")
         self.info.setWordWrap(True)
@@ -52,10 +57,17 @@ class TargetPage(QWizardPage):
         layout.addRow("NPU", self.npu_combo)
         layout.addRow("num_devices", self.devices_spin)
         layout.addRow(self.info)
+        self.sizing = QLabel()
+        self.sizing.setObjectName("wizardDevicesInfo")
+        self.sizing.setWordWrap(True)
+        self.sizing.setTextFormat(Qt.TextFormat.RichText)
+        layout.addRow(self.sizing)
+        self.fixes = FixButtons("wizardTargetFixes")
+        layout.addRow(self.fixes)
         layout.addRow("Backend", self.backend_combo)
         layout.addRow(self.backend_info)
         self.npu_combo.currentIndexChanged.connect(self._show_info)
-        self.devices_spin.valueChanged.connect(self._show_info)
+        self.devices_spin.edited.connect(self._show_info)
         self.backend_combo.currentIndexChanged.connect(self._show_backends)
         backends.changed.connect(self._show_backends)
         self._show_info()
@@ -66,7 +78,11 @@ class TargetPage(QWizardPage):
         return str(self.npu_combo.currentData())
 
     def options(self) -> TargetOptions:
-        return {"npu": self.npu(), "num_devices": self.devices_spin.value()}
+        return {"npu": self.npu(), "num_devices": self.devices_spin.typed_value() or 0}
+
+    def isComplete(self) -> bool:
+        devices = self.devices_spin.typed_value()
+        return devices is not None and devices > 0
 
     def set_npu(self, name: str) -> None:
         self.npu_combo.setCurrentIndex(self.npu_combo.findData(name))
@@ -89,15 +105,29 @@ class TargetPage(QWizardPage):
             return BackendChoice.OPTIMUM if self.optimum_available() else BackendChoice.SIM
         return backend
 
+    def refresh(self) -> None:
+        self._show_info()
+
     @Slot()
     def _show_info(self) -> None:
         npu = get_npu(self.npu())
         family = npu.family
         self.info.setText(
-            f"{family.name}: {format_bytes(family.dram_bytes)} DRAM in {family.chiplets} chiplet(s), "
-            f"{format_bytes(npu.available_per_npu)} available per NPU after the system reserve; "
-            f"{self.devices_spin.value()} device(s)."
+            f"{npu.label}, an NPU of the {family.name} family: {format_bytes(family.dram_bytes)} DRAM in "
+            f"{family.chiplets} chiplet(s), {format_bytes(npu.available_per_npu)} available per NPU after the "
+            "system reserve."
         )
+        devices = self.devices_spin.typed_value()
+        wizard = cast("CompileWizard | None", self.wizard())
+        if devices is None or devices < 1:
+            problem = self.devices_spin.problem("num_devices") or f"num_devices must be at least 1, got {devices}."
+            self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
+            self.fixes.set_fixes(())
+        elif wizard is not None:
+            text, fixes = wizard.device_sizing()
+            self.sizing.setText(html.escape(text))
+            self.fixes.set_fixes(fixes)
+        self.completeChanged.emit()
 
     @Slot()
     def _show_backends(self) -> None:

@@ -75,6 +75,7 @@ def row_values(window: MainWindow, path: Path) -> dict[str, str]:
 def type_text(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
     """Replace a field's text key by key, as a user types it."""
     edit = widget.lineEdit() if isinstance(widget, QSpinBox) else widget
+    widget.setFocus()  # as a click into the field does: a field losing focus may correct its text
     edit.selectAll()
     qtbot.keyClick(edit, Qt.Key.Key_Backspace)
     qtbot.keyClicks(edit, text)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, example, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QGuiApplication, QKeyEvent
+from PySide6.QtGui import QFocusEvent, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -75,7 +75,7 @@ def type_into_spin(qtbot: QtBot, spin: QSpinBox, text: str) -> None:
     edit.selectAll()
     qtbot.keyClick(edit, Qt.Key.Key_Backspace)
     key_events(edit, text)
-    spin.interpretText()  # what leaving the field does
+    QApplication.sendEvent(spin, QFocusEvent(QEvent.Type.FocusOut, Qt.FocusReason.TabFocusReason))  # leave the field
 
 
 def key_events(widget: QWidget, text: str) -> None:

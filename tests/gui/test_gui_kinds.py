@@ -53,6 +53,8 @@ def test_a_model_without_a_kv_cache_is_described_and_not_offered_a_resize(
     qtbot.waitUntil(lambda: label.text() == "No resizable KV cache", timeout=10_000)
     assert "diffusers pipeline" in window.findChild(QLabel, "kvMeaningLabel").text()
     assert not window.action_resize.isEnabled() and not window.action_explore.isEnabled()
+    assert not window.artifact_actions.resize_copy.isEnabled() and not window.artifact_actions.serving.isEnabled()
+    assert "nothing to resize" in window.artifact_actions.resize_copy.toolTip()
     assert "not offered" in window.action_resize.toolTip() and "nothing to resize" in window.action_resize.toolTip()
     form = window.detail.settings_form
     texts = [form.itemAt(i).widget().text() for i in range(form.count()) if form.itemAt(i).widget() is not None]

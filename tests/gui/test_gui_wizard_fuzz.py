@@ -107,7 +107,7 @@ def test_budget_field_shows_the_cores_error_for_any_text(qtbot: QtBot, wizard: C
         ("inf", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got inf."),
         ("150%", "memory_budget fraction must be in (0, 1] (or (0%, 100%]), got 150%."),
         ("0", "memory_budget must be a positive number of bytes, got 0."),
-        ("1", "only 1 blocks can be allocated"),  # one byte, and the page says how it was read
+        ("1", "the weights alone, 15.27 GiB (16,391,340,032 B) per NPU, exceed the memory_budget of 1 byte"),
         ("", None),
         ("   ", None),
     ],
@@ -146,15 +146,20 @@ def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wiza
     @examples(COUNT_TEXTS)
     def typed(text: str) -> None:
         type_count(qtbot, spin, text)
-        assert wizard.request().kvcache_num_blocks == spin.value()  # type: ignore[union-attr]
+        shown = spin.typed_value()  # the number the field shows (None: not a number in range)
+        next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+        if not shown:  # empty, not a number or 0: an error, never the last good count
+            assert "✖" in wizard.sizing_page.preview_label.text() and not next_enabled
+            return
+        assert wizard.request().kvcache_num_blocks == shown  # type: ignore[union-attr]
         _check_sizing_page(wizard)
         try:  # the floor, and (issue 16) a KV cache that fits the NPU: what the core's compile accepts
             plan_compile(wizard.request())
             accepted = True
         except StudioError:
             accepted = False
-        assert accepted == (spin.value() >= 9 and spin.value() <= largest)
-        assert wizard.button(QWizard.WizardButton.NextButton).isEnabled() == accepted
+        assert accepted == (shown >= 9 and shown <= largest)
+        assert next_enabled == accepted
 
     typed()
 
@@ -180,6 +185,10 @@ def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard:
         assert request is not None
         message = page.message.text()
         next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+        problem = wizard.input_problem()
+        if problem is not None:  # a field that is empty or out of range says so; no stale value is used
+            assert f"✖ {html.escape(problem)}" in message and not next_enabled
+            return
         try:
             resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), wizard.model)
         except StudioError as exc:

@@ -49,6 +49,11 @@ def resize_argv(
     return argv
 
 
+def inspect_argv(paths: list[str]) -> list[str]:
+    """What to run for the selected artifacts in a terminal: inspect one, plan several together."""
+    return [PROG, "inspect", *paths] if len(paths) == 1 else [PROG, "plan", *paths]
+
+
 def shell_text(argv: list[str]) -> str:
     """One line a POSIX shell runs as is (quoted where needed)."""
     return shlex.join(argv)

@@ -38,7 +38,16 @@ class Segment:
         return f"{self.label}: {format_bytes_exact(self.nbytes)}"
 
 
-def usage_segments(u: ChipletUsage) -> list[Segment]:
+NO_BUDGET = "no memory_budget recorded: the whole NPU"
+NO_BUDGET_LABELS = {**SEGMENT_LABELS, "free": "Free"}
+
+
+def segment_labels(budget_set: bool) -> dict[str, str]:
+    """Legend labels: without a budget there is only 'Free' (and never anything outside a budget)."""
+    return SEGMENT_LABELS if budget_set else NO_BUDGET_LABELS
+
+
+def usage_segments(u: ChipletUsage, budget_set: bool = True) -> list[Segment]:
     """Reserve, weights, workspace, KV, free inside the budget and DRAM outside it; zero-sized slices kept."""
     free = max(u.free_in_budget, 0)
     outside = max(u.available - max(u.budget, u.used), 0)
@@ -50,14 +59,18 @@ def usage_segments(u: ChipletUsage) -> list[Segment]:
         "free": free,
         "outside": outside,
     }
-    return [Segment(key, SEGMENT_LABELS[key], values[key]) for key in SEGMENT_LABELS]
+    labels = segment_labels(budget_set)
+    return [Segment(key, labels[key], values[key]) for key in SEGMENT_LABELS]
 
 
-def usage_tooltip(u: ChipletUsage, tightest: bool) -> str:
+def usage_tooltip(u: ChipletUsage, tightest: bool, budget_set: bool = True) -> str:
     """Every figure of one chiplet in exact bytes, for the chart's and the table's tooltips."""
     lines = [u.label + ("  (tightest)" if tightest else "")]
-    lines += [s.tooltip for s in usage_segments(u)]
-    lines.append(f"Budget: {format_bytes_exact(u.budget)}")
+    lines += [s.tooltip for s in usage_segments(u, budget_set) if budget_set or s.key != "outside"]
+    if budget_set:
+        lines.append(f"Budget: {format_bytes_exact(u.budget)}")
+    else:
+        lines.append(f"{NO_BUDGET[0].upper()}{NO_BUDGET[1:]} ({format_bytes_exact(u.available)} per chiplet)")
     if u.free_in_budget < 0:
         lines.append(f"Over budget by {format_bytes_exact(-u.free_in_budget)}")
     for key, value in sorted(u.by_key.items()):
@@ -72,11 +85,10 @@ def bar_label(u: ChipletUsage, chiplets: int) -> str:
 
 def breakdown_caption(b: Breakdown) -> str:
     t = b.tightest
-    verdict = "fits" if b.fits else f"does not fit: {t.label} is over budget by {format_bytes(-t.free_in_budget)}"
-    return (
-        f"{b.num_blocks} blocks, budget {format_bytes(b.budget_per_npu)} per NPU: {verdict}; "
-        f"tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
-    )
+    limit = "budget" if b.budget_set else "DRAM"
+    verdict = "fits" if b.fits else f"does not fit: {t.label} is over its {limit} by {format_bytes(-t.free_in_budget)}"
+    budget = f"budget {format_bytes(b.budget_per_npu)} per NPU" if b.budget_set else NO_BUDGET
+    return f"{b.num_blocks} blocks, {budget}: {verdict}; tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
 
 
 @dataclass(frozen=True)

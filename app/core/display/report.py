@@ -32,6 +32,7 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
     return {
         "num_blocks": b.num_blocks,
         "budget_per_npu": b.budget_per_npu,
+        "budget_set": b.budget_set,
         "fits": b.fits,
         "tightest": {"node": b.tightest.node, "chiplet": b.tightest.chiplet},
         "chiplets": [usage_dict(u) for u in b.usages],

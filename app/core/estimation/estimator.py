@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from rbln_artifact_studio.core.display.sizes import align_2mib, format_bytes
-from rbln_artifact_studio.core.errors import InsufficientMemoryError, StudioError
+from rbln_artifact_studio.core.errors import Fix, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
 from rbln_artifact_studio.core.model.npu import AttnImpl, Npu
 
@@ -143,6 +143,15 @@ class MemoryLayout:
     def fits(self, num_blocks: int, budget_per_chiplet: int) -> bool:
         return all(b.kv_bytes(num_blocks) <= budget_per_chiplet - b.non_kv for b in self._distinct)
 
+    def weights_per_npu(self) -> int:
+        """Weight bytes on the NPU that holds the most (all its chiplets)."""
+        weights = [grid for key, grid in self.non_kv_by_key.items() if is_weight_key(key)]
+        return max(sum(sum(grid[n]) for grid in weights) for n in range(self.nodes))
+
+    def non_kv_per_npu(self) -> int:
+        """Weights, workspace and every other non-KV allocation on the NPU that holds the most."""
+        return max(sum(self.non_kv(n, c) for c in range(self.chiplets)) for n in range(self.nodes))
+
     def kv_bytes_per_npu(self, num_blocks: int) -> list[int]:
         """Aligned KV bytes on each NPU (node)."""
         return [sum(self.kv_bytes(n, c, num_blocks) for c in range(self.chiplets)) for n in range(self.nodes)]
@@ -236,6 +245,21 @@ class Explanation:
             " or ".join(options) + " would fit."
         )
 
+    def fixes(self) -> tuple[Fix, ...]:
+        """The hint's options as compile changes (the GUI offers each as one click)."""
+        fixes = []
+        if self.max_seq_len_that_fits:
+            fixes.append(
+                Fix(f"max_seq_len {self.max_seq_len_that_fits:,}", (("max_seq_len", self.max_seq_len_that_fits),))
+            )
+        if self.batch_size_that_fits:
+            fixes.append(Fix(f"batch_size {self.batch_size_that_fits}", (("batch_size", self.batch_size_that_fits),)))
+        if self.fraction_for_floor is not None:
+            fixes.append(
+                Fix(f"memory_budget {self.fraction_for_floor:g}", (("memory_budget", f"{self.fraction_for_floor:g}"),))
+            )
+        return tuple(fixes)
+
 
 def explain_shortfall(layout: MemoryLayout, npu: Npu, shape: SequenceShape, fits: int) -> Explanation:
     """Numbers for a failed budget: the budget that reaches the floor, and shapes whose floor fits."""
@@ -266,13 +290,46 @@ def explain_shortfall(layout: MemoryLayout, npu: Npu, shape: SequenceShape, fits
     )
 
 
-def resolve_blocks(layout: MemoryLayout, npu: Npu, budget_per_chiplet: int, shape: SequenceShape) -> int:
-    """Estimate and enforce the floor; the error carries an explanation with numbers."""
+def _both(nbytes: int) -> str:
+    """'15.27 GiB (16,391,340,032 B)'; small counts once: '1 B'."""
+    return format_bytes(nbytes) if nbytes < 1024 else f"{format_bytes(nbytes)} ({nbytes:,} B)"
+
+
+def weights_exceed_budget_message(
+    layout: MemoryLayout, budget_per_npu: int, budget_per_chiplet: int, floor: int
+) -> str | None:
+    """What to say when the budget cannot even hold what is loaded before the KV cache (None when it can)."""
+    if all(b.non_kv <= budget_per_chiplet for b in layout._distinct):
+        return None
+    weights, non_kv = layout.weights_per_npu(), layout.non_kv_per_npu()
+    budget = f"the memory_budget of {_both(budget_per_npu)} per NPU"
+    if weights > budget_per_npu:
+        what = f"the weights alone, {_both(weights)} per NPU, exceed {budget}"
+    else:
+        what = f"the weights and workspace, {_both(non_kv)} per NPU ({format_bytes(weights)} weights), exceed {budget}"
+    return (
+        f"Insufficient memory for the required KV cache: {what}, so no KV cache block can be allocated; "
+        f"at least {floor} blocks are required."
+    )
+
+
+def resolve_blocks(
+    layout: MemoryLayout, npu: Npu, budget_per_chiplet: int, shape: SequenceShape, budget_per_npu: int | None = None
+) -> int:
+    """Estimate and enforce the floor; the error carries an explanation with numbers and the fixes it lists.
+
+    budget_per_npu is the budget as given (before the split per chiplet), for the message.
+    """
     fits = estimate_blocks(layout, budget_per_chiplet, shape.full)
     if fits < shape.floor:
-        explanation = explain_shortfall(layout, npu, shape, fits)
+        npu_budget = budget_per_npu if budget_per_npu is not None else budget_per_chiplet * npu.chiplets
+        message = weights_exceed_budget_message(layout, npu_budget, budget_per_chiplet, shape.floor)
+        # estimate_blocks answers 1 when nothing fits; with the weights over budget not even that one does.
+        explanation = explain_shortfall(layout, npu, shape, 0 if message else fits)
         raise InsufficientMemoryError(
-            insufficient_memory_message(fits, shape.floor, shape.batch_size), hint=explanation.hint()
+            message or insufficient_memory_message(fits, shape.floor, shape.batch_size),
+            hint=explanation.hint(),
+            fixes=explanation.fixes(),
         )
     return fits
 
@@ -320,6 +377,7 @@ class Breakdown:
     num_blocks: int
     budget_per_npu: int
     usages: list[ChipletUsage]
+    budget_set: bool = True  # False: no memory_budget (a compiled artifact records none), the whole NPU
 
     @property
     def tightest(self) -> ChipletUsage:
@@ -334,7 +392,9 @@ def is_weight_key(key: str) -> bool:
     return key.lower().startswith("weight")
 
 
-def breakdown(layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: int) -> Breakdown:
+def breakdown(
+    layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: int, budget_set: bool = True
+) -> Breakdown:
     """Split each (node, chiplet) of an artifact's DRAM for display and reports."""
     per_chiplet_budget = budget_per_npu // npu.chiplets
     usages = []
@@ -354,7 +414,7 @@ def breakdown(layout: MemoryLayout, npu: Npu, budget_per_npu: int, num_blocks: i
                 by_key=by_key,
             )
         )
-    return Breakdown(num_blocks, budget_per_npu, usages)
+    return Breakdown(num_blocks, budget_per_npu, usages, budget_set)
 
 
 @dataclass(frozen=True)

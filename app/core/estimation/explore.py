@@ -5,16 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import (
+    Breakdown,
     CurvePoint,
     MemoryLayout,
+    breakdown,
     budget_curve,
     estimate_blocks,
     fraction_for_bytes,
 )
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.model.budget import MemoryBudget
+from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
 from rbln_artifact_studio.core.model.npu import Npu
 from rbln_artifact_studio.core.storage.resize import resolve_target
 
@@ -176,10 +179,41 @@ def target_at(artifact: Artifact, budget_per_npu: int) -> ClickTarget:
     return ClickTarget(budget_bytes, fraction, blocks, None, warnings)
 
 
+@dataclass(frozen=True)
+class WhatIf:
+    """An artifact under a memory_budget it was not compiled with: the count estimation gives and its breakdown."""
+
+    budget: MemoryBudget
+    budget_per_npu: int
+    blocks: int  # as `explore` reads its curve at this budget: 0 when not even one block fits
+    floor: int
+    full: int
+    breakdown: Breakdown
+
+    def summary(self) -> str:
+        head = f"memory_budget {self.budget.describe()} = {format_bytes(self.budget_per_npu)} per NPU"
+        if self.blocks < self.floor:
+            return (
+                f"{head}: {self.blocks} blocks fit, below the floor of {self.floor}; a compile or fit to budget "
+                "with it fails."
+            )
+        return f"{head}: kvcache_num_blocks {self.blocks} (floor {self.floor}, full pool {self.full})."
+
+
+def what_if(artifact: Artifact, budget_text: str) -> WhatIf:
+    """The breakdown and count a budget would give this artifact (the numbers `explore` prints); StudioError for
+    a budget that cannot be read or exceeds the NPU."""
+    layout, npu = _known(artifact)
+    budget = parse_budget(budget_text)
+    per_npu = budget.bytes_per_npu(npu)
+    c = artifact.config
+    blocks = resolved_at(layout, npu, c.num_full_blocks, per_npu)
+    fit = breakdown(layout, npu, per_npu, blocks, budget.is_set)
+    return WhatIf(budget, per_npu, blocks, c.num_min_blocks, c.num_full_blocks, fit)
+
+
 def exploration_text(e: Exploration) -> str:
     """The breakpoints as a table, floor, full pool and current count marked."""
-    from rbln_artifact_studio.core.display.sizes import format_bytes
-
     lines = [
         f"{e.path}: {e.npu.label}, {format_bytes(e.available)} available per NPU; "
         f"kvcache_num_blocks {e.current} (floor {e.floor}, full pool {e.full})"

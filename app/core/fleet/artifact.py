@@ -133,7 +133,7 @@ class Artifact:
         if layout is None or npu is None:
             return None
         n = self.config.kvcache_num_blocks if num_blocks is None else num_blocks
-        return breakdown(layout, npu, budget.bytes_per_npu(npu), n)
+        return breakdown(layout, npu, budget.bytes_per_npu(npu), n, budget.is_set)
 
     @property
     def kv_bytes_per_npu(self) -> int | None:

@@ -30,6 +30,24 @@ def cache_dir() -> Path:
     return Path(base) / "rbln-studio"
 
 
+def _parse(data: bytes) -> dict[str, dict[str, Any]]:
+    """The entries of a cache file: a version line, then one [folder, entry] line each.
+
+    Decoded a line at a time: one json.loads of a 50,000-row file would hold the interpreter lock for hundreds of
+    milliseconds in the scan worker, and the GUI thread would wait for it. Anything unexpected: an empty cache.
+    """
+    lines = data.splitlines()
+    if not lines or json.loads(lines[0]).get("version") != CACHE_VERSION:
+        return {}
+    entries: dict[str, dict[str, Any]] = {}
+    for line in lines[1:]:
+        folder, entry = json.loads(line)
+        if not isinstance(folder, str) or not isinstance(entry, dict):
+            return {}
+        entries[folder] = entry
+    return entries
+
+
 class ScanCache:
     """Rows of one scan root; load once, look up per folder, save once (atomically) if anything changed."""
 
@@ -40,9 +58,7 @@ class ScanCache:
         self._seen: set[str] = set()
         self._dirty = False
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-            data = json.loads(self.path.read_bytes())
-            if data.get("version") == CACHE_VERSION and isinstance(data.get("entries"), dict):
-                self._entries = data["entries"]
+            self._entries = _parse(self.path.read_bytes())
 
     def get(self, folder: str, signature: Signature) -> dict[str, Any] | None:
         self._seen.add(folder)
@@ -74,5 +90,7 @@ class ScanCache:
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": self._entries}))
+            lines = [json.dumps({"version": CACHE_VERSION})]
+            lines.extend(json.dumps([folder, entry]) for folder, entry in self._entries.items())
+            tmp.write_text("\n".join(lines) + "\n")
             os.replace(tmp, self.path)

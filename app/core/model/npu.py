@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from rbln_artifact_studio.core.errors import ShapeError, UnknownNpuError
+from rbln_artifact_studio.core.errors import Fix, ShapeError, UnknownNpuError
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -149,6 +149,23 @@ def valid_partitions(family: NpuFamily, max_seq_len: int) -> list[int]:
     return out
 
 
+def fitting_partition(family: NpuFamily, max_seq_len: int) -> int | None:
+    """The partition length to propose: the family default when it fits max_seq_len, else the largest that does
+    below it (fewer, larger blocks), else any that fits; None when none does."""
+    valid = valid_partitions(family, max_seq_len)
+    if family.partition_default in valid:
+        return family.partition_default
+    below = [p for p in valid if p < family.partition_default]
+    return max(below) if below else (min(valid) if valid else None)
+
+
+def partition_fixes(family: NpuFamily, max_seq_len: int) -> tuple[Fix, ...]:
+    return tuple(
+        Fix(f"kvcache_partition_len {p:,}", (("kvcache_partition_len", p),))
+        for p in valid_partitions(family, max_seq_len)
+    )
+
+
 def validate_shape(
     family: NpuFamily,
     *,
@@ -167,9 +184,15 @@ def validate_shape(
         raise ShapeError(f"prefill_chunk_size must be a positive multiple of 64, got {prefill_chunk_size}.")
     if attn_impl is AttnImpl.EAGER:
         if max_seq_len > family.eager_max_seq_len:
+            fixes = [Fix(f"max_seq_len {family.eager_max_seq_len:,}", (("max_seq_len", family.eager_max_seq_len),))]
+            partition = fitting_partition(family, max_seq_len)
+            if partition is not None:
+                flash = (("attn_impl", AttnImpl.FLASH.value), ("kvcache_partition_len", partition))
+                fixes.insert(0, Fix(f"flash_attn with kvcache_partition_len {partition:,}", flash))
             raise ShapeError(
                 f"Eager attention on {family.name} needs max_seq_len <= {family.eager_max_seq_len:,}, "
-                f"got {max_seq_len:,}. Use flash attention (set kvcache_partition_len) or a shorter max_seq_len."
+                f"got {max_seq_len:,}. Use flash attention (set kvcache_partition_len) or a shorter max_seq_len.",
+                fixes=tuple(fixes),
             )
         return
     if partition_len is None:
@@ -184,5 +207,6 @@ def validate_shape(
         suggestion = f" Partition lengths that fit: {', '.join(f'{p:,}' for p in hint)}." if hint else ""
         raise ShapeError(
             f"Flash attention needs max_seq_len to be a multiple of kvcache_partition_len and at least two "
-            f"partitions: max_seq_len {max_seq_len:,}, kvcache_partition_len {partition_len:,}.{suggestion}"
+            f"partitions: max_seq_len {max_seq_len:,}, kvcache_partition_len {partition_len:,}.{suggestion}",
+            fixes=partition_fixes(family, max_seq_len),
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint, MemoryLayout, SequenceShape, budget_curve
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel
@@ -25,6 +25,7 @@ class CompilePreview:
     full: int | None = None
     budget_per_npu: int | None = None
     curve: list[CurvePoint] = field(default_factory=list)
+    fixes: tuple[Fix, ...] = ()  # what the error lists as remedies, to offer as one-click choices
 
     @property
     def ok(self) -> bool:
@@ -36,7 +37,7 @@ def preview_compile(request: CompileRequest, model: ResolvedModel) -> CompilePre
     try:
         shape = resolve_shape(request, model)
     except StudioError as exc:
-        return CompilePreview(request, error=exc.one_line())
+        return CompilePreview(request, error=exc.one_line(), fixes=exc.fixes)
     sequence = SequenceShape(shape.batch_size, shape.max_seq_len, shape.block_size, shape.attn)
     layout = MemoryLayout.from_graphs(simulate_graphs(model.spec, shape), resizable_names(model.spec), 1)
     curve = budget_curve(layout, shape.npu, sequence.full)
@@ -48,5 +49,15 @@ def preview_compile(request: CompileRequest, model: ResolvedModel) -> CompilePre
     try:
         plan = plan_compile(request, model)
     except StudioError as exc:
-        return replace(base, error=exc.one_line())
+        return replace(base, error=exc.one_line(), fixes=exc.fixes)
     return replace(base, plan=plan)
+
+
+def explicit_count_problem(count: int | None) -> str | None:
+    """An explicit kvcache_num_blocks as typed: 0 is not 'unset' here (the field would then lie about it)."""
+    if count is None or count > 0:
+        return None
+    return (
+        f"kvcache_num_blocks must be a positive integer, got {count}. "
+        "Choose 'Automatic, within a memory budget' to let the compiler size the KV cache."
+    )

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.errors import ConfigError, InsufficientMemoryError, ResizeError, ShapeError, StudioError
+from rbln_artifact_studio.core.errors import (
+    ConfigError,
+    Fix,
+    InsufficientMemoryError,
+    ResizeError,
+    ShapeError,
+    StudioError,
+)
 from rbln_artifact_studio.core.estimation.estimator import (
     Breakdown,
     MemoryLayout,
@@ -17,11 +24,13 @@ from rbln_artifact_studio.core.estimation.estimator import (
 )
 from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.model.budget import MemoryBudget, check_exclusive, parse_budget, with_budget_warnings
+from rbln_artifact_studio.core.model.kv_split import kv_heads_per_npu, uneven_split
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, AttnImpl, default_attn_impl, get_npu, validate_shape
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, dumps_config, parse_config
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import GraphHeader, write_container
+from rbln_artifact_studio.core.simulator.devices import fewest_devices
 from rbln_artifact_studio.core.simulator.memory_model import (
     CompileShape,
     cache_metas,
@@ -89,7 +98,7 @@ class CompilePlan:
 
     @property
     def breakdown(self) -> Breakdown:
-        return breakdown(self.layout, self.shape.npu, self.budget_per_npu, self.num_blocks)
+        return breakdown(self.layout, self.shape.npu, self.budget_per_npu, self.num_blocks, self.budget.is_set)
 
     @property
     def floor(self) -> int:
@@ -122,7 +131,13 @@ def resolve_shape(request: CompileRequest, model: ResolvedModel) -> CompileShape
     if attn is AttnImpl.FLASH and partition is None:
         partition = family.partition_default
     if attn is AttnImpl.EAGER and partition is not None:
-        raise ShapeError("kvcache_partition_len applies to flash attention only; drop it or use attn_impl flash_attn.")
+        raise ShapeError(
+            "kvcache_partition_len applies to flash attention only; drop it or use attn_impl flash_attn.",
+            fixes=(
+                Fix("drop kvcache_partition_len", (("kvcache_partition_len", 0),)),
+                Fix("attn_impl flash_attn", (("attn_impl", AttnImpl.FLASH.value),)),
+            ),
+        )
     chunk = request.prefill_chunk_size or family.prefill_chunk_default
     validate_shape(
         family,
@@ -136,6 +151,14 @@ def resolve_shape(request: CompileRequest, model: ResolvedModel) -> CompileShape
     return CompileShape(npu, request.num_devices, request.batch_size, max_seq_len, attn, partition, chunk)
 
 
+def _devices_fix(model: ResolvedModel, shape: CompileShape) -> Fix | None:
+    """num_devices set to the fewest that hold weights, workspace and the floor (None when none does or no change)."""
+    fewest = fewest_devices(model.spec, shape)
+    if not fewest.fits or fewest.num_devices == shape.num_devices:
+        return None
+    return Fix(f"num_devices {fewest.num_devices}", (("num_devices", fewest.num_devices),))
+
+
 def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) -> CompilePlan:
     """Validate and size a compile without writing anything; raises StudioError with the reason."""
     explicit = request.kvcache_num_blocks or None
@@ -147,15 +170,24 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
     shape = resolve_shape(request, model)
     budget_per_npu = budget.bytes_per_npu(shape.npu)
     warnings = list(budget.warnings())
+    if uneven_split(model.spec.kv_heads, shape.num_devices):
+        per_npu = kv_heads_per_npu(model.spec.kv_heads, shape.num_devices, shape.npu.chiplets)
+        warnings.append(
+            f"num_devices={shape.num_devices} does not divide the model's {model.spec.kv_heads} KV heads: each NPU "
+            f"holds the KV cache of {per_npu} heads, more than an even split; a divisor or multiple of "
+            f"{model.spec.kv_heads} uses the NPUs' DRAM better."
+        )
     sequence = SequenceShape(shape.batch_size, shape.max_seq_len, shape.block_size, shape.attn)
     layout = MemoryLayout.from_graphs(simulate_graphs(model.spec, shape), resizable_names(model.spec), 1)
     npu = shape.npu
     if layout.required_per_chiplet(0) > npu.available_per_chiplet:
         need = layout.required_per_chiplet(0)
+        fix = _devices_fix(model, shape)
         raise StudioError(
             f"{model.model_id} does not fit {npu.name} x{shape.num_devices}: weights and workspace need "
             f"{format_bytes(need)} per chiplet, but a chiplet offers {format_bytes(npu.available_per_chiplet)}. "
-            "Use more devices (--num_devices)."
+            + (f"Use more devices: {fix.label} hold(s) it." if fix else "Use more devices (--num_devices)."),
+            fixes=(fix,) if fix else (),
         )
     if explicit is not None:
         num_blocks = explicit
@@ -171,8 +203,11 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
             warnings.append("Under eager attention the block count is always the full pool; memory_budget is not used.")
     else:
         try:
-            num_blocks = resolve_blocks(layout, npu, budget_per_npu // npu.chiplets, sequence)
+            num_blocks = resolve_blocks(layout, npu, budget_per_npu // npu.chiplets, sequence, budget_per_npu)
         except InsufficientMemoryError as exc:
+            if not any(name == "memory_budget" for fix in exc.fixes for name, _ in fix.changes):
+                fix = _devices_fix(model, shape)  # not even the whole NPU holds the floor
+                exc.fixes = (*exc.fixes, fix) if fix else exc.fixes
             raise with_budget_warnings(exc, budget) from None
     if explicit is not None or shape.attn is AttnImpl.EAGER:
         refusal = does_not_fit(layout, npu, num_blocks, sequence.floor)  # it would not load: never write it

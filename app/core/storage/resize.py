@@ -113,7 +113,9 @@ def target_for_budget(artifact: Artifact, budget: MemoryBudget) -> int:
         reason = artifact.unknown_reason or "its NPU is unknown"
         raise ResizeError(f"Cannot fit {artifact.name} to a budget: its allocations are unknown. {reason}")
     try:
-        return resolve_blocks(layout, npu, budget.bytes_per_chiplet(npu), artifact.sequence_shape)
+        return resolve_blocks(
+            layout, npu, budget.bytes_per_chiplet(npu), artifact.sequence_shape, budget.bytes_per_npu(npu)
+        )
     except InsufficientMemoryError as exc:
         raise with_budget_warnings(exc, budget) from None
 
