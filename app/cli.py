@@ -120,6 +120,11 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
+    if args.dir.startswith("ssh://"):
+        from rbln_artifact_studio.remote.cli_support import read_block_count_any
+
+        print(read_block_count_any(args.dir))
+        return 0
     from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
 
     count = plain_decoder_count(args.dir)  # shell loops call get per artifact: JSON only for the common kind
@@ -140,20 +145,32 @@ def _inspector(args: argparse.Namespace) -> Any:
     return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
 
 
+def _open(target: str, args: argparse.Namespace) -> Any:
+    """An artifact from a local folder or an ssh://HOST/PATH on a server (read there, by its own rebel)."""
+    from rbln_artifact_studio.remote.cli_support import open_any
+
+    return open_any(target, _inspector(args))
+
+
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
     from rbln_artifact_studio.backends.registry import resize_artifact
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
     try:
-        result = resize_artifact(
-            args.dir,
-            target=target,
-            budget_text=budget_text,
-            output_dir=args.output_dir,
-            backend=BackendChoice.parse(args.backend),
-            progress=_bar_progress(),
-            log=_log_line,
-        )
+        if args.dir.startswith("ssh://"):  # a detached job on that server
+            from rbln_artifact_studio.remote.cli_support import resize_any
+
+            result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line)
+        else:
+            result = resize_artifact(
+                args.dir,
+                target=target,
+                budget_text=budget_text,
+                output_dir=args.output_dir,
+                backend=BackendChoice.parse(args.backend),
+                progress=_bar_progress(),
+                log=_log_line,
+            )
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     for warning in result.warnings:
@@ -179,12 +196,11 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.model.budget import parse_budget
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
     try:
-        artifact = open_artifact(args.dir, _inspector(args))
+        artifact = _open(args.dir, args)
     except NoKvCacheError as exc:  # no resizable KV cache: say what the folder holds instead
         from rbln_artifact_studio.core.display.kinds_report import description_dict, description_text
 
@@ -207,7 +223,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    if not os.path.isdir(args.root):
+    remote = args.root.startswith("ssh://")
+    if not remote and not os.path.isdir(args.root):
         print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
         return EXIT_ERROR
     invalid = count = 0
@@ -219,11 +236,18 @@ def cmd_scan(args: argparse.Namespace) -> int:
             invalid += row.status.value == "invalid"
             yield row
 
-    verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
-    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+    if remote:  # walked on the server in one round trip, then the full check (headers read there) per 1,000
+        from rbln_artifact_studio.remote.cli_support import scan_any
 
-    processes = args.jobs if args.jobs is not None else idle_cpus()
-    rows = counted(scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes))
+        rows = counted(scan_any(args.root, on_issue=issue, use_cache=False))
+    else:
+        from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+
+        verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
+        processes = args.jobs if args.jobs is not None else idle_cpus()
+        rows = counted(
+            scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes)
+        )
     if args.format == "json":
         from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
 
@@ -328,10 +352,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import shlex
 
     from rbln_artifact_studio.core.display.plan_display import plan_text
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
-    artifacts = [open_artifact(d, _inspector(args)) for d in args.dirs]
+    if args.on:
+        from rbln_artifact_studio.remote.cli_support import cmd_plan_on
+
+        return cmd_plan_on(args.on, args.dirs, _inspector(args), args.json)
+    artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
     require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
@@ -349,12 +376,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_serving(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.display.serving_display import serving_text
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
     from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
-    try:  # the verdict inspect and scan give; a VLM is served through its language model's config
-        artifact = open_artifact(args.dir, _inspector(args))
+    try:  # the verdict inspect and scan give; a VLM through its language model; here, or ssh://HOST/PATH
+        artifact = _open(args.dir, args)
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     check = check_artifact_serving(artifact.loaded, artifact.problems)
@@ -367,11 +393,28 @@ def cmd_serving(args: argparse.Namespace) -> int:
     return EXIT_ERROR if check.errors else 0
 
 
+def cmd_devices(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_devices as devices
+
+    return devices(args.host, args.json)
+
+
+def cmd_trust_host(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_trust_host as trust
+
+    return trust(args.host, args.fingerprint)
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.cli_support import cmd_jobs as jobs
+
+    return jobs(args.host, args.job, args.json, _log_line)
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.estimation.explore import exploration_text, explore
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
-    exploration = explore(open_artifact(args.dir, _inspector(args)))
+    exploration = explore(_open(args.dir, args))
     if args.json:
         _print_json(exploration.to_json())
     else:
@@ -453,7 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders (one with --on)")
+    p.add_argument(
+        "--on",
+        metavar="ssh://HOST",
+        help="check against the memory this server's NPUs have free now (rbln-smi), instead of empty NPUs",
+    )
     p.add_argument(
         "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
     )
@@ -468,6 +516,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.add_argument("--json", action="store_true")
     _add_backend(p)
+
+    p = command("devices", cmd_devices, "list a server's NPUs now (rbln-smi): memory used and total, processes")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("--json", action="store_true")
+
+    p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("job", nargs="?", help="a job id: follow its log until it ends, then show the outcome")
+    p.add_argument("--json", action="store_true")
+
+    p = command("trust-host", cmd_trust_host, "show a server's host key fingerprint and record it in known_hosts")
+    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("--fingerprint", metavar="SHA256:...", help="record the key only if it has this fingerprint")
 
     p = command("presets", cmd_presets, "list the bundled model presets")
     p.add_argument("--json", action="store_true")

@@ -24,6 +24,7 @@ HEADERS = [
     "KV cache / NPU",
     "NPU",
     "Devices",
+    "Host",  # "local", or the server of an ssh://HOST/PATH row
     "Batch",
     "max_seq_len",
     "Block size",

@@ -38,6 +38,8 @@ def test_wheel_contains_presets_icons_and_both_scripts(wheel: Path) -> None:
     assert "rbln_artifact_studio/resources/icons/rbln-studio.svg" in names
     icons = {f"rbln_artifact_studio/resources/icons/rbln-studio-{s}.png" for s in (16, 32, 48, 64, 128, 256, 512)}
     assert icons <= names
+    programs = {"prelude", "scan", "snapshot", "launch", "job", "jobs"}  # sent to NPU servers as source text
+    assert {f"rbln_artifact_studio/remote/on_server/{p}.py" for p in programs} <= names
     assert "rbln-studio-cli = rbln_artifact_studio.cli:main" in entry_points
     assert "rbln-studio = rbln_artifact_studio.gui.main:main" in entry_points
 

@@ -38,7 +38,7 @@ class ArtifactBrowser(QWidget):
         self.model = model
         self.filter_edit = QLineEdit()
         self.filter_edit.setObjectName("artifactFilter")
-        self.filter_edit.setPlaceholderText("Filter by name, model, NPU, attention or status")
+        self.filter_edit.setPlaceholderText("Filter by name, host, model, NPU, attention or status")
         self.filter_edit.setClearButtonEnabled(True)
 
         self.proxy = FilterProxy(self)

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
@@ -75,7 +76,9 @@ class TableRow:
             for c, v in zip(COLUMNS, values, strict=True)
         )
         target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
-        search = " ".join(str(v) for v in (s.name, s.model, target, s.attn_impl, s.status.value, s.kind) if v)
+        search = " ".join(
+            str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
+        )
         return cls(s, texts, keys, search)
 
 

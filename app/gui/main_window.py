@@ -19,6 +19,7 @@ from rbln_artifact_studio.gui.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.server_actions import ServerMenu
 from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.workspace import Workspace
 
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(self.artifact_actions.toolbar)
         self._create_menus()
         self._connect()
+        self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
         self._restore_state()
         self._update_actions()
         self._update_count()
@@ -171,6 +173,8 @@ class MainWindow(QMainWindow):
         self.browser.proxy.layoutChanged.connect(self._update_count)
         self.workspace.rootChanged.connect(self._on_root_changed)
         self.workspace.scanFinished.connect(self._on_scan_finished)
+        # The first row is shown once every row is read, not after the full checks (seconds on a large fleet).
+        self.workspace.rowsRead.connect(self._select_first_row)
         self.workspace.watcher.limited.connect(self._on_watch_limit)
         self.jobs.jobFailed.connect(self._on_job_failed)
         self.browser.view.selectionModel().selectionChanged.connect(self._update_actions)
@@ -322,6 +326,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_scan_finished(self) -> None:
         self._update_count()
+        self._select_first_row()
+
+    def _select_first_row(self) -> None:
         current = self.browser.current_path()
         if not current and self.model.rowCount() and self._select_when_shown is None:
             self.browser.view.selectRow(0)

@@ -36,11 +36,11 @@ def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> 
 
     def work(ctx: JobContext) -> Artifact | ModelDescription:
         from rbln_artifact_studio.backends.registry import inspector_for
-        from rbln_artifact_studio.core.fleet.artifact import open_artifact
         from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+        from rbln_artifact_studio.remote.registry import open_any
 
-        try:
-            return open_artifact(Path(path), inspector_for(cancel=ctx.cancel, toolchain=toolchain))
+        try:  # here, or ssh://HOST/PATH on a server (read there)
+            return open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
         except NoKvCacheError as exc:
             return exc.description
 
@@ -92,6 +92,14 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
 
     def work(ctx: JobContext) -> ResizeResult:
         from rbln_artifact_studio.backends.registry import resize_artifact
+
+        if str(choice.artifact_dir).startswith("ssh://"):  # a detached job on that server
+            from rbln_artifact_studio.remote.remote_jobs import resize_to_result
+
+            output = str(choice.output_dir) if choice.output_dir else None  # a folder on that server
+            return resize_to_result(
+                str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel
+            )
 
         result = resize_artifact(
             choice.artifact_dir,

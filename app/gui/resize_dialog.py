@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -29,6 +29,7 @@ from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.fleet.location import host_of
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
@@ -91,6 +92,7 @@ class ResizeDialog(QDialog):
         self.setObjectName("resizeDialog")
         self.setWindowTitle(f"Resize KV cache: {artifact.name}")
         self.artifact = artifact
+        self.host = host_of(str(artifact.path))  # on a server: the copy is written there, its folder checked there
         config = artifact.config
         self._output_edited = False
         self.choice: ResizeChoice | None = None
@@ -164,6 +166,7 @@ class ResizeDialog(QDialog):
         self.output_edit.setObjectName("resizeOutputEdit")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
+        browse.setEnabled(not self.host)
         output_box = QGroupBox("Where")
         output_layout = QGridLayout(output_box)
         output_layout.addWidget(self.mode_copy, 0, 0)
@@ -300,7 +303,7 @@ class ResizeDialog(QDialog):
                 self.artifact.path,
                 None if by_budget else target,
                 self.budget_edit.text().strip() if by_budget else None,
-                Path(output) if copy else None,
+                self._output_path(output) if copy else None,
                 target,
             )
             self.command.set_argv(self.choice.argv)
@@ -308,8 +311,33 @@ class ResizeDialog(QDialog):
             self.choice = None
             self.command.set_argv(None)
 
+    def _output_path(self, text: str) -> Path:
+        if not self.host:
+            return Path(text)
+        from rbln_artifact_studio.remote.artifact import ServerPath
+        from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
+
+        return ServerPath.on(parse_remote(text) if is_remote(text) else RemotePath(self.host, text))
+
+    def _remote_output_error(self, output: str) -> str | None:
+        """A copy on a server: a new folder on the same server (the server checks it is new when the job starts)."""
+        from rbln_artifact_studio.remote.target import is_remote, parse_remote
+
+        try:
+            target = parse_remote(output) if is_remote(output) else None
+        except StudioError as exc:
+            return exc.one_line()
+        path = target.path if target is not None else output
+        if (target is not None and target.host != self.host) or not path.startswith("/"):
+            return f"Give the copy's folder on {self.host}: ssh://{self.host}/PATH or an absolute /PATH there."
+        if path.rstrip("/") == str(PurePosixPath(self.artifact.path)).rstrip("/"):
+            return "The copy needs a folder of its own, not the artifact's."
+        return None
+
     def _output_error(self, output: str) -> str | None:
         """The typed path's problem now; the disk's answer once the check of this very text is back."""
+        if self.host:
+            return self._remote_output_error(output)
         problem = path_problem(output, self.artifact.path)
         if problem is not None:
             return problem
@@ -352,7 +380,7 @@ class ResizeDialog(QDialog):
         root: QWidget = self
         while (parent := root.parentWidget()) is not None:
             root = parent
-        if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked():
+        if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked() or self.host:
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
         output, source = self.output_edit.text().strip(), self.artifact.path
         job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _output_problem(output, source)), visible=False)

@@ -51,6 +51,13 @@ class RowsFound:
     watch: list[str]
 
 
+@dataclass(frozen=True)
+class RowsRead:
+    """Scan message: every artifact has its row; the full checks of the rows still "checking" follow."""
+
+    count: int
+
+
 def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: JobContext, opening: bool = False) -> int:
     """Worker side: rescan each folder, sending RowsRemoved and RowsFound messages to the GUI.
 
@@ -83,6 +90,7 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
                 checking.append(summary)
             batch.add(TableRow.of(summary), watch, f"{found:,} artifacts read")
         batch.flush()
+    ctx.partial(RowsRead(found))
     # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
     # Imported here, in the worker: the window paints before pydantic and the backends load.
     from rbln_artifact_studio.backends.registry import inspector_for
@@ -127,6 +135,7 @@ class Workspace(QObject):
 
     rootChanged = Signal(str)
     scanFinished = Signal()  # the table reflects the disk as of the last scan or rescan
+    rowsRead = Signal()  # every artifact of the scan has its row (some may still say "checking")
 
     def __init__(
         self, jobs: JobManager, model: ArtifactTableModel, debounce_ms: int = 300, parent: QObject | None = None
@@ -198,7 +207,7 @@ class Workspace(QObject):
         job.finished.connect(self._on_finished)
 
     @Slot(object)
-    def _on_partial(self, message: RowsRemoved | RowsFound) -> None:
+    def _on_partial(self, message: RowsRemoved | RowsFound | RowsRead) -> None:
         job = self.sender()
         if isinstance(job, Job):
             # The worker waits until this batch is painted (batch_shown), or a short while if nothing paints.
@@ -206,7 +215,9 @@ class Workspace(QObject):
             self._ack_timer.start()
         if job is not self._job or self.root is None:
             return  # a cancelled scan of a folder that is no longer shown
-        if isinstance(message, RowsRemoved):
+        if isinstance(message, RowsRead):
+            self.rowsRead.emit()
+        elif isinstance(message, RowsRemoved):
             self.model.remove_paths(message.paths)
             self.watcher.unwatch(message.paths)
             self.watcher.watch(message.watch)

@@ -264,3 +264,31 @@ def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, win
     assert row.findChild(QLabel, "jobState").text() == "cancelled"
     window.jobs_panel.list.setCurrentRow(0)
     assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled; nothing was left half-done"]
+
+
+def test_the_first_artifact_is_shown_before_the_full_checks_end(
+    qtbot: QtBot, window: MainWindow, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a large fleet the full checks take seconds: the details of the first row must not wait for them."""
+    import threading
+    from collections.abc import Iterator
+    from typing import Any
+
+    from rbln_artifact_studio.core.fleet import verify
+
+    release = threading.Event()
+    real = verify.verify_rows
+
+    def held(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        release.wait(30)
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(verify, "verify_rows", held)
+    try:
+        with qtbot.waitSignal(window.workspace.rowsRead, timeout=20_000):
+            window.open_folder(workspace)
+        qtbot.waitUntil(lambda: window.artifact is not None, timeout=10_000)
+        assert window.workspace.busy  # the checks are still held back
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: not window.workspace.busy, timeout=20_000)

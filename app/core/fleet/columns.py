@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.fleet.location import LOCAL, host_of
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 Value = int | str | None
@@ -81,6 +82,7 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
+    Column("Host", lambda s: host_of(s.path) or LOCAL, width=80),  # ssh://HOST/PATH rows are on a server
     Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),

@@ -28,6 +28,8 @@ GRAPH_SUFFIX = ".rbln"
 
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
+FileReader = Callable[[str], bytes]
+"""Reads a small file by path, raising OSError; a remote scan passes one that answers from the server's data."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,10 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
-def _model_name(folder: str, cls_name: str | None) -> str | None:
+def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> str | None:
     """The hub id saved in config.json (_name_or_path), else the architecture from cls_name."""
     try:
-        raw = json.loads(_read(os.path.join(folder, "config.json")))
+        raw = json.loads(read(os.path.join(folder, "config.json")))
         if isinstance(raw, dict) and isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"]:
             return raw["_name_or_path"]
     except (OSError, ValueError, RecursionError):
@@ -163,7 +165,13 @@ def _described(folder: str, size: int, description: ModelDescription) -> Artifac
     )
 
 
-def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSummary:
+def summarize_files(folder: str, size: int, graphs: dict[str, int], read: FileReader) -> ArtifactSummary:
+    """A row from an artifact's listing (total size, each graph's size) and its files as `read` returns them;
+    the fast checks only (the full check reads the .rbln headers)."""
+    return _from_config(folder, size, graphs, read)
+
+
+def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReader = _read) -> ArtifactSummary:
     """The fast row: "checking", with what the config alone shows; the verdict is the full check's (verify.py),
     which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
     # Imported here: a scan served from the cache never needs pydantic.
@@ -184,7 +192,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
     try:
         if not os.path.exists(path) and os.path.exists(os.path.join(folder, PIPELINE_INDEX)):
             return _described(folder, size, describe_folder(Path(folder)))
-        data = _read(os.fspath(path))
+        data = read(os.path.join(folder, CONFIG_NAME))
     except StudioError as exc:
         return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
     except OSError as exc:
@@ -247,7 +255,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int]) -> ArtifactSumm
         name=name,
         status=Status.CHECKING,
         problems=[p.message for p in problems],
-        model=_model_name(folder, model_cls or config.cls_name),
+        model=_model_name(folder, model_cls or config.cls_name, read),
         npu=config.npu,
         num_devices=config.num_devices,
         batch_size=config.batch_size,

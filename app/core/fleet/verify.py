@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GraphInspector, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 from rbln_artifact_studio.core.fleet.status import Status, worst
@@ -22,8 +22,15 @@ def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None
         artifact = open_artifact(Path(row.path), inspector)
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
-    except StudioError as exc:  # inspect says exactly this ("error: …")
-        return replace(row, status=Status.INVALID, problems=[exc.one_line()])
+    except StudioError as exc:
+        return with_verdict(row, exc)
+    return with_verdict(row, artifact)
+
+
+def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> ArtifactSummary:
+    """The row with the verdict of the artifact as read (here, or on a server), or with the error that stopped it."""
+    if isinstance(artifact, StudioError):  # inspect says exactly this ("error: …")
+        return replace(row, status=Status.INVALID, problems=[artifact.one_line()])
     c = artifact.config
     return replace(
         row,

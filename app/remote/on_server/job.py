@@ -1,0 +1,260 @@
+"""The detached job runner on the server: resize an artifact, keeping the old or the new one, never a mix.
+
+Run as `python3 runner.py JOBDIR` by launch.py in its own session; its output is JOBDIR/log. Reads
+JOBDIR/spec.json, writes JOBDIR/result.json (atomically) when done, and stops early when JOBDIR/cancel appears.
+Real artifacts: the server's optimum-rbln-cli writes the resized artifact into a staging folder beside it, which
+then takes the artifact's place by one atomic exchange (renameat2; refused where the file system cannot); to a
+copy, it writes into a staging folder renamed into place. Simulator artifacts: the server's rbln-studio-cli, which
+stages by itself. The artifact is locked the way the studio locks it (an flock on .rbln-studio.lock).
+"""
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+FOLDER = sys.argv[1]
+with open(os.path.join(FOLDER, "spec.json"), encoding="utf-8") as _f:
+    SPEC = json.load(_f)
+LOCK_NAME = SPEC["lock_name"]
+MARKER = SPEC["incomplete_marker"]
+PARTIAL = SPEC["partial_tag"]
+CANCEL = os.path.join(FOLDER, "cancel")
+
+
+class Cancelled(Exception):
+    pass
+
+
+class Failed(Exception):
+    pass
+
+
+def say(text):
+    sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def write_result(data):
+    tmp = os.path.join(FOLDER, ".result.json.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(FOLDER, "result.json"))
+
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def artifact_lock(folder, purpose):
+    path = os.path.join(folder, LOCK_NAME)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode("utf-8", "replace")
+        os.close(fd)
+        raise Failed(f"{folder} is being changed by another process ({holder}); nothing was changed.") from None
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "command": purpose, "since": time.time()}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(info).encode(), 0)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def run_tool(argv, capture=False, interrupt=signal.SIGTERM):
+    """Run a tool with its output streamed to the log; stop it when the cancel file appears."""
+    say("$ " + " ".join(argv))
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if capture else subprocess.STDOUT,
+        start_new_session=True,
+    )
+    lines, captured = [], []  # type: list[str], list[str]
+
+    def pump(stream, sink, echo):
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            sink.append(line)
+            if echo:
+                say(line)
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, captured if capture else lines, not capture))]
+    if capture:
+        threads.append(threading.Thread(target=pump, args=(proc.stderr, lines, True)))
+    for t in threads:
+        t.daemon = True
+        t.start()
+    while proc.poll() is None:
+        if os.path.exists(CANCEL):
+            os.killpg(proc.pid, interrupt)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            raise Cancelled()
+        time.sleep(0.05)
+    for t in threads:
+        t.join(5)
+    return proc.returncode, lines, captured
+
+
+def tool_failure(status, lines, state):
+    tail = [line for line in lines if line.strip()][-3:]
+    return Failed(f"{os.path.basename(SPEC['tool'])} failed (status {status}): {' '.join(tail)} ({state})")
+
+
+def warnings_of(lines):
+    return [line.split("WARNING:", 1)[1].strip() for line in lines if "WARNING:" in line]
+
+
+def staging_for(final):
+    parent, name = os.path.split(os.path.abspath(final))
+    return os.path.join(parent, f".{name}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
+
+
+CANNOT_EXCHANGE = (
+    "the server's file system cannot exchange two folders atomically (renameat2), so an in-place resize could "
+    "leave a moment without the artifact; nothing was changed. Resize to a copy (--output-dir) instead."
+)
+
+
+def exchange(new, old):
+    """Put `new` where `old` is and `old` where `new` was, in one atomic step (renameat2 RENAME_EXCHANGE)."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        raise Failed(CANNOT_EXCHANGE) from None
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(old), rename_exchange) != 0:
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise Failed(CANNOT_EXCHANGE)
+        raise OSError(err, os.strerror(err))
+
+
+def blocks_of(folder):
+    with open(os.path.join(folder, "rbln_config.json"), encoding="utf-8") as f:
+        return json.load(f)["kvcache_num_blocks"]
+
+
+def operation():
+    if SPEC.get("target") is not None:
+        return ["--set-kvcache-num-blocks", str(SPEC["target"])]
+    return ["--set-memory-budget", str(SPEC["budget"])]
+
+
+def drop_internal(folder):
+    for name in (LOCK_NAME, MARKER):
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+
+
+def real_in_place(art):
+    previous = blocks_of(art)
+    with artifact_lock(art, "resize in place (remote job)"):
+        staging = staging_for(art)
+        try:
+            # The tool writes the resized artifact into a hidden staging folder beside it; the artifact is only read.
+            status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", art, "--output-dir", staging])
+            if status != 0:
+                raise tool_failure(status, lines, f"{art} is unchanged")
+            new = blocks_of(staging)
+            drop_internal(staging)
+            fsync_dir(staging)
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+            try:
+                exchange(staging, art)  # the staging path now holds the old artifact
+                fsync_dir(os.path.dirname(os.path.abspath(art)))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return {"path": art, "previous": previous, "kvcache_num_blocks": new, "warnings": warnings_of(lines)}
+
+
+def real_to_copy(art, output):
+    previous = blocks_of(art)
+    staging = staging_for(output)
+    try:
+        status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", art, "--output-dir", staging])
+        if status != 0:
+            raise tool_failure(status, lines, f"nothing was written to {output}; the source is unchanged")
+        drop_internal(staging)
+        new = blocks_of(staging)
+        fsync_dir(staging)
+        if os.path.isdir(output) and not os.listdir(output):
+            os.rmdir(output)
+        os.rename(staging, output)
+        fsync_dir(os.path.dirname(os.path.abspath(output)))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"path": output, "previous": previous, "kvcache_num_blocks": new, "warnings": warnings_of(lines)}
+
+
+def simulated(art, output):
+    if SPEC.get("target") is not None:
+        argv = [SPEC["tool"], "set-kvcache-num-blocks", art, str(SPEC["target"]), "--json"]
+    else:
+        argv = [SPEC["tool"], "set-memory-budget", art, str(SPEC["budget"]), "--json"]
+    if output:
+        argv += ["--output-dir", output]
+    status, lines, captured = run_tool(argv, capture=True, interrupt=signal.SIGINT)
+    if status != 0:
+        raise tool_failure(status, lines, "the studio leaves the artifact unchanged on failure")
+    data = json.loads("\n".join(captured))
+    return {
+        "path": data["path"],
+        "previous": data["previous_kvcache_num_blocks"],
+        "kvcache_num_blocks": data["kvcache_num_blocks"],
+        "warnings": data["warnings"],
+    }
+
+
+def main():
+    art, output = SPEC["artifact"], SPEC.get("output_dir")
+    try:
+        if SPEC["kind"] == "sim":
+            outcome = simulated(art, output)
+        elif output:
+            outcome = real_to_copy(art, output)
+        else:
+            outcome = real_in_place(art)
+        result = {"ok": True, **outcome}
+        say(f"Set kvcache_num_blocks to {outcome['kvcache_num_blocks']} for artifact at {outcome['path']}")
+    except Cancelled:
+        result = {"ok": False, "cancelled": True, "error": f"Cancelled; {art} is unchanged."}
+        say(result["error"])
+    except Failed as exc:
+        result = {"ok": False, "error": str(exc)}
+        say(str(exc))
+    except Exception as exc:
+        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        say(result["error"])
+    write_result(result)
+
+
+main()

@@ -1,0 +1,158 @@
+"""Walk a folder on the server like the studio's scan and stream, per artifact, what a table row is made of.
+
+Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
+{"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
+"ce": [errno, message], "n": config.json's _name_or_path}, {"i": message} for a folder it could not list,
+and {"end": count} last. Reads only; writes nothing on the server.
+"""
+
+import errno
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import zlib
+
+ROOT = sys.argv[1]
+RULES = json.loads(sys.argv[2])
+CONFIG = RULES["config_name"]
+MARKER = RULES["incomplete_marker"]
+SKIP = set(RULES["skip_names"])
+TAGS = RULES["internal_tags"]
+MAX_BYTES = RULES["max_json_bytes"]
+OUT = sys.stdout.buffer
+CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
+
+
+def internal(name):
+    return name in SKIP or (name.startswith(".") and any(tag in name for tag in TAGS))
+
+
+def read_small(path):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
+        if st.st_size > MAX_BYTES:
+            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
+        chunks = []  # type: list[bytes]
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def text(data):
+    return data.decode("utf-8", "surrogateescape")
+
+
+def emit(record, blob=b""):
+    """One JSON line; a blob (bytes) follows it raw, its length in the line's "blob"."""
+    if blob:
+        record["blob"] = len(blob)
+    OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
+
+
+def row(folder, entries):
+    size, graphs = 0, {}
+    for entry in entries:
+        if internal(entry.name) or not entry.is_file():
+            continue
+        st = entry.stat()
+        size += st.st_size
+        if entry.name.endswith(".rbln"):
+            graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
+    record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    config = b""
+    try:
+        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
+        config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
+        record["cz"] = True
+    except OSError as exc:
+        record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
+    try:
+        model = json.loads(read_small(os.path.join(folder, "config.json")))
+        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
+            record["n"] = model["_name_or_path"]
+    except (OSError, ValueError, RecursionError):
+        pass
+    return record, config
+
+
+def walk(root):
+    seen = set()
+    stack = [root]
+    count = 0
+    while stack:
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            emit({"i": f"Cannot list {text(os.fsencode(folder))}: {exc.strerror or exc}; skipped."})
+            continue
+        names = {e.name for e in entries}
+        if CONFIG in names and MARKER not in names:
+            try:
+                emit(*row(folder, entries))
+            except OSError as exc:
+                emit({"a": text(os.fsencode(folder)), "s": 0, "g": {}, "le": exc.strerror or str(exc)})
+            count += 1
+            continue
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith(".") or internal(entry.name):
+                continue
+            try:
+                if entry.is_dir():
+                    subfolders.append((entry.name, entry.path))
+            except OSError:
+                continue
+        stack.extend(path for _, path in sorted(subfolders, reverse=True))
+    emit({"end": count})
+
+
+def studio_scan(cli):
+    """The server's own rbln-studio-cli (no cache: nothing written); False when it cannot do it."""
+    proc = subprocess.Popen(
+        [cli, "scan", "--no-cache", "--format", "json", ROOT], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    CHILDREN.append(proc)
+    assert proc.stdout is not None and proc.stderr is not None
+    errors = proc.stderr
+    warnings = []  # type: list[bytes]
+    reader = threading.Thread(target=lambda: warnings.extend(errors), daemon=True)
+    reader.start()
+    count = 0
+    for line in proc.stdout:
+        line = line.strip().rstrip(b",")
+        if line.startswith(b"{"):
+            OUT.write(b'{"row": ' + line + b"}\n")
+            count += 1
+    proc.wait()
+    reader.join()
+    if proc.returncode != 0 and count == 0:
+        return False
+    for warning in warnings:
+        message = text(warning.strip())
+        emit({"i": message[len("warning: ") :] if message.startswith("warning: ") else message})
+    emit({"end": count})
+    return True
+
+
+STUDIO = shutil.which("rbln-studio-cli")
+if not (STUDIO and studio_scan(STUDIO)):
+    walk(ROOT or ".")
+OUT.flush()

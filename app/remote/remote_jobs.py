@@ -1,0 +1,243 @@
+"""Resizes on a server as detached jobs: checked here, started there, followed, and read back after a reconnect."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
+from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target
+from rbln_artifact_studio.remote.artifact import open_remote_artifact
+from rbln_artifact_studio.remote.server import PROGRAMS, Server
+from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
+
+LogFn = Callable[[str], None]
+JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
+
+
+@dataclass(frozen=True)
+class RemoteJob:
+    host: str
+    id: str
+
+    @property
+    def read_back(self) -> str:
+        """The command that shows this job's log and outcome."""
+        return f"rbln-studio-cli jobs ssh://{self.host} {self.id}"
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What result.json on the server says (or that the job died without one)."""
+
+    job: RemoteJob
+    state: str  # done, failed, lost (killed without a result), running
+    ok: bool
+    path: str | None = None
+    previous: int | None = None
+    kvcache_num_blocks: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    cancelled: bool = False
+
+    @classmethod
+    def from_json(cls, job: RemoteJob, state: str, data: dict[str, Any] | None) -> JobOutcome:
+        data = data or {}
+        return cls(
+            job,
+            state,
+            bool(data.get("ok")),
+            data.get("path"),
+            data.get("previous"),
+            data.get("kvcache_num_blocks"),
+            list(data.get("warnings", [])),
+            data.get("error"),
+            bool(data.get("cancelled")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.job.host,
+            "job": self.job.id,
+            "state": self.state,
+            "ok": self.ok,
+            "path": self.path,
+            "previous_kvcache_num_blocks": self.previous,
+            "kvcache_num_blocks": self.kvcache_num_blocks,
+            "warnings": self.warnings,
+            "error": self.error,
+        }
+
+
+def output_on(source: RemotePath, output: str | None) -> str | None:
+    """--output-dir of a resize on a server: ssh://SAMEHOST/PATH, or a path on that server."""
+    if output is None:
+        return None
+    if is_remote(output):
+        target = parse_remote(output)
+        if target.host != source.host:
+            raise StudioError(
+                f"A resize on {source.host} writes its copy there too; {output} is on {target.host}. "
+                "Copy the result afterwards."
+            )
+        return target.path
+    return output
+
+
+def start_resize(
+    server: Server,
+    source: RemotePath,
+    target: int | None = None,
+    budget: str | None = None,
+    output_dir: str | None = None,
+    cancel: CancelToken | None = None,
+) -> tuple[RemoteJob, list[str]]:
+    """Check the request against the artifact (read over SSH), then start the job; returns it and the warnings."""
+    if (target is None) == (budget is None):
+        raise StudioError("Give either a target block count or a memory budget, not both.")
+    artifact = open_remote_artifact(server, source, cancel)
+    warnings: list[str] = []
+    if target is not None:
+        check = check_target(artifact.config, target)
+        if check.error is not None:
+            raise StudioError(f"{check.error} Nothing was changed on {server.host}.")
+        warnings = list(check.warnings)
+    spec = {
+        "kind": "sim" if artifact.is_simulated else "real",
+        "artifact": source.path,
+        "target": target,
+        "budget": budget,
+        "output_dir": output_on(source, output_dir),
+        "lock_name": LOCK_NAME,
+        "incomplete_marker": INCOMPLETE_MARKER,
+        "partial_tag": PARTIAL_TAG,
+    }
+    runner = (PROGRAMS / "job.py").read_text()
+    [answer] = server.run_program("launch", [json.dumps(spec), runner], cancel)
+    if "refused" in answer:
+        raise StudioError(f"{source.name} cannot be resized on {server.host}: {answer['refused']}")
+    return RemoteJob(server.host, str(answer["job"])), warnings
+
+
+def follow(
+    server: Server,
+    job: RemoteJob,
+    on_log: LogFn | None = None,
+    cancel: CancelToken | None = None,
+    offset: int = 0,
+    stop_job: bool = True,
+) -> JobOutcome:
+    """Stream the job's log until it has a result. Cancel asks the job to stop and waits for its outcome
+    (with stop_job False, cancel only stops watching: CancelledError, the job goes on).
+
+    A dropped connection raises StudioError naming the job and how to read its outcome back: the job itself
+    goes on running on the server.
+    """
+    requested = False
+    while True:
+        watch = CancelToken()
+        try:
+            stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel)
+            with contextlib.closing(stream) as records:  # ended here, even when left at the result
+                for record in records:
+                    if "log" in record:
+                        offset = int(record["offset"])
+                        if on_log is not None:
+                            on_log(str(record["log"]))
+                    elif "result" in record:
+                        return JobOutcome.from_json(job, str(record["state"]), record["result"])
+                    elif "error" in record:
+                        raise StudioError(str(record["error"]))
+        except CancelledError:
+            if requested or not stop_job:
+                raise
+            request_cancel(server, job)
+            requested = True  # follow on to the job's own outcome: cancelled, or finished first
+            continue
+        except StudioError as exc:
+            raise StudioError(
+                f"{exc.message} The job goes on on {job.host}; read its outcome with: {job.read_back}"
+            ) from None
+        raise StudioError(f"{job.host} stopped answering about job {job.id}; read its outcome with: {job.read_back}")
+
+
+def request_cancel(server: Server, job: RemoteJob) -> None:
+    """Ask a job to stop: its runner polls for this file and leaves the artifact unchanged."""
+    script = 'touch "${RBLN_STUDIO_JOBS_DIR:-$HOME/.rbln-studio/jobs}/$1/cancel"'  # $1: the id, quoted
+    result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
+    if result.returncode != 0:
+        raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
+
+
+def job_outcomes(server: Server, cancel: CancelToken | None = None) -> list[JobOutcome]:
+    """Every job on the server and its outcome so far (read-only)."""
+    return [outcome for outcome, _spec in list_jobs(server, cancel)]
+
+
+def list_jobs(server: Server, cancel: CancelToken | None = None) -> list[tuple[JobOutcome, dict[str, Any]]]:
+    """Every job on the server with its spec and outcome so far (read-only)."""
+    out = []
+    for record in server.stream("jobs", ["list"], cancel):
+        job = RemoteJob(server.host, str(record["job"]))
+        out.append((JobOutcome.from_json(job, str(record["state"]), record["result"]), dict(record["spec"])))
+    return out
+
+
+def resize_remote(
+    server: Server,
+    source: RemotePath,
+    target: int | None,
+    budget: str | None,
+    output_dir: str | None,
+    on_log: LogFn | None = None,
+    cancel: CancelToken | None = None,
+) -> JobOutcome:
+    """Start and follow a resize; StudioError when it failed, CancelledError when it was cancelled."""
+    job, warnings = start_resize(server, source, target, budget, output_dir, cancel)
+    if on_log is not None:
+        on_log(f"Job {job.id} started on {server.host} (it goes on if the connection drops)")
+    outcome = follow(server, job, on_log, cancel)
+    if outcome.cancelled:
+        raise CancelledError(outcome.error or "Cancelled; nothing was changed.")
+    if not outcome.ok:
+        raise StudioError(f"{outcome.error or 'The job failed.'} (job {job.id} on {job.host})")
+    merged = [*warnings, *(w for w in outcome.warnings if w not in warnings)]
+    return JobOutcome(**{**outcome.__dict__, "warnings": merged})
+
+
+def parse_job_id(host: str, text: str) -> RemoteJob:
+    if not JOB_ID.match(text):
+        raise StudioError(f"{text!r} is not a job id; `rbln-studio-cli jobs ssh://{host}` lists them.")
+    return RemoteJob(host, text)
+
+
+@dataclass(frozen=True)
+class RemoteResizeResult(ResizeResult):
+    """A resize done on a server, with the job that did it (its log and result stay there)."""
+
+    job: str = ""
+
+
+def resize_to_result(
+    target_text: str,
+    num_blocks: int | None,
+    budget: str | None,
+    output_dir: str | None,
+    log: LogFn | None = None,
+    cancel: CancelToken | None = None,
+) -> RemoteResizeResult:
+    """A resize of ssh://HOST/PATH on that server (through the process's registry), as the local resizes report it."""
+    from rbln_artifact_studio.remote import registry
+    from rbln_artifact_studio.remote.artifact import ServerPath
+
+    source = parse_remote(target_text)
+    outcome = resize_remote(registry.server(source.host), source, num_blocks, budget, output_dir, log, cancel)
+    assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
+    path = ServerPath.on(source.child(outcome.path))
+    return RemoteResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, job=outcome.job.id)

@@ -1,0 +1,117 @@
+"""Scan a folder on a server in one round trip: the walk runs there, the rows are built here as lines arrive."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, summarize_files
+from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
+from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.target import RemotePath, parse_remote
+
+RULES = json.dumps(
+    {
+        "config_name": CONFIG_NAME,
+        "incomplete_marker": INCOMPLETE_MARKER,
+        "skip_names": sorted(SKIP_NAMES),
+        "internal_tags": [TMP_TAG, PARTIAL_TAG],
+        "max_json_bytes": MAX_JSON_BYTES,
+    }
+)
+CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
+_ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
+
+
+def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The table row for one artifact the server reported, its path written as ssh://HOST/PATH."""
+    folder: str = record["a"]
+    url = RemotePath(host, folder).url
+    if "le" in record:
+        return ArtifactSummary(
+            url, os.path.basename(folder), Status.INVALID, [f"Cannot list {folder}: {record['le']}."]
+        )
+    config_path, model_path = os.path.join(folder, CONFIG_NAME), os.path.join(folder, "config.json")
+
+    def read(path: str) -> bytes:
+        if path == config_path:
+            if "cz" in record:
+                return zlib.decompress(record["blob_data"])
+            code, message = record["ce"]
+            raise OSError(code, message)
+        if path == model_path and "n" in record:
+            return json.dumps({"_name_or_path": record["n"]}).encode()
+        raise OSError(errno.ENOENT, "No such file or directory")
+
+    summary = summarize_files(folder, int(record["s"]), {str(k): int(v) for k, v in record["g"].items()}, read)
+    return dataclasses.replace(summary, path=url)
+
+
+def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
+    """A row the server's own rbln-studio-cli wrote (fields this version does not know are dropped)."""
+    row = ArtifactSummary.from_json({k: v for k, v in data.items() if k in _ROW_FIELDS})
+    return dataclasses.replace(row, path=RemotePath(host, row.path).url)
+
+
+def scan_remote(
+    server: Server, root: RemotePath, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+) -> Iterator[ArtifactSummary]:
+    """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there."""
+    ended = False
+    for record in server.stream("scan", [root.path, RULES], cancel):
+        if "i" in record:
+            if on_issue is not None:
+                on_issue(Path(root.path), str(record["i"]))
+        elif "row" in record:
+            yield _studio_row(server.host, record["row"])
+        elif "a" in record:
+            yield _row(server.host, record)
+        elif "error" in record:
+            raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
+        elif "end" in record:
+            ended = True
+    if not ended:
+        raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
+
+
+def verify_remote_rows(
+    server: Server, rows: list[ArtifactSummary], cancel: CancelToken | None = None
+) -> Iterator[ArtifactSummary]:
+    """The full check inspect runs (every .rbln header read), for a server scan's "checking" rows, in one round
+    trip; each row with inspect's verdict, as for a local row (verify.with_verdict)."""
+    from rbln_artifact_studio.core.fleet.verify import with_verdict
+    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
+
+    checking = [r for r in rows if r.status is Status.CHECKING]
+    targets = [parse_remote(r.path) for r in checking]
+    for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
+        yield with_verdict(row, result)
+
+
+def checked_rows(
+    server: Server, rows: Iterable[ArtifactSummary], cancel: CancelToken | None = None, chunk: int = CHECK_CHUNK
+) -> Iterator[ArtifactSummary]:
+    """The rows in their order, each with the full check's verdict (a round trip per `chunk` rows)."""
+    pending: list[ArtifactSummary] = []
+
+    def flush() -> Iterator[ArtifactSummary]:
+        verified = {r.path: r for r in verify_remote_rows(server, pending, cancel)}
+        yield from (verified.get(r.path, r) for r in pending)
+        pending.clear()
+
+    for row in rows:
+        pending.append(row)
+        if len(pending) >= chunk:
+            yield from flush()
+    if pending:
+        yield from flush()

@@ -1,0 +1,159 @@
+"""A server over SSH: run the studio's small read-only programs in its python3 and stream their JSON lines back."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+from collections.abc import Generator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.remote.transport import SSH_FAILED, SshConnection, SshOptions
+
+PROGRAMS = Path(__file__).resolve().parent / "on_server"
+MIN_PYTHON = (3, 6)
+PYTHON_TOO_OLD = 86  # the boot code's exit status for an interpreter older than MIN_PYTHON
+NOT_FOUND = 127  # sh: command not found
+POLL = 0.05
+STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
+
+# Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
+# from stdin, so the command line stays short and the program is never pasted into a shell.
+BOOT = (
+    "import sys\n"
+    f"if sys.version_info < {MIN_PYTHON!r}:\n"
+    "    sys.stderr.write('rbln-studio: python %s is too old\\n' % sys.version.split()[0])\n"
+    f"    sys.exit({PYTHON_TOO_OLD})\n"
+    "code = sys.stdin.buffer.read(int(sys.argv[1]))\n"
+    "sys.argv = ['rbln-studio'] + sys.argv[2:]\n"
+    "exec(compile(code, '<rbln-studio>', 'exec'), {'__name__': '__main__'})\n"
+)
+
+
+@cache
+def program_source(name: str) -> bytes:
+    """A program from on_server/, behind the prelude that ends it when the client goes away."""
+    return (PROGRAMS / "prelude.py").read_bytes() + b"\n" + (PROGRAMS / f"{name}.py").read_bytes()
+
+
+def _pump(stream: Any, sink: queue.Queue[dict[str, Any] | None]) -> None:
+    """Parse each JSON line; a line with "blob": N is followed by N raw bytes, handed over as "blob_data"."""
+    try:
+        for line in iter(stream.readline, b""):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if isinstance(record, dict) and "blob" in record:
+                record["blob_data"] = stream.read(int(record["blob"]))
+            sink.put(record)
+    except (ValueError, OSError):
+        pass  # a cut-off answer: the exit status says why
+    finally:
+        sink.put(None)
+
+
+def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> None:
+    """Close our side (the server's program sees stdin end and exits), then stop the local ssh."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    if proc.poll() is None:  # the local ssh has nothing to tidy: the server's side ends on its closed stdin
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    for reader in readers:
+        reader.join(5)  # the pipes reach end of file once ssh is gone
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+class Server:
+    """One NPU server: its shared SSH connection and the python3 the studio's programs run in."""
+
+    def __init__(self, host: str, options: SshOptions | None = None, python: str = "python3") -> None:
+        self.connection = SshConnection(host, options)
+        self.python = python
+
+    @property
+    def host(self) -> str:
+        return self.connection.host
+
+    def stream(
+        self, program: str, args: Sequence[str], cancel: CancelToken | None = None
+    ) -> Generator[dict[str, Any], None, None]:
+        """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
+
+        Cancel (or closing the generator) closes the connection's stdin and stops ssh: the program on the
+        server ends at once. Raises StudioError when python3 is missing or too old, or the program failed.
+        """
+        code = program_source(program)
+        proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        errors: list[bytes] = []
+        out_thread = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
+        err_thread = threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True)
+        out_thread.start()
+        err_thread.start()
+        answered = False
+        try:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(code)
+                proc.stdin.flush()
+            while True:
+                try:
+                    line = lines.get(timeout=POLL)
+                except queue.Empty:
+                    if cancel is not None and cancel.cancelled:
+                        raise CancelledError(f"Cancelled; the work on {self.host} was stopped.") from None
+                    continue
+                if line is None:
+                    break
+                answered = True
+                yield line
+            proc.wait()
+            err_thread.join(5)
+            stderr = b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace")
+            if answered and proc.returncode == SSH_FAILED:
+                raise StudioError(
+                    f"The connection to {self.host} was lost before the answer was complete "
+                    f"({stderr.strip() or 'no reason given'}); what arrived is shown, the rest is missing.",
+                    hint="Reconnect to try again.",
+                )
+            self._check_status(proc.returncode, stderr)
+        finally:
+            _end(proc, (out_thread, err_thread))
+
+    def _check_status(self, status: int, stderr: str) -> None:
+        if status == 0:
+            return
+        if status == SSH_FAILED:
+            self.connection.raise_for_ssh_failure(stderr)
+        if status == NOT_FOUND:
+            raise StudioError(
+                f"{self.host} has no {self.python} on its PATH: {stderr.strip().splitlines()[-1:] or ''}",
+                hint=f"The studio runs its read-only helpers with the server's Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} "
+                "or newer (nothing is installed there): install python3 on the server, or set the server's Python "
+                "in the connection settings.",
+            )
+        if status == PYTHON_TOO_OLD:
+            raise StudioError(
+                f"{self.host}'s {self.python} is too old: {stderr.strip()}.",
+                hint=f"The studio's helpers need Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer on the server; "
+                "set a newer one in the connection settings.",
+            )
+        tail = stderr.strip().splitlines()[-3:]
+        raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")
+
+    def run_program(self, program: str, args: Sequence[str], cancel: CancelToken | None = None) -> list[dict[str, Any]]:
+        """Every JSON line of a program, once it has finished."""
+        return list(self.stream(program, args, cancel))

@@ -1,0 +1,317 @@
+"""The user's OpenSSH client as transport: one shared connection per host, quoted commands, checked host keys.
+
+Every command runs as `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes ... -- HOST 'quoted argv'`, so
+~/.ssh/config (aliases, ProxyJump, IdentityFile) and the agent apply, no password is ever asked for, and an
+unknown or changed host key stops the connection: `check_host_key` shows its fingerprint and only
+`accept_host_key`, called on the user's decision, records it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
+from rbln_artifact_studio.remote.target import check_host
+
+SSH_FAILED = 255  # ssh's own exit status: the connection, not the remote command, failed
+POLL = 0.05
+_HOST_PORT = re.compile(r"^(?:(?P<user>[^@]+)@)?(?P<host>\[[^\]]+\]|[^:\[\]]+):(?P<port>\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class SshOptions:
+    """How to run ssh: `config_file` replaces ~/.ssh/config (ssh -F); `control_dir` holds the shared sockets."""
+
+    config_file: Path | None = None
+    control_dir: Path | None = None
+    connect_timeout: int = 15
+    persist_seconds: int = 300  # a shared connection outlives its last command this long
+
+
+def default_control_dir() -> Path:
+    """A private folder for connection sockets: short (sockets have ~100 bytes of path), owned by this user."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    folder = Path(base) / f"rbln-studio-ssh-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise StudioError(
+            f"{folder} is not private to you (owner {st.st_uid}, mode {st.st_mode & 0o777:o}); "
+            "remove it so the studio can make its own."
+        )
+    return folder
+
+
+@dataclass(frozen=True)
+class RemoteResult:
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+
+@dataclass(frozen=True)
+class HostKeyCheck:
+    """What the server offers against what known_hosts records, for the user to decide on."""
+
+    host: str
+    known_as: str  # the name known_hosts records it under, e.g. "[10.0.0.5]:2222"
+    known_hosts: Path  # where an accepted key is written
+    changed: bool  # known_hosts records another key: the server was reinstalled, or someone is in between
+    offered: tuple[str, ...]  # ssh-keyscan lines, recorded as they are when accepted
+    fingerprints: tuple[str, ...]  # "256 SHA256:... [10.0.0.5]:2222 (ED25519)"
+
+    def message(self) -> str:
+        prints = "\n".join(f"  {f}" for f in self.fingerprints) or "  (the server offered no key)"
+        if self.changed:
+            return (
+                f"The host key of {self.host} ({self.known_as}) has CHANGED since it was recorded in "
+                f"{self.known_hosts}. This happens when the server is reinstalled, or when someone intercepts the "
+                f"connection. The server now offers:\n{prints}\nCompare with the fingerprint your administrator "
+                f"publishes; if it matches, remove the old key with: ssh-keygen -R {shlex.quote(self.known_as)}"
+                f" -f {shlex.quote(str(self.known_hosts))}"
+            )
+        return (
+            f"{self.host} ({self.known_as}) is not in {self.known_hosts}, so its identity cannot be checked. "
+            f"It offers:\n{prints}\nCompare with the fingerprint your administrator publishes before trusting it."
+        )
+
+
+class HostKeyError(StudioError):
+    """The connection stopped at the host key check; `check` holds the fingerprints to show."""
+
+    def __init__(self, check: HostKeyCheck) -> None:
+        super().__init__(
+            check.message(),
+            hint=None
+            if check.changed
+            else f"If it is the right one, trust it with: rbln-studio-cli trust-host ssh://{check.host} "
+            "--fingerprint SHA256:... (or `ssh` to it once in a terminal).",
+        )
+        self.check = check
+
+
+@dataclass(frozen=True)
+class ResolvedHost:
+    """What `ssh -G` says a host means after ~/.ssh/config: where it connects and where its key is checked."""
+
+    hostname: str
+    port: int
+    known_hosts_files: tuple[Path, ...]
+    host_key_alias: str | None
+    proxied: bool
+
+    @property
+    def known_as(self) -> str:
+        name = self.host_key_alias or self.hostname
+        return name if self.port == 22 else f"[{name}]:{self.port}"
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()  # reaps it and closes the pipes
+
+
+class SshConnection:
+    """Commands on one server through one shared OpenSSH connection (ControlMaster), never through a shell unquoted."""
+
+    def __init__(self, host: str, options: SshOptions | None = None) -> None:
+        self.host = check_host(host)
+        self.options = options or SshOptions()
+        match = _HOST_PORT.match(host)
+        self._destination = host
+        self._port: str | None = None
+        if match and "@" not in match["host"]:
+            user = f"{match['user']}@" if match["user"] else ""
+            self._destination, self._port = user + match["host"].strip("[]"), match["port"]
+
+    # ---- argv -----------------------------------------------------------------------------------------
+
+    def _common(self) -> list[str]:
+        argv = ["ssh"]
+        if self.options.config_file is not None:
+            argv += ["-F", str(self.options.config_file)]
+        if self._port is not None:
+            argv += ["-p", self._port]
+        return argv
+
+    def base_argv(self) -> list[str]:
+        control = self.options.control_dir or default_control_dir()
+        return [
+            *self._common(),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={control}/%C",
+            "-o",
+            f"ControlPersist={self.options.persist_seconds}",
+            "-o",
+            f"ConnectTimeout={self.options.connect_timeout}",
+            "-o",
+            "ServerAliveInterval=15",
+            "-T",
+        ]
+
+    def argv_for(self, remote_argv: Sequence[str]) -> list[str]:
+        """The local ssh command line; the remote command is one string, every argument quoted for sh."""
+        if not remote_argv:
+            raise ValueError("no remote command")
+        return [*self.base_argv(), "--", self._destination, shlex.join(remote_argv)]
+
+    # ---- running --------------------------------------------------------------------------------------
+
+    def start(self, remote_argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """The ssh process running remote_argv, with pipes; its own process group, so a cancel ends it whole."""
+        return subprocess.Popen(
+            self.argv_for(remote_argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+
+    def run(
+        self,
+        remote_argv: Sequence[str],
+        input: bytes = b"",
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RemoteResult:
+        """Run to completion; raise for connection and host-key failures, return the remote command's status."""
+        proc = self.start(remote_argv)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pending: bytes | None = input
+        while True:
+            try:
+                out, err = proc.communicate(pending, timeout=POLL)
+                break
+            except subprocess.TimeoutExpired:
+                pending = None  # communicate() keeps feeding what it already took
+                if cancel is not None and cancel.cancelled:
+                    _kill_group(proc)
+                    raise CancelledError("Cancelled; the command on the server was stopped.") from None
+                if deadline is not None and time.monotonic() > deadline:
+                    _kill_group(proc)
+                    raise StudioError(f"{self.host} did not answer within {timeout:.0f} s.") from None
+        result = RemoteResult(proc.returncode, out, err.decode("utf-8", "replace"))
+        if result.returncode == SSH_FAILED:
+            self.raise_for_ssh_failure(result.stderr)
+        return result
+
+    def connect(self, cancel: CancelToken | None = None) -> None:
+        """Open (or reuse) the shared connection; HostKeyError or StudioError say why it cannot be."""
+        self.run(["true"], timeout=self.options.connect_timeout + 10, cancel=cancel)
+
+    def close(self) -> None:
+        """End the shared connection (commands still running on it end too)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a master that does not answer goes with its host
+            subprocess.run([*self.base_argv(), "-O", "exit", "--", self._destination], capture_output=True, timeout=5)
+
+    # ---- failures and host keys -------------------------------------------------------------------------
+
+    def raise_for_ssh_failure(self, stderr: str) -> None:
+        """ssh exited 255: say why, in words the user can act on."""
+        lines = [line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("@@@")]
+        if "Host key verification failed" in stderr or ("host key" in stderr.lower() and "known" in stderr.lower()):
+            raise HostKeyError(self.check_host_key())
+        last = lines[-1] if lines else "ssh exited with status 255"
+        if "Permission denied" in stderr:
+            raise StudioError(
+                f"{self.host} refused the login: {last}",
+                hint="The studio never asks for a password: load your key into ssh-agent (ssh-add), or set "
+                f"IdentityFile for {self.host} in ~/.ssh/config, and check that `ssh {self.host}` works in a terminal.",
+            )
+        raise StudioError(
+            f"Cannot reach {self.host}: {last}", hint=f"Check that `ssh {self.host}` works in a terminal."
+        )
+
+    def resolve(self) -> ResolvedHost:
+        """The host after ~/.ssh/config, from `ssh -G` (runs nothing on the network)."""
+        done = subprocess.run(
+            [*self._common(), "-G", "--", self._destination], capture_output=True, text=True, timeout=15
+        )
+        if done.returncode != 0:
+            raise StudioError(f"ssh cannot read the configuration for {self.host}: {done.stderr.strip()}")
+        values: dict[str, str] = {}
+        for line in done.stdout.splitlines():
+            key, _, value = line.partition(" ")
+            values.setdefault(key.lower(), value)
+        files = tuple(
+            Path(os.path.expanduser(f)) for f in values.get("userknownhostsfile", "~/.ssh/known_hosts").split()
+        )
+        proxied = values.get("proxyjump", "none") != "none" or values.get("proxycommand", "none") != "none"
+        alias = values.get("hostkeyalias")
+        return ResolvedHost(values.get("hostname", self.host), int(values.get("port", "22")), files, alias, proxied)
+
+    def check_host_key(self) -> HostKeyCheck:
+        """What the server offers (ssh-keyscan) and whether known_hosts records another key for it."""
+        resolved = self.resolve()
+        if resolved.proxied:
+            raise StudioError(
+                f"{self.host}'s host key is not known, and it is reached through a proxy, so the studio cannot "
+                "fetch its fingerprint for you.",
+                hint=f"Run `ssh {self.host}` once in a terminal to check and record its key.",
+            )
+        scan = subprocess.run(
+            ["ssh-keyscan", "-p", str(resolved.port), "-T", "10", "--", resolved.hostname],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        offered = [line for line in scan.stdout.splitlines() if line and not line.startswith("#")]
+        if resolved.host_key_alias or resolved.port != 22:  # keyscan names [hostname]:port; record the checked name
+            offered = [f"{resolved.known_as} {line.split(' ', 1)[1]}" for line in offered]
+        fingerprints = subprocess.run(
+            ["ssh-keygen", "-l", "-f", "-"], input="\n".join(offered) + "\n", capture_output=True, text=True
+        ).stdout.splitlines()
+        changed = False
+        for known in resolved.known_hosts_files:
+            if known.exists():
+                found = subprocess.run(
+                    ["ssh-keygen", "-F", resolved.known_as, "-f", str(known)], capture_output=True, text=True
+                )
+                changed = changed or (found.returncode == 0 and bool(found.stdout.strip()))
+        return HostKeyCheck(
+            self.host,
+            resolved.known_as,
+            resolved.known_hosts_files[0],
+            changed,
+            tuple(offered),
+            tuple(f for f in fingerprints if f.strip()),
+        )
+
+
+def accept_host_key(check: HostKeyCheck) -> None:
+    """Record the offered keys in known_hosts: only ever on the user's explicit decision, never for a changed key."""
+    if check.changed:
+        raise StudioError(
+            f"The host key of {check.host} changed; the studio does not replace a recorded key.",
+            hint=f"If the new fingerprint is right, run: ssh-keygen -R {shlex.quote(check.known_as)}",
+        )
+    if not check.offered:
+        raise StudioError(f"{check.host} offered no host key; nothing was recorded.")
+    path = check.known_hosts
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    old = path.read_bytes() if path.exists() else b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    present = set(old.decode("utf-8", "replace").splitlines())
+    new = [line for line in check.offered if line not in present]  # trusting twice records the key once
+    if new:
+        atomic_write_bytes(path, old + "".join(line + "\n" for line in new).encode(), step="known_hosts")

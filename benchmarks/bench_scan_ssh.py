@@ -1,0 +1,79 @@
+"""Row 8: `scan ssh://HOST/ROOT --json` over ssh to 127.0.0.1 against the local `scan ROOT --json --no-cache`.
+
+The same 5,000-artifact tree, read through a throwaway sshd (tests/remote/sshd.py) or directly. The remote
+side runs in the server's python3, started by sshd: its CPU time is not this process's child time, so only
+the wall-clock ratio compares the two. A warm-up round opens the shared connection (ControlMaster), as an
+app that is connected already would have it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO, build_fleet, cli, interleave, machine, report, run, scratch
+
+sys.path.insert(0, str(REPO / "tests"))
+
+from remote.sshd import missing, running_sshd
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--python",
+        default="python3",
+        help="the server's Python (RBLN_STUDIO_REMOTE_PYTHON); default: python3 on its PATH",
+    )
+    args = parser.parse_args()
+    absent = missing()
+    if absent is not None:
+        print(f"skipped: needs {absent}")
+        return 0
+    print(machine())
+    with scratch("scan-ssh") as root, tempfile.TemporaryDirectory(prefix="rs-") as sockets:
+        fleet = root / "fleet"
+        build_fleet(fleet, args.count)
+        with running_sshd(root / "sshd", "bench-npu", {"PATH": "/usr/local/bin:/usr/bin:/bin"}) as sshd:
+            ssh_env = {
+                "RBLN_STUDIO_SSH_CONFIG": str(sshd.client_config),
+                "XDG_RUNTIME_DIR": sockets,
+                "RBLN_STUDIO_REMOTE_PYTHON": args.python,
+            }
+            remote = run([*cli(), "scan", f"ssh://{sshd.alias}{fleet}", "--json"], ssh_env)
+            local = run([*cli(), "scan", str(fleet), "--json", "--no-cache"])
+            times = interleave({"ssh": remote, "local": local}, args.runs)
+            # The fixed cost of any command on this server: a session on the shared connection, the login
+            # shell and its startup files, the interpreter's start (what every round trip pays once).
+            sock = f"ControlPath={sockets}/rbln-studio-ssh-{os.getuid()}/%C"
+            ssh = ["ssh", "-F", str(sshd.client_config), "-o", sock, sshd.alias]
+            start = time.perf_counter()
+            run([*ssh, "true"])()
+            empty = time.perf_counter() - start
+            start = time.perf_counter()
+            run([*ssh, shlex.join([args.python, "-c", "pass"])])()
+            print(
+                f"fixed cost per round trip: empty command {empty * 1000:.0f} ms, "
+                f"{args.python} -c pass {(time.perf_counter() - start) * 1000:.0f} ms"
+            )
+            report(
+                f"scan over ssh to 127.0.0.1 vs local scan --no-cache, {args.count} artifacts (row 8)",
+                times["ssh"],
+                times["local"],
+                1.5,
+            )
+            for sock in Path(sockets).rglob("*"):
+                if sock.is_socket():
+                    run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
