@@ -109,15 +109,33 @@ def _bar_progress() -> Callable[[int, int, str], None]:
 # ---- commands -----------------------------------------------------------------------------------------
 
 
+def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
+    """A NoKvCacheError worded with the folder exactly as given, as optimum-rbln-cli words it."""
+    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError, not_resizable_message
+
+    if isinstance(exc, NoKvCacheError):
+        return StudioError(not_resizable_message(model_id, exc.description.cls_name))
+    return exc
+
+
 def cmd_get(args: argparse.Namespace) -> int:
     if args.dir.startswith("ssh://"):
         from rbln_artifact_studio.remote.cli_support import read_block_count_any
 
         print(read_block_count_any(args.dir))
         return 0
-    from rbln_artifact_studio.core.storage.jsonfile import read_block_count
+    from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
 
-    print(read_block_count(args.dir))
+    count = plain_decoder_count(args.dir)  # shell loops call get per artifact: JSON only for the common kind
+    if count is None:
+        from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
+
+        try:
+            count = block_count(args.dir)
+        except NoKvCacheError as exc:
+            raise _as_optimum_refusal(exc, args.dir) from None
+    print(count)
     return 0
 
 
@@ -136,21 +154,25 @@ def _open(target: str, args: argparse.Namespace) -> Any:
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
     from rbln_artifact_studio.backends.registry import resize_artifact
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
-    if args.dir.startswith("ssh://"):  # a detached job on that server
-        from rbln_artifact_studio.remote.cli_support import resize_any
+    try:
+        if args.dir.startswith("ssh://"):  # a detached job on that server
+            from rbln_artifact_studio.remote.cli_support import resize_any
 
-        result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line)
-    else:
-        result = resize_artifact(
-            args.dir,
-            target=target,
-            budget_text=budget_text,
-            output_dir=args.output_dir,
-            backend=BackendChoice.parse(args.backend),
-            progress=_bar_progress(),
-            log=_log_line,
-        )
+            result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line)
+        else:
+            result = resize_artifact(
+                args.dir,
+                target=target,
+                budget_text=budget_text,
+                output_dir=args.output_dir,
+                backend=BackendChoice.parse(args.backend),
+                progress=_bar_progress(),
+                log=_log_line,
+            )
+    except NoKvCacheError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
     for warning in result.warnings:
         _warn(warning)
     for shared in result.unshared:
@@ -175,8 +197,18 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
     from rbln_artifact_studio.core.model.budget import parse_budget
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
-    artifact = _open(args.dir, args)
+    try:
+        artifact = _open(args.dir, args)
+    except NoKvCacheError as exc:  # no resizable KV cache: say what the folder holds instead
+        from rbln_artifact_studio.core.display.kinds_report import description_dict, description_text
+
+        if args.json:
+            _print_json(description_dict(exc.description))
+        else:
+            print(description_text(exc.description))
+        return 0
     budget = parse_budget(args.memory_budget)
     if args.json:
         _print_json(inspect_dict(artifact, budget))
@@ -344,9 +376,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_serving(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.display.serving_display import serving_text
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
     from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
-    artifact = _open(args.dir, args)  # the verdict inspect and scan give; here, or ssh://HOST/PATH
+    try:  # the verdict inspect and scan give; a VLM through its language model; here, or ssh://HOST/PATH
+        artifact = _open(args.dir, args)
+    except NoKvCacheError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
     check = check_artifact_serving(artifact.loaded, artifact.problems)
     if args.json:
         _print_json(check.to_json())
@@ -411,11 +447,11 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(*_flag("--attn_impl"), dest="attn_impl", choices=["eager", "flash_attn"])
     p.add_argument(*_flag("--kvcache_partition_len"), dest="kvcache_partition_len", type=int)
     p.add_argument(*_flag("--prefill_chunk_size"), dest="prefill_chunk_size", type=int)
-    sizing = p.add_mutually_exclusive_group()
-    sizing.add_argument(
+    # Not an argparse group: both together get optimum-rbln's own "mutually exclusive" error (exit 1), as there.
+    p.add_argument(
         *_flag("--memory_budget"), dest="memory_budget", help="0.8, 80%%, 10GB: caps the automatic block estimate"
     )
-    sizing.add_argument(*_flag("--kvcache_num_blocks"), dest="kvcache_num_blocks", type=int, help="explicit count")
+    p.add_argument(*_flag("--kvcache_num_blocks"), dest="kvcache_num_blocks", type=int, help="explicit count")
     p.add_argument(*_flag("--materialize_weights"), dest="materialize_weights", action="store_true")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_backend(p)
@@ -510,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("get-kvcache-num-blocks", cmd_get, "print an artifact's kvcache_num_blocks")
     p.add_argument("dir")
+    p.add_argument(
+        *_flag("--output_dir"), "-o", dest="output_dir", help="accepted and ignored, as optimum-rbln-cli does"
+    )
 
     for name, func, metavar, help_text in (
         ("set-kvcache-num-blocks", cmd_set_blocks, "N", "resize the KV cache to N blocks, in place or into a copy"),
@@ -527,11 +566,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SET_FLAGS_EXCLUSIVE = "--set-kvcache-num-blocks and --set-memory-budget are mutually exclusive."
+
+
+def _given(argv: list[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in argv)
+
+
+def _drop_flag(argv: list[str], flag: str) -> list[str]:
+    """argv without `flag VALUE` / `flag=VALUE`."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == flag:
+            skip = True
+        elif not a.startswith(flag + "="):
+            out.append(a)
+    return out
+
+
 def translate_optimum_argv(argv: list[str]) -> list[str]:
     """Rewrite optimum-rbln-cli style arguments (operation flags, bare --model-id) into our subcommands."""
     if not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"):
         return argv
     rest = list(argv)
+    if _given(rest, "--get-kvcache-num-blocks"):  # get wins over the set flags, as in optimum-rbln-cli
+        for flag in ("--set-kvcache-num-blocks", "--set-memory-budget"):
+            if _given(rest, flag):
+                _warn(
+                    f"{flag} is ignored with --get-kvcache-num-blocks (as optimum-rbln-cli does); nothing is changed."
+                )
+                rest = _drop_flag(rest, flag)
     for flag, (command, takes_value) in _OPTIMUM_OPERATIONS.items():
         matches = [i for i, a in enumerate(rest) if a == flag or a.startswith(flag + "=")]
         if not matches:
@@ -570,7 +636,15 @@ def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = translate_optimum_argv(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    if (
+        given
+        and given[0].startswith("-")
+        and all(_given(given, f) for f in ("--set-kvcache-num-blocks", "--set-memory-budget"))
+    ):
+        print(SET_FLAGS_EXCLUSIVE, file=sys.stderr)  # optimum-rbln-cli's words and exit code
+        return EXIT_USAGE
+    args_list = translate_optimum_argv(given)
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 

@@ -29,6 +29,7 @@ HEADERS = [
     "max_seq_len",
     "Block size",
     "Attention",
+    "Kind",
     "Model",
     "Size on disk",
     "Reason",
@@ -76,12 +77,14 @@ def test_csv_round_trips_exact_values(fleet: Path) -> None:
 def test_markdown_escapes_pipes_and_keeps_every_cell(fleet: Path) -> None:
     text = to_markdown(scan(fleet))
     lines = text.splitlines()
-    assert markdown_cells(lines[0]) == HEADERS
+    assert markdown_cells(lines[0]) == [*HEADERS, "Path"]  # the path tells same-named artifacts apart, as in CSV
     assert len(lines) == 2 + 3
     for line in lines[2:]:
-        assert len(markdown_cells(line)) == len(HEADERS)
+        assert len(markdown_cells(line)) == len(HEADERS) + 1
     cr13 = markdown_cells(lines[4])
     assert cr13[0] == "qwen\\|cr13, v2"
+    assert cr13[HEADERS.index("Kind")] == "decoder-only"
+    assert cr13[-1] == escape_markdown(str(fleet / "qwen|cr13, v2"))
     assert cr13[HEADERS.index("KV cache / NPU")] == "23.62 GiB"  # 21 blocks of 1.125 GiB, readable
     assert cr13[HEADERS.index("max_seq_len")] == "40,960"  # as the table shows it
     assert escape_markdown("a|b\\c\nd") == "a\\|b\\\\c d"
@@ -101,7 +104,7 @@ def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-unty
     assert as_csv.returncode == 3, as_csv.stderr
     assert next(csv.reader(io.StringIO(as_csv.stdout))) == [*HEADERS, "Path"]
     as_md = run_cli("scan", fleet, "--format", "markdown")
-    assert as_md.returncode == 3 and as_md.stdout.splitlines()[1] == "|" + "---|" * len(HEADERS)
+    assert as_md.returncode == 3 and as_md.stdout.splitlines()[1] == "|" + "---|" * (len(HEADERS) + 1)
     as_json = run_cli("scan", fleet, "--format", "json")
     legacy = run_cli("scan", fleet, "--json")
     assert as_json.returncode == legacy.returncode == 3

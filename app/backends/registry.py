@@ -23,6 +23,7 @@ from rbln_artifact_studio.backends.toolchain import (
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
 from rbln_artifact_studio.core.fleet.damage import is_real_compiler_output
+from rbln_artifact_studio.core.model.kinds import kv_location
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.core.storage.resize import ResizeResult
@@ -126,8 +127,16 @@ def resize_artifact(
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
     choice, located = BackendChoice.parse(backend), locate(toolchain)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
+    location = kv_location(request.artifact_dir)  # kinds without a resizable KV cache are refused here
+    real = has_real_graphs(location.model_dir)
+    if real and location.vlm_root is not None:
+        raise StudioError(
+            f"{request.artifact_dir.name}: its language model was compiled by the real compiler, and "
+            f"{CLI_NAME} 0.12.0 resizes only top-level decoder-only artifacts: run on {location.section}/ it "
+            f"would leave the {location.section} section of the model's rbln_config.json at the old count. "
+            "Nothing was changed."
+        )
     if choice == BackendChoice.AUTO:
-        real = has_real_graphs(request.artifact_dir)
         choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
         status = optimum_status(located, cancel) if real else None
         if status is not None and not status.available:

@@ -21,6 +21,7 @@ from rbln_artifact_studio.backends.settings import (
     current_settings,
 )
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.model import upstream
 from rbln_artifact_studio.core.progress import CancelToken
 
 CLI_NAME = "optimum-rbln-cli"
@@ -199,7 +200,9 @@ def _check_optimum(located: Located, cancel: CancelToken | None = None) -> ToolS
     text = next((line for line in finished.tail if CLI_NAME in line), finished.tail[-1] if finished.tail else "")
     match = _VERSION.search(text)
     python = f"; runs in {located.python}" if located.python else ""
-    return ToolStatus(True, f"{cli} ({located.cli_origin}){python}", match.group(1) if match else None, cli)
+    version = match.group(1) if match else None
+    upstream.note_installed_version(version)  # configs newer than this are flagged (DESIGN 11, version skew)
+    return ToolStatus(True, f"{cli} ({located.cli_origin}){python}", version, cli)
 
 
 def run_probe(

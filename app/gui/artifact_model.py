@@ -70,13 +70,15 @@ class TableRow:
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
         values = [c.value(s) for c in COLUMNS]
-        texts = tuple("?" if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
+        texts = tuple(c.text(s) if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
         keys = tuple(
             (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
             for c, v in zip(COLUMNS, values, strict=True)
         )
         target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
-        search = " ".join(str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value) if v)
+        search = " ".join(
+            str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
+        )
         return cls(s, texts, keys, search)
 
 
@@ -141,6 +143,8 @@ class ArtifactTableModel(QAbstractTableModel):
         if column == NAME_COLUMN:
             return row.path
         exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
+        if value is None and COLUMNS[column].missing is not None and row.kv_note:
+            return row.kv_note  # why a KV figure is missing, in words
         if exact is None:
             return ""
         return "unknown" if value is None else exact(value)

@@ -20,11 +20,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import Breakdown
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import DramChart
@@ -34,6 +35,7 @@ from rbln_artifact_studio.gui.tones import Tone, style, tone
 
 if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 
 def _label(object_name: str = "", wrap: bool = True) -> QLabel:
@@ -66,7 +68,7 @@ class DetailPanel(QScrollArea):
         self.settings_box = QGroupBox("Settings")
         self.settings_form = QFormLayout(self.settings_box)
 
-        kv_box = QGroupBox("KV cache")
+        kv_box = self.kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
         self.kv_label = _label("kvBlocksLabel")
         self.gauge = KvGauge()
@@ -76,7 +78,7 @@ class DetailPanel(QScrollArea):
         kv_layout.addWidget(self.kv_meaning)
         layout.addWidget(kv_box)
 
-        dram_box = QGroupBox("DRAM per NPU")
+        dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
         self.dram_caption = _label("dramCaption")
         self.what_if_edit = QLineEdit()
@@ -153,15 +155,8 @@ class DetailPanel(QScrollArea):
             f"<b>{html.escape(artifact.name)}</b> "
             f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.path))}</small>"
         )
-        if artifact.problems:
-            items = "".join(
-                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
-                for p in artifact.problems
-            )
-            self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
-        else:
-            self.problems.setText(f"<span style='color:{STATUS_COLOURS[Status.OK]}'>No problems found.</span>")
-        self.problems.show()
+        self._show_problems(artifact.problems)
+        self.gauge.show()
         self._show_settings(artifact)
         facts = block_facts(artifact.config)
         self.kv_label.setText(facts.headline)
@@ -171,10 +166,43 @@ class DetailPanel(QScrollArea):
         self.serving.show_config(artifact.loaded, artifact.problems)
         self._show_files(artifact)
 
+    def show_description(self, description: ModelDescription) -> None:
+        """A model without a resizable KV cache: its kind, class, target, batch and parts, and why in words."""
+        self.artifact = None
+        for section in self._sections:
+            section.hide()
+        status = worst(list(description.problems))
+        self.title.setText(
+            f"<b>{html.escape(description.path.name)}</b> "
+            f"<span style='color:{STATUS_COLOURS[status]}'>[{status.value}]</span>"
+            f"<br><small>{html.escape(str(description.path))}</small>"
+        )
+        self._show_problems(list(description.problems))
+        self._fill_settings(description_rows(description))
+        self.kv_label.setText("No resizable KV cache")
+        self.kv_meaning.setText(description.kv_note or "")
+        self.gauge.hide()
+        self.settings_box.show()
+        self.kv_box.show()
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        if problems:
+            items = "".join(
+                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
+                for p in problems
+            )
+            self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
+        else:
+            self.problems.setText(f"<span style='color:{STATUS_COLOURS[Status.OK]}'>No problems found.</span>")
+        self.problems.show()
+
     def _show_settings(self, artifact: Artifact) -> None:
+        self._fill_settings(settings_rows(artifact))
+
+    def _fill_settings(self, rows: list[tuple[str, str]]) -> None:
         while self.settings_form.rowCount():
             self.settings_form.removeRow(0)
-        for name, value in settings_rows(artifact):
+        for name, value in rows:
             label = _label(wrap=False)
             label.setText(value)
             self.settings_form.addRow(name, label)

@@ -26,6 +26,7 @@ from rbln_artifact_studio.gui.workspace import Workspace
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.about_dialog import AboutDialog
     from rbln_artifact_studio.gui.compile_wizard import CompileWizard
@@ -75,6 +76,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.watch_label)
 
         self.artifact: Artifact | None = None
+        self._no_resize_reason: str | None = None  # why the selected model offers no resize (no KV cache)
+        self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._detail_job: Job | None = None
         self._select_when_shown: str | None = None
         self._create_actions()
@@ -269,7 +272,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_current_path(self, path: str) -> None:
-        self.artifact = None
+        self.artifact, self._no_resize_reason = None, None
         self._update_actions()
         if not path:
             self._detail_job = None
@@ -286,12 +289,18 @@ class MainWindow(QMainWindow):
         job.failed.connect(self._on_details_failed)
 
     @Slot(object)
-    def _on_details(self, artifact: Artifact) -> None:
+    def _on_details(self, artifact: Artifact | ModelDescription) -> None:
+        from rbln_artifact_studio.core.model.kinds import ModelDescription
+
         if self.sender() is not self._detail_job or str(artifact.path) != self.browser.current_path():
             return  # the selection moved on while it was read
         self._detail_job = None
-        self.artifact = artifact
-        self.detail.show_artifact(artifact)
+        if isinstance(artifact, ModelDescription):  # no resizable KV cache: describe it, offer no resize
+            self.artifact, self._no_resize_reason = None, artifact.kv_note
+            self.detail.show_description(artifact)
+        else:
+            self.artifact, self._no_resize_reason = artifact, None
+            self.detail.show_artifact(artifact)
         self._update_actions()
 
     @Slot(object)
@@ -330,6 +339,19 @@ class MainWindow(QMainWindow):
         self.action_plan.setEnabled(len(self.browser.selected_paths()) >= 2)
         self.action_copy_path.setEnabled(bool(self.browser.current_path()))
         self.artifact_actions.update()
+        # A model without a resizable KV cache: the KV actions stay off and their tooltips say why.
+        reason = self._no_resize_reason if self.artifact is None else None
+        kv_actions = (
+            self.action_resize,
+            self.action_explore,
+            self.artifact_actions.resize_copy,
+            self.artifact_actions.serving,
+        )
+        for action in kv_actions:
+            base = self._base_tips.setdefault(action, action.toolTip())
+            tip = f"{base}: not offered. {reason}" if reason else base
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
 
     @Slot(int)
     def _on_watch_limit(self, left_out: int) -> None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.display.compare import Comparison
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.core.storage.resize import ResizeResult
     from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
@@ -28,14 +29,20 @@ def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
 
 
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
-    """Open an artifact (config, graph headers, allocations) for the detail panel."""
+    """Open an artifact (config, graph headers, allocations) for the detail panel.
 
-    def work(ctx: JobContext) -> Artifact:
+    The job's result is the Artifact, or for a model without a resizable KV cache its ModelDescription.
+    """
+
+    def work(ctx: JobContext) -> Artifact | ModelDescription:
         from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.model.kinds import NoKvCacheError
         from rbln_artifact_studio.remote.registry import open_any
 
-        # here, or ssh://HOST/PATH on a server (read there)
-        return open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+        try:  # here, or ssh://HOST/PATH on a server (read there)
+            return open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+        except NoKvCacheError as exc:
+            return exc.description
 
     return jobs.submit(f"Read {Path(path).name}", work, visible=False)
 

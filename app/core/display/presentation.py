@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rbln_artifact_studio.core.display.kinds_report import kind_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
@@ -134,6 +135,7 @@ def settings_rows(artifact: Artifact) -> list[tuple[str, str]]:
     npu = artifact.npu
     kv = artifact.kv_bytes_per_npu
     rows = [
+        *kind_rows(artifact),
         ("Model class", c.cls_name or "unknown"),
         ("NPU", f"{npu.label if npu else (c.npu or 'unknown')} x{c.num_devices}"),
         ("Batch size", str(c.batch_size)),
@@ -143,7 +145,10 @@ def settings_rows(artifact: Artifact) -> list[tuple[str, str]]:
         ("Partition length", f"{c.kvcache_partition_len:,}" if c.kvcache_partition_len else "—"),
         ("Prefill chunk", f"{c.prefill_chunk_size:,}" if c.prefill_chunk_size else "—"),
         ("dtype", c.dtype or "—"),
-        ("KV cache per NPU", format_bytes(kv) if kv is not None else "unknown"),
+        (
+            "KV cache per NPU",
+            format_bytes(kv) if kv is not None else f"unknown: {c.kv_unknown_reason or 'no cache_metas'}",
+        ),
         ("Compiled by", "built-in simulator" if artifact.is_simulated else "optimum-rbln (real compiler)"),
     ]
     compiled = artifact.compiled_blocks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rbln_artifact_studio.core.display.kinds_report import kind_rows, part_dict
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -65,6 +66,13 @@ def inspect_dict(artifact: Artifact, budget: MemoryBudget = UNSET) -> dict[str, 
         "attn_impl": c.attn.value,
         "kv_bytes_per_block": c.kv_bytes_per_block,
         "kv_bytes_per_npu": artifact.kv_bytes_per_npu,
+        "kv_unknown_reason": c.kv_unknown_reason,
+        "kind": artifact.kind.value,
+        "resizable": True,
+        "kv_section": artifact.location.section if artifact.location else None,
+        "parts": [part_dict(p) for p in artifact.location.description.parts]
+        if artifact.location and artifact.location.description
+        else [],
         "simulated": artifact.is_simulated,
         "graphs": graphs,
         "allocations_unknown_reason": artifact.unknown_reason,
@@ -92,6 +100,7 @@ def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     """Human-readable inspect output."""
     c = artifact.config
     lines = [f"{artifact.path}  [{artifact.status.value}]"]
+    lines += [f"  {label.lower():12} {value}" for label, value in kind_rows(artifact)]
     lines.append(f"  class        {c.cls_name or 'unknown'}")
     npu = artifact.npu
     target = npu.label if npu else (c.npu or "unknown NPU")
@@ -111,6 +120,8 @@ def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     if c.kv_bytes_per_block is not None:
         per_npu = artifact.kv_bytes_per_npu or 0
         lines.append(f"               {format_bytes(c.kv_bytes_per_block)} per block, {format_bytes(per_npu)} per NPU")
+    else:
+        lines.append(f"               KV bytes unknown: {c.kv_unknown_reason}")
     fit = artifact.breakdown(budget)
     if fit is None:
         lines.append(f"  DRAM         unknown: {artifact.unknown_reason or 'the NPU is unknown'}")

@@ -19,6 +19,14 @@ from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+from rbln_artifact_studio.core.model.kinds import (
+    KvLocation,
+    ModelKind,
+    kv_location,
+    nested_count,
+    out_of_step,
+    upstream_problems,
+)
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
@@ -55,10 +63,21 @@ class Artifact:
     allocations: dict[str, GraphAllocations] | None = None
     unknown_reason: str | None = None
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
+    location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
 
     @property
     def config(self) -> RblnConfig:
         return self.loaded.model
+
+    @property
+    def model_dir(self) -> Path:
+        """The folder holding the decoder's rbln_config.json and graphs (language_model/ of a VLM)."""
+        return self.location.model_dir if self.location else self.path
+
+    @property
+    def kind(self) -> ModelKind:
+        described = self.location.description if self.location else None
+        return described.kind if described else ModelKind.DECODER
 
     @property
     def name(self) -> str:
@@ -151,11 +170,27 @@ def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _read_once(folder: Path, inspector: GraphInspector | None) -> Artifact:
-    loaded = load_config(folder)
+def _location_problems(location: KvLocation, count: int) -> list[Problem]:
+    """A VLM's other parts, its own file's loadability, and whether its nested section records the same count."""
+    problems = list(location.description.problems) if location.description else []
+    if location.vlm_root is not None and location.section:
+        nested = nested_count(location.vlm_root, location.section)
+        problem = out_of_step(location.vlm_root, location.section, count, nested)
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocation | None = None) -> Artifact:
+    model_dir = location.model_dir if location else folder
+    loaded = load_config(model_dir)
     config = loaded.model
-    graph_entries, others = _list_files(folder)
+    graph_entries, others = _list_files(model_dir)
     problems = config_problems(config)
+    prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
+    problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.raw)]
+    if location is not None:
+        problems += _location_problems(location, config.kvcache_num_blocks)
     graph_files: list[GraphFile] = []
     sim_errors = []
     for name, path, size in graph_entries:
@@ -186,8 +221,8 @@ def _read_once(folder: Path, inspector: GraphInspector | None) -> Artifact:
     for expected in expected_graph_names(loaded.raw):
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
-    artifact = Artifact(folder, loaded, graph_files, others, problems)
-    artifact.shared = shared_files(folder, [g.path.name for g in graph_files])
+    artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
+    artifact.shared = shared_files(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 
@@ -242,13 +277,19 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
 
 
 def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:
-    """Read an artifact; if rbln_config.json changes while its graphs are read, read again."""
+    """Read an artifact with a KV cache; if rbln_config.json changes while its graphs are read, read again.
+
+    A multimodal model (or its language_model/ folder) opens as its language model; a model without a
+    resizable KV cache raises NoKvCacheError, whose description says what the folder holds.
+    """
     folder = Path(path)
     if not folder.is_dir():
         raise StudioError(f"{folder} is not a folder.")
     for _ in range(attempts):
-        before = _config_identity(folder)
-        artifact = _read_once(folder, inspector)
-        if before == _config_identity(folder):
+        location = kv_location(folder)
+        watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
+        before = [_config_identity(f) for f in watched]
+        artifact = _read_once(folder, inspector, location)
+        if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")

@@ -39,10 +39,28 @@ class Column:
     numeric: bool = False  # right-aligned, sorted as numbers
     exact: Callable[[int | str], str] | None = None  # the table's tooltip, where `readable` rounds
     width: int = 80  # the table's least default width in pixels (wider when the title needs it)
+    missing: Callable[[ArtifactSummary], str | None] | None = None  # words for a value that is None for a reason
 
     def text(self, row: ArtifactSummary, unknown: str = "?") -> str:
         value = self.value(row)
-        return unknown if value is None else self.readable(value)
+        if value is None:
+            return (self.missing(row) if self.missing else None) or unknown
+        return self.readable(value)
+
+
+DECODER_KIND = "decoder-only"
+
+
+def _not_applicable(row: ArtifactSummary) -> str | None:
+    """Floor and full pool of a model without a KV cache: a dash, not '?' (nothing is unknown)."""
+    return "—" if row.kv_note and row.kind not in (None, DECODER_KIND, "multimodal") else None
+
+
+def _no_kv(row: ArtifactSummary) -> str | None:
+    """A KV cell without a figure: 'no KV cache' for kinds without one, 'unknown' where the figure is unknown."""
+    if not row.kv_note:
+        return None
+    return "unknown" if row.kind in (None, DECODER_KIND, "multimodal") else "no KV cache"
 
 
 # What an ops engineer reads first comes first: status and the KV cache figures fit in the table's part of a
@@ -50,10 +68,18 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("Name", lambda s: s.display_name, width=185),  # a linked folder shows its target
     Column("Status", lambda s: s.status.value, width=70),
-    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130),
-    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50),
-    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70),
-    Column("KV cache / NPU", lambda s: s.kv_bytes_per_npu, _bytes, numeric=True, exact=_bytes_exact, width=105),
+    Column("kvcache_num_blocks", lambda s: s.kvcache_num_blocks, numeric=True, width=130, missing=_no_kv),
+    Column("Floor", lambda s: s.num_min_blocks, numeric=True, width=50, missing=_not_applicable),
+    Column("Full pool", lambda s: s.num_full_blocks, numeric=True, width=70, missing=_not_applicable),
+    Column(
+        "KV cache / NPU",
+        lambda s: s.kv_bytes_per_npu,
+        _bytes,
+        numeric=True,
+        exact=_bytes_exact,
+        width=105,
+        missing=_no_kv,
+    ),
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
     Column("Host", lambda s: host_of(s.path) or LOCAL, width=80),  # ssh://HOST/PATH rows are on a server
@@ -61,13 +87,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),
     Column("Attention", lambda s: s.attn_impl),
+    Column("Kind", lambda s: s.kind or DECODER_KIND, width=110),
     Column("Model", lambda s: s.model, width=170),
     Column("Size on disk", lambda s: s.size_on_disk, _bytes, numeric=True, exact=_bytes_exact, width=90),
 )
 """The artifact table's columns, in its order."""
 TITLES = tuple(c.title for c in COLUMNS)
 
-REASON = Column("Reason", lambda s: "; ".join(s.problems))
+REASON = Column("Reason", lambda s: "; ".join([*s.problems, *([s.kv_note] if s.kv_note else [])]))
 """What the table shows as the status's tooltip; the reports give it a column of its own."""
 
 REPORT_COLUMNS: tuple[Column, ...] = (*COLUMNS, REASON)

@@ -30,10 +30,12 @@ def escape_markdown(text: str) -> str:
 
 
 def to_markdown(rows: Iterable[ArtifactSummary]) -> str:
-    """A GitHub-flavoured Markdown table with readable sizes."""
-    lines = ["| " + " | ".join(c.title for c in REPORT_COLUMNS) + " |", "|" + "---|" * len(REPORT_COLUMNS)]
+    """A GitHub-flavoured Markdown table with readable sizes; the folder path last, as in CSV (names repeat)."""
+    titles = [*(c.title for c in REPORT_COLUMNS), "Path"]
+    lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
-        lines.append("| " + " | ".join(escape_markdown(c.text(row, unknown="")) for c in REPORT_COLUMNS) + " |")
+        cells = [*(c.text(row, unknown="") for c in REPORT_COLUMNS), row.path]
+        lines.append("| " + " | ".join(escape_markdown(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

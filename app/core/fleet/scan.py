@@ -15,12 +15,14 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.status import Problem, Status
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
-from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import GraphInspector
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
 
@@ -51,6 +53,8 @@ class ArtifactSummary:
     kv_bytes_per_npu: int | None = None
     size_on_disk: int = 0
     link_target: str | None = None  # set when the artifact folder is a symlink (to a folder outside the root)
+    kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
+    kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
 
     @property
     def display_name(self) -> str:
@@ -102,16 +106,28 @@ def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> 
     return None
 
 
-def _listing(entries: Iterable[os.DirEntry[str]]) -> tuple[Signature, int, dict[str, int]]:
-    """The folder's files as (name, size, mtime, ctime, inode), their total size, and each graph's size."""
+def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, dict[str, int]]:
+    """The folder's files as (name, size, mtime, ctime, inode), their total size, and each graph's size.
+
+    Subfolders holding a compiled part of the same model (a VLM's language_model/, a pipeline's unet/) are
+    listed too, their names prefixed, so a change there refreshes the row.
+    """
     signature: Signature = []
     graphs: dict[str, int] = {}
     size = 0
     for entry in entries:
-        if is_internal_name(entry.name) or not entry.is_file():
+        if is_internal_name(entry.name):
+            continue
+        if not entry.is_file():
+            part = not prefix and not entry.name.startswith(".") and entry.is_dir()
+            if part and os.path.exists(os.path.join(entry.path, CONFIG_NAME)):
+                with os.scandir(entry.path) as it:
+                    sub_signature, sub_size, _ = _listing(list(it), f"{entry.name}/")
+                signature += sub_signature
+                size += sub_size
             continue
         st = entry.stat()
-        signature.append([entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        signature.append([prefix + entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
         size += st.st_size
         if entry.name.endswith(GRAPH_SUFFIX):
             graphs[entry.name[: -len(GRAPH_SUFFIX)]] = st.st_size
@@ -128,6 +144,27 @@ def folder_signature(folder: str) -> Signature | None:
         return None
 
 
+def _described(folder: str, size: int, description: ModelDescription) -> ArtifactSummary:
+    """The fast row of a model without a resizable KV cache: its kind, class, target and batch, and why.
+
+    "checking" like every fast row: the verdict is the full check's (verify.py), which describes it as inspect does.
+    """
+    problems = list(description.problems)
+    return ArtifactSummary(
+        path=folder,
+        name=os.path.basename(folder),
+        status=Status.CHECKING,
+        problems=[p.message for p in problems],
+        model=_model_name(folder, description.cls_name),
+        npu=description.npu,
+        num_devices=description.num_devices,
+        batch_size=description.batch_size,
+        size_on_disk=size,
+        kind=description.kind.value,
+        kv_note=description.kv_note,
+    )
+
+
 def summarize_files(folder: str, size: int, graphs: dict[str, int], read: FileReader) -> ArtifactSummary:
     """A row from an artifact's listing (total size, each graph's size) and its files as `read` returns them;
     the fast checks only (the full check reads the .rbln headers)."""
@@ -139,42 +176,86 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
     which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+    from rbln_artifact_studio.core.model.kinds import (
+        ModelKind,
+        describe_config,
+        describe_folder,
+        kind_of,
+        out_of_step,
+        read_json,
+        upstream_problems,
+    )
     from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
 
     name = os.path.basename(folder)
+    path = Path(folder, CONFIG_NAME)
     try:
+        if not os.path.exists(path) and os.path.exists(os.path.join(folder, PIPELINE_INDEX)):
+            return _described(folder, size, describe_folder(Path(folder)))
         data = read(os.path.join(folder, CONFIG_NAME))
+    except StudioError as exc:
+        return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
     except OSError as exc:
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
     config: ConfigView | RblnConfig
-    if view is not None:
-        config, expected = view, view.expected_graph_names
-    else:  # invalid, or older key names: the full model words the error and applies the renaming rules
+    kind: ModelKind = ModelKind.DECODER
+    section: str | None = ""  # where the KV settings are: "" at the top level, "language_model" in a VLM
+    extra: list[Problem] = []
+    model_cls: str | None = None  # a VLM's own class (the row names the VLM, not its language model)
+    stand_in = view.top_level_stand_in() if view is not None else None
+    if view is not None and stand_in is not None and kind_of(stand_in) == (ModelKind.DECODER, ""):
+        config, expected = view, view.expected_graph_names  # a decoder with its KV settings at the top level
+        extra = upstream_problems(stand_in)
+    else:  # another kind, invalid, or older key names: the full model words the error and applies the renaming rules
         from pydantic_core import from_json
 
-        path = Path(folder, CONFIG_NAME)
         try:
-            loaded = parse_config(decode_json(data, path, from_json), path)
+            raw: dict[str, Any] = require_current_format(decode_json(data, path, from_json), path)
+            kind, section = kind_of(raw)
+            if kind is not ModelKind.DECODER:
+                description = describe_config(Path(folder), raw)
+                if not section:
+                    return _described(folder, size, description)
+                extra = list(description.problems)
+                model_cls = description.cls_name
+                nested = raw[section]
+                raw = nested if isinstance(nested, dict) else {}
+                lm_file = Path(folder, section, CONFIG_NAME)
+                if lm_file.is_file():  # what optimum-rbln loads; a missing one is among the description's problems
+                    raw = read_json(lm_file)
+                    lm_count = raw.get("kvcache_num_blocks")
+                    if isinstance(lm_count, int):
+                        skew = out_of_step(Path(folder), section, lm_count, nested.get("kvcache_num_blocks"))
+                        extra += [skew] if skew else []
+                    extra += [
+                        Problem(p.severity, f"{section}/{CONFIG_NAME}: {p.message}") for p in upstream_problems(raw)
+                    ]
+            else:
+                extra = upstream_problems(raw)
+            loaded = parse_config(raw, path if not section else Path(folder, section, CONFIG_NAME))
         except StudioError as exc:
-            return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
+            return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size, kind=kind.value)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
     from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
 
     problems = config_problems(config)
-    if not graphs:
-        problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
-    problems += [empty_graph_problem(graph) for graph, graph_size in sorted(graphs.items()) if graph_size == 0]
-    for graph in expected:
-        if graph not in graphs:
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+    if kind is ModelKind.DECODER:  # a VLM's language model graphs are checked by its description
+        if not graphs:
+            problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
+        problems += [empty_graph_problem(graph) for graph, graph_size in sorted(graphs.items()) if graph_size == 0]
+        for graph in expected:
+            if graph not in graphs:
+                problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+    problems += extra
+    kv_per_npu = config.kv_bytes_per_npu(config.kvcache_num_blocks)
     return ArtifactSummary(
         path=folder,
         name=name,
         status=Status.CHECKING,
         problems=[p.message for p in problems],
-        model=_model_name(folder, config.cls_name, read),
+        model=_model_name(folder, model_cls or config.cls_name, read),
         npu=config.npu,
         num_devices=config.num_devices,
         batch_size=config.batch_size,
@@ -184,8 +265,10 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         kvcache_num_blocks=config.kvcache_num_blocks,
         num_min_blocks=config.num_min_blocks,
         num_full_blocks=config.num_full_blocks,
-        kv_bytes_per_npu=config.kv_bytes_per_npu(config.kvcache_num_blocks),
+        kv_bytes_per_npu=kv_per_npu,
         size_on_disk=size,
+        kind=kind.value,
+        kv_note=config.kv_unknown_reason if kv_per_npu is None else None,
     )
 
 
@@ -304,9 +387,12 @@ def is_inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _is_artifact(names: Iterable[str]) -> bool:
+def _is_artifact(names: Iterable[str], folder: str) -> bool:
+    """A compiled model's folder: rbln_config.json, or an optimum-rbln pipeline's model_index.json."""
     names = set(names)
-    return CONFIG_NAME in names and INCOMPLETE_MARKER not in names
+    if INCOMPLETE_MARKER in names:
+        return False
+    return CONFIG_NAME in names or (PIPELINE_INDEX in names and is_pipeline_folder(folder))
 
 
 def _walk(
@@ -353,9 +439,9 @@ def _walk(
             continue
         skip = skip_children if first else frozenset()
         first = False
-        if _is_artifact(e.name for e in entries):
+        if _is_artifact((e.name for e in entries), folder):
             yield _Found(folder, entries, link_target)
-            continue  # an artifact's subfolders belong to it
+            continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
         subfolders: list[tuple[str, str | None, ArtifactSummary | None]] = []
         for entry in entries:
             if entry.name.startswith(".") or is_internal_name(entry.name) or entry.name in skip:
@@ -369,7 +455,7 @@ def _walk(
                 target = os.path.realpath(entry.path)
                 if is_inside(boundary_real, target) or is_inside(target, boundary_real):
                     continue  # an ancestor (would loop or wander out), or a folder reached by its real path
-                if _is_artifact(os.listdir(target)):
+                if _is_artifact(os.listdir(target), target):
                     subfolders.append((entry.path, target, None))
                 elif on_issue is not None:
                     on_issue(Path(entry.path), f"{entry.path} links to {target}, outside {root}; not followed.")

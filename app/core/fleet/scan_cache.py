@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 3  # 3: rows hold the full check's verdict (verify.py), and link targets
+CACHE_VERSION = 4  # 3: rows hold the full check's verdict (verify.py), and link targets; 4: the model kind, subfolders
 RACY_SECONDS = 2.0
 Signature = list[list[Any]]
 

@@ -11,7 +11,8 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.fleet.status import Status, worst
+from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 
 
@@ -19,6 +20,8 @@ def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None
     """The row with inspect's status and problems (every .rbln header read), never "checking"."""
     try:
         artifact = open_artifact(Path(row.path), inspector)
+    except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
+        return described_row(row, exc.description)
     except StudioError as exc:
         return with_verdict(row, exc)
     return with_verdict(row, artifact)
@@ -44,6 +47,20 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
         num_min_blocks=c.num_min_blocks,
         num_full_blocks=c.num_full_blocks,
         kv_bytes_per_npu=artifact.kv_bytes_per_npu,
+    )
+
+
+def described_row(row: ArtifactSummary, description: ModelDescription) -> ArtifactSummary:
+    """The verdict on a model without a resizable KV cache: the description inspect prints."""
+    return replace(
+        row,
+        status=worst(list(description.problems)),
+        problems=[p.message for p in description.problems],
+        npu=description.npu,
+        num_devices=description.num_devices,
+        batch_size=description.batch_size,
+        kind=description.kind.value,
+        kv_note=description.kv_note,
     )
 
 

@@ -41,8 +41,9 @@ def config_problems(config: ConfigView | RblnConfig) -> list[Problem]:
             get_npu(config.npu)
         except UnknownNpuError as exc:
             problems.append(Problem(Status.WARNING, str(exc)))
-    if config.cache_metas is None:
-        problems.append(Problem(Status.WARNING, "rbln_config.json has no cache_metas; KV bytes are unknown."))
+    unknown = config.kv_unknown_reason
+    if unknown:
+        problems.append(Problem(Status.WARNING, unknown))
     return problems
 
 

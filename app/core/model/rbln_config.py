@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
     with_config,
 )
@@ -23,6 +24,7 @@ from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
 from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
+from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
 from typing_extensions import Required, Self, TypedDict
 
@@ -72,6 +74,8 @@ def dtype_size(dtype: str) -> int:
 
 FULL_ATTENTION = "full_attention"
 DEFAULT_DTYPE = "bfloat16"
+# The cache kinds optimum-rbln 0.12.0 knows (cache_utils.py); any other is refused there and unknown here.
+KNOWN_LAYER_TYPES = frozenset({FULL_ATTENTION, "sliding_attention", "linear_attention"})
 
 
 def is_resizable(layer_type: str, is_auto: bool) -> bool:
@@ -85,20 +89,30 @@ def block_bytes(shape: list[int], dtype: str) -> int:
     return heads * block * head_dim * _SIZE_OF[dtype]
 
 
-def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
-    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries.
+def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str]]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones, cache kinds not in KNOWN_LAYER_TYPES).
 
     One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
     """
     per_block = fixed = 0
+    unknown: set[str] = set()
     size_of = _SIZE_OF
     for m in metas:
         blocks, heads, block, head_dim = m["shape"]
         one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
-        if m.get("layer_type", FULL_ATTENTION) == FULL_ATTENTION and m.get("is_auto", True):
+        layer_type = m.get("layer_type", FULL_ATTENTION)
+        if layer_type == FULL_ATTENTION and m.get("is_auto", True):
             per_block += one_block
         else:
+            if layer_type not in KNOWN_LAYER_TYPES:
+                unknown.add(str(layer_type))
             fixed += blocks * one_block
+    return per_block, fixed, frozenset(unknown)
+
+
+def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
+    per_block, fixed, _ = kv_scan(metas)
     return per_block, fixed
 
 
@@ -148,6 +162,12 @@ class ConfigFields(BaseModel):
     dtype: str | None = None
     decoder_batch_sizes: list[int] | None = None
 
+    @field_validator("num_devices", mode="before")
+    @classmethod
+    def _unset_devices(cls, value: Any) -> Any:
+        # optimum-rbln saves num_devices: null in _compile_cfgs when the compile did not set it: one device.
+        return 1 if value is None else value
+
     @model_validator(mode="after")
     def _check(self) -> Self:
         if self.attn_impl is not None and self.attn_impl not in _ATTN_VALUES:
@@ -186,9 +206,32 @@ class ConfigFields(BaseModel):
         raise NotImplementedError
 
     @cached_property
-    def _kv(self) -> tuple[int, int] | None:
+    def _kv_scan(self) -> tuple[int, int, frozenset[str]] | None:
         entries = self._cache_meta_entries()
-        return None if entries is None else kv_sums(entries)
+        return None if entries is None else kv_scan(entries)
+
+    @property
+    def unknown_cache_kinds(self) -> list[str]:
+        """Cache kinds (layer_type) in cache_metas that this tool and optimum-rbln 0.12.0 do not know."""
+        return [] if self._kv_scan is None else sorted(self._kv_scan[2])
+
+    @property
+    def kv_unknown_reason(self) -> str | None:
+        """Why the KV figures are unknown (None when they are known)."""
+        if self.unknown_cache_kinds:
+            kinds = ", ".join(self.unknown_cache_kinds)
+            return (
+                f"cache_metas holds a cache kind this tool does not know ({kinds}); its KV figures are unknown "
+                'rather than a guess. optimum-rbln 0.12.0 refuses it too ("Unknown cache `layer_type`").'
+            )
+        if self._kv_scan is None:
+            return "rbln_config.json has no cache_metas; KV bytes are unknown."
+        return None
+
+    @property
+    def _kv(self) -> tuple[int, int] | None:
+        scan = self._kv_scan
+        return None if scan is None or scan[2] else (scan[0], scan[1])
 
     @property
     def kv_bytes_per_block(self) -> int | None:
@@ -277,9 +320,13 @@ class CompileCfgView(TypedDict, total=False):
 
 
 class ConfigView(ConfigFields):
-    """What a scan row shows, validated straight from the file's bytes (see read_view)."""
+    """What a scan row shows, validated straight from the file's bytes (see read_view).
 
-    model_config = ConfigDict(extra="ignore", strict=True, defer_build=False)
+    Keys it does not model are kept (small values in a decoder file), so the scan can tell the model's kind
+    and what optimum-rbln's loader would refuse without parsing the file twice.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=False)
 
     cache_metas: list[CacheMetaView] | None = None
     compile_cfgs: list[CompileCfgView] | None = Field(default=None, alias="_compile_cfgs")
@@ -294,6 +341,18 @@ class ConfigView(ConfigFields):
             return True
         cfgs = self.compile_cfgs or []
         return bool(cfgs) and "tensor_parallel_size" in cfgs[0]
+
+    def top_level_stand_in(self) -> dict[str, Any]:
+        """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""
+        # model_fields_set is a set (extras included): the modelled fields first, then the others in file order.
+        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set & set(type(self).model_fields)))
+        out.pop("compile_cfgs", None)
+        out.pop("legacy_meta", None)
+        if self.compile_cfgs is not None:
+            out["_compile_cfgs"] = None
+        out["cls_name"] = self.cls_name
+        out.update(self.model_extra or {})
+        return out
 
     @property
     def expected_graph_names(self) -> list[str]:
@@ -356,12 +415,14 @@ def load_config(artifact_dir: Path) -> LoadedConfig:
 
 
 def with_block_count(raw: dict[str, Any], num_blocks: int) -> dict[str, Any]:
-    """A copy of the raw config recording a new block count; every other key is kept as it was.
+    """A copy of the raw config recording a new block count; every other key is kept as it was, except ours.
 
     Only the top-level count changes: optimum-rbln records num_full_blocks in the metas' shape[0]
-    whatever the pool holds, so the metas describe the tensors, not the current pool.
+    whatever the pool holds, so the metas describe the tensors, not the current pool. Keys older versions
+    of this tool wrote (OUR_OLD_KEYS) are dropped: optimum-rbln's loader refuses them.
     """
-    return {**raw, "kvcache_num_blocks": num_blocks}
+    kept = {k: v for k, v in raw.items() if k not in OUR_OLD_KEYS}
+    return {**kept, "kvcache_num_blocks": num_blocks}
 
 
 def dumps_config(raw: dict[str, Any]) -> bytes:

@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rbln_artifact_studio import __version__
 from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import (
     ConfigError,
@@ -162,13 +161,13 @@ def _devices_fix(model: ResolvedModel, shape: CompileShape) -> Fix | None:
 
 def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) -> CompilePlan:
     """Validate and size a compile without writing anything; raises StudioError with the reason."""
-    model = model or resolve_model(request.model_id)
-    shape = resolve_shape(request, model)
     explicit = request.kvcache_num_blocks or None
     if explicit is not None and explicit < 0:
         raise ResizeError(f"kvcache_num_blocks must be positive, got {explicit}.")
     budget = parse_budget(request.memory_budget)
-    check_exclusive(budget, explicit)
+    check_exclusive(budget, explicit)  # first, as optimum-rbln's config class raises it before anything else
+    model = model or resolve_model(request.model_id)
+    shape = resolve_shape(request, model)
     budget_per_npu = budget.bytes_per_npu(shape.npu)
     warnings = list(budget.warnings())
     if uneven_split(model.spec.kv_heads, shape.num_devices):
@@ -259,7 +258,6 @@ def rbln_config_for(plan: CompilePlan) -> dict[str, object]:
         "cls_name": f"RBLN{spec.architecture}Config",
         "dtype": spec.dtype_name,
         "optimum_rbln_version": OPTIMUM_LAYOUT_VERSION,
-        "rbln_studio_simulator": __version__,
         "_compile_cfgs": compile_cfgs,
         "batch_size": shape.batch_size,
         "max_seq_len": shape.max_seq_len,

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
@@ -85,4 +86,58 @@ def read_block_count(artifact_dir: str | Path) -> int:
     count = raw.get("kvcache_num_blocks")
     if not isinstance(count, int) or isinstance(count, bool):
         raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {count!r}); it is not a decoder artifact.")
+    return count
+
+
+@dataclass(frozen=True)
+class JsonStyle:
+    """How a JSON file was laid out, so a rewrite changes only the values that changed (a diff of one line)."""
+
+    indent: int | str | None = 2
+    key_separator: str = ": "
+    ensure_ascii: bool = False
+    trailing_newline: bool = True
+
+
+def detect_style(data: bytes) -> JsonStyle:
+    """The layout of a JSON document as json.dump writes it: indentation, separators, escapes, final newline."""
+    text = data.decode("utf-8", errors="replace")
+    body = text.rstrip("\r\n")
+    indent: int | str | None = None
+    first_break = body.find("\n")
+    if first_break >= 0:
+        rest = body[first_break + 1 :]
+        run = rest[: len(rest) - len(rest.lstrip(" \t"))]
+        indent = run if "\t" in run else (len(run) or None)
+    key_separator = ": " if '": ' in text or '":' not in text else ":"
+    return JsonStyle(indent, key_separator, text.isascii(), text.endswith("\n"))
+
+
+def dumps_styled(raw: object, style: JsonStyle) -> bytes:
+    """Serialize in a detected layout, keeping key order (json.dump's output for that layout, byte for byte)."""
+    items = "," if style.indent is not None else ", "
+    text = json.dumps(
+        raw, indent=style.indent, separators=(items, style.key_separator), ensure_ascii=style.ensure_ascii
+    )
+    return (text + ("\n" if style.trailing_newline else "")).encode("utf-8")
+
+
+def plain_decoder_count(artifact_dir: str | Path) -> int | None:
+    """kvcache_num_blocks of a decoder-only artifact, read without validating the rest (the get command's fast
+    path); None for any other kind, which rbln_artifact_studio.core.model.kinds tells apart.
+
+    optimum-rbln saves cache_metas with every decoder-only config and with no other kind (Whisper and BART
+    keep a kvcache_num_blocks of their own without it); a multimodal model nests its language model.
+    """
+    path = Path(artifact_dir) / CONFIG_NAME
+    if not os.path.lexists(path):
+        return None  # a diffusers pipeline (model_index.json), or no artifact: kinds says which
+    raw = require_current_format(decode_json(read_bytes(path), path), path)
+    count = raw.get("kvcache_num_blocks")
+    if not isinstance(count, int) or isinstance(count, bool):
+        return None
+    if "cache_metas" not in raw and "kvcache_metas" not in raw:
+        return None
+    if any(isinstance(raw.get(section), dict) for section in ("language_model", "text_model")):
+        return None
     return count

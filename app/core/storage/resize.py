@@ -12,13 +12,9 @@ from rbln_artifact_studio.core.estimation.estimator import rescale_allocations, 
 from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.model.budget import MemoryBudget, with_budget_warnings
-from rbln_artifact_studio.core.model.rbln_config import (
-    CONFIG_NAME,
-    MAX_BLOCKS,
-    RblnConfig,
-    dumps_config,
-    with_block_count,
-)
+from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, nested_count
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, RblnConfig, with_block_count
+from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.compiler import (
     above_full_warning,
@@ -37,6 +33,13 @@ from rbln_artifact_studio.core.storage.fsutil import (
     is_internal_name,
     remove_stale_temp_files,
     tree_size,
+)
+from rbln_artifact_studio.core.storage.jsonfile import (
+    decode_json,
+    detect_style,
+    dumps_styled,
+    read_bytes,
+    require_current_format,
 )
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
 from rbln_artifact_studio.core.storage.sharing import SharedFile, break_sharing, sharing_of
@@ -185,6 +188,19 @@ def _require_simulated(artifact: Artifact) -> None:
     if artifact.status.value == "invalid":  # first: a damaged file is named, not taken for real-compiler output
         reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
         raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}. Nothing was changed.")
+    if artifact.config.unknown_cache_kinds:
+        raise ResizeError(
+            f"{artifact.name}: {artifact.config.kv_unknown_reason} A resize could leave those caches wrong; "
+            "nothing was changed."
+        )
+    location = artifact.location
+    if location is not None and location.vlm_root is not None and not artifact.is_simulated:
+        raise ResizeError(
+            f"{artifact.name}: the language model of this multimodal model was compiled by the real compiler, and "
+            "optimum-rbln-cli 0.12.0 resizes only top-level decoder-only artifacts: run on "
+            f"{location.section}/ it would leave the {location.section} section of the model's rbln_config.json "
+            "at the old count. Nothing was changed."
+        )
     if not artifact.is_simulated:
         raise ResizeError(
             f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs "
@@ -209,21 +225,53 @@ def _rewrite(artifact: Artifact, target: int) -> None:
         )
         write_pending_header(graph.container, graph.slot, new_header)
         faults.checkpoint(f"resize.header_written.{i}")
-    data = dumps_config(with_block_count(artifact.loaded.raw, target))
-    atomic_write_bytes(artifact.path / CONFIG_NAME, data, step="resize.config")
+    location = artifact.location
+    if location is not None and location.vlm_root is not None and location.section:
+        # The parent's nested copy first: the language model's own file is the commit point (optimum-rbln loads
+        # the subfolder's count), so a crash in between leaves the old count with a nested copy that is flagged.
+        parent = location.vlm_root / CONFIG_NAME
+        parent_raw = require_current_format(decode_json(read_bytes(parent), parent), parent)
+        nested = parent_raw.get(location.section)
+        if isinstance(nested, dict):
+            updated = {k: v for k, v in parent_raw.items() if k not in OUR_OLD_KEYS}
+            updated[location.section] = with_block_count(nested, target)
+            atomic_write_bytes(parent, _styled_like(parent, updated), step="resize.parent_config")
+    path = artifact.model_dir / CONFIG_NAME
+    atomic_write_bytes(path, _styled_like(path, with_block_count(artifact.loaded.raw, target)), step="resize.config")
 
 
-def _check_writable(folder: Path) -> None:
-    """Refuse a read-only artifact before anything is written there, not even the lock file."""
+def _styled_like(path: Path, raw: dict[str, object]) -> bytes:
+    """raw serialized in the layout of the file it replaces, so a diff shows only what changed."""
+    return dumps_styled(raw, detect_style(read_bytes(path)))
+
+
+def _in_step(artifact: Artifact, count: int) -> bool:
+    """The artifact records count everywhere (for a VLM: its language model's file and the nested section too)."""
+    location = artifact.location
+    if artifact.config.kvcache_num_blocks != count:
+        return False
+    if location is None or location.vlm_root is None or not location.section:
+        return True
+    return nested_count(location.vlm_root, location.section) == count
+
+
+def _check_writable(folder: Path) -> KvLocation:
+    """Refuse a read-only artifact before anything is written there, not even the lock file; where its KV cache is."""
     if not folder.is_dir():
         raise ResizeError(f"{folder} is not a folder; nothing was changed.")
-    files = [folder / CONFIG_NAME, *sorted(folder.glob(f"*{GRAPH_SUFFIX}"))]
+    location = kv_location(folder)
+    model_dir = location.model_dir
+    dirs = [model_dir, *([location.vlm_root] if location.vlm_root else [])]
+    files = [model_dir / CONFIG_NAME, *sorted(model_dir.glob(f"*{GRAPH_SUFFIX}"))]
+    if location.vlm_root:
+        files.append(location.vlm_root / CONFIG_NAME)
     # A shared file is copied before the write (copy-on-write): a read-only cache blob behind a link is fine.
     owned = [p for p in files if p.exists() and sharing_of(p) is None]
-    blocked = [p for p in [folder, *owned] if not os.access(p, os.W_OK)]
+    blocked = [p for p in [*dirs, *owned] if not os.access(p, os.W_OK)]
     if blocked:
-        which = "" if blocked[0] == folder else f" ({blocked[0].name})"
+        which = "" if blocked[0] == folder else f" ({blocked[0].relative_to(location.lock_dir)})"
         raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
+    return location
 
 
 def resolve_target(artifact: Artifact, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
@@ -256,19 +304,21 @@ def resize_in_place(
 ) -> ResizeResult:
     """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
     folder = Path(folder)
-    _check_writable(folder)
+    location = _check_writable(folder)
     _plan(folder, target, budget, inspector)  # a bad request fails here, before the lock file is written
     try:
-        with ArtifactLock(folder, "resize in place"):
+        # One lock for the whole model: a VLM and its language_model/ folder are the same artifact.
+        with ArtifactLock(location.lock_dir, "resize in place"):
             faults.checkpoint("resize.locked")
-            remove_stale_temp_files(folder)
+            for written in {location.model_dir, location.lock_dir}:
+                remove_stale_temp_files(written)
             artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, now under the lock
             previous = artifact.config.kvcache_num_blocks
             shared: list[SharedFile] = []
-            if new_count != previous:
+            if not _in_step(artifact, new_count):
                 try:
                     shared = artifact.shared  # read under the lock, just now
-                    break_sharing(folder, shared)  # the other path (backup, cache blob) is only read
+                    break_sharing(artifact.model_dir, shared)  # the other path (backup, cache blob) is only read
                     _rewrite(artifact, new_count)
                 except NotDurableError as exc:
                     raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
@@ -302,7 +352,8 @@ def resize_to_copy(
         )
     output = check_new_output_dir(output_dir, folder)
     # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
-    lock = ArtifactLock(folder, "copy for resize") if os.access(folder, os.W_OK) else None
+    lock_dir = kv_location(folder).lock_dir  # a VLM's lock also guards its language_model/ folder
+    lock = ArtifactLock(lock_dir, "copy for resize") if os.access(lock_dir, os.W_OK) else None
     try:
         if lock:
             lock.acquire()
@@ -314,7 +365,7 @@ def resize_to_copy(
             copy_tree(folder, staging.path, progress.advance, dereference=True)
             faults.checkpoint("copy.copied")
             copied = open_artifact(staging.path, inspector)
-            if new_count != copied.config.kvcache_num_blocks:
+            if not _in_step(copied, new_count):
                 _rewrite(copied, new_count)
             progress.check()
             staging.publish()
