@@ -55,6 +55,7 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
     The language_model/ subfolder and the parent's nested section hold the same config, as optimum-rbln writes
     them; the vision tower and projector keep the real-compiler stand-ins.
     """
+    from conftest import TINY_MODEL as TINY_LM
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
     folder = materialize("llava", dest)
@@ -80,17 +81,3 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
     write_like_optimum(folder / "rbln_config.json", parent)
     shutil.rmtree(model)
     return folder
-
-
-TINY_LM = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "num_hidden_layers": 2,
-    "hidden_size": 256,
-    "intermediate_size": 512,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 1000,
-    "max_position_embeddings": 8192,
-    "torch_dtype": "bfloat16",
-}

@@ -9,20 +9,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from conftest import TINY_MODEL as TINY
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
-TINY = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "num_hidden_layers": 2,
-    "hidden_size": 256,
-    "intermediate_size": 512,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 1000,
-    "max_position_embeddings": 8192,
-    "torch_dtype": "bfloat16",
-}
 # Tiny Llama, batch 2, 8,192 tokens in 4,096-token blocks: full pool 4, floor 3, compiled at 4.
 TINY_SHAPE = {"batch_size": 2, "max_seq_len": 8192, "kvcache_partition_len": 4096, "npu": "RBLN-CA25"}
 
