@@ -84,25 +84,38 @@ def write_synced(path: Path, data: bytes) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes, step: str = "file") -> None:
     """Replace path with data so that a crash leaves either the old or the new content, never a mix."""
-    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}")
-    try:
+
+    def fill(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+
+    replace_via_temp(path, fill, f"{step}.tmp_written", f"{step}.renamed", "was replaced")
+
+
+def replace_via_temp(path: Path, fill: Callable[[Path], None], written: str, renamed: str, done: str) -> None:
+    """Replace path by a temp file beside it that fill writes and fsyncs, renamed over it (old or new, never a mix).
+
+    written and renamed name the crash-test steps after the temp file is complete and after the rename; done says
+    what happened to path in the error raised when the folder cannot be made durable.
+    """
+    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        fill(tmp)
         with contextlib.suppress(OSError):
             shutil.copymode(path, tmp)
-        faults.checkpoint(f"{step}.tmp_written")
+        faults.checkpoint(written)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    faults.checkpoint(f"{step}.renamed")
+    faults.checkpoint(renamed)
     try:
         fsync_dir(path.parent)
     except OSError as exc:
-        raise not_durable(exc, f"{path} was replaced") from None
+        raise not_durable(exc, f"{path} {done}") from None
 
 
 def remove_stale_temp_files(folder: Path) -> None:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
-import shutil
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.storage import faults
-from rbln_artifact_studio.core.storage.fsutil import TMP_TAG, copy_file, fsync_dir, not_durable
+from rbln_artifact_studio.core.storage.fsutil import copy_file, replace_via_temp
 
 
 @dataclass(frozen=True)
@@ -84,19 +80,8 @@ def break_sharing(folder: Path, files: list[SharedFile], on_bytes: Callable[[int
     folder = Path(folder)
     for i, shared in enumerate(files):
         path = folder / shared.name
-        tmp = folder / f".{shared.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
-        try:
+
+        def fill(tmp: Path, path: Path = path) -> None:
             copy_file(path, tmp, on_bytes or (lambda _n: None))
-            with contextlib.suppress(OSError):
-                shutil.copymode(path, tmp)
-            faults.checkpoint(f"cow.copied.{i}")
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        try:
-            fsync_dir(folder)
-        except OSError as exc:
-            raise not_durable(exc, f"{path} was unshared") from None
-        faults.checkpoint(f"cow.renamed.{i}")
+
+        replace_via_temp(path, fill, f"cow.copied.{i}", f"cow.renamed.{i}", "was unshared")
