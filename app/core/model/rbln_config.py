@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -22,6 +21,7 @@ from pydantic import (
 )
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
+from rbln_artifact_studio.core.model.config_checks import expected_graph_names
 from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
@@ -249,6 +249,14 @@ class ConfigFields(BaseModel):
         return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
 
     @cached_property
+    def resizable_names(self) -> frozenset[str]:
+        """Names of the KV tensors that grow and shrink with the block count."""
+        entries = self._cache_meta_entries() or ()
+        return frozenset(
+            str(m["name"]) for m in entries if is_resizable(m.get("layer_type", FULL_ATTENTION), m.get("is_auto", True))
+        )
+
+    @cached_property
     def kv_heads(self) -> int | None:
         """The model's KV heads (shape[1] of its cache tensors), or None without cache metadata."""
         entries = self._cache_meta_entries()
@@ -378,13 +386,41 @@ def read_view(data: bytes) -> ConfigView | None:
     return None if view.needs_full_path else view
 
 
-@dataclass(frozen=True)
 class LoadedConfig:
-    """A parsed rbln_config.json: the validated view and the raw mapping every rewrite starts from."""
+    """A parsed rbln_config.json: the validated model, and the raw mapping every rewrite starts from.
 
-    path: Path
-    raw: dict[str, Any]
-    model: RblnConfig
+    A file read_view accepts keeps its bytes and is decoded into the raw mapping only when something asks for
+    it (a rewrite, a report): reading an artifact parses its config once.
+    """
+
+    def __init__(self, path: Path, raw: dict[str, Any] | None, model: ConfigFields, data: bytes | None = None) -> None:
+        if raw is None and data is None:
+            raise ValueError("LoadedConfig needs the raw mapping or the file's bytes")
+        self.path = path
+        self.model = model
+        self._raw = raw
+        self._data = data
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        if self._raw is None:
+            assert self._data is not None
+            self._raw = require_current_format(decode_json(self._data, self.path), self.path)
+        return self._raw
+
+    @property
+    def top_level(self) -> dict[str, Any]:
+        """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.top_level_stand_in()
+        return self.raw
+
+    @property
+    def graph_names(self) -> list[str]:
+        """The graphs _compile_cfgs promises."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.expected_graph_names
+        return expected_graph_names(self.raw)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -398,20 +434,29 @@ def _first_error(exc: ValidationError) -> str:
 
 def parse_config(raw: object, path: Path) -> LoadedConfig:
     """Validate an already-decoded rbln_config.json mapping."""
-    raw = require_current_format(raw, path)
+    mapping: dict[str, Any] = require_current_format(raw, path)
     try:
-        model = RblnConfig.model_validate(raw)
+        model = RblnConfig.model_validate(mapping)
     except ValidationError as exc:
         raise ConfigError(f"{path} is not a valid rbln_config.json: {_first_error(exc)}.") from None
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
-    return LoadedConfig(path, raw, model)
+    return LoadedConfig(path, mapping, model)
 
 
 def load_config(artifact_dir: Path) -> LoadedConfig:
-    """Read and validate DIR/rbln_config.json."""
+    """Read and validate DIR/rbln_config.json (parsed once: read_view's model when it accepts the file)."""
     path = Path(artifact_dir) / CONFIG_NAME
-    return parse_config(decode_json(read_bytes(path), path), path)
+    return config_from_bytes(read_bytes(path), path)
+
+
+def config_from_bytes(data: bytes, path: Path) -> LoadedConfig:
+    """A config file's bytes, validated: the fast view when it gives RblnConfig's figures, else the full model
+    (which words every error and applies the older key names)."""
+    view = read_view(data)
+    if view is not None:
+        return LoadedConfig(path, None, view, data)
+    return parse_config(decode_json(data, path), path)
 
 
 def with_block_count(raw: dict[str, Any], num_blocks: int) -> dict[str, Any]:
