@@ -10,6 +10,7 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ContainerError, StudioError, UnknownNpuError
 from rbln_artifact_studio.core.estimation.estimator import (
     Breakdown,
+    ChipletUsage,
     GraphAllocations,
     MemoryLayout,
     SequenceShape,
@@ -137,6 +138,18 @@ class Artifact:
             return None
         n = self.config.kvcache_num_blocks if num_blocks is None else num_blocks
         return breakdown(layout, npu, budget.bytes_per_npu(npu), n, budget.is_set)
+
+    def overflow(self) -> ChipletUsage | None:
+        """The tightest chiplet when weights, workspace and KV cache exceed the DRAM at the recorded count, else
+        None (also when the tables or the NPU are unknown). The fit is judged first without a breakdown: a scan
+        asks this of every artifact."""
+        layout, npu = self.layout(), self.npu
+        if layout is None or npu is None:
+            return None
+        if layout.fits(self.config.kvcache_num_blocks, UNSET.bytes_per_npu(npu) // npu.chiplets):
+            return None
+        fit = self.breakdown()
+        return fit.tightest if fit is not None and not fit.fits else None
 
     @property
     def kv_bytes_per_npu(self) -> int | None:
@@ -281,13 +294,12 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
     if artifact.allocations is not None:
         try:
-            fit = artifact.breakdown()
+            t = artifact.overflow()
         except StudioError as exc:
             artifact.problems.append(Problem(Status.INVALID, f"The allocation tables are unusable: {exc}"))
             artifact.allocations, artifact.unknown_reason = None, str(exc)
             return
-        if fit is not None and not fit.fits:
-            t = fit.tightest
+        if t is not None:
             artifact.problems.append(
                 Problem(
                     Status.INVALID,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -89,13 +90,22 @@ def block_bytes(shape: list[int], dtype: str) -> int:
     return heads * block * head_dim * _SIZE_OF[dtype]
 
 
-def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str]]:
-    """(bytes per block of the resizable tensors, bytes of the fixed ones, cache kinds not in KNOWN_LAYER_TYPES).
+@dataclass(frozen=True)
+class KvScan:
+    """What cache_metas says about the KV cache, from one pass over its tensors."""
 
-    One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
-    """
+    per_block: int  # bytes one block adds across the resizable tensors
+    fixed: int  # bytes of the tensors that do not scale with the block count
+    unknown_kinds: frozenset[str]  # cache kinds (layer_type) not in KNOWN_LAYER_TYPES
+    resizable: frozenset[str]  # names of the resizable tensors
+
+
+def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
+    """One loop without calls over cache_metas (a scan runs it over 72 tensors per file); the rules of
+    is_resizable and block_bytes."""
     per_block = fixed = 0
     unknown: set[str] = set()
+    resizable: list[str] = []
     size_of = _SIZE_OF
     for m in metas:
         blocks, heads, block, head_dim = m["shape"]
@@ -103,17 +113,18 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str
         layer_type = m.get("layer_type", FULL_ATTENTION)
         if layer_type == FULL_ATTENTION and m.get("is_auto", True):
             per_block += one_block
+            resizable.append(m["name"])
         else:
             if layer_type not in KNOWN_LAYER_TYPES:
                 unknown.add(str(layer_type))
             fixed += blocks * one_block
-    return per_block, fixed, frozenset(unknown)
+    return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable))
 
 
 def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
-    per_block, fixed, _ = kv_scan(metas)
-    return per_block, fixed
+    scan = kv_scan(metas)
+    return scan.per_block, scan.fixed
 
 
 class CacheMeta(BaseModel):
@@ -206,14 +217,14 @@ class ConfigFields(BaseModel):
         raise NotImplementedError
 
     @cached_property
-    def _kv_scan(self) -> tuple[int, int, frozenset[str]] | None:
+    def _kv_scan(self) -> KvScan | None:
         entries = self._cache_meta_entries()
         return None if entries is None else kv_scan(entries)
 
     @property
     def unknown_cache_kinds(self) -> list[str]:
         """Cache kinds (layer_type) in cache_metas that this tool and optimum-rbln 0.12.0 do not know."""
-        return [] if self._kv_scan is None else sorted(self._kv_scan[2])
+        return [] if self._kv_scan is None else sorted(self._kv_scan.unknown_kinds)
 
     @property
     def kv_unknown_reason(self) -> str | None:
@@ -231,7 +242,7 @@ class ConfigFields(BaseModel):
     @property
     def _kv(self) -> tuple[int, int] | None:
         scan = self._kv_scan
-        return None if scan is None or scan[2] else (scan[0], scan[1])
+        return None if scan is None or scan.unknown_kinds else (scan.per_block, scan.fixed)
 
     @property
     def kv_bytes_per_block(self) -> int | None:
@@ -248,13 +259,10 @@ class ConfigFields(BaseModel):
         per_block = self.kv_bytes_per_block
         return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
 
-    @cached_property
+    @property
     def resizable_names(self) -> frozenset[str]:
         """Names of the KV tensors that grow and shrink with the block count."""
-        entries = self._cache_meta_entries() or ()
-        return frozenset(
-            str(m["name"]) for m in entries if is_resizable(m.get("layer_type", FULL_ATTENTION), m.get("is_auto", True))
-        )
+        return frozenset() if self._kv_scan is None else self._kv_scan.resizable
 
     @cached_property
     def kv_heads(self) -> int | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.storage import faults
@@ -43,8 +43,8 @@ class GraphHeader(BaseModel):
     compiled_kvcache_num_blocks: int = Field(ge=1)
     weights_bytes: int = Field(ge=0)
     resizable: list[str]
-    alloc_per_chiplet_by_key: dict[str, list[list[int]]]
-    dram_tensor_sizes: dict[str, list[list[int]]]
+    alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
+    dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
 
     @property
     def allocations(self) -> GraphAllocations:
@@ -112,9 +112,10 @@ def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
 SLOT_READ = 16 * 1024  # a slot's first read: its header and a typical body (the rest is read only when longer)
 
 
-def _read_slot(fd: int, index: int, offset: int, slot_size: int) -> Slot | None:
-    """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot."""
-    data = os.pread(fd, min(slot_size, SLOT_READ), offset)
+def _read_slot(fd: int, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
+    """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
+    head is the file's first bytes as read (slot 0 begins in them)."""
+    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else os.pread(fd, SLOT_READ, offset)
     if len(data) < _SLOT.size:
         return None
     magic, generation, length, crc = _SLOT.unpack_from(data)
@@ -142,7 +143,7 @@ def probe_container(path: Path) -> ContainerInfo | None:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
             size = os.fstat(fd).st_size
-            head = os.pread(fd, _PREAMBLE.size, 0)
+            head = os.pread(fd, PREAMBLE_SIZE + SLOT_READ, 0)  # the preamble and the start of slot 0 in one read
             if head[: len(MAGIC)] != MAGIC:
                 return None
             if len(head) < _PREAMBLE.size:
@@ -162,7 +163,7 @@ def probe_container(path: Path) -> ContainerInfo | None:
                     f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
                     "copy it again from its source or recompile."
                 )
-            found = (_read_slot(fd, i, PREAMBLE_SIZE + i * slot_size, slot_size) for i in (0, 1))
+            found = (_read_slot(fd, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
             slots = tuple(s for s in found if s is not None)
         finally:
             os.close(fd)
