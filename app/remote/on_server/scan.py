@@ -2,8 +2,11 @@
 
 Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
 {"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
-"ce": [errno, message], "n": config.json's _name_or_path}, {"i": message} for a folder it could not list,
-and {"end": count} last. Reads only; writes nothing on the server.
+"ce": [errno, message], "n": config.json's _name_or_path, "f": [[name, size]] every file (a compiled part's in
+its subfolder as "part/name"), "x": [[name, offset, length]] the pieces the studio's full check reads (configs
+whole, a simulator graph's preamble and used header slots), zlib'd, following the config in the blob, and
+"real": true when a graph was written by the real compiler (its check needs rebel: a second round trip)},
+{"i": message} for a folder it could not list, and {"end": count} last. Reads only; writes nothing on the server.
 """
 
 import errno
@@ -11,6 +14,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -23,6 +27,10 @@ MARKER = RULES["incomplete_marker"]
 SKIP = set(RULES["skip_names"])
 TAGS = RULES["internal_tags"]
 MAX_BYTES = RULES["max_json_bytes"]
+TEXTS = set(RULES["texts"])
+MAGIC = RULES["magic"].encode("latin-1")
+PREAMBLE = RULES["preamble_size"]
+SLOT_HEAD = 20  # a header slot starts with magic, generation, length, crc: "<4sQII"
 OUT = sys.stdout.buffer
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 
@@ -60,11 +68,74 @@ def emit(record, blob=b""):
     OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
 
 
+def part_entries(entry):
+    """The files of a subfolder holding a compiled part of the model (a VLM's language_model/), else none."""
+    if entry.name.startswith(".") or not entry.is_dir() or not os.path.exists(os.path.join(entry.path, CONFIG)):
+        return []
+    with os.scandir(entry.path) as it:
+        return [e for e in it if not internal(e.name) and e.is_file()]
+
+
+def head_pieces(path):
+    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes); None for a
+    graph without the container's magic (the real compiler's, or damage the studio names)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = os.pread(fd, PREAMBLE, 0)
+        if not head.startswith(MAGIC):
+            return None
+        pieces = [(0, head)]
+        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
+        if slot_size <= 0 or slot_size % 4096:
+            return pieces  # a broken preamble: the check says so
+        for offset in (PREAMBLE, PREAMBLE + slot_size):
+            start = os.pread(fd, SLOT_HEAD, offset)
+            length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
+            pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
+        return pieces
+    finally:
+        os.close(fd)
+
+
+def check_files(entries, record, blob):
+    """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
+    files, pieces = [], []
+    for prefix, entry in entries:
+        name = prefix + text(os.fsencode(entry.name))
+        try:
+            files.append([name, entry.stat().st_size])
+            if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
+                found = [(0, read_small(entry.path))]
+            elif entry.name.endswith(".rbln"):
+                found = head_pieces(entry.path)
+                if found is None:
+                    record["real"] = True
+                    continue
+            else:
+                continue
+        except OSError:
+            record["real"] = True  # the check reads it there and says what is wrong
+            continue
+        for offset, data in found:
+            packed = zlib.compress(data, 1)
+            pieces.append([name, offset, len(packed)])
+            blob.append(packed)
+    record["f"] = files
+    record["x"] = pieces
+
+
 def row(folder, entries):
     size, graphs = 0, {}
+    listed = []
     for entry in entries:
-        if internal(entry.name) or not entry.is_file():
+        if internal(entry.name):
             continue
+        if not entry.is_file():
+            part = part_entries(entry)
+            size += sum(e.stat().st_size for e in part)
+            listed += [(text(os.fsencode(entry.name)) + "/", e) for e in part]
+            continue
+        listed.append(("", entry))
         st = entry.stat()
         size += st.st_size
         if entry.name.endswith(".rbln"):
@@ -74,7 +145,7 @@ def row(folder, entries):
     try:
         # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
         config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
-        record["cz"] = True
+        record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
@@ -83,7 +154,10 @@ def row(folder, entries):
             record["n"] = model["_name_or_path"]
     except (OSError, ValueError, RecursionError):
         pass
-    return record, config
+    blob = [config]
+    if config:
+        check_files(listed, record, blob)
+    return record, b"".join(blob)
 
 
 def walk(root):
