@@ -25,7 +25,7 @@ from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE
+from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE, SLOT_MAGIC
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
@@ -35,6 +35,7 @@ REBEL_TIMEOUT = 180
 RULES = json.dumps(
     {
         "magic": MAGIC.decode("latin-1"),
+        "slot_magic": SLOT_MAGIC.decode("latin-1"),
         "preamble_size": PREAMBLE_SIZE,
         "max_slot_size": MAX_SLOT_SIZE,
         "texts": [CONFIG_NAME, "config.json"],
