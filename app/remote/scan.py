@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, summarize_files
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
@@ -27,6 +28,7 @@ RULES = json.dumps(
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
+        "pipeline_index": PIPELINE_INDEX,
     }
 )
 CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
@@ -57,6 +59,13 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     return dataclasses.replace(summary, path=url)
 
 
+def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
+    code, message = record["e"]
+    summary = failed_row(str(record["f"]), OSError(int(code), str(message)), str(record["do"]))
+    return dataclasses.replace(summary, path=RemotePath(host, summary.path).url)
+
+
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
     """A row the server's own rbln-studio-cli wrote (fields this version does not know are dropped)."""
     row = ArtifactSummary.from_json({k: v for k, v in data.items() if k in _ROW_FIELDS})
@@ -75,7 +84,10 @@ def scan_remote(
         elif "row" in record:
             yield _studio_row(server.host, record["row"])
         elif "a" in record:
-            yield _row(server.host, record)
+            row = _row(server.host, record)
+            yield row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
+        elif "f" in record:
+            yield _failed_row(server.host, record)
         elif "error" in record:
             raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
         elif "end" in record:
