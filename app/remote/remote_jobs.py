@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remo
 
 LogFn = Callable[[str], None]
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
+UNREAD_JOBS_KEPT_DAYS = 7  # a job whose outcome nobody read back is cleaned this long after it ended
 
 
 @dataclass(frozen=True)
@@ -132,16 +133,19 @@ def follow(
     cancel: CancelToken | None = None,
     offset: int = 0,
     stop_job: bool = True,
+    forget: bool = True,
 ) -> JobOutcome:
     """Stream the job's log until it has a result. Cancel asks the job to stop and waits for its outcome
     (with stop_job False, cancel only stops watching: CancelledError, the job goes on).
 
+    Once the outcome is here, the job's folder on the server is cleaned (forget_jobs), unless forget is False.
     A dropped connection raises StudioError naming the job and how to read its outcome back: the job itself
     goes on running on the server.
     """
     requested = False
     while True:
         watch = CancelToken()
+        outcome: JobOutcome | None = None
         try:
             stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel)
             with contextlib.closing(stream) as records:  # ended here, even when left at the result
@@ -151,9 +155,14 @@ def follow(
                         if on_log is not None:
                             on_log(str(record["log"]))
                     elif "result" in record:
-                        return JobOutcome.from_json(job, str(record["state"]), record["result"])
+                        outcome = JobOutcome.from_json(job, str(record["state"]), record["result"])
+                        break
                     elif "error" in record:
                         raise StudioError(str(record["error"]))
+            if outcome is not None:
+                if forget:
+                    forget_quietly(server, [job])
+                return outcome
         except CancelledError:
             if requested or not stop_job:
                 raise
@@ -173,6 +182,20 @@ def request_cancel(server: Server, job: RemoteJob) -> None:
     result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
     if result.returncode != 0:
         raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
+
+
+def forget_jobs(server: Server, jobs: Sequence[RemoteJob], cancel: CancelToken | None = None) -> list[str]:
+    """Clean job folders on the server: the named jobs (their outcome has been read back) and any job that ended
+    unread more than UNREAD_JOBS_KEPT_DAYS ago; never a running one. Returns the ids of the folders removed."""
+    max_age = str(UNREAD_JOBS_KEPT_DAYS * 24 * 3600)
+    records = server.run_program("jobs", ["forget", max_age, *(j.id for j in jobs)], cancel)
+    return [str(r["forgotten"]) for r in records if "forgotten" in r]
+
+
+def forget_quietly(server: Server, jobs: Sequence[RemoteJob]) -> None:
+    """forget_jobs, for a caller that already has the outcomes: a failure leaves the folders to the age rule."""
+    with contextlib.suppress(StudioError):
+        forget_jobs(server, jobs)
 
 
 def job_outcomes(server: Server, cancel: CancelToken | None = None) -> list[JobOutcome]:

@@ -195,7 +195,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     tmp_path: Path,
 ) -> None:
     from rbln_artifact_studio.remote import registry
-    from rbln_artifact_studio.remote.remote_jobs import follow, start_resize
+    from rbln_artifact_studio.remote.remote_jobs import start_resize
 
     w = server_window
     folder = tmp_path / "srv"
@@ -208,7 +208,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     # A resize the app started before its connection dropped: it finishes on the server, unwatched.
     s = registry.server(HOST_ALIAS)
     job, _ = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=12)
-    assert follow(s, job).ok
+    qtbot.waitUntil(lambda: (server.jobs / job.id / "result.json").exists(), timeout=30_000)
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.jobsReadBack, timeout=30_000) as read_back:
         sources.connect_server(entry)
@@ -220,6 +220,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     blocks = TITLES.index("kvcache_num_blocks")
     qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks).data() == "12", timeout=30_000)
     box.close()
+    qtbot.waitUntil(lambda: not (server.jobs / job.id).exists(), timeout=20_000)  # shown: cleaned on the server
     with qtbot.waitSignal(sources.connected, timeout=30_000):  # seen once: not reported again
         sources.connect_server(entry)
     with qtbot.assertNotEmitted(sources.jobsReadBack, wait=1000):
