@@ -90,7 +90,7 @@ def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
     """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
     from rbln_artifact_studio.remote.remote_jobs import follow
 
-    return follow(server, job, ctx.log, ctx.cancel, stop_job=False)
+    return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
 
 
 def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:

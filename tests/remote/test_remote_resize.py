@@ -6,11 +6,10 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cli_command, cli_env
+from conftest import cli_command, cli_env
 from fakes.helpers import leftovers, wait_for
 from fakes.install import TINY_CA25, fake_compile
 from rbln_artifact_studio.core.errors import CancelledError
@@ -29,16 +28,6 @@ def real(server: SshServer, tiny_model: Path, tmp_path: Path) -> Path:
     """A real-compiler artifact (16 blocks, floor 9) on the server, under a hostile name."""
     plain = fake_compile(server.toolchain, tiny_model, tmp_path / "srv" / "real", *TINY_CA25, "--memory-budget", "0.5")
     return plain.rename(plain.parent / HOSTILE_NAME)
-
-
-@pytest.fixture
-def studio_on_server(server: SshServer) -> Iterator[None]:
-    """rbln-studio-cli installed on the server (this checkout's)."""
-    wrapper = server.bin / "rbln-studio-cli"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {cli_command()[0]} "$@"\n')
-    wrapper.chmod(0o755)
-    yield
-    wrapper.unlink()
 
 
 def graphs(folder: Path) -> dict[str, bytes]:
