@@ -80,11 +80,13 @@ def cmd_devices(host_text: str, as_json: bool) -> int:
 
 def cmd_plan_on(host_text: str, targets: list[str], inspector: GraphInspector | None, as_json: bool) -> int:
     """`plan --on ssh://HOST ART...`: 0 when the artifacts fit in what the server's NPUs have free now, else 1."""
+    from rbln_artifact_studio.core.planning.planner import require_valid
     from rbln_artifact_studio.remote.devices import read_devices
     from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
     host = parse_host(host_text)
     artifacts = [open_any(t, inspector) for t in targets]  # on this server, another, or here
+    require_valid(artifacts)  # as plan: an invalid artifact is named, never planned on
     p = plan_on_server(artifacts, read_devices(server(host)))
     if as_json:
         json.dump(p.to_json(), sys.stdout, indent=2)
