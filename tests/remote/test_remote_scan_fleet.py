@@ -175,6 +175,24 @@ def test_pipeline_and_multimodal_rows_as_here(
     assert remote == as_seen_there(hidden, local)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the full check over ssh (remote/artifact.py, on_server/snapshot.py) fetches only the artifact folder's "
+    "own files: a VLM's language_model/, a pipeline's components and its model_index.json are not sent, so both "
+    "read as invalid; part of the integrator's rework of the full check",
+)
+def test_pipeline_and_multimodal_verdicts_as_here(
+    remote_cli: Run, run_cli: Run, server: SshServer, hidden: Hidden
+) -> None:
+    root = hidden.real / "kinds"
+    materialize("stable_diffusion", root / "sd")
+    simulated_llava(root / "llava")
+    here = json.loads(run_cli("scan", root, "--json", "--no-cache").stdout)
+    env = {"RBLN_STUDIO_REMOTE_PYTHON": str(hidden.python)}
+    there = json.loads(remote_cli("scan", url(hidden.there(str(root))), "--json", env=env).stdout)
+    assert [(r["name"], r["status"], r["kind"]) for r in there] == [(r["name"], r["status"], r["kind"]) for r in here]
+
+
 def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
     remote_cli: Run, run_cli: Run, server: SshServer, hidden: Hidden, fleet: Fleet
 ) -> None:
