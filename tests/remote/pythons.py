@@ -38,18 +38,21 @@ def can_hide_trees() -> bool:
     return probe.returncode == 0
 
 
-def server_only_python(folder: Path, real: Path, seen_as: Path) -> Path:
+def server_only_python(folder: Path, real: Path, seen_as: Path, unprivileged: bool = False) -> Path:
     """A server python3 that sees `real` at `seen_as` (a bind mount in a mount namespace of its own), where
-    this process sees an empty folder: a remote scan that read a file here, not through the server, fails."""
+    this process sees an empty folder: a remote scan that read a file here, not through the server, fails.
+
+    unprivileged: it runs in a user namespace of its own too, where even root is held to permission bits."""
     import shlex
     import shutil
 
     seen_as.mkdir(parents=True, exist_ok=True)
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    run = f"unshare -U {python}" if unprivileged else python
     path = folder / "server-only-python3"
     path.write_text(
         "#!/bin/sh\n"
-        f'exec unshare -m sh -c \'mount --bind "$0" "$1" && shift && exec {python} "$@"\' '
+        f'exec unshare -m sh -c \'mount --bind "$0" "$1" && shift && exec {run} "$@"\' '
         f'{shlex.quote(str(real))} {shlex.quote(str(seen_as))} "$@"\n'
     )
     path.chmod(0o755)

@@ -7,6 +7,7 @@ namespace), so every row must come from what the server sent: nothing is read lo
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 from fleet.layouts import Fleet, build_fleet
 from kind_fixtures import materialize, simulated_llava
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, failed_row, scan
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
@@ -129,20 +130,26 @@ def test_an_artifact_reached_twice_is_listed_once(
     assert [r.path for r in remote] == [url(hidden.there(str(root / "a" / "art")))]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_a_folder_without_permission_is_a_failed_row(
-    server: SshServer, control_dir: Path, hidden: Hidden, fleet: Fleet
+    server: SshServer, control_dir: Path, tmp_path: Path, ca25_artifact: Path
 ) -> None:
-    locked = fleet.root / "locked"
-    locked.mkdir()
+    real, seen_as = tmp_path / "real", tmp_path / "srv"
+    real.mkdir()
+    hidden = Hidden(real, seen_as, server_only_python(tmp_path, real, seen_as, unprivileged=True))  # root too
+    root = real / "root"
+    shutil.copytree(ca25_artifact, root / "a-art")
+    locked = root / "locked"
+    shutil.copytree(ca25_artifact, locked / "inside")
     locked.chmod(0)
     try:
-        local, _ = local_scan(fleet.root)
-        remote, _ = remote_scan(server, control_dir, hidden, fleet.root)
+        remote, _ = remote_scan(server, control_dir, hidden, root)
     finally:
         locked.chmod(0o755)
-    assert remote == as_seen_there(hidden, local)
-    assert "Permission denied" in {r.name: r for r in remote}["locked"].problems[0]
+    assert [r.name for r in remote] == ["a-art", "locked"]  # the rest of the listing is there
+    there = hidden.there(str(locked))
+    denied = failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # the local scan's row
+    assert remote[1] == dataclasses.replace(denied, path=url(there))
+    assert remote[1].status.value == "invalid" and "Permission denied" in remote[1].problems[0]
 
 
 def test_a_diffusers_pipeline_is_one_artifact(
