@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
 from rbln_artifact_studio.remote.transport import SshOptions
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ class ServerMenu(QObject):
             window.model,
             window.settings,
             SshOptions(config_file=Path(config) if config else None),
+            os.environ.get(ENV_REMOTE_PYTHON) or "python3",  # as the CLI: the servers' Python, when not python3
             parent=self,
         )
         self.action_connect = window._action(

@@ -90,13 +90,20 @@ def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
     """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
     from rbln_artifact_studio.remote.remote_jobs import follow
 
-    return follow(server, job, ctx.log, ctx.cancel, stop_job=False)
+    return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
 
 
 def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
     from rbln_artifact_studio.remote.remote_jobs import job_outcomes
 
     return job_outcomes(server, ctx.cancel)
+
+
+def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
+    """Worker side: clean the folders of jobs whose outcome the user has now seen (best effort)."""
+    from rbln_artifact_studio.remote.remote_jobs import forget_quietly
+
+    forget_quietly(server, jobs)
 
 
 class ServerSources(QObject):
@@ -225,10 +232,12 @@ class ServerSources(QObject):
             self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
             seen = {o.job.id for o in ended}
         news = [o for o in ended if o.job.id not in seen]
+        server = registry.server(host)
         if news:
             self.settings.mark_jobs_seen(host, [o.job.id for o in news])
             self.jobsReadBack.emit(host, news)
-        server = registry.server(host)
+            # Shown: their folders on the server are cleaned (a job's outcome is read back once).
+            self.jobs.submit(f"Clean jobs on {host}", partial(_forget, server, [o.job for o in news]), visible=False)
         for o in outcomes:
             if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
                 self._following.add(o.job.id)

@@ -27,7 +27,7 @@ from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, ope
 from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE
+from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE, SLOT_MAGIC
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
@@ -37,6 +37,7 @@ REBEL_TIMEOUT = 180
 RULES = json.dumps(
     {
         "magic": MAGIC.decode("latin-1"),
+        "slot_magic": SLOT_MAGIC.decode("latin-1"),
         "preamble_size": PREAMBLE_SIZE,
         "max_slot_size": MAX_SLOT_SIZE,
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, summarize_files
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
@@ -29,6 +29,7 @@ RULES = json.dumps(
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
+        "pipeline_index": PIPELINE_INDEX,
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
         "magic": MAGIC.decode("latin-1"),
         "preamble_size": PREAMBLE_SIZE,
@@ -47,7 +48,7 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
             url, os.path.basename(folder), Status.INVALID, [f"Cannot list {folder}: {record['le']}."]
         )
     config_path, model_path = os.path.join(folder, CONFIG_NAME), os.path.join(folder, "config.json")
-    if "f" in record and not record.get("real"):
+    if "fl" in record and not record.get("real"):
         return _checked_row(host, record)
 
     def read(path: str) -> bytes:
@@ -73,21 +74,28 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 
     folder: str = record["a"]
     target = RemotePath(host, folder)
-    blob: bytes = record["blob_data"]
-    end = int(record["cz"])
-    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]}
+    blob: bytes = record.get("blob_data", b"")
+    end = int(record.get("cz", 0))  # none for a pipeline: model_index.json and its components' configs
+    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]} if end else {}
     for name, offset, length in record["x"]:
         pieces.setdefault(str(name), []).append((int(offset), zlib.decompress(blob[end : end + int(length)])))
         end += int(length)
     found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
     found = dataclasses.replace(found, size_on_disk=int(record["s"]))
     try:
-        artifact = check_snapshot(host, target, record["f"], pieces)
+        artifact = check_snapshot(host, target, record["fl"], pieces)
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(found, exc.description)
     except StudioError as exc:
         return with_verdict(found, exc)
     return with_verdict(found, artifact)
+
+
+def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
+    code, message = record["e"]
+    summary = failed_row(str(record["f"]), OSError(int(code), str(message)), str(record["do"]))
+    return dataclasses.replace(summary, path=RemotePath(host, summary.path).url)
 
 
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
@@ -108,7 +116,10 @@ def scan_remote(
         elif "row" in record:
             yield _studio_row(server.host, record["row"])
         elif "a" in record:
-            yield _row(server.host, record)
+            row = _row(server.host, record)
+            yield row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
+        elif "f" in record:
+            yield _failed_row(server.host, record)
         elif "error" in record:
             raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
         elif "end" in record:

@@ -89,6 +89,8 @@ def test_server_without_python3_is_told_clearly(server: SshServer, control_dir: 
     with pytest.raises(StudioError, match="has no /opt/no-such/python3 on its PATH") as caught:
         list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
     assert "install python3 on the server" in caught.value.one_line()
+    assert "RBLN_STUDIO_REMOTE_PYTHON=PATH" in caught.value.one_line()  # what to set, and where (no GUI setting)
+    assert "['" not in caught.value.message  # the server's words, not a Python list
 
 
 def test_server_with_an_old_python_is_told_clearly(

@@ -23,6 +23,7 @@ PROBE = sys.argv[2]
 FOLDERS = sys.argv[3:]
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 MAGIC = RULES["magic"].encode("latin-1")
+SLOT_MAGIC = RULES["slot_magic"].encode("latin-1")
 PREAMBLE = RULES["preamble_size"]
 MAX_SLOT = RULES["max_slot_size"]
 TEXTS = set(RULES["texts"])
@@ -59,11 +60,14 @@ def internal(name):
 
 
 def read_head(path):
-    """The container's preamble and both header slots, or None for a file that is not a simulator container."""
+    """The container's preamble and both header slots, or None for a file that is not a simulator container.
+
+    A header slot after an overwritten preamble is sent too: the studio names that file damaged (damage.py)."""
     with open(path, "rb") as f:
         head = f.read(PREAMBLE)
         if not head.startswith(MAGIC):
-            return None
+            slot = f.read(len(SLOT_MAGIC))
+            return head + slot if len(head) == PREAMBLE and slot == SLOT_MAGIC else None
         slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
         return head + f.read(2 * min(slot_size, MAX_SLOT))
 
