@@ -10,7 +10,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
-from rbln_artifact_studio.remote.transport import SshOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
@@ -37,11 +36,7 @@ class ServerMenu(QObject):
         self.window = window
         config = window.settings.ssh_config()
         self.servers = ServerSources(
-            window.jobs,
-            window.model,
-            window.settings,
-            SshOptions(config_file=Path(config) if config else None),
-            parent=self,
+            window.jobs, window.model, window.settings, Path(config) if config else None, parent=self
         )
         self.action_connect = window._action(
             "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"
