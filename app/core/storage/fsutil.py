@@ -8,9 +8,7 @@ import fcntl
 import json
 import mmap
 import os
-import secrets
 import shutil
-import socket
 import stat
 import threading
 from collections.abc import Callable, Collection, Iterator
@@ -69,6 +67,18 @@ def not_durable(exc: OSError, done: str) -> NotDurableError:
     )
 
 
+def _token() -> str:
+    """8 random hex digits that make a temp or staging name unique (secrets.token_hex(4), without its imports)."""
+    return os.urandom(4).hex()
+
+
+def _hostname() -> str:
+    """This host's name, recorded in staging markers (socket loads here: the GUI imports this module at start)."""
+    import socket
+
+    return socket.gethostname()
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -103,7 +113,7 @@ def replace_via_temp(path: Path, fill: Callable[[Path], None], written: str, ren
     written and renamed name the crash-test steps after the temp file is complete and after the rename; done says
     what happened to path in the error raised when the folder cannot be made durable.
     """
-    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}")
+    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{_token()}")
     try:
         fill(tmp)
         with contextlib.suppress(OSError):
@@ -196,7 +206,7 @@ class StagingDir:
 
     def __init__(self, final: Path) -> None:
         self.final = Path(os.path.abspath(final))
-        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        token = f"{os.getpid()}-{_token()}"
         self.path = self.final.parent / f".{self.final.name}{PARTIAL_TAG}{token}"
         self._published = False
 
@@ -204,7 +214,7 @@ class StagingDir:
         remove_stale_partials(self.final.parent)
         self.path.mkdir()
         try:
-            marker = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(self.final)}
+            marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final)}
             (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
         except BaseException:
             shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
@@ -265,7 +275,7 @@ class StagingDir:
 
 def remove_stale_partials(folder: Path) -> None:
     """Delete staging folders that a killed process of this host left behind in folder."""
-    host = socket.gethostname()
+    host = _hostname()
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             if not (entry.name.startswith(".") and PARTIAL_TAG in entry.name and entry.is_dir(follow_symlinks=False)):
