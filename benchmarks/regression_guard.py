@@ -3,7 +3,8 @@
 The full benchmarks (rows 1 and 2 of docs/performance.md) take minutes; this one takes seconds on a few hundred
 artifacts, so it can run in every CI run (tests/test_perf_guard.py). It compares CPU time (user + system of each
 child process, from wait4), which moves far less with the machine's load than wall-clock time, takes the median
-of interleaved rounds, and allows 1.5 times each row's goal.
+of interleaved rounds, and allows 1.5 times each row's goal; a row that misses its goal on main (row 2, see
+SCAN_HELD) is held instead to 1.3 times what main measures, so that it cannot get worse unnoticed while it misses.
 
 A scan's cost is a fixed part (interpreter start, imports) plus a part per artifact, and a few hundred artifacts
 are too few for the fixed part to fade as it does over row 2's 5,000. So the scan is timed over two fleets (SMALL
@@ -30,6 +31,12 @@ from _scan import WALKER
 SCAN_GOAL = 1.0  # row 2
 GET_BLOCKS_GOAL = 1.5  # row 1
 TOLERANCE = 1.5  # the guard fails a run only past 1.5 times a goal: it is there to catch regressions, not noise
+# Row 2 misses its goal since every scan row gets inspect's full check (the config and every .rbln header are parsed
+# and the DRAM fit is computed: ~0.6 ms of CPU per artifact against the walker's ~0.16 ms). Until it holds again,
+# the guard holds the scan to 1.3 times the ratio main measured (regression_guard.py, 2026-12-03): a regression
+# of one more parse of each config (+25%) comes close to the limit, two fail it.
+SCAN_HELD = 3.9
+HELD_TOLERANCE = 1.3
 ROW2_COUNT = 5000
 SMALL, EXTRA = 20, 300
 
@@ -112,7 +119,12 @@ def scan_verdict(small: Path, large: Path, rounds: int, scan_command: Sequence[s
         f"{walker_fixed * 1e3:.0f} ms; predicted for {ROW2_COUNT:,} artifacts, median of {rounds} rounds "
         f"({spread[0]:.2f} .. {spread[-1]:.2f})"
     )
-    return Verdict("scan --json --no-cache (row 2)", ratio, SCAN_GOAL * TOLERANCE, detail)
+    return Verdict("scan --json --no-cache (row 2)", ratio, scan_limit(), detail)
+
+
+def scan_limit() -> float:
+    """1.5 times row 2's goal, or 1.3 times what main measures while the goal is missed (SCAN_HELD)."""
+    return max(SCAN_GOAL * TOLERANCE, SCAN_HELD * HELD_TOLERANCE)
 
 
 def get_blocks_verdict(artifact: Path, rounds: int) -> Verdict:

@@ -133,3 +133,23 @@ def test_flipped_or_truncated_bytes_never_escape_as_other_errors(tmp_path: Path,
         return
     # Surviving reads must still be a valid header (the flips hit padding or the other slot).
     assert info.current().header.graph == "prefill"
+
+
+def test_a_header_with_a_negative_byte_count_is_damage(tmp_path: Path) -> None:
+    """Estimation trusts the tables' values (checked here): a slot whose table holds a negative size is invalid."""
+    path = tmp_path / "prefill.rbln"
+    bad = header().model_copy(update={"dram_tensor_sizes": {"t0": [[-(5 << 21)]]}})
+    write_container(path, bad)
+    with pytest.raises(ContainerError, match="no valid header"):
+        read_container(path)
+
+
+def test_a_header_longer_than_the_first_read_is_read_whole(tmp_path: Path) -> None:
+    """Headers of many devices and tensors outgrow the 16 KiB first read of a slot; the rest is read after it."""
+    many = {f"t{i}": [[5 << 21] * 8 for _ in range(16)] for i in range(200)}
+    big = header().model_copy(update={"dram_tensor_sizes": many, "resizable": sorted(many)})
+    assert len(big.model_dump_json()) > 64 * 1024
+    path = tmp_path / "prefill.rbln"
+    write_container(path, big)
+    info = read_container(path)
+    assert info.current(5).header.dram_tensor_sizes == many

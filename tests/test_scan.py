@@ -100,7 +100,7 @@ def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pyte
     def fail(*args: object) -> None:
         raise AssertionError("a cached row was read again")
 
-    monkeypatch.setattr(scan_module, "_from_config", fail)
+    monkeypatch.setattr(scan_module, "_read_row", fail)
     assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]
 
 

@@ -30,13 +30,13 @@ def rows(root: Path, **kw: object) -> list[dict[str, object]]:
 def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record each folder whose rbln_config.json the scan reads (rather than serving the cache)."""
     reads: list[str] = []
-    original = scan_module._from_config
+    original = scan_module._read_row
 
-    def spy(folder: str, size: int, graphs: set[str]) -> object:
-        reads.append(os.path.basename(folder))
-        return original(folder, size, graphs)
+    def spy(task: scan_module._RowTask, verify: scan_module.Verifier | None) -> object:
+        reads.append(os.path.basename(task.folder))
+        return original(task, verify)
 
-    monkeypatch.setattr(scan_module, "_from_config", spy)
+    monkeypatch.setattr(scan_module, "_read_row", spy)
     return reads
 
 

@@ -279,3 +279,15 @@ def test_plan_refuses_an_invalid_artifact_as_scan_and_inspect_call_it(run_cli, f
     out = run_cli("plan", fleet_ro.art, fleet_ro.hand_edit)
     assert out.returncode == EXIT_INVALID and f"{fleet_ro.hand_edit} is invalid" in out.stderr
     assert run_cli("plan", fleet_ro.art, fleet_ro.backup).returncode == 0
+
+
+def test_the_cli_rows_and_the_tables_second_pass_give_the_same_rows(fleet: Fleet) -> None:
+    """The CLI reads each artifact once (the full check); the table shows fast rows, then verifies them: the
+    same row either way, field by field."""
+    from rbln_artifact_studio.core.fleet.verify import verify_rows
+
+    once = list(scan(fleet.root, use_cache=False))
+    fast = list(scan(fleet.root, use_cache=False, verify=False))
+    settled = {r.path: r for r in fast if r.status is not Status.CHECKING}
+    settled |= {r.path: r for r in verify_rows(fleet.root, fast, use_cache=False)}
+    assert [settled[r.path] for r in fast] == once

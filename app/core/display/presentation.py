@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # types only: the GUI imports this module before its window s
     # load later, in the workers that read artifacts
     from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.model.rbln_config import RblnConfig
+    from rbln_artifact_studio.core.model.rbln_config import ConfigFields
 
 # Segment keys, bottom to top of a bar; the chart maps each to a colour and the legend to a label.
 SEGMENT_LABELS = {
@@ -117,7 +117,7 @@ class BlockFacts:
         return text
 
 
-def block_facts(config: RblnConfig, num_blocks: int | None = None) -> BlockFacts:
+def block_facts(config: ConfigFields, num_blocks: int | None = None) -> BlockFacts:
     n = max(config.kvcache_num_blocks if num_blocks is None else num_blocks, 0)
     return BlockFacts(
         num_blocks=n,

@@ -21,7 +21,11 @@ Grid = list[list[int]]
 
 @dataclass(frozen=True)
 class GraphAllocations:
-    """What one compiled graph reports: allocations by key and KV tensor sizes, both per node and chiplet."""
+    """What one compiled graph reports: allocations by key and KV tensor sizes, both per node and chiplet.
+
+    Every value is a non-negative int, checked where the tables are read (the simulator's GraphHeader, the rebel
+    helper's answer in backends/rebel_inspect.py), so estimation only checks their shapes.
+    """
 
     alloc_per_chiplet_by_key: dict[str, Grid]
     dram_tensor_sizes: dict[str, Grid]
@@ -40,14 +44,9 @@ class _Bucket:
         return self.fixed_kv + sum(count * align_2mib(pb * num_blocks) for pb, count in self.per_block_counts)
 
 
-def _grid_shape(grid: object, what: str) -> tuple[int, ...]:
-    if not isinstance(grid, list) or not all(isinstance(row, list) for row in grid):
-        raise StudioError(f"Allocation table {what} is not a list of per-node lists.")
-    for row in grid:
-        for value in row:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise StudioError(f"Allocation table {what} holds {value!r}, not a byte count.")
-    return tuple(len(row) for row in grid)
+def _grid_shape(grid: Grid) -> tuple[int, ...]:
+    """How many chiplets each node of a table has."""
+    return tuple(map(len, grid))
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class MemoryLayout:
         non_kv: dict[str, Grid] = {}
         for name, graph in graphs.items():
             for key, grid in graph.alloc_per_chiplet_by_key.items():
-                grid_shape = _grid_shape(grid, f"{name}/{key}")
+                grid_shape = _grid_shape(grid)
                 shape = shape or grid_shape
                 if grid_shape != shape:
                     raise StudioError(f"Graph {name} reports {key} on a different set of nodes and chiplets.")
@@ -90,7 +89,7 @@ class MemoryLayout:
                         acc[r][c] += value
         source = graphs.get(kv_graph) or next(iter(graphs.values()))
         for tensor, grid in source.dram_tensor_sizes.items():
-            grid_shape = _grid_shape(grid, f"KV tensor {tensor}")
+            grid_shape = _grid_shape(grid)
             shape = shape or grid_shape
             if grid_shape != shape:
                 raise StudioError(f"KV tensor {tensor} is reported on a different set of nodes and chiplets.")
@@ -112,20 +111,25 @@ class MemoryLayout:
     def non_kv(self, node: int, chiplet: int) -> int:
         return sum(grid[node][chiplet] for grid in self.non_kv_by_key.values())
 
-    def _bucket(self, node: int, chiplet: int) -> _Bucket:
-        fixed = 0
-        per_block: Counter[int] = Counter()
-        for name, grid in self.kv_sizes.items():
-            size = grid[node][chiplet]
-            if name in self.resizable:
-                per_block[size // self.current_blocks] += 1
-            else:
-                fixed += align_2mib(size)
-        return _Bucket(self.non_kv(node, chiplet), fixed, tuple(sorted(per_block.items())))
-
     @cached_property
     def _buckets(self) -> dict[tuple[int, int], _Bucket]:
-        return {pos: self._bucket(*pos) for pos in self.positions}
+        """Each (node, chiplet)'s bucket, from one pass over the KV tensors (a model has dozens, read per scan row)."""
+        # Tensors of one model mostly have the same size on every chiplet: each distinct table is reduced once.
+        tables: Counter[tuple[bool, tuple[tuple[int, ...], ...]]] = Counter(
+            (name in self.resizable, tuple(map(tuple, grid))) for name, grid in self.kv_sizes.items()
+        )
+        buckets = {}
+        for node, chiplet in self.positions:
+            fixed = 0
+            per_block: Counter[int] = Counter()
+            for (resizable, table), count in tables.items():
+                size = table[node][chiplet]
+                if resizable:
+                    per_block[size // self.current_blocks] += count
+                else:
+                    fixed += count * align_2mib(size)
+            buckets[(node, chiplet)] = _Bucket(self.non_kv(node, chiplet), fixed, tuple(sorted(per_block.items())))
+        return buckets
 
     @cached_property
     def _distinct(self) -> tuple[_Bucket, ...]:

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import CancelledError, ContainerError, StudioError, UnknownNpuError
+from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ContainerError, StudioError, UnknownNpuError
 from rbln_artifact_studio.core.estimation.estimator import (
     Breakdown,
+    ChipletUsage,
     GraphAllocations,
     MemoryLayout,
     SequenceShape,
@@ -18,19 +19,22 @@ from rbln_artifact_studio.core.estimation.estimator import (
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
-from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+from rbln_artifact_studio.core.model.config_checks import config_problems
 from rbln_artifact_studio.core.model.kinds import (
+    LM_SECTIONS,
     KvLocation,
     ModelKind,
+    kind_of,
     kv_location,
     nested_count,
     out_of_step,
     upstream_problems,
 )
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
-from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, RblnConfig, load_config
-from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, is_container, read_container
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, ConfigFields, LoadedConfig, load_config, read_view
+from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, probe_container
 from rbln_artifact_studio.core.storage.fsutil import is_internal_name
+from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
 GRAPH_SUFFIX = ".rbln"
@@ -66,7 +70,7 @@ class Artifact:
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
 
     @property
-    def config(self) -> RblnConfig:
+    def config(self) -> ConfigFields:
         return self.loaded.model
 
     @property
@@ -115,7 +119,7 @@ class Artifact:
 
     @property
     def resizable(self) -> frozenset[str]:
-        return frozenset(m.name for m in self.config.cache_metas or () if m.resizable)
+        return self.config.resizable_names
 
     @property
     def sequence_shape(self) -> SequenceShape:
@@ -134,6 +138,18 @@ class Artifact:
             return None
         n = self.config.kvcache_num_blocks if num_blocks is None else num_blocks
         return breakdown(layout, npu, budget.bytes_per_npu(npu), n, budget.is_set)
+
+    def overflow(self) -> ChipletUsage | None:
+        """The tightest chiplet when weights, workspace and KV cache exceed the DRAM at the recorded count, else
+        None (also when the tables or the NPU are unknown). The fit is judged first without a breakdown: a scan
+        asks this of every artifact."""
+        layout, npu = self.layout(), self.npu
+        if layout is None or npu is None:
+            return None
+        if layout.fits(self.config.kvcache_num_blocks, UNSET.bytes_per_npu(npu) // npu.chiplets):
+            return None
+        fit = self.breakdown()
+        return fit.tightest if fit is not None and not fit.fits else None
 
     @property
     def kv_bytes_per_npu(self) -> int | None:
@@ -181,31 +197,49 @@ def _location_problems(location: KvLocation, count: int) -> list[Problem]:
     return problems
 
 
-def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocation | None = None) -> Artifact:
-    model_dir = location.model_dir if location else folder
-    loaded = load_config(model_dir)
+def _plain_decoder(folder: Path) -> LoadedConfig | None:
+    """The config of a decoder-only model with its KV settings at the top level, parsed once; None for any other
+    layout (a VLM or its language_model/ folder, a pipeline, an invalid or older file), which kv_location sorts out."""
+    if folder.name in LM_SECTIONS:  # perhaps the language model of a VLM: kv_location looks at the parent
+        return None
+    path = folder / CONFIG_NAME
+    try:
+        data = read_bytes(path)
+    except ConfigError:
+        return None
+    view = read_view(data)
+    if view is None or kind_of(view.top_level_stand_in()) != (ModelKind.DECODER, ""):
+        return None
+    return LoadedConfig(path, None, view, data)
+
+
+def _read_once(
+    folder: Path, inspector: GraphInspector | None, location: KvLocation, loaded: LoadedConfig | None = None
+) -> Artifact:
+    model_dir = location.model_dir
+    loaded = loaded or load_config(model_dir)
     config = loaded.model
     graph_entries, others = _list_files(model_dir)
     problems = config_problems(config)
     prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
-    problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.raw)]
+    problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.top_level)]
     if location is not None:
         problems += _location_problems(location, config.kvcache_num_blocks)
     graph_files: list[GraphFile] = []
     sim_errors = []
     for name, path, size in graph_entries:
-        if not is_container(path):
+        try:
+            info = probe_container(path)
+        except ContainerError as exc:
+            broken = str(exc).removeprefix(f"{path.name} ").removeprefix("is ").removeprefix("has ")
+            sim_errors.append(damaged_message(path.name, broken))
+            graph_files.append(GraphFile(name, path, size, damage=broken))
+            continue
+        if info is None:  # no container magic: real compiler output, unless damage_without_magic names damage
             why = damage_without_magic(path)
             graph_files.append(GraphFile(name, path, size, damage=why))
             if why is not None:
                 sim_errors.append(damaged_message(path.name, why))
-            continue
-        try:
-            info = read_container(path)
-        except ContainerError as exc:
-            why = str(exc).removeprefix(f"{path.name} ").removeprefix("is ").removeprefix("has ")
-            sim_errors.append(damaged_message(path.name, why))
-            graph_files.append(GraphFile(name, path, size, damage=why))
             continue
         try:
             slot = info.current(config.kvcache_num_blocks)
@@ -218,7 +252,7 @@ def _read_once(folder: Path, inspector: GraphInspector | None, location: KvLocat
     if not graph_entries:
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
     present = {g.name for g in graph_files}
-    for expected in expected_graph_names(loaded.raw):
+    for expected in loaded.graph_names:
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
@@ -260,13 +294,12 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
     if artifact.allocations is not None:
         try:
-            fit = artifact.breakdown()
+            t = artifact.overflow()
         except StudioError as exc:
             artifact.problems.append(Problem(Status.INVALID, f"The allocation tables are unusable: {exc}"))
             artifact.allocations, artifact.unknown_reason = None, str(exc)
             return
-        if fit is not None and not fit.fits:
-            t = fit.tightest
+        if t is not None:
             artifact.problems.append(
                 Problem(
                     Status.INVALID,
@@ -286,10 +319,15 @@ def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts:
     if not folder.is_dir():
         raise StudioError(f"{folder} is not a folder.")
     for _ in range(attempts):
-        location = kv_location(folder)
-        watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
-        before = [_config_identity(f) for f in watched]
-        artifact = _read_once(folder, inspector, location)
+        own = _config_identity(folder)
+        loaded = _plain_decoder(folder)  # the common case, its config read once
+        if loaded is not None:
+            location, watched, before = KvLocation(folder), [folder], [own]
+        else:
+            location = kv_location(folder)
+            watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
+            before = [_config_identity(f) for f in watched]
+        artifact = _read_once(folder, inspector, location, loaded)
         if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")

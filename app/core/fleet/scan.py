@@ -185,7 +185,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         read_json,
         upstream_problems,
     )
-    from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
 
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
@@ -199,7 +199,7 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
-    config: ConfigView | RblnConfig
+    config: ConfigFields
     kind: ModelKind = ModelKind.DECODER
     section: str | None = ""  # where the KV settings are: "" at the top level, "language_model" in a VLM
     extra: list[Problem] = []
@@ -324,11 +324,17 @@ class _RowTask:
 
 
 def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
-    """The row and, when asked, its verdict; what scan_pool runs in whichever process reads the artifact."""
-    summary = replace(_from_config(task.folder, task.size, task.graphs), link_target=task.link_target)
-    if verify is not None and summary.status is Status.CHECKING:
-        summary = verify(summary)
-    return summary
+    """The row and, when asked, its verdict; what scan_pool runs in whichever process reads the artifact.
+
+    With a verifier the artifact is read once, by the full check (it fills every field the fast row would);
+    without one the fast checks give a "checking" row.
+    """
+    if verify is not None:
+        folder = task.folder
+        name = os.path.basename(folder)
+        found = ArtifactSummary(folder, name, Status.CHECKING, model=_model_name(folder, None), size_on_disk=task.size)
+        return replace(verify(found), link_target=task.link_target)
+    return replace(_from_config(task.folder, task.size, task.graphs), link_target=task.link_target)
 
 
 def _listed(

@@ -32,11 +32,13 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
     if isinstance(artifact, StudioError):  # inspect says exactly this ("error: …")
         return replace(row, status=Status.INVALID, problems=[artifact.one_line()])
     c = artifact.config
+    described = artifact.location.description if artifact.location else None
+    kv_per_npu = artifact.kv_bytes_per_npu
     return replace(
         row,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
-        model=row.model or (c.cls_name or "").removeprefix("RBLN").removesuffix("Config") or None,
+        model=row.model or _architecture(described.cls_name if described else c.cls_name),
         npu=c.npu,
         num_devices=c.num_devices,
         batch_size=c.batch_size,
@@ -46,8 +48,15 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
         kvcache_num_blocks=c.kvcache_num_blocks,
         num_min_blocks=c.num_min_blocks,
         num_full_blocks=c.num_full_blocks,
-        kv_bytes_per_npu=artifact.kv_bytes_per_npu,
+        kv_bytes_per_npu=kv_per_npu,
+        kind=artifact.kind.value,
+        kv_note=c.kv_unknown_reason if kv_per_npu is None else None,
     )
+
+
+def _architecture(cls_name: str | None) -> str | None:
+    """The model's architecture from its config class (RBLNQwen3ForCausalLMConfig: Qwen3ForCausalLM)."""
+    return (cls_name or "").removeprefix("RBLN").removesuffix("Config") or None
 
 
 def described_row(row: ArtifactSummary, description: ModelDescription) -> ArtifactSummary:
@@ -56,6 +65,7 @@ def described_row(row: ArtifactSummary, description: ModelDescription) -> Artifa
         row,
         status=worst(list(description.problems)),
         problems=[p.message for p in description.problems],
+        model=row.model or _architecture(description.cls_name),
         npu=description.npu,
         num_devices=description.num_devices,
         batch_size=description.batch_size,

@@ -9,10 +9,10 @@ from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model.npu import get_npu
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.model.rbln_config import ConfigView, RblnConfig
+    from rbln_artifact_studio.core.model.rbln_config import ConfigFields
 
 
-def config_problems(config: ConfigView | RblnConfig) -> list[Problem]:
+def config_problems(config: ConfigFields) -> list[Problem]:
     """What rbln_config.json alone says is wrong or risky."""
     problems = []
     n, floor, full = config.kvcache_num_blocks, config.num_min_blocks, config.num_full_blocks

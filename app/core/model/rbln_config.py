@@ -22,6 +22,7 @@ from pydantic import (
 )
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
+from rbln_artifact_studio.core.model.config_checks import expected_graph_names
 from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
@@ -89,13 +90,22 @@ def block_bytes(shape: list[int], dtype: str) -> int:
     return heads * block * head_dim * _SIZE_OF[dtype]
 
 
-def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str]]:
-    """(bytes per block of the resizable tensors, bytes of the fixed ones, cache kinds not in KNOWN_LAYER_TYPES).
+@dataclass(frozen=True)
+class KvScan:
+    """What cache_metas says about the KV cache, from one pass over its tensors."""
 
-    One loop without calls (a scan runs it over 72 tensors per file); same rules as is_resizable and block_bytes.
-    """
+    per_block: int  # bytes one block adds across the resizable tensors
+    fixed: int  # bytes of the tensors that do not scale with the block count
+    unknown_kinds: frozenset[str]  # cache kinds (layer_type) not in KNOWN_LAYER_TYPES
+    resizable: frozenset[str]  # names of the resizable tensors
+
+
+def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
+    """One loop without calls over cache_metas (a scan runs it over 72 tensors per file); the rules of
+    is_resizable and block_bytes."""
     per_block = fixed = 0
     unknown: set[str] = set()
+    resizable: list[str] = []
     size_of = _SIZE_OF
     for m in metas:
         blocks, heads, block, head_dim = m["shape"]
@@ -103,17 +113,18 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int, frozenset[str
         layer_type = m.get("layer_type", FULL_ATTENTION)
         if layer_type == FULL_ATTENTION and m.get("is_auto", True):
             per_block += one_block
+            resizable.append(m["name"])
         else:
             if layer_type not in KNOWN_LAYER_TYPES:
                 unknown.add(str(layer_type))
             fixed += blocks * one_block
-    return per_block, fixed, frozenset(unknown)
+    return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable))
 
 
 def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
-    per_block, fixed, _ = kv_scan(metas)
-    return per_block, fixed
+    scan = kv_scan(metas)
+    return scan.per_block, scan.fixed
 
 
 class CacheMeta(BaseModel):
@@ -206,14 +217,14 @@ class ConfigFields(BaseModel):
         raise NotImplementedError
 
     @cached_property
-    def _kv_scan(self) -> tuple[int, int, frozenset[str]] | None:
+    def _kv_scan(self) -> KvScan | None:
         entries = self._cache_meta_entries()
         return None if entries is None else kv_scan(entries)
 
     @property
     def unknown_cache_kinds(self) -> list[str]:
         """Cache kinds (layer_type) in cache_metas that this tool and optimum-rbln 0.12.0 do not know."""
-        return [] if self._kv_scan is None else sorted(self._kv_scan[2])
+        return [] if self._kv_scan is None else sorted(self._kv_scan.unknown_kinds)
 
     @property
     def kv_unknown_reason(self) -> str | None:
@@ -231,7 +242,7 @@ class ConfigFields(BaseModel):
     @property
     def _kv(self) -> tuple[int, int] | None:
         scan = self._kv_scan
-        return None if scan is None or scan[2] else (scan[0], scan[1])
+        return None if scan is None or scan.unknown_kinds else (scan.per_block, scan.fixed)
 
     @property
     def kv_bytes_per_block(self) -> int | None:
@@ -247,6 +258,11 @@ class ConfigFields(BaseModel):
         """Unaligned KV cache bytes of the whole model at a block count, or None when unknown."""
         per_block = self.kv_bytes_per_block
         return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
+
+    @property
+    def resizable_names(self) -> frozenset[str]:
+        """Names of the KV tensors that grow and shrink with the block count."""
+        return frozenset() if self._kv_scan is None else self._kv_scan.resizable
 
     @cached_property
     def kv_heads(self) -> int | None:
@@ -378,13 +394,41 @@ def read_view(data: bytes) -> ConfigView | None:
     return None if view.needs_full_path else view
 
 
-@dataclass(frozen=True)
 class LoadedConfig:
-    """A parsed rbln_config.json: the validated view and the raw mapping every rewrite starts from."""
+    """A parsed rbln_config.json: the validated model, and the raw mapping every rewrite starts from.
 
-    path: Path
-    raw: dict[str, Any]
-    model: RblnConfig
+    A file read_view accepts keeps its bytes and is decoded into the raw mapping only when something asks for
+    it (a rewrite, a report): reading an artifact parses its config once.
+    """
+
+    def __init__(self, path: Path, raw: dict[str, Any] | None, model: ConfigFields, data: bytes | None = None) -> None:
+        if raw is None and data is None:
+            raise ValueError("LoadedConfig needs the raw mapping or the file's bytes")
+        self.path = path
+        self.model = model
+        self._raw = raw
+        self._data = data
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        if self._raw is None:
+            assert self._data is not None
+            self._raw = require_current_format(decode_json(self._data, self.path), self.path)
+        return self._raw
+
+    @property
+    def top_level(self) -> dict[str, Any]:
+        """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.top_level_stand_in()
+        return self.raw
+
+    @property
+    def graph_names(self) -> list[str]:
+        """The graphs _compile_cfgs promises."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.expected_graph_names
+        return expected_graph_names(self.raw)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -398,20 +442,29 @@ def _first_error(exc: ValidationError) -> str:
 
 def parse_config(raw: object, path: Path) -> LoadedConfig:
     """Validate an already-decoded rbln_config.json mapping."""
-    raw = require_current_format(raw, path)
+    mapping: dict[str, Any] = require_current_format(raw, path)
     try:
-        model = RblnConfig.model_validate(raw)
+        model = RblnConfig.model_validate(mapping)
     except ValidationError as exc:
         raise ConfigError(f"{path} is not a valid rbln_config.json: {_first_error(exc)}.") from None
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
-    return LoadedConfig(path, raw, model)
+    return LoadedConfig(path, mapping, model)
 
 
 def load_config(artifact_dir: Path) -> LoadedConfig:
-    """Read and validate DIR/rbln_config.json."""
+    """Read and validate DIR/rbln_config.json (parsed once: read_view's model when it accepts the file)."""
     path = Path(artifact_dir) / CONFIG_NAME
-    return parse_config(decode_json(read_bytes(path), path), path)
+    return config_from_bytes(read_bytes(path), path)
+
+
+def config_from_bytes(data: bytes, path: Path) -> LoadedConfig:
+    """A config file's bytes, validated: the fast view when it gives RblnConfig's figures, else the full model
+    (which words every error and applies the older key names)."""
+    view = read_view(data)
+    if view is not None:
+        return LoadedConfig(path, None, view, data)
+    return parse_config(decode_json(data, path), path)
 
 
 def with_block_count(raw: dict[str, Any], num_blocks: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.storage import faults
@@ -43,8 +43,8 @@ class GraphHeader(BaseModel):
     compiled_kvcache_num_blocks: int = Field(ge=1)
     weights_bytes: int = Field(ge=0)
     resizable: list[str]
-    alloc_per_chiplet_by_key: dict[str, list[list[int]]]
-    dram_tensor_sizes: dict[str, list[list[int]]]
+    alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
+    dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
 
     @property
     def allocations(self) -> GraphAllocations:
@@ -109,13 +109,23 @@ def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
     return data + b"\0" * (slot_size - len(data))
 
 
-def _parse_slot(index: int, data: bytes) -> Slot | None:
+SLOT_READ = 16 * 1024  # a slot's first read: its header and a typical body (the rest is read only when longer)
+
+
+def _read_slot(fd: int, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
+    """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
+    head is the file's first bytes as read (slot 0 begins in them)."""
+    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else os.pread(fd, SLOT_READ, offset)
     if len(data) < _SLOT.size:
         return None
     magic, generation, length, crc = _SLOT.unpack_from(data)
-    if magic != SLOT_MAGIC or _SLOT.size + length > len(data):
+    if magic != SLOT_MAGIC or _SLOT.size + length > slot_size:
         return None
     body = data[_SLOT.size : _SLOT.size + length]
+    if len(body) < length:  # a long header (many devices or tensors): the rest of it
+        body += os.pread(fd, length - len(body), offset + _SLOT.size + len(body))
+        if len(body) < length:
+            return None
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
         return None
     try:
@@ -125,15 +135,19 @@ def _parse_slot(index: int, data: bytes) -> Slot | None:
     return Slot(index, generation, header)
 
 
-def read_container(path: Path) -> ContainerInfo:
-    """Read the preamble and both header slots (not the payload); raise ContainerError on any damage."""
+def probe_container(path: Path) -> ContainerInfo | None:
+    """The container's preamble and valid header slots (not the payload); None when the file lacks the
+    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage."""
     name = path.name
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            head = f.read(PREAMBLE_SIZE)
-            if len(head) < _PREAMBLE.size or head[: len(MAGIC)] != MAGIC:
-                raise ContainerError(f"{name} is not a simulator .rbln container (no RBLNSIM magic).")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            size = os.fstat(fd).st_size
+            head = os.pread(fd, PREAMBLE_SIZE + SLOT_READ, 0)  # the preamble and the start of slot 0 in one read
+            if head[: len(MAGIC)] != MAGIC:
+                return None
+            if len(head) < _PREAMBLE.size:
+                raise ContainerError(f"{name} is truncated inside its preamble; copy it again or recompile.")
             _magic, version, slot_size, payload_offset, payload_length, payload_crc, crc = _PREAMBLE.unpack_from(head)
             if zlib.crc32(head[: _PREAMBLE.size - 4]) != crc:
                 raise ContainerError(f"{name} has a damaged preamble (checksum mismatch); recompile the artifact.")
@@ -149,15 +163,23 @@ def read_container(path: Path) -> ContainerInfo:
                     f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
                     "copy it again from its source or recompile."
                 )
-            slots_data = f.read(2 * slot_size)
+            found = (_read_slot(fd, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
+            slots = tuple(s for s in found if s is not None)
+        finally:
+            os.close(fd)
     except OSError as exc:
-        raise ContainerError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    slots = tuple(
-        s for i in (0, 1) if (s := _parse_slot(i, slots_data[i * slot_size : (i + 1) * slot_size])) is not None
-    )
+        raise ContainerError(f"{name} cannot be read: {exc.strerror or exc}.") from None
     if not slots:
         raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
     return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)
+
+
+def read_container(path: Path) -> ContainerInfo:
+    """Read the preamble and both header slots (not the payload); raise ContainerError on any damage."""
+    info = probe_container(path)
+    if info is None:
+        raise ContainerError(f"{path.name} is not a simulator .rbln container (no RBLNSIM magic).")
+    return info
 
 
 def slot_size_for(header: GraphHeader) -> int:

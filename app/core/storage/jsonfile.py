@@ -33,8 +33,11 @@ def read_bytes(path: Path) -> bytes:
             )
         if st.st_size > MAX_JSON_BYTES:
             raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(MAX_JSON_BYTES + 1)
+        chunks, total = [], 0  # os.read on the descriptor: a scan reads thousands of these (io's objects cost more)
+        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, max(st.st_size + 1, 1 << 16))):
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     finally:

@@ -13,7 +13,7 @@ from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.model.budget import MemoryBudget, with_budget_warnings
 from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, nested_count
-from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, RblnConfig, with_block_count
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, ConfigFields, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.compiler import (
@@ -62,7 +62,7 @@ class TargetCheck:
 
 
 def check_target(
-    config: RblnConfig, target: int, artifact: Artifact | None = None, in_place: bool = False
+    config: ConfigFields, target: int, artifact: Artifact | None = None, in_place: bool = False
 ) -> TargetCheck:
     """DESIGN section 6, with the artifact's allocation tables where known (DESIGN section 5).
 
