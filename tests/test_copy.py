@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import rbln_artifact_studio.core.storage.fsutil as fsutil
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.storage.fsutil import copy_file, copy_tree
 
 CHUNK = 64 * 1024
@@ -81,6 +82,27 @@ def test_direct_writes_report_each_chunk_once_it_is_written(
     assert on_device == [CHUNK] * 16
     assert written.read_bytes() == source.read_bytes()
     assert written.stat().st_mtime_ns == 2_000_000_000
+
+
+def test_short_reads_are_read_on_and_a_shrunk_source_is_named(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_clone(monkeypatch)
+    require_direct(tmp_path)
+    real_preadv = os.preadv
+
+    def short_preadv(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return real_preadv(fd, [buffers[0][:1000]], offset)  # at most 1,000 bytes a call
+
+    monkeypatch.setattr(os, "preadv", short_preadv)
+    assert copied(source, tmp_path) == [CHUNK] * 16 + [123]
+
+    def at_end(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return 0 if offset >= 3 * CHUNK else real_preadv(fd, buffers, offset)
+
+    monkeypatch.setattr(os, "preadv", at_end)
+    with pytest.raises(StudioError, match="shrank while it was being copied"):
+        copy_file(source, tmp_path / "again.rbln", lambda n: None)
 
 
 def test_a_device_that_refuses_the_alignment_gets_a_page_cache_copy(

@@ -452,6 +452,16 @@ def _write_at(fd: int, data: memoryview, offset: int) -> int:
     return written
 
 
+def _read_at(fsrc: BinaryIO, into: memoryview, offset: int) -> None:
+    """Fill into from fsrc at offset (a read may return less than asked on some file systems: read on)."""
+    done = 0
+    while done < len(into):
+        n = os.preadv(fsrc.fileno(), [into[done:]], offset + done)
+        if n == 0:
+            raise StudioError(f"{fsrc.name} shrank while it was being copied; try again.")
+        done += n
+
+
 def _first_direct_write(fd: int, data: memoryview) -> bool:
     """Write the first chunk (before any progress is reported); False when the device refuses the alignment."""
     try:
@@ -487,8 +497,7 @@ def _copy_direct(fsrc: BinaryIO, dst: Path, size: int, on_bytes: Callable[[int],
         with ThreadPoolExecutor(DIRECT_WRITERS, thread_name_prefix="rbln-studio-copy") as writers:
             for i, offset in enumerate(range(0, bulk, COPY_CHUNK)):
                 view = memoryview(buffers[i % len(buffers)])[: min(COPY_CHUNK, bulk - offset)]  # not in flight
-                if os.preadv(fsrc.fileno(), [view], offset) != len(view):
-                    raise StudioError(f"{fsrc.name} shrank while it was being copied; try again.")
+                _read_at(fsrc, view, offset)
                 if i == 0:  # written here, before any progress: the device may want a larger alignment
                     if not _first_direct_write(dst_fd, view):
                         return 0  # the caller copies through the page cache
