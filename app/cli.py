@@ -262,7 +262,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             invalid += row.status.value == "invalid"
             yield row
 
-    if remote:  # walked on the server in one round trip, then the full check (headers read there) per 1,000
+    if remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
         from rbln_artifact_studio.remote.cli_support import scan_any
 
         rows = counted(scan_any(args.root, on_issue=issue, use_cache=False))
