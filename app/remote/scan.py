@@ -143,8 +143,10 @@ def scan_remote(
             elif "end" in record:
                 ended = True
 
-    for _, row in ordered_map(_artifact_row, items(), processes, fork_first=True):
-        yield row
+    if processes > 1:
+        yield from (row for _, row in ordered_map(_artifact_row, items(), processes, fork_first=True))
+    else:  # each row as soon as its artifact arrives
+        yield from (item.result if isinstance(item, Done) else _artifact_row(item) for item in items())
     if not ended:
         raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
 
