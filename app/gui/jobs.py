@@ -54,26 +54,33 @@ class WorkerGate:
     the GUI thread waits up to the interpreter's switch interval to get it back, for every cell. A worker that
     calls checkpoint() between small steps of work parks instead, holding no lock, until the paint is done.
     A hold expires by itself after HOLD_LIMIT, so a worker never waits long on a GUI that forgot to release.
+    Several views may hold at once (the table, the detail panel): the gate opens when the last lets go.
     """
 
     def __init__(self) -> None:
         self._open = threading.Event()
         self._open.set()
-        self._until = 0.0
+        self._holds: dict[str, float] = {}  # holder -> when its hold ends by itself (GUI thread writes, workers read)
 
-    def hold(self) -> None:
-        """GUI thread: workers park at their next checkpoint until release() (or HOLD_LIMIT)."""
-        self._until = time.monotonic() + HOLD_LIMIT
+    def hold(self, holder: str = "table") -> None:
+        """GUI thread: workers park at their next checkpoint until every holder released (or HOLD_LIMIT)."""
+        self._holds[holder] = time.monotonic() + HOLD_LIMIT
         self._open.clear()
 
-    def release(self) -> None:
-        self._open.set()
+    def release(self, holder: str = "table") -> None:
+        self._holds.pop(holder, None)
+        if not self._holds:
+            self._open.set()
+
+    def is_open(self, holder: str) -> bool:
+        """True unless this holder holds the workers."""
+        return holder not in self._holds
 
     def checkpoint(self) -> None:
-        """Worker thread: return at once unless the GUI holds the workers; then wait, at most until the hold ends."""
+        """Worker thread: return at once unless the GUI holds the workers; then wait, at most until the holds end."""
         if self._open.is_set():
             return
-        remaining = self._until - time.monotonic()
+        remaining = max(list(self._holds.values()), default=0.0) - time.monotonic()
         if remaining > 0:
             self._open.wait(remaining)
 

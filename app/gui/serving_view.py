@@ -31,6 +31,7 @@ class ServingView(QGroupBox):
         super().__init__("Serving with vllm-rbln", parent)
         self.setObjectName("servingBox")
         self.check: ServingCheck | None = None
+        self._names: list[str] = []  # the rows the form holds
         self.headline = _selectable("servingLabel")
         self.headline.setWordWrap(True)
         self.form = QFormLayout()
@@ -46,10 +47,18 @@ class ServingView(QGroupBox):
         """The serving check of this config, agreeing with the artifact's verdict (its problems)."""
         check = self.check = check_artifact_serving(loaded, problems)
         self.headline.setText(serving_headline(check))
-        while self.form.rowCount():
-            self.form.removeRow(0)
-        for name, value, source in serving_rows(check):
-            self.form.addRow(name, _selectable(f"serving_{name.replace(' ', '_')}", f"{value}   ({source})"))
+        rows = serving_rows(check)
+        if [name for name, _, _ in rows] != self._names:  # new rows; the same ones are refilled (new labels cost)
+            while self.form.rowCount():
+                self.form.removeRow(0)
+            self._names = [name for name, _, _ in rows]
+            for name in self._names:
+                self.form.addRow(name, _selectable(f"serving_{name.replace(' ', '_')}"))
+        for i, (_, value, source) in enumerate(rows):
+            item = self.form.itemAt(i, QFormLayout.ItemRole.FieldRole)
+            label = item.widget() if item is not None else None
+            if isinstance(label, QLabel):
+                label.setText(f"{value}   ({source})")
         lines = [f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(e)}</span>" for e in check.errors]
         lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in check.warnings]
         self.warning.setText("<br>".join(lines))

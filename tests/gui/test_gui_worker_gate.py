@@ -87,3 +87,22 @@ def test_the_switch_interval_is_short_only_while_the_gui_runs() -> None:
         assert sys.getswitchinterval() == pytest.approx(0.005)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_the_detail_panel_holds_the_workers_until_it_is_painted(qtbot: QtBot, cr13_artifact: Path) -> None:
+    """Showing an artifact makes hundreds of Python-Qt calls: a worker running Python would take the interpreter
+    lock at each one and stretch the stall; workers park until the panel has been painted."""
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.gui.detail_panel import DetailPanel
+
+    panel = DetailPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    jobs_module.WORKERS.hold()  # the table holds too: the panel's release leaves its hold alone
+    panel.show_artifact(open_artifact(cr13_artifact))
+    assert not jobs_module.WORKERS.is_open("details")
+    qtbot.waitUntil(lambda: jobs_module.WORKERS.is_open("details"))  # released after its paint
+    assert not jobs_module.WORKERS._open.is_set()  # the table's hold still stands
+    jobs_module.WORKERS.release()
+    assert jobs_module.WORKERS._open.is_set()

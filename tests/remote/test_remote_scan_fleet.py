@@ -18,7 +18,7 @@ from fleet.layouts import Fleet, build_fleet
 from kind_fixtures import materialize, simulated_llava
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, failed_row, scan
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
-from rbln_artifact_studio.remote.scan import scan_remote
+from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
 
@@ -37,8 +37,12 @@ class Hidden:
     python: Path
 
     def there(self, text: str) -> str:
-        """A local path or message as the server names it."""
+        """A local path as the server names it."""
         return text.replace(str(self.real), str(self.seen_as))
+
+    def as_url(self, text: str) -> str:
+        """A local message as a server scan words it: its paths as ssh:// URLs."""
+        return text.replace(str(self.real), url(str(self.seen_as)))
 
 
 @pytest.fixture
@@ -58,23 +62,21 @@ def remote_scan(
 ) -> tuple[list[ArtifactSummary], list[str]]:
     issues: list[str] = []
     s = Server(HOST_ALIAS, server.options(control_dir), python=str(hidden.python))
-    rows = list(
-        scan_remote(s, RemotePath(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
-    )
-    return rows, issues
+    found = scan_remote(s, RemotePath(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
+    return list(checked_rows(s, found)), issues  # as the CLI and the app: real compiler graphs read there too
 
 
 def local_scan(root: Path) -> tuple[list[ArtifactSummary], list[str]]:
     issues: list[str] = []
-    rows = list(scan(root, use_cache=False, verify=False, on_issue=lambda _p, m: issues.append(m)))
+    rows = list(scan(root, use_cache=False, on_issue=lambda _p, m: issues.append(m)))
     return rows, issues
 
 
 def as_seen_there(hidden: Hidden, rows: list[ArtifactSummary]) -> list[ArtifactSummary]:
-    """Local rows as the server scan gives them: paths as ssh:// urls of the server's path, messages its paths.
+    """Local rows as the server scan gives them: paths as ssh:// URLs of the server's path, in messages too.
     (A link's target stays: fleet's links hold the real path, which the server resolves as written.)"""
     return [
-        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.there(p) for p in r.problems])
+        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.as_url(p) for p in r.problems])
         for r in rows
     ]
 
@@ -146,9 +148,8 @@ def test_a_folder_without_permission_is_a_failed_row(
     finally:
         locked.chmod(0o755)
     assert [r.name for r in remote] == ["a-art", "locked"]  # the rest of the listing is there
-    there = hidden.there(str(locked))
-    denied = failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # the local scan's row
-    assert remote[1] == dataclasses.replace(denied, path=url(there))
+    there = url(hidden.there(str(locked)))
+    assert remote[1] == failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # as locally
     assert remote[1].status.value == "invalid" and "Permission denied" in remote[1].problems[0]
 
 
@@ -165,12 +166,6 @@ def test_a_diffusers_pipeline_is_one_artifact(
     assert remote[0].size_on_disk == local[0].size_on_disk  # its components count towards its size
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the row of a pipeline or a VLM is built by reading model_index.json and language_model/'s config "
-    "locally (core/fleet/scan.py::_from_config, kinds.describe_folder), not through the reader remote/scan.py::_row "
-    "passes; the integrator's rework of the row building owns that change",
-)
 def test_pipeline_and_multimodal_rows_as_here(
     server: SshServer, control_dir: Path, hidden: Hidden, tmp_path: Path
 ) -> None:
@@ -182,12 +177,6 @@ def test_pipeline_and_multimodal_rows_as_here(
     assert remote == as_seen_there(hidden, local)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the full check over ssh (remote/artifact.py, on_server/snapshot.py) fetches only the artifact folder's "
-    "own files: a VLM's language_model/, a pipeline's components and its model_index.json are not sent, so both "
-    "read as invalid; part of the integrator's rework of the full check",
-)
 def test_pipeline_and_multimodal_verdicts_as_here(
     remote_cli: Run, run_cli: Run, server: SshServer, hidden: Hidden
 ) -> None:
@@ -212,7 +201,7 @@ def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
         {
             **row,
             "path": url(hidden.there(row["path"])),
-            "problems": [hidden.there(p) for p in row["problems"]],
+            "problems": [hidden.as_url(p) for p in row["problems"]],
         }
         for row in json.loads(here.stdout)
     ]
