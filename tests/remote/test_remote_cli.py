@@ -174,3 +174,20 @@ def test_unknown_host_key_then_trust_host_with_its_fingerprint(
     trusted = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", "--fingerprint", fingerprint, env=env)
     assert trusted.returncode == 0, trusted.stderr
     assert remote_cli("get-kvcache-num-blocks", url(cr13_artifact), env=env).stdout == "21\n"
+
+
+def test_a_path_below_the_login_folder(remote_cli: Run, ca25_artifact: Path) -> None:
+    import shutil
+    import uuid
+
+    name = f"rbln-studio-test-{uuid.uuid4().hex[:8]}"
+    home = Path.home() / name  # the server is this machine: its login folder is this user's home
+    shutil.copytree(ca25_artifact, home / "art")
+    try:
+        scanned = remote_cli("scan", f"ssh://{HOST_ALIAS}/~/{name}", "--json")
+        assert scanned.returncode == 0, scanned.stderr
+        assert [r["path"] for r in json.loads(scanned.stdout)] == [url(home / "art")]  # its full path
+        shown = remote_cli("inspect", f"ssh://{HOST_ALIAS}/~/{name}/art", "--json")
+        assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "ok", shown.stderr
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

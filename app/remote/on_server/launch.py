@@ -28,7 +28,13 @@ TOOLS = {
 }
 
 
+def home_relative(path):
+    """ssh://HOST/~/x: a path below the login folder, made whole before the job uses it."""
+    return os.path.expanduser(path) if path and (path == "~" or path.startswith("~/")) else path
+
+
 def main():
+    SPEC["artifact"], SPEC["output_dir"] = home_relative(SPEC["artifact"]), home_relative(SPEC.get("output_dir"))
     tool, why = TOOLS[SPEC["kind"]]
     found = shutil.which(tool)
     if found is None:

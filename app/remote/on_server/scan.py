@@ -23,6 +23,8 @@ import threading
 import zlib
 
 ROOT = sys.argv[1]
+if ROOT == "~" or ROOT.startswith("~/"):  # ssh://HOST/~/x: below the login folder (rows show its full path)
+    ROOT = os.path.expanduser(ROOT)
 RULES = json.loads(sys.argv[2])
 CONFIG = RULES["config_name"]
 MARKER = RULES["incomplete_marker"]
