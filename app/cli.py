@@ -96,12 +96,38 @@ class TerminalProgress:
 
 
 def _bar_progress() -> Callable[[int, int, str], None]:
-    """The bar for byte counts; indeterminate updates (total 0) are skipped, their lines are logged already."""
+    """The bar for byte counts; indeterminate updates (total 0) are skipped, their lines are logged already.
+
+    Run by a resize job on a server (remote/job_progress.ENV set), the counts go to stderr as marked lines
+    instead, a few a second: the job's log carries them back to the app or CLI that follows the job.
+    """
+    from rbln_artifact_studio.remote.job_progress import ENV
+
+    if os.environ.get(ENV):
+        return _progress_lines()
     bar = TerminalProgress()
 
     def progress(done: int, total: int, message: str) -> None:
         if total:
             bar(done, total, message)
+
+    return progress
+
+
+def _progress_lines() -> Callable[[int, int, str], None]:
+    import time
+
+    from rbln_artifact_studio.remote.job_progress import progress_line
+
+    last = 0.0
+
+    def progress(done: int, total: int, message: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if not total or (0 < done < total and now - last < 0.2):
+            return
+        last = now
+        print(progress_line(done, total, message), file=sys.stderr, flush=True)
 
     return progress
 
@@ -160,7 +186,7 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         if args.dir.startswith("ssh://"):  # a detached job on that server
             from rbln_artifact_studio.remote.cli_support import resize_any
 
-            result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line)
+            result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line, _bar_progress())
         else:
             result = resize_artifact(
                 args.dir,
@@ -408,7 +434,7 @@ def cmd_trust_host(args: argparse.Namespace) -> int:
 def cmd_jobs(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.remote.cli_support import cmd_jobs as jobs
 
-    return jobs(args.host, args.job, args.json, _log_line)
+    return jobs(args.host, args.job, args.json, _log_line, _bar_progress())
 
 
 def cmd_explore(args: argparse.Namespace) -> int:

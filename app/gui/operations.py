@@ -98,7 +98,7 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
 
             output = str(choice.output_dir) if choice.output_dir else None  # a folder on that server
             return resize_to_result(
-                str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel
+                str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel, ctx.progress
             )
 
         result = resize_artifact(

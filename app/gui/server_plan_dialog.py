@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.backends.registry import inspector_for
 from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.planning.planner import Verdict
+from rbln_artifact_studio.core.planning.planner import Verdict, require_valid
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.remote import registry
@@ -38,6 +38,7 @@ def compute_server_plan(host: str, paths: list[str], ctx: JobContext) -> ServerP
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {path}")
         artifacts.append(registry.open_any(path, inspector, ctx.cancel))
+    require_valid(artifacts)  # as plan: an invalid artifact is named, never planned on
     ctx.progress(len(paths), len(paths), f"Reading the NPUs of {host}")
     return plan_on_server(artifacts, read_devices(registry.server(host), ctx.cancel))
 
@@ -110,7 +111,12 @@ class ServerPlanDialog(QDialog):
             return
         self.plan = p
         colour = VERDICT_COLOURS.get(p.verdict, "#000000")
-        reasons = "".join(f"<br>{html.escape(r)}" for r in (*p.problems, *p.unknown))
+        over = [
+            f"NPU {n.device.index} chiplet {c.chiplet} needs {format_bytes(c.need)} of its {format_bytes(c.available)}"
+            for n in p.npus
+            for c in n.over_chiplets
+        ]
+        reasons = "".join(f"<br>{html.escape(r)}" for r in (*p.problems, *over, *p.unknown))
         self.verdict.setText(
             f"<b style='color:{colour}'>{html.escape(p.verdict.value.capitalize())}</b> on {html.escape(p.host)} "
             f"now.{reasons}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -96,13 +97,20 @@ def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
     """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
     from rbln_artifact_studio.remote.remote_jobs import follow
 
-    return follow(server, job, ctx.log, ctx.cancel, stop_job=False)
+    return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
 
 
 def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
     from rbln_artifact_studio.remote.remote_jobs import job_outcomes
 
     return job_outcomes(server, ctx.cancel)
+
+
+def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
+    """Worker side: clean the folders of jobs whose outcome the user has now seen (best effort)."""
+    from rbln_artifact_studio.remote.remote_jobs import forget_quietly
+
+    forget_quietly(server, jobs)
 
 
 class ServerSources(QObject):
@@ -120,10 +128,11 @@ class ServerSources(QObject):
         model: ArtifactTableModel,
         settings: Settings,
         ssh_config: Path | None = None,
-        python: str = "python3",
+        python: str | None = None,
         parent: QObject | None = None,
     ) -> None:
-        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F)."""
+        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F); python: the servers' Python
+        (None: as the CLI, RBLN_STUDIO_REMOTE_PYTHON or python3)."""
         super().__init__(parent)
         self.jobs, self.model, self.settings = jobs, model, settings
         self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
@@ -139,10 +148,12 @@ class ServerSources(QObject):
     def _server(self, host: str) -> Server:
         """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
         from rbln_artifact_studio.remote import registry
+        from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
         from rbln_artifact_studio.remote.transport import SshOptions
 
         if not self._configured:
-            registry.configure(SshOptions(config_file=self._ssh_config), self._python)
+            python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
+            registry.configure(SshOptions(config_file=self._ssh_config), python)
             self._configured = True
         return registry.server(host)
 
@@ -247,10 +258,12 @@ class ServerSources(QObject):
             self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
             seen = {o.job.id for o in ended}
         news = [o for o in ended if o.job.id not in seen]
+        server = self._server(host)
         if news:
             self.settings.mark_jobs_seen(host, [o.job.id for o in news])
             self.jobsReadBack.emit(host, news)
-        server = self._server(host)
+            # Shown: their folders on the server are cleaned (a job's outcome is read back once).
+            self.jobs.submit(f"Clean jobs on {host}", partial(_forget, server, [o.job for o in news]), visible=False)
         for o in outcomes:
             if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
                 self._following.add(o.job.id)

@@ -10,22 +10,24 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import os
 import tempfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
-from pathlib import Path, PosixPath
-from typing import Any, BinaryIO
+from pathlib import Path, PosixPath, PurePosixPath
+from typing import Any
 
 from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
-from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.status import Problem
-from rbln_artifact_studio.core.model.rbln_config import LoadedConfig
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE
+from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE, SLOT_MAGIC
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
@@ -35,9 +37,10 @@ REBEL_TIMEOUT = 180
 RULES = json.dumps(
     {
         "magic": MAGIC.decode("latin-1"),
+        "slot_magic": SLOT_MAGIC.decode("latin-1"),
         "preamble_size": PREAMBLE_SIZE,
         "max_slot_size": MAX_SLOT_SIZE,
-        "texts": [CONFIG_NAME, "config.json"],
+        "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
@@ -71,31 +74,57 @@ def _unpack(text: str) -> bytes:
     return zlib.decompress(base64.b64decode(text))
 
 
-def _write_sparse(f: BinaryIO, head: bytes) -> None:
-    """A container's preamble and header slots, leaving their zero padding as holes (a slot is mostly padding)."""
+Pieces = dict[str, list[tuple[int, bytes]]]
+"""What a check reads of each file: (offset, bytes) pieces, the rest of the file being zeros (sparse)."""
+
+
+def _head_pieces(head: bytes) -> list[tuple[int, bytes]]:
+    """A container's preamble and header slots without their zero padding (a slot is mostly padding)."""
     slot_size = int.from_bytes(head[12:16], "little") if len(head) >= 16 else 0
     bounds = (
         [0, PREAMBLE_SIZE, PREAMBLE_SIZE + slot_size, PREAMBLE_SIZE + 2 * slot_size] if slot_size else [0, len(head)]
     )
-    for start, end in itertools.pairwise(bounds):
-        used = head[start:end].rstrip(b"\0")
-        if used:
-            f.seek(start)
-            f.write(used)
+    return [(start, used) for start, end in itertools.pairwise(bounds) if (used := head[start:end].rstrip(b"\0"))]
 
 
-def _lay_out(record: dict[str, Any], folder: Path) -> None:
-    """The server's answer as local files: configs whole, simulator graphs' headers, every size kept (sparse)."""
+def snapshot_pieces(record: dict[str, Any]) -> Pieces:
+    """The snapshot program's configs and graph headers as pieces."""
+    pieces: Pieces = {name: [(0, _unpack(text))] for name, text in record["texts"].items()}
+    pieces.update((name, _head_pieces(_unpack(head))) for name, head in record["heads"].items())
+    return pieces
+
+
+def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
+    """What the checks read of the server's answer, as local files: the configs whole and every graph with its size
+    (sparse: a simulator graph's header written, a real one's bytes left out). Other files are listed only."""
     folder.mkdir()
-    texts: dict[str, str] = record["texts"]
-    heads: dict[str, str] = record["heads"]
-    for name, size in record["files"]:
-        with open(folder / name, "wb") as f:
-            if name in texts:
-                f.write(_unpack(texts[name]))
-            elif name in heads:
-                _write_sparse(f, _unpack(heads[name]))
-            f.truncate(size)
+    for name, size in files:
+        if name not in pieces and not str(name).endswith(GRAPH_SUFFIX):
+            continue
+        parts = PurePosixPath(name).parts
+        if not 1 <= len(parts) <= 2 or PurePosixPath(name).is_absolute() or {"..", "."} & set(parts):
+            raise StudioError(f"The server named a file {name!r}, which is not a file of an artifact.")
+        path = folder / name
+        path.parent.mkdir(exist_ok=True)  # a compiled part's subfolder (language_model/, unet/)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            for offset, data in pieces.get(name, ()):
+                os.pwrite(fd, data, offset)
+            os.ftruncate(fd, int(size))
+        finally:
+            os.close(fd)
+
+
+def _other_files(record: dict[str, Any], part: str) -> list[tuple[str, int]]:
+    """The files of the artifact's folder (or of its part, "language_model/") that are not graphs, by name."""
+    names = ((str(name)[len(part) :], int(size)) for name, size in record["files"] if str(name).startswith(part))
+    return sorted((name, size) for name, size in names if "/" not in name and not name.endswith(GRAPH_SUFFIX))
+
+
+def _scratch() -> str | None:
+    """Where snapshots are laid out: memory (/dev/shm) where it can be written, else the system's temp folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def _inspector(host: str, rebel: dict[str, Any] | None) -> Any:
@@ -150,17 +179,31 @@ def _artifact_from(host: str, target: RemotePath, record: dict[str, Any]) -> Art
         raise StudioError(f"{record['error']}".replace(target.path, target.url, 1))
     for name, reason in record.get("errors", {}).items():
         raise StudioError(f"Cannot read {name} in {target}: {reason}.")
-    with tempfile.TemporaryDirectory(prefix="rbln-studio-server-") as tmp:
+    return check_snapshot(host, target, record["files"], snapshot_pieces(record), record.get("rebel"))
+
+
+def check_snapshot(
+    host: str, target: RemotePath, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
+) -> Artifact:
+    """The artifact at target as the studio's own reader sees it, from what the server sent of its files (laid out
+    in a private folder, in memory where possible); NoKvCacheError and every message name the server's paths."""
+    with tempfile.TemporaryDirectory(prefix="rbln-studio-server-", dir=_scratch()) as tmp:
         local = Path(tmp) / (target.name or "artifact")
-        _lay_out(record, local)
+        _lay_out(files, pieces, local)
         try:
-            artifact = open_artifact(local, _inspector(host, record.get("rebel")))
+            artifact = open_artifact(local, _inspector(host, rebel))
+        except NoKvCacheError as exc:  # described as for a local folder, with the server's paths
+            d = exc.description
+            problems = tuple(Problem(p.severity, _relabel(p.message, local, target)) for p in d.problems)
+            raise NoKvCacheError(replace(d, path=ServerPath.on(target), problems=problems)) from None
         except StudioError as exc:
             raise StudioError(_relabel(exc.message, local, target), hint=exc.hint) from None
+        part = artifact.model_dir.relative_to(local).as_posix()
     artifact.problems = [Problem(p.severity, _relabel(p.message, local, target)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
+    artifact.other_files = _other_files({"files": files}, "" if part == "." else f"{part}/")
     remote_path = ServerPath.on(target)
     artifact.path = remote_path
-    artifact.loaded = LoadedConfig(remote_path / CONFIG_NAME, artifact.loaded.raw, artifact.loaded.model)
+    artifact.loaded = artifact.loaded.at(remote_path / artifact.loaded.path.relative_to(local))
     return artifact

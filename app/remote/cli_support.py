@@ -11,7 +11,7 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, scan
-from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.remote.registry import configure_from_environment
@@ -80,11 +80,13 @@ def cmd_devices(host_text: str, as_json: bool) -> int:
 
 def cmd_plan_on(host_text: str, targets: list[str], inspector: GraphInspector | None, as_json: bool) -> int:
     """`plan --on ssh://HOST ART...`: 0 when the artifacts fit in what the server's NPUs have free now, else 1."""
+    from rbln_artifact_studio.core.planning.planner import require_valid
     from rbln_artifact_studio.remote.devices import read_devices
     from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
     host = parse_host(host_text)
     artifacts = [open_any(t, inspector) for t in targets]  # on this server, another, or here
+    require_valid(artifacts)  # as plan: an invalid artifact is named, never planned on
     p = plan_on_server(artifacts, read_devices(server(host)))
     if as_json:
         json.dump(p.to_json(), sys.stdout, indent=2)
@@ -95,7 +97,12 @@ def cmd_plan_on(host_text: str, targets: list[str], inspector: GraphInspector | 
 
 
 def resize_any(
-    target_text: str, num_blocks: int | None, budget: str | None, output_dir: str | None, log: Callable[[str], None]
+    target_text: str,
+    num_blocks: int | None,
+    budget: str | None,
+    output_dir: str | None,
+    log: Callable[[str], None],
+    progress: ProgressCallback | None = None,
 ) -> ResizeResult:
     """A resize of ssh://HOST/PATH as a detached job on that server, followed to its end (Ctrl+C cancels it)."""
     from rbln_artifact_studio.remote.remote_jobs import resize_to_result
@@ -103,14 +110,20 @@ def resize_any(
     host = parse_remote(target_text).host
     server(host)  # configured from the environment
     try:
-        return resize_to_result(target_text, num_blocks, budget, output_dir, log, CancelToken())
+        return resize_to_result(target_text, num_blocks, budget, output_dir, log, CancelToken(), progress)
     except KeyboardInterrupt:
         raise StudioError(
             f"Interrupted: the job on the server goes on; read its outcome with: rbln-studio-cli jobs ssh://{host}"
         ) from None
 
 
-def cmd_jobs(host_text: str, job_id: str | None, as_json: bool, log: Callable[[str], None]) -> int:
+def cmd_jobs(
+    host_text: str,
+    job_id: str | None,
+    as_json: bool,
+    log: Callable[[str], None],
+    progress: ProgressCallback | None = None,
+) -> int:
     """List a server's jobs, or show one's log and outcome (following it while it runs)."""
     from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, parse_job_id
 
@@ -124,7 +137,7 @@ def cmd_jobs(host_text: str, job_id: str | None, as_json: bool, log: Callable[[s
             what = f"{spec.get('artifact')} -> {spec.get('target') or spec.get('budget')}"
             print(f"{outcome.job.id}  {outcome.state:8} {what}  {outcome.error or ''}".rstrip())
         return 0
-    outcome = follow(s, parse_job_id(s.host, job_id), None if as_json else log)
+    outcome = follow(s, parse_job_id(s.host, job_id), None if as_json else log, on_progress=progress)
     if as_json:
         json.dump(outcome.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

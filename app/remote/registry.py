@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
 from rbln_artifact_studio.remote.target import is_remote, parse_remote
 from rbln_artifact_studio.remote.transport import SshOptions
 
@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # the artifact reader (pydantic) loads when an artifact is fi
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 
 ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
-ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 
 _lock = threading.Lock()
 _servers: dict[str, Server] = {}

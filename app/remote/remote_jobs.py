@@ -5,20 +5,24 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
-from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
 from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target
 from rbln_artifact_studio.remote.artifact import open_remote_artifact
+from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
+from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX
+from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import PROGRAMS, Server
 from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
 
 LogFn = Callable[[str], None]
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
+UNREAD_JOBS_KEPT_DAYS = 7  # a job whose outcome nobody read back is cleaned this long after it ended
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ def start_resize(
         "lock_name": LOCK_NAME,
         "incomplete_marker": INCOMPLETE_MARKER,
         "partial_tag": PARTIAL_TAG,
+        "progress_env": PROGRESS_ENV,
+        "progress_prefix": PROGRESS_PREFIX,
     }
     runner = (PROGRAMS / "job.py").read_text()
     [answer] = server.run_program("launch", [json.dumps(spec), runner], cancel)
@@ -132,28 +138,55 @@ def follow(
     cancel: CancelToken | None = None,
     offset: int = 0,
     stop_job: bool = True,
+    forget: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> JobOutcome:
     """Stream the job's log until it has a result. Cancel asks the job to stop and waits for its outcome
     (with stop_job False, cancel only stops watching: CancelledError, the job goes on).
 
+    Progress goes to on_progress as a local job reports it: byte counts from the studio's CLI on the server
+    (marked lines in the log, not passed to on_log), and each other log line as the indeterminate step.
+
+    Once the outcome is here, the job's folder on the server is cleaned (forget_jobs), unless forget is False.
     A dropped connection raises StudioError naming the job and how to read its outcome back: the job itself
     goes on running on the server.
     """
     requested = False
+    counting = False  # a byte count is under way: log lines do not replace it with an indeterminate step
+
+    def logged(line: str) -> None:
+        nonlocal counting
+        report = on_progress if not requested else None  # once stopping, a progress callback must not cancel again
+        count = parse_progress(line)
+        if count is not None:
+            counting = count[1] > 0 and count[0] < count[1]
+            if report is not None:
+                report(*count)
+            return
+        if on_log is not None:
+            on_log(line)
+        if report is not None and not counting:
+            report(0, 0, line)
+
     while True:
         watch = CancelToken()
+        outcome: JobOutcome | None = None
         try:
             stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel)
             with contextlib.closing(stream) as records:  # ended here, even when left at the result
                 for record in records:
                     if "log" in record:
                         offset = int(record["offset"])
-                        if on_log is not None:
-                            on_log(str(record["log"]))
+                        logged(str(record["log"]))
                     elif "result" in record:
-                        return JobOutcome.from_json(job, str(record["state"]), record["result"])
+                        outcome = JobOutcome.from_json(job, str(record["state"]), record["result"])
+                        break
                     elif "error" in record:
                         raise StudioError(str(record["error"]))
+            if outcome is not None:
+                if forget:
+                    forget_quietly(server, [job])
+                return outcome
         except CancelledError:
             if requested or not stop_job:
                 raise
@@ -173,6 +206,20 @@ def request_cancel(server: Server, job: RemoteJob) -> None:
     result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
     if result.returncode != 0:
         raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
+
+
+def forget_jobs(server: Server, jobs: Sequence[RemoteJob], cancel: CancelToken | None = None) -> list[str]:
+    """Clean job folders on the server: the named jobs (their outcome has been read back) and any job that ended
+    unread more than UNREAD_JOBS_KEPT_DAYS ago; never a running one. Returns the ids of the folders removed."""
+    max_age = str(UNREAD_JOBS_KEPT_DAYS * 24 * 3600)
+    records = server.run_program("jobs", ["forget", max_age, *(j.id for j in jobs)], cancel)
+    return [str(r["forgotten"]) for r in records if "forgotten" in r]
+
+
+def forget_quietly(server: Server, jobs: Sequence[RemoteJob]) -> None:
+    """forget_jobs, for a caller that already has the outcomes: a failure leaves the folders to the age rule."""
+    with contextlib.suppress(StudioError):
+        forget_jobs(server, jobs)
 
 
 def job_outcomes(server: Server, cancel: CancelToken | None = None) -> list[JobOutcome]:
@@ -197,12 +244,16 @@ def resize_remote(
     output_dir: str | None,
     on_log: LogFn | None = None,
     cancel: CancelToken | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> JobOutcome:
     """Start and follow a resize; StudioError when it failed, CancelledError when it was cancelled."""
     job, warnings = start_resize(server, source, target, budget, output_dir, cancel)
+    started = f"Job {job.id} started on {server.host} (it goes on if the connection drops)"
     if on_log is not None:
-        on_log(f"Job {job.id} started on {server.host} (it goes on if the connection drops)")
-    outcome = follow(server, job, on_log, cancel)
+        on_log(started)
+    if on_progress is not None:
+        on_progress(0, 0, started)
+    outcome = follow(server, job, on_log, cancel, on_progress=on_progress)
     if outcome.cancelled:
         raise CancelledError(outcome.error or "Cancelled; nothing was changed.")
     if not outcome.ok:
@@ -231,13 +282,15 @@ def resize_to_result(
     output_dir: str | None,
     log: LogFn | None = None,
     cancel: CancelToken | None = None,
+    progress: ProgressCallback | None = None,
 ) -> RemoteResizeResult:
     """A resize of ssh://HOST/PATH on that server (through the process's registry), as the local resizes report it."""
     from rbln_artifact_studio.remote import registry
     from rbln_artifact_studio.remote.artifact import ServerPath
 
     source = parse_remote(target_text)
-    outcome = resize_remote(registry.server(source.host), source, num_blocks, budget, output_dir, log, cancel)
+    server = registry.server(source.host)
+    outcome = resize_remote(server, source, num_blocks, budget, output_dir, log, cancel, progress)
     assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
     path = ServerPath.on(source.child(outcome.path))
     return RemoteResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, job=outcome.job.id)

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, summarize_files
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
@@ -27,6 +29,10 @@ RULES = json.dumps(
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
+        "pipeline_index": PIPELINE_INDEX,
+        "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
+        "magic": MAGIC.decode("latin-1"),
+        "preamble_size": PREAMBLE_SIZE,
     }
 )
 CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
@@ -42,11 +48,13 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
             url, os.path.basename(folder), Status.INVALID, [f"Cannot list {folder}: {record['le']}."]
         )
     config_path, model_path = os.path.join(folder, CONFIG_NAME), os.path.join(folder, "config.json")
+    if "fl" in record and not record.get("real"):
+        return _checked_row(host, record)
 
     def read(path: str) -> bytes:
         if path == config_path:
             if "cz" in record:
-                return zlib.decompress(record["blob_data"])
+                return zlib.decompress(record["blob_data"][: int(record["cz"])])
             code, message = record["ce"]
             raise OSError(code, message)
         if path == model_path and "n" in record:
@@ -55,6 +63,39 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 
     summary = summarize_files(folder, int(record["s"]), {str(k): int(v) for k, v in record["g"].items()}, read)
     return dataclasses.replace(summary, path=url)
+
+
+def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The row with the full check's verdict, from the files the server sent with it (a model with graphs of the
+    real compiler is left "checking": rebel reads those on the server, in verify_remote_rows)."""
+    from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.remote.artifact import Pieces, check_snapshot
+
+    folder: str = record["a"]
+    target = RemotePath(host, folder)
+    blob: bytes = record.get("blob_data", b"")
+    end = int(record.get("cz", 0))  # none for a pipeline: model_index.json and its components' configs
+    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]} if end else {}
+    for name, offset, length in record["x"]:
+        pieces.setdefault(str(name), []).append((int(offset), zlib.decompress(blob[end : end + int(length)])))
+        end += int(length)
+    found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
+    found = dataclasses.replace(found, size_on_disk=int(record["s"]))
+    try:
+        artifact = check_snapshot(host, target, record["fl"], pieces)
+    except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
+        return described_row(found, exc.description)
+    except StudioError as exc:
+        return with_verdict(found, exc)
+    return with_verdict(found, artifact)
+
+
+def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
+    code, message = record["e"]
+    summary = failed_row(str(record["f"]), OSError(int(code), str(message)), str(record["do"]))
+    return dataclasses.replace(summary, path=RemotePath(host, summary.path).url)
 
 
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
@@ -75,7 +116,10 @@ def scan_remote(
         elif "row" in record:
             yield _studio_row(server.host, record["row"])
         elif "a" in record:
-            yield _row(server.host, record)
+            row = _row(server.host, record)
+            yield row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
+        elif "f" in record:
+            yield _failed_row(server.host, record)
         elif "error" in record:
             raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
         elif "end" in record:
@@ -89,13 +133,17 @@ def verify_remote_rows(
 ) -> Iterator[ArtifactSummary]:
     """The full check inspect runs (every .rbln header read), for a server scan's "checking" rows, in one round
     trip; each row with inspect's verdict, as for a local row (verify.with_verdict)."""
-    from rbln_artifact_studio.core.fleet.verify import with_verdict
+    from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
     from rbln_artifact_studio.remote.artifact import open_remote_artifacts
 
     checking = [r for r in rows if r.status is Status.CHECKING]
     targets = [parse_remote(r.path) for r in checking]
     for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
-        yield with_verdict(row, result)
+        if isinstance(result, NoKvCacheError):  # inspect describes it: kind, parts and problems, no KV figures
+            yield described_row(row, result.description)
+        else:
+            yield with_verdict(row, result)
 
 
 def checked_rows(

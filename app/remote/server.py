@@ -23,6 +23,7 @@ MIN_PYTHON = (3, 6)
 PYTHON_TOO_OLD = 86  # the boot code's exit status for an interpreter older than MIN_PYTHON
 NOT_FOUND = 127  # sh: command not found
 POLL = 0.05
+ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
@@ -139,17 +140,18 @@ class Server:
         if status == SSH_FAILED:
             self.connection.raise_for_ssh_failure(stderr)
         if status == NOT_FOUND:
+            said = " ".join(stderr.strip().splitlines()[-1:])
             raise StudioError(
-                f"{self.host} has no {self.python} on its PATH: {stderr.strip().splitlines()[-1:] or ''}",
+                f"{self.host} has no {self.python} on its PATH{': ' + said if said else '.'}",
                 hint=f"The studio runs its read-only helpers with the server's Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} "
-                "or newer (nothing is installed there): install python3 on the server, or set the server's Python "
-                "in the connection settings.",
+                f"or newer (nothing is installed there): install python3 on the server, or name the one to use with "
+                f"{ENV_REMOTE_PYTHON}=PATH before starting the studio or the CLI.",
             )
         if status == PYTHON_TOO_OLD:
             raise StudioError(
                 f"{self.host}'s {self.python} is too old: {stderr.strip()}.",
                 hint=f"The studio's helpers need Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer on the server; "
-                "set a newer one in the connection settings.",
+                f"name a newer one with {ENV_REMOTE_PYTHON}=PATH before starting the studio or the CLI.",
             )
         tail = stderr.strip().splitlines()[-3:]
         raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")

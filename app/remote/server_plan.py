@@ -15,10 +15,24 @@ PLACEMENT = (
     "so artifacts of one SKU are stacked on the same NPUs."
 )
 GRANULARITY = (
-    "rbln-smi reports used memory per NPU (to 0.1 GiB), not per chiplet: each NPU's need is the sum of the "
-    "artifacts' chiplet usages on it, checked against that NPU's free memory; the artifacts' own breakdowns "
-    "check each chiplet against its DRAM."
+    "rbln-smi reports used memory per NPU (to 0.1 GiB), not per chiplet: each NPU's need (the sum of the "
+    "artifacts' chiplet usages on it) is checked against that NPU's free memory, and each chiplet's need "
+    "against the chiplet's DRAM after the reserve, as plan checks it; how other processes' memory is spread "
+    "over the chiplets is not known."
 )
+
+
+@dataclass(frozen=True)
+class ChipletNeed:
+    """What the planned artifacts would take on one chiplet of an NPU, against the chiplet's DRAM."""
+
+    chiplet: int
+    need: int
+    available: int  # the chiplet's DRAM after the system reserve (DESIGN section 2): plan's figure
+
+    @property
+    def headroom(self) -> int:
+        return self.available - self.need
 
 
 @dataclass(frozen=True)
@@ -27,6 +41,7 @@ class NpuNeed:
 
     device: Device
     needs: tuple[tuple[str, int], ...]  # (artifact label, bytes)
+    chiplets: tuple[ChipletNeed, ...] = ()  # from the artifacts' breakdowns, per chiplet
 
     @property
     def need(self) -> int:
@@ -35,6 +50,14 @@ class NpuNeed:
     @property
     def headroom(self) -> int:
         return self.device.free - self.need
+
+    @property
+    def over_chiplets(self) -> list[ChipletNeed]:
+        return [c for c in self.chiplets if c.headroom < 0]
+
+    @property
+    def fits(self) -> bool:
+        return self.headroom >= 0 and not self.over_chiplets
 
 
 @dataclass(frozen=True)
@@ -47,7 +70,7 @@ class ServerPlan:
 
     @property
     def verdict(self) -> Verdict:
-        if self.problems or any(n.headroom < 0 for n in self.npus):
+        if self.problems or any(not n.fits for n in self.npus):
             return Verdict.DOES_NOT_FIT
         return Verdict.UNKNOWN if self.unknown else Verdict.FIT
 
@@ -73,6 +96,10 @@ class ServerPlan:
                     "need": n.need,
                     "headroom": n.headroom,
                     "artifacts": dict(n.needs),
+                    "chiplets": [
+                        {"chiplet": c.chiplet, "need": c.need, "available": c.available, "headroom": c.headroom}
+                        for c in n.chiplets
+                    ],
                 }
                 for n in self.npus
             ],
@@ -93,13 +120,21 @@ def plan_on_server(artifacts: list[Artifact], status: DeviceStatus) -> ServerPla
     taken: set[str] = set()
     labels = [_label(a, taken) for a in artifacts]
     needs: dict[int, list[tuple[str, int]]] = {}
+    chiplets: dict[int, dict[int, int]] = {}  # NPU index -> chiplet -> bytes
+    available: dict[int, int] = {}  # NPU index -> its chiplets' DRAM after the reserve
     problems: list[str] = []
     unknown: list[str] = []
     for label, artifact in zip(labels, artifacts, strict=True):
         sku = (artifact.config.npu or "").strip().upper()
-        fit = artifact.breakdown()
-        if fit is None:
+        fit, npu, layout = artifact.breakdown(), artifact.npu, artifact.layout()
+        if fit is None or npu is None or layout is None:
             unknown.append(f"{label}: {artifact.unknown_reason or 'its NPU is unknown'}")
+            continue
+        if layout.chiplets != npu.chiplets:  # as plan: the tables must describe this SKU's chiplets
+            unknown.append(
+                f"{label}: its allocation tables report {layout.chiplets} chiplet(s) per NPU, but {npu.name} has "
+                f"{npu.chiplets}."
+            )
             continue
         candidates = sorted((d for d in status.devices if d.name.upper() == sku), key=lambda d: (-d.free, d.index))
         nodes = artifact.config.num_devices
@@ -108,9 +143,23 @@ def plan_on_server(artifacts: list[Artifact], status: DeviceStatus) -> ServerPla
             problems.append(f"{label} needs {nodes} {sku} NPU(s); {status.host} has {have}.")
             continue
         for node in range(nodes):
+            index = candidates[node].index
             used = sum(u.used for u in fit.usages if u.node == node)
-            needs.setdefault(candidates[node].index, []).append((label, used))
-    npus = tuple(NpuNeed(d, tuple(needs[d.index])) for d in status.devices if d.index in needs)
+            needs.setdefault(index, []).append((label, used))
+            available[index] = npu.available_per_chiplet
+            per_chiplet = chiplets.setdefault(index, {})
+            for u in fit.usages:
+                if u.node == node:
+                    per_chiplet[u.chiplet] = per_chiplet.get(u.chiplet, 0) + u.used
+    npus = tuple(
+        NpuNeed(
+            d,
+            tuple(needs[d.index]),
+            tuple(ChipletNeed(c, n, available[d.index]) for c, n in sorted(chiplets[d.index].items())),
+        )
+        for d in status.devices
+        if d.index in needs
+    )
     return ServerPlan(status.host, tuple(labels), npus, tuple(problems), tuple(unknown))
 
 
@@ -131,4 +180,9 @@ def server_plan_text(p: ServerPlan) -> str:
             f"  NPU {n.device.index} ({n.device.name}, {format_bytes(n.device.free)} free of "
             f"{format_bytes(n.device.total)}): {parts}: {room}"
         )
+        for c in n.over_chiplets:
+            lines.append(
+                f"    chiplet {c.chiplet}: needs {format_bytes(c.need)} of its {format_bytes(c.available)}: "
+                f"OVER by {-c.headroom:,} bytes ({format_bytes(-c.headroom)})"
+            )
     return "\n".join(lines)

@@ -20,7 +20,14 @@ from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
 from rbln_artifact_studio.remote.artifact import ServerPath
 from rbln_artifact_studio.remote.target import RemotePath
-from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_server  # noqa: F401 (fixtures)
+from remote.conftest import (  # noqa: F401 (fixtures)
+    HOST_ALIAS,
+    SshServer,
+    control_dir,
+    server,
+    ssh_server,
+    studio_on_server,
+)
 
 from .conftest import _stop_jobs, open_folder
 
@@ -187,6 +194,26 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     assert any("started on npu-test" in line for line in job.log_lines)
 
 
+def test_a_copy_made_on_a_server_shows_its_bytes_in_the_progress_bar(
+    qtbot: QtBot,
+    server_window: MainWindow,
+    server_folder: Path,
+    studio_on_server: None,  # noqa: F811
+) -> None:
+    w = server_window
+    source = server_folder / "qwen3-8b-cr13"
+    copy = server_folder / "copy 12"
+    choice = ResizeChoice(ServerPath.on(RemotePath(HOST_ALIAS, str(source))), 12, None, Path(str(copy)), 12)
+    job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
+    counts: list[tuple[int, int]] = []
+    job.progressed.connect(lambda done, total, _message: counts.append((done, total)))
+    with qtbot.waitSignal(job.succeeded, timeout=60_000):
+        pass
+    total = sum(p.stat().st_size for p in source.rglob("*") if p.is_file())
+    assert (total, total) in counts, counts  # the bar reached the end of the copy made there
+    assert read_block_count(copy) == 12
+
+
 def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     qtbot: QtBot,
     server_window: MainWindow,
@@ -195,7 +222,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     tmp_path: Path,
 ) -> None:
     from rbln_artifact_studio.remote import registry
-    from rbln_artifact_studio.remote.remote_jobs import follow, start_resize
+    from rbln_artifact_studio.remote.remote_jobs import start_resize
 
     w = server_window
     folder = tmp_path / "srv"
@@ -208,7 +235,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     # A resize the app started before its connection dropped: it finishes on the server, unwatched.
     s = registry.server(HOST_ALIAS)
     job, _ = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=12)
-    assert follow(s, job).ok
+    qtbot.waitUntil(lambda: (server.jobs / job.id / "result.json").exists(), timeout=30_000)
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.jobsReadBack, timeout=30_000) as read_back:
         sources.connect_server(entry)
@@ -220,6 +247,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     blocks = TITLES.index("kvcache_num_blocks")
     qtbot.waitUntil(lambda: w.model.index(w.model.row_of(url) or 0, blocks).data() == "12", timeout=30_000)
     box.close()
+    qtbot.waitUntil(lambda: not (server.jobs / job.id).exists(), timeout=20_000)  # shown: cleaned on the server
     with qtbot.waitSignal(sources.connected, timeout=30_000):  # seen once: not reported again
         sources.connect_server(entry)
     with qtbot.assertNotEmitted(sources.jobsReadBack, wait=1000):

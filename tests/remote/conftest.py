@@ -113,6 +113,18 @@ def server(ssh_server: SshServer) -> Iterator[SshServer]:
 
 
 @pytest.fixture
+def studio_on_server(server: SshServer) -> Iterator[None]:
+    """rbln-studio-cli installed on the server (this checkout's)."""
+    from conftest import REPO, cli_command
+
+    wrapper = server.bin / "rbln-studio-cli"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {cli_command()[0]} "$@"\n')
+    wrapper.chmod(0o755)
+    yield
+    wrapper.unlink()
+
+
+@pytest.fixture
 def remote_cli(run_cli: Run, server: SshServer, control_dir: Path) -> Run:
     """The CLI with the test server's ssh_config, its shared connections in a throwaway folder."""
 

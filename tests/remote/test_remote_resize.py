@@ -6,11 +6,10 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cli_command, cli_env
+from conftest import cli_command, cli_env
 from fakes.helpers import leftovers, wait_for
 from fakes.install import TINY_CA25, fake_compile
 from rbln_artifact_studio.core.errors import CancelledError
@@ -29,16 +28,6 @@ def real(server: SshServer, tiny_model: Path, tmp_path: Path) -> Path:
     """A real-compiler artifact (16 blocks, floor 9) on the server, under a hostile name."""
     plain = fake_compile(server.toolchain, tiny_model, tmp_path / "srv" / "real", *TINY_CA25, "--memory-budget", "0.5")
     return plain.rename(plain.parent / HOSTILE_NAME)
-
-
-@pytest.fixture
-def studio_on_server(server: SshServer) -> Iterator[None]:
-    """rbln-studio-cli installed on the server (this checkout's)."""
-    wrapper = server.bin / "rbln-studio-cli"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {cli_command()[0]} "$@"\n')
-    wrapper.chmod(0o755)
-    yield
-    wrapper.unlink()
 
 
 def graphs(folder: Path) -> dict[str, bytes]:
@@ -149,19 +138,26 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
     assert "The job goes on on npu-test" in err and running.job.read_back in err
     assert read_block_count(real) == 16, "not yet: the job waits at the gate"
     server.gate.touch()
-    outcome = follow(s, running.job)  # a new connection: the job finished on its own
-    assert outcome.ok and outcome.kvcache_num_blocks == 12 and outcome.state == "done"
+    folder = server.jobs / running.job.id
+    wait_for(lambda: (folder / "result.json").exists(), timeout=30, what="the job to finish on its own")
     assert read_block_count(real) == 12 and leftovers(real.parent) == []
-    shown = run_cli("jobs", f"ssh://{HOST_ALIAS}", running.job.id, "--json", env=env)
+    listed = json.loads(run_cli("jobs", f"ssh://{HOST_ALIAS}", "--json", env=env).stdout)
+    assert {"job": running.job.id, "state": "done"}.items() <= next(
+        j for j in listed if j["job"] == running.job.id
+    ).items()  # not read back yet: still listed
+    shown = run_cli("jobs", f"ssh://{HOST_ALIAS}", running.job.id, "--json", env=env)  # a new connection
     assert json.loads(shown.stdout)["kvcache_num_blocks"] == 12 and shown.returncode == 0
+    assert not folder.exists(), "read back: the job's folder is cleaned"
+    listed = json.loads(run_cli("jobs", f"ssh://{HOST_ALIAS}", "--json", env=env).stdout)
+    assert running.job.id not in [j["job"] for j in listed]
 
 
 def test_start_resize_reports_the_job(server: SshServer, control_dir: Path, real: Path) -> None:
     s = Server(HOST_ALIAS, server.options(control_dir))
     job, warnings = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=20)
     assert any("above" in w for w in warnings)  # more than the compiled count: DESIGN section 6's warning
-    outcome = follow(s, job)
-    assert outcome.ok and outcome.kvcache_num_blocks == 20
     spec = json.loads((server.jobs / job.id / "spec.json").read_text())
     assert spec["kind"] == "real" and spec["artifact"] == str(real)
-    assert "result.json" in os.listdir(server.jobs / job.id)
+    outcome = follow(s, job)
+    assert outcome.ok and outcome.kvcache_num_blocks == 20
+    assert not (server.jobs / job.id).exists(), "its outcome was read back: the folder is cleaned"

@@ -13,6 +13,7 @@ import pytest
 from fakes.helpers import wait_for
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
@@ -54,13 +55,19 @@ def _rows_without_paths(rows: list) -> list:
 
 
 def test_remote_scan_gives_the_local_rows(server: SshServer, control_dir: Path, fleet: Path) -> None:
-    local = list(scan(fleet, use_cache=False, verify=False))  # the fast checks: the .rbln headers are inspect's
+    """One round trip: the server sends what the full check reads with each artifact, so its rows come with the
+    verdict the local scan gives (paths as ssh:// URLs)."""
+    local = list(scan(fleet, use_cache=False))
     before = tree_state(fleet)
     remote = list(scan_remote(Server(HOST_ALIAS, server.options(control_dir)), RemotePath(HOST_ALIAS, str(fleet))))
     assert [r.path for r in remote] == [f"ssh://{HOST_ALIAS}{r.path}" for r in local]
-    assert _rows_without_paths(remote) == _rows_without_paths(local)
+    relabelled = [
+        dataclasses.replace(r, problems=[p.replace(str(fleet), f"ssh://{HOST_ALIAS}{fleet}") for p in r.problems])
+        for r in local
+    ]
+    assert _rows_without_paths(remote) == _rows_without_paths(relabelled)
     assert {r.name for r in remote} == {"qwen cr13", HOSTILE_NAME, "broken"}
-    assert {r.status.value for r in remote} == {"checking"}  # the verdict is the full check's
+    assert {r.name: r.status.value for r in remote} == {"qwen cr13": "ok", HOSTILE_NAME: "ok", "broken": "invalid"}
     assert tree_state(fleet) == before, "a read-only scan wrote on the server"
     assert not (fleet / "pwned").exists() and not Path("pwned").exists()
 
@@ -82,6 +89,8 @@ def test_server_without_python3_is_told_clearly(server: SshServer, control_dir: 
     with pytest.raises(StudioError, match="has no /opt/no-such/python3 on its PATH") as caught:
         list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
     assert "install python3 on the server" in caught.value.one_line()
+    assert "RBLN_STUDIO_REMOTE_PYTHON=PATH" in caught.value.one_line()  # what to set, and where (no GUI setting)
+    assert "['" not in caught.value.message  # the server's words, not a Python list
 
 
 def test_server_with_an_old_python_is_told_clearly(
@@ -177,12 +186,43 @@ def test_the_full_check_of_a_servers_rows_gives_inspects_verdict(
     data[12:20] = b"garbage!"  # inside the preamble: its checksum fails, as inspect would find
     graph.write_bytes(bytes(data))
     s = Server(HOST_ALIAS, server.options(control_dir))
-    fast = list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
-    assert {r.name: r.status.value for r in fast}["damaged"] == "checking"
-    checked = {r.name: r for r in verify_remote_rows(s, fast)}
+    scanned = list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))  # checked with what the scan sent
+    # The second round trip (for graphs only the server's rebel reads) gives the same verdicts.
+    again = list(verify_remote_rows(s, [dataclasses.replace(r, status=Status.CHECKING) for r in scanned]))
     local = {r.name: r for r in scan(fleet, use_cache=False)}  # the local scan runs the full check
-    assert set(checked) == {"qwen cr13", HOSTILE_NAME, "damaged", "broken"}
-    for name, row in checked.items():
-        here = [p.replace(str(fleet), f"ssh://{HOST_ALIAS}{fleet}") for p in local[name].problems]  # paths as urls
-        assert row.status == local[name].status and row.problems == here, name
-    assert checked["damaged"].status.value == checked["broken"].status.value == "invalid"
+    for rows in (scanned, again):
+        checked = {r.name: r for r in rows}
+        assert set(checked) == {"qwen cr13", HOSTILE_NAME, "damaged", "broken"}
+        for name, row in checked.items():
+            here = [p.replace(str(fleet), f"ssh://{HOST_ALIAS}{fleet}") for p in local[name].problems]  # as urls
+            assert row.status == local[name].status and row.problems == here, name
+        assert checked["damaged"].status.value == checked["broken"].status.value == "invalid"
+
+
+def test_models_of_every_kind_on_a_server_get_the_rows_a_local_scan_gives(
+    server: SshServer, control_dir: Path, tmp_path: Path
+) -> None:
+    """A multimodal model's language_model/, an encoder-decoder's and an encoder's descriptions are read on the
+    server (never from this machine's disk at the same path), and their checked rows equal the local scan's."""
+    from rbln_artifact_studio.remote.scan import checked_rows
+
+    kinds = Path(__file__).resolve().parents[1] / "fixtures" / "kinds"
+    root = tmp_path / "server models"
+    for name in ("qwen3", "llava", "whisper", "t5", "bert"):
+        shutil.copytree(kinds / name, root / name)
+    mirror = {r.name: r for r in scan(root, use_cache=False)}  # read here, before the folder leaves this disk
+    s = Server(HOST_ALIAS, server.options(control_dir))
+    served = root.rename(tmp_path / "served")  # the server's folder: the old path no longer exists here
+    before = tree_state(served)
+    remote = {r.name: r for r in checked_rows(s, scan_remote(s, RemotePath(HOST_ALIAS, str(served))))}
+    assert set(remote) == set(mirror)
+    for name, row in remote.items():
+        local = mirror[name]
+        problems = [p.replace(str(root), f"ssh://{HOST_ALIAS}{served}") for p in local.problems]
+        assert dataclasses.replace(row, path="", problems=problems) == dataclasses.replace(
+            local, path="", problems=problems
+        ), name
+        assert row.problems == problems, name
+    assert remote["llava"].kind == "multimodal" and remote["llava"].kvcache_num_blocks is not None
+    assert remote["whisper"].kind == "encoder-decoder" and remote["whisper"].kv_note
+    assert tree_state(served) == before

@@ -166,14 +166,19 @@ def _described(folder: str, size: int, description: ModelDescription) -> Artifac
 
 
 def summarize_files(folder: str, size: int, graphs: dict[str, int], read: FileReader) -> ArtifactSummary:
-    """A row from an artifact's listing (total size, each graph's size) and its files as `read` returns them;
-    the fast checks only (the full check reads the .rbln headers)."""
-    return _from_config(folder, size, graphs, read)
+    """A row from an artifact's listing (total size, each graph's size) and only the files `read` returns (a
+    folder on a server: nothing else of it is read here); the fast checks only, the full check has the verdict."""
+    return _from_config(folder, size, graphs, read, local=False)
 
 
-def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReader = _read) -> ArtifactSummary:
+def _from_config(
+    folder: str, size: int, graphs: dict[str, int], read: FileReader = _read, local: bool = True
+) -> ArtifactSummary:
     """The fast row: "checking", with what the config alone shows; the verdict is the full check's (verify.py),
-    which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise)."""
+    which reads the config as inspect does (the fast reader's JSON parser may word or judge a file otherwise).
+
+    local=False (the folder is elsewhere, its files come through `read`): a model other than a decoder, whose
+    parts are told from its subfolders, gets a row with its name, kind and size until the full check."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
     from rbln_artifact_studio.core.model.kinds import (
@@ -189,13 +194,16 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
 
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
+    pending = ArtifactSummary(folder, name, Status.CHECKING, size_on_disk=size)  # all the full check will tell
     try:
-        if not os.path.exists(path) and os.path.exists(os.path.join(folder, PIPELINE_INDEX)):
+        if local and not os.path.exists(path) and os.path.exists(os.path.join(folder, PIPELINE_INDEX)):
             return _described(folder, size, describe_folder(Path(folder)))
         data = read(os.path.join(folder, CONFIG_NAME))
     except StudioError as exc:
         return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size)
     except OSError as exc:
+        if not local and exc.errno == errno.ENOENT:
+            return pending  # a pipeline (model_index.json), or a config gone since the listing
         message = f"Cannot read {folder}: {exc.strerror or exc}."
         return ArtifactSummary(folder, name, Status.CHECKING, [message], size_on_disk=size)
     view = read_view(data)
@@ -214,6 +222,9 @@ def _from_config(folder: str, size: int, graphs: dict[str, int], read: FileReade
         try:
             raw: dict[str, Any] = require_current_format(decode_json(data, path, from_json), path)
             kind, section = kind_of(raw)
+            if kind is not ModelKind.DECODER and not local:  # its parts are in subfolders: the full check reads them
+                cls = raw.get("cls_name") if isinstance(raw.get("cls_name"), str) else None
+                return replace(pending, model=_model_name(folder, cls, read), kind=kind.value)
             if kind is not ModelKind.DECODER:
                 description = describe_config(Path(folder), raw)
                 if not section:

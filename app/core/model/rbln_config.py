@@ -416,6 +416,10 @@ class LoadedConfig:
             self._raw = require_current_format(decode_json(self._data, self.path), self.path)
         return self._raw
 
+    def at(self, path: Path) -> LoadedConfig:
+        """The same config, known by another path (a server's file read through a local copy)."""
+        return LoadedConfig(path, self._raw, self.model, self._data)
+
     @property
     def top_level(self) -> dict[str, Any]:
         """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""

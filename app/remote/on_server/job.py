@@ -29,6 +29,7 @@ LOCK_NAME = SPEC["lock_name"]
 MARKER = SPEC["incomplete_marker"]
 PARTIAL = SPEC["partial_tag"]
 CANCEL = os.path.join(FOLDER, "cancel")
+PROGRESS_PREFIX = SPEC.get("progress_prefix") or "\0"
 
 
 class Cancelled(Exception):
@@ -82,7 +83,7 @@ def artifact_lock(folder, purpose):
         os.close(fd)
 
 
-def run_tool(argv, capture=False, interrupt=signal.SIGTERM):
+def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
     """Run a tool with its output streamed to the log; stop it when the cancel file appears."""
     say("$ " + " ".join(argv))
     proc = subprocess.Popen(
@@ -91,13 +92,15 @@ def run_tool(argv, capture=False, interrupt=signal.SIGTERM):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE if capture else subprocess.STDOUT,
         start_new_session=True,
+        env=env,
     )
     lines, captured = [], []  # type: list[str], list[str]
 
     def pump(stream, sink, echo):
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\n")
-            sink.append(line)
+            if not line.startswith(PROGRESS_PREFIX):  # a byte count: for the log only, never a message
+                sink.append(line)
             if echo:
                 say(line)
 
@@ -222,7 +225,9 @@ def simulated(art, output):
         argv = [SPEC["tool"], "set-memory-budget", art, str(SPEC["budget"]), "--json"]
     if output:
         argv += ["--output-dir", output]
-    status, lines, captured = run_tool(argv, capture=True, interrupt=signal.SIGINT)
+    # The studio's CLI writes its byte counts as marked lines on stderr: into the log, back to who follows.
+    env = dict(os.environ, **{SPEC["progress_env"]: "1"}) if SPEC.get("progress_env") else None
+    status, lines, captured = run_tool(argv, capture=True, interrupt=signal.SIGINT, env=env)
     if status != 0:
         raise tool_failure(status, lines, "the studio leaves the artifact unchanged on failure")
     data = json.loads("\n".join(captured))

@@ -1,15 +1,23 @@
-"""Read back detached jobs on the server: list them, or follow one's log until its result is there. Read-only.
+"""Read back detached jobs on the server: list them, follow one's log until its result is there, clean them.
 
-Arguments: `list`, or `follow JOB OFFSET` (OFFSET: log bytes already seen). Writes JSON lines: per job
-{"job", "spec", "state", "result"}; when following, {"log": line}... then {"result": {...}}.
+Arguments: `list`, `follow JOB OFFSET` (OFFSET: log bytes already seen) or `forget MAX_AGE [JOB...]`. Writes JSON
+lines: per job {"job", "spec", "state", "result"}; when following, {"log": line}... then {"result": {...}}; when
+forgetting, {"forgotten": job} per folder removed and {"kept": job} per named job still running. `list` and
+`follow` only read; `forget` removes the folders of the named jobs (their outcome was read back) and of any job
+that ended more than MAX_AGE seconds ago unread, never a running one.
 """
 
+import contextlib
 import json
 import os
+import re
+import shutil
 import sys
 import time
 
 BASE = os.environ.get("RBLN_STUDIO_JOBS_DIR") or os.path.join(os.path.expanduser("~"), ".rbln-studio", "jobs")
+JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's ids: nothing else in BASE is ever touched
+GONE = ".forgotten-"  # a job folder being removed: renamed first, so a half-removed job is never listed
 
 
 def emit(record):
@@ -46,9 +54,13 @@ def state(folder):
     return "lost", {"ok": False, "error": "The job stopped without a result (it was killed); see its log."}
 
 
-def list_jobs():
+def job_names():
     names = sorted(os.listdir(BASE)) if os.path.isdir(BASE) else []
-    for name in names:
+    return [name for name in names if JOB_ID.match(name)]
+
+
+def list_jobs():
+    for name in job_names():
         folder = os.path.join(BASE, name)
         spec = load(os.path.join(folder, "spec.json"))
         if spec is None:
@@ -63,7 +75,7 @@ def follow(job, offset):
         return
     folder = os.path.join(BASE, job)
     if not os.path.isdir(folder):
-        emit({"error": f"There is no job {job} on this server."})
+        emit({"error": f"There is no job {job} on this server (a job is cleaned once its outcome was read back)."})
         return
     pending = b""
     while True:
@@ -89,7 +101,38 @@ def follow(job, offset):
         time.sleep(0.1)
 
 
+def ended_at(folder):
+    """When the job last did anything: its newest file (result.json, or the log of one that died)."""
+    times = []
+    for name in ("result.json", "log", "spec.json", "pid"):
+        with contextlib.suppress(OSError):
+            times.append(os.stat(os.path.join(folder, name)).st_mtime)
+    return max(times) if times else 0.0
+
+
+def forget(max_age, named):
+    now = time.time()
+    for name in job_names():
+        folder = os.path.join(BASE, name)
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            continue
+        if state(folder)[0] == "running":
+            if name in named:
+                emit({"kept": name})
+            continue
+        if name in named or now - ended_at(folder) > max_age:
+            gone = os.path.join(BASE, GONE + name)
+            os.rename(folder, gone)  # one step: listed whole, or not at all
+            shutil.rmtree(gone, ignore_errors=True)
+            emit({"forgotten": name})
+    for name in os.listdir(BASE) if os.path.isdir(BASE) else []:
+        if name.startswith(GONE):  # left by a removal that was cut short
+            shutil.rmtree(os.path.join(BASE, name), ignore_errors=True)
+
+
 if sys.argv[1] == "list":
     list_jobs()
+elif sys.argv[1] == "forget":
+    forget(float(sys.argv[2]), set(sys.argv[3:]))
 else:
     follow(sys.argv[2], int(sys.argv[3]))

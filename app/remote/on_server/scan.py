@@ -2,8 +2,13 @@
 
 Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
 {"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
-"ce": [errno, message], "n": config.json's _name_or_path}, {"i": message} for a folder it could not list,
-and {"end": count} last. Reads only; writes nothing on the server.
+"ce": [errno, message], "n": config.json's _name_or_path, "lt": the link's target when the artifact is a link
+to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in its subfolder as "part/name"),
+"x": [[name, offset, length]] the pieces the studio's full check reads (configs whole, a simulator graph's
+preamble and used header slots), zlib'd, after the config in the blob, "real": true when a graph was written by
+the real compiler (its check needs the server's rebel: a second round trip)}, {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not
+be read (it becomes a failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
+The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing.
 """
 
 import errno
@@ -11,6 +16,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -23,6 +29,11 @@ MARKER = RULES["incomplete_marker"]
 SKIP = set(RULES["skip_names"])
 TAGS = RULES["internal_tags"]
 MAX_BYTES = RULES["max_json_bytes"]
+PIPELINE_INDEX = RULES["pipeline_index"]
+TEXTS = set(RULES["texts"])
+MAGIC = RULES["magic"].encode("latin-1")
+PREAMBLE = RULES["preamble_size"]
+SLOT_HEAD = 20  # a header slot starts with magic, generation, length, crc: "<4sQII"
 OUT = sys.stdout.buffer
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 
@@ -60,21 +71,128 @@ def emit(record, blob=b""):
     OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
 
 
-def row(folder, entries):
+def is_pipeline(folder):
+    """An optimum-rbln pipeline's folder (kinds.is_pipeline_folder): model_index.json naming RBLN components,
+    no rbln_config.json of its own."""
+    if os.path.exists(os.path.join(folder, CONFIG)):
+        return False
+    try:
+        index = json.loads(read_small(os.path.join(folder, PIPELINE_INDEX)).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(index, dict):
+        return False
+    compiled = [v for v in index.values() if isinstance(v, list) and len(v) == 2 and v[0] == "optimum.rbln"]
+    return str(index.get("_class_name", "")).startswith("RBLN") or any(isinstance(v[1], str) for v in compiled)
+
+
+def is_artifact(names, folder):
+    names = set(names)
+    if MARKER in names:
+        return False
+    return CONFIG in names or (PIPELINE_INDEX in names and is_pipeline(folder))
+
+
+def is_inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def listing(entries, top=True):
+    """Total size and each graph's size; a compiled part's subfolder (a VLM's language_model/, a pipeline's
+    unet/) counts towards the size, as in the local scan's listing. Raises OSError like it."""
     size, graphs = 0, {}
     for entry in entries:
-        if internal(entry.name) or not entry.is_file():
+        if internal(entry.name):
+            continue
+        if not entry.is_file():
+            part = top and not entry.name.startswith(".") and entry.is_dir()
+            if part and os.path.exists(os.path.join(entry.path, CONFIG)):
+                with os.scandir(entry.path) as it:
+                    size += listing(list(it), top=False)[0]
             continue
         st = entry.stat()
         size += st.st_size
-        if entry.name.endswith(".rbln"):
+        if top and entry.name.endswith(".rbln"):
             graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
+    return size, graphs
+
+
+def failed(path, exc, action):
+    emit({"f": text(os.fsencode(path)), "e": [exc.errno or 0, exc.strerror or str(exc)], "do": action})
+
+
+def check_entries(entries):
+    """(prefix, entry) of the folder's files and of its compiled parts' files ("language_model/")."""
+    out = []
+    for entry in entries:
+        if internal(entry.name):
+            continue
+        if entry.is_file():
+            out.append(("", entry))
+        elif not entry.name.startswith(".") and entry.is_dir() and os.path.exists(os.path.join(entry.path, CONFIG)):
+            with os.scandir(entry.path) as it:
+                part = text(os.fsencode(entry.name)) + "/"
+                out += [(part, e) for e in it if not internal(e.name) and e.is_file()]
+    return out
+
+
+def head_pieces(path):
+    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes); None for a
+    graph without the container's magic (the real compiler's, or damage the studio names)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = os.pread(fd, PREAMBLE, 0)
+        if not head.startswith(MAGIC):
+            return None
+        pieces = [(0, head)]
+        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
+        if slot_size <= 0 or slot_size % 4096:
+            return pieces  # a broken preamble: the check says so
+        for offset in (PREAMBLE, PREAMBLE + slot_size):
+            start = os.pread(fd, SLOT_HEAD, offset)
+            length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
+            pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
+        return pieces
+    finally:
+        os.close(fd)
+
+
+def check_files(entries, record, blob):
+    """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
+    files, pieces = [], []
+    for prefix, entry in check_entries(entries):
+        name = prefix + text(os.fsencode(entry.name))
+        try:
+            files.append([name, entry.stat().st_size])
+            if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
+                found = [(0, read_small(entry.path))]
+            elif entry.name.endswith(".rbln"):
+                found = head_pieces(entry.path)
+                if found is None:
+                    record["real"] = True
+                    continue
+            else:
+                continue
+        except OSError:
+            record["real"] = True  # the check reads it there and says what is wrong
+            continue
+        for offset, data in found:
+            packed = zlib.compress(data, 1)
+            pieces.append([name, offset, len(packed)])
+            blob.append(packed)
+    record["fl"] = files
+    record["x"] = pieces
+
+
+def row(folder, entries, size, graphs, link_target):
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    if link_target is not None:
+        record["lt"] = text(os.fsencode(link_target))
     config = b""
     try:
         # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
         config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
-        record["cz"] = True
+        record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
@@ -83,15 +201,29 @@ def row(folder, entries):
             record["n"] = model["_name_or_path"]
     except (OSError, ValueError, RecursionError):
         pass
-    return record, config
+    blob = [config]
+    if config or any(e.name == PIPELINE_INDEX for e in entries):  # a pipeline: its index and components' configs
+        check_files(entries, record, blob)
+    return record, b"".join(blob)
 
 
 def walk(root):
+    """Artifacts under root in path order, each real folder once (by device and inode), as the local walk:
+    folders are entered by their real paths only; a link to root or an ancestor is never followed; a link to
+    an artifact outside is listed once with its target; a link to any other folder outside is reported and
+    skipped; an entry that cannot be read becomes a failed row."""
+    boundary = os.path.realpath(root)
     seen = set()
-    stack = [root]
+    # (folder, link target, error of an entry that failed)
+    stack = [(root, None, None)]  # type: list[tuple[str, str | None, OSError | None]]
+    first = True
     count = 0
     while stack:
-        folder = stack.pop()
+        folder, link_target, failure = stack.pop()
+        if failure is not None:
+            failed(folder, failure, "read")
+            count += 1
+            continue
         try:
             st = os.stat(folder)
             key = (st.st_dev, st.st_ino)
@@ -101,26 +233,44 @@ def walk(root):
             with os.scandir(folder) as it:
                 entries = list(it)
         except OSError as exc:
-            emit({"i": f"Cannot list {text(os.fsencode(folder))}: {exc.strerror or exc}; skipped."})
+            if first:
+                emit({"i": f"Cannot list {text(os.fsencode(folder))}: {exc.strerror or exc}; skipped."})
+            else:
+                failed(folder, exc, "list")
+                count += 1
+            first = False
             continue
-        names = {e.name for e in entries}
-        if CONFIG in names and MARKER not in names:
+        first = False
+        if is_artifact((e.name for e in entries), folder):
             try:
-                emit(*row(folder, entries))
+                size, graphs = listing(entries)
             except OSError as exc:
-                emit({"a": text(os.fsencode(folder)), "s": 0, "g": {}, "le": exc.strerror or str(exc)})
+                failed(folder, exc, "list")
+            else:
+                emit(*row(folder, entries, size, graphs, link_target))
             count += 1
-            continue
-        subfolders = []
+            continue  # an artifact's subfolders belong to it
+        subfolders = []  # type: list[tuple[str, str | None, OSError | None]]
         for entry in entries:
             if entry.name.startswith(".") or internal(entry.name):
-                continue
+                continue  # hidden folders, and our staging folders, are never artifacts
             try:
-                if entry.is_dir():
-                    subfolders.append((entry.name, entry.path))
-            except OSError:
-                continue
-        stack.extend(path for _, path in sorted(subfolders, reverse=True))
+                if not entry.is_dir():
+                    continue
+                if not entry.is_symlink():
+                    subfolders.append((entry.path, None, None))
+                    continue
+                target = os.path.realpath(entry.path)
+                if is_inside(boundary, target) or is_inside(target, boundary):
+                    continue  # an ancestor (would loop or wander out), or a folder reached by its real path
+                if is_artifact(os.listdir(target), target):
+                    subfolders.append((entry.path, target, None))
+                else:
+                    message = "{} links to {}, outside {}; not followed."
+                    emit({"i": message.format(*(text(os.fsencode(p)) for p in (entry.path, target, root)))})
+            except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
+                subfolders.append((entry.path, None, exc))
+        stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
     emit({"end": count})
 
 

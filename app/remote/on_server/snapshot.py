@@ -3,7 +3,8 @@
 Arguments: a JSON object of rules, the source of the studio's rebel helper, then one or more FOLDERs. Writes one
 JSON line per folder, in order:
 {"files": [[name, size]], "texts": {name: base64 of the zlib'd file}, "heads": {name: base64 of the zlib'd header}, "rebel": {...}} or
-{"error": message}. Real compiler graphs are read with `rebel` in the Python of the server's optimum-rbln-cli
+{"error": message}. Names are relative to the folder: the compiled parts in its subfolders (a VLM's language_model/,
+a pipeline's unet/: any subfolder with an rbln_config.json) are read too, as "part/name". Real compiler graphs are read with `rebel` in the Python of the server's optimum-rbln-cli
 (the studio's rebel helper, run from memory); simulator graphs by their header only. Writes nothing.
 """
 
@@ -22,9 +23,11 @@ PROBE = sys.argv[2]
 FOLDERS = sys.argv[3:]
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 MAGIC = RULES["magic"].encode("latin-1")
+SLOT_MAGIC = RULES["slot_magic"].encode("latin-1")
 PREAMBLE = RULES["preamble_size"]
 MAX_SLOT = RULES["max_slot_size"]
 TEXTS = set(RULES["texts"])
+TEXT_CONFIG = RULES["texts"][0]  # rbln_config.json: a subfolder holding one is a compiled part of the model
 
 # Runs in the toolchain's Python: the studio's rebel helper (rebel_probe.py) without its file output.
 RUNNER = """
@@ -57,11 +60,14 @@ def internal(name):
 
 
 def read_head(path):
-    """The container's preamble and both header slots, or None for a file that is not a simulator container."""
+    """The container's preamble and both header slots, or None for a file that is not a simulator container.
+
+    A header slot after an overwritten preamble is sent too: the studio names that file damaged (damage.py)."""
     with open(path, "rb") as f:
         head = f.read(PREAMBLE)
         if not head.startswith(MAGIC):
-            return None
+            slot = f.read(len(SLOT_MAGIC))
+            return head + slot if len(head) == PREAMBLE and slot == SLOT_MAGIC else None
         slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
         return head + f.read(2 * min(slot_size, MAX_SLOT))
 
@@ -109,7 +115,19 @@ def main(folder):
     except OSError as exc:
         return {"error": f"Cannot list {folder}: {exc.strerror or exc}."}
     files, texts, heads, errors, real = [], {}, {}, {}, []
+    parts = []
     for entry in entries:
+        if internal(entry.name) or entry.name.startswith("."):
+            continue
+        try:
+            if entry.is_dir():
+                if os.path.isfile(os.path.join(entry.path, TEXT_CONFIG)):
+                    with os.scandir(entry.path) as it:
+                        parts += [(text(os.fsencode(entry.name)) + "/", e) for e in sorted(it, key=lambda e: e.name)]
+                continue
+        except OSError:
+            continue
+    for prefix, entry in [("", e) for e in entries] + parts:
         if internal(entry.name):
             continue
         try:
@@ -118,7 +136,7 @@ def main(folder):
             size = entry.stat().st_size
         except OSError:
             continue
-        name = text(os.fsencode(entry.name))
+        name = prefix + text(os.fsencode(entry.name))
         files.append([name, size])
         try:
             if entry.name in TEXTS and size <= RULES["max_json_bytes"]:
