@@ -13,6 +13,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
@@ -104,26 +105,46 @@ def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
     return dataclasses.replace(row, path=RemotePath(host, row.path).url)
 
 
+def _artifact_row(task: tuple[str, dict[str, Any]]) -> ArtifactSummary:
+    """The row of an artifact the server reported (in whichever process checks it: scan_pool)."""
+    host, record = task
+    row = _row(host, record)
+    return row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
+
+
 def scan_remote(
-    server: Server, root: RemotePath, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+    server: Server,
+    root: RemotePath,
+    cancel: CancelToken | None = None,
+    on_issue: IssueCallback | None = None,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
-    """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there."""
+    """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there.
+
+    processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
+    single-threaded CLI), as the local scan does.
+    """
     ended = False
-    for record in server.stream("scan", [root.path, RULES], cancel):
-        if "i" in record:
-            if on_issue is not None:
-                on_issue(Path(root.path), str(record["i"]))
-        elif "row" in record:
-            yield _studio_row(server.host, record["row"])
-        elif "a" in record:
-            row = _row(server.host, record)
-            yield row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
-        elif "f" in record:
-            yield _failed_row(server.host, record)
-        elif "error" in record:
-            raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
-        elif "end" in record:
-            ended = True
+
+    def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:
+        nonlocal ended
+        for record in server.stream("scan", [root.path, RULES], cancel):
+            if "i" in record:
+                if on_issue is not None:
+                    on_issue(Path(root.path), str(record["i"]))
+            elif "row" in record:
+                yield Done(_studio_row(server.host, record["row"]))
+            elif "a" in record:
+                yield (server.host, record)
+            elif "f" in record:
+                yield Done(_failed_row(server.host, record))
+            elif "error" in record:
+                raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
+            elif "end" in record:
+                ended = True
+
+    for _, row in ordered_map(_artifact_row, items(), processes, fork_first=True):
+        yield row
     if not ended:
         raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
 

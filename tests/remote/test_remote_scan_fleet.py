@@ -207,3 +207,17 @@ def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
     assert [r["path"] for r in got] == [r["path"] for r in expected]
     for row, want in zip(got, expected, strict=True):
         assert row == want, row["name"]
+
+
+def test_a_server_scan_checked_in_two_processes_prints_what_one_prints(
+    remote_cli: Run, server: SshServer, hidden: Hidden, fleet: Fleet
+) -> None:
+    """--jobs 2 checks the server's artifacts in a forked worker as well (started before the answer is read):
+    the same rows in the same order, failed rows and linked artifacts among them."""
+    env = {"RBLN_STUDIO_REMOTE_PYTHON": str(hidden.python)}
+    target = url(hidden.there(str(fleet.root)))
+    one = remote_cli("scan", target, "--json", "--jobs", "1", env=env)
+    two = remote_cli("scan", target, "--json", "--jobs", "2", env=env)
+    assert two.returncode == one.returncode, two.stderr
+    assert two.stdout == one.stdout
+    assert len(json.loads(two.stdout)) == len(fleet.layouts)
