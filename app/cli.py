@@ -270,7 +270,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
         rows = counted(scan_any(args.root, on_issue=issue, use_cache=False, processes=processes))
     else:
-        verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
+        verifier = default_verifier(lambda: _inspector(args))  # inspect's check: one verdict for both
         rows = counted(
             scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes)
         )

@@ -46,7 +46,7 @@ def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
     code = (
         "import sys; from rbln_artifact_studio.cli import main; "
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse', 'dataclasses'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

@@ -119,13 +119,15 @@ def test_folders_changed_a_moment_ago_are_not_cached(cr13_artifact: Path, monkey
 
 
 def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_timestamps: None) -> None:
-    """Nor multiprocessing: with every row cached, a scan allowed two processes starts none."""
+    """Nor multiprocessing, nor the backends: with every row cached, `scan --jobs 2` reads no artifact, so it loads
+    neither the full check nor the reader of real compiler graphs, and starts no process."""
     rows(cr13_artifact.parent)  # fills the cache (this process may import anything)
     code = (
-        "import sys; from rbln_artifact_studio.core.fleet.scan import scan; from rbln_artifact_studio.core.fleet.fleet_report import to_json; "
-        f"to_json(scan({str(cr13_artifact.parent)!r}, processes=2)); "
-        "print(sorted(m for m in sys.modules if 'pydantic' in m or m.startswith('multiprocessing')))"
+        "import sys; from rbln_artifact_studio.cli import main; "
+        f"main(['scan', {str(cr13_artifact.parent)!r}, '--json', '--jobs', '2']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'multiprocessing', 'rbln_artifact_studio.backends.registry'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.splitlines()[-1] == "[]"
+    assert '"kvcache_num_blocks": 21' in out.stdout  # the cached row, printed

@@ -101,9 +101,12 @@ def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> 
             return raw["_name_or_path"]
     except (OSError, ValueError, RecursionError):
         pass
-    if cls_name:
-        return cls_name.removeprefix("RBLN").removesuffix("Config")
-    return None
+    return architecture(cls_name)
+
+
+def architecture(cls_name: str | None) -> str | None:
+    """The model's architecture from its config class (RBLNQwen3ForCausalLMConfig: Qwen3ForCausalLM)."""
+    return (cls_name or "").removeprefix("RBLN").removesuffix("Config") or None
 
 
 def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, dict[str, int]]:
@@ -291,14 +294,17 @@ def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary
     return ArtifactSummary(path, os.path.basename(path), Status.INVALID, [f"Cannot {action} {path}: {reason}."])
 
 
-def default_verifier(inspector: GraphInspector | None = None) -> Verifier:
-    """The full check inspect runs, as a Verifier (imported on first use: a scan served from the cache never
-    needs it, nor pydantic)."""
+def default_verifier(inspector: Callable[[], GraphInspector | None] = lambda: None) -> Verifier:
+    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. Both are
+    loaded on first use: a scan served from the cache never needs them, nor pydantic, nor the backends."""
+    chosen: list[GraphInspector | None] = []
 
     def verify(row: ArtifactSummary) -> ArtifactSummary:
         from rbln_artifact_studio.core.fleet.verify import verify_summary
 
-        return verify_summary(row, inspector)
+        if not chosen:
+            chosen.append(inspector())
+        return verify_summary(row, chosen[0])
 
     return verify
 

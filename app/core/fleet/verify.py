@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, folder_signature
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 from rbln_artifact_studio.core.fleet.status import Status, worst
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
@@ -38,7 +38,7 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
         row,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
-        model=row.model or _architecture(described.cls_name if described else c.cls_name),
+        model=row.model or architecture(described.cls_name if described else c.cls_name),
         npu=c.npu,
         num_devices=c.num_devices,
         batch_size=c.batch_size,
@@ -54,18 +54,13 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
     )
 
 
-def _architecture(cls_name: str | None) -> str | None:
-    """The model's architecture from its config class (RBLNQwen3ForCausalLMConfig: Qwen3ForCausalLM)."""
-    return (cls_name or "").removeprefix("RBLN").removesuffix("Config") or None
-
-
 def described_row(row: ArtifactSummary, description: ModelDescription) -> ArtifactSummary:
     """The verdict on a model without a resizable KV cache: the description inspect prints."""
     return replace(
         row,
         status=worst(list(description.problems)),
         problems=[p.message for p in description.problems],
-        model=row.model or _architecture(description.cls_name),
+        model=row.model or architecture(description.cls_name),
         npu=description.npu,
         num_devices=description.num_devices,
         batch_size=description.batch_size,

@@ -6,8 +6,8 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
 
@@ -92,8 +92,7 @@ def read_block_count(artifact_dir: str | Path) -> int:
     return count
 
 
-@dataclass(frozen=True)
-class JsonStyle:
+class JsonStyle(NamedTuple):  # not a dataclass: see core/errors.py
     """How a JSON file was laid out, so a rewrite changes only the values that changed (a diff of one line)."""
 
     indent: int | str | None = 2
