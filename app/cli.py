@@ -262,15 +262,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
             invalid += row.status.value == "invalid"
             yield row
 
-    if remote:  # walked on the server in one round trip, then the full check (headers read there) per 1,000
+    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+
+    processes = args.jobs if args.jobs is not None else idle_cpus()
+    if remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
         from rbln_artifact_studio.remote.cli_support import scan_any
 
-        rows = counted(scan_any(args.root, on_issue=issue, use_cache=False))
+        rows = counted(scan_any(args.root, on_issue=issue, use_cache=False, processes=processes))
     else:
-        from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
-
         verifier = default_verifier(_inspector(args))  # the check inspect runs: one verdict for both
-        processes = args.jobs if args.jobs is not None else idle_cpus()
         rows = counted(
             scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes)
         )

@@ -4,6 +4,11 @@ against a bare PySide6 window (QApplication + QWidget, shown).
 Both run on Qt's offscreen platform in a fresh process; each prints the wall-clock time of its first Paint
 event and exits there. Settings go to a throwaway XDG config folder. The scan cache is empty for each run
 (the worst case: the scan starts reading at once and competes with the window for the interpreter).
+
+Both start with compiled bytecode, as an installed app does (pip compiles a wheel's modules at install time):
+Python writes it during the first, unrecorded round into a scratch PYTHONPYCACHEPREFIX, even where
+PYTHONDONTWRITEBYTECODE is set (as on the machine of docs/performance.md, where every start otherwise compiled
+our ~60 modules from source, ~60 ms that no installed copy pays). --source measures that case instead.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from _common import build_fleet, env, machine, python, scratch
+from _common import build_fleet, cpu_seconds, env, machine, python, scratch
 
 FIRST_PAINT = """
 import os, sys, time
@@ -61,41 +66,55 @@ app.exec()
 )
 
 
-def first_paint(argv: list[str], extra_env: dict[str, str]) -> float:
-    start = time.time()
+def first_paint(argv: list[str], extra_env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from the start of the process to its first Paint event, and the CPU time it used (it exits there)."""
+    cpu, start = cpu_seconds(), time.time()
     out = subprocess.run(argv, capture_output=True, text=True, env={**env(), **extra_env}, timeout=120)
     if out.returncode != 0 or not out.stdout.strip():
         sys.exit(f"{argv[:3]} failed: {out.stderr[-1500:]}")
-    return float(out.stdout.split()[-1]) - start
+    return float(out.stdout.split()[-1]) - start, cpu_seconds() - cpu
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--source", action="store_true", help="no bytecode cache: compile every module each start")
     args = parser.parse_args()
     print(machine())
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with scratch("start") as root:
         build_fleet(root / "fleet", args.count)
         qt_env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(root / "config")}
+        if args.source:
+            qt_env["PYTHONDONTWRITEBYTECODE"] = "1"
+        else:
+            qt_env |= {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(root / "bytecode")}
         ours_env = {**qt_env, "RBLN_STUDIO_CACHE_DIR": str(root / "cache")}
         ours_argv = [python(), "-c", OURS, str(root / "fleet")]
         bare_argv = [python(), "-c", BARE]
         ours: list[float] = []
         bare: list[float] = []
+        ours_cpu: list[float] = []
+        bare_cpu: list[float] = []
         for i in range(args.runs + 1):  # the first round warms the page cache and is not recorded
             shutil.rmtree(root / "cache", ignore_errors=True)
-            pair = [(ours, ours_argv, ours_env), (bare, bare_argv, qt_env)]
-            for series, argv, extra in pair if i % 2 else reversed(pair):
-                t = first_paint(argv, extra)
+            pair = [(ours, ours_cpu, ours_argv, ours_env), (bare, bare_cpu, bare_argv, qt_env)]
+            for series, cpu_series, argv, extra in pair if i % 2 else reversed(pair):
+                t, used = first_paint(argv, extra)
                 if i:
                     series.append(t)
+                    cpu_series.append(used)
         m_ours, m_bare = statistics.median(ours), statistics.median(bare)
         pairs = sorted(o / b for o, b in zip(ours, bare, strict=True))
         print(f"first paint, {args.count}-artifact folder (row 7):")
         print(f"  ours      median {m_ours * 1000:7.1f} ms  (min {min(ours) * 1000:.1f}, max {max(ours) * 1000:.1f})")
         print(f"  bare      median {m_bare * 1000:7.1f} ms  (min {min(bare) * 1000:.1f}, max {max(bare) * 1000:.1f})")
         print(f"  per-round ratios {pairs[0]:.2f} .. {pairs[-1]:.2f} over {len(pairs)} interleaved rounds")
+        c_ours, c_bare = statistics.median(ours_cpu), statistics.median(bare_cpu)
+        print(f"  CPU time: ours {c_ours * 1000:.1f} ms, bare {c_bare * 1000:.1f} ms, ratio {c_ours / c_bare:.2f}")
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print("bytecode: " + ("none (compiled from source each start)" if args.source else "cached, as installed"))
         ratio = m_ours / m_bare
         print(f"ratio {ratio:.2f} (goal <= 2: {'holds' if ratio <= 2 else 'MISSED'})")
     return 0

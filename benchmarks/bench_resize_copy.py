@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import shutil
 import statistics
 import subprocess
@@ -29,6 +30,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     print(machine())
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     require_space(Path(tempfile.gettempdir()), 10 * 2**30)
     with scratch("copy") as root:
         heavy, _ = compile_payload_pair(root)
@@ -63,6 +65,7 @@ def main() -> int:
             before_each={"ours": fresh, "cp": fresh, "cp+sync": fresh},
         )
         fresh()
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         size = sum(p.stat().st_size for p in heavy.iterdir())
         print(f"{size / 2**30:.2f} GiB per copy; {updates[-1]} progress updates per copy")
         print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import threading
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import rbln_artifact_studio.core.storage.fsutil as fsutil
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.storage.fsutil import copy_file, copy_tree
 
 CHUNK = 64 * 1024
@@ -36,11 +38,116 @@ def no_clone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fsutil, "_clone", lambda src, dst: False)
 
 
+def no_direct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a file system that refuses O_DIRECT (tmpfs): copy_file_range with the flusher."""
+    monkeypatch.setattr(fsutil, "_open_direct", lambda path: None)
+
+
+def require_direct(tmp_path: Path) -> None:
+    (tmp_path / "probe").touch()
+    fd = fsutil._open_direct(tmp_path / "probe")
+    if fd is None:
+        pytest.skip(f"{tmp_path}'s file system refuses O_DIRECT")
+    os.close(fd)
+
+
+def test_direct_writes_report_each_chunk_once_it_is_written(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the file system takes O_DIRECT the chunks bypass the page cache: progress per chunk, each reported
+    after its write returned (on the device), the tail below the block size copied after them, no fdatasync."""
+    no_clone(monkeypatch)
+    written = tmp_path / "copy.rbln"
+    require_direct(tmp_path)
+    on_device: list[int] = []
+    real_pwrite = os.pwrite
+
+    def pwrite(fd: int, data: memoryview, offset: int) -> int:
+        n = real_pwrite(fd, data, offset)
+        on_device.append(n)
+        return n
+
+    def no_fdatasync(fd: int) -> None:
+        raise AssertionError("a direct copy leaves nothing to write back")
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    monkeypatch.setattr(os, "fdatasync", no_fdatasync)
+    progress: list[tuple[int, int]] = []
+    copy_file(source, written, lambda n: progress.append((n, sum(on_device))))
+    assert [n for n, _ in progress] == [CHUNK] * 16 + [123]
+    done = 0
+    for n, on_disk in progress[:16]:
+        done += n
+        assert done <= on_disk  # never ahead of the writes
+    assert on_device == [CHUNK] * 16
+    assert written.read_bytes() == source.read_bytes()
+    assert written.stat().st_mtime_ns == 2_000_000_000
+
+
+def test_short_reads_are_read_on_and_a_shrunk_source_is_named(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_clone(monkeypatch)
+    require_direct(tmp_path)
+    real_preadv = os.preadv
+
+    def short_preadv(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return real_preadv(fd, [buffers[0][:1000]], offset)  # at most 1,000 bytes a call
+
+    monkeypatch.setattr(os, "preadv", short_preadv)
+    assert copied(source, tmp_path) == [CHUNK] * 16 + [123]
+
+    def at_end(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return 0 if offset >= 3 * CHUNK else real_preadv(fd, buffers, offset)
+
+    monkeypatch.setattr(os, "preadv", at_end)
+    with pytest.raises(StudioError, match="shrank while it was being copied"):
+        copy_file(source, tmp_path / "again.rbln", lambda n: None)
+
+
+def test_a_device_that_refuses_the_alignment_gets_a_page_cache_copy(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_clone(monkeypatch)
+    real_pwrite = os.pwrite
+
+    def pwrite(fd: int, data: memoryview, offset: int) -> int:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    assert copied(source, tmp_path) == [CHUNK] * 16 + [123]
+
+
+def test_a_failing_direct_write_fails_the_copy_and_stops_the_writer(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_clone(monkeypatch)
+    require_direct(tmp_path)
+    real_pwrite = os.pwrite
+
+    def pwrite(fd: int, data: memoryview, offset: int) -> int:
+        if offset >= 5 * CHUNK:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    before = threading.active_count()
+    progress: list[int] = []
+    with pytest.raises(OSError, match="No space"):
+        copy_file(source, tmp_path / "copy.rbln", progress.append)
+    assert progress == [CHUNK] * 5  # only what was written
+    assert threading.active_count() == before
+
+
 def test_the_disk_never_lags_more_than_two_chunks(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Progress comes per chunk while a helper thread flushes; the copier waits when the disk falls behind."""
+    """Without O_DIRECT, progress comes per chunk while a helper thread flushes; the copier waits when the disk
+    falls behind."""
     no_clone(monkeypatch)
+    no_direct(monkeypatch)
     flushed_at: list[int] = []
     written = tmp_path / "copy.rbln"
     real = os.fdatasync
@@ -68,6 +175,7 @@ def test_the_disk_never_lags_more_than_two_chunks(
 
 def test_a_failing_flush_fails_the_copy(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     no_clone(monkeypatch)
+    no_direct(monkeypatch)
 
     def full_disk(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -77,11 +185,19 @@ def test_a_failing_flush_fails_the_copy(source: Path, tmp_path: Path, monkeypatc
         copy_file(source, tmp_path / "copy.rbln", lambda n: None)
 
 
-def test_a_cancel_mid_copy_stops_the_flusher(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "page-cache"])
+def test_a_cancel_mid_copy_stops_the_helper_thread(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
     no_clone(monkeypatch)
+    if not direct:
+        no_direct(monkeypatch)
+    seen: list[int] = []
 
     def cancel(n: int) -> None:
-        raise KeyboardInterrupt
+        seen.append(n)
+        if len(seen) == 3:  # a later chunk is being written or flushed meanwhile
+            raise KeyboardInterrupt
 
     before = threading.active_count()
     with pytest.raises(KeyboardInterrupt):
@@ -89,10 +205,13 @@ def test_a_cancel_mid_copy_stops_the_flusher(source: Path, tmp_path: Path, monke
     assert threading.active_count() == before
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "page-cache"])
 def test_across_file_systems_falls_back_to_read_write(
-    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: bool
 ) -> None:
     no_clone(monkeypatch)
+    if not direct:
+        no_direct(monkeypatch)
 
     def cross_device(*args: object) -> int:
         raise OSError(errno.EXDEV, "Invalid cross-device link")

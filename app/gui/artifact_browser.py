@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
@@ -14,10 +16,12 @@ from PySide6.QtCore import (
     Slot,
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 from rbln_artifact_studio.gui.jobs import WORKERS
 from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 
 class FilterProxy(QSortFilterProxyModel):

@@ -4,15 +4,17 @@ rbln_artifact_studio.core.fleet.columns."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
 from rbln_artifact_studio.core.fleet.location import host_of
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
+
+if TYPE_CHECKING:  # rows come from the scan's worker, which loads the scan (~30 ms) after the window shows
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 from rbln_artifact_studio.core.display.presentation import bar_label, usage_tooltip
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.estimation.estimator import Breakdown
+
+if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads the artifact, after the window shows
+    from rbln_artifact_studio.core.estimation.estimator import Breakdown
 
 HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
 NO_BUDGET_HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free")  # no budget recorded: no column

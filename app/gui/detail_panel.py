@@ -24,7 +24,6 @@ from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.estimation.estimator import Breakdown
 from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
@@ -34,7 +33,8 @@ from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.serving_view import ServingView
 from rbln_artifact_studio.gui.tones import Tone, style, tone
 
-if TYPE_CHECKING:  # a type only: pydantic and the container reader load after the window shows
+if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
+    from rbln_artifact_studio.core.estimation.estimator import Breakdown
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 

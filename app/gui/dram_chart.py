@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
@@ -16,9 +17,11 @@ from rbln_artifact_studio.core.display.presentation import (
     usage_tooltip,
 )
 from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
 from rbln_artifact_studio.gui.tones import is_dark
+
+if TYPE_CHECKING:  # types only: the estimator loads in the worker that reads the artifact, after the window shows
+    from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 
 COLOURS = {
     "reserve": QColor("#9e9e9e"),

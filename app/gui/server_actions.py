@@ -11,8 +11,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
-from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
-from rbln_artifact_studio.remote.transport import SshOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
@@ -42,8 +40,9 @@ class ServerMenu(QObject):
             window.jobs,
             window.model,
             window.settings,
-            SshOptions(config_file=Path(config) if config else None),
-            os.environ.get(ENV_REMOTE_PYTHON) or "python3",  # as the CLI: the servers' Python, when not python3
+            Path(config) if config else None,
+            # As the CLI: the servers' Python when not python3 (RBLN_STUDIO_REMOTE_PYTHON; remote/server.py).
+            os.environ.get("RBLN_STUDIO_REMOTE_PYTHON") or "python3",
             parent=self,
         )
         self.action_connect = window._action(

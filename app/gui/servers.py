@@ -5,24 +5,26 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from rbln_artifact_studio.core.fleet.location import host_of
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
-from rbln_artifact_studio.remote import registry
-from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
-from rbln_artifact_studio.remote.transport import HostKeyCheck, HostKeyError, SshOptions, accept_host_key
 
-if TYPE_CHECKING:  # the resize-job module loads the artifact reader (pydantic): on first use, not at start-up
+# remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
+# before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
+    from rbln_artifact_studio.remote.server import Server
+    from rbln_artifact_studio.remote.transport import HostKeyCheck
 
 BATCH_SECONDS = 0.1
 FAILED_JOB = re.compile(r"\(job (?P<job>\S+) on (?P<host>\S+)\)")  # remote_jobs.resize_remote's failure text
@@ -36,17 +38,21 @@ class HostKeyQuestion:
     check: HostKeyCheck
 
 
-def _scan_server(entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None) -> HostKeyQuestion | int:
+def _scan_server(
+    server_of: Callable[[str], Server], entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None
+) -> HostKeyQuestion | int:
     """Worker side: connect, then stream each folder's rows to the GUI in batches; a host key problem is returned.
 
     `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
     disconnect could end the connection this scan opens.
     """
     from rbln_artifact_studio.remote.scan import scan_remote
+    from rbln_artifact_studio.remote.target import RemotePath
+    from rbln_artifact_studio.remote.transport import HostKeyError
 
     while closed is not None and not closed.wait(0.05):
         ctx.checkpoint()
-    server = registry.server(entry.host)
+    server = server_of(entry.host)
     ctx.progress(0, 0, f"Connecting to {entry.host}")
     try:
         server.connection.connect(ctx.cancel)
@@ -120,13 +126,15 @@ class ServerSources(QObject):
         jobs: JobManager,
         model: ArtifactTableModel,
         settings: Settings,
-        options: SshOptions | None = None,
+        ssh_config: Path | None = None,
         python: str = "python3",
         parent: QObject | None = None,
     ) -> None:
+        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F)."""
         super().__init__(parent)
         self.jobs, self.model, self.settings = jobs, model, settings
-        registry.configure(options, python)
+        self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
+        self._configured = False
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
@@ -134,6 +142,16 @@ class ServerSources(QObject):
         self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
         jobs.jobAdded.connect(self._watch_job)
         jobs.jobFailed.connect(self._after_failure)
+
+    def _server(self, host: str) -> Server:
+        """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
+        from rbln_artifact_studio.remote import registry
+        from rbln_artifact_studio.remote.transport import SshOptions
+
+        if not self._configured:
+            registry.configure(SshOptions(config_file=self._ssh_config), self._python)
+            self._configured = True
+        return registry.server(host)
 
     def hosts(self) -> list[str]:
         return list(self.entries)
@@ -143,7 +161,7 @@ class ServerSources(QObject):
         self.entries[entry.host] = entry
         self.changed.emit()
         closed = self._closing.get(entry.host)
-        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(entry, ctx, closed))
+        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed))
         job.partial.connect(self._on_rows)
         job.succeeded.connect(lambda result, host=entry.host: self._on_scanned(host, result))
         job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
@@ -151,9 +169,13 @@ class ServerSources(QObject):
 
     def trust(self, question: HostKeyQuestion) -> Job:
         """The user trusts the shown key: record it in known_hosts (in a worker), then connect again."""
-        job = self.jobs.submit(
-            f"Trust {question.entry.host}'s host key", lambda _ctx: accept_host_key(question.check), writes=True
-        )
+
+        def accept(_ctx: JobContext) -> None:
+            from rbln_artifact_studio.remote.transport import accept_host_key
+
+            accept_host_key(question.check)
+
+        job = self.jobs.submit(f"Trust {question.entry.host}'s host key", accept, writes=True)
         job.succeeded.connect(lambda _r, entry=question.entry: self.connect_server(entry))
         job.failed.connect(lambda failure, host=question.entry.host: self._on_failed(host, failure))
         return job
@@ -163,7 +185,7 @@ class ServerSources(QObject):
         self.entries.pop(host, None)
         rows = self._rows.pop(host, {})
         self.model.remove_paths(list(rows))
-        server = registry.server(host)
+        server = self._server(host)
         closed = self._closing[host] = threading.Event()
 
         def close(_ctx: JobContext) -> None:
@@ -220,7 +242,7 @@ class ServerSources(QObject):
 
     def read_back_jobs(self, host: str) -> Job:
         """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
-        server = registry.server(host)
+        server = self._server(host)
         job = self.jobs.submit(f"Jobs on {host}", partial(_job_outcomes, server), visible=False)
         job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
         return job
@@ -232,7 +254,7 @@ class ServerSources(QObject):
             self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
             seen = {o.job.id for o in ended}
         news = [o for o in ended if o.job.id not in seen]
-        server = registry.server(host)
+        server = self._server(host)
         if news:
             self.settings.mark_jobs_seen(host, [o.job.id for o in news])
             self.jobsReadBack.emit(host, news)
@@ -263,7 +285,11 @@ class ServerSources(QObject):
         host = host_of(path)
         if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
             self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
-        if host in self.entries and not isinstance(result, ArtifactSummary):
+        if host not in self.entries:
+            return
+        from rbln_artifact_studio.core.fleet.scan import ArtifactSummary  # loaded already: the host's scan read it
+
+        if not isinstance(result, ArtifactSummary):
             self.rescan_path(host, path[len("ssh://") + len(host) :])
 
     def rescan_path(self, host: str, path: str) -> None:
@@ -271,7 +297,9 @@ class ServerSources(QObject):
         if host not in self.entries:
             return
         entry = ServerEntry(host, (path,))
-        job = self.jobs.submit(f"Rescan {path} on {host}", lambda ctx: _scan_server(entry, ctx), visible=False)
+        job = self.jobs.submit(
+            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._server, entry, ctx), visible=False
+        )
         job.partial.connect(self._on_rows)
 
     @Slot(object, object)

@@ -7,16 +7,18 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.rescan import rescan_folder
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, is_inside
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.gui.long_lived import LongLivedRows
+
+if TYPE_CHECKING:  # the scan (~30 ms of imports) loads in the scan's worker, not before the window shows
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 BATCH_ROWS = 256
@@ -64,6 +66,8 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
     Everything the GUI thread would otherwise work out per row is done here: the cell texts (TableRow) and
     the folders to watch (each artifact and the folders above it, each sent once).
     """
+    from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+
     if opening and not os.path.isdir(folders[0]):
         raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
     found = 0
@@ -197,6 +201,8 @@ class Workspace(QObject):
         if self.root is None:
             return
         root = self.root
+        from rbln_artifact_studio.core.fleet.scan import is_inside  # loaded: the folder's scan read it
+
         self._pending.update(os.path.abspath(f) for f in folders if is_inside(os.path.abspath(f), root))
         if self._job is None and self._pending:
             folders, self._pending = sorted(self._pending), set()

@@ -48,15 +48,18 @@ def open_any(target: str | Path, inspector: GraphInspector | None) -> Artifact:
     return registry_open_any(text, inspector)
 
 
-def scan_any(root: str | Path, on_issue: IssueCallback | None, use_cache: bool) -> Iterator[ArtifactSummary]:
+def scan_any(
+    root: str | Path, on_issue: IssueCallback | None, use_cache: bool, processes: int = 1
+) -> Iterator[ArtifactSummary]:
+    """The rows of a local folder or of ssh://HOST/PATH, with the full check's verdicts, read in `processes`."""
     text = os.fspath(root)
     if is_remote(text):
         from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
         remote = parse_remote(text)
         s = server(remote.host)
-        return checked_rows(s, scan_remote(s, remote, on_issue=on_issue))  # with the full check's verdict
-    return scan(Path(text), on_issue=on_issue, use_cache=use_cache)
+        return checked_rows(s, scan_remote(s, remote, on_issue=on_issue, processes=processes))
+    return scan(Path(text), on_issue=on_issue, use_cache=use_cache, processes=processes)
 
 
 def read_block_count_any(target: str | Path) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
@@ -48,7 +49,7 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
             url, os.path.basename(folder), Status.INVALID, [f"Cannot list {folder}: {record['le']}."]
         )
     config_path, model_path = os.path.join(folder, CONFIG_NAME), os.path.join(folder, "config.json")
-    if "f" in record and not record.get("real"):
+    if "fl" in record and not record.get("real"):
         return _checked_row(host, record)
 
     def read(path: str) -> bytes:
@@ -65,13 +66,6 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     return dataclasses.replace(summary, path=url)
 
 
-def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
-    """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
-    code, message = record["e"]
-    url = RemotePath(host, str(record["fail"])).url  # named as the checked rows name their files
-    return failed_row(url, OSError(int(code), str(message)), str(record["do"]))
-
-
 def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The row with the full check's verdict, from the files the server sent with it (a model with graphs of the
     real compiler is left "checking": rebel reads those on the server, in verify_remote_rows)."""
@@ -81,21 +75,28 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 
     folder: str = record["a"]
     target = RemotePath(host, folder)
-    blob: bytes = record["blob_data"]
-    end = int(record["cz"])
-    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]}
+    blob: bytes = record.get("blob_data", b"")
+    end = int(record.get("cz", 0))  # none for a pipeline: model_index.json and its components' configs
+    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]} if end else {}
     for name, offset, length in record["x"]:
         pieces.setdefault(str(name), []).append((int(offset), zlib.decompress(blob[end : end + int(length)])))
         end += int(length)
     found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
     found = dataclasses.replace(found, size_on_disk=int(record["s"]))
     try:
-        artifact = check_snapshot(host, target, record["f"], pieces)
+        artifact = check_snapshot(host, target, record["fl"], pieces)
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(found, exc.description)
     except StudioError as exc:
         return with_verdict(found, exc)
     return with_verdict(found, artifact)
+
+
+def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
+    """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
+    code, message = record["e"]
+    summary = failed_row(str(record["f"]), OSError(int(code), str(message)), str(record["do"]))
+    return dataclasses.replace(summary, path=RemotePath(host, summary.path).url)
 
 
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
@@ -104,26 +105,48 @@ def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
     return dataclasses.replace(row, path=RemotePath(host, row.path).url)
 
 
+def _artifact_row(task: tuple[str, dict[str, Any]]) -> ArtifactSummary:
+    """The row of an artifact the server reported (in whichever process checks it: scan_pool)."""
+    host, record = task
+    row = _row(host, record)
+    return row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
+
+
 def scan_remote(
-    server: Server, root: RemotePath, cancel: CancelToken | None = None, on_issue: IssueCallback | None = None
+    server: Server,
+    root: RemotePath,
+    cancel: CancelToken | None = None,
+    on_issue: IssueCallback | None = None,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
-    """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there."""
+    """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there.
+
+    processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
+    single-threaded CLI), as the local scan does.
+    """
     ended = False
-    for record in server.stream("scan", [root.path, RULES], cancel):
-        if "i" in record:
-            if on_issue is not None:
-                on_issue(Path(root.path), str(record["i"]))
-        elif "row" in record:
-            yield _studio_row(server.host, record["row"])
-        elif "a" in record:
-            row = _row(server.host, record)
-            yield row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
-        elif "fail" in record:
-            yield _failed_row(server.host, record)
-        elif "error" in record:
-            raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
-        elif "end" in record:
-            ended = True
+
+    def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:
+        nonlocal ended
+        for record in server.stream("scan", [root.path, RULES], cancel):
+            if "i" in record:
+                if on_issue is not None:
+                    on_issue(Path(root.path), str(record["i"]))
+            elif "row" in record:
+                yield Done(_studio_row(server.host, record["row"]))
+            elif "a" in record:
+                yield (server.host, record)
+            elif "f" in record:
+                yield Done(_failed_row(server.host, record))
+            elif "error" in record:
+                raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
+            elif "end" in record:
+                ended = True
+
+    if processes > 1:
+        yield from (row for _, row in ordered_map(_artifact_row, items(), processes, fork_first=True))
+    else:  # each row as soon as its artifact arrives
+        yield from (item.result if isinstance(item, Done) else _artifact_row(item) for item in items())
     if not ended:
         raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
 

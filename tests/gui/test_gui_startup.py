@@ -1,4 +1,6 @@
-"""Start-up stays light: the main window's modules load without pydantic, the backends or the compiler."""
+"""Start-up stays light: the main window's modules load without pydantic, the backends, the compiler, the
+estimator, humanfriendly or the ssh layer; they load in workers after the window shows (row 7 of
+docs/performance.md), and never on the GUI thread (row 6)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ HEAVY = (
     "rbln_artifact_studio.core.simulator.compiler",
     "rbln_artifact_studio.core.simulator.container",
     "rbln_artifact_studio.core.fleet.artifact",
+    "rbln_artifact_studio.core.estimation.estimator",
+    "humanfriendly",
+    "rbln_artifact_studio.remote.registry",
+    "rbln_artifact_studio.remote.transport",
 )
 
 

@@ -37,12 +37,8 @@ class Hidden:
     python: Path
 
     def there(self, text: str) -> str:
-        """A local path as the server names it."""
+        """A local path or message as the server names it."""
         return text.replace(str(self.real), str(self.seen_as))
-
-    def as_url(self, text: str) -> str:
-        """A local message as a server scan words it: its paths as ssh:// URLs."""
-        return text.replace(str(self.real), url(str(self.seen_as)))
 
 
 @pytest.fixture
@@ -63,20 +59,21 @@ def remote_scan(
     issues: list[str] = []
     s = Server(HOST_ALIAS, server.options(control_dir), python=str(hidden.python))
     found = scan_remote(s, RemotePath(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
-    return list(checked_rows(s, found)), issues  # as the CLI and the app: real compiler graphs read there too
+    rows = list(checked_rows(s, found))  # what scan ssh:// prints: rows checked with what the scan sent, or there
+    return rows, issues
 
 
 def local_scan(root: Path) -> tuple[list[ArtifactSummary], list[str]]:
     issues: list[str] = []
-    rows = list(scan(root, use_cache=False, on_issue=lambda _p, m: issues.append(m)))
+    rows = list(scan(root, use_cache=False, on_issue=lambda _p, m: issues.append(m)))  # with the full check
     return rows, issues
 
 
 def as_seen_there(hidden: Hidden, rows: list[ArtifactSummary]) -> list[ArtifactSummary]:
-    """Local rows as the server scan gives them: paths as ssh:// URLs of the server's path, in messages too.
+    """Local rows as the server scan gives them: paths as ssh:// urls of the server's path, messages its paths.
     (A link's target stays: fleet's links hold the real path, which the server resolves as written.)"""
     return [
-        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.as_url(p) for p in r.problems])
+        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.there(p) for p in r.problems])
         for r in rows
     ]
 
@@ -148,8 +145,9 @@ def test_a_folder_without_permission_is_a_failed_row(
     finally:
         locked.chmod(0o755)
     assert [r.name for r in remote] == ["a-art", "locked"]  # the rest of the listing is there
-    there = url(hidden.there(str(locked)))
-    assert remote[1] == failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # as locally
+    there = hidden.there(str(locked))
+    denied = failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # the local scan's row
+    assert remote[1] == dataclasses.replace(denied, path=url(there))
     assert remote[1].status.value == "invalid" and "Permission denied" in remote[1].problems[0]
 
 
@@ -201,7 +199,7 @@ def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
         {
             **row,
             "path": url(hidden.there(row["path"])),
-            "problems": [hidden.as_url(p) for p in row["problems"]],
+            "problems": [hidden.there(p) for p in row["problems"]],
         }
         for row in json.loads(here.stdout)
     ]
@@ -209,3 +207,17 @@ def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
     assert [r["path"] for r in got] == [r["path"] for r in expected]
     for row, want in zip(got, expected, strict=True):
         assert row == want, row["name"]
+
+
+def test_a_server_scan_checked_in_two_processes_prints_what_one_prints(
+    remote_cli: Run, server: SshServer, hidden: Hidden, fleet: Fleet
+) -> None:
+    """--jobs 2 checks the server's artifacts in a forked worker as well (started before the answer is read):
+    the same rows in the same order, failed rows and linked artifacts among them."""
+    env = {"RBLN_STUDIO_REMOTE_PYTHON": str(hidden.python)}
+    target = url(hidden.there(str(fleet.root)))
+    one = remote_cli("scan", target, "--json", "--jobs", "1", env=env)
+    two = remote_cli("scan", target, "--json", "--jobs", "2", env=env)
+    assert two.returncode == one.returncode, two.stderr
+    assert two.stdout == one.stdout
+    assert len(json.loads(two.stdout)) == len(fleet.layouts)

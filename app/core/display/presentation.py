@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.display.kinds_report import kind_rows
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
 
-if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows, pydantic loads later
+if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows; the estimator and pydantic
+    # load later, in the workers that read artifacts
+    from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.rbln_config import ConfigFields
 

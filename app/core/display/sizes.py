@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import humanfriendly
+# humanfriendly (~10 ms to import) loads with the first size formatted or parsed: the GUI's window modules show
+# sizes, but its first sizes are worked out in a worker, so the window paints without waiting for it.
 
 MIB = 1 << 20
 ALIGN = 2 * MIB
@@ -17,6 +18,8 @@ def format_bytes(nbytes: int) -> str:
     """'15.72 GiB', '-288 MiB': binary units, two decimals at most."""
     if abs(nbytes) >= 1 << 100:  # beyond any disk; humanfriendly would overflow converting it to float
         return f"{'-' if nbytes < 0 else ''}more than 2^100 bytes"
+    import humanfriendly
+
     text = humanfriendly.format_size(abs(nbytes), binary=True)
     return f"-{text}" if nbytes < 0 else text
 
@@ -28,6 +31,8 @@ def format_bytes_exact(nbytes: int) -> str:
 
 def parse_bytes(text: str) -> int:
     """'10GB', '512 MiB', '1tb' -> bytes (binary units); raises ValueError on anything else."""
+    import humanfriendly
+
     try:
         return int(humanfriendly.parse_size(text, binary=True))
     except humanfriendly.InvalidSize as exc:

@@ -71,7 +71,10 @@ def _run_installed(tasks: list[Any]) -> list[Any]:
 
 
 def ordered_map(
-    compute: Callable[[TaskT], ResultT], items: Iterable[TaskT | Done[ResultT]], processes: int
+    compute: Callable[[TaskT], ResultT],
+    items: Iterable[TaskT | Done[ResultT]],
+    processes: int,
+    fork_first: bool = False,
 ) -> Iterator[tuple[TaskT | None, ResultT]]:
     """(task, compute(task)) for each task and (None, result) for each Done, in the order of items, as they finish.
 
@@ -79,6 +82,8 @@ def ordered_map(
     process computes the batches that find every worker busy, so both cores work and none waits for the other.
     compute may be any callable, a closure too: forked workers inherit it (only tasks and results are pickled).
     The workers stop when the iteration ends, fails or is abandoned (a cancelled scan).
+    fork_first starts the workers before the first item is asked for: items that start threads (a server's
+    answer read by a thread) would leave no moment to fork safely later.
     """
     workers: int | None = None  # decided at the first batch (a scan served from the cache never loads multiprocessing)
     pool: Pool | None = None
@@ -87,18 +92,22 @@ def ordered_map(
     done_here = 0
     batch: list[TaskT] = []
 
+    def start_pool() -> None:
+        nonlocal pool
+        sys.stdout.flush()  # a forked child must not write what this process has buffered
+        sys.stderr.flush()
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_install, initargs=(compute,))
+
     def hand_over() -> None:
-        nonlocal pool, in_workers, done_here, workers
+        nonlocal in_workers, done_here, workers
         tasks = list(batch)
         batch.clear()
         if workers is None:  # before any worker thread of ours exists
             workers = processes - 1 if processes > 1 and can_fork_workers() else 0
         if workers and pool is None and done_here >= LOCAL_FIRST:
-            sys.stdout.flush()  # a forked child must not write what this process has buffered
-            sys.stderr.flush()
-            import multiprocessing
-
-            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_install, initargs=(compute,))
+            start_pool()
         if pool is not None and in_workers < 2 * (workers or 0):
             queue.append((list(tasks), pool.apply_async(_run_installed, (tasks,))))
             in_workers += 1
@@ -120,6 +129,9 @@ def ordered_map(
             queue.popleft()
             yield from zip(tasks, results, strict=True)
 
+    if fork_first and processes > 1 and can_fork_workers():
+        workers = processes - 1
+        start_pool()
     try:
         for item in items:
             if isinstance(item, Done):

@@ -1,15 +1,14 @@
 """Walk a folder on the server like the studio's scan and stream, per artifact, what a table row is made of.
 
 Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
-{"a": folder, "s": total size, "g": {graph: size}, "cz": the length of rbln_config.json, zlib'd, first in the
-blob that follows the line, or "ce": [errno, message], "n": config.json's _name_or_path, "f": [[name, size]] every file (a compiled part's in
-its subfolder as "part/name"), "x": [[name, offset, length]] the pieces the studio's full check reads (configs
-whole, a simulator graph's preamble and used header slots), zlib'd, following the config in the blob,
-"real": true when a graph was written by the real compiler (its check needs rebel: a second round trip), and
-"lt": the link's target when the artifact is a link to a folder outside ROOT}; {"fail": path, "e": [errno,
-message], "do": "list" or "read"} for an entry that could not be read (it becomes a failed row); {"i": message}
-for what is reported and skipped; and {"end": count} last. The walk is the local scan's
-(core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing on the server.
+{"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
+"ce": [errno, message], "n": config.json's _name_or_path, "lt": the link's target when the artifact is a link
+to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in its subfolder as "part/name"),
+"x": [[name, offset, length]] the pieces the studio's full check reads (configs whole, a simulator graph's
+preamble and used header slots), zlib'd, after the config in the blob, "real": true when a graph was written by
+the real compiler (its check needs the server's rebel: a second round trip)}, {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not
+be read (it becomes a failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
+The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing.
 """
 
 import errno
@@ -74,100 +73,6 @@ def emit(record, blob=b""):
     OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
 
 
-def part_entries(entry):
-    """The files of a subfolder holding a compiled part of the model (a VLM's language_model/), else none."""
-    if entry.name.startswith(".") or not entry.is_dir() or not os.path.exists(os.path.join(entry.path, CONFIG)):
-        return []
-    with os.scandir(entry.path) as it:
-        return [e for e in it if not internal(e.name) and e.is_file()]
-
-
-def head_pieces(path):
-    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes); None for a
-    graph without the container's magic (the real compiler's, or damage the studio names)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        head = os.pread(fd, PREAMBLE, 0)
-        if not head.startswith(MAGIC):
-            return None
-        pieces = [(0, head)]
-        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
-        if slot_size <= 0 or slot_size % 4096:
-            return pieces  # a broken preamble: the check says so
-        for offset in (PREAMBLE, PREAMBLE + slot_size):
-            start = os.pread(fd, SLOT_HEAD, offset)
-            length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
-            pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
-        return pieces
-    finally:
-        os.close(fd)
-
-
-def check_files(entries, record, blob):
-    """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
-    files, pieces = [], []
-    for prefix, entry in entries:
-        name = prefix + text(os.fsencode(entry.name))
-        try:
-            files.append([name, entry.stat().st_size])
-            if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
-                found = [(0, read_small(entry.path))]
-            elif entry.name.endswith(".rbln"):
-                found = head_pieces(entry.path)
-                if found is None:
-                    record["real"] = True
-                    continue
-            else:
-                continue
-        except OSError:
-            record["real"] = True  # the check reads it there and says what is wrong
-            continue
-        for offset, data in found:
-            packed = zlib.compress(data, 1)
-            pieces.append([name, offset, len(packed)])
-            blob.append(packed)
-    record["f"] = files
-    record["x"] = pieces
-
-
-def row(folder, entries, link_target=None):
-    size, graphs = 0, {}
-    listed = []
-    for entry in entries:
-        if internal(entry.name):
-            continue
-        if not entry.is_file():
-            part = part_entries(entry)
-            size += sum(e.stat().st_size for e in part)
-            listed += [(text(os.fsencode(entry.name)) + "/", e) for e in part]
-            continue
-        listed.append(("", entry))
-        st = entry.stat()
-        size += st.st_size
-        if entry.name.endswith(".rbln"):
-            graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
-    record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
-    if link_target is not None:
-        record["lt"] = text(os.fsencode(link_target))
-    config = b""
-    try:
-        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
-        config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
-        record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
-    except OSError as exc:
-        record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
-    try:
-        model = json.loads(read_small(os.path.join(folder, "config.json")))
-        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
-            record["n"] = model["_name_or_path"]
-    except (OSError, ValueError, RecursionError):
-        pass
-    blob = [config]
-    if config:
-        check_files(listed, record, blob)
-    return record, b"".join(blob)
-
-
 def is_pipeline(folder):
     """An optimum-rbln pipeline's folder (kinds.is_pipeline_folder): model_index.json naming RBLN components,
     no rbln_config.json of its own."""
@@ -194,8 +99,114 @@ def is_inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def listing(entries, top=True):
+    """Total size and each graph's size; a compiled part's subfolder (a VLM's language_model/, a pipeline's
+    unet/) counts towards the size, as in the local scan's listing. Raises OSError like it."""
+    size, graphs = 0, {}
+    for entry in entries:
+        if internal(entry.name):
+            continue
+        if not entry.is_file():
+            part = top and not entry.name.startswith(".") and entry.is_dir()
+            if part and os.path.exists(os.path.join(entry.path, CONFIG)):
+                with os.scandir(entry.path) as it:
+                    size += listing(list(it), top=False)[0]
+            continue
+        st = entry.stat()
+        size += st.st_size
+        if top and entry.name.endswith(".rbln"):
+            graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
+    return size, graphs
+
+
 def failed(path, exc, action):
-    emit({"fail": text(os.fsencode(path)), "e": [exc.errno or 0, exc.strerror or str(exc)], "do": action})
+    emit({"f": text(os.fsencode(path)), "e": [exc.errno or 0, exc.strerror or str(exc)], "do": action})
+
+
+def check_entries(entries):
+    """(prefix, entry) of the folder's files and of its compiled parts' files ("language_model/")."""
+    out = []
+    for entry in entries:
+        if internal(entry.name):
+            continue
+        if entry.is_file():
+            out.append(("", entry))
+        elif not entry.name.startswith(".") and entry.is_dir() and os.path.exists(os.path.join(entry.path, CONFIG)):
+            with os.scandir(entry.path) as it:
+                part = text(os.fsencode(entry.name)) + "/"
+                out += [(part, e) for e in it if not internal(e.name) and e.is_file()]
+    return out
+
+
+def head_pieces(path):
+    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes); None for a
+    graph without the container's magic (the real compiler's, or damage the studio names)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = os.pread(fd, PREAMBLE, 0)
+        if not head.startswith(MAGIC):
+            return None
+        pieces = [(0, head)]
+        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
+        if slot_size <= 0 or slot_size % 4096:
+            return pieces  # a broken preamble: the check says so
+        for offset in (PREAMBLE, PREAMBLE + slot_size):
+            start = os.pread(fd, SLOT_HEAD, offset)
+            length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
+            pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
+        return pieces
+    finally:
+        os.close(fd)
+
+
+def check_files(entries, record, blob):
+    """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
+    files, pieces = [], []
+    for prefix, entry in check_entries(entries):
+        name = prefix + text(os.fsencode(entry.name))
+        try:
+            files.append([name, entry.stat().st_size])
+            if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
+                found = [(0, read_small(entry.path))]
+            elif entry.name.endswith(".rbln"):
+                found = head_pieces(entry.path)
+                if found is None:
+                    record["real"] = True
+                    continue
+            else:
+                continue
+        except OSError:
+            record["real"] = True  # the check reads it there and says what is wrong
+            continue
+        for offset, data in found:
+            packed = zlib.compress(data, 1)
+            pieces.append([name, offset, len(packed)])
+            blob.append(packed)
+    record["fl"] = files
+    record["x"] = pieces
+
+
+def row(folder, entries, size, graphs, link_target):
+    record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    if link_target is not None:
+        record["lt"] = text(os.fsencode(link_target))
+    config = b""
+    try:
+        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
+        config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
+        record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
+    except OSError as exc:
+        record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
+    try:
+        model = json.loads(read_small(os.path.join(folder, "config.json")))
+        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
+            record["n"] = model["_name_or_path"]
+    except (OSError, ValueError, RecursionError):
+        pass
+    blob = [config]
+    if config or any(e.name == PIPELINE_INDEX for e in entries):  # a pipeline: its index and components' configs
+        check_files(entries, record, blob)
+    return record, b"".join(blob)
 
 
 def walk(root):
@@ -234,11 +245,11 @@ def walk(root):
         first = False
         if is_artifact((e.name for e in entries), folder):
             try:
-                found = row(folder, entries, link_target)
-            except OSError as exc:  # as the local scan's listing: the artifact is a failed row
+                size, graphs = listing(entries)
+            except OSError as exc:
                 failed(folder, exc, "list")
             else:
-                emit(*found)
+                emit(*row(folder, entries, size, graphs, link_target))
             count += 1
             continue  # an artifact's subfolders belong to it
         subfolders = []  # type: list[tuple[str, str | None, OSError | None]]
