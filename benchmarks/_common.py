@@ -116,10 +116,24 @@ def cli() -> list[str]:
     return [str(exe)]
 
 
+BYTECODE = Path(tempfile.gettempdir()) / f"rbln-studio-bench-bytecode-{os.getuid()}"
+
+
 def env() -> dict[str, str]:
     """The environment of the measured commands: the installed package (`bash bootstrap.sh` installs this checkout
-    in editable mode). For a before/after, install the other checkout into its own venv and run its script there."""
-    return dict(os.environ)
+    in editable mode). For a before/after, install the other checkout into its own venv and run its script there.
+
+    Every command runs with compiled bytecode, as an installed copy has it (pip compiles a wheel at install), kept
+    in a scratch PYTHONPYCACHEPREFIX even where PYTHONDONTWRITEBYTECODE is set (as on the machine of
+    docs/performance.md, where each start would otherwise compile our modules from source); the first, unrecorded
+    round of each benchmark writes it."""
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(BYTECODE)}
+
+
+def write_bytecode() -> None:
+    """Compile the package's modules into env()'s bytecode cache, for benchmarks whose every run is recorded."""
+    package = Path(__import__("rbln_artifact_studio").__file__).parent
+    subprocess.run([python(), "-m", "compileall", "-q", str(package)], check=True, env=env(), stdout=subprocess.DEVNULL)
 
 
 def run(argv: Sequence[str], extra_env: dict[str, str] | None = None) -> Timed:

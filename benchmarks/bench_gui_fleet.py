@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import build_fleet, machine, require_space, scratch
+from _common import build_fleet, machine, require_space, scratch, write_bytecode
 from bench_gui_stall import GOAL, noise_floor, one_run
 
 FIRST_ROWS_GOAL = 1.0
@@ -34,6 +34,7 @@ def main() -> int:
         build_fleet(root / "fleet", args.count)
         print(f"built {args.count:,} artifacts in {time.perf_counter() - started:.0f} s")
         worst, first_rows = [], []
+        write_bytecode()  # an installed copy has it (_common.env)
         for run in range(args.runs):
             result = one_run(str(root / "fleet"), str(root), "filled", args.count)
             if result.shown is None or result.first_rows is None:

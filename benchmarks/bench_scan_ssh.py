@@ -4,6 +4,10 @@ The same 5,000-artifact tree, read through a throwaway sshd (tests/remote/sshd.p
 side runs in the server's python3, started by sshd: its CPU time is not this process's child time, so only
 the wall-clock ratio compares the two. A warm-up round opens the shared connection (ControlMaster), as an
 app that is connected already would have it.
+
+By default the server has only python3: the walk runs there and each artifact is checked here from what it sends.
+--studio-on-server puts this checkout's rbln-studio-cli on the server's PATH, where the scan runs it instead
+(the full check there, rows streamed back).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, build_fleet, cli, interleave, machine, report, run, scratch
+from _common import REPO, build_fleet, cli, interleave, machine, python, report, run, scratch
 
 sys.path.insert(0, str(REPO / "tests"))
 
@@ -32,6 +36,9 @@ def main() -> int:
         default="python3",
         help="the server's Python (RBLN_STUDIO_REMOTE_PYTHON); default: python3 on its PATH",
     )
+    parser.add_argument(
+        "--studio-on-server", action="store_true", help="rbln-studio-cli on the server's PATH (the server's own scan)"
+    )
     args = parser.parse_args()
     absent = missing()
     if absent is not None:
@@ -41,7 +48,10 @@ def main() -> int:
     with scratch("scan-ssh") as root, tempfile.TemporaryDirectory(prefix="rs-") as sockets:
         fleet = root / "fleet"
         build_fleet(fleet, args.count)
-        with running_sshd(root / "sshd", "bench-npu", {"PATH": "/usr/local/bin:/usr/bin:/bin"}) as sshd:
+        server_path = "/usr/local/bin:/usr/bin:/bin"
+        if args.studio_on_server:
+            server_path = f"{Path(python()).parent}:{server_path}"
+        with running_sshd(root / "sshd", "bench-npu", {"PATH": server_path}) as sshd:
             ssh_env = {
                 "RBLN_STUDIO_SSH_CONFIG": str(sshd.client_config),
                 "XDG_RUNTIME_DIR": sockets,
@@ -63,8 +73,9 @@ def main() -> int:
                 f"fixed cost per round trip: empty command {empty * 1000:.0f} ms, "
                 f"{args.python} -c pass {(time.perf_counter() - start) * 1000:.0f} ms"
             )
+            where = "rbln-studio-cli on the server" if args.studio_on_server else "bare python3 on the server"
             report(
-                f"scan over ssh to 127.0.0.1 vs local scan --no-cache, {args.count} artifacts (row 8)",
+                f"scan over ssh to 127.0.0.1 ({where}) vs local scan --no-cache, {args.count} artifacts (row 8)",
                 times["ssh"],
                 times["local"],
                 1.5,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,13 +36,7 @@ class ServerMenu(QObject):
         self.window = window
         config = window.settings.ssh_config()
         self.servers = ServerSources(
-            window.jobs,
-            window.model,
-            window.settings,
-            Path(config) if config else None,
-            # As the CLI: the servers' Python when not python3 (RBLN_STUDIO_REMOTE_PYTHON; remote/server.py).
-            os.environ.get("RBLN_STUDIO_REMOTE_PYTHON") or "python3",
-            parent=self,
+            window.jobs, window.model, window.settings, Path(config) if config else None, parent=self
         )
         self.action_connect = window._action(
             "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"

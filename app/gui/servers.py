@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -127,10 +128,11 @@ class ServerSources(QObject):
         model: ArtifactTableModel,
         settings: Settings,
         ssh_config: Path | None = None,
-        python: str = "python3",
+        python: str | None = None,
         parent: QObject | None = None,
     ) -> None:
-        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F)."""
+        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F); python: the servers' Python
+        (None: as the CLI, RBLN_STUDIO_REMOTE_PYTHON or python3)."""
         super().__init__(parent)
         self.jobs, self.model, self.settings = jobs, model, settings
         self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
@@ -146,10 +148,12 @@ class ServerSources(QObject):
     def _server(self, host: str) -> Server:
         """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
         from rbln_artifact_studio.remote import registry
+        from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
         from rbln_artifact_studio.remote.transport import SshOptions
 
         if not self._configured:
-            registry.configure(SshOptions(config_file=self._ssh_config), self._python)
+            python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
+            registry.configure(SshOptions(config_file=self._ssh_config), python)
             self._configured = True
         return registry.server(host)
 

@@ -95,8 +95,8 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
     code, message = record["e"]
-    summary = failed_row(str(record["f"]), OSError(int(code), str(message)), str(record["do"]))
-    return dataclasses.replace(summary, path=RemotePath(host, summary.path).url)
+    url = RemotePath(host, str(record["f"])).url  # named as the checked rows name their files
+    return failed_row(url, OSError(int(code), str(message)), str(record["do"]))
 
 
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:

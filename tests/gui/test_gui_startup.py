@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from rbln_artifact_studio.gui.settings import Settings
+
 REPO = Path(__file__).resolve().parents[2]
 
 HEAVY = (
@@ -96,3 +99,26 @@ def test_showing_the_first_artifact_imports_nothing_heavy_on_the_gui_thread(
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_servers_python_from_the_environment_reaches_the_lazily_loaded_ssh_layer(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """remote/ loads with the first connection; the Python named by RBLN_STUDIO_REMOTE_PYTHON (as for the CLI), or
+    the one given, and the ssh_config chosen in the preferences still reach the servers it makes."""
+    from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.jobs import JobManager
+    from rbln_artifact_studio.gui.servers import ServerSources
+    from rbln_artifact_studio.remote import registry
+
+    monkeypatch.setenv("RBLN_STUDIO_REMOTE_PYTHON", "/opt/python3.12/bin/python3")
+    config = tmp_path / "ssh_config"
+    jobs = JobManager()
+    try:
+        server = ServerSources(jobs, ArtifactTableModel(), settings, config)._server("lazy-test-host")
+        assert server.python == "/opt/python3.12/bin/python3"
+        assert server.connection.options.config_file == config
+        given = ServerSources(jobs, ArtifactTableModel(), settings, None, python="python3.11")
+        assert given._server("lazy-test-host").python == "python3.11"
+    finally:
+        registry.configure()  # the process-wide registry back to its defaults for the other tests

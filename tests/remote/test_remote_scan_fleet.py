@@ -37,8 +37,12 @@ class Hidden:
     python: Path
 
     def there(self, text: str) -> str:
-        """A local path or message as the server names it."""
+        """A local path as the server names it."""
         return text.replace(str(self.real), str(self.seen_as))
+
+    def as_url(self, text: str) -> str:
+        """A local message as a server scan words it: its paths as ssh:// URLs."""
+        return text.replace(str(self.real), url(str(self.seen_as)))
 
 
 @pytest.fixture
@@ -70,10 +74,10 @@ def local_scan(root: Path) -> tuple[list[ArtifactSummary], list[str]]:
 
 
 def as_seen_there(hidden: Hidden, rows: list[ArtifactSummary]) -> list[ArtifactSummary]:
-    """Local rows as the server scan gives them: paths as ssh:// urls of the server's path, messages its paths.
+    """Local rows as the server scan gives them: paths as ssh:// URLs of the server's path, in messages too.
     (A link's target stays: fleet's links hold the real path, which the server resolves as written.)"""
     return [
-        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.there(p) for p in r.problems])
+        dataclasses.replace(r, path=url(hidden.there(r.path)), problems=[hidden.as_url(p) for p in r.problems])
         for r in rows
     ]
 
@@ -145,9 +149,8 @@ def test_a_folder_without_permission_is_a_failed_row(
     finally:
         locked.chmod(0o755)
     assert [r.name for r in remote] == ["a-art", "locked"]  # the rest of the listing is there
-    there = hidden.there(str(locked))
-    denied = failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # the local scan's row
-    assert remote[1] == dataclasses.replace(denied, path=url(there))
+    there = url(hidden.there(str(locked)))
+    assert remote[1] == failed_row(there, OSError(errno.EACCES, os.strerror(errno.EACCES)), "list")  # as locally
     assert remote[1].status.value == "invalid" and "Permission denied" in remote[1].problems[0]
 
 
@@ -199,7 +202,7 @@ def test_the_cli_scan_of_a_server_fleet_equals_the_local_one(
         {
             **row,
             "path": url(hidden.there(row["path"])),
-            "problems": [hidden.there(p) for p in row["problems"]],
+            "problems": [hidden.as_url(p) for p in row["problems"]],
         }
         for row in json.loads(here.stdout)
     ]

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.fleet.location import LOCAL, host_of
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+
+if TYPE_CHECKING:  # the table's module loads before the first paint; the scan's loads with the scan, in a worker
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 Value = int | str | None
 
