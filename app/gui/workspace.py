@@ -106,6 +106,8 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
         ctx.checkpoint()
         batch.add(TableRow.of(verified), [], f"Checked {i:,} of {len(checking):,} artifacts")
     batch.flush()
+    while checking:  # freed a row at a time (see ScanCache.release): the GUI thread gets the lock in between
+        checking.pop()
     ctx.progress(found, found, f"{found:,} artifacts read")
     return found
 
@@ -154,6 +156,7 @@ class Workspace(QObject):
         self._pending: set[str] = set()
         self._to_ack: list[Job] = []
         self.long_lived = LongLivedRows()
+        self._rows_received = 0  # rows the table took, new or replacing one (the verdicts replace every row)
 
         self._ack_timer = QTimer(self)
         self._ack_timer.setSingleShot(True)
@@ -234,7 +237,10 @@ class Workspace(QObject):
             self.watcher.watch(message.watch)
         else:
             self.model.upsert(message.rows)
-            self.long_lived.grown_to(self.model.rowCount())
+            # Counted as received, not as the table's size: the full check's verdicts replace each row with a new
+            # one, and those too must leave the collector's sight, or its full passes walk them all again.
+            self._rows_received += len(message.rows)
+            self.long_lived.grown_to(self._rows_received)
             self.watcher.watch(message.watch, artifacts={row.summary.path for row in message.rows})
 
     @Slot()

@@ -532,3 +532,4 @@ def scan(
     finally:
         if cache is not None:
             cache.save(complete and whole)
+            cache.release()

@@ -78,6 +78,13 @@ class ScanCache:
         self._entries[folder] = {"signature": signature, "row": row}
         self._dirty = True
 
+    def release(self) -> None:
+        """Drop the entries one at a time: freeing 50,000 at once is one long deallocation holding the interpreter
+        lock (a GUI thread waiting for it stalls); a loop lets other threads in between."""
+        while self._entries:
+            self._entries.popitem()
+        self._seen = set()
+
     def save(self, complete: bool) -> None:
         """Write the cache; after a complete scan, drop folders that no longer exist."""
         if complete:

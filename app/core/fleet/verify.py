@@ -93,3 +93,4 @@ def verify_rows(
     finally:
         if cache is not None:
             cache.save(False)
+            cache.release()
