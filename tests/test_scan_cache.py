@@ -131,3 +131,19 @@ def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_times
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines()[-1] == "[]"
     assert '"kvcache_num_blocks": 21' in out.stdout  # the cached row, printed
+
+
+def test_saving_and_freeing_a_large_cache_gives_way_every_few_hundred_entries(tmp_path: Path) -> None:
+    """A GUI's scan worker passes its checkpoint: writing or freeing 50,000 entries must not hold the interpreter
+    lock from start to end while the window paints (the second pass of a 50,000-artifact scan stalled on it)."""
+    from rbln_artifact_studio.core.fleet.scan_cache import PAUSE_EVERY, ScanCache
+
+    cache = ScanCache(tmp_path)
+    for i in range(3 * PAUSE_EVERY + 5):
+        cache.put(f"/fleet/a{i}", [["rbln_config.json", 1, 0, 0, i]], {"name": f"a{i}"})
+    paused: list[str] = []
+    cache.save(False, lambda: paused.append("save"))
+    assert paused == ["save"] * 3
+    assert len(ScanCache(tmp_path)._entries) == 3 * PAUSE_EVERY + 5  # everything was written
+    cache.release(lambda: paused.append("release"))
+    assert paused.count("release") >= 3 and not cache._entries

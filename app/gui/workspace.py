@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
-from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.gui.jobs import WORKERS, Job, JobContext, JobManager
 from rbln_artifact_studio.gui.long_lived import LongLivedRows
 
 if TYPE_CHECKING:  # the scan (~30 ms of imports) loads in the scan's worker, not before the window shows
@@ -102,12 +102,15 @@ def _scan_folders(root: str, folders: list[str], known: frozenset[str], ctx: Job
 
     batch = _Batch(ctx)
     inspector = inspector_for(cancel=ctx.cancel)
-    for i, verified in enumerate(verify_rows(Path(root), checking, inspector, ctx.cancel), 1):
+    # WORKERS.checkpoint: the cache's save at the end gives way while the window paints, as the rows do.
+    for i, verified in enumerate(verify_rows(Path(root), checking, inspector, ctx.cancel, pause=WORKERS.checkpoint), 1):
         ctx.checkpoint()
         batch.add(TableRow.of(verified), [], f"Checked {i:,} of {len(checking):,} artifacts")
     batch.flush()
     while checking:  # freed a row at a time (see ScanCache.release): the GUI thread gets the lock in between
         checking.pop()
+        if len(checking) % 256 == 0:
+            WORKERS.checkpoint()
     ctx.progress(found, found, f"{found:,} artifacts read")
     return found
 

@@ -13,12 +13,15 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 CACHE_VERSION = 4  # 3: rows hold the full check's verdict (verify.py), and link targets; 4: the model kind, subfolders
 RACY_SECONDS = 2.0
+PAUSE_EVERY = 256  # entries between two calls of a save's or release's pause
 Signature = list[list[Any]]
+Pause = Callable[[], None]
 
 
 def cache_dir() -> Path:
@@ -78,15 +81,18 @@ class ScanCache:
         self._entries[folder] = {"signature": signature, "row": row}
         self._dirty = True
 
-    def release(self) -> None:
+    def release(self, pause: Pause | None = None) -> None:
         """Drop the entries one at a time: freeing 50,000 at once is one long deallocation holding the interpreter
         lock (a GUI thread waiting for it stalls); a loop lets other threads in between."""
         while self._entries:
             self._entries.popitem()
+            if pause is not None and len(self._entries) % PAUSE_EVERY == 0:
+                pause()
         self._seen = set()
 
-    def save(self, complete: bool) -> None:
-        """Write the cache; after a complete scan, drop folders that no longer exist."""
+    def save(self, complete: bool, pause: Pause | None = None) -> None:
+        """Write the cache; after a complete scan, drop folders that no longer exist. `pause` is called every few
+        hundred entries: a GUI's worker gives way there while the window paints (jobs.WorkerGate)."""
         if complete:
             gone = set(self._entries) - self._seen
             for folder in gone:
@@ -101,6 +107,8 @@ class ScanCache:
             # the interpreter lock for a fifth of a second in the scan worker, and the GUI thread would wait.
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(json.dumps({"version": CACHE_VERSION}) + "\n")
-                for folder, entry in self._entries.items():
+                for i, (folder, entry) in enumerate(self._entries.items(), 1):
                     f.write(json.dumps([folder, entry]) + "\n")
+                    if pause is not None and i % PAUSE_EVERY == 0:
+                        pause()
             os.replace(tmp, self.path)

@@ -10,7 +10,7 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
-from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+from rbln_artifact_studio.core.fleet.scan_cache import Pause, ScanCache
 from rbln_artifact_studio.core.fleet.status import Status, worst
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
@@ -75,9 +75,11 @@ def verify_rows(
     inspector: GraphInspector | None = None,
     cancel: CancelToken | None = None,
     use_cache: bool = True,
+    pause: Pause | None = None,
 ) -> Iterator[ArtifactSummary]:
     """The background verification of rows a fast scan left "checking": each verified row, remembered in the
-    root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces a new one)."""
+    root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces a new one).
+    `pause` is passed to the cache's save and release (see ScanCache.save)."""
     cache = ScanCache(Path(root)) if use_cache else None
     try:
         for row in rows:
@@ -92,5 +94,5 @@ def verify_rows(
             yield verified
     finally:
         if cache is not None:
-            cache.save(False)
-            cache.release()
+            cache.save(False, pause)
+            cache.release(pause)
