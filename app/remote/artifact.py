@@ -115,9 +115,9 @@ def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
             os.close(fd)
 
 
-def _other_files(record: dict[str, Any], part: str) -> list[tuple[str, int]]:
+def _other_files(files: list[list[Any]], part: str) -> list[tuple[str, int]]:
     """The files of the artifact's folder (or of its part, "language_model/") that are not graphs, by name."""
-    names = ((str(name)[len(part) :], int(size)) for name, size in record["files"] if str(name).startswith(part))
+    names = ((str(name)[len(part) :], int(size)) for name, size in files if str(name).startswith(part))
     return sorted((name, size) for name, size in names if "/" not in name and not name.endswith(GRAPH_SUFFIX))
 
 
@@ -202,7 +202,7 @@ def check_snapshot(
     artifact.problems = [Problem(p.severity, _relabel(p.message, local, target)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
-    artifact.other_files = _other_files({"files": files}, "" if part == "." else f"{part}/")
+    artifact.other_files = _other_files(files, "" if part == "." else f"{part}/")
     remote_path = ServerPath.on(target)
     artifact.path = remote_path
     artifact.loaded = artifact.loaded.at(remote_path / artifact.loaded.path.relative_to(local))

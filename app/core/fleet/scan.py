@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import stat
@@ -297,14 +298,12 @@ def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary
 def default_verifier(inspector: Callable[[], GraphInspector | None] = lambda: None) -> Verifier:
     """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. Both are
     loaded on first use: a scan served from the cache never needs them, nor pydantic, nor the backends."""
-    chosen: list[GraphInspector | None] = []
+    chosen = functools.cache(inspector)  # asked once, when the first artifact is read
 
     def verify(row: ArtifactSummary) -> ArtifactSummary:
         from rbln_artifact_studio.core.fleet.verify import verify_summary
 
-        if not chosen:
-            chosen.append(inspector())
-        return verify_summary(row, chosen[0])
+        return verify_summary(row, chosen())
 
     return verify
 
