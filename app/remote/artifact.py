@@ -1,8 +1,10 @@
 """Open an artifact that lives on a server: one round trip fetches its configs, listing and graph headers.
 
-The answer is laid out in a private local folder (configs as they are, every other file as a sparse file of
-its size, simulator graphs with their real header) and opened by the studio's own reader, so a server's
-artifact is checked exactly like a local one. Real compiler graphs are read by `rebel` on the server.
+The studio's own reader checks the answer, so a server's artifact is checked exactly like a local one: a
+decoder-only model is read from memory (SentFiles: each file its size, the pieces sent, zeros between); any other
+layout is laid out in a private local folder first (configs as they are, graphs as sparse files of their size
+with their real header), since its checks read around the folder. Real compiler graphs are read by `rebel` on
+the server.
 """
 
 from __future__ import annotations
@@ -23,13 +25,23 @@ from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
+from rbln_artifact_studio.core.fleet.damage import damage_read
 from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, MAX_SLOT_SIZE, PREAMBLE_SIZE, SLOT_MAGIC
+from rbln_artifact_studio.core.simulator.container import (
+    MAGIC,
+    MAX_SLOT_SIZE,
+    PREAMBLE_SIZE,
+    SLOT_MAGIC,
+    ContainerInfo,
+    ReadAt,
+    probe_read,
+)
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
+from rbln_artifact_studio.core.storage.sharing import SharedFile
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
 
@@ -94,6 +106,15 @@ def snapshot_pieces(record: dict[str, Any]) -> Pieces:
     return pieces
 
 
+def _file_name(name: object) -> str:
+    """A name the server sent for one of an artifact's files: "name", or "part/name" in a compiled part's folder."""
+    text = str(name)
+    parts = PurePosixPath(text).parts
+    if not 1 <= len(parts) <= 2 or PurePosixPath(text).is_absolute() or {"..", "."} & set(parts):
+        raise StudioError(f"The server named a file {text!r}, which is not a file of an artifact.")
+    return text
+
+
 def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
     """What the checks read of the server's answer, as local files: the configs whole and every graph with its size
     (sparse: a simulator graph's header written, a real one's bytes left out). Other files are listed only."""
@@ -101,10 +122,7 @@ def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
     for name, size in files:
         if name not in pieces and not str(name).endswith(GRAPH_SUFFIX):
             continue
-        parts = PurePosixPath(name).parts
-        if not 1 <= len(parts) <= 2 or PurePosixPath(name).is_absolute() or {"..", "."} & set(parts):
-            raise StudioError(f"The server named a file {name!r}, which is not a file of an artifact.")
-        path = folder / name
+        path = folder / _file_name(name)
         path.parent.mkdir(exist_ok=True)  # a compiled part's subfolder (language_model/, unet/)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
@@ -113,6 +131,63 @@ def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
             os.ftruncate(fd, int(size))
         finally:
             os.close(fd)
+
+
+class SentFiles:
+    """An artifact's files as the server sent them, for the reader (artifact.Files): each file its size, the
+    pieces sent, zeros between them (as a file laid out from them reads); nothing here is read or written."""
+
+    def __init__(self, root: Path, files: list[list[Any]], pieces: Pieces) -> None:
+        self.root = root
+        self.sizes = {_file_name(name): int(size) for name, size in files}
+        self.pieces = pieces
+
+    def read_at(self, name: str) -> ReadAt:
+        size, pieces = self.sizes[name], self.pieces.get(name, ())
+
+        def read(length: int, offset: int) -> bytes:
+            end = min(offset + length, size)
+            out = bytearray(max(end - offset, 0))
+            for start, data in pieces:
+                low, high = max(start, offset), min(start + len(data), end)
+                if low < high:
+                    out[low - offset : high - offset] = data[low - start : high - start]
+            return bytes(out)
+
+        return read
+
+    def whole(self, name: str) -> bytes | None:
+        """A file the server sent whole (a config), or None when it sent none of it."""
+        return self.read_at(name)(self.sizes[name], 0) if name in self.sizes and name in self.pieces else None
+
+    def _name(self, path: Path) -> str:
+        """The path's name in the answer (a ServerPath prints as its URL: its parts say where it is)."""
+        return "/".join(path.parts[len(self.root.parts) :])
+
+    def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
+        prefix = self._name(folder)
+        prefix = f"{prefix}/" if prefix else ""
+        graphs, others = [], []
+        for name, size in sorted(self.sizes.items()):
+            own = name[len(prefix) :]
+            if not name.startswith(prefix) or "/" in own:
+                continue
+            if own.endswith(GRAPH_SUFFIX):
+                graphs.append((own[: -len(GRAPH_SUFFIX)], folder / own, size))
+            else:
+                others.append((own, size))
+        return graphs, others
+
+    def probe(self, path: Path) -> ContainerInfo | None:
+        name = self._name(path)
+        return probe_read(path, self.sizes[name], self.read_at(name))
+
+    def damage_without_magic(self, path: Path) -> str | None:
+        name = self._name(path)
+        return damage_read(self.sizes[name], self.read_at(name))
+
+    def shared(self, folder: Path, names: list[str]) -> list[SharedFile]:
+        return []  # as a folder laid out from the answer: the server's links are its own resize's concern
 
 
 def _other_files(files: list[list[Any]], part: str) -> list[tuple[str, int]]:
@@ -185,8 +260,20 @@ def _artifact_from(host: str, target: RemotePath, record: dict[str, Any]) -> Art
 def check_snapshot(
     host: str, target: RemotePath, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
 ) -> Artifact:
-    """The artifact at target as the studio's own reader sees it, from what the server sent of its files (laid out
-    in a private folder, in memory where possible); NoKvCacheError and every message name the server's paths."""
+    """The artifact at target as the studio's own reader sees it, from what the server sent of its files;
+    NoKvCacheError and every message name the server's paths."""
+    root = ServerPath.on(target)
+    sent = SentFiles(root, files, pieces)
+    config = sent.whole(CONFIG_NAME)
+    artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel))
+    return artifact if artifact is not None else check_laid_out(host, target, files, pieces, rebel)
+
+
+def check_laid_out(
+    host: str, target: RemotePath, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
+) -> Artifact:
+    """check_snapshot from the answer laid out in a private folder (in memory where possible), for the layouts
+    whose checks read around the folder (a VLM's parts, a pipeline's components, other kinds)."""
     with tempfile.TemporaryDirectory(prefix="rbln-studio-server-", dir=_scratch()) as tmp:
         local = Path(tmp) / (target.name or "artifact")
         _lay_out(files, pieces, local)
@@ -204,6 +291,16 @@ def check_snapshot(
         artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
     artifact.other_files = _other_files(files, "" if part == "." else f"{part}/")
     remote_path = ServerPath.on(target)
+
+    def there(path: Path) -> Path:
+        return remote_path / path.relative_to(local) if path.is_relative_to(local) else path
+
     artifact.path = remote_path
-    artifact.loaded = artifact.loaded.at(remote_path / artifact.loaded.path.relative_to(local))
+    artifact.loaded = artifact.loaded.at(there(artifact.loaded.path))
+    artifact.graph_files = [replace(g, path=there(g.path)) for g in artifact.graph_files]
+    if artifact.location is not None:
+        vlm_root = artifact.location.vlm_root
+        artifact.location = replace(
+            artifact.location, model_dir=there(artifact.location.model_dir), vlm_root=vlm_root and there(vlm_root)
+        )
     return artifact

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ContainerError, StudioError, UnknownNpuError
 from rbln_artifact_studio.core.estimation.estimator import (
@@ -178,6 +179,38 @@ def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[s
     return graphs, others
 
 
+class Files(Protocol):
+    """Where the reader finds an artifact's files: this machine's disk (DISK), or what a server sent of them."""
+
+    def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
+        """The folder's graphs (name without .rbln, path, size) and other files (name, size), by name."""
+        ...
+
+    def probe(self, path: Path) -> ContainerInfo | None:
+        """container.probe_container of the file."""
+        ...
+
+    def damage_without_magic(self, path: Path) -> str | None:
+        """damage.damage_without_magic of the file."""
+        ...
+
+    def shared(self, folder: Path, names: list[str]) -> list[SharedFile]:
+        """sharing.shared_files of the folder's files."""
+        ...
+
+
+class _Disk:
+    """This machine's files."""
+
+    listing = staticmethod(_list_files)
+    probe = staticmethod(probe_container)
+    damage_without_magic = staticmethod(damage_without_magic)
+    shared = staticmethod(shared_files)
+
+
+DISK: Files = _Disk()
+
+
 def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(folder / CONFIG_NAME)
@@ -207,6 +240,10 @@ def _plain_decoder(folder: Path) -> LoadedConfig | None:
         data = read_bytes(path)
     except ConfigError:
         return None
+    return _decoder_config(path, data)
+
+
+def _decoder_config(path: Path, data: bytes) -> LoadedConfig | None:
     view = read_view(data)
     if view is None or kind_of(view.top_level_stand_in()) != (ModelKind.DECODER, ""):
         return None
@@ -214,12 +251,16 @@ def _plain_decoder(folder: Path) -> LoadedConfig | None:
 
 
 def _read_once(
-    folder: Path, inspector: GraphInspector | None, location: KvLocation, loaded: LoadedConfig | None = None
+    folder: Path,
+    inspector: GraphInspector | None,
+    location: KvLocation,
+    loaded: LoadedConfig | None = None,
+    files: Files = DISK,
 ) -> Artifact:
     model_dir = location.model_dir
     loaded = loaded or load_config(model_dir)
     config = loaded.model
-    graph_entries, others = _list_files(model_dir)
+    graph_entries, others = files.listing(model_dir)
     problems = config_problems(config)
     prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
     problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.top_level)]
@@ -229,14 +270,14 @@ def _read_once(
     sim_errors = []
     for name, path, size in graph_entries:
         try:
-            info = probe_container(path)
+            info = files.probe(path)
         except ContainerError as exc:
             broken = str(exc).removeprefix(f"{path.name} ").removeprefix("is ").removeprefix("has ")
             sim_errors.append(damaged_message(path.name, broken))
             graph_files.append(GraphFile(name, path, size, damage=broken))
             continue
         if info is None:  # no container magic: real compiler output, unless damage_without_magic names damage
-            why = damage_without_magic(path)
+            why = files.damage_without_magic(path)
             graph_files.append(GraphFile(name, path, size, damage=why))
             if why is not None:
                 sim_errors.append(damaged_message(path.name, why))
@@ -256,7 +297,7 @@ def _read_once(
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
-    artifact.shared = shared_files(model_dir, [g.path.name for g in graph_files])
+    artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 
@@ -331,3 +372,15 @@ def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts:
         if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")
+
+
+def open_decoder_from(
+    folder: Path, config: bytes, files: Files, inspector: GraphInspector | None = None
+) -> Artifact | None:
+    """open_artifact of a decoder-only model with its KV settings at the top level, its rbln_config.json given and
+    its other files read through files (a server's, from what it sent); None for any other layout, which needs
+    the folder itself (kv_location reads around it)."""
+    if folder.name in LM_SECTIONS:
+        return None
+    loaded = _decoder_config(folder / CONFIG_NAME, config)
+    return None if loaded is None else _read_once(folder, inspector, KvLocation(folder), loaded, files)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from rbln_artifact_studio.core.fleet.status import Problem, Status
-from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_MAGIC
+from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_MAGIC, ReadAt
 
 
 def damaged_message(file_name: str, why: str) -> str:
@@ -37,9 +37,17 @@ def damage_without_magic(path: Path) -> str | None:
         size = os.stat(path).st_size
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
+    return _damage(size, *simulator_marks(path))
+
+
+def damage_read(size: int, read_at: ReadAt) -> str | None:
+    """damage_without_magic for a file of `size` bytes read through read_at (a server's, from what it sent)."""
+    return _damage(size, read_at(len(MAGIC), 0) == MAGIC, read_at(len(SLOT_MAGIC), PREAMBLE_SIZE) == SLOT_MAGIC)
+
+
+def _damage(size: int, magic: bool, slot: bool) -> str | None:
     if size == 0:
         return "empty: 0 bytes; copy it again or recompile"
-    magic, slot = simulator_marks(path)
     if not magic and slot:
         return "broken header: the simulator container's preamble was overwritten; copy it again or recompile"
     return None

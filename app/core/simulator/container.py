@@ -112,10 +112,14 @@ def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
 SLOT_READ = 16 * 1024  # a slot's first read: its header and a typical body (the rest is read only when longer)
 
 
-def _read_slot(fd: int, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
+ReadAt = Callable[[int, int], bytes]
+"""Up to `length` bytes of a file from `offset` (fewer at its end), as os.pread(fd, length, offset) reads them."""
+
+
+def _read_slot(read_at: ReadAt, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
     """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
     head is the file's first bytes as read (slot 0 begins in them)."""
-    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else os.pread(fd, SLOT_READ, offset)
+    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else read_at(SLOT_READ, offset)
     if len(data) < _SLOT.size:
         return None
     magic, generation, length, crc = _SLOT.unpack_from(data)
@@ -123,7 +127,7 @@ def _read_slot(fd: int, index: int, offset: int, slot_size: int, head: bytes) ->
         return None
     body = data[_SLOT.size : _SLOT.size + length]
     if len(body) < length:  # a long header (many devices or tensors): the rest of it
-        body += os.pread(fd, length - len(body), offset + _SLOT.size + len(body))
+        body += read_at(length - len(body), offset + _SLOT.size + len(body))
         if len(body) < length:
             return None
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
@@ -138,37 +142,41 @@ def _read_slot(fd: int, index: int, offset: int, slot_size: int, head: bytes) ->
 def probe_container(path: Path) -> ContainerInfo | None:
     """The container's preamble and valid header slots (not the payload); None when the file lacks the
     container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage."""
-    name = path.name
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            size = os.fstat(fd).st_size
-            head = os.pread(fd, PREAMBLE_SIZE + SLOT_READ, 0)  # the preamble and the start of slot 0 in one read
-            if head[: len(MAGIC)] != MAGIC:
-                return None
-            if len(head) < _PREAMBLE.size:
-                raise ContainerError(f"{name} is truncated inside its preamble; copy it again or recompile.")
-            _magic, version, slot_size, payload_offset, payload_length, payload_crc, crc = _PREAMBLE.unpack_from(head)
-            if zlib.crc32(head[: _PREAMBLE.size - 4]) != crc:
-                raise ContainerError(f"{name} has a damaged preamble (checksum mismatch); recompile the artifact.")
-            if version != VERSION:
-                raise ContainerError(
-                    f"{name} uses container format version {version}; this tool reads version {VERSION}. "
-                    "Update RBLN Artifact Studio or recompile."
-                )
-            if not (MIN_SLOT_SIZE <= slot_size <= MAX_SLOT_SIZE and slot_size % 4096 == 0):
-                raise ContainerError(f"{name} declares an invalid header slot size ({slot_size}).")
-            if payload_offset != PREAMBLE_SIZE + 2 * slot_size or size < payload_offset + payload_length:
-                raise ContainerError(
-                    f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
-                    "copy it again from its source or recompile."
-                )
-            found = (_read_slot(fd, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
-            slots = tuple(s for s in found if s is not None)
+            return probe_read(path, os.fstat(fd).st_size, lambda length, offset: os.pread(fd, length, offset))
         finally:
             os.close(fd)
     except OSError as exc:
-        raise ContainerError(f"{name} cannot be read: {exc.strerror or exc}.") from None
+        raise ContainerError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+
+
+def probe_read(path: Path, size: int, read_at: ReadAt) -> ContainerInfo | None:
+    """probe_container for a file of `size` bytes read through read_at (a server's file, from what it sent)."""
+    name = path.name
+    head = read_at(PREAMBLE_SIZE + SLOT_READ, 0)  # the preamble and the start of slot 0 in one read
+    if head[: len(MAGIC)] != MAGIC:
+        return None
+    if len(head) < _PREAMBLE.size:
+        raise ContainerError(f"{name} is truncated inside its preamble; copy it again or recompile.")
+    _magic, version, slot_size, payload_offset, payload_length, payload_crc, crc = _PREAMBLE.unpack_from(head)
+    if zlib.crc32(head[: _PREAMBLE.size - 4]) != crc:
+        raise ContainerError(f"{name} has a damaged preamble (checksum mismatch); recompile the artifact.")
+    if version != VERSION:
+        raise ContainerError(
+            f"{name} uses container format version {version}; this tool reads version {VERSION}. "
+            "Update RBLN Artifact Studio or recompile."
+        )
+    if not (MIN_SLOT_SIZE <= slot_size <= MAX_SLOT_SIZE and slot_size % 4096 == 0):
+        raise ContainerError(f"{name} declares an invalid header slot size ({slot_size}).")
+    if payload_offset != PREAMBLE_SIZE + 2 * slot_size or size < payload_offset + payload_length:
+        raise ContainerError(
+            f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
+            "copy it again from its source or recompile."
+        )
+    found = (_read_slot(read_at, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
+    slots = tuple(s for s in found if s is not None)
     if not slots:
         raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
     return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)
