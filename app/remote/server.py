@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import queue
 import signal
 import subprocess
 import threading
@@ -16,6 +14,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.remote.records import RecordReader
 from rbln_artifact_studio.remote.transport import SSH_FAILED, SshConnection, SshOptions
 
 PROGRAMS = Path(__file__).resolve().parent / "on_server"
@@ -43,22 +42,6 @@ BOOT = (
 def program_source(name: str) -> bytes:
     """A program from on_server/, behind the prelude that ends it when the client goes away."""
     return (PROGRAMS / "prelude.py").read_bytes() + b"\n" + (PROGRAMS / f"{name}.py").read_bytes()
-
-
-def _pump(stream: Any, sink: queue.Queue[dict[str, Any] | None]) -> None:
-    """Parse each JSON line; a line with "blob": N is followed by N raw bytes, handed over as "blob_data"."""
-    try:
-        for line in iter(stream.readline, b""):
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            if isinstance(record, dict) and "blob" in record:
-                record["blob_data"] = stream.read(int(record["blob"]))
-            sink.put(record)
-    except (ValueError, OSError):
-        pass  # a cut-off answer: the exit status says why
-    finally:
-        sink.put(None)
 
 
 def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> None:
@@ -99,28 +82,31 @@ class Server:
         code = program_source(program)
         proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         errors: list[bytes] = []
-        out_thread = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
         err_thread = threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True)
-        out_thread.start()
         err_thread.start()
+        answer = RecordReader(proc.stdout.fileno())
         answered = False
         try:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(code)
                 proc.stdin.flush()
             while True:
+                if cancel is not None and cancel.cancelled:
+                    raise CancelledError(f"Cancelled; the work on {self.host} was stopped.")
                 try:
-                    line = lines.get(timeout=POLL)
-                except queue.Empty:
-                    if cancel is not None and cancel.cancelled:
-                        raise CancelledError(f"Cancelled; the work on {self.host} was stopped.") from None
-                    continue
-                if line is None:
+                    record = answer.next(POLL)
+                except ValueError as exc:
+                    raise StudioError(
+                        f"{self.host} answered something the studio cannot read ({exc}).",
+                        hint="Something on the server printed text into the answer: make its shell startup files "
+                        "(~/.bashrc, ~/.profile) print only in interactive shells.",
+                    ) from None
+                if record is not None:
+                    answered = True
+                    yield record
+                elif answer.ended:
                     break
-                answered = True
-                yield line
             proc.wait()
             err_thread.join(5)
             stderr = b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace")
@@ -132,7 +118,7 @@ class Server:
                 )
             self._check_status(proc.returncode, stderr)
         finally:
-            _end(proc, (out_thread, err_thread))
+            _end(proc, (err_thread,))
 
     def _check_status(self, status: int, stderr: str) -> None:
         if status == 0:

@@ -1,0 +1,118 @@
+"""A helper program's answer is parsed as it arrives, however the pipe cuts it; a round trip is made only when needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.remote.records import RecordReader
+from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
+from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.target import RemotePath
+
+BLOB = b'{"not": "a line"}\n\n' + bytes(range(256)) * 3  # raw bytes that look like lines and hold newlines
+ANSWER = b'{"a": "/srv/x", "blob": ' + str(len(BLOB)).encode() + b"}\n" + BLOB + b'\n{"i": "skipped"}\n{"end": 1}\n'
+
+
+@contextmanager
+def piped(data: bytes, chunk: int) -> Iterator[RecordReader]:
+    """A reader of data written into a pipe `chunk` bytes at a time by another thread."""
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_end, "wb", buffering=0) as out:
+            for start in range(0, len(data), chunk):
+                out.write(data[start : start + chunk])
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        yield RecordReader(read_end)
+    finally:
+        writer.join()
+        os.close(read_end)
+
+
+def records_of(reader: RecordReader) -> list[dict[str, object]]:
+    out = []
+    while (record := reader.next(5)) is not None:
+        out.append(record)
+    assert reader.ended
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_records_come_whole_however_the_pipe_cuts_them(chunk: int) -> None:
+    with piped(ANSWER, chunk) as reader:
+        records = records_of(reader)
+    assert records == [
+        {"a": "/srv/x", "blob": len(BLOB), "blob_data": BLOB},
+        {"i": "skipped"},
+        {"end": 1},
+    ]
+
+
+def test_a_record_cut_off_by_a_lost_connection_is_dropped() -> None:
+    with piped(ANSWER[: ANSWER.index(b'{"end"') + 4], 5) as reader:
+        records = records_of(reader)
+    assert [sorted(r) for r in records] == [["a", "blob", "blob_data"], ["i"]]
+    with piped(ANSWER[:40], 5) as reader:  # cut inside the blob: the record never completes
+        assert records_of(reader) == []
+
+
+def test_text_that_is_not_the_programs_answer_is_refused() -> None:
+    with piped(b"Welcome to npu-7!\n" + ANSWER, 64) as reader, pytest.raises(ValueError):
+        records_of(reader)
+    with piped(b"[1, 2]\n", 64) as reader, pytest.raises(ValueError, match="not a JSON object"):
+        records_of(reader)
+
+
+def test_next_returns_none_when_nothing_arrived_in_time() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        reader = RecordReader(read_end)
+        assert reader.next(0.01) is None and not reader.ended
+        os.write(write_end, json.dumps({"end": 0}).encode() + b"\n")
+        assert reader.next(5) == {"end": 0}
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+class NoServer:
+    """A server that must not be asked: every row already has its verdict."""
+
+    host = "npu-7"
+
+    def stream(self, *_args: object) -> Iterator[dict[str, object]]:
+        raise AssertionError("a round trip for rows that need none")
+
+
+def test_rows_with_their_verdict_need_no_second_round_trip() -> None:
+    rows = [ArtifactSummary(f"ssh://npu-7/srv/a{i}", f"a{i}", Status.OK) for i in range(2500)]
+    assert list(checked_rows(NoServer(), rows, chunk=1000)) == rows  # type: ignore[arg-type]
+
+
+def test_a_login_banner_in_the_answer_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """A server whose shell startup files print text: the studio says so instead of scanning nothing."""
+    server = Server("npu-7", python=sys.executable)
+
+    def start(argv: list[str]) -> subprocess.Popen[bytes]:  # the "server" is this machine, its shell chatty
+        chatty = ["sh", "-c", 'echo "Welcome to npu-7"; exec "$@"', "sh", *argv]
+        pipe = subprocess.PIPE
+        return subprocess.Popen(chatty, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
+
+    server.connection.start = start  # type: ignore[method-assign]
+    with pytest.raises(StudioError, match="cannot read") as caught:
+        list(scan_remote(server, RemotePath("npu-7", str(tmp_path))))
+    assert "startup files" in (caught.value.hint or "")
