@@ -9,7 +9,7 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
@@ -22,6 +22,9 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath, parse_remote
+
+if TYPE_CHECKING:  # the reader of what was sent loads with the first artifact to check
+    from rbln_artifact_studio.remote.artifact import Pieces
 
 RULES = json.dumps(
     {
@@ -66,25 +69,33 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     return dataclasses.replace(summary, path=url)
 
 
+def pieces_of(record: dict[str, Any]) -> Pieces:
+    """What the server sent of an artifact's files for its check (see on_server/scan.py): its rbln_config.json,
+    then every other piece, one after another."""
+    blob: bytes = record.get("blob_data", b"")
+    end = int(record.get("cz", 0))  # none for a pipeline: model_index.json and its components' configs
+    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]} if end else {}
+    sent = zlib.decompress(blob[end:]) if record["x"] else b""
+    start = 0
+    for name, offset, length in record["x"]:
+        pieces.setdefault(str(name), []).append((int(offset), sent[start : start + int(length)]))
+        start += int(length)
+    return pieces
+
+
 def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The row with the full check's verdict, from the files the server sent with it (a model with graphs of the
     real compiler is left "checking": rebel reads those on the server, in verify_remote_rows)."""
     from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
-    from rbln_artifact_studio.remote.artifact import Pieces, check_snapshot
+    from rbln_artifact_studio.remote.artifact import check_snapshot
 
     folder: str = record["a"]
     target = RemotePath(host, folder)
-    blob: bytes = record.get("blob_data", b"")
-    end = int(record.get("cz", 0))  # none for a pipeline: model_index.json and its components' configs
-    pieces: Pieces = {CONFIG_NAME: [(0, zlib.decompress(blob[:end]))]} if end else {}
-    for name, offset, length in record["x"]:
-        pieces.setdefault(str(name), []).append((int(offset), zlib.decompress(blob[end : end + int(length)])))
-        end += int(length)
     found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
     found = dataclasses.replace(found, size_on_disk=int(record["s"]))
     try:
-        artifact = check_snapshot(host, target, record["fl"], pieces)
+        artifact = check_snapshot(host, target, record["fl"], pieces_of(record))
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(found, exc.description)
     except StudioError as exc:
@@ -161,6 +172,8 @@ def verify_remote_rows(
     from rbln_artifact_studio.remote.artifact import open_remote_artifacts
 
     checking = [r for r in rows if r.status is Status.CHECKING]
+    if not checking:
+        return  # no round trip: every row has its verdict
     targets = [parse_remote(r.path) for r in checking]
     for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
         if isinstance(result, NoKvCacheError):  # inspect describes it: kind, parts and problems, no KV figures

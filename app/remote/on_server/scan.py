@@ -1,13 +1,14 @@
 """Walk a folder on the server like the studio's scan and stream, per artifact, what a table row is made of.
 
 Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes one JSON line per artifact
-{"a": folder, "s": total size, "g": {graph: size}, "cz": true (rbln_config.json follows, zlib, as a blob) or
-"ce": [errno, message], "n": config.json's _name_or_path, "lt": the link's target when the artifact is a link
+{"a": folder, "s": total size, "g": {graph: size}, "cz": N (the blob's first N bytes are rbln_config.json, zlib'd)
+or "ce": [errno, message], "n": config.json's _name_or_path, "lt": the link's target when the artifact is a link
 to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in its subfolder as "part/name"),
 "x": [[name, offset, length]] the pieces the studio's full check reads (configs whole, a simulator graph's
-preamble and used header slots), zlib'd, after the config in the blob, "real": true when a graph was written by
-the real compiler (its check needs the server's rebel: a second round trip)}, {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not
-be read (it becomes a failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
+preamble and used header slots), one after another and zlib'd as one, after the config in the blob, "real": true
+when a graph was written by the real compiler (its check needs the server's rebel: a second round trip)},
+{"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
+failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
 The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing.
 """
 
@@ -161,7 +162,7 @@ def head_pieces(path):
 
 def check_files(entries, record, blob):
     """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
-    files, pieces = [], []
+    files, pieces, raw = [], [], []
     for prefix, entry in check_entries(entries):
         name = prefix + text(os.fsencode(entry.name))
         try:
@@ -179,11 +180,12 @@ def check_files(entries, record, blob):
             record["real"] = True  # the check reads it there and says what is wrong
             continue
         for offset, data in found:
-            packed = zlib.compress(data, 1)
-            pieces.append([name, offset, len(packed)])
-            blob.append(packed)
+            pieces.append([name, offset, len(data)])
+            raw.append(data)
     record["fl"] = files
     record["x"] = pieces
+    if raw:
+        blob.append(zlib.compress(b"".join(raw), 1))
 
 
 def row(folder, entries, size, graphs, link_target):
