@@ -13,6 +13,7 @@ The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Rea
 """
 
 import errno
+import io
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import zlib
 
 ROOT = sys.argv[1]
@@ -37,7 +39,11 @@ TEXTS = set(RULES["texts"])
 MAGIC = RULES["magic"].encode("latin-1")
 PREAMBLE = RULES["preamble_size"]
 SLOT_HEAD = 20  # a header slot starts with magic, generation, length, crc: "<4sQII"
-OUT = sys.stdout.buffer
+# Written in large pieces (each small write costs ssh a packet at both ends), yet never held back long: rows
+# appear as the walk finds them.
+OUT = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False), buffer_size=1 << 18)
+FLUSH_EVERY = 0.05  # seconds
+last_flush = time.monotonic()
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 
 
@@ -72,6 +78,16 @@ def emit(record, blob=b""):
     if blob:
         record["blob"] = len(blob)
     OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
+    flush_now()
+
+
+def flush_now():
+    """What is written goes out if the last of it went more than FLUSH_EVERY ago (a slow walk, a first row)."""
+    global last_flush
+    now = time.monotonic()
+    if now - last_flush > FLUSH_EVERY:
+        OUT.flush()
+        last_flush = now
 
 
 def is_pipeline(folder):
@@ -180,8 +196,10 @@ def check_files(entries, record, blob):
             record["real"] = True  # the check reads it there and says what is wrong
             continue
         for offset, data in found:
-            pieces.append([name, offset, len(data)])
-            raw.append(data)
+            data = data.rstrip(b"\0")  # what is not sent reads as zeros there (a preamble is mostly padding)
+            if data:
+                pieces.append([name, offset, len(data)])
+                raw.append(data)
     record["fl"] = files
     record["x"] = pieces
     if raw:
@@ -223,6 +241,7 @@ def walk(root):
     first = True
     count = 0
     while stack:
+        flush_now()  # a row found before a long walk through other folders is not held back
         folder, link_target, failure = stack.pop()
         if failure is not None:
             failed(folder, failure, "read")
@@ -294,6 +313,7 @@ def studio_scan(cli):
         line = line.strip().rstrip(b",")
         if line.startswith(b"{"):
             OUT.write(b'{"row": ' + line + b"}\n")
+            flush_now()
             count += 1
     proc.wait()
     reader.join()
