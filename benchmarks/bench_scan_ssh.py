@@ -39,6 +39,9 @@ def main() -> int:
     parser.add_argument(
         "--studio-on-server", action="store_true", help="rbln-studio-cli on the server's PATH (the server's own scan)"
     )
+    parser.add_argument(
+        "--jobs", type=int, help="both scans in N processes (default: theirs, one per idle CPU by the load average)"
+    )
     args = parser.parse_args()
     absent = missing()
     if absent is not None:
@@ -57,8 +60,9 @@ def main() -> int:
                 "XDG_RUNTIME_DIR": sockets,
                 "RBLN_STUDIO_REMOTE_PYTHON": args.python,
             }
-            remote = run([*cli(), "scan", f"ssh://{sshd.alias}{fleet}", "--json"], ssh_env)
-            local = run([*cli(), "scan", str(fleet), "--json", "--no-cache"])
+            jobs = [] if args.jobs is None else ["--jobs", str(args.jobs)]
+            remote = run([*cli(), "scan", f"ssh://{sshd.alias}{fleet}", "--json", *jobs], ssh_env)
+            local = run([*cli(), "scan", str(fleet), "--json", "--no-cache", *jobs])
             times = interleave({"ssh": remote, "local": local}, args.runs)
             # The fixed cost of any command on this server: a session on the shared connection, the login
             # shell and its startup files, the interpreter's start (what every round trip pays once).
@@ -74,6 +78,8 @@ def main() -> int:
                 f"{args.python} -c pass {(time.perf_counter() - start) * 1000:.0f} ms"
             )
             where = "rbln-studio-cli on the server" if args.studio_on_server else "bare python3 on the server"
+            if args.jobs is not None:
+                where += f", --jobs {args.jobs}"
             report(
                 f"scan over ssh to 127.0.0.1 ({where}) vs local scan --no-cache, {args.count} artifacts (row 8)",
                 times["ssh"],
