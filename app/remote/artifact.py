@@ -297,7 +297,10 @@ def check_laid_out(
 
     artifact.path = remote_path
     artifact.loaded = artifact.loaded.at(there(artifact.loaded.path))
-    artifact.graph_files = [replace(g, path=there(g.path)) for g in artifact.graph_files]
+    artifact.graph_files = [
+        replace(g, path=there(g.path), container=g.container and replace(g.container, path=there(g.container.path)))
+        for g in artifact.graph_files
+    ]
     if artifact.location is not None:
         vlm_root = artifact.location.vlm_root
         artifact.location = replace(

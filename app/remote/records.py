@@ -9,9 +9,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import time
 from typing import Any
 
 READ_SIZE = 1 << 20
+
+
+class AnswerError(ValueError):
+    """The answer holds something that is not the program's (text a login script printed, a damaged line)."""
 
 
 class RecordReader:
@@ -19,22 +24,28 @@ class RecordReader:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.poll = select.poll()  # not select(): that fails for descriptors past 1023
+        self.poll.register(fd, select.POLLIN)
         self.buffer = bytearray()
         self.start = 0  # where the first record not yet handed out begins in buffer
         self.pending: dict[str, Any] | None = None  # a record parsed whose blob has not all arrived
         self.ended = False
 
     def next(self, timeout: float) -> dict[str, Any] | None:
-        """The next record; None when none became whole within timeout (see ended for the answer's end).
-
-        Raises ValueError for a line that is not a JSON object (the program's answer is not the studio's)."""
+        """The next record; None when none became whole within timeout seconds (see ended for the answer's end),
+        however much of one arrives meanwhile. Raises AnswerError for what is not the program's answer."""
+        deadline = time.monotonic() + timeout
         while True:
             record = self._parse()
             if record is not None or self.ended:
                 return record
-            if not select.select([self.fd], [], [], timeout)[0]:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.poll.poll(left * 1000):
                 return None
-            data = os.read(self.fd, READ_SIZE)
+            try:
+                data = os.read(self.fd, READ_SIZE)
+            except OSError:
+                data = b""  # the pipe broke: the program's exit status says why
             if not data:
                 self.ended = True  # a record cut off at the end is dropped: the exit status says why
                 continue
@@ -46,14 +57,19 @@ class RecordReader:
     def _parse(self) -> dict[str, Any] | None:
         if self.pending is None:
             end = self.buffer.find(b"\n", self.start)
-            while end == self.start:  # blank lines
-                self.start += 1
+            while end >= 0 and not self.buffer[self.start : end].strip():  # blank lines
+                self.start = end + 1
                 end = self.buffer.find(b"\n", self.start)
             if end < 0:
                 return None
-            record = json.loads(self.buffer[self.start : end])
-            if not isinstance(record, dict):
-                raise ValueError(f"a line that is not a JSON object: {record!r:.80}")
+            line = bytes(self.buffer[self.start : end])
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                raise AnswerError(f"a line that is not JSON: {line[:80]!r}") from None
+            blob = record.get("blob", 0) if isinstance(record, dict) else None
+            if not isinstance(blob, int) or blob < 0:
+                raise AnswerError(f"a line that is not one of the program's records: {line[:80]!r}")
             self.start = end + 1
             self.pending = record
         blob = int(self.pending.get("blob", 0))

@@ -14,7 +14,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.remote.records import RecordReader
+from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.transport import SSH_FAILED, SshConnection, SshOptions
 
 PROGRAMS = Path(__file__).resolve().parent / "on_server"
@@ -96,7 +96,7 @@ class Server:
                     raise CancelledError(f"Cancelled; the work on {self.host} was stopped.")
                 try:
                     record = answer.next(POLL)
-                except ValueError as exc:
+                except AnswerError as exc:
                     raise StudioError(
                         f"{self.host} answered something the studio cannot read ({exc}).",
                         hint="Something on the server printed text into the answer: make its shell startup files "

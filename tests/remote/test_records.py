@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
-from rbln_artifact_studio.remote.records import RecordReader
+from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
@@ -70,11 +71,35 @@ def test_a_record_cut_off_by_a_lost_connection_is_dropped() -> None:
         assert records_of(reader) == []
 
 
-def test_text_that_is_not_the_programs_answer_is_refused() -> None:
-    with piped(b"Welcome to npu-7!\n" + ANSWER, 64) as reader, pytest.raises(ValueError):
+@pytest.mark.parametrize("line", [b"Welcome to npu-7!", b"[1, 2]", b'{"a": "x", "blob": -5}', b'{"blob": "9"}'])
+def test_text_that_is_not_the_programs_answer_is_refused(line: bytes) -> None:
+    with piped(line + b"\n" + ANSWER, 64) as reader, pytest.raises(AnswerError):
         records_of(reader)
-    with piped(b"[1, 2]\n", 64) as reader, pytest.raises(ValueError, match="not a JSON object"):
-        records_of(reader)
+
+
+def test_a_record_arriving_in_trickles_does_not_hold_the_reader_past_its_timeout() -> None:
+    """The caller checks for cancel between two calls: a slow link must not keep it waiting for a whole record."""
+    read_end, write_end = os.pipe()
+    stop = threading.Event()
+
+    def trickle() -> None:
+        for byte in b'{"a": "' + b"x" * 10_000:
+            if stop.wait(0.005):
+                return
+            os.write(write_end, bytes([byte]))
+
+    writer = threading.Thread(target=trickle)
+    writer.start()
+    try:
+        reader = RecordReader(read_end)
+        start = time.monotonic()
+        assert reader.next(0.1) is None
+        assert time.monotonic() - start < 0.5
+    finally:
+        stop.set()
+        writer.join()
+        os.close(read_end)
+        os.close(write_end)
 
 
 def test_next_returns_none_when_nothing_arrived_in_time() -> None:

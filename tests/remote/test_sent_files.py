@@ -6,6 +6,7 @@ each artifact it reports is checked both ways and must come out the same, as a t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ from fleet.layouts import build_fleet
 from kind_fixtures import materialize, simulated_llava
 from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
@@ -83,7 +85,8 @@ def seen(sent: Sent, check: Any) -> tuple[ArtifactSummary, object]:
         return described_row(found, exc.description), None
     except StudioError as exc:
         return with_verdict(found, exc), exc.message
-    return with_verdict(found, artifact), (artifact.breakdown(), artifact.other_files, str(artifact.model_dir))
+    paths = [str(p) for g in artifact.graph_files for p in (g.path, g.container and g.container.path) if p]
+    return with_verdict(found, artifact), (artifact.breakdown(), artifact.other_files, str(artifact.model_dir), paths)
 
 
 @pytest.fixture
@@ -140,6 +143,35 @@ def test_every_artifact_reads_the_same_from_memory_as_laid_out(
     }
     assert rows["with-tokenizer"].status is Status.OK and rows["art"].status is Status.OK
     assert rows["qwen3"].kind == "decoder-only" and rows["whisper"].kind == "encoder-decoder"
+    # And as this machine's reader sees the folders themselves (the "server" is this machine): the same rows.
+    for folder, *_ in (a for a in sent if a[3] is None):
+        assert rows[os.path.basename(folder)] == local_row(folder), folder
+
+
+def local_row(folder: str) -> ArtifactSummary:
+    """The row the local reader gives for folder, its paths worded as a server scan words them."""
+    url = RemotePath(HOST, folder).url
+    found = ArtifactSummary(url, os.path.basename(folder), Status.CHECKING)
+    try:
+        row = with_verdict(found, open_artifact(Path(folder)))
+    except NoKvCacheError as exc:
+        row = described_row(found, exc.description)
+    except StudioError as exc:
+        row = with_verdict(found, exc)
+    return dataclasses.replace(row, problems=[p.replace(folder, url) for p in row.problems])
+
+
+def test_a_part_s_empty_config_is_sent_empty_not_left_out(tmp_path: Path, ca25_artifact: Path) -> None:
+    """A text the check reads is sent whole even when empty: the check then says it is not valid JSON, not that
+    the file does not exist."""
+    (ca25_artifact / "config.json").write_bytes(b"")
+    part = ca25_artifact / "language_model"
+    part.mkdir()
+    (part / "rbln_config.json").write_bytes(b"\0" * 16)
+    [record] = [r for r in answer_of("scan", [str(ca25_artifact.parent), RULES], tmp_path) if "a" in r]
+    pieces = pieces_of(record)
+    assert pieces["config.json"] == [(0, b"")]
+    assert pieces["language_model/rbln_config.json"] == [(0, b"\0" * 16)]
 
 
 def test_a_file_read_from_memory_is_its_pieces_and_zeros_to_its_size(tmp_path: Path) -> None:

@@ -4,9 +4,10 @@ Arguments: ROOT, then a JSON object of the studio's file-naming rules. Writes on
 {"a": folder, "s": total size, "g": {graph: size}, "cz": N (the blob's first N bytes are rbln_config.json, zlib'd)
 or "ce": [errno, message], "n": config.json's _name_or_path, "lt": the link's target when the artifact is a link
 to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in its subfolder as "part/name"),
-"x": [[name, offset, length]] the pieces the studio's full check reads (configs whole, a simulator graph's
-preamble and used header slots), one after another and zlib'd as one, after the config in the blob, "real": true
-when a graph was written by the real compiler (its check needs the server's rebel: a second round trip)},
+"x": [[name, offset, length]] the pieces the studio's full check reads (configs whole; a simulator graph's
+preamble and used header slots without trailing zeros), one after another and zlib'd as one, after the config in
+the blob, "real": true when a graph was written by the real compiler (its check needs the server's rebel: a second
+round trip)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
 The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing.
@@ -22,7 +23,6 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 import zlib
 
 ROOT = sys.argv[1]
@@ -39,11 +39,11 @@ TEXTS = set(RULES["texts"])
 MAGIC = RULES["magic"].encode("latin-1")
 PREAMBLE = RULES["preamble_size"]
 SLOT_HEAD = 20  # a header slot starts with magic, generation, length, crc: "<4sQII"
-# Written in large pieces (each small write costs ssh a packet at both ends), yet never held back long: rows
-# appear as the walk finds them.
+# Written in large pieces (each small write costs ssh a packet at both ends), yet never held back long: a thread
+# sends what is written every FLUSH_EVERY seconds, so rows appear as the walk finds them.
 OUT = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False), buffer_size=1 << 18)
 FLUSH_EVERY = 0.05  # seconds
-last_flush = time.monotonic()
+DONE = threading.Event()
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 
 
@@ -78,16 +78,16 @@ def emit(record, blob=b""):
     if blob:
         record["blob"] = len(blob)
     OUT.write(json.dumps(record).encode("ascii") + b"\n" + blob)
-    flush_now()
 
 
-def flush_now():
-    """What is written goes out if the last of it went more than FLUSH_EVERY ago (a slow walk, a first row)."""
-    global last_flush
-    now = time.monotonic()
-    if now - last_flush > FLUSH_EVERY:
-        OUT.flush()
-        last_flush = now
+def flush_often():
+    """Send what is written at least every FLUSH_EVERY seconds: a row found before a long step (a slow disk, a
+    large folder, the server's own scan pausing) is not held back."""
+    try:
+        while not DONE.wait(FLUSH_EVERY):
+            OUT.flush()
+    except OSError:
+        pass  # the client is gone: the prelude ends the program
 
 
 def is_pipeline(folder):
@@ -184,22 +184,22 @@ def check_files(entries, record, blob):
         try:
             files.append([name, entry.stat().st_size])
             if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
-                found = [(0, read_small(entry.path))]
+                found = [(0, read_small(entry.path))]  # whole, even empty: the check says what is wrong with it
             elif entry.name.endswith(".rbln"):
                 found = head_pieces(entry.path)
                 if found is None:
                     record["real"] = True
                     continue
+                # What is not sent reads as zeros there: a preamble is mostly padding.
+                found = [(offset, data.rstrip(b"\0")) for offset, data in found if data.rstrip(b"\0")]
             else:
                 continue
         except OSError:
             record["real"] = True  # the check reads it there and says what is wrong
             continue
         for offset, data in found:
-            data = data.rstrip(b"\0")  # what is not sent reads as zeros there (a preamble is mostly padding)
-            if data:
-                pieces.append([name, offset, len(data)])
-                raw.append(data)
+            pieces.append([name, offset, len(data)])
+            raw.append(data)
     record["fl"] = files
     record["x"] = pieces
     if raw:
@@ -241,7 +241,6 @@ def walk(root):
     first = True
     count = 0
     while stack:
-        flush_now()  # a row found before a long walk through other folders is not held back
         folder, link_target, failure = stack.pop()
         if failure is not None:
             failed(folder, failure, "read")
@@ -313,7 +312,6 @@ def studio_scan(cli):
         line = line.strip().rstrip(b",")
         if line.startswith(b"{"):
             OUT.write(b'{"row": ' + line + b"}\n")
-            flush_now()
             count += 1
     proc.wait()
     reader.join()
@@ -326,7 +324,13 @@ def studio_scan(cli):
     return True
 
 
-STUDIO = shutil.which("rbln-studio-cli")
-if not (STUDIO and studio_scan(STUDIO)):
-    walk(ROOT or ".")
-OUT.flush()
+FLUSHER = threading.Thread(target=flush_often, daemon=True)
+FLUSHER.start()
+try:
+    STUDIO = shutil.which("rbln-studio-cli")
+    if not (STUDIO and studio_scan(STUDIO)):
+        walk(ROOT or ".")
+finally:
+    DONE.set()
+    FLUSHER.join()  # before the last flush: a thread still flushing at exit could hold the writer's lock
+    OUT.flush()
