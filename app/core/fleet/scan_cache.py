@@ -20,6 +20,7 @@ from typing import Any
 CACHE_VERSION = 4  # 3: rows hold the full check's verdict (verify.py), and link targets; 4: the model kind, subfolders
 RACY_SECONDS = 2.0
 PAUSE_EVERY = 256  # entries between two calls of a save's or release's pause
+WRITE_BUFFER = 8 << 20
 Signature = list[list[Any]]
 Pause = Callable[[], None]
 
@@ -105,7 +106,9 @@ class ScanCache:
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
             # A line at a time, as _parse reads it: joining 50,000 rows into one string and encoding it would hold
             # the interpreter lock for a fifth of a second in the scan worker, and the GUI thread would wait.
-            with open(tmp, "w", encoding="utf-8") as f:
+            # A large buffer: few write calls, each of which lets go of the interpreter lock and takes it back at
+            # once, while the GUI thread, woken too late, waits another switch interval (stalls of ~100 ms).
+            with open(tmp, "w", encoding="utf-8", buffering=WRITE_BUFFER) as f:
                 f.write(json.dumps({"version": CACHE_VERSION}) + "\n")
                 for i, (folder, entry) in enumerate(self._entries.items(), 1):
                     f.write(json.dumps([folder, entry]) + "\n")
