@@ -156,8 +156,9 @@ def check_entries(entries):
 
 
 def head_pieces(path):
-    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes); None for a
-    graph without the container's magic (the real compiler's, or damage the studio names)."""
+    """A simulator graph's preamble and the used bytes of its two header slots, as (offset, bytes) without trailing
+    zeros (what is not sent reads as zeros there: a preamble is mostly padding); None for a graph without the
+    container's magic (the real compiler's, or damage the studio names)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         head = os.pread(fd, PREAMBLE, 0)
@@ -165,13 +166,13 @@ def head_pieces(path):
             return None
         pieces = [(0, head)]
         slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
-        if slot_size <= 0 or slot_size % 4096:
-            return pieces  # a broken preamble: the check says so
-        for offset in (PREAMBLE, PREAMBLE + slot_size):
-            start = os.pread(fd, SLOT_HEAD, offset)
-            length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
-            pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
-        return pieces
+        if slot_size > 0 and slot_size % 4096 == 0:  # else a broken preamble: the check says so
+            for offset in (PREAMBLE, PREAMBLE + slot_size):
+                start = os.pread(fd, SLOT_HEAD, offset)
+                length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
+                pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
+        stripped = [(offset, data.rstrip(b"\0")) for offset, data in pieces]
+        return [(offset, data) for offset, data in stripped if data]
     finally:
         os.close(fd)
 
@@ -190,8 +191,6 @@ def check_files(entries, record, blob):
                 if found is None:
                     record["real"] = True
                     continue
-                # What is not sent reads as zeros there: a preamble is mostly padding.
-                found = [(offset, data.rstrip(b"\0")) for offset, data in found if data.rstrip(b"\0")]
             else:
                 continue
         except OSError:
