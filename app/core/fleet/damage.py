@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rbln_artifact_studio.core.fleet.status import Problem, Status
@@ -37,17 +38,21 @@ def damage_without_magic(path: Path) -> str | None:
         size = os.stat(path).st_size
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
-    return _damage(size, *simulator_marks(path))
+    return _damage(size, lambda: simulator_marks(path))
 
 
 def damage_read(size: int, read_at: ReadAt) -> str | None:
     """damage_without_magic for a file of `size` bytes read through read_at (a server's, from what it sent)."""
-    return _damage(size, read_at(len(MAGIC), 0) == MAGIC, read_at(len(SLOT_MAGIC), PREAMBLE_SIZE) == SLOT_MAGIC)
+    return _damage(
+        size, lambda: (read_at(len(MAGIC), 0) == MAGIC, read_at(len(SLOT_MAGIC), PREAMBLE_SIZE) == SLOT_MAGIC)
+    )
 
 
-def _damage(size: int, magic: bool, slot: bool) -> str | None:
+def _damage(size: int, marks: Callable[[], tuple[bool, bool]]) -> str | None:
+    """The damage a file of `size` bytes shows; its simulator marks are read only when it is not empty."""
     if size == 0:
         return "empty: 0 bytes; copy it again or recompile"
+    magic, slot = marks()
     if not magic and slot:
         return "broken header: the simulator container's preamble was overwritten; copy it again or recompile"
     return None
