@@ -167,23 +167,28 @@ def test_a_diffusers_pipeline_is_one_artifact(
     assert remote[0].size_on_disk == local[0].size_on_disk  # its components count towards its size
 
 
-def test_pipeline_and_multimodal_rows_as_here(
-    server: SshServer, control_dir: Path, hidden: Hidden, tmp_path: Path
-) -> None:
+@pytest.fixture
+def kinds(hidden: Hidden) -> Path:
+    """A pipeline and a multimodal model (its language model the simulator's) in the hidden tree."""
     root = hidden.real / "kinds"
     materialize("stable_diffusion", root / "sd")
     simulated_llava(root / "llava")
+    return root
+
+
+def test_pipeline_and_multimodal_rows_as_here(
+    server: SshServer, control_dir: Path, hidden: Hidden, kinds: Path
+) -> None:
+    root = kinds
     local, _ = local_scan(root)
     remote, _ = remote_scan(server, control_dir, hidden, root)
     assert remote == as_seen_there(hidden, local)
 
 
 def test_pipeline_and_multimodal_verdicts_as_here(
-    remote_cli: Run, run_cli: Run, server: SshServer, hidden: Hidden
+    remote_cli: Run, run_cli: Run, server: SshServer, hidden: Hidden, kinds: Path
 ) -> None:
-    root = hidden.real / "kinds"
-    materialize("stable_diffusion", root / "sd")
-    simulated_llava(root / "llava")
+    root = kinds
     here = json.loads(run_cli("scan", root, "--json", "--no-cache").stdout)
     env = {"RBLN_STUDIO_REMOTE_PYTHON": str(hidden.python)}
     there = json.loads(remote_cli("scan", url(hidden.there(str(root))), "--json", env=env).stdout)
