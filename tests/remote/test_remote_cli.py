@@ -177,11 +177,15 @@ def test_unknown_host_key_then_trust_host_with_its_fingerprint(
 
 
 def test_a_path_below_the_login_folder(remote_cli: Run, ca25_artifact: Path) -> None:
+    import os
+    import pwd
     import shutil
     import uuid
 
     name = f"rbln-studio-test-{uuid.uuid4().hex[:8]}"
-    home = Path.home() / name  # the server is this machine: its login folder is this user's home
+    # The server is this machine: its login folder is this user's home as sshd finds it (the password database,
+    # not $HOME, which a test run may point elsewhere).
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir) / name
     shutil.copytree(ca25_artifact, home / "art")
     try:
         scanned = remote_cli("scan", f"ssh://{HOST_ALIAS}/~/{name}", "--json")
