@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work="${BUNDLE_WORK:-build/bundle}"
 rm -rf "$work" dist/rbln-studio
-python -m venv "$work/venv"
+"${PYTHON:-python3}" -m venv "$work/venv"  # python3: Debian and Ubuntu have no `python` command
 "$work/venv/bin/python" -m pip install -q --upgrade pip build pyinstaller
 "$work/venv/bin/python" -m build --wheel --outdir "$work/wheel" .
 "$work/venv/bin/python" -m pip install -q "$work"/wheel/*.whl
