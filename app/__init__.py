@@ -1,3 +1,3 @@
-"""RBLN Artifact Studio: inspect, size and resize compiled Rebellions NPU artifacts."""
+"""app/ is the source root, not a package: the code is rbln_artifact_studio, below it."""
 
-__version__ = "0.1.0"
+raise ImportError("app/ is the source root, not a package: put app/ on sys.path and import rbln_artifact_studio")

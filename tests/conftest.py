@@ -17,6 +17,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("RBLN_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="rbln-studio-test-cache-"))
 
 REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "app"
+"""The source root: what the editable install puts on sys.path, and what CLIs started by tests get on PYTHONPATH."""
+PACKAGE_DIR = SRC / "rbln_artifact_studio"
+# This checkout's code, even where the venv's editable install points at another checkout (a worktree).
+sys.path.insert(0, str(SRC))
 
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 
@@ -79,7 +84,7 @@ def ca25_artifact(_artifact_templates: dict[str, Path], tmp_path: Path) -> Path:
 def cli_env() -> dict[str, str]:
     # The installed command, importing this checkout's code (a worktree may differ from the editable install).
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("RBLN_STUDIO_DEBUG", None)
     return env
 

@@ -56,6 +56,7 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
     them; the vision tower and projector keep the real-compiler stand-ins.
     """
     from conftest import TINY_MODEL as TINY_LM
+
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
     folder = materialize("llava", dest)

@@ -6,14 +6,14 @@ import ast
 import subprocess
 import sys
 
-from conftest import REPO, cli_env
+from conftest import PACKAGE_DIR, REPO, cli_env
 
 QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "superqt", "qtpy", "pytestqt")
 
 
 def test_core_sources_do_not_import_qt() -> None:
     offenders = []
-    for path in (REPO / "app" / "core").rglob("*.py"):
+    for path in (PACKAGE_DIR / "core").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = []
             if isinstance(node, ast.Import):
@@ -25,7 +25,7 @@ def test_core_sources_do_not_import_qt() -> None:
 
 
 def test_importing_core_and_cli_loads_no_qt() -> None:
-    core = REPO / "app" / "core"
+    core = PACKAGE_DIR / "core"
     modules = sorted(".".join(p.relative_to(core).with_suffix("").parts) for p in core.rglob("*.py"))
     modules = [m.removesuffix(".__init__") for m in modules if m != "__init__"]
     code = (
@@ -41,7 +41,7 @@ def test_importing_core_and_cli_loads_no_qt() -> None:
 def test_every_module_has_a_docstring() -> None:
     missing = [
         str(p.relative_to(REPO))
-        for p in (REPO / "app").rglob("*.py")
+        for p in (PACKAGE_DIR).rglob("*.py")
         if ast.get_docstring(ast.parse(p.read_text())) is None
     ]
     assert missing == []

@@ -12,6 +12,7 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, leftovers, pids, running, wait_for
 from fakes.install import FakeToolchain
+
 from rbln_artifact_studio.backends.registry import compile_model
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.model.rbln_config import load_config

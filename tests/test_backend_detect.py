@@ -13,6 +13,7 @@ import pytest
 from conftest import cli_env
 from fakes.helpers import argv_runs
 from fakes.install import FakeToolchain
+
 from rbln_artifact_studio.backends import settings
 from rbln_artifact_studio.backends.base import BackendInfo
 from rbln_artifact_studio.backends.registry import detect_backends

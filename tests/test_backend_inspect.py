@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fakes.helpers import graph_header, running
 from fakes.install import FakeToolchain, fake_compile
+
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector, allocations_from_json
 from rbln_artifact_studio.backends.registry import inspector_for
 from rbln_artifact_studio.core.display.sizes import align_2mib

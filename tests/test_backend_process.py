@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakes.helpers import running, wait_for
+
 from rbln_artifact_studio.backends.process import Finished, ProcessTimeout, failure, run_streamed
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken

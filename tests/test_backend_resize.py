@@ -12,6 +12,7 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
+
 from rbln_artifact_studio.backends import settings
 from rbln_artifact_studio.backends.base import ResizeRequest
 from rbln_artifact_studio.backends.optimum import OptimumBackend

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from rbln_artifact_studio.core.errors import BudgetError, StudioError
 from rbln_artifact_studio.core.model.budget import EXCLUSIVE_MESSAGE, UNSET, check_exclusive, parse_budget
 from rbln_artifact_studio.core.model.npu import get_npu

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 import rbln_artifact_studio.cli
 from rbln_artifact_studio.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "app"
 
 
 def outcome(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -48,6 +50,6 @@ def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
         "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse', 'dataclasses'))))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines() == ["21", "[]"]

@@ -1,4 +1,4 @@
-"""CI checks what STYLE asks: ruff, ruff format, mypy on app/ and the import-linter layer contracts, each of which
+"""CI checks what STYLE asks: ruff, ruff format, plain mypy from the root and the import-linter layer contracts, each of which
 fails the run on a violation (proved below on a temporary copy with a deliberate one)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import PACKAGE_DIR, REPO
 
 BIN = Path(sys.executable).parent
 PACKAGE = "rbln_artifact_studio"
@@ -21,32 +21,17 @@ def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpr
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
 
 
-def _package_root(app: Path, root: Path) -> Path:
-    """A folder holding `rbln_artifact_studio` as a link to `app`: mypy cannot follow the editable install's import
-    hook, and the contracts need a copy importable under the package's name."""
-    root.mkdir(parents=True, exist_ok=True)
-    link = root / PACKAGE
-    if link.is_symlink() and link.resolve() != app.resolve():
-        link.unlink()
-    if not link.is_symlink():
-        link.symlink_to(app.resolve(), target_is_directory=True)
-    return root
+def run_mypy(src: Path, cache: Path) -> tuple[int, str]:
+    """mypy with the project's settings (pyproject.toml) on the package under the source root `src` (app/ or a copy);
+    paths in its report read app/rbln_artifact_studio/..."""
+    args = [str(BIN / "mypy"), "--config-file", str(REPO / "pyproject.toml"), "--cache-dir", str(cache)]
+    out = _run([*args, str(Path(src.name) / PACKAGE)], cwd=src.parent)
+    return out.returncode, out.stdout + out.stderr
 
 
-def run_mypy(app: Path, cache: Path) -> tuple[int, str]:
-    """mypy with the project's settings (pyproject.toml) on `app` as the package; paths in its report read app/..."""
-    root = _package_root(app, cache / "package-root")
-    out = _run(
-        [str(BIN / "mypy"), "--config-file", str(REPO / "pyproject.toml"), "--cache-dir", str(cache), "-p", PACKAGE],
-        cwd=root,
-    )
-    return out.returncode, (out.stdout + out.stderr).replace(f"{PACKAGE}/", "app/")
-
-
-def run_contracts(app: Path, scratch: Path) -> tuple[int, str]:
-    """import-linter's contracts from pyproject.toml, checked against `app` imported as the package."""
-    root = _package_root(app, scratch / "import-root")
-    env = {**os.environ, "PYTHONPATH": str(root)}  # ahead of the editable install's finder, which comes last
+def run_contracts(src: Path) -> tuple[int, str]:
+    """import-linter's contracts from pyproject.toml, checked against the package under the source root `src`."""
+    env = {**os.environ, "PYTHONPATH": str(src)}  # ahead of the editable install's path entry
     out = _run([str(BIN / "lint-imports"), "--no-cache", str(REPO / "pyproject.toml")], cwd=REPO, env=env)
     return out.returncode, out.stdout + out.stderr
 
@@ -61,13 +46,14 @@ def test_ruff_format_is_clean() -> None:
     assert out.returncode == 0, out.stdout + out.stderr + "\nrun: .venv/bin/ruff format ."
 
 
-def test_mypy_is_clean_on_app() -> None:
-    code, report = run_mypy(REPO / "app", REPO / ".mypy_cache")
-    assert code == 0, report
+def test_plain_mypy_is_clean() -> None:
+    """`mypy` from the root with nothing but pyproject.toml: what a maintainer and an IDE run."""
+    out = _run([str(BIN / "mypy")], cwd=REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_import_contracts_are_kept() -> None:
-    code, report = run_contracts(REPO / "app", REPO / ".mypy_cache")
+    code, report = run_contracts(REPO / "app")
     assert code == 0, report
     assert "0 broken" in report
 
@@ -75,7 +61,7 @@ def test_import_contracts_are_kept() -> None:
 def test_type_ignores_in_app_give_their_reason() -> None:
     """A `type: ignore` is for what a binding forces; each names its code and says why on the same line."""
     bare = []
-    for path in sorted((REPO / "app").rglob("*.py")):
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if "type: ignore" in line and not re.search(r"type: ignore\[[a-z-, ]+\]\s+#\s*\S", line):
                 bare.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
@@ -84,6 +70,7 @@ def test_type_ignores_in_app_give_their_reason() -> None:
 
 @pytest.fixture
 def app_copy(tmp_path: Path) -> Path:
+    """A copy of the source root; tests break its package and expect the checks to notice."""
     copy = tmp_path / "app"
     shutil.copytree(REPO / "app", copy, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
@@ -101,11 +88,11 @@ def test_ruff_fails_on_a_violation(tmp_path: Path) -> None:
 
 
 def test_mypy_fails_on_a_violation(app_copy: Path, tmp_path: Path) -> None:
-    errors = app_copy / "core" / "errors.py"
+    errors = app_copy / PACKAGE / "core" / "errors.py"
     errors.write_text(errors.read_text() + "\n\ndef _broken() -> int:\n    return 'not an int'\n")
     code, report = run_mypy(app_copy, tmp_path / "cache")
     assert code == 1, report
-    assert "app/core/errors.py" in report and "[return-value]" in report
+    assert "app/rbln_artifact_studio/core/errors.py" in report and "[return-value]" in report
 
 
 @pytest.mark.parametrize(
@@ -119,8 +106,8 @@ def test_mypy_fails_on_a_violation(app_copy: Path, tmp_path: Path) -> None:
     ids=["core-imports-qt", "core-imports-backends", "backends-import-gui", "model-imports-planning"],
 )
 def test_contracts_fail_on_a_violation(app_copy: Path, tmp_path: Path, module: str, line: str, contract: str) -> None:
-    target = app_copy / module
+    target = app_copy / PACKAGE / module
     target.write_text(target.read_text() + f"\n{line}  # noqa: E402\n")
-    code, report = run_contracts(app_copy, tmp_path)
+    code, report = run_contracts(app_copy)
     assert code == 1, report
     assert contract in report.partition("Broken contracts")[2], report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rbln_artifact_studio.core.errors import InsufficientMemoryError, ShapeError, StudioError
 from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
 from rbln_artifact_studio.core.model.npu import SKUS

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.simulator.container import (
     PREAMBLE_SIZE,

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import rbln_artifact_studio.core.storage.fsutil as fsutil
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.storage.fsutil import copy_file, copy_tree

@@ -6,6 +6,7 @@ import itertools
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from rbln_artifact_studio.core.display.sizes import MIB
 from rbln_artifact_studio.core.estimation.estimator import (
     KV_KEY,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_artifact
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import estimate_blocks
 from rbln_artifact_studio.core.estimation.explore import explore, min_budget, target_at

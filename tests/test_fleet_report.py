@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, REPORT_COLUMNS
 from rbln_artifact_studio.core.fleet.fleet_report import escape_markdown, render, text_lines, to_csv, to_markdown

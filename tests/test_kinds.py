@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from kind_fixtures import EXPECTED_KINDS, KINDS, NO_KV_KINDS, materialize, simulated_llava
+
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan

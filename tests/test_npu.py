@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rbln_artifact_studio.core.errors import ShapeError, UnknownNpuError
 from rbln_artifact_studio.core.model.npu import (
     ATOM,

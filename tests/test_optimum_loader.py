@@ -20,6 +20,7 @@ import pytest
 from conftest import REPO, compile_artifact
 from kind_fixtures import EXPECTED_KINDS, KINDS, materialize, simulated_llava
 from optimum_loader import LoaderError, load_config_file, load_model
+
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.kinds import block_count
 from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy

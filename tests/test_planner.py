@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import compile_artifact
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget

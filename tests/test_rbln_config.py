@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
 from rbln_artifact_studio.core.model.npu import AttnImpl
 from rbln_artifact_studio.core.model.rbln_config import dumps_config, load_config, parse_config, with_block_count

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import QWEN3_8B, compile_artifact
+
 from rbln_artifact_studio.core.errors import InsufficientMemoryError
 from rbln_artifact_studio.core.model.modelspec import resolve_model
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.errors import (
     ArtifactLockedError,
     CancelledError,

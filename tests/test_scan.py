@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.fleet.artifact import Status
 from rbln_artifact_studio.core.fleet.scan import find_artifacts, scan, summarize
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER

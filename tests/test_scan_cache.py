@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 import rbln_artifact_studio.core.fleet.scan as scan_module
 import rbln_artifact_studio.core.fleet.scan_cache
 from rbln_artifact_studio.core.fleet.scan import scan
@@ -127,7 +128,7 @@ def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_times
         f"main(['scan', {str(cr13_artifact.parent)!r}, '--json', '--jobs', '2']); "
         "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'multiprocessing', 'rbln_artifact_studio.backends.registry'))))"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "app")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines()[-1] == "[]"
     assert '"kvcache_num_blocks": 21' in out.stdout  # the cached row, printed

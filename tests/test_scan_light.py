@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import rbln_artifact_studio.core.model.rbln_config as rbln_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import rbln_artifact_studio.core.model.rbln_config as rbln_config
 from rbln_artifact_studio.core.fleet.scan import summarize
 from rbln_artifact_studio.core.model.rbln_config import read_view
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import compile_artifact
+
 from rbln_artifact_studio.core.model.rbln_config import load_config
 from rbln_artifact_studio.core.planning.serving import check_serving
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from kind_fixtures import materialize
+
 from rbln_artifact_studio.core.errors import ResizeError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import scan

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
+
 from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
 from rbln_artifact_studio.gui.settings import ServerEntry
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
+
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.gui.jobs import JobManager
 from rbln_artifact_studio.gui.planner_dialog import PlannerDialog

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "app"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
@@ -80,7 +81,7 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The installed CLI, importing this checkout's code, with the fault hook installed (FAULT_HOOK); no fault
     variables unless given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RBLN_STUDIO_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(FAULT_HOOK), str(REPO), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(FAULT_HOOK), str(SRC), env.get("PYTHONPATH", "")])
     return {**env, **(extra or {})}
 
 

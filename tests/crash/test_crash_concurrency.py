@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 import pytest
 from harness import ENV_ACTION, ENV_STEP, REPO, Lab, artifact_state, cli_command, cli_env
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
 from rbln_artifact_studio.core.fleet.scan import summarize

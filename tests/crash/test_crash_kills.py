@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from harness import OPS, Lab, Trial, artifact_state
+
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,6 +13,7 @@ import pytest
 from fakes.helpers import leftovers, wait_for
 from fakes.install import FakeToolchain
 from harness import ENV_STEP, ENV_TRACE, cli_command, cli_env
+
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME, PARTIAL_TAG
 
 pytest_plugins = ["fakes.plugin"]

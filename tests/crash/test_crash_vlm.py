@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from harness import ENV_STEP, ENV_TRACE, REPO, artifact_state, cli_command, cli_env
 from kind_fixtures import simulated_llava
+
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
 
 STEPS = [

@@ -6,8 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import REPO
+from conftest import PACKAGE_DIR
 from harness import ENV_STEP, cli_command
+
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.resize import resize_in_place
@@ -27,7 +28,7 @@ def test_an_installed_hook_sees_every_step_of_a_resize_in_order(cr13_artifact: P
 
 
 def test_the_app_reads_no_fault_variables(cr13_artifact: Path) -> None:
-    assert not [p for p in (REPO / "app").rglob("*.py") if "RBLN_STUDIO_FAULT" in p.read_text()]
+    assert not [p for p in (PACKAGE_DIR).rglob("*.py") if "RBLN_STUDIO_FAULT" in p.read_text()]
     art = cr13_artifact
     target = read_block_count(art) - 1
     # Without the tests' hook, the variable that kills a hooked CLI at its first step is ignored.

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from faultfs import FaultFS, InjectedFault
 from harness import SHAPE, artifact_state, tiny_model_config, tree_digest
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.core.storage import fsutil

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from faultfs import FaultFS, InjectedFault
+
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from faultfs import FaultFS
 from harness import SHAPE, Lab, artifact_state, tiny_model_config, tree_digest
+
 from rbln_artifact_studio.core.errors import ResizeError
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from faultfs import FaultFS, InjectedFault
+
 from rbln_artifact_studio.core.storage.fsutil import StagingDir
 
 

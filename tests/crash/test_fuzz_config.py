@@ -10,6 +10,7 @@ import pytest
 from badinput import SPECIAL, Raw, dumps, fuzz, mutate_bytes, mutate_mapping, read_everything
 from harness import SHAPE, tiny_model_config, tree_digest
 from hypothesis import strategies as st
+
 from rbln_artifact_studio.core.errors import ConfigError
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact

@@ -14,6 +14,7 @@ import pytest
 from badinput import dumps, fuzz, mutate_mapping, read_everything
 from harness import SHAPE, tiny_model_config, tree_digest
 from hypothesis import strategies as st
+
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.core.simulator.container import _PREAMBLE, _SLOT, PREAMBLE_SIZE, SLOT_MAGIC, read_container

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from badinput import read_everything, within_deadline
 from harness import SHAPE, tiny_model_config, tree_digest
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import summarize
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact

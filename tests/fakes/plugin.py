@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rbln_artifact_studio.backends.toolchain import clear_cache
 
 from fakes.install import CONFIG_VARS, KNOBS, TINY_CA25, FakeToolchain, build_toolchain, fake_compile
+from rbln_artifact_studio.backends.toolchain import clear_cache
 
 
 def _path_without_optimum() -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import TINY_MODEL as TINY
+
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
 # Tiny Llama, batch 2, 8,192 tokens in 4,096-token blocks: full pool 4, floor 3, compiled at 4.

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.fleet.scan import is_inside, scan
 from rbln_artifact_studio.core.fleet.status import Status
 

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.jobs import gui_switch_interval
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings

@@ -7,6 +7,7 @@ ROUNDS times each (waiting for each one's details, no sleeps), quit through the 
 import sys
 
 from PySide6.QtCore import QEventLoop, QTimer
+
 from rbln_artifact_studio.gui.application import create_application
 from rbln_artifact_studio.gui.main_window import MainWindow
 

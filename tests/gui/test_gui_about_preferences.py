@@ -14,6 +14,7 @@ from PySide6.QtCore import QSettings, Qt, qVersion
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio import __version__
 from rbln_artifact_studio.backends import registry
 from rbln_artifact_studio.backends.settings import (

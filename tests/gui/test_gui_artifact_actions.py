@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton, QTableWidget, QToolBar
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.compare_dialog import CompareDialog
 from rbln_artifact_studio.gui.main_window import MainWindow
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.artifact import Status
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
@@ -123,7 +124,7 @@ def test_painting_the_table_does_not_leak_references_to_none(workspace: Path) ->
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "app"), "QT_QPA_PLATFORM": "offscreen"}
     run = subprocess.run(
         [sys.executable, "-c", PAINT_A_BIG_TABLE, str(workspace)], capture_output=True, text=True, env=env, timeout=120
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli_env
+
 from rbln_artifact_studio.gui import binding_check
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.cli import build_parser
 from rbln_artifact_studio.core.errors import BudgetError
 from rbln_artifact_studio.core.model.budget import parse_budget

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.cli import build_parser, compile_request, translate_optimum_argv
 from rbln_artifact_studio.core.demo import DEMO_ARTIFACTS, build_demo, missing_demo_artifacts
 from rbln_artifact_studio.core.display.commandline import compile_argv, resize_argv, shell_text

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, QSize, QStandardPaths
 from PySide6.QtWidgets import QApplication
+
 from rbln_artifact_studio.gui import app_paths
 from rbln_artifact_studio.gui.application import configure
 from rbln_artifact_studio.gui.main_window import MainWindow

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import rbln_artifact_studio.gui.disk_watcher as disk_watcher
 from pytestqt.qtbot import QtBot
+
+import rbln_artifact_studio.gui.disk_watcher as disk_watcher
 from rbln_artifact_studio.gui.disk_watcher import WATCH_SLICE, DiskWatcher
 
 

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.display.sizes import MIB, format_bytes_exact
 from rbln_artifact_studio.core.estimation.explore import exploration_text, explore, target_at
 from rbln_artifact_studio.core.fleet.artifact import open_artifact

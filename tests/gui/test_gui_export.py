@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui import export
 from rbln_artifact_studio.gui.artifact_model import COLUMNS
 from rbln_artifact_studio.gui.jobs import Job

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text

@@ -12,6 +12,7 @@ from fleet.layouts import Fleet, build_fleet, tree_bytes
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLUMN, TableRow

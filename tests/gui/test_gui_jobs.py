@@ -7,6 +7,7 @@ import threading
 import pytest
 from PySide6.QtCore import QThread
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.errors import ResizeError
 from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager, JobState
 

@@ -9,6 +9,7 @@ from kind_fixtures import EXPECTED_KINDS, materialize, simulated_llava
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.artifact_model import COLUMNS
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog

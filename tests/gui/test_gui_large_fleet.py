@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pytestqt.qtbot import QtBot
+
 import rbln_artifact_studio.gui.disk_watcher as disk_watcher
 import rbln_artifact_studio.gui.long_lived as long_lived
-from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.long_lived import LongLivedRows
 from rbln_artifact_studio.gui.main_window import MainWindow

@@ -11,6 +11,7 @@ from PySide6.QtCore import QItemSelectionModel, QRectF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QWidget, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.display.presentation import BlockFacts
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint
 from rbln_artifact_studio.gui.budget_curve import BudgetCurve

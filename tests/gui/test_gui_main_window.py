@@ -10,6 +10,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.storage.resize import resize_in_place
 from rbln_artifact_studio.gui import errors
@@ -244,6 +245,7 @@ def test_demo_workspace_is_built_in_a_worker_and_opened(
 
 def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
     from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
     from rbln_artifact_studio.gui.jobs_panel import JobRow
 
     def work(ctx) -> None:  # type: ignore[no-untyped-def]

@@ -11,12 +11,13 @@ from conftest import compile_artifact
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox, QTableWidget
 from pytestqt.qtbot import QtBot
+from test_planner import CR13_CHIPLET, add_workspace, chiplet_used
+
 from rbln_artifact_studio.gui.jobs import Job
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.plan_chart import PlanChart
 from rbln_artifact_studio.gui.planner_dialog import EXACT_ROLE, PlannerDialog
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
-from test_planner import CR13_CHIPLET, add_workspace, chiplet_used
 
 from .conftest import make_real_like, open_folder
 

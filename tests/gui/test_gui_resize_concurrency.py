@@ -14,6 +14,7 @@ from conftest import cli_command, cli_env
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
 from rbln_artifact_studio.gui.jobs import Job
 from rbln_artifact_studio.gui.main_window import MainWindow

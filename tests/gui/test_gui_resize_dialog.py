@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact

@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QPushButton, QSpinBox
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import open_artifact

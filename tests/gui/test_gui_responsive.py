@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.gui import operations

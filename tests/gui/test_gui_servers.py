@@ -11,6 +11,15 @@ import pytest
 from fakes.install import TINY_CA25, fake_compile
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
+from remote.conftest import (  # noqa: F401 (fixtures)
+    HOST_ALIAS,
+    SshServer,
+    control_dir,
+    server,
+    ssh_server,
+    studio_on_server,
+)
+
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.gui import operations
@@ -20,14 +29,6 @@ from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
 from rbln_artifact_studio.remote.artifact import ServerPath
 from rbln_artifact_studio.remote.target import RemotePath
-from remote.conftest import (  # noqa: F401 (fixtures)
-    HOST_ALIAS,
-    SshServer,
-    control_dir,
-    server,
-    ssh_server,
-    studio_on_server,
-)
 
 from .conftest import _stop_jobs, open_folder
 

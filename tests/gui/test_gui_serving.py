@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import compile_artifact
 from PySide6.QtWidgets import QGroupBox, QLabel
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder, select

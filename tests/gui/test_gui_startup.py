@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.gui.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "app"
 
 HEAVY = (
     "pydantic",
@@ -34,7 +36,7 @@ def test_the_main_window_imports_nothing_heavy() -> None:
         "import sys; from rbln_artifact_studio.gui.main_window import MainWindow; "
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]"
 

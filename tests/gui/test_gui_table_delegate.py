@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QImage
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QHeaderView
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.artifact_model import TITLES
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings

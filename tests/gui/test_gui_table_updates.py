@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
 

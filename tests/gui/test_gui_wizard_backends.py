@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.cli import build_parser
 from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.main_window import MainWindow

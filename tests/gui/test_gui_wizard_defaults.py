@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.main_window import MainWindow

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.errors import BudgetError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.model.budget import parse_budget

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
+
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.gui import jobs as jobs_module
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from fakes.install import FakeToolchain, build_toolchain
-from rbln_artifact_studio.remote.transport import SshOptions
 
+from rbln_artifact_studio.remote.transport import SshOptions
 from remote.sshd import missing, running_sshd
 
 HERE = Path(__file__).resolve().parent
@@ -115,10 +115,10 @@ def server(ssh_server: SshServer) -> Iterator[SshServer]:
 @pytest.fixture
 def studio_on_server(server: SshServer) -> Iterator[None]:
     """rbln-studio-cli installed on the server (this checkout's)."""
-    from conftest import REPO, cli_command
+    from conftest import SRC, cli_command
 
     wrapper = server.bin / "rbln-studio-cli"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {cli_command()[0]} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={SRC} exec {cli_command()[0]} "$@"\n')
     wrapper.chmod(0o755)
     yield
     wrapper.unlink()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fakes.helpers import wait_for
 from fakes.install import TINY_CA25, fake_compile
+
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import (
     UNREAD_JOBS_KEPT_DAYS,
@@ -22,7 +23,6 @@ from rbln_artifact_studio.remote.remote_jobs import (
 )
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
-
 from remote.conftest import HOST_ALIAS, Run, SshServer
 
 

@@ -14,13 +14,13 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import wait_for
 from fakes.install import TINY_CA25, fake_compile
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.job_progress import PREFIX
 from rbln_artifact_studio.remote.remote_jobs import RemoteJob, follow, list_jobs, resize_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
-
 from remote.conftest import HOST_ALIAS, SshServer, url
 
 Update = tuple[int, int, str]

@@ -12,13 +12,13 @@ import pytest
 from conftest import cli_command, cli_env
 from fakes.helpers import leftovers, wait_for
 from fakes.install import TINY_CA25, fake_compile
+
 from rbln_artifact_studio.core.errors import CancelledError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, resize_remote, start_resize
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
-
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.test_remote_scan import HOSTILE_NAME, tree_state
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakes.helpers import wait_for
+
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.fleet.status import Status
@@ -18,7 +19,6 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
-
 from remote.conftest import HOST_ALIAS, SshServer
 from remote.pythons import OLD, SLOW, make_python
 
@@ -156,11 +156,11 @@ def test_connection_killed_mid_scan(server: SshServer, control_dir: Path, tmp_pa
 def test_the_servers_own_studio_scans_when_installed(
     server: SshServer, control_dir: Path, fleet: Path, tmp_path: Path
 ) -> None:
-    from conftest import REPO, cli_command
+    from conftest import SRC, cli_command
 
     log = tmp_path / "studio-argv"
     wrapper = server.bin / "rbln-studio-cli"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}\nPYTHONPATH={REPO} exec {cli_command()[0]} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}\nPYTHONPATH={SRC} exec {cli_command()[0]} "$@"\n')
     wrapper.chmod(0o755)
     try:
         before = tree_state(fleet)

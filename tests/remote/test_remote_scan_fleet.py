@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from fleet.layouts import Fleet, build_fleet
 from kind_fixtures import materialize, simulated_llava
+
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, failed_row, scan
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath
-
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.pythons import can_hide_trees, server_only_python
 

@@ -19,6 +19,7 @@ import pytest
 from fakes.install import build_toolchain
 from fleet.layouts import build_fleet
 from kind_fixtures import materialize, simulated_llava
+
 from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact

@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.remote.target import parse_remote
 from rbln_artifact_studio.remote.transport import HostKeyError, SshConnection, SshOptions, accept_host_key
-
 from remote.conftest import HOST_ALIAS, SshServer
 
 HOSTILE = [

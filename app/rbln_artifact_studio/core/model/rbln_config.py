@@ -1,0 +1,488 @@
+"""rbln_config.json: the pydantic model of the keys we use, loading with clear errors, and lossless rewrites."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+    with_config,
+)
+from typing_extensions import Required, Self, TypedDict
+
+from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
+from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
+from rbln_artifact_studio.core.model.config_checks import expected_graph_names
+from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
+from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
+from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
+
+DTYPE_BYTES = {
+    "float32": 4,
+    "fp32": 4,
+    "float": 4,
+    "bfloat16": 2,
+    "bf16": 2,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "float8": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "fp8": 1,
+    "int8": 1,
+    "uint8": 1,
+}
+
+# Renamed keys: (current name, older name). Files may carry either; both at once must agree.
+_RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_metas"))
+
+# Guards against absurd values so arithmetic and loops stay bounded on hostile files.
+_MAX_DIM = 1 << 40
+MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
+_ATTN_VALUES = frozenset(a.value for a in AttnImpl)
+
+
+# Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
+# read thousands of files).
+_SIZE_OF = {**DTYPE_BYTES, **{f"torch.{k}": v for k, v in DTYPE_BYTES.items()}}
+if TYPE_CHECKING:
+    DtypeName = str  # a Literal built at run time, which a type checker cannot read: any name, checked by pydantic
+else:
+    DtypeName = Literal[tuple(_SIZE_OF)]
+Dim = Annotated[int, Field(ge=0, le=_MAX_DIM)]
+
+
+def dtype_size(dtype: str) -> int:
+    """Bytes per element of a dtype name as HF and optimum-rbln spell it ('bfloat16', 'torch.float16')."""
+    key = dtype.removeprefix("torch.").lower()
+    if key not in DTYPE_BYTES:
+        raise ConfigError(f"Unknown dtype {dtype!r}; expected one of {', '.join(sorted(DTYPE_BYTES))}.")
+    return DTYPE_BYTES[key]
+
+
+FULL_ATTENTION = "full_attention"
+DEFAULT_DTYPE = "bfloat16"
+# The cache kinds optimum-rbln 0.12.0 knows (cache_utils.py); any other is refused there and unknown here.
+KNOWN_LAYER_TYPES = frozenset({FULL_ATTENTION, "sliding_attention", "linear_attention"})
+
+
+def is_resizable(layer_type: str, is_auto: bool) -> bool:
+    """Only full-attention tensors the compiler sized automatically grow and shrink with the block count."""
+    return layer_type == FULL_ATTENTION and is_auto
+
+
+def block_bytes(shape: list[int], dtype: str) -> int:
+    """Bytes of one block of a KV tensor of shape [num_blocks, num_kv_heads, block_size, head_dim]."""
+    _, heads, block, head_dim = shape
+    return heads * block * head_dim * _SIZE_OF[dtype]
+
+
+@dataclass(frozen=True)
+class KvScan:
+    """What cache_metas says about the KV cache, from one pass over its tensors."""
+
+    per_block: int  # bytes one block adds across the resizable tensors
+    fixed: int  # bytes of the tensors that do not scale with the block count
+    unknown_kinds: frozenset[str]  # cache kinds (layer_type) not in KNOWN_LAYER_TYPES
+    resizable: frozenset[str]  # names of the resizable tensors
+
+
+def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
+    """One loop without calls over cache_metas (a scan runs it over 72 tensors per file); the rules of
+    is_resizable and block_bytes."""
+    per_block = fixed = 0
+    unknown: set[str] = set()
+    resizable: list[str] = []
+    size_of = _SIZE_OF
+    for m in metas:
+        blocks, heads, block, head_dim = m["shape"]
+        one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
+        layer_type = m.get("layer_type", FULL_ATTENTION)
+        if layer_type == FULL_ATTENTION and m.get("is_auto", True):
+            per_block += one_block
+            resizable.append(m["name"])
+        else:
+            if layer_type not in KNOWN_LAYER_TYPES:
+                unknown.add(str(layer_type))
+            fixed += blocks * one_block
+    return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable))
+
+
+def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
+    scan = kv_scan(metas)
+    return scan.per_block, scan.fixed
+
+
+class CacheMeta(BaseModel):
+    """One KV cache tensor: shape [num_blocks, num_kv_heads, block_size, head_dim]."""
+
+    # Built on first use: a scan of valid files only ever needs ConfigView.
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+
+    name: str
+    layer_index: int | None = None
+    shape: list[Dim] = Field(min_length=4, max_length=4)
+    layer_type: str = FULL_ATTENTION
+    is_auto: bool = True
+    dtype: DtypeName = DEFAULT_DTYPE
+
+    @property
+    def resizable(self) -> bool:
+        return is_resizable(self.layer_type, self.is_auto)
+
+    @property
+    def per_block_bytes(self) -> int:
+        return block_bytes(self.shape, self.dtype)
+
+
+class ConfigFields(BaseModel):
+    """The validated top-level keys and the figures derived from them (shared by RblnConfig and ConfigView)."""
+
+    model_config = ConfigDict(strict=True)
+
+    cls_name: str | None = None
+    batch_size: int = Field(default=1, ge=1, le=1 << 20)
+    max_seq_len: int = Field(ge=1, le=_MAX_DIM)
+    kvcache_num_blocks: int = Field(ge=-MAX_BLOCKS, le=MAX_BLOCKS)
+    kvcache_block_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    kvcache_partition_len: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    attn_impl: str | None = None
+    # optimum-rbln keeps npu and num_devices in each _compile_cfgs entry rather than at the top level.
+    npu: str | None = Field(default=None, validation_alias=AliasChoices("npu", AliasPath("_compile_cfgs", 0, "npu")))
+    num_devices: int = Field(
+        default=1,
+        ge=1,
+        le=1 << 16,
+        validation_alias=AliasChoices("num_devices", AliasPath("_compile_cfgs", 0, "num_devices")),
+    )
+    prefill_chunk_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    dtype: str | None = None
+    decoder_batch_sizes: list[int] | None = None
+
+    @field_validator("num_devices", mode="before")
+    @classmethod
+    def _unset_devices(cls, value: Any) -> Any:
+        # optimum-rbln saves num_devices: null in _compile_cfgs when the compile did not set it: one device.
+        return 1 if value is None else value
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.attn_impl is not None and self.attn_impl not in _ATTN_VALUES:
+            raise ValueError(f"attn_impl must be 'eager' or 'flash_attn', got {self.attn_impl!r}")
+        if self.block_size > self.max_seq_len:
+            raise ValueError(f"kvcache_block_size ({self.block_size}) is larger than max_seq_len ({self.max_seq_len})")
+        return self
+
+    @property
+    def attn(self) -> AttnImpl:
+        """The attention implementation, inferred from the block size when the file does not say."""
+        if self.attn_impl is not None:
+            return AttnImpl(self.attn_impl)
+        if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
+            return AttnImpl.FLASH
+        return AttnImpl.EAGER
+
+    @property
+    def block_size(self) -> int:
+        if self.kvcache_block_size is not None:
+            return self.kvcache_block_size
+        if self.attn_impl == AttnImpl.FLASH.value and self.kvcache_partition_len:
+            return self.kvcache_partition_len
+        return self.max_seq_len
+
+    @property
+    def num_full_blocks(self) -> int:
+        return num_full_blocks(self.max_seq_len, self.block_size, self.batch_size)
+
+    @property
+    def num_min_blocks(self) -> int:
+        return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        """The validated cache_metas entries as mappings, None when the file has none."""
+        raise NotImplementedError
+
+    @cached_property
+    def _kv_scan(self) -> KvScan | None:
+        entries = self._cache_meta_entries()
+        return None if entries is None else kv_scan(entries)
+
+    @property
+    def unknown_cache_kinds(self) -> list[str]:
+        """Cache kinds (layer_type) in cache_metas that this tool and optimum-rbln 0.12.0 do not know."""
+        return [] if self._kv_scan is None else sorted(self._kv_scan.unknown_kinds)
+
+    @property
+    def kv_unknown_reason(self) -> str | None:
+        """Why the KV figures are unknown (None when they are known)."""
+        if self.unknown_cache_kinds:
+            kinds = ", ".join(self.unknown_cache_kinds)
+            return (
+                f"cache_metas holds a cache kind this tool does not know ({kinds}); its KV figures are unknown "
+                'rather than a guess. optimum-rbln 0.12.0 refuses it too ("Unknown cache `layer_type`").'
+            )
+        if self._kv_scan is None:
+            return "rbln_config.json has no cache_metas; KV bytes are unknown."
+        return None
+
+    @property
+    def _kv(self) -> tuple[int, int] | None:
+        scan = self._kv_scan
+        return None if scan is None or scan.unknown_kinds else (scan.per_block, scan.fixed)
+
+    @property
+    def kv_bytes_per_block(self) -> int | None:
+        """Bytes one block adds across the whole model (all devices), or None without cache metadata."""
+        return None if self._kv is None else self._kv[0]
+
+    @property
+    def kv_fixed_bytes(self) -> int:
+        """Bytes of KV tensors that do not scale with the block count (sliding-window caches, ...)."""
+        return 0 if self._kv is None else self._kv[1]
+
+    def kv_bytes(self, num_blocks: int) -> int | None:
+        """Unaligned KV cache bytes of the whole model at a block count, or None when unknown."""
+        per_block = self.kv_bytes_per_block
+        return None if per_block is None else per_block * num_blocks + self.kv_fixed_bytes
+
+    @property
+    def resizable_names(self) -> frozenset[str]:
+        """Names of the KV tensors that grow and shrink with the block count."""
+        return frozenset() if self._kv_scan is None else self._kv_scan.resizable
+
+    @cached_property
+    def kv_heads(self) -> int | None:
+        """The model's KV heads (shape[1] of its cache tensors), or None without cache metadata."""
+        entries = self._cache_meta_entries()
+        heads = [int(m["shape"][1]) for m in entries or ()]
+        return max(heads) if heads else None
+
+    def kv_bytes_per_npu(self, num_blocks: int) -> int | None:
+        """Unaligned KV cache bytes on each NPU at a block count (kv_split's formula), or None when unknown."""
+        total = self.kv_bytes(max(num_blocks, 0))
+        if total is None:
+            return None
+        try:
+            chiplets = get_npu(self.npu).chiplets if self.npu else 1
+        except UnknownNpuError:
+            chiplets = 1
+        return kv_bytes_per_npu(total, self.kv_heads, self.num_devices, chiplets)
+
+
+class RblnConfig(ConfigFields):
+    """The keys of a decoder-only rbln_config.json that sizing and serving depend on; others are kept aside."""
+
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+
+    cache_metas: list[CacheMeta] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        # An older name in _compile_cfgs[0] counts as set at the top level, like npu and num_devices there.
+        compile_cfgs = data.get("_compile_cfgs")
+        if isinstance(compile_cfgs, list) and compile_cfgs and isinstance(compile_cfgs[0], dict):
+            first = compile_cfgs[0]
+            for key in ("npu", "num_devices", "tensor_parallel_size"):
+                if key in first and key not in data:
+                    data[key] = first[key]
+        for new, old in _RENAMED:
+            if old in data:
+                old_value = data.pop(old)
+                if new in data and data[new] != old_value:
+                    raise ValueError(f"both {new!r} and its older name {old!r} are set, with different values")
+                data.setdefault(new, old_value)
+        return data
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        return None if self.cache_metas is None else (m.__dict__ for m in self.cache_metas)
+
+
+@with_config(ConfigDict(strict=True, extra="ignore"))
+class CacheMetaView(TypedDict, total=False):
+    """A cache_metas entry with CacheMeta's checks, as a plain dict (a scan reads 72 per file)."""
+
+    name: Required[str]
+    layer_index: int | None
+    shape: Required[tuple[Dim, Dim, Dim, Dim]]  # CacheMeta's four-item list, without a list per tensor
+    layer_type: str
+    is_auto: bool
+    dtype: DtypeName
+
+
+@with_config(ConfigDict(strict=True, extra="ignore"))
+class CompileCfgView(TypedDict, total=False):
+    """The keys of a _compile_cfgs entry a scan row needs; input_info is never turned into Python objects."""
+
+    compiled_model_name: Any
+    tensor_parallel_size: Any
+
+
+class ConfigView(ConfigFields):
+    """What a scan row shows, validated straight from the file's bytes (see read_view).
+
+    Keys it does not model are kept (small values in a decoder file), so the scan can tell the model's kind
+    and what optimum-rbln's loader would refuse without parsing the file twice.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=False)
+
+    cache_metas: list[CacheMetaView] | None = None
+    compile_cfgs: list[CompileCfgView] | None = Field(default=None, alias="_compile_cfgs")
+    # Present only in files that need RblnConfig's renaming rules (or its legacy-format error).
+    tensor_parallel_size: Any = None
+    kvcache_metas: Any = None
+    legacy_meta: Any = Field(default=None, alias="_meta")
+
+    @property
+    def needs_full_path(self) -> bool:
+        if self.model_fields_set & {"tensor_parallel_size", "kvcache_metas", "legacy_meta"}:
+            return True
+        cfgs = self.compile_cfgs or []
+        return bool(cfgs) and "tensor_parallel_size" in cfgs[0]
+
+    def top_level_stand_in(self) -> dict[str, Any]:
+        """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""
+        # model_fields_set is a set (extras included): the modelled fields first, then the others in file order.
+        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set & set(type(self).model_fields)))
+        out.pop("compile_cfgs", None)
+        out.pop("legacy_meta", None)
+        if self.compile_cfgs is not None:
+            out["_compile_cfgs"] = None
+        out["cls_name"] = self.cls_name
+        out.update(self.model_extra or {})
+        return out
+
+    @property
+    def expected_graph_names(self) -> list[str]:
+        """Graph names _compile_cfgs promises (as rbln_artifact_studio.core.fleet.artifact.expected_graph_names reads the raw file)."""
+        names = (c.get("compiled_model_name") for c in self.compile_cfgs or ())
+        return [n for n in names if isinstance(n, str)]
+
+    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+        return self.cache_metas
+
+
+def read_view(data: bytes) -> ConfigView | None:
+    """The scan's fast reader: a ConfigView when RblnConfig would accept the file with the same figures.
+
+    None means "use load_config / parse_config": the file is invalid (so the full path words the error),
+    or uses older key names. Validating from bytes lets pydantic-core skip building Python objects for
+    the keys a row does not show (most of the file is _compile_cfgs' input_info).
+    """
+    try:
+        view = ConfigView.model_validate_json(data)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+    return None if view.needs_full_path else view
+
+
+class LoadedConfig:
+    """A parsed rbln_config.json: the validated model, and the raw mapping every rewrite starts from.
+
+    A file read_view accepts keeps its bytes and is decoded into the raw mapping only when something asks for
+    it (a rewrite, a report): reading an artifact parses its config once.
+    """
+
+    def __init__(self, path: Path, raw: dict[str, Any] | None, model: ConfigFields, data: bytes | None = None) -> None:
+        if raw is None and data is None:
+            raise ValueError("LoadedConfig needs the raw mapping or the file's bytes")
+        self.path = path
+        self.model = model
+        self._raw = raw
+        self._data = data
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        if self._raw is None:
+            assert self._data is not None
+            self._raw = require_current_format(decode_json(self._data, self.path), self.path)
+        return self._raw
+
+    def at(self, path: Path) -> LoadedConfig:
+        """The same config, known by another path (a server's file read through a local copy)."""
+        return LoadedConfig(path, self._raw, self.model, self._data)
+
+    @property
+    def top_level(self) -> dict[str, Any]:
+        """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.top_level_stand_in()
+        return self.raw
+
+    @property
+    def graph_names(self) -> list[str]:
+        """The graphs _compile_cfgs promises."""
+        if self._raw is None and isinstance(self.model, ConfigView):
+            return self.model.expected_graph_names
+        return expected_graph_names(self.raw)
+
+
+def _first_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "file"
+        parts.append(f"{where}: {err['msg']}")
+    more = f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
+    return "; ".join(parts) + more
+
+
+def parse_config(raw: object, path: Path) -> LoadedConfig:
+    """Validate an already-decoded rbln_config.json mapping."""
+    mapping: dict[str, Any] = require_current_format(raw, path)
+    try:
+        model = RblnConfig.model_validate(mapping)
+    except ValidationError as exc:
+        raise ConfigError(f"{path} is not a valid rbln_config.json: {_first_error(exc)}.") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
+    return LoadedConfig(path, mapping, model)
+
+
+def load_config(artifact_dir: Path) -> LoadedConfig:
+    """Read and validate DIR/rbln_config.json (parsed once: read_view's model when it accepts the file)."""
+    path = Path(artifact_dir) / CONFIG_NAME
+    return config_from_bytes(read_bytes(path), path)
+
+
+def config_from_bytes(data: bytes, path: Path) -> LoadedConfig:
+    """A config file's bytes, validated: the fast view when it gives RblnConfig's figures, else the full model
+    (which words every error and applies the older key names)."""
+    view = read_view(data)
+    if view is not None:
+        return LoadedConfig(path, None, view, data)
+    return parse_config(decode_json(data, path), path)
+
+
+def with_block_count(raw: dict[str, Any], num_blocks: int) -> dict[str, Any]:
+    """A copy of the raw config recording a new block count; every other key is kept as it was, except ours.
+
+    Only the top-level count changes: optimum-rbln records num_full_blocks in the metas' shape[0]
+    whatever the pool holds, so the metas describe the tensors, not the current pool. Keys older versions
+    of this tool wrote (OUR_OLD_KEYS) are dropped: optimum-rbln's loader refuses them.
+    """
+    kept = {k: v for k, v in raw.items() if k not in OUR_OLD_KEYS}
+    return {**kept, "kvcache_num_blocks": num_blocks}
+
+
+def dumps_config(raw: dict[str, Any]) -> bytes:
+    """Serialize as optimum-rbln does: two-space indent, key order kept, UTF-8, trailing newline."""
+    return (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

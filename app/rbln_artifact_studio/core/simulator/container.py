@@ -1,0 +1,254 @@
+"""The simulator's .rbln container: a checksummed preamble, two header slots and an optional payload.
+
+Layout and crash-safety rules are specified in docs/rbln-container.md. The two header slots let a resize
+write the new header beside the old one; rbln_config.json then decides which slot is current.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+
+from rbln_artifact_studio.core.errors import ContainerError
+from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
+from rbln_artifact_studio.core.storage import faults
+
+MAGIC = b"RBLNSIM\x00"
+VERSION = 1
+PREAMBLE_SIZE = 4096
+_PREAMBLE = struct.Struct("<8sIIQQII")  # magic, version, slot_size, payload_offset, payload_length, payload_crc, crc
+SLOT_MAGIC = b"SLOT"
+_SLOT = struct.Struct("<4sQII")  # magic, generation, json length, crc32(generation, length, json)
+MIN_SLOT_SIZE = 64 * 1024
+MAX_SLOT_SIZE = 16 * 1024 * 1024
+PAYLOAD_CHUNK = 8 * 1024 * 1024
+
+
+class GraphHeader(BaseModel):
+    """What a container says about its graph: allocation tables and KV buffer sizes at its block count."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    graph: str
+    npu: str
+    num_devices: int = Field(ge=1)
+    chiplets: int = Field(ge=1)
+    kvcache_num_blocks: int = Field(ge=1)
+    compiled_kvcache_num_blocks: int = Field(ge=1)
+    weights_bytes: int = Field(ge=0)
+    resizable: list[str]
+    alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
+    dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
+
+    @property
+    def allocations(self) -> GraphAllocations:
+        return GraphAllocations(self.alloc_per_chiplet_by_key, self.dram_tensor_sizes)
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    generation: int
+    header: GraphHeader
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    """A container's preamble and its valid header slots."""
+
+    path: Path
+    slot_size: int
+    payload_offset: int
+    payload_length: int
+    payload_crc: int
+    slots: tuple[Slot, ...]
+
+    def current(self, expected_blocks: int | None = None) -> Slot:
+        """The slot holding expected_blocks (rbln_config.json's count), or the newest when not given."""
+        candidates = [
+            s for s in self.slots if expected_blocks is None or s.header.kvcache_num_blocks == expected_blocks
+        ]
+        if not candidates:
+            held = ", ".join(str(s.header.kvcache_num_blocks) for s in self.slots) or "none"
+            raise ContainerError(
+                f"{self.path.name} holds KV buffers for {held} blocks, but rbln_config.json records "
+                f"{expected_blocks}: the artifact is inconsistent; resize it again or recompile."
+            )
+        return max(candidates, key=lambda s: s.generation)
+
+    def slot_offset(self, index: int) -> int:
+        return PREAMBLE_SIZE + index * self.slot_size
+
+
+def is_container(path: Path) -> bool:
+    """True when the file starts with the simulator's magic (a real compiler's .rbln does not)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def _slot_bytes(generation: int, header: GraphHeader, slot_size: int) -> bytes:
+    body = header.model_dump_json().encode("utf-8")
+    prefix = struct.pack("<QI", generation, len(body))
+    crc = zlib.crc32(prefix + body)
+    data = _SLOT.pack(SLOT_MAGIC, generation, len(body), crc) + body
+    if len(data) > slot_size:
+        raise ContainerError(
+            f"The new header of graph {header.graph} ({len(data):,} bytes) does not fit its slot "
+            f"({slot_size:,} bytes), so this count cannot be written into it; choose a smaller count, or recompile "
+            "with this one."
+        )
+    return data + b"\0" * (slot_size - len(data))
+
+
+SLOT_READ = 16 * 1024  # a slot's first read: its header and a typical body (the rest is read only when longer)
+
+
+ReadAt = Callable[[int, int], bytes]
+"""Up to `length` bytes of a file from `offset` (fewer at its end), as os.pread(fd, length, offset) reads them."""
+
+
+def _read_slot(read_at: ReadAt, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
+    """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
+    head is the file's first bytes as read (slot 0 begins in them)."""
+    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else read_at(SLOT_READ, offset)
+    if len(data) < _SLOT.size:
+        return None
+    magic, generation, length, crc = _SLOT.unpack_from(data)
+    if magic != SLOT_MAGIC or _SLOT.size + length > slot_size:
+        return None
+    body = data[_SLOT.size : _SLOT.size + length]
+    if len(body) < length:  # a long header (many devices or tensors): the rest of it
+        body += read_at(length - len(body), offset + _SLOT.size + len(body))
+        if len(body) < length:
+            return None
+    if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
+        return None
+    try:
+        header = GraphHeader.model_validate_json(body)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+    return Slot(index, generation, header)
+
+
+def probe_container(path: Path) -> ContainerInfo | None:
+    """The container's preamble and valid header slots (not the payload); None when the file lacks the
+    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return probe_read(path, os.fstat(fd).st_size, lambda length, offset: os.pread(fd, length, offset))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise ContainerError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+
+
+def probe_read(path: Path, size: int, read_at: ReadAt) -> ContainerInfo | None:
+    """probe_container for a file of `size` bytes read through read_at (a server's file, from what it sent)."""
+    name = path.name
+    head = read_at(PREAMBLE_SIZE + SLOT_READ, 0)  # the preamble and the start of slot 0 in one read
+    if head[: len(MAGIC)] != MAGIC:
+        return None
+    if len(head) < _PREAMBLE.size:
+        raise ContainerError(f"{name} is truncated inside its preamble; copy it again or recompile.")
+    _magic, version, slot_size, payload_offset, payload_length, payload_crc, crc = _PREAMBLE.unpack_from(head)
+    if zlib.crc32(head[: _PREAMBLE.size - 4]) != crc:
+        raise ContainerError(f"{name} has a damaged preamble (checksum mismatch); recompile the artifact.")
+    if version != VERSION:
+        raise ContainerError(
+            f"{name} uses container format version {version}; this tool reads version {VERSION}. "
+            "Update RBLN Artifact Studio or recompile."
+        )
+    if not (MIN_SLOT_SIZE <= slot_size <= MAX_SLOT_SIZE and slot_size % 4096 == 0):
+        raise ContainerError(f"{name} declares an invalid header slot size ({slot_size}).")
+    if payload_offset != PREAMBLE_SIZE + 2 * slot_size or size < payload_offset + payload_length:
+        raise ContainerError(
+            f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
+            "copy it again from its source or recompile."
+        )
+    found = (_read_slot(read_at, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
+    slots = tuple(s for s in found if s is not None)
+    if not slots:
+        raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
+    return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)
+
+
+def read_container(path: Path) -> ContainerInfo:
+    """Read the preamble and both header slots (not the payload); raise ContainerError on any damage."""
+    info = probe_container(path)
+    if info is None:
+        raise ContainerError(f"{path.name} is not a simulator .rbln container (no RBLNSIM magic).")
+    return info
+
+
+def slot_size_for(header: GraphHeader) -> int:
+    """Room for the header to grow (block counts gain digits) without ever moving the payload."""
+    needed = 2 * (len(header.model_dump_json()) + _SLOT.size)
+    return max(MIN_SLOT_SIZE, -(-needed // 4096) * 4096)
+
+
+def _payload_chunks(length: int, seed: int) -> tuple[bytes, int]:
+    pattern = random.Random(seed).randbytes(min(PAYLOAD_CHUNK, max(length, 1)))
+    return pattern, len(pattern)
+
+
+ProgressFn = Callable[[int], None]
+
+
+def write_container(
+    path: Path,
+    header: GraphHeader,
+    payload_length: int = 0,
+    on_bytes: ProgressFn | None = None,
+) -> None:
+    """Write a new container (into a staging folder: the caller publishes it atomically)."""
+    slot_size = slot_size_for(header)
+    payload_offset = PREAMBLE_SIZE + 2 * slot_size
+    with open(path, "wb") as f:
+        f.seek(payload_offset)
+        crc = 0
+        if payload_length:
+            pattern, plen = _payload_chunks(payload_length, zlib.crc32(header.graph.encode()))
+            left = payload_length
+            while left:
+                piece = pattern if left >= plen else pattern[:left]
+                f.write(piece)
+                crc = zlib.crc32(piece, crc)
+                left -= len(piece)
+                if on_bytes:
+                    on_bytes(len(piece))
+        fields = (MAGIC, VERSION, slot_size, payload_offset, payload_length, crc)
+        packed = _PREAMBLE.pack(*fields, 0)[:-4]
+        preamble = packed + struct.pack("<I", zlib.crc32(packed))
+        f.seek(0)
+        f.write(preamble + b"\0" * (PREAMBLE_SIZE - len(preamble)))
+        f.write(_slot_bytes(1, header, slot_size))
+        f.write(b"\0" * slot_size)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_pending_header(info: ContainerInfo, active: Slot, header: GraphHeader) -> None:
+    """Write a header into the slot that is not active, durably; the active slot is left untouched."""
+    index = 1 - active.index
+    generation = max(s.generation for s in info.slots) + 1
+    data = _slot_bytes(generation, header, info.slot_size)
+    fd = os.open(info.path, os.O_WRONLY)
+    try:
+        half = len(data) // 2
+        os.pwrite(fd, data[:half], info.slot_offset(index))
+        faults.checkpoint("container.half_header_written")
+        os.pwrite(fd, data[half:], info.slot_offset(index) + half)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

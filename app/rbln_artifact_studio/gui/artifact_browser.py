@@ -1,0 +1,164 @@
+"""The artifact table with its filter line: a sort/filter proxy over ArtifactTableModel."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
+
+from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.jobs import WORKERS
+from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+
+
+class FilterProxy(QSortFilterProxyModel):
+    """Filters rows; sorting is handed to the source model, which keeps its rows in order itself."""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.sourceModel().sort(column, order)
+
+
+class ArtifactBrowser(QWidget):
+    """Emits the path of the artifact that becomes current (or '' when none)."""
+
+    currentPathChanged = Signal(str)
+    painted = Signal()  # the table finished a repaint (scan workers wait for it between batches)
+
+    def __init__(self, model: ArtifactTableModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("artifactFilter")
+        self.filter_edit.setPlaceholderText("Filter by name, host, model, NPU, attention or status")
+        self.filter_edit.setClearButtonEnabled(True)
+
+        self.proxy = FilterProxy(self)
+        self.proxy.setSourceModel(model)
+        self.proxy.setFilterRole(SEARCH_ROLE)
+        self.proxy.setFilterKeyColumn(0)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setDynamicSortFilter(True)
+        self.filter_edit.textChanged.connect(self._apply_filter)
+
+        self.view = QTableView()
+        self.view.setObjectName("artifactTable")
+        self.view.setModel(self.proxy)
+        self.view.setItemDelegate(RowTextDelegate(model, self.proxy, self.view))  # one Python call per painted cell
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # several for the planner
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionsMovable(True)  # the main window saves the order and widths with its other state
+        header.setStretchLastSection(True)
+        for column, c in enumerate(COLUMNS):  # wide enough for the title and the sort arrow
+            header.resizeSection(column, max(c.width, header.sectionSizeHint(column)))
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.proxy.rowsRemoved.connect(self._check_current)
+        self.proxy.modelReset.connect(self._check_current)
+
+        self._after_paint = QTimer(self)  # fires once the paint that started it is done; dies with the browser
+        self._after_paint.setSingleShot(True)
+        self._after_paint.setInterval(0)
+        self._after_paint.timeout.connect(self._painted)
+        self.view.viewport().installEventFilter(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.view)
+        self._current = ""
+        self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
+        self._filtering = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            WORKERS.hold()  # workers park while the cells are painted (one Python call each)
+            self._after_paint.start()
+        return False
+
+    @Slot()
+    def _painted(self) -> None:
+        WORKERS.release()
+        self.painted.emit()
+
+    def current_path(self) -> str:
+        return self._current
+
+    def selected_paths(self) -> list[str]:
+        """The selected artifacts' folders, in the table's order."""
+        rows = sorted(self.view.selectionModel().selectedRows(), key=lambda index: index.row())
+        return [index.data(PATH_ROLE) for index in rows]
+
+    def shown_summaries(self) -> list[ArtifactSummary]:
+        """The rows the filter lets through, in the table's order (what Export saves)."""
+        rows = (self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount()))
+        return [self.model.summary(r) for r in rows]
+
+    def select_path(self, path: str) -> bool:
+        """Make the artifact at path current (if it is shown); True when it is."""
+        row = self.model.row_of(path)
+        if row is None:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if not index.isValid():
+            return False
+        self.view.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.view.scrollTo(index)
+        return True
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        path = current.data(PATH_ROLE) if current.isValid() else ""
+        self._set_current(path or "")
+
+    @Slot()
+    def _check_current(self) -> None:
+        index = self.view.selectionModel().currentIndex()
+        self._set_current((index.data(PATH_ROLE) or "") if index.isValid() else "")
+
+    @Slot(str)
+    def _apply_filter(self, text: str) -> None:
+        """Filter, keeping the current artifact when it still matches (and taking it back once it matches again);
+        the details never jump to the neighbour Qt would make current."""
+        wanted = self._current or self._hidden_current
+        self._filtering = True
+        try:
+            self.proxy.setFilterFixedString(text)
+        finally:
+            self._filtering = False
+        if wanted and self.select_path(wanted):
+            self._hidden_current = ""
+            return
+        self._hidden_current = wanted
+        self.view.selectionModel().clear()
+        self._set_current("")
+
+    def _set_current(self, path: str) -> None:
+        if self._filtering:
+            return  # decided once the filter is applied
+        if path != self._current:
+            if path:
+                self._hidden_current = ""  # the user chose another artifact
+            self._current = path
+            self.currentPathChanged.emit(path)

@@ -1,0 +1,41 @@
+"""What the painted charts share: tooltips from a tooltip_at(pos) method, and a byte axis with grid lines."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPen
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from rbln_artifact_studio.core.display.sizes import format_bytes
+
+
+class TooltipChart(QWidget):
+    """A widget whose tooltip text depends on where the mouse is: subclasses implement tooltip_at."""
+
+    def tooltip_at(self, pos: QPoint | QPointF) -> str:
+        return ""
+
+    def event(self, e: QEvent) -> bool:
+        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
+            text = self.tooltip_at(e.pos())
+            if text:
+                QToolTip.showText(e.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+                e.ignore()
+            return True
+        return super().event(e)
+
+
+def paint_byte_axis(widget: QWidget, painter: QPainter, plot: QRectF, scale: int, text: QColor) -> None:
+    """Five grid lines from 0 to scale bytes, labelled at the left of the plot."""
+    grid = QColor(text)
+    grid.setAlpha(60)
+    fm = widget.fontMetrics()
+    for i in range(5):
+        y = plot.bottom() - plot.height() * i / 4
+        painter.setPen(QPen(grid, 1))
+        painter.drawLine(QPointF(plot.left() - 4, y), QPointF(plot.right(), y))
+        painter.setPen(text)
+        box = QRectF(0, y - fm.height() / 2, plot.left() - 8, fm.height())
+        painter.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, format_bytes(scale * i // 4))

@@ -1,0 +1,378 @@
+"""Background jobs: run a function in a worker thread with progress, log, partial results and cancel.
+
+Workers never touch widgets: they only emit signals of their Job, which lives on the GUI thread, so every
+slot connected to a QObject runs there. The end of a job (succeeded, failed, cancelled, then finished) is
+always emitted on the GUI thread, after every progress and partial signal the worker sent.
+Writes go through a single-thread pool so two never interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from PySide6.QtCore import SIGNAL, QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.progress import CancelToken
+
+GRAVEYARD = 64  # ended jobs kept referenced after forget()
+ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
+ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
+PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
+HOLD_LIMIT = 0.05  # seconds a hold on the workers lasts at most if the GUI thread never releases it
+SWITCH_INTERVAL = 0.001  # seconds; see gui_switch_interval()
+
+
+@contextlib.contextmanager
+def gui_switch_interval() -> Iterator[None]:
+    """While the GUI runs (rbln-studio's main() and the GUI tests), a worker running Python gives the interpreter
+    lock back within SWITCH_INTERVAL once the GUI thread asks for it, instead of Python's default 5 ms: every slot,
+    timer and paint callback on the GUI thread may have to wait that long. This is the one place the app changes
+    the process-wide switch interval, and it is restored on the way out."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+class WorkerGate:
+    """Lets the GUI thread hold Python workers back, at their next checkpoint, while it paints a big view.
+
+    Painting calls into Python once per cell, and Qt's Python binding lets go of the interpreter lock each time
+    it destroys a temporary Qt value (a QRect, a QModelIndex): a worker running Python then takes the lock, and
+    the GUI thread waits up to the interpreter's switch interval to get it back, for every cell. A worker that
+    calls checkpoint() between small steps of work parks instead, holding no lock, until the paint is done.
+    A hold expires by itself after HOLD_LIMIT, so a worker never waits long on a GUI that forgot to release.
+    Several views may hold at once (the table, the detail panel): the gate opens when the last lets go.
+    """
+
+    def __init__(self) -> None:
+        self._open = threading.Event()
+        self._open.set()
+        self._holds: dict[str, float] = {}  # holder -> when its hold ends by itself (GUI thread writes, workers read)
+
+    def hold(self, holder: str = "table") -> None:
+        """GUI thread: workers park at their next checkpoint until every holder released (or HOLD_LIMIT)."""
+        self._holds[holder] = time.monotonic() + HOLD_LIMIT
+        self._open.clear()
+
+    def release(self, holder: str = "table") -> None:
+        self._holds.pop(holder, None)
+        if not self._holds:
+            self._open.set()
+
+    def is_open(self, holder: str) -> bool:
+        """True unless this holder holds the workers."""
+        return holder not in self._holds
+
+    def checkpoint(self) -> None:
+        """Worker thread: return at once unless the GUI holds the workers; then wait, at most until the holds end."""
+        if self._open.is_set():
+            return
+        remaining = max(list(self._holds.values()), default=0.0) - time.monotonic()
+        if remaining > 0:
+            self._open.wait(remaining)
+
+
+WORKERS = WorkerGate()  # one per process, like the interpreter lock it works around
+
+
+class JobState(str, Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def ended(self) -> bool:
+        return self not in (JobState.QUEUED, JobState.RUNNING)
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """The one-line reason a user reads and the details (hint or traceback) behind a button."""
+
+    reason: str
+    details: str = ""
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> JobFailure:
+        if isinstance(exc, StudioError):
+            return cls(exc.message, exc.hint or "")
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(f"Unexpected error: {type(exc).__name__}: {exc}", text)
+
+
+class JobContext:
+    """What the job function gets in its worker thread."""
+
+    def __init__(self, job: Job) -> None:
+        self._job = job
+        self.cancel: CancelToken = job.token
+        self._last = 0.0
+        self._first = True
+
+    def checkpoint(self) -> None:
+        """Call between small steps of work: cancels here, and gives way while the GUI thread paints."""
+        WORKERS.checkpoint()
+        self.cancel.raise_if_cancelled()
+
+    def progress(self, done: int, total: int, message: str) -> None:
+        """A (done, total, message) update; throttled, except the first and the last. Also a checkpoint."""
+        WORKERS.checkpoint()
+        now = time.monotonic()
+        if self._first or (total and done >= total) or now - self._last >= PROGRESS_INTERVAL:
+            self._first, self._last = False, now
+            self._job.progressed.emit(done, total, message)
+        self.cancel.raise_if_cancelled()
+
+    def log(self, line: str) -> None:
+        self._job.logged.emit(line)
+
+    def partial(self, value: object, wait: bool = False) -> None:
+        """Hand a piece of the result to the GUI thread while the work goes on (e.g. a batch of scan rows).
+
+        With wait, block (holding no lock, so not the GIL either) until the receiver calls job.ack(): the GUI
+        thread then inserts and paints the batch without competing with this worker for the interpreter.
+        """
+        job = self._job
+        if wait:
+            job._acked.clear()
+        job.partial.emit(value)
+        if wait:
+            deadline = time.monotonic() + ACK_TIMEOUT
+            while not job._acked.wait(ACK_POLL) and time.monotonic() < deadline:
+                self.cancel.raise_if_cancelled()
+
+
+JobFunction = Callable[[JobContext], Any]
+
+
+class Job(QObject):
+    """One unit of background work and its observable state."""
+
+    # emitted from the worker thread; byte counts pass 2 GiB, so Qt's 64-bit type by name (PySide6's stubs allow
+    # only Python types here)
+    progressed = Signal("qlonglong", "qlonglong", str)  # type: ignore[arg-type]  # Qt type names, see above
+    logged = Signal(str)  # emitted from the worker thread
+    partial = Signal(object)  # emitted from the worker thread
+    started = Signal()
+    succeeded = Signal(object)
+    failed = Signal(object)  # JobFailure
+    cancelled = Signal()
+    finished = Signal()
+    _began = Signal()
+    _ended = Signal(str, object)
+
+    def __init__(
+        self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.fn = fn
+        self.writes = writes
+        self.visible = visible
+        self.surfaced = False  # a hidden job whose failure nobody handled, shown in the jobs panel instead
+        self.token = CancelToken()
+        self._acked = threading.Event()
+        self.state = JobState.QUEUED
+        self.done = self.total = 0
+        self.message = ""
+        self.log_lines: list[str] = []
+        self.result: object = None
+        self.failure: JobFailure | None = None
+        self.created_at = time.monotonic()
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self._began.connect(self._on_began)
+        self._ended.connect(self._on_ended)
+        self.progressed.connect(self._on_progress)
+        self.logged.connect(self._on_log)
+
+    def ack(self) -> None:
+        """The GUI has taken the last partial result sent with wait=True; the worker may go on."""
+        self._acked.set()
+
+    def cancel(self) -> None:
+        """Ask the work to stop; safe from any thread. The job reports `cancelled` when it has stopped."""
+        self.token.cancel()
+
+    @property
+    def elapsed(self) -> float:
+        if self.started_at is None:
+            return 0.0
+        return (self.ended_at or time.monotonic()) - self.started_at
+
+    def run_in_worker(self) -> None:
+        """The worker thread's side: run fn and report how it ended; never raises."""
+        if self.token.cancelled:
+            self._ended.emit(JobState.CANCELLED.value, None)
+            return
+        self._began.emit()
+        try:
+            result = self.fn(JobContext(self))
+        except CancelledError:
+            self._ended.emit(JobState.CANCELLED.value, None)
+        except BaseException as exc:  # a worker must report every failure, never die silently
+            self._ended.emit(JobState.FAILED.value, JobFailure.from_exception(exc))
+        else:
+            self._ended.emit(JobState.SUCCEEDED.value, result)
+
+    @Slot()
+    def _on_began(self) -> None:
+        self.state = JobState.RUNNING
+        self.started_at = time.monotonic()
+        self.started.emit()
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        self.done, self.total, self.message = done, total, message
+
+    @Slot(str)
+    def _on_log(self, line: str) -> None:
+        self.log_lines.append(line)
+
+    @Slot(str, object)
+    def _on_ended(self, state: str, payload: object) -> None:
+        self.state = JobState(state)
+        self.ended_at = time.monotonic()
+        if self.started_at is None:
+            self.started_at = self.ended_at
+        if self.state is JobState.SUCCEEDED:
+            self.result = payload
+            self.succeeded.emit(payload)
+        elif self.state is JobState.FAILED:
+            assert isinstance(payload, JobFailure)
+            self.failure = payload
+            self.log_lines.append(f"error: {payload.reason}")
+            self.failed.emit(payload)
+        else:
+            self.log_lines.append("cancelled; nothing was left half-done")
+            self.cancelled.emit()
+        self.finished.emit()
+
+
+class _Runner(QRunnable):
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self._job: Job | None = job
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        job, self._job = self._job, None
+        if job is None:
+            return  # QRunnable.run is called once; nothing to run a second time
+        if job.writes:
+            lower_thread_priority()
+        job.run_in_worker()
+
+
+WORKER_NICE = 10  # added to the app's own nice value: a writer always runs below the GUI thread
+
+
+def lower_thread_priority() -> None:
+    """Let the calling (writer) thread yield the CPU to the GUI thread when both want it.
+
+    Linux keeps a nice value per thread (and threads it starts inherit it). Only jobs that write run lower: a
+    copy spends its time in the kernel, without the interpreter lock. A scan runs Python most of the time, and
+    a niced thread preempted while it holds the interpreter lock keeps the GUI thread waiting for it: with two
+    CPU-bound processes beside the app, niced scans stretched the longest stall to 90-160 ms (and the scan
+    to ~30 s), against 55-80 ms with the scan at normal priority. Elsewhere this does nothing.
+    """
+    with contextlib.suppress(AttributeError, OSError):
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICE))
+
+
+class JobManager(QObject):
+    """Starts jobs on a read pool or the single-thread write pool and keeps them until they are cleared."""
+
+    jobAdded = Signal(object)
+    jobFailed = Signal(object, object)  # job, JobFailure
+    activeChanged = Signal(int)
+
+    def __init__(self, parent: QObject | None = None, read_threads: int = 2) -> None:
+        super().__init__(parent)
+        self.read_pool = QThreadPool(self)
+        self.read_pool.setMaxThreadCount(read_threads)
+        self.write_pool = QThreadPool(self)
+        self.write_pool.setMaxThreadCount(1)
+        self.jobs: list[Job] = []
+        self._unstarted: list[Job] = []
+        self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
+
+    def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
+        """Queue fn(context) in a worker.
+
+        The worker starts once control returns to the event loop, so signals connected right after submit()
+        never miss an early progress or partial result.
+        """
+        job = Job(title, fn, writes=writes, visible=visible)
+        self.jobs.append(job)
+        job.failed.connect(self._on_failed)
+        job.finished.connect(self._on_finished)
+        self.jobAdded.emit(job)
+        self._unstarted.append(job)
+        QTimer.singleShot(0, self._start_unstarted)
+        self.activeChanged.emit(len(self.active()))
+        return job
+
+    @Slot()
+    def _start_unstarted(self) -> None:
+        jobs, self._unstarted = self._unstarted, []
+        for job in jobs:
+            (self.write_pool if job.writes else self.read_pool).start(_Runner(job))
+
+    def active(self) -> list[Job]:
+        return [j for j in self.jobs if not j.state.ended]
+
+    def active_visible(self) -> list[Job]:
+        return [j for j in self.active() if j.visible]
+
+    def cancel_all(self) -> None:
+        for job in self.active():
+            job.cancel()
+
+    def wait(self, msecs: int = -1) -> bool:
+        """Block until both pools are idle (used when the window closes, after cancel_all)."""
+        self._start_unstarted()  # a cancelled job that never started still reports `cancelled`
+        return self.read_pool.waitForDone(msecs) and self.write_pool.waitForDone(msecs)
+
+    def forget(self, job: Job) -> None:
+        """Drop an ended job (the jobs panel's Clear)."""
+        if job.state.ended and job in self.jobs:
+            self.jobs.remove(job)
+            # Keep a reference a while longer: the last one must go on the GUI thread, never in the worker
+            # that has just reported the end (a QObject is destroyed in the thread that drops it).
+            self._graveyard.append(job)
+
+    @Slot(object)
+    def _on_failed(self, failure: JobFailure) -> None:
+        job = self.sender()
+        if isinstance(job, Job):
+            if not job.visible and job.receivers(SIGNAL("failed(PyObject)")) <= 1:
+                # Only this manager listens: the failure of a hidden job (a rescan, a lookup) would be lost,
+                # so it joins the jobs panel, failed, where the user sees it.
+                job.visible = job.surfaced = True
+                self.jobAdded.emit(job)
+            self.jobFailed.emit(job, failure)
+
+    @Slot()
+    def _on_finished(self) -> None:
+        job = self.sender()
+        if isinstance(job, Job) and not job.visible:
+            self.forget(job)  # hidden bookkeeping jobs (detail reads, rescans) do not pile up
+        self.activeChanged.emit(len(self.active()))

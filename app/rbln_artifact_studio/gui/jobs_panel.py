@@ -1,0 +1,173 @@
+"""The jobs dock: running and finished jobs with progress bars, cancel buttons, elapsed time and their log."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+class JobRow(QWidget):
+    """One job: title, state, progress bar, elapsed time and a cancel button."""
+
+    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.job = job
+        self.setObjectName("jobRow")
+        self.title = QLabel(job.title)
+        self.state = QLabel()
+        self.state.setObjectName("jobState")
+        self.bar = QProgressBar()
+        self.bar.setObjectName("jobProgress")
+        # Wide enough for the longest text it shows ("100% of 999.99 GiB"), so the text is never cut.
+        self.bar.setFixedWidth(self.bar.fontMetrics().horizontalAdvance("cancelled at 100% of 999.99 GiB") + 32)
+        self.time = QLabel("0:00")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("jobCancel")
+        self.cancel_button.clicked.connect(job.cancel)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.addWidget(self.title, 1)
+        layout.addWidget(self.state)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.time)
+        layout.addWidget(self.cancel_button)
+        job.progressed.connect(self.refresh)
+        job.started.connect(self.refresh)
+        job.finished.connect(self.refresh)
+        self.refresh()
+
+    @Slot()
+    def _on_cancel_clicked(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.state.setText("cancelling…")
+
+    @Slot()
+    def refresh(self) -> None:
+        job = self.job
+        self.time.setText(_elapsed(job.elapsed))
+        if job.state.ended:
+            self.cancel_button.hide()
+            if job.state is JobState.SUCCEEDED:
+                self.bar.setRange(0, 1)
+                self.bar.setValue(1)
+                self.bar.setFormat(f"%p% of {format_bytes(job.total)}" if job.total > 10_000 else "%p%")
+            elif self.bar.maximum() == 0:  # ended while its amount of work was unknown: stop the busy indicator
+                self.bar.setRange(0, 1)
+                self.bar.setValue(0)
+                self.bar.setFormat(job.state.value)
+            else:  # cancelled or failed: the bar stays where the work stopped
+                self.bar.setFormat(f"{job.state.value} at %p%")
+            self.state.setText(job.state.value)
+            self.setToolTip(job.failure.reason if job.failure else job.message)
+            return
+        if not job.token.cancelled:
+            self.state.setText(job.state.value)
+        if job.total > 0:
+            # QProgressBar holds ints: show bytes as a per-mille so large copies fit.
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(min(1000, job.done * 1000 // job.total))
+            self.bar.setFormat(f"%p% of {format_bytes(job.total)}" if job.total > 10_000 else "%p%")
+        else:
+            self.bar.setRange(0, 0)  # busy indicator: the amount of work is unknown
+        self.setToolTip(job.message)
+
+
+class JobsPanel(QDockWidget):
+    """Lists the visible jobs of a JobManager, newest first; the log of the selected one below."""
+
+    def __init__(self, manager: JobManager, parent: QWidget | None = None) -> None:
+        super().__init__("Jobs", parent)
+        self.setObjectName("jobsPanel")
+        self.manager = manager
+        self.list = QListWidget()
+        self.list.setObjectName("jobsList")
+        self.log = QPlainTextEdit()
+        self.log.setObjectName("jobLog")
+        self.log.setReadOnly(True)
+        self.log.setPlaceholderText("Select a job to see its log.")
+        clear = QPushButton("Clear finished")
+        clear.clicked.connect(self.clear_finished)
+        splitter = QSplitter()
+        splitter.setObjectName("jobsSplitter")
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.log)
+        splitter.setSizes([600, 400])
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(splitter)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(clear)
+        layout.addLayout(buttons)
+        self.setWidget(body)
+        self.rows: dict[int, JobRow] = {}
+        manager.jobAdded.connect(self.add_job)
+        self.list.currentItemChanged.connect(self._show_log)
+        self._timer = QTimer(self)
+        self._timer.setInterval(1000)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+
+    @Slot(object)
+    def add_job(self, job: Job) -> None:
+        if not job.visible:
+            return
+        item = QListWidgetItem()
+        row = JobRow(job)
+        item.setSizeHint(row.sizeHint())
+        self.list.insertItem(0, item)
+        self.list.setItemWidget(item, row)
+        self.rows[id(job)] = row
+        job.logged.connect(self._on_log)
+        job.finished.connect(self._on_log)
+
+    def row_for(self, job: Job) -> JobRow | None:
+        return self.rows.get(id(job))
+
+    @Slot()
+    def _tick(self) -> None:
+        for row in self.rows.values():
+            if not row.job.state.ended:
+                row.refresh()
+
+    @Slot()
+    def _on_log(self) -> None:
+        item = self.list.currentItem()
+        if item is not None and self.list.itemWidget(item) is not None:
+            self._show_log(item)
+
+    def _show_log(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
+        row = self.list.itemWidget(item) if item is not None else None
+        self.log.setPlainText("\n".join(row.job.log_lines) if isinstance(row, JobRow) else "")
+
+    @Slot()
+    def clear_finished(self) -> None:
+        for i in reversed(range(self.list.count())):
+            row = self.list.itemWidget(self.list.item(i))
+            if isinstance(row, JobRow) and row.job.state.ended:
+                self.rows.pop(id(row.job), None)
+                self.manager.forget(row.job)
+                self.list.takeItem(i)
+        self.log.clear()
