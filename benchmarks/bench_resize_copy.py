@@ -22,8 +22,8 @@ from pathlib import Path
 from _common import compile_payload_pair, interleave, machine, report, require_space, scratch
 
 from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.operations.resize import resize_to_copy
 from rbln_artifact_studio.core.progress import Progress
-from rbln_artifact_studio.core.storage.resize import resize_to_copy
 
 
 def main() -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from _common import compile_payload_pair, interleave, machine, report, require_space, scratch
 
 from rbln_artifact_studio.core.model.rbln_config import load_config
-from rbln_artifact_studio.core.storage.resize import resize_in_place
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 
 
 def main() -> int:

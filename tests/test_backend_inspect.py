@@ -13,10 +13,10 @@ from fakes.install import FakeToolchain, fake_compile
 
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector, allocations_from_json
 from rbln_artifact_studio.backends.registry import inspector_for
-from rbln_artifact_studio.core.display.sizes import align_2mib
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.sizes import align_2mib
 
 pytest_plugins = ["fakes.plugin"]
 

@@ -18,11 +18,11 @@ from rbln_artifact_studio.backends.base import ResizeRequest
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.registry import resize_artifact
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
+from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.model.rbln_config import load_config
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
-from rbln_artifact_studio.core.storage.resize import check_target
 
 pytest_plugins = ["fakes.plugin"]
 

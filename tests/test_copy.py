@@ -254,7 +254,7 @@ def test_a_resized_copy_is_synced_once_before_it_is_published(
     """Every file and folder of the copy is fsynced before the rename that publishes it (crash-safety.md), but
     the copied graphs are not synced twice (before and after their new header) nor the copied rbln_config.json that
     the resize replaces."""
-    from rbln_artifact_studio.core.storage.resize import resize_to_copy
+    from rbln_artifact_studio.core.operations.resize import resize_to_copy
 
     events: list[tuple[str, str, int]] = []
     real_fsync, real_rename = os.fsync, os.rename

@@ -7,7 +7,6 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rbln_artifact_studio.core.display.sizes import MIB
 from rbln_artifact_studio.core.estimation.estimator import (
     KV_KEY,
     GraphAllocations,
@@ -19,6 +18,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
     rescale_allocations,
 )
 from rbln_artifact_studio.core.model.npu import get_npu
+from rbln_artifact_studio.core.sizes import MIB
 
 CR13 = get_npu("RBLN-CR13")
 

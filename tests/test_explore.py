@@ -10,10 +10,10 @@ from conftest import compile_artifact
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import estimate_blocks
-from rbln_artifact_studio.core.estimation.explore import explore, min_budget, target_at
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
-from rbln_artifact_studio.core.storage.resize import resize_to_copy
+from rbln_artifact_studio.core.operations.resize import resize_to_copy
+from rbln_artifact_studio.core.planning.explore import explore, min_budget, target_at
 
 
 @pytest.fixture

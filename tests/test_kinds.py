@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
 from rbln_artifact_studio.core.model.rbln_config import kv_sums
-from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 
 REFUSAL = "does not expose a top-level resizable kv-cache. Only decoder-only causal LM artifacts are supported."
 

@@ -23,7 +23,7 @@ from optimum_loader import LoaderError, load_config_file, load_model
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.kinds import block_count
-from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 
 # ---- the reproduced rules give the real package's answers -----------------------------------------------
 

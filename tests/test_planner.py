@@ -11,10 +11,11 @@ from conftest import compile_artifact
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.fleet.targets import target_for_budget
 from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.core.planning.planner import Verdict, fix_for, fixes, plan
 from rbln_artifact_studio.core.simulator.container import read_container, write_container
-from rbln_artifact_studio.core.storage.resize import resize_in_place, target_for_budget
 
 BLOCK_PER_CHIPLET = 288 * 2**20  # Qwen3-8B: 1.125 GiB per block over the four chiplets of a Rebel100
 CR13_CHIPLET = 35 * 2**30

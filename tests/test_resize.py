@@ -17,11 +17,12 @@ from rbln_artifact_studio.core.errors import (
     StudioError,
 )
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
+from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.progress import CancelToken, Progress
 from rbln_artifact_studio.core.simulator.container import read_container
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
-from rbln_artifact_studio.core.storage.resize import check_target, resize_in_place, resize_to_copy
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

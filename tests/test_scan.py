@@ -79,7 +79,7 @@ def trusted_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("trusted_timestamps")
 def test_cached_rows_equal_fresh_rows_and_are_never_stale(cr13_artifact: Path, ca25_artifact: Path) -> None:
-    from rbln_artifact_studio.core.storage.resize import resize_in_place
+    from rbln_artifact_studio.core.operations.resize import resize_in_place
 
     root = cr13_artifact.parent
     fresh = [r.to_json() for r in scan(root, use_cache=False)]

@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.errors import ResizeError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.model import upstream
-from rbln_artifact_studio.core.storage.resize import resize_in_place
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 
 
 def _edit(artifact: Path, **changes: object) -> None:

@@ -80,7 +80,7 @@ class TerminalProgress:
         if now - self._last < 0.1 and done < total:
             return
         self._last = now
-        from rbln_artifact_studio.core.display.sizes import format_bytes
+        from rbln_artifact_studio.core.sizes import format_bytes
 
         if total:
             width = 30
@@ -293,9 +293,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.display.sizes import format_bytes
     from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
     from rbln_artifact_studio.core.simulator.memory_model import weight_bytes_per_shard
+    from rbln_artifact_studio.core.sizes import format_bytes
 
     presets = [(model_id, resolve_model(model_id).spec) for model_id in preset_ids()]
     if args.json:
@@ -438,7 +438,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.estimation.explore import exploration_text, explore
+    from rbln_artifact_studio.core.planning.explore import exploration_text, explore
 
     exploration = explore(_open(args.dir, args))
     if args.json:

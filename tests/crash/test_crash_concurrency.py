@@ -24,8 +24,8 @@ from harness import ENV_ACTION, ENV_STEP, REPO, Lab, artifact_state, cli_command
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact
 from rbln_artifact_studio.core.fleet.scan import summarize
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
-from rbln_artifact_studio.core.storage.resize import resize_in_place
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_leftover_lock_files_without_a_holder_do_not_block(lab: Lab, content: st
 WRITER = textwrap.dedent(
     """
     import os, sys
-    from rbln_artifact_studio.core.storage.resize import resize_in_place
+    from rbln_artifact_studio.core.operations.resize import resize_in_place
     art, stop, counts = sys.argv[1], sys.argv[2], [int(c) for c in sys.argv[3:]]
     n = 0
     while not os.path.exists(stop):

@@ -130,7 +130,7 @@ def test_checker_flags_a_mixed_artifact(lab: Lab, tmp_path: Path) -> None:
 
 
 def test_checker_flags_a_changed_payload_or_file(lab: Lab) -> None:
-    from rbln_artifact_studio.core.storage.resize import resize_in_place
+    from rbln_artifact_studio.core.operations.resize import resize_in_place
 
     work = lab.prepare("resize_in_place")
     resize_in_place(work / "art", lab.new)
@@ -163,7 +163,7 @@ def test_checker_flags_an_unmarked_incomplete_staging_folder(lab: Lab) -> None:
 def test_state_compares_meaning_not_generations(lab: Lab) -> None:
     a = lab.prepare("resize_in_place") / "art"
     b = lab.prepare("resize_in_place") / "art"
-    from rbln_artifact_studio.core.storage.resize import resize_in_place
+    from rbln_artifact_studio.core.operations.resize import resize_in_place
 
     resize_in_place(a, lab.new)
     for count in (lab.new, lab.old, lab.new):  # same meaning as a, other slot generations

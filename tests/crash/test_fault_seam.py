@@ -9,9 +9,9 @@ from pathlib import Path
 from conftest import PACKAGE_DIR
 from harness import ENV_STEP, cli_command
 
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
-from rbln_artifact_studio.core.storage.resize import resize_in_place
 
 
 def test_an_installed_hook_sees_every_step_of_a_resize_in_order(cr13_artifact: Path) -> None:

@@ -16,9 +16,9 @@ from faultfs import FaultFS, InjectedFault
 from harness import SHAPE, artifact_state, tiny_model_config, tree_digest
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.core.storage import fsutil
-from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy
 
 OPS = ("resize_in_place", "resize_copy", "compile")
 # What each message must say (the cause, or what to do about it).

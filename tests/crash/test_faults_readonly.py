@@ -18,8 +18,8 @@ from faultfs import FaultFS
 from harness import SHAPE, Lab, artifact_state, tiny_model_config, tree_digest
 
 from rbln_artifact_studio.core.errors import ResizeError
+from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.core.storage.resize import resize_in_place, resize_to_copy
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ from harness import SHAPE, tiny_model_config, tree_digest
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import summarize
+from rbln_artifact_studio.core.operations.resize import resize_to_copy
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.core.storage.jsonfile import MAX_JSON_BYTES
-from rbln_artifact_studio.core.storage.resize import resize_to_copy
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rbln_artifact_studio.core.fleet.scan import is_inside, scan
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.status import Status
 
 from .layouts import Fleet, tree_bytes
 

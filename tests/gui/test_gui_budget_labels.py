@@ -9,9 +9,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.core.estimation.explore import explore
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.planning.explore import explore
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import BUDGET_COLOUR, DramChart
 from rbln_artifact_studio.gui.main_window import MainWindow

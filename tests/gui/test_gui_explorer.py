@@ -12,9 +12,9 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.core.display.sizes import MIB, format_bytes_exact
-from rbln_artifact_studio.core.estimation.explore import exploration_text, explore, target_at
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.planning.explore import exploration_text, explore, target_at
+from rbln_artifact_studio.core.sizes import MIB, format_bytes_exact
 from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
 from rbln_artifact_studio.gui.explorer_dialog import ExplorerDialog
 from rbln_artifact_studio.gui.jobs import Job

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
-from rbln_artifact_studio.core.storage.resize import resize_in_place
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.gui import errors
 from rbln_artifact_studio.gui import main_window as main_window_module
 from rbln_artifact_studio.gui.dram_chart import DramChart

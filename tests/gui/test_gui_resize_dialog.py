@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QRad
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import Job
 from rbln_artifact_studio.gui.main_window import MainWindow

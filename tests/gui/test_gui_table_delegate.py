@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QStyledItemDelegate
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
 from rbln_artifact_studio.gui.table_delegate import RowTextDelegate

@@ -16,7 +16,7 @@ import pytest
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server

@@ -14,8 +14,8 @@ from fakes.helpers import wait_for
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.scan import scan
-from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.target import RemotePath

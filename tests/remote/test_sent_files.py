@@ -24,10 +24,10 @@ from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.core.simulator.container import PREAMBLE_SIZE
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import artifact as remote_artifact
 from rbln_artifact_studio.remote import server as remote_server
 from rbln_artifact_studio.remote.records import RecordReader

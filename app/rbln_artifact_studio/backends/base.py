@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 LogCallback = Callable[[str], None]
 

@@ -16,10 +16,12 @@ from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, o
 from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, Status, open_artifact
+from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.model.budget import check_exclusive, parse_budget
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import (
     CompileRequest,
@@ -37,7 +39,6 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.core.storage.lock import ArtifactLock
-from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target, target_for_budget
 from rbln_artifact_studio.core.storage.swap import require_exchange, staging_room_problem
 
 EAGER_BUDGET_NOTE = "Under eager attention the block count is always the full pool; memory_budget is not used."

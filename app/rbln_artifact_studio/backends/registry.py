@@ -24,9 +24,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
 from rbln_artifact_studio.core.fleet.damage import is_real_compiler_output
 from rbln_artifact_studio.core.model.kinds import kv_location
+from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 
 
 def detect_backends(

@@ -8,9 +8,9 @@ from rbln_artifact_studio import __version__
 from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.operations.resize import ResizeResult, resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.core.storage.resize import ResizeResult, resize_in_place, resize_to_copy
 
 
 class SimulatorBackend:

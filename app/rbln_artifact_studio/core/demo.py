@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.core.storage.resize import resize_in_place
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QWidget
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QBrush, QColor
 
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
-from rbln_artifact_studio.core.fleet.location import host_of
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
 
 if TYPE_CHECKING:  # rows come from the scan's worker, which loads the scan (~30 ms) after the window shows

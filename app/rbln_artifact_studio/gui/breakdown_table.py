@@ -9,7 +9,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from rbln_artifact_studio.core.display.presentation import bar_label, usage_tooltip
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads the artifact, after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown

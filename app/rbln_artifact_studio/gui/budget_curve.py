@@ -6,8 +6,8 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 CURVE = QColor("#1e88e5")
 FLOOR = QColor("#e53935")

@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 class TooltipChart(QWidget):

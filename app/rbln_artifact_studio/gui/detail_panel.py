@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import DramChart
@@ -236,7 +236,7 @@ class DetailPanel(QScrollArea):
         self.what_if_result.setVisible(bool(text))
         if not text:
             return None
-        from rbln_artifact_studio.core.estimation.explore import what_if
+        from rbln_artifact_studio.core.planning.explore import what_if
 
         try:
             result = what_if(artifact, text)

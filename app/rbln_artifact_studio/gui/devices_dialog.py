@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import DeviceStatus, read_devices

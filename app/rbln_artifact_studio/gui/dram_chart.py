@@ -17,7 +17,7 @@ from rbln_artifact_studio.core.display.presentation import (
     usage_segments,
     usage_tooltip,
 )
-from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
 from rbln_artifact_studio.gui.tones import is_dark
 

@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from rbln_artifact_studio.core.display.sizes import MIB, format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.estimation.explore import Exploration
+from rbln_artifact_studio.core.planning.explore import Exploration
+from rbln_artifact_studio.core.sizes import MIB, format_bytes, format_bytes_exact
 from rbln_artifact_studio.gui.chart_base import TooltipChart
 
 CURVE = QColor("#1e88e5")
@@ -22,7 +22,7 @@ TICKS = 5
 
 
 class ExplorerChart(TooltipChart):
-    """Displays an Exploration computed by rbln_artifact_studio.core.estimation.explore between two budgets (the view); it maps bytes to pixels."""
+    """Displays an Exploration computed by rbln_artifact_studio.core.planning.explore between two budgets (the view); it maps bytes to pixels."""
 
     budgetPicked = Signal(object)  # a budget per NPU, in bytes (an int beyond 32 bits), picked by a click
     viewChanged = Signal()

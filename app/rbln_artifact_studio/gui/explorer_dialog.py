@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QP
 
 from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.display.explore_display import pick_text, summary_lines
-from rbln_artifact_studio.core.estimation.explore import ClickTarget, Exploration, explore, target_at
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.planning.explore import ClickTarget, Exploration, explore, target_at
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
@@ -22,7 +22,7 @@ OpenResize = Callable[[Artifact, "int | None", "str | None", QWidget], "ResizeDi
 
 
 class ExplorerDialog(QDialog):
-    """Computes the curve in a worker; the chart shows it, a click resolves the budget through rbln_artifact_studio.core.estimation.explore."""
+    """Computes the curve in a worker; the chart shows it, a click resolves the budget through rbln_artifact_studio.core.planning.explore."""
 
     explored = Signal()  # the curve (or the reason there is none) is on screen
     picked = Signal(object)  # ClickTarget

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
 
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.display.compare import Comparison
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-    from rbln_artifact_studio.core.storage.resize import ResizeResult
     from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 
 

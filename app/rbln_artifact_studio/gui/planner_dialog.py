@@ -38,10 +38,10 @@ from rbln_artifact_studio.core.display.plan_display import (
     verdict_colour_key,
     verdict_lines,
 )
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.fleet.status import Status
 from rbln_artifact_studio.core.planning.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan, require_valid
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager

@@ -30,10 +30,10 @@ from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.fleet.location import host_of
+from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
+from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
-from rbln_artifact_studio.core.storage.resize import check_target, target_for_budget
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
 from rbln_artifact_studio.core.storage.swap import staging_room_problem
 from rbln_artifact_studio.gui.command_line import CommandLine

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.backends.registry import inspector_for
 from rbln_artifact_studio.core.display.commandline import PROG
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.planning.planner import Verdict, require_valid
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.remote import registry

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from rbln_artifact_studio.core.fleet.location import host_of
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings

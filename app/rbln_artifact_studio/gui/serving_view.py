@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from rbln_artifact_studio.core.display.serving_display import serving_headline, serving_rows
-from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.planning.serving import ServingCheck, check_artifact_serving
+from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLi
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.command_line import CommandLine
 
 if TYPE_CHECKING:

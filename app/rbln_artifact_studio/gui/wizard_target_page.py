@@ -10,8 +10,8 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
 
 from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.number_field import NumberField

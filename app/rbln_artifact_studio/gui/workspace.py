@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.status import Status
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.jobs import WORKERS, Job, JobContext, JobManager

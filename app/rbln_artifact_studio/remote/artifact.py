@@ -27,7 +27,6 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
 from rbln_artifact_studio.core.fleet.damage import damage_read
-from rbln_artifact_studio.core.fleet.status import Problem
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.simulator.container import (
@@ -39,6 +38,7 @@ from rbln_artifact_studio.core.simulator.container import (
     ReadAt,
     probe_read,
 )
+from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.core.storage.sharing import SharedFile

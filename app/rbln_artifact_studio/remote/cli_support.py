@@ -11,9 +11,9 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, scan
+from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
-from rbln_artifact_studio.core.storage.resize import ResizeResult
 from rbln_artifact_studio.remote.registry import configure_from_environment
 from rbln_artifact_studio.remote.registry import open_any as registry_open_any
 from rbln_artifact_studio.remote.registry import server as registry_server

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, parse_bytes
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
 from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
 from rbln_artifact_studio.remote.server import NOT_FOUND, Server
 
 TOOLS = ("rbln-smi", "rbln-stat")

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.fleet.targets import check_target
+from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
-from rbln_artifact_studio.core.storage.resize import ResizeResult, check_target
 from rbln_artifact_studio.remote.artifact import open_remote_artifact
 from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
 from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.planning.planner import Verdict
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.remote.devices import Device, DeviceStatus
 
 PLACEMENT = (

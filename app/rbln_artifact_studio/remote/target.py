@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.location import SSH_SCHEME
+from rbln_artifact_studio.core.location import SSH_SCHEME
 
 SCHEME = SSH_SCHEME
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbln_artifact_studio.core.display.presentation import block_facts, settings_rows
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
-from rbln_artifact_studio.core.estimation.explore import ClickTarget, Exploration, exploration_text
+from rbln_artifact_studio.core.planning.explore import ClickTarget, Exploration, exploration_text
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 def summary_lines(e: Exploration) -> list[str]:

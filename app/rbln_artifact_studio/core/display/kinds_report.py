@@ -41,7 +41,7 @@ def description_text(description: ModelDescription) -> str:
 
 
 def _status(description: ModelDescription) -> str:
-    from rbln_artifact_studio.core.fleet.status import worst
+    from rbln_artifact_studio.core.status import worst
 
     return worst(list(description.problems)).value
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.planning.planner import (
     ASSUMPTION,
     FamilyStack,
@@ -12,6 +11,7 @@ from rbln_artifact_studio.core.planning.planner import (
     StackedChiplet,
     Verdict,
 )
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 
 def headroom_words(headroom: int) -> str:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.display.kinds_report import kind_rows
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows; the estimator and pydantic
     # load later, in the workers that read artifacts

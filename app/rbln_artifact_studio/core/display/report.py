@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rbln_artifact_studio.core.display.kinds_report import kind_rows, part_dict
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 def usage_dict(u: ChipletUsage) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rbln_artifact_studio.core.display.sizes import align_2mib, format_bytes
 from rbln_artifact_studio.core.errors import Fix, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
 from rbln_artifact_studio.core.model.npu import AttnImpl, Npu
+from rbln_artifact_studio.core.sizes import align_2mib, format_bytes
 
 KV_KEY = "DramTensor"
 

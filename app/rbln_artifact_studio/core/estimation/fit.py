@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import MemoryLayout, largest_fitting
 from rbln_artifact_studio.core.model.npu import Npu
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 def does_not_fit(layout: MemoryLayout, npu: Npu, target: int, floor: int) -> str | None:

@@ -18,7 +18,6 @@ from rbln_artifact_studio.core.estimation.estimator import (
     breakdown,
 )
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
-from rbln_artifact_studio.core.fleet.status import Problem, Status, worst
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
 from rbln_artifact_studio.core.model.kinds import (
@@ -34,6 +33,7 @@ from rbln_artifact_studio.core.model.kinds import (
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, ConfigFields, LoadedConfig, load_config, read_view
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, probe_container
+from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.core.storage.fsutil import is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files

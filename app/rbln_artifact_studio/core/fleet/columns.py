@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
-from rbln_artifact_studio.core.fleet.location import LOCAL, host_of
+from rbln_artifact_studio.core.location import LOCAL, host_of
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 if TYPE_CHECKING:  # the table's module loads before the first paint; the scan's loads with the scan, in a worker
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary

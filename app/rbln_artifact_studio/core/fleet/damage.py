@@ -6,8 +6,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_MAGIC, ReadAt
+from rbln_artifact_studio.core.status import Problem, Status
 
 
 def damaged_message(file_name: str, why: str) -> str:

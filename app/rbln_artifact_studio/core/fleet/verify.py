@@ -11,9 +11,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import Pause, ScanCache
-from rbln_artifact_studio.core.fleet.status import Status, worst
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.status import Status, worst
 
 
 def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None) -> ArtifactSummary:

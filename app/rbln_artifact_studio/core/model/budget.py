@@ -6,9 +6,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from rbln_artifact_studio.core.display.sizes import MIB, format_bytes, parse_bytes
 from rbln_artifact_studio.core.errors import BudgetError, StudioError
 from rbln_artifact_studio.core.model.npu import Npu
+from rbln_artifact_studio.core.sizes import MIB, format_bytes, parse_bytes
 
 # ASCII digits only, and byte counts of at most 30 digits (Python will not even convert 4,300).
 _INT_RE = re.compile(r"^\+?\d{1,30}$", re.ASCII)

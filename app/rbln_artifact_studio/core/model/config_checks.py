@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import UnknownNpuError
-from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model.npu import get_npu
+from rbln_artifact_studio.core.status import Problem, Status
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.rbln_config import ConfigFields

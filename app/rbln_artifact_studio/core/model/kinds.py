@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import ConfigError, StudioError
-from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model import upstream
+from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
 
 PIPELINE_INDEX = "model_index.json"

@@ -9,15 +9,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import largest_fitting
-from rbln_artifact_studio.core.estimation.explore import BudgetStep, min_budget
 from rbln_artifact_studio.core.fleet.artifact import Artifact, Status
+from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.model.npu import Npu
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, with_block_count
+from rbln_artifact_studio.core.planning.explore import BudgetStep, min_budget
 from rbln_artifact_studio.core.planning.serving import check_serving
-from rbln_artifact_studio.core.storage.resize import check_target
+from rbln_artifact_studio.core.sizes import format_bytes
 
 ASSUMPTION = (
     "Node i of every artifact runs on NPU i: an artifact compiled for N devices occupies NPUs 0 to N-1, "

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rbln_artifact_studio.core.fleet.status import Problem, Status
 from rbln_artifact_studio.core.model.blocks import blocks_per_sequence, full_sequences
+from rbln_artifact_studio.core.status import Problem, Status
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.rbln_config import LoadedConfig

@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import (
     ConfigError,
     Fix,
@@ -39,6 +38,7 @@ from rbln_artifact_studio.core.simulator.memory_model import (
     simulate_graphs,
     total_weight_bytes,
 )
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, describe_os_error, write_synced
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.estimation.estimator import MemoryLayout, SequenceShape, min_budget_per_npu
 from rbln_artifact_studio.core.model.modelspec import ModelSpec
 from rbln_artifact_studio.core.model.npu import Npu
 from rbln_artifact_studio.core.simulator.memory_model import CompileShape, resizable_names, simulate_graphs
+from rbln_artifact_studio.core.sizes import format_bytes
 
 MAX_DEVICES = 64  # what the compile wizard offers; the search stops there
 

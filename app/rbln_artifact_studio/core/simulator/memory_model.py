@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict
 
-from rbln_artifact_studio.core.display.sizes import MIB, align_2mib
 from rbln_artifact_studio.core.estimation.estimator import KV_KEY, GraphAllocations, Grid
 from rbln_artifact_studio.core.model.modelspec import ModelSpec
 from rbln_artifact_studio.core.model.npu import ATOM, REBEL100, AttnImpl, Npu, NpuFamily, block_size_for
+from rbln_artifact_studio.core.sizes import MIB, align_2mib
 
 WEIGHT_KEY = "Weight"
 KERNEL_KEY = "Kernel"

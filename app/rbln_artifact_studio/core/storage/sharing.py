@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.core.storage.fsutil import copy_file, replace_via_temp
 
 

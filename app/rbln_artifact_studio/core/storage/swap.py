@@ -12,8 +12,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from rbln_artifact_studio.core.display.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.storage.fsutil import tree_size
 
 _AT_FDCWD = -100

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rbln_artifact_studio.core.display.sizes import format_bytes
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import (
     Breakdown,
@@ -17,9 +16,10 @@ from rbln_artifact_studio.core.estimation.estimator import (
     fraction_for_bytes,
 )
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
 from rbln_artifact_studio.core.model.npu import Npu
-from rbln_artifact_studio.core.storage.resize import resolve_target
+from rbln_artifact_studio.core.sizes import format_bytes
 
 
 def breakpoints(layout: MemoryLayout, npu: Npu, full_blocks: int) -> list[CurvePoint]:

@@ -1,0 +1,205 @@
+"""Where an artifact lives: a local folder, a folder on an SSH server or a prefix in an object store, parsed once.
+
+This is the one module that knows the URL schemes. Everything else takes a Location (or text it parses here), asks its
+kind through isinstance, and prints it with str().
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeAlias
+
+from rbln_artifact_studio.core.errors import StudioError
+
+SSH_SCHEME = "ssh://"
+S3_SCHEME = "s3://"
+LOCAL = "local"
+"""What the Host column shows for a row on this computer."""
+
+# S3's bucket rules (3-63 characters of lowercase letters, digits, dots and hyphens, starting and ending with a letter
+# or digit), with underscores too: MinIO, Ceph and SeaweedFS accept them in path-style requests.
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
+
+
+@dataclass(frozen=True)
+class LocalFolder:
+    """A folder on this computer."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def child(self, name: str) -> LocalFolder:
+        return LocalFolder(self.path / name)
+
+    @property
+    def parent(self) -> LocalFolder:
+        return LocalFolder(self.path.parent)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+@dataclass(frozen=True)
+class ServerFolder:
+    """A folder on an SSH server: `host` is an ssh_config alias or user@host[:port]; `path` is literal.
+
+    The path is taken byte for byte (no percent-decoding): `ssh://gpu1/srv/my models` names "/srv/my models".
+    A path starting with `~/` is relative to the login folder on the server.
+    """
+
+    host: str
+    path: str
+
+    @property
+    def url(self) -> str:
+        path = self.path if self.path.startswith("/") else "/" + self.path
+        return f"{SSH_SCHEME}{self.host}{path}"
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1] or self.path
+
+    def child(self, name: str) -> ServerFolder:
+        return ServerFolder(self.host, self.path.rstrip("/") + "/" + name)
+
+    def at(self, path: str) -> ServerFolder:
+        """Another path on the same server."""
+        return ServerFolder(self.host, path)
+
+    @property
+    def parent(self) -> ServerFolder:
+        head = self.path.rstrip("/").rsplit("/", 1)[0]
+        return ServerFolder(self.host, head or "/")
+
+    def __str__(self) -> str:
+        return self.url
+
+
+@dataclass(frozen=True)
+class BucketPrefix:
+    """A key prefix in an S3-compatible bucket: `prefix` has no leading or trailing slash ('' is the whole bucket).
+
+    Which endpoint and credentials reach the bucket is the AWS chain's business (environment, ~/.aws), not the URL's.
+    """
+
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"{S3_SCHEME}{self.bucket}/{self.prefix}" if self.prefix else f"{S3_SCHEME}{self.bucket}"
+
+    @property
+    def name(self) -> str:
+        return self.prefix.rsplit("/", 1)[-1] if self.prefix else self.bucket
+
+    @property
+    def key_prefix(self) -> str:
+        """The prefix as keys below it start: 'fleet/a/' ('' for the whole bucket)."""
+        return self.prefix + "/" if self.prefix else ""
+
+    def child(self, name: str) -> BucketPrefix:
+        return BucketPrefix(self.bucket, f"{self.key_prefix}{name}")
+
+    @property
+    def parent(self) -> BucketPrefix:
+        return BucketPrefix(self.bucket, self.prefix.rsplit("/", 1)[0] if "/" in self.prefix else "")
+
+    def __str__(self) -> str:
+        return self.url
+
+
+Location: TypeAlias = LocalFolder | ServerFolder | BucketPrefix
+
+
+def check_host(host: str) -> str:
+    """A host as the user typed it; refuse what ssh would read as an option or what cannot be a host."""
+    if not host or host.startswith("-") or any(c.isspace() or c in "/'\"\\" for c in host):
+        raise StudioError(
+            f"{host!r} is not a server name; give an alias from ~/.ssh/config or user@host[:port], e.g. npu1 or "
+            "ops@10.0.0.5:2222."
+        )
+    return host
+
+
+def is_local(text: str | os.PathLike[str]) -> bool:
+    """Whether text names a folder on this computer (no URL scheme of ours)."""
+    return not str(text).startswith((SSH_SCHEME, S3_SCHEME))
+
+
+def parse_location(text: str | os.PathLike[str]) -> Location:
+    """What a user typed (`/path`, `ssh://HOST/PATH`, `s3://BUCKET/PREFIX`) as a Location; StudioError when malformed."""
+    if isinstance(text, LocalFolder | ServerFolder | BucketPrefix):
+        return text
+    value = os.fspath(text)
+    if value.startswith(SSH_SCHEME):
+        return parse_server_folder(value)
+    if value.startswith(S3_SCHEME):
+        return parse_bucket_prefix(value)
+    return LocalFolder(Path(value))
+
+
+def parse_server_folder(text: str) -> ServerFolder:
+    """`ssh://HOST/PATH` as a ServerFolder; StudioError with an example when it is malformed."""
+    if not text.startswith(SSH_SCHEME):
+        raise StudioError(f"{text} is not an ssh:// target; write ssh://HOST/PATH, e.g. ssh://npu1/srv/artifacts.")
+    rest = text[len(SSH_SCHEME) :]
+    if rest.startswith("["):  # [ipv6]:port
+        close = rest.find("]")
+        slash = rest.find("/", close if close >= 0 else 0)
+    else:
+        slash = rest.find("/")
+    host, path = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+    check_host(host)
+    if path.startswith("/~/") or path == "/~":
+        path = path[1:]
+    if not path:
+        raise StudioError(f"{text} names no folder; write ssh://{host}/PATH, e.g. ssh://{host}/srv/artifacts.")
+    return ServerFolder(host, path)
+
+
+def parse_host(text: str) -> str:
+    """`ssh://HOST` (a trailing slash or path allowed) or a bare HOST."""
+    if text.startswith(SSH_SCHEME):
+        text = text[len(SSH_SCHEME) :].split("/", 1)[0]
+    return check_host(text)
+
+
+def parse_bucket_prefix(text: str) -> BucketPrefix:
+    """`s3://BUCKET[/PREFIX]` as a BucketPrefix; StudioError with an example when it is malformed."""
+    if not text.startswith(S3_SCHEME):
+        raise StudioError(f"{text} is not an s3:// location; write s3://BUCKET/PREFIX, e.g. s3://models/fleet.")
+    bucket, _, prefix = text[len(S3_SCHEME) :].partition("/")
+    if not _BUCKET.fullmatch(bucket) or ".." in bucket:
+        raise StudioError(
+            f"{bucket!r} is not a bucket name: 3 to 63 lowercase letters, digits, dots or hyphens; write "
+            "s3://BUCKET/PREFIX, e.g. s3://models/fleet."
+        )
+    parts = [part for part in prefix.split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        raise StudioError(f"{text}: a prefix of . or .. names no folder in a bucket; write the keys' own prefix.")
+    return BucketPrefix(bucket, "/".join(parts))
+
+
+def host_of(text: str | Location) -> str:
+    """Where a row lives, for the Host column: the server of ssh://HOST/PATH, s3://BUCKET for a bucket, '' if local."""
+    location = text if not isinstance(text, str) else None
+    if location is None:
+        assert isinstance(text, str)
+        if is_local(text):
+            return ""
+        try:
+            location = parse_location(text)
+        except StudioError:
+            return ""
+    if isinstance(location, ServerFolder):
+        return location.host
+    if isinstance(location, BucketPrefix):
+        return f"{S3_SCHEME}{location.bucket}"
+    return ""

@@ -1,0 +1,1 @@
+"""Operations on artifacts that combine reading, checking and writing: the resize in place or to a copy."""
