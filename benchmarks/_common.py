@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -68,7 +69,7 @@ def compile_payload_pair(root: Path) -> tuple[Path, Path]:
     model = root / "llama-4gib-config"
     model.mkdir(parents=True)
     (model / "config.json").write_text(json.dumps(FOUR_GIB_MODEL))
-    shape = {
+    shape: dict[str, Any] = {
         "model_id": str(model),
         "npu": "RBLN-CA25",
         "batch_size": 4,
@@ -132,7 +133,7 @@ def env() -> dict[str, str]:
 
 def write_bytecode() -> None:
     """Compile the package's modules into env()'s bytecode cache, for benchmarks whose every run is recorded."""
-    package = Path(__import__("rbln_artifact_studio").__file__).parent
+    package = Path(str(__import__("rbln_artifact_studio").__file__)).parent
     subprocess.run([python(), "-m", "compileall", "-q", str(package)], check=True, env=env(), stdout=subprocess.DEVNULL)
 
 

@@ -86,9 +86,9 @@ def main() -> int:
                 times["local"],
                 1.5,
             )
-            for sock in Path(sockets).rglob("*"):
-                if sock.is_socket():
-                    run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"])
+            for control in Path(sockets).rglob("*"):
+                if control.is_socket():
+                    run(["ssh", "-o", f"ControlPath={control}", "-O", "exit", "x"])
     return 0
 
 

@@ -103,7 +103,7 @@ def _predicted_row2(cpu: dict[str, float]) -> tuple[float, float, float, float, 
 def scan_verdict(small: Path, large: Path, rounds: int, scan_command: Sequence[str] | None = None) -> Verdict:
     """The row-2 ratio predicted from the fixed and per-artifact CPU time of ours and of the walker."""
     scan = list(scan_command or [*cli(), "scan"])
-    commands = {
+    commands: dict[str, Sequence[str]] = {
         "ours-small": [*scan, str(small), "--json", "--no-cache", "--jobs", "1"],
         "ours-large": [*scan, str(large), "--json", "--no-cache", "--jobs", "1"],
         "walker-small": [python(), "-c", WALKER, str(small)],

@@ -72,7 +72,7 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
         "attn_impl": "flash_attn",
         **compile_options,
     }
-    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest.parent / f"{dest.name}-lm")  # type: ignore[arg-type]
+    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest.parent / f"{dest.name}-lm")
     shutil.rmtree(folder / "language_model")
     shutil.move(str(compiled), folder / "language_model")
     lm = json.loads((folder / "language_model" / "rbln_config.json").read_text())

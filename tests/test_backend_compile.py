@@ -13,6 +13,7 @@ from conftest import cli_command, cli_env
 from fakes.helpers import argv_runs, leftovers, pids, running, wait_for
 from fakes.install import FakeToolchain
 
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.registry import compile_model
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.model.rbln_config import load_config
@@ -51,7 +52,9 @@ def test_compile_streams_the_log_and_publishes_the_artifact(
 
     out = tmp_path / "out" / "tiny-ca25"
     request = CompileRequest(model_id=str(tiny_model), memory_budget=0.5, **SHAPE)  # type: ignore[arg-type]
-    result = compile_model(request, out, backend="optimum", progress=lambda *a: progress.append(a), log=on_line)
+    result = compile_model(
+        request, out, backend=BackendChoice.OPTIMUM, progress=lambda *a: progress.append(a), log=on_line
+    )
 
     assert (result.backend, result.path, result.num_blocks) == ("optimum", out, 16)
     assert (result.num_min_blocks, result.num_full_blocks, result.npu, result.num_devices) == (9, 16, "RBLN-CA25", 1)
@@ -90,7 +93,7 @@ def test_explicit_count_eager_and_chunk_options_reach_the_tool(
         prefill_chunk_size=256,
         kvcache_num_blocks=6,
     )
-    result = compile_model(request, tmp_path / "eager", backend="optimum")
+    result = compile_model(request, tmp_path / "eager", backend=BackendChoice.OPTIMUM)
     (argv,) = _compile_runs(argv_log)
     assert argv[4:] == [
         "--npu",
@@ -124,7 +127,7 @@ def test_auto_uses_optimum_when_installed_and_the_simulator_otherwise(
 
 def test_optimum_backend_unavailable_is_a_clear_error(no_toolchain: None, tiny_model: Path, tmp_path: Path) -> None:
     with pytest.raises(StudioError, match="optimum backend is not available: optimum-rbln-cli not found on PATH"):
-        compile_model(CompileRequest(model_id=str(tiny_model)), tmp_path / "x", backend="optimum")
+        compile_model(CompileRequest(model_id=str(tiny_model)), tmp_path / "x", backend=BackendChoice.OPTIMUM)
     assert not (tmp_path / "x").exists()
 
 
@@ -146,7 +149,7 @@ def test_bad_requests_fail_with_the_simulators_message_before_the_tool_runs(
     with pytest.raises(StudioError) as simulated:
         plan_compile(request)
     with pytest.raises(StudioError) as real:
-        compile_model(request, tmp_path / "out", backend="optimum")
+        compile_model(request, tmp_path / "out", backend=BackendChoice.OPTIMUM)
     assert real.value.message == simulated.value.message
     assert _compile_runs(argv_log) == []
     assert not (tmp_path / "out").exists()
@@ -164,7 +167,7 @@ def test_insufficient_memory_is_reported_and_leaves_nothing(
     out = tmp_path / "work" / "out"
     request = CompileRequest(model_id=str(tiny_model), memory_budget=budget, **SHAPE)  # type: ignore[arg-type]
     with pytest.raises(InsufficientMemoryError) as failed:
-        compile_model(request, out, backend="optimum", log=log.append)
+        compile_model(request, out, backend=BackendChoice.OPTIMUM, log=log.append)
     expected = INSUFFICIENT if how == "told-to-fail" else INSUFFICIENT.replace("only 3 blocks", "only 1 blocks")
     assert failed.value.message == expected
     assert "exited with status 1; nothing was written" in (failed.value.hint or "")
@@ -198,7 +201,7 @@ def test_cancel_mid_compile_ends_the_process_group_and_leaves_nothing(
 
 def test_cli_compile_through_optimum_prints_the_result(
     fake_optimum: FakeToolchain, run_cli, tiny_model: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     out = run_cli(
         "--model-id", tiny_model, "--output-dir", tmp_path / "c", "--npu", "RBLN-CA25", "--batch_size", "2",
         "--max_seq_len", "8192", "--kvcache_partition_len", "1024", "--memory-budget", "50%", "--json",
@@ -211,7 +214,7 @@ def test_cli_compile_through_optimum_prints_the_result(
 
 def test_cli_reports_the_tools_error_in_one_line(
     fake_optimum: FakeToolchain, run_cli, tiny_model: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     out = run_cli(
         "compile", "--model-id", tiny_model, "-o", tmp_path / "c", "--batch_size", "2", "--max_seq_len", "8192",
         "--kvcache_partition_len", "1024", "--memory-budget", "40MB", "--backend", "optimum",

@@ -190,7 +190,7 @@ def test_interpreter_from_each_kind_of_console_script(tmp_path: Path, monkeypatc
     assert interpreter_of(_script(tmp_path, "\x7fELF binary")) is None
 
 
-def test_cli_backends_text_and_json(fake_optimum: FakeToolchain, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_backends_text_and_json(fake_optimum: FakeToolchain, run_cli) -> None:
     out = run_cli("backends")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -202,6 +202,6 @@ def test_cli_backends_text_and_json(fake_optimum: FakeToolchain, run_cli) -> Non
     assert data[2]["path"] == str(fake_optimum.python)
 
 
-def test_cli_backends_without_the_toolchain(no_toolchain: None, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_backends_without_the_toolchain(no_toolchain: None, run_cli) -> None:
     data = json.loads(run_cli("backends", "--json").stdout)
     assert [(b["name"], b["available"]) for b in data] == [("sim", True), ("optimum", False), ("rebel", False)]

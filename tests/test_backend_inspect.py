@@ -11,6 +11,7 @@ import pytest
 from fakes.helpers import graph_header, running
 from fakes.install import FakeToolchain, fake_compile
 
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector, allocations_from_json
 from rbln_artifact_studio.backends.registry import inspector_for
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
@@ -54,7 +55,7 @@ def test_rebel_inspection_gives_the_real_graphs_and_breakdown(fake_optimum: Fake
 
 def test_cli_inspect_json_and_fit_to_budget_on_a_real_artifact(
     fake_optimum: FakeToolchain, run_cli, mid_artifact: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     out = run_cli("inspect", mid_artifact, "--json", "--memory-budget", "160MB")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -94,7 +95,7 @@ def test_a_cancelled_read_stops_a_hanging_helper_at_once(
     assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
 
 
-def test_the_probe_timeout_setting_reaches_the_cli(fake_optimum: FakeToolchain, run_cli, real_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_probe_timeout_setting_reaches_the_cli(fake_optimum: FakeToolchain, run_cli, real_artifact: Path) -> None:
     out = run_cli("inspect", real_artifact, "--json", env={"FAKE_REBEL_HANG": "1", "RBLN_STUDIO_PROBE_TIMEOUT": "0.5"})
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -142,7 +143,7 @@ def test_without_rebel_in_the_toolchain_the_reason_says_so(
 
 
 def test_without_a_toolchain_there_is_no_inspector(no_toolchain: None, real_artifact: Path) -> None:
-    assert inspector_for() is None and inspector_for("sim") is None
+    assert inspector_for() is None and inspector_for(BackendChoice.SIM) is None
     artifact = open_artifact(real_artifact, inspector_for())
     assert artifact.unknown_reason is not None and "need the rebel package" in artifact.unknown_reason
 
@@ -157,6 +158,6 @@ def test_without_a_toolchain_there_is_no_inspector(no_toolchain: None, real_arti
         ({"graphs": {"prefill": {"alloc_per_chiplet_by_key": {}}}}, "not an object"),
     ],
 )
-def test_malformed_helper_output_is_refused(data: dict, message: str) -> None:  # type: ignore[type-arg]
+def test_malformed_helper_output_is_refused(data: dict, message: str) -> None:
     with pytest.raises(StudioError, match=message):
         allocations_from_json(data)

@@ -15,6 +15,7 @@ from fakes.install import FakeToolchain
 
 from rbln_artifact_studio.backends import settings
 from rbln_artifact_studio.backends.base import ResizeRequest
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.registry import resize_artifact
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
@@ -177,12 +178,12 @@ def test_simulator_artifacts_stay_with_the_simulator(argv_log: Path, cr13_artifa
     result = resize_artifact(cr13_artifact, target=12)  # auto
     assert result.target == 12 and _tool_runs(argv_log) == []
     with pytest.raises(ResizeError, match="written by the built-in simulator"):
-        resize_artifact(cr13_artifact, target=10, backend="optimum")
+        resize_artifact(cr13_artifact, target=10, backend=BackendChoice.OPTIMUM)
 
 
 def test_cli_resizes_a_real_artifact_through_the_tool(
     fake_optimum: FakeToolchain, run_cli, real_artifact: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     out = run_cli(
         "--set-kvcache-num-blocks", "10", "--model-id", real_artifact, "--output-dir", real_artifact.parent / "c"
     )

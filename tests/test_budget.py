@@ -32,7 +32,7 @@ CA25 = get_npu("RBLN-CA25")
         (4096, CA25, 4096),
     ],
 )
-def test_forms_resolve_per_npu(value, npu, expected) -> None:  # type: ignore[no-untyped-def]
+def test_forms_resolve_per_npu(value, npu, expected) -> None:
     if expected is None:
         with pytest.raises(BudgetError):
             parse_budget(value).bytes_per_npu(npu)
@@ -49,7 +49,7 @@ def test_per_chiplet_is_an_even_split() -> None:
     ("value", "shown"),
     [(1.5, "1.5"), ("150%", "150%"), ("nan", "nan"), ("inf", "inf"), ("1e400", "1e400"), (0.0, "0.0"), ("-5%", "-5%")],
 )
-def test_fraction_out_of_range(value, shown) -> None:  # type: ignore[no-untyped-def]
+def test_fraction_out_of_range(value, shown) -> None:
     with pytest.raises(BudgetError) as err:
         parse_budget(value)
     assert str(err.value) == f"memory_budget fraction must be in (0, 1] (or (0%, 100%]), got {shown}."
@@ -78,7 +78,7 @@ def test_mutual_exclusion_message() -> None:
 
 
 @pytest.mark.parametrize("value", ["abc", "", "   ", "-1GB", "0", 0, -1, True, [1], "1.2.3GB", "GB"])
-def test_bad_input_is_a_budget_error_that_says_what_to_write(value) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_a_budget_error_that_says_what_to_write(value) -> None:
     with pytest.raises(BudgetError) as err:
         parse_budget(value)
     assert "0.8" in str(err.value) or "fraction" in str(err.value)

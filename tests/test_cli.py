@@ -10,7 +10,7 @@ import pytest
 REFERENCE = ["--batch_size", "8", "--max_seq_len", "40960", "--kvcache_partition_len", "8192"]
 
 
-def test_version_and_help(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_version_and_help(run_cli) -> None:
     out = run_cli("--version")
     assert out.returncode == 0 and out.stdout.startswith("rbln-studio-cli ")
     for command in ("inspect", "scan", "compile", "set-kvcache-num-blocks", "presets"):
@@ -18,7 +18,7 @@ def test_version_and_help(run_cli) -> None:  # type: ignore[no-untyped-def]
         assert run_cli(command, "--version").stdout.startswith("rbln-studio-cli ")
 
 
-def test_compile_like_optimum_rbln_cli(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_compile_like_optimum_rbln_cli(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "--model-id",
         "Qwen/Qwen3-8B",
@@ -38,7 +38,7 @@ def test_compile_like_optimum_rbln_cli(run_cli, tmp_path: Path) -> None:  # type
     assert run_cli("get-kvcache-num-blocks", tmp_path / "rbln-Qwen3-8B").stdout == "21\n"
 
 
-def test_hyphenated_and_alias_spellings(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_hyphenated_and_alias_spellings(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "compile",
         "--model-id",
@@ -62,7 +62,7 @@ def test_hyphenated_and_alias_spellings(run_cli, tmp_path: Path) -> None:  # typ
     assert (result["kvcache_num_blocks"], result["npu"], result["num_devices"]) == (14, "RBLN-CA25", 4)
 
 
-def test_floor_error_is_one_line_exit_1_and_writes_nothing(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_floor_error_is_one_line_exit_1_and_writes_nothing(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "compile",
         "--model-id",
@@ -83,7 +83,7 @@ def test_floor_error_is_one_line_exit_1_and_writes_nothing(run_cli, tmp_path: Pa
 
 
 @pytest.mark.parametrize("budget", ["abc", "-1GB", "1e400", "nan", "inf", "150%", "0", "", " "])
-def test_bad_budgets_are_clear_errors(run_cli, tmp_path: Path, budget: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_budgets_are_clear_errors(run_cli, tmp_path: Path, budget: str) -> None:
     out = run_cli(
         "compile", "--model-id", "Qwen/Qwen3-8B", "-o", tmp_path / "x", *REFERENCE, f"--memory-budget={budget}"
     )
@@ -92,7 +92,7 @@ def test_bad_budgets_are_clear_errors(run_cli, tmp_path: Path, budget: str) -> N
     assert list(tmp_path.iterdir()) == []
 
 
-def test_budget_and_count_are_mutually_exclusive_as_in_optimum(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_budget_and_count_are_mutually_exclusive_as_in_optimum(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "compile",
         "--model-id",
@@ -109,7 +109,7 @@ def test_budget_and_count_are_mutually_exclusive_as_in_optimum(run_cli, tmp_path
     assert not (tmp_path / "x").exists()
 
 
-def test_int_one_budget_warns(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_int_one_budget_warns(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "compile",
         "--model-id",
@@ -130,7 +130,7 @@ def test_int_one_budget_warns(run_cli, tmp_path: Path) -> None:  # type: ignore[
     assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in out.stderr
 
 
-def test_set_blocks_in_place_and_to_copy(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_set_blocks_in_place_and_to_copy(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:
     out = run_cli("--set-kvcache-num-blocks", "12", "--model-id", cr13_artifact, "--output-dir", tmp_path / "c12")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"Set kvcache_num_blocks to 12 for artifact at {tmp_path / 'c12'}"
@@ -145,7 +145,7 @@ def test_set_blocks_in_place_and_to_copy(run_cli, cr13_artifact: Path, tmp_path:
     assert run_cli("get-kvcache-num-blocks", cr13_artifact).stdout == "30\n"
 
 
-def test_set_below_floor_fails_clearly(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_set_below_floor_fails_clearly(run_cli, cr13_artifact: Path) -> None:
     out = run_cli("set-kvcache-num-blocks", cr13_artifact, "8")
     assert out.returncode == 1
     assert out.stderr == (
@@ -153,13 +153,13 @@ def test_set_below_floor_fails_clearly(run_cli, cr13_artifact: Path) -> None:  #
     )
 
 
-def test_set_memory_budget(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_set_memory_budget(run_cli, cr13_artifact: Path) -> None:
     out = run_cli("--set-memory-budget", "0.5", "--model-id", cr13_artifact)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "memory_budget 0.5 fits kvcache_num_blocks=40"
 
 
-def test_inspect_json_shape(run_cli, ca25_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_inspect_json_shape(run_cli, ca25_artifact: Path) -> None:
     out = run_cli("inspect", ca25_artifact, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -183,7 +183,7 @@ def test_inspect_json_shape(run_cli, ca25_artifact: Path) -> None:  # type: igno
     assert len(data["breakdown"]["chiplets"]) == 4
 
 
-def test_inspect_text_and_unknown_allocations(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_inspect_text_and_unknown_allocations(run_cli, cr13_artifact: Path) -> None:
     for rbln in cr13_artifact.glob("*.rbln"):
         rbln.write_bytes(b"real compiler output")
     out = run_cli("inspect", cr13_artifact, "--json")
@@ -194,7 +194,7 @@ def test_inspect_text_and_unknown_allocations(run_cli, cr13_artifact: Path) -> N
     assert "DRAM         unknown" in text
 
 
-def test_scan_json(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_scan_json(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:
     out = run_cli("scan", cr13_artifact.parent, "--json")
     rows = json.loads(out.stdout)
     assert sorted((r["name"], r["kvcache_num_blocks"]) for r in rows) == [
@@ -212,22 +212,22 @@ def test_scan_json(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:  
         (["compile", "--model-id", "Qwen/Qwen3-8B", "-o", "/tmp/never", "--npu", "H100"], "Unknown npu name: H100"),
     ],
 )
-def test_bad_input_is_one_line(run_cli, args: list[str], needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_one_line(run_cli, args: list[str], needle: str) -> None:
     out = run_cli(*args)
     assert out.returncode == 1 and needle in out.stderr and out.stderr.count("\n") == 1
 
 
-def test_usage_error_exits_2(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_usage_error_exits_2(run_cli) -> None:
     assert run_cli("set-kvcache-num-blocks", "dir", "abc").returncode == 2
     assert run_cli("frobnicate").returncode == 2
 
 
-def test_presets(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_presets(run_cli) -> None:
     rows = json.loads(run_cli("presets", "--json").stdout)
     assert "Qwen/Qwen3-8B" in {r["model_id"] for r in rows} and len(rows) == 7
 
 
-def test_a_budget_below_the_weights_says_so_with_both_numbers(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_budget_below_the_weights_says_so_with_both_numbers(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:
     out = run_cli("compile", "--model-id", "Qwen/Qwen3-8B", "-o", tmp_path / "x", "--npu", "RBLN-CR13", *REFERENCE,
                   "--memory-budget", "0.01")  # fmt: skip
     assert out.returncode == 1 and "only 1 blocks" not in out.stderr

@@ -98,7 +98,7 @@ def _fresh(tmp_path: Path) -> tuple[Path, bytes]:
         (lambda b: b"", "not a simulator"),
     ],
 )
-def test_damage_is_reported(tmp_path: Path, mutate, needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_damage_is_reported(tmp_path: Path, mutate, needle: str) -> None:
     path, data = _fresh(tmp_path)
     path.write_bytes(mutate(data))
     with pytest.raises(ContainerError, match=needle):

@@ -115,7 +115,7 @@ def test_curve_is_monotonic_and_ends_at_the_full_pool() -> None:
     full=st.integers(1, 300),
     budgets=st.lists(st.integers(0, 1 << 14), min_size=2, max_size=2),
 )
-def test_estimation_is_monotonic_in_the_budget(non_kv, per_block, tensors, current, full, budgets) -> None:  # type: ignore[no-untyped-def]
+def test_estimation_is_monotonic_in_the_budget(non_kv, per_block, tensors, current, full, budgets) -> None:
     lay = layout([[v * MIB // 16 for v in non_kv]], [[per_block * MIB // 3] * len(non_kv)], tensors, current)
     low, high = sorted(b * MIB // 4 for b in budgets)
     n_low, n_high = estimate_blocks(lay, low, full), estimate_blocks(lay, high, full)

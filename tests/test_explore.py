@@ -117,7 +117,7 @@ def test_unknown_allocations_cannot_be_explored(cr13_artifact: Path) -> None:
         explore(open_artifact(cr13_artifact))
 
 
-def test_cli_explore_json(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_explore_json(run_cli, cr13_artifact: Path) -> None:
     out = run_cli("explore", cr13_artifact, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -138,7 +138,7 @@ def test_cli_explore_json(run_cli, cr13_artifact: Path) -> None:  # type: ignore
     assert text.returncode == 0 and "<- floor" in text.stdout and "<- full pool" in text.stdout
 
 
-def test_cli_explore_unknown_is_one_line_error(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_explore_unknown_is_one_line_error(run_cli, cr13_artifact: Path) -> None:
     (cr13_artifact / "prefill.rbln").write_bytes(b"real compiler output")
     out = run_cli("explore", cr13_artifact, "--json")
     assert out.returncode == 1 and out.stdout == ""

@@ -99,7 +99,7 @@ def test_json_is_scan_json(fleet: Path) -> None:
         render([], "xml")
 
 
-def test_cli_scan_formats(run_cli, fleet: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_scan_formats(run_cli, fleet: Path) -> None:
     # The fleet holds an invalid artifact ("broken"): scan exits 3, as inspect of it does (docs/cli.md).
     as_csv = run_cli("scan", fleet, "--format", "csv")
     assert as_csv.returncode == 3, as_csv.stderr

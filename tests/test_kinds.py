@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from kind_fixtures import EXPECTED_KINDS, KINDS, NO_KV_KINDS, materialize, simulated_llava
 
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan
@@ -48,9 +49,11 @@ def test_one_row_per_compiled_model_whatever_its_kind(fleet: Path) -> None:
         assert row.batch_size is not None
     for name in NO_KV_KINDS:
         assert rows[name].kvcache_num_blocks is None and rows[name].kv_bytes_per_npu is None
-        assert rows[name].kv_note and "resiz" in rows[name].kv_note, name
-    assert "encoder-decoder" in rows["whisper"].kv_note and "kvcache_num_blocks=2" in rows["whisper"].kv_note
-    assert "no KV cache" in rows["bert"].kv_note
+        note = rows[name].kv_note
+        assert note and "resiz" in note, name
+    whisper_note, bert_note = rows["whisper"].kv_note or "", rows["bert"].kv_note or ""
+    assert "encoder-decoder" in whisper_note and "kvcache_num_blocks=2" in whisper_note
+    assert "no KV cache" in bert_note
     assert rows["stable_diffusion"].batch_size == 1  # the text encoder's; the unet's 2 is in the details
 
 
@@ -175,16 +178,16 @@ def test_a_real_compiler_vlm_is_refused_with_the_reason(fleet: Path) -> None:
 
     before = _tree(fleet / "llava")
     with pytest.raises(StudioError, match="resizes only top-level decoder-only artifacts"):
-        resize_artifact(fleet / "llava", target=1, backend="auto")
+        resize_artifact(fleet / "llava", target=1, backend=BackendChoice.AUTO)
     with pytest.raises(StudioError, match="leave the language_model section"):
-        resize_artifact(fleet / "llava" / "language_model", target=1, backend="optimum")
+        resize_artifact(fleet / "llava" / "language_model", target=1, backend=BackendChoice.OPTIMUM)
     assert _tree(fleet / "llava") == before
 
 
 # ---- CLI ------------------------------------------------------------------------------------------------
 
 
-def test_cli_inspect_describes_a_kind_without_a_cache(run_cli, fleet: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_inspect_describes_a_kind_without_a_cache(run_cli, fleet: Path) -> None:
     out = run_cli("inspect", fleet / "whisper")
     assert out.returncode == 0, out.stderr
     assert "encoder-decoder" in out.stdout and "RBLNWhisperForConditionalGenerationConfig" in out.stdout
@@ -195,7 +198,7 @@ def test_cli_inspect_describes_a_kind_without_a_cache(run_cli, fleet: Path) -> N
 
 
 @pytest.mark.parametrize("name", ["whisper", "t5", "bert", "stable_diffusion", "llava"])
-def test_cli_refuses_like_optimum_rbln_cli(run_cli, fleet: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_cli_refuses_like_optimum_rbln_cli(run_cli, fleet: Path, name: str) -> None:
     given = f"{fleet}/{name}"
     cls_name = EXPECTED_KINDS[name][1]
     if name == "llava":  # real-compiler graphs: refused with the reason, not optimum's blanket text
@@ -213,7 +216,7 @@ def test_cli_refuses_like_optimum_rbln_cli(run_cli, fleet: Path, name: str) -> N
     assert not (fleet.parent / "copy").exists()
 
 
-def test_cli_get_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_get_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:
     vlm = simulated_llava(tmp_path / "llava")
     count = json.loads((vlm / "language_model" / "rbln_config.json").read_text())["kvcache_num_blocks"]
     assert run_cli("--get-kvcache-num-blocks", "--model-id", vlm).stdout.strip() == str(count)
@@ -222,7 +225,7 @@ def test_cli_get_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:  
     assert json.loads((vlm / "rbln_config.json").read_text())["language_model"]["kvcache_num_blocks"] == count - 1
 
 
-def test_cli_serving_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_serving_reads_a_vlms_language_model(run_cli, tmp_path: Path) -> None:
     vlm = simulated_llava(tmp_path / "llava")
     data = json.loads(run_cli("serving", vlm, "--json").stdout)
     assert data["kvcache_num_blocks"] == block_count(vlm) and data["errors"] == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from rbln_artifact_studio.core.errors import ShapeError, UnknownNpuError
@@ -52,8 +54,8 @@ def test_names_are_case_insensitive() -> None:
     assert get_npu("rbln-cr13").name == "RBLN-CR13"
 
 
-def _shape(family=ATOM, **kw):  # type: ignore[no-untyped-def]
-    args = {
+def _shape(family=ATOM, **kw):
+    args: dict[str, Any] = {
         "batch_size": 1,
         "max_seq_len": 32_768,
         "attn_impl": AttnImpl.FLASH,
@@ -88,7 +90,7 @@ def test_valid_shapes_pass() -> None:
         (ATOM, {"batch_size": 0}, "batch_size must be a positive"),
     ],
 )
-def test_limits_are_enforced_with_the_limit_named(family, kw, needle) -> None:  # type: ignore[no-untyped-def]
+def test_limits_are_enforced_with_the_limit_named(family, kw, needle) -> None:
     with pytest.raises(ShapeError) as err:
         _shape(family, **kw)
     assert needle in str(err.value)

@@ -170,7 +170,7 @@ def test_same_artifact_twice_is_two_replicas(cr13_artifact: Path) -> None:
     assert plan([artifact, artifact, artifact]).fits
 
 
-def test_cli_plan_fit_exits_0(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_plan_fit_exits_0(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:
     out = run_cli("plan", cr13_artifact, cr13_full)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("2 artifacts: fit\n") and "does not fit" not in out.stdout
@@ -182,7 +182,7 @@ def test_cli_plan_fit_exits_0(run_cli, cr13_artifact: Path, cr13_full: Path) -> 
     assert set(chiplet["artifacts"]) == {"qwen3-8b-cr13", "qwen3-8b-cr13-full"}
 
 
-def test_cli_plan_overflow_prints_the_fix_command(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_plan_overflow_prints_the_fix_command(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:
     headroom = CR13_CHIPLET - chiplet_used(cr13_artifact, 0, 2) - chiplet_used(cr13_full, 0, 2)
     add_workspace(cr13_full, node=0, chiplet=2, extra=headroom + 100 * 2**20)
     out = run_cli("plan", cr13_artifact, cr13_full)
@@ -203,7 +203,7 @@ def test_cli_plan_overflow_prints_the_fix_command(run_cli, cr13_artifact: Path, 
     assert run_cli("plan", cr13_artifact, cr13_full).returncode == 0
 
 
-def test_cli_plan_mixed_families_and_bad_input(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_plan_mixed_families_and_bad_input(run_cli, cr13_artifact: Path, ca25_artifact: Path) -> None:
     out = run_cli("plan", cr13_artifact, ca25_artifact)
     assert out.returncode == 1 and out.stdout.startswith("2 artifacts: not comparable")
     assert "never share an NPU's DRAM, so they are not summed" in out.stdout
@@ -215,7 +215,7 @@ def test_cli_plan_mixed_families_and_bad_input(run_cli, cr13_artifact: Path, ca2
     assert stranger.returncode == 1 and "is not one of the planned folders" in stranger.stderr
 
 
-def test_cli_plan_unknown_allocations_exit_1(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_plan_unknown_allocations_exit_1(run_cli, cr13_artifact: Path, cr13_full: Path) -> None:
     for graph in cr13_artifact.glob("*.rbln"):
         graph.write_bytes(b"real compiler output")
     out = run_cli("plan", cr13_full, cr13_artifact)

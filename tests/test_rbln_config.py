@@ -42,7 +42,7 @@ def base(**kw: object) -> dict[str, object]:
     return raw
 
 
-def parse(raw: dict[str, object]):  # type: ignore[no-untyped-def]
+def parse(raw: dict[str, object]):
     return parse_config(raw, Path("rbln_config.json")).model
 
 

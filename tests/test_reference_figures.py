@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_co
 from rbln_artifact_studio.core.simulator.memory_model import kv_tensor_bytes_per_shard
 
 
-def plan(**kw: object):  # type: ignore[no-untyped-def]
+def plan(**kw: object):
     return plan_compile(CompileRequest(**{**QWEN3_8B, **kw}))  # type: ignore[arg-type]
 
 

@@ -70,7 +70,8 @@ def test_in_place_resize_rescales_every_buffer(cr13_artifact: Path) -> None:
         old = before.headers[name]
         for tensor, grid in header.dram_tensor_sizes.items():
             assert grid == [[v // 21 * 12 for v in row] for row in old.dram_tensor_sizes[tensor]]
-    assert after.breakdown().usages[0].kv == 12 * 288 * 2**20
+    resized = after.breakdown()
+    assert resized is not None and resized.usages[0].kv == 12 * 288 * 2**20
 
 
 def test_in_place_keeps_the_old_slot_until_the_config_commits(cr13_artifact: Path) -> None:

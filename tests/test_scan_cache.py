@@ -71,7 +71,7 @@ def _model_renamed(folder: Path) -> None:
     (folder / "config.json").write_text(json.dumps(raw))
 
 
-CHANGES: dict[str, Callable[[Path], None]] = {
+CHANGES: dict[str, Callable[[Path], object]] = {
     "config edited, same size": _same_size_edit,
     "config replaced by rename": _replaced_by_rename,
     "config copied back with its old mtime": _same_content_new_inode,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,7 +84,7 @@ print(json.dumps({"results": results, "me": os.getpid(), "left": len(multiproces
 """
 
 
-def _pids_run(mode: str) -> dict[str, object]:
+def _pids_run(mode: str) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-c", PIDS, mode], capture_output=True, text=True, timeout=60, check=True)
     return json.loads(out.stdout)
 

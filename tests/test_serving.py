@@ -86,7 +86,7 @@ def test_missing_batch_size_is_an_error(cr13_artifact: Path) -> None:
     assert check.errors == ["batch_size must be specified in rbln_config.json (vllm-rbln asserts it)."]
 
 
-def test_cli_serving_json(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_serving_json(run_cli, cr13_artifact: Path) -> None:
     out = run_cli("serving", cr13_artifact, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -98,7 +98,7 @@ def test_cli_serving_json(run_cli, cr13_artifact: Path) -> None:  # type: ignore
     assert "warning: kvcache_num_blocks=21 cannot hold one full-length request per batch slot" in text.stdout
 
 
-def test_cli_serving_refused_artifact_exits_1(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_serving_refused_artifact_exits_1(run_cli, cr13_artifact: Path) -> None:
     edit_config(cr13_artifact, kvcache_block_size=16_384)
     out = run_cli("serving", cr13_artifact, "--json")
     assert out.returncode == 1 and json.loads(out.stdout)["errors"]

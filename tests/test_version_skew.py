@@ -24,7 +24,7 @@ def _edit(artifact: Path, **changes: object) -> None:
     path.write_text(json.dumps(raw, indent=2) + "\n")
 
 
-def _row(root: Path):  # type: ignore[no-untyped-def]
+def _row(root: Path):
     return next(iter(scan(root, use_cache=False)))
 
 

@@ -8,6 +8,7 @@ never another exception, a hang or a write; inspect and scan exit 3 exactly when
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import threading
@@ -235,7 +236,7 @@ def read_everything(folder: Path, scans: bool = True) -> list[str]:
             ["inspect", str(folder), "--json"],
             ["get-kvcache-num-blocks", str(folder)],
         ):
-            result = attempt(f"cli {args[0]}", lambda args=args: _cli(args))
+            result = attempt(f"cli {args[0]}", functools.partial(_cli, args))
             if result is not None:
                 code, _, err = result
                 if code not in (0, 1, 3) or (code == 1 and (not err.startswith("error: ") or err.count("\n") != 1)):

@@ -36,9 +36,9 @@ class FaultFS:
 
     # ---- bookkeeping --------------------------------------------------------------------------------
 
-    def _under_root(self, path: object) -> bool:
+    def _under_root(self, path: Any) -> bool:
         try:
-            real = os.path.realpath(os.fspath(path))  # type: ignore[arg-type]
+            real = os.path.realpath(os.fspath(path))
         except (TypeError, ValueError):
             return False
         return real == self.root or real.startswith(self.root + os.sep)
@@ -50,12 +50,12 @@ class FaultFS:
             return None
         return path if path == self.root or path.startswith(self.root + os.sep) else None
 
-    def point(self, what: str, path: object) -> None:
+    def point(self, what: str, path: Any) -> None:
         n = len(self.points) + 1
         if self.fail_at is not None and n >= self.fail_at:
             self.points.append(f"{what} {path} -> {errno.errorcode[self.err]}")
             self.failed = True
-            raise InjectedFault(self.err, os.strerror(self.err), os.fspath(path) if path else None)  # type: ignore[arg-type]
+            raise InjectedFault(self.err, os.strerror(self.err), os.fspath(path) if path else None)
         self.points.append(f"{what} {path}")
 
     # ---- patched primitives -------------------------------------------------------------------------
@@ -71,13 +71,17 @@ class FaultFS:
         patch(builtins, "open", self._open)
         patch(io, "open", self._open)
         patch(os, "open", self._os_open)
+
+        def wrap(method: Callable[[str, Any], Any], name: str) -> Callable[[Any], Any]:
+            return lambda real: method(name, real)
+
         for name in ("write", "pwrite", "ftruncate", "fsync"):
-            patch(os, name, lambda real, name=name: self._fd_call(name, real))
-        patch(os, "copy_file_range", lambda real: self._copy_range(real))
+            patch(os, name, wrap(self._fd_call, name))
+        patch(os, "copy_file_range", self._copy_range)
         for name in ("replace", "rename"):
-            patch(os, name, lambda real, name=name: self._rename(name, real))
+            patch(os, name, wrap(self._rename, name))
         for name in ("mkdir", "symlink", "chmod", "utime"):
-            patch(os, name, lambda real, name=name: self._path_call(name, real))
+            patch(os, name, wrap(self._path_call, name))
         try:
             yield self
         finally:

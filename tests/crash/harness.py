@@ -248,7 +248,9 @@ class Lab:
             lines = [line.split() for line in trace.read_text().splitlines()]
             steps = [name for name, _ in lines]
             first = float(lines[0][1]) - start if lines else 0.0
-            result = artifact_state(work / "art") if op in IN_PLACE else tree_digest(work / "out")
+            result: dict[str, object] = (
+                artifact_state(work / "art") if op in IN_PLACE else dict(tree_digest(work / "out"))
+            )
             runs.append(Reference(op, steps, end - start, first, result))
             trace.unlink()
             if attempt == 0:

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from faultfs import FaultFS, InjectedFault
@@ -36,10 +37,8 @@ class Setup:
         self.model = root / "model"
         self.model.mkdir()
         (self.model / "config.json").write_text(json.dumps(tiny_model_config(1)))
-        options = dict(zip(SHAPE[::2], map(int, SHAPE[1::2]), strict=True))
-        self.plan: CompilePlan = plan_compile(
-            CompileRequest(model_id=str(self.model), **{k.lstrip("-"): v for k, v in options.items()})
-        )
+        options: dict[str, Any] = {k.lstrip("-"): int(v) for k, v in zip(SHAPE[::2], SHAPE[1::2], strict=True)}
+        self.plan: CompilePlan = plan_compile(CompileRequest(model_id=str(self.model), **options))
         self.template = write_artifact(self.plan, root / "template")
         self.old_state = artifact_state(self.template)
         self.old = self.plan.num_blocks

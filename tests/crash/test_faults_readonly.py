@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from faultfs import FaultFS
@@ -27,7 +28,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ro")
     (root / "model").mkdir()
     (root / "model" / "config.json").write_text(json.dumps(tiny_model_config(1)))
-    options = {k.lstrip("-"): int(v) for k, v in zip(SHAPE[::2], SHAPE[1::2], strict=True)}
+    options: dict[str, Any] = {k.lstrip("-"): int(v) for k, v in zip(SHAPE[::2], SHAPE[1::2], strict=True)}
     return write_artifact(plan_compile(CompileRequest(model_id=str(root / "model"), **options)), root / "art")
 
 
@@ -45,8 +46,8 @@ def test_read_only_artifact_is_refused_before_any_write(
     target = artifact if denied == "folder" else artifact / denied
     real_access = os.access
 
-    def access(path: object, mode: int, *args: object, **kwargs: object) -> bool:
-        if mode & os.W_OK and Path(os.fspath(path)) == target:  # type: ignore[arg-type]
+    def access(path: Any, mode: int, *args: object, **kwargs: object) -> bool:
+        if mode & os.W_OK and Path(os.fspath(path)) == target:
             return False
         return real_access(path, mode, *args, **kwargs)  # type: ignore[arg-type]
 

@@ -130,7 +130,8 @@ test_header_slot_with_valid_checksum_and_hostile_json, test_header_slot_with_val
 
 def test_hostile_grids_are_reported_not_raised(pristine: Path, folder: Path) -> None:
     """Ragged, short and negative allocation grids in a checksummed header: an invalid artifact, no crash."""
-    for grid in ([], [[]], [[1, 2], [3]], [[-5]], [[2**70]], [[1]] * 9):
+    grids: list[list[list[int]]] = [[], [[]], [[1, 2], [3]], [[-5]], [[2**70]], [[1]] * 9]
+    for grid in grids:
         _restore(pristine, folder)
         info = read_container(folder / "prefill.rbln")
         header = info.current().header.model_dump()

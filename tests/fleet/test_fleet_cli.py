@@ -17,24 +17,24 @@ from .layouts import Fleet, tree_bytes
 EXIT_INVALID = 3
 
 
-def scan_rows(run_cli, root: Path) -> tuple[list[dict], int]:  # type: ignore[no-untyped-def]
+def scan_rows(run_cli, root: Path) -> tuple[list[dict], int]:
     out = run_cli("scan", root, "--json", "--no-cache")
     return json.loads(out.stdout), out.returncode
 
 
-def inspect_json(run_cli, path: Path) -> tuple[dict, int]:  # type: ignore[no-untyped-def]
+def inspect_json(run_cli, path: Path) -> tuple[dict, int]:
     out = run_cli("inspect", path, "--json")
     return json.loads(out.stdout), out.returncode
 
 
-def count(run_cli, path: Path) -> int:  # type: ignore[no-untyped-def]
+def count(run_cli, path: Path) -> int:
     return int(run_cli("get-kvcache-num-blocks", path).stdout)
 
 
 # ---- 2. links: each real artifact once, no loops, never out of the root, a failing entry is a row ------
 
 
-def test_scan_lists_each_artifact_once_and_stays_inside_the_root(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_scan_lists_each_artifact_once_and_stays_inside_the_root(run_cli, fleet_ro: Fleet) -> None:
     rows, code = scan_rows(run_cli, fleet_ro.root)
     paths = [r["path"] for r in rows]
     assert len(paths) == len(set(paths))  # `up -> ..` and `selfloop` add nothing twice
@@ -61,7 +61,7 @@ def test_a_link_to_the_root_itself_or_inside_it_adds_no_row(fleet: Fleet) -> Non
 # ---- 3/4. one verdict; damage named ------------------------------------------------------------------
 
 
-def test_scan_inspect_and_serving_agree_on_every_layout(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_scan_inspect_and_serving_agree_on_every_layout(run_cli, fleet_ro: Fleet) -> None:
     rows, _ = scan_rows(run_cli, fleet_ro.root)
     statuses = {}
     for row in rows:
@@ -89,7 +89,7 @@ def test_scan_inspect_and_serving_agree_on_every_layout(run_cli, fleet_ro: Fleet
     }
 
 
-def test_damaged_graphs_are_named_never_taken_for_real_compiler_output(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_graphs_are_named_never_taken_for_real_compiler_output(run_cli, fleet_ro: Fleet) -> None:
     for folder, file, why in (
         (fleet_ro.zero, "decoder_batch_2.rbln", "empty: 0 bytes"),
         (fleet_ro.truncated, "prefill.rbln", "truncated"),
@@ -101,7 +101,7 @@ def test_damaged_graphs_are_named_never_taken_for_real_compiler_output(run_cli, 
         assert "real compiler" not in (data["allocations_unknown_reason"] or "")
 
 
-def test_resizing_a_damaged_artifact_names_the_file(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_resizing_a_damaged_artifact_names_the_file(run_cli, fleet: Fleet) -> None:
     for folder, file in ((fleet.zero, "decoder_batch_2.rbln"), (fleet.overwritten, "prefill.rbln")):
         before = tree_bytes(folder)
         out = run_cli("set-kvcache-num-blocks", folder, "3")
@@ -126,7 +126,7 @@ def test_the_fast_scan_never_says_ok_before_the_full_check(fleet: Fleet) -> None
 # ---- 1. writes stay inside the artifact --------------------------------------------------------------
 
 
-def test_a_hard_linked_backup_is_never_written(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_a_hard_linked_backup_is_never_written(run_cli, fleet: Fleet) -> None:
     backup = tree_bytes(fleet.backup)
     out = run_cli("set-kvcache-num-blocks", fleet.art, "3")
     assert out.returncode == 0, out.stderr
@@ -142,7 +142,7 @@ def test_a_hard_linked_backup_is_never_written(run_cli, fleet: Fleet) -> None:  
     assert {Path(r["path"]).name: r["status"] for r in rows}["art.bak"] == "ok"
 
 
-def test_a_hugging_face_snapshot_resize_leaves_the_blobs_and_the_other_revision(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_a_hugging_face_snapshot_resize_leaves_the_blobs_and_the_other_revision(run_cli, fleet: Fleet) -> None:
     blobs = tree_bytes(fleet.blobs)
     out = run_cli("set-kvcache-num-blocks", fleet.rev_a, "3")
     assert out.returncode == 0, out.stderr
@@ -155,7 +155,7 @@ def test_a_hugging_face_snapshot_resize_leaves_the_blobs_and_the_other_revision(
         assert not (fleet.rev_a / name).is_symlink()  # revA owns the files it changed now
 
 
-def test_a_copy_from_a_snapshot_owns_its_files(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_a_copy_from_a_snapshot_owns_its_files(run_cli, fleet: Fleet) -> None:
     blobs = tree_bytes(fleet.blobs)
     out_dir = fleet.base / "copies" / "revA-3"
     out = run_cli("set-kvcache-num-blocks", fleet.rev_a, "3", "--output-dir", out_dir)
@@ -168,7 +168,7 @@ def test_a_copy_from_a_snapshot_owns_its_files(run_cli, fleet: Fleet) -> None:  
 # ---- 5. impossible counts refused --------------------------------------------------------------------
 
 
-def test_a_count_that_cannot_fit_the_dram_is_refused_with_the_largest_that_does(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_a_count_that_cannot_fit_the_dram_is_refused_with_the_largest_that_does(run_cli, fleet: Fleet) -> None:
     before = tree_bytes(fleet.llama70b)
     out = run_cli("set-kvcache-num-blocks", fleet.llama70b, "1000")
     assert out.returncode == 1 and "kvcache_num_blocks=1000 does not fit RBLN-CA25" in out.stderr
@@ -181,7 +181,7 @@ def test_a_count_that_cannot_fit_the_dram_is_refused_with_the_largest_that_does(
     assert inspect_json(run_cli, fleet.llama70b)[0]["status"] in ("ok", "warning")
 
 
-def test_compile_refuses_an_explicit_count_that_cannot_fit(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_compile_refuses_an_explicit_count_that_cannot_fit(run_cli, tmp_path: Path) -> None:
     out = run_cli(
         "compile", "--model-id", "Qwen/Qwen3-8B", "--npu", "RBLN-CA25", "--batch_size", "1",
         "--max_seq_len", "8192", "--kvcache_num_blocks", "100", "-o", tmp_path / "x",
@@ -193,7 +193,7 @@ def test_compile_refuses_an_explicit_count_that_cannot_fit(run_cli, tmp_path: Pa
 # ---- 6. one KV-per-NPU formula, one sequences formula ------------------------------------------------
 
 
-def test_70b_on_16_devices_has_one_kv_per_npu_figure(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_70b_on_16_devices_has_one_kv_per_npu_figure(run_cli, fleet_ro: Fleet) -> None:
     rows, _ = scan_rows(run_cli, fleet_ro.root)
     row = next(r for r in rows if r["path"] == str(fleet_ro.llama70b))
     data, _ = inspect_json(run_cli, fleet_ro.llama70b)
@@ -223,11 +223,13 @@ def test_a_device_count_that_does_not_divide_the_heads_is_sized_as_the_tables_sa
     (row,) = scan(tmp_path, use_cache=False)
     kv_tables = {u.kv for u in breakdown.usages}
     # 8 KV heads over 3 devices: 3 heads on each (never 8/3 of one), as the allocation tables hold them.
-    assert row.kv_bytes_per_npu == artifact.kv_bytes_per_npu == artifact.config.kv_bytes(1) * 3 // 8
+    per_block = artifact.config.kv_bytes(1)
+    assert per_block is not None
+    assert row.kv_bytes_per_npu == artifact.kv_bytes_per_npu == per_block * 3 // 8
     assert all(abs(kv - row.kv_bytes_per_npu) < (2 << 20) * 72 for kv in kv_tables)  # 2 MiB alignment per tensor
 
 
-def test_full_length_sequences_never_exceed_the_batch(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_full_length_sequences_never_exceed_the_batch(run_cli, cr13_artifact: Path) -> None:
     assert run_cli("set-kvcache-num-blocks", cr13_artifact, "50").returncode == 0  # batch 8, full pool 40
     assert "8 full-length sequence(s)" in run_cli("inspect", cr13_artifact).stdout
     assert "Concurrency: 8 of 8" in run_cli("serving", cr13_artifact).stdout
@@ -239,7 +241,7 @@ def test_full_length_sequences_never_exceed_the_batch(run_cli, cr13_artifact: Pa
 # ---- 7. outputs ---------------------------------------------------------------------------------------
 
 
-def test_outputs_inside_an_artifact_are_refused_and_a_repeat_is_done(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_outputs_inside_an_artifact_are_refused_and_a_repeat_is_done(run_cli, fleet: Fleet) -> None:
     inside_other = run_cli("set-kvcache-num-blocks", fleet.art, "3", "--output-dir", fleet.llama70b / "copy")
     assert inside_other.returncode == 1 and "lies inside the artifact" in inside_other.stderr
     inside_source = run_cli("set-kvcache-num-blocks", fleet.art, "3", "--output-dir", fleet.art / "copy")
@@ -256,7 +258,7 @@ def test_outputs_inside_an_artifact_are_refused_and_a_repeat_is_done(run_cli, fl
 # ---- 8. warnings follow the computation ---------------------------------------------------------------
 
 
-def test_a_budget_that_fits_more_blocks_gives_no_contradicting_warning(run_cli, cr13_artifact: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_budget_that_fits_more_blocks_gives_no_contradicting_warning(run_cli, cr13_artifact: Path) -> None:
     out = run_cli("set-memory-budget", cr13_artifact, "0.5")  # 21 blocks now; 0.5 of a CR13 fits more
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split("fits kvcache_num_blocks=")[1].split()[0]) > 21
@@ -267,7 +269,7 @@ def test_a_budget_that_fits_more_blocks_gives_no_contradicting_warning(run_cli, 
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits")
-def test_a_read_only_cache_blob_behind_a_link_does_not_block_an_in_place_resize(run_cli, fleet: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_a_read_only_cache_blob_behind_a_link_does_not_block_an_in_place_resize(run_cli, fleet: Fleet) -> None:
     for blob in fleet.blobs.iterdir():
         blob.chmod(0o444)  # as some caches keep them
     blobs = tree_bytes(fleet.blobs)
@@ -276,7 +278,7 @@ def test_a_read_only_cache_blob_behind_a_link_does_not_block_an_in_place_resize(
     assert tree_bytes(fleet.blobs) == blobs and count(run_cli, fleet.rev_a) == 3 and count(run_cli, fleet.rev_b) == 4
 
 
-def test_plan_refuses_an_invalid_artifact_as_scan_and_inspect_call_it(run_cli, fleet_ro: Fleet) -> None:  # type: ignore[no-untyped-def]
+def test_plan_refuses_an_invalid_artifact_as_scan_and_inspect_call_it(run_cli, fleet_ro: Fleet) -> None:
     out = run_cli("plan", fleet_ro.art, fleet_ro.hand_edit)
     assert out.returncode == EXIT_INVALID and f"{fleet_ro.hand_edit} is invalid" in out.stderr
     assert run_cli("plan", fleet_ro.art, fleet_ro.backup).returncode == 0

@@ -60,8 +60,9 @@ def contrast(a: QColor, b: QColor) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def _name(w: QWidget) -> str:
-    chain = []
+def _name(widget: QWidget) -> str:
+    chain: list[str] = []
+    w: QWidget | None = widget
     while w is not None and len(chain) < 4:
         chain.append(w.objectName() or type(w).__name__)
         w = w.parentWidget()
@@ -98,9 +99,9 @@ def clipped_texts(top: QWidget) -> list[str]:
             option = QStyleOptionProgressBar()
             w.initStyleOption(option)
             text_rect = w.style().subElementRect(QStyle.SubElement.SE_ProgressBarLabel, option, w)
-            need = w.fontMetrics().horizontalAdvance(w.text())
-            if need > text_rect.width() + SLACK:
-                problems.append(f"{_name(w)}: progress text '{w.text()}' needs {need}px, has {text_rect.width()}")
+            text_need = w.fontMetrics().horizontalAdvance(w.text())
+            if text_need > text_rect.width() + SLACK:
+                problems.append(f"{_name(w)}: progress text '{w.text()}' needs {text_need}px, has {text_rect.width()}")
         label_rects = getattr(w, "label_rects", None)
         if callable(label_rects):
             problems += chart_problems(w, label_rects())

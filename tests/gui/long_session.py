@@ -4,7 +4,9 @@ ROUNDS times each (waiting for each one's details, no sleeps), quit through the 
 `python long_session.py ROUNDS`.
 """
 
+import functools
 import sys
+from collections.abc import Callable
 
 from PySide6.QtCore import QEventLoop, QTimer
 
@@ -12,13 +14,23 @@ from rbln_artifact_studio.gui.application import create_application
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 
-def run_until(condition, step_ms: int = 5) -> None:  # type: ignore[no-untyped-def]
+def run_until(condition: Callable[[], object], step_ms: int = 5) -> None:
     loop = QEventLoop()
     timer = QTimer()
-    timer.timeout.connect(lambda: condition() and loop.quit())
+
+    def check() -> None:
+        if condition():
+            loop.quit()
+
+    timer.timeout.connect(check)
     timer.start(step_ms)
     loop.exec()
     timer.stop()
+
+
+def _shows(window: MainWindow, path: str) -> bool:
+    """Whether the details show the artifact at path."""
+    return window.artifact is not None and str(window.artifact.path) == path
 
 
 app = create_application()
@@ -30,7 +42,7 @@ shown = 0
 for _ in range(int(sys.argv[1])):
     for path in window.model.paths():
         window.browser.select_path(path)
-        run_until(lambda p=path: window.artifact is not None and str(window.artifact.path) == p)
+        run_until(functools.partial(_shows, window, path))
         shown += 1
 window.close()
 print(f"details shown: {shown}", flush=True)

@@ -19,11 +19,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # layout_audit, beside this file
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the gui package beside this file
 
-from layout_audit import audit, dark_palette
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget, QWizard
+
+from gui.layout_audit import audit, dark_palette
+from gui.widgets import present
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -58,7 +60,9 @@ def main() -> int:
     if args.rtl:
         app.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
     from rbln_artifact_studio.gui.application import configure
+    from rbln_artifact_studio.gui.compare_dialog import CompareDialog
     from rbln_artifact_studio.gui.main_window import MainWindow
+    from rbln_artifact_studio.gui.planner_dialog import PlannerDialog
     from rbln_artifact_studio.gui.settings import Settings
 
     configure(app)
@@ -90,14 +94,14 @@ def main() -> int:
         window.grab().save(str(image))
         images.append(str(image))
 
-        resize = window.open_resize_dialog()
+        resize = present(window.open_resize_dialog(), "the resize dialog")
         check("resize dialog", resize)
         resize.reject()
-        explorer = window.open_explorer()
+        explorer = present(window.open_explorer(), "the explorer")
         check("explore budgets", explorer)
         explorer.close()
         for opener, name in ((window.show_about, "about"), (window.show_preferences, "preferences")):
-            dialog = opener()
+            dialog = present(opener(), name)
             check(name, dialog)
             dialog.close()
         wizard = window.open_compile_wizard()
@@ -110,17 +114,19 @@ def main() -> int:
         view = window.browser.view
         view.clearSelection()
         for p in (cr13, next(p for p in paths if p.endswith("ca25x4"))):
-            index = window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(p), 0))
+            index = window.browser.proxy.mapFromSource(window.model.index(present(window.model.row_of(p)), 0))
             view.selectionModel().select(
                 index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
             )
         compare = window.artifact_actions.open_compare()
+        assert isinstance(compare, CompareDialog)
         wait_until(lambda: compare.comparison is not None)
         check("compare", compare)
         if args.scale == 1 and not args.rtl:
             compare.grab().save(str(args.out / f"compare-{args.theme}.png"))
         compare.close()
         planner = window.open_planner()
+        assert isinstance(planner, PlannerDialog)
         planned: list[bool] = []
         planner.planned.connect(lambda: planned.append(True))
         wait_until(lambda: bool(planned))
@@ -137,13 +143,13 @@ def _jobs_to_show(window: QWidget) -> None:
     jobs = window.jobs  # type: ignore[attr-defined]
     total = 313_180
 
-    def copy(ctx):  # type: ignore[no-untyped-def]
+    def copy(ctx):
         ctx.progress(total, total, "copied")
 
     done = jobs.submit("Copy qwen3-8b-cr13 → qwen3-8b-cr13-kv12", copy, writes=True)
     release = threading.Event()
 
-    def stuck(ctx):  # type: ignore[no-untyped-def]
+    def stuck(ctx):
         ctx.progress(total // 2, total, "copying")
         while not release.wait(0.02):
             ctx.checkpoint()

@@ -12,7 +12,7 @@ import pytest
 from fakes.install import FakeToolchain
 from PySide6.QtCore import QSettings, Qt, qVersion
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QMenu, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio import __version__
@@ -27,6 +27,8 @@ from rbln_artifact_studio.gui.app_paths import demo_folder
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings, ToolchainPaths
 
+from .widgets import child
+
 pytest_plugins = ["fakes.plugin"]
 
 
@@ -36,7 +38,7 @@ def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     threads: list[threading.Thread] = []
     original = registry.detect_backends
 
-    def recording(refresh: bool = False, cancel=None, toolchain=None):  # type: ignore[no-untyped-def]
+    def recording(refresh: bool = False, cancel=None, toolchain=None):
         threads.append(threading.current_thread())
         return original(refresh=refresh, cancel=cancel, toolchain=toolchain)
 
@@ -45,7 +47,7 @@ def detect_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
 
 
 def _dialog(window: MainWindow, name: str) -> QDialog:
-    dialog = window.findChild(QDialog, name)
+    dialog = child(window, QDialog, name)
     assert dialog is not None and dialog.isVisible(), name
     return dialog
 
@@ -57,9 +59,9 @@ def _line(text: str, name: str) -> str:
 def test_about_box_fills_in_backends_from_a_job(
     qtbot: QtBot, window: MainWindow, no_toolchain: None, detect_threads: list[threading.Thread]
 ) -> None:
-    window.findChild(type(window.action_about), "actionAbout").trigger()
+    child(window, type(window.action_about), "actionAbout").trigger()
     about = _dialog(window, "aboutDialog")
-    text = about.findChild(QPlainTextEdit, "aboutText")
+    text = child(about, QPlainTextEdit, "aboutText")
     first = text.toPlainText()
     assert "Backends:\n  detecting…" in first  # the dialog is up before detection has even started
     assert first.splitlines()[0] == f"RBLN Artifact Studio {__version__}"
@@ -74,7 +76,7 @@ def test_about_box_fills_in_backends_from_a_job(
     assert _line(done, "optimum").split()[:3] == ["optimum", "not", "available"]
     assert detect_threads and threading.main_thread() not in detect_threads
 
-    qtbot.mouseClick(about.findChild(QPushButton, "aboutCopyButton"), Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(child(about, QPushButton, "aboutCopyButton"), Qt.MouseButton.LeftButton)
     assert QGuiApplication.clipboard().text() == done
     about.close()
 
@@ -83,7 +85,7 @@ def test_about_box_shows_optimum_when_it_is_installed(
     qtbot: QtBot, window: MainWindow, fake_optimum: FakeToolchain
 ) -> None:
     about = window.show_about()
-    text = about.findChild(QPlainTextEdit, "aboutText")
+    text = child(about, QPlainTextEdit, "aboutText")
     qtbot.waitUntil(lambda: "detecting…" not in text.toPlainText(), timeout=20_000)
     optimum = _line(text.toPlainText(), "optimum")
     assert optimum.split()[:3] == ["optimum", "available", "0.12.0"] and str(fake_optimum.path_dir) in optimum
@@ -103,17 +105,19 @@ def test_preferences_point_at_a_toolchain_and_keep_it(
     toolchain: FakeToolchain,
     detect_threads: list[threading.Thread],
 ) -> None:
-    action = window.findChild(type(window.action_preferences), "actionPreferences")
-    assert not action.shortcut().isEmpty() and action in window.menuBar().actions()[0].menu().actions()
+    action = child(window, type(window.action_preferences), "actionPreferences")
+    file_menu = window.menuBar().actions()[0].menu()
+    assert isinstance(file_menu, QMenu)
+    assert not action.shortcut().isEmpty() and action in file_menu.actions()
     action.trigger()
     prefs = _dialog(window, "preferencesDialog")
-    status = prefs.findChild(QPlainTextEdit, "prefsBackends")
+    status = child(prefs, QPlainTextEdit, "prefsBackends")
     _wait_detected(qtbot, window)
     assert "optimum  not available" in status.toPlainText()
 
     # A virtual environment that is not activated: naming its folder is enough (the CLI is found beside its Python).
-    qtbot.keyClicks(prefs.findChild(QLineEdit, "prefsToolchainPython"), str(toolchain.root))
-    detect = prefs.findChild(QPushButton, "prefsDetectButton")
+    qtbot.keyClicks(child(prefs, QLineEdit, "prefsToolchainPython"), str(toolchain.root))
+    detect = child(prefs, QPushButton, "prefsDetectButton")
     qtbot.mouseClick(detect, Qt.MouseButton.LeftButton)
     assert status.toPlainText() == "detecting…" and not detect.isEnabled()
     _wait_detected(qtbot, window)
@@ -122,7 +126,7 @@ def test_preferences_point_at_a_toolchain_and_keep_it(
     assert _line(status.toPlainText(), "rebel").split()[:2] == ["rebel", "available"]
     assert threading.main_thread() not in detect_threads
 
-    prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    child(prefs, QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
     assert not prefs.isVisible()
     assert settings.toolchain() == ToolchainPaths(str(toolchain.root), "")
     assert window.backend_status.toolchain == settings.toolchain()  # what detection (and each job) is given
@@ -140,12 +144,12 @@ def test_cancel_puts_the_saved_toolchain_back(
     qtbot: QtBot, window: MainWindow, settings: Settings, no_toolchain: None, toolchain: FakeToolchain
 ) -> None:
     prefs = window.show_preferences()
-    status = prefs.findChild(QPlainTextEdit, "prefsBackends")
-    prefs.findChild(QLineEdit, "prefsOptimumCli").setText(str(toolchain.cli))
+    status = child(prefs, QPlainTextEdit, "prefsBackends")
+    child(prefs, QLineEdit, "prefsOptimumCli").setText(str(toolchain.cli))
     prefs.detect_again()
     _wait_detected(qtbot, window)
     assert "optimum  available" in status.toPlainText()
-    prefs.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Cancel).click()
+    child(prefs, QDialogButtonBox).button(QDialogButtonBox.StandardButton.Cancel).click()
     assert window.backend_status.toolchain == settings.toolchain() == ToolchainPaths()
     assert window.backend_status.detecting  # detected again with the saved (empty) paths
     _wait_detected(qtbot, window)
@@ -157,7 +161,7 @@ def test_an_environment_variable_wins_and_preferences_say_so(
 ) -> None:
     monkeypatch.setenv(ENV_TOOLCHAIN_PYTHON, str(tmp_path / "env-python"))
     prefs = window.show_preferences()
-    note = prefs.findChild(QLabel, "prefsEnvNote").text()
+    note = child(prefs, QLabel, "prefsEnvNote").text()
     assert f"{ENV_TOOLCHAIN_PYTHON} is set ({tmp_path / 'env-python'}) and takes precedence" in note
     _wait_detected(qtbot, window)
     prefs.close()

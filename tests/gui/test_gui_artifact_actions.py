@@ -15,8 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.gui.compare_dialog import CompareDialog
 from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, select
+from .widgets import cell, child, present
 
 CONTEXT_MENU = [
     "Open &Details",
@@ -35,9 +37,9 @@ CONTEXT_MENU = [
 ]
 
 
-def _row_point(window: MainWindow, path: Path):  # type: ignore[no-untyped-def]
+def _row_point(window: MainWindow, path: Path):
     view = window.browser.view
-    row = window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(str(path)), 0)).row()
+    row = window.browser.proxy.mapFromSource(window.model.index(present(window.model.row_of(str(path))), 0)).row()
     return view.visualRect(view.model().index(row, 1)).center()
 
 
@@ -45,7 +47,7 @@ def _select_both(window: MainWindow, a: Path, b: Path) -> None:
     from PySide6.QtCore import QItemSelectionModel
 
     window.browser.select_path(str(a))
-    row = window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(str(b)), 0))
+    row = window.browser.proxy.mapFromSource(window.model.index(present(window.model.row_of(str(b))), 0))
     window.browser.view.selectionModel().select(
         row, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
     )
@@ -63,7 +65,7 @@ def test_right_click_selects_the_row_and_offers_every_action(
     point = _row_point(window, ca25_artifact)
     click = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, point, view.viewport().mapToGlobal(point))
     QApplication.sendEvent(view.viewport(), click)
-    menu = view.findChild(QMenu, "artifactContextMenu")
+    menu = child(view, QMenu, "artifactContextMenu")
     assert isinstance(menu, QMenu) and menu.isVisible()
     assert [a.text() for a in menu.actions()] == CONTEXT_MENU
     assert window.browser.selected_paths() == [str(ca25_artifact)]  # right-click acts on the row clicked
@@ -75,12 +77,13 @@ def test_right_click_selects_the_row_and_offers_every_action(
         QContextMenuEvent.Reason.Keyboard, view.rect().center(), view.mapToGlobal(view.rect().center())
     )
     QApplication.sendEvent(view, key)
-    menu = view.findChild(QMenu, "artifactContextMenu")
+    menu = child(view, QMenu, "artifactContextMenu")
     assert isinstance(menu, QMenu) and menu.isVisible()
     assert window.browser.selected_paths() == [str(cr13_artifact)]
     menu.close()
     # The Artifact menu of the menu bar offers the same actions (reachable with Alt+A, no mouse needed).
     artifact_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Artifact")
+    assert isinstance(artifact_menu, QMenu)
     texts = [a.text() for a in artifact_menu.actions()]
     assert all(t in texts for t in CONTEXT_MENU if t)
 
@@ -88,11 +91,12 @@ def test_right_click_selects_the_row_and_offers_every_action(
 def test_the_toolbar_can_be_hidden_and_stays_hidden(
     qtbot: QtBot, window: MainWindow, settings: object, workspace: Path, cr13_artifact: Path
 ) -> None:
-    toolbar = window.findChild(QToolBar, "artifactToolbar")
+    toolbar = child(window, QToolBar, "artifactToolbar")
     assert toolbar.isVisible()
     names = [a.objectName() for a in toolbar.actions()]
     assert {"actionResize", "actionResizeCopy", "actionPlan", "actionCompare", "actionTrash"} <= set(names)
     view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    assert isinstance(view_menu, QMenu)
     toggle = next(a for a in view_menu.actions() if a.objectName() == "actionShowToolbar")
     toggle.trigger()
     assert not toolbar.isVisible()
@@ -100,7 +104,7 @@ def test_the_toolbar_can_be_hidden_and_stays_hidden(
     again = MainWindow(window.settings, debounce_ms=50)
     qtbot.addWidget(again)
     again.show()
-    assert not again.findChild(QToolBar, "artifactToolbar").isVisible()
+    assert not child(again, QToolBar, "artifactToolbar").isVisible()
 
 
 def test_copy_path_command_and_file_manager(
@@ -126,7 +130,7 @@ def test_copy_path_command_and_file_manager(
             self.urls.append(url)
 
     opener = Opener()
-    QDesktopServices.setUrlHandler("file", opener, "open")
+    QDesktopServices.setUrlHandler("file", opener, b"open")
     try:
         select(qtbot, window, ca25_artifact)
         window.artifact_actions.show_in_folder.trigger()
@@ -141,7 +145,7 @@ def test_resize_to_a_copy_opens_on_copy_with_the_focus_in_the_count(
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
     dialog = window.artifact_actions.open_resize_copy()
-    assert dialog is not None and dialog.isVisible()
+    assert isinstance(dialog, ResizeDialog) and dialog.isVisible()
     assert dialog.mode_copy.isChecked() and dialog.by_count.isChecked()
     qtbot.waitUntil(lambda: QApplication.focusWidget() in (dialog.target_spin, dialog.target_spin.lineEdit()))
     dialog.reject()
@@ -172,7 +176,7 @@ def _trash_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def _box(qtbot: QtBot, window: MainWindow, name: str) -> QMessageBox:
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, name) is not None)
-    box = window.findChild(QMessageBox, name)
+    box = child(window, QMessageBox, name)
     assert box.isVisible()
     return box
 
@@ -187,7 +191,7 @@ def test_delete_asks_and_cancel_keeps_the_artifact(
     qtbot.waitUntil(window.browser.view.hasFocus)
     qtbot.keyClick(window.browser.view, Qt.Key.Key_Delete)
     box = _box(qtbot, window, "trashConfirm")
-    size = window.model.summary(window.model.row_of(str(cr13_artifact))).size_on_disk
+    size = window.model.summary(present(window.model.row_of(str(cr13_artifact)))).size_on_disk
     assert "qwen3-8b-cr13" in box.text() and f"({size:,} bytes) once the Trash is emptied" in box.text()
     assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
     qtbot.mouseClick(box.button(QMessageBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)
@@ -205,7 +209,7 @@ def test_confirmed_trash_moves_the_folder_and_the_row_goes(
     files = sorted(p.name for p in cr13_artifact.iterdir())
     window.artifact_actions.trash.trigger()
     box = _box(qtbot, window, "trashConfirm")
-    confirm = box.findChild(QPushButton, "trashConfirmButton")
+    confirm = child(box, QPushButton, "trashConfirmButton")
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(confirm, Qt.MouseButton.LeftButton)
     job = added.args[0]
@@ -265,19 +269,20 @@ def test_compare_two_artifacts(
     dialog = window.artifact_actions.open_compare()
     assert isinstance(dialog, CompareDialog)
     qtbot.waitUntil(lambda: dialog.comparison is not None, timeout=10_000)
-    diffs = dialog.findChild(QTableWidget, "compareDifferences")
-    rows = {diffs.item(r, 0).text(): [diffs.item(r, c).text() for c in (1, 2, 3)] for r in range(diffs.rowCount())}
+    diffs = child(dialog, QTableWidget, "compareDifferences")
+    rows = {cell(diffs, r, 0).text(): [cell(diffs, r, c).text() for c in (1, 2, 3)] for r in range(diffs.rowCount())}
+    assert dialog.comparison is not None
     a_is_cr13 = dialog.comparison.left.path == cr13_artifact
     blocks = rows["KV blocks"]
     assert (blocks[:2] == ["21", "14"] and blocks[2] == "−7 blocks") if a_is_cr13 else (blocks[2] == "+7 blocks")
     assert rows["Tokens the KV cache holds"][2].endswith("tokens")
     assert rows["Full-length sequences at once"][2] in ("−2 sequences", "+2 sequences")
     assert rows["KV cache per NPU"][2].startswith(("+", "−"))
-    settings = dialog.findChild(QTableWidget, "compareSettings")
-    by_name = {settings.item(r, 0).text(): r for r in range(settings.rowCount())}
+    settings = child(dialog, QTableWidget, "compareSettings")
+    by_name = {cell(settings, r, 0).text(): r for r in range(settings.rowCount())}
     npu_row, batch_row = by_name["NPU"], by_name["Batch size"]
-    assert settings.item(npu_row, 0).font().bold() and not settings.item(batch_row, 0).font().bold()
-    assert settings.item(npu_row, 1).background().color().alpha() > 0
+    assert cell(settings, npu_row, 0).font().bold() and not cell(settings, batch_row, 0).font().bold()
+    assert cell(settings, npu_row, 1).background().color().alpha() > 0
     left, right = dialog.left_chart, dialog.right_chart
     assert left.breakdown is not None and right.breakdown is not None
     assert left._scale() == right._scale()  # both breakdowns on one scale

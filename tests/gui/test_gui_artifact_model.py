@@ -14,6 +14,8 @@ from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SORT_ROLE, STATUS_COLUMN, ArtifactTableModel
 
+from .widgets import present
+
 
 def _column(title: str) -> int:
     return [c.title for c in COLUMNS].index(title)
@@ -31,7 +33,7 @@ def test_model_passes_the_model_tester_through_upserts_and_removals(
     )
     model.upsert([broken, replace(rows[0], kvcache_num_blocks=12)])
     assert model.rowCount() == 3
-    assert model.index(model.row_of(rows[0].path), _column("kvcache_num_blocks")).data() == "12"  # type: ignore[arg-type]
+    assert model.index(present(model.row_of(rows[0].path)), _column("kvcache_num_blocks")).data() == "12"
     assert model.index(2, _column("KV cache / NPU")).data() == "?"
     model.remove_paths([rows[1].path, "/not/known"])
     assert model.paths() == [rows[0].path, broken.path]
@@ -72,7 +74,7 @@ def test_cells_show_figures_and_status_tooltips(workspace: Path, cr13_artifact: 
     assert model.index(row, STATUS_COLUMN).data(Qt.ItemDataRole.ToolTipRole) == "No problems found."
     broken = ArtifactSummary("/x/broken", "broken", Status.INVALID, ["rbln_config.json is not valid JSON."])
     model.upsert([broken])
-    assert model.index(model.row_of("/x/broken"), STATUS_COLUMN).data(Qt.ItemDataRole.ToolTipRole) == (  # type: ignore[arg-type]
+    assert model.index(present(model.row_of("/x/broken")), STATUS_COLUMN).data(Qt.ItemDataRole.ToolTipRole) == (
         "rbln_config.json is not valid JSON."
     )
 

@@ -17,6 +17,7 @@ from rbln_artifact_studio.gui.dram_chart import BUDGET_COLOUR, DramChart
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
+from .widgets import child, present
 
 
 def _has_colour(chart: DramChart, colour: QColor) -> bool:
@@ -31,14 +32,14 @@ def test_no_budget_is_named_or_drawn_for_a_compiled_artifact(
 ) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
-    caption = window.findChild(QLabel, "dramCaption").text()
+    caption = child(window, QLabel, "dramCaption").text()
     assert "no memory_budget recorded: the whole NPU" in caption and "budget 140 GiB" not in caption
     chart = window.detail.chart
     assert "Budget" not in [label for _, label in chart._legend_entries()]
     assert "no memory_budget recorded" in chart.summary()
     assert not _has_colour(chart, BUDGET_COLOUR)
-    table = window.detail.findChild(BreakdownTable)
-    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    table = child(window.detail, BreakdownTable)
+    headers = [present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]
     assert "Budget" not in headers and headers[-1] == "Free"
 
     dialog = window.open_resize_dialog()
@@ -53,8 +54,8 @@ def test_a_what_if_budget_draws_what_explore_says(
 ) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
-    edit = window.findChild(QLineEdit, "whatIfBudgetEdit")
-    result = window.findChild(QLabel, "whatIfResult")
+    edit = child(window, QLineEdit, "whatIfBudgetEdit")
+    result = child(window, QLabel, "whatIfResult")
     chart = window.detail.chart
     exploration = explore(open_artifact(cr13_artifact))
     npu = exploration.npu
@@ -75,4 +76,4 @@ def test_a_what_if_budget_draws_what_explore_says(
     assert "Cannot read memory_budget &#x27;abc&#x27;" in result.text()
     assert chart.breakdown is not None and not chart.breakdown.budget_set  # back to the artifact as compiled
     edit.clear()
-    assert not result.isVisible() and "no memory_budget recorded" in window.findChild(QLabel, "dramCaption").text()
+    assert not result.isVisible() and "no memory_budget recorded" in child(window, QLabel, "dramCaption").text()

@@ -21,7 +21,7 @@ from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile
 
 
-def _parse(argv: list[str]):  # type: ignore[no-untyped-def]
+def _parse(argv: list[str]):
     assert argv[0] == "rbln-studio-cli"
     return build_parser().parse_args(translate_optimum_argv(argv[1:]))
 
@@ -121,7 +121,7 @@ def test_resize_commands_parse(tmp_path: Path) -> None:
         resize_argv(tmp_path / "a", target=3, budget_text="0.2")
 
 
-def test_the_shown_compile_command_does_what_the_gui_would(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_the_shown_compile_command_does_what_the_gui_would(tmp_path: Path, run_cli) -> None:
     request = CompileRequest("Qwen/Qwen3-8B", npu="RBLN-CR13", batch_size=8, max_seq_len=40_960, memory_budget="0.3")
     out = tmp_path / "from shell"
     line = shell_text(compile_argv(request, out))
@@ -136,7 +136,7 @@ def test_the_shown_compile_command_does_what_the_gui_would(tmp_path: Path, run_c
     )
 
 
-def test_the_shown_resize_command_does_what_the_gui_would(cr13_artifact: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_the_shown_resize_command_does_what_the_gui_would(cr13_artifact: Path, run_cli) -> None:
     out = resized_copy_dir(cr13_artifact, 12)
     done = run_cli(*resize_argv(cr13_artifact, target=12, output_dir=out)[1:])
     assert done.returncode == 0, done.stderr

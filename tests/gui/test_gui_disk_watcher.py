@@ -25,11 +25,12 @@ def test_folders_are_added_a_slice_per_turn_and_changes_reported(
     watcher = DiskWatcher(debounce_ms=10)
     sizes: list[int] = []
     real = disk_watcher.QFileSystemWatcher.addPaths
-    monkeypatch.setattr(
-        disk_watcher.QFileSystemWatcher,
-        "addPaths",
-        lambda self, paths: (sizes.append(len(paths)), real(self, paths))[1],
-    )
+
+    def add_paths(self: disk_watcher.QFileSystemWatcher, paths: list[str]) -> object:
+        sizes.append(len(paths))
+        return real(self, paths)
+
+    monkeypatch.setattr(disk_watcher.QFileSystemWatcher, "addPaths", add_paths)
     watcher.watch(str(f) for f in folders)
     assert sizes == []  # nothing happens inside the call that delivered a scan batch
     qtbot.waitUntil(lambda: sum(sizes) == len(folders))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.gui import export
@@ -17,13 +17,14 @@ from rbln_artifact_studio.gui.jobs import Job
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder
+from .widgets import child, present
 
 
 def choose(monkeypatch: pytest.MonkeyPatch, path: Path | str, chosen_filter: str = "CSV (*.csv)") -> list[str]:
     """Answer the save dialog as a user would; returns the folders it was opened in."""
     asked: list[str] = []
 
-    def answer(parent, caption, start, filters):  # type: ignore[no-untyped-def]
+    def answer(parent, caption, start, filters):
         asked.append(start)
         assert chosen_filter in filters.split(";;")
         return str(path), chosen_filter
@@ -34,7 +35,7 @@ def choose(monkeypatch: pytest.MonkeyPatch, path: Path | str, chosen_filter: str
 
 def run_export(qtbot: QtBot, window: MainWindow) -> Job:
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
-        window.findChild(type(window.action_export), "actionExport").trigger()
+        child(window, type(window.action_export), "actionExport").trigger()
     job: Job = added.args[0]
     assert job.writes  # the single-thread write pool, never the GUI thread
     with qtbot.waitSignal(job.finished, timeout=10_000):
@@ -55,7 +56,7 @@ def test_csv_has_the_filtered_rows_in_table_order(
     (workspace / "broken" / "rbln_config.json").write_text("{not json")
     open_folder(qtbot, window, workspace)
     assert window.model.rowCount() == 3
-    qtbot.keyClicks(window.findChild(QLineEdit, "artifactFilter"), "qwen3")
+    qtbot.keyClicks(child(window, QLineEdit, "artifactFilter"), "qwen3")
     shown = table_rows(window)
     assert [row[0] for row in shown] == ["qwen3-8b-ca25x4", "qwen3-8b-cr13"]
     report = workspace / "reports" / "fleet.csv"
@@ -79,7 +80,7 @@ def test_csv_has_the_filtered_rows_in_table_order(
         "40",
         str(cr13_artifact),
     )
-    summary = window.model.summary(window.model.row_of(str(cr13_artifact)))
+    summary = window.model.summary(present(window.model.row_of(str(cr13_artifact))))
     assert int(cr13["KV cache / NPU"]) == summary.kv_bytes_per_npu  # exact bytes, not "23.62 GiB"
     assert f"Saved the report to {report}" == window.statusBar().currentMessage()
 
@@ -109,7 +110,11 @@ def test_cancel_writes_nothing_and_a_failure_is_shown(
     job = run_export(qtbot, window)
     assert job.state.value == "failed" and job.failure is not None
     assert job.failure.reason == f"{workspace / 'missing-folder'} is not a folder; choose where to save the report."
-    boxes = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
+    boxes = [
+        w
+        for w in QApplication.topLevelWidgets()
+        if isinstance(w, QMessageBox) and w.objectName() == "errorDialog" and w.isVisible()
+    ]
     assert len(boxes) == 1 and boxes[0].text() == job.failure.reason
     boxes[0].close()
     assert not (workspace / "missing-folder").exists()

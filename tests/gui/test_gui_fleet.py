@@ -20,6 +20,7 @@ from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import make_real_like, open_folder, select
+from .widgets import child, present
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_the_table_shows_the_cli_scan_rows_for_every_layout(
     qtbot: QtBot,
     window: MainWindow,
     fleet: Fleet,
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli,
 ) -> None:
     shown: dict[str, set[str]] = {}  # every status each row ever showed while the scan ran
 
@@ -53,27 +54,30 @@ def test_the_table_shows_the_cli_scan_rows_for_every_layout(
     assert sorted(table) == sorted(cli) == sorted(str(p) for p in fleet.layouts.values())
     for path, summary in table.items():
         assert summary.to_json() == cli[path], path
-        row = window.model.row_of(path)
+        row = present(window.model.row_of(path))
         texts = [window.model.index(row, c).data() for c in range(window.model.columnCount(QModelIndex()))]
         assert texts == list(TableRow.of(ArtifactSummary.from_json(cli[path])).texts)
     for path, statuses in shown.items():
         if cli[path]["status"] != "ok":
             assert "ok" not in statuses, f"{path} showed ok before its check said {cli[path]['status']}"
     assert table[str(fleet.hand_edit)].status.value == "invalid"
-    assert window.model.index(window.model.row_of(str(fleet.linked)), 0).data() == f"linked-out -> {fleet.outside}"
+    assert (
+        window.model.index(present(window.model.row_of(str(fleet.linked))), 0).data()
+        == f"linked-out -> {fleet.outside}"
+    )
 
 
 def test_the_details_agree_with_the_table(qtbot: QtBot, window: MainWindow, fleet: Fleet) -> None:
     open_folder(qtbot, window, fleet.root)
     for path in (fleet.hand_edit, fleet.zero, fleet.art):
         select(qtbot, window, path)
-        status = window.model.index(window.model.row_of(str(path)), STATUS_COLUMN).data()
+        status = window.model.index(present(window.model.row_of(str(path))), STATUS_COLUMN).data()
         assert window.artifact is not None and window.artifact.status.value == status
-        problems = window.findChild(QLabel, "detailProblems").text()
+        problems = child(window, QLabel, "detailProblems").text()
         for p in window.artifact.problems:
             assert p.message.split(":")[0] in problems
     select(qtbot, window, fleet.zero)
-    assert "damaged: decoder_batch_2.rbln" in window.findChild(QLabel, "detailProblems").text()
+    assert "damaged: decoder_batch_2.rbln" in child(window, QLabel, "detailProblems").text()
 
 
 def test_a_folder_beside_the_root_with_its_name_as_a_prefix_is_not_inside_it(
@@ -95,16 +99,16 @@ def test_the_resize_dialog_shows_shared_files_and_the_copy_bytes_before_apply(
     backup = tree_bytes(fleet.backup)
     open_folder(qtbot, window, fleet.root)
     select(qtbot, window, fleet.art)
-    window.findChild(type(window.action_resize), "actionResize").trigger()
-    dialog = window.findChild(ResizeDialog, "resizeDialog")
-    label = dialog.findChild(QLabel, "resizeSharedLabel")
+    child(window, type(window.action_resize), "actionResize").trigger()
+    dialog = child(window, ResizeDialog, "resizeDialog")
+    label = child(dialog, QLabel, "resizeSharedLabel")
     assert not label.isVisible()  # a copy never writes the source
-    dialog.findChild(QRadioButton, "resizeModeInPlace").setChecked(True)
+    child(dialog, QRadioButton, "resizeModeInPlace").setChecked(True)
     assert label.isVisible()
     size = sum(os.path.getsize(fleet.art / n) for n in ("prefill.rbln", "decoder_batch_2.rbln"))
     assert "decoder_batch_2.rbln (a hard link shared by 2 names)" in label.text() and f"{size:,} bytes" in label.text()
     dialog.target_spin.setValue(3)
-    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+    apply = child(dialog, QPushButton, "resizeApplyButton")
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(apply, Qt.MouseButton.LeftButton)
     job = added.args[0]
@@ -137,15 +141,15 @@ def test_in_place_on_a_real_artifact_shows_the_staged_copy_room_before_apply(
     monkeypatch.setattr(swap, "free_bytes", lambda _folder: 1000)  # a nearly full disk
     open_folder(qtbot, window, tmp_path / "real")
     select(qtbot, window, real)
-    window.findChild(type(window.action_resize), "actionResize").trigger()
-    dialog = window.findChild(ResizeDialog, "resizeDialog")
-    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+    child(window, type(window.action_resize), "actionResize").trigger()
+    dialog = child(window, ResizeDialog, "resizeDialog")
+    apply = child(dialog, QPushButton, "resizeApplyButton")
     dialog.target_spin.setValue(12)
-    dialog.findChild(QRadioButton, "resizeModeInPlace").setChecked(True)
-    message = dialog.findChild(QLabel, "resizeMessage")
+    child(dialog, QRadioButton, "resizeModeInPlace").setChecked(True)
+    message = child(dialog, QLabel, "resizeMessage")
     qtbot.waitUntil(lambda: "disk has 1,000 B" in message.text(), timeout=10_000)
     assert "writes the resized artifact beside it" in message.text() and not apply.isEnabled()
-    dialog.findChild(QRadioButton, "resizeModeCopy").setChecked(True)  # the user's other choice
+    child(dialog, QRadioButton, "resizeModeCopy").setChecked(True)  # the user's other choice
     qtbot.waitUntil(apply.isEnabled, timeout=10_000)
 
 
@@ -153,7 +157,7 @@ def test_the_planner_names_an_invalid_artifact_as_the_cli_does(
     qtbot: QtBot,
     window: MainWindow,
     fleet: Fleet,
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli,
 ) -> None:
     from .test_gui_planner import open_planner, verdict
 

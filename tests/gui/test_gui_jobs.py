@@ -13,7 +13,7 @@ from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager, Jo
 
 
 @pytest.fixture
-def jobs(qtbot: QtBot):  # type: ignore[no-untyped-def]
+def jobs(qtbot: QtBot):
     manager = JobManager()
     yield manager
     manager.cancel_all()
@@ -160,5 +160,5 @@ def test_writers_run_below_the_gui_threads_priority_and_readers_beside_it(qtbot:
     with qtbot.waitSignals([writer.succeeded, reader.succeeded]):
         pass
     gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    assert writer.result >= gui + 1
+    assert isinstance(writer.result, int) and writer.result >= gui + 1
     assert reader.result == gui

@@ -15,6 +15,7 @@ from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, row_values, select
+from .widgets import child, present
 
 
 def _fleet(tmp_path: Path) -> Path:
@@ -34,7 +35,9 @@ def test_each_kind_is_one_row_and_says_so_in_words(qtbot: QtBot, window: MainWin
     assert whisper["Kind"] == EXPECTED_KINDS["whisper"][0]
     assert whisper["kvcache_num_blocks"] == "no KV cache" and whisper["KV cache / NPU"] == "no KV cache"
     column = [c.title for c in COLUMNS].index("kvcache_num_blocks")
-    tip = window.model.index(window.model.row_of(str(root / "whisper")), column).data(Qt.ItemDataRole.ToolTipRole)
+    tip = window.model.index(present(window.model.row_of(str(root / "whisper"))), column).data(
+        Qt.ItemDataRole.ToolTipRole
+    )
     assert "encoder-decoder" in tip and "cannot be resized" in tip
     assert row_values(window, root / "stable_diffusion")["Kind"] == "diffusers pipeline"
     llava = row_values(window, root / "llava")
@@ -50,15 +53,16 @@ def test_a_model_without_a_kv_cache_is_described_and_not_offered_a_resize(
     select(qtbot, window, root / "llava")  # a resizable one first: the actions are on
     assert window.action_resize.isEnabled()
     assert window.browser.select_path(str(root / "stable_diffusion"))
-    label = window.findChild(QLabel, "kvBlocksLabel")
+    label = child(window, QLabel, "kvBlocksLabel")
     qtbot.waitUntil(lambda: label.text() == "No resizable KV cache", timeout=10_000)
-    assert "diffusers pipeline" in window.findChild(QLabel, "kvMeaningLabel").text()
+    assert "diffusers pipeline" in child(window, QLabel, "kvMeaningLabel").text()
     assert not window.action_resize.isEnabled() and not window.action_explore.isEnabled()
     assert not window.artifact_actions.resize_copy.isEnabled() and not window.artifact_actions.serving.isEnabled()
     assert "nothing to resize" in window.artifact_actions.resize_copy.toolTip()
     assert "not offered" in window.action_resize.toolTip() and "nothing to resize" in window.action_resize.toolTip()
     form = window.detail.settings_form
-    texts = [form.itemAt(i).widget().text() for i in range(form.count()) if form.itemAt(i).widget() is not None]
+    widgets = [present(form.itemAt(i)).widget() for i in range(form.count())]
+    texts = [w.text() for w in widgets if isinstance(w, QLabel)]
     assert any("unet/ RBLNUNet2DConditionModelConfig" in t and "batch 2" in t for t in texts)
 
 
@@ -70,15 +74,15 @@ def test_a_vlm_resized_in_the_app_keeps_both_configs_in_step(qtbot: QtBot, windo
     assert window.artifact is not None and window.artifact.kind.value == "multimodal"
     floor = window.artifact.config.num_min_blocks
     window.action_resize.trigger()
-    dialog = window.findChild(ResizeDialog, "resizeDialog")
-    radio = dialog.findChild(QRadioButton, "resizeModeInPlace")
+    dialog = child(window, ResizeDialog, "resizeDialog")
+    radio = child(dialog, QRadioButton, "resizeModeInPlace")
     qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
-    spin = dialog.findChild(QSpinBox, "resizeTargetSpin")
+    spin = child(dialog, QSpinBox, "resizeTargetSpin")
     spin.lineEdit().selectAll()
     qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Backspace)
     qtbot.keyClicks(spin.lineEdit(), str(floor))
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
-        qtbot.mouseClick(dialog.findChild(QPushButton, "resizeApplyButton"), Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(child(dialog, QPushButton, "resizeApplyButton"), Qt.MouseButton.LeftButton)
     with qtbot.waitSignal(added.args[0].succeeded, timeout=20_000):
         pass
     parent = json.loads((vlm / "rbln_config.json").read_text())

@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.display.presentation import BlockFacts
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint
 from rbln_artifact_studio.gui.budget_curve import BudgetCurve
+from rbln_artifact_studio.gui.compare_dialog import CompareDialog
 from rbln_artifact_studio.gui.jobs_panel import JobRow
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.main_window import MainWindow
@@ -22,6 +23,7 @@ from rbln_artifact_studio.gui.tones import DARK, LIGHT, Tone
 
 from .conftest import open_folder, select
 from .layout_audit import audit, chart_problems, clipped_texts, contrast, dark_palette, overlapping_widgets
+from .widgets import child, present
 
 
 def test_the_checks_find_clipped_and_overlapping_text(qtbot: QtBot) -> None:
@@ -91,7 +93,7 @@ def test_a_job_bar_fits_its_text_and_a_cancelled_bar_stays_put(qtbot: QtBot, win
     total = 313_180
     release = threading.Event()
 
-    def stuck(ctx):  # type: ignore[no-untyped-def]
+    def stuck(ctx):
         ctx.progress(total // 2, total, "copying")
         while not release.wait(0.02):
             ctx.checkpoint()
@@ -140,11 +142,11 @@ def test_every_window_passes_the_audit(
         wizard.next()
     wizard.reject()
     window.browser.view.selectionModel().select(
-        window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(str(ca25_artifact)), 0)),
+        window.browser.proxy.mapFromSource(window.model.index(present(window.model.row_of(str(ca25_artifact))), 0)),
         QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
     )
     compare = window.artifact_actions.open_compare()
-    assert compare is not None
+    assert isinstance(compare, CompareDialog)
     qtbot.waitUntil(lambda: compare.comparison is not None)
     assert audit(compare) == []
     compare.close()
@@ -162,9 +164,9 @@ def test_backend_lines_wrap_in_a_fixed_pitch_font(qtbot: QtBot, window: MainWind
 
     for open_dialog, name in ((window.show_about, "aboutText"), (window.show_preferences, "prefsBackends")):
         dialog = open_dialog()
-        text = dialog.findChild(QPlainTextEdit, name)
+        text = child(dialog, QPlainTextEdit, name)
         text.setPlainText(text.toPlainText() + "\n  optimum  not available  -  " + "a very long detail " * 20)
-        qtbot.waitUntil(lambda t=text: t.isVisible())
+        qtbot.waitUntil(text.isVisible)
         assert text.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
         assert text.fontInfo().fixedPitch()
         assert text.horizontalScrollBar().maximum() == 0

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QObject, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
@@ -20,13 +20,18 @@ from rbln_artifact_studio.gui.main_window import MainWindow, main_window
 from rbln_artifact_studio.gui.settings import Settings
 
 from .conftest import make_real_like, open_folder, row_values, select
+from .widgets import cell, child
 
 
 def _error_dialog(qtbot: QtBot) -> QMessageBox:
     found: list[QMessageBox] = []
 
     def shown() -> bool:
-        found[:] = [w for w in QApplication.topLevelWidgets() if w.objectName() == "errorDialog" and w.isVisible()]
+        found[:] = [
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, QMessageBox) and w.objectName() == "errorDialog" and w.isVisible()
+        ]
         return bool(found)
 
     qtbot.waitUntil(shown)
@@ -38,7 +43,7 @@ def test_window_is_reachable_from_the_application(window: MainWindow) -> None:
     for name in ("actionOpenFolder", "actionCompile", "actionResize"):
         assert window.findChild(type(window.action_open), name) is not None
     for name in ("artifactTable", "artifactFilter", "detailPanel", "dramChart", "kvBlocksLabel", "jobsPanel"):
-        assert window.findChild(object, name) is not None, name
+        assert window.findChild(QObject, name) is not None, name
 
 
 def test_open_select_and_read_the_breakdown(
@@ -46,11 +51,11 @@ def test_open_select_and_read_the_breakdown(
 ) -> None:
     open_folder(qtbot, window, workspace)
     assert window.model.rowCount() == 2
-    assert window.findChild(object, "artifactCount").text() == "2 artifact(s)"
+    assert child(window, QLabel, "artifactCount").text() == "2 artifact(s)"
     select(qtbot, window, cr13_artifact)
-    assert window.findChild(object, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
+    assert child(window, QLabel, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
     assert window.action_resize.isEnabled()
-    chart = window.findChild(DramChart, "dramChart")
+    chart = child(window, DramChart, "dramChart")
     assert chart.isVisible()
     bars = chart.bars()
     assert [b.label for b in bars] == ["NPU 0 · c0", "NPU 0 · c1", "NPU 0 · c2", "NPU 0 · c3"]
@@ -65,19 +70,19 @@ def test_open_select_and_read_the_breakdown(
     assert "Budget:" not in tooltip  # the artifact records no memory_budget: the tooltip says so instead
     assert f"No memory_budget recorded: the whole NPU ({expected.tightest.available:,} B" in tooltip
     assert all(rect.height() > 0 for seg, rect in tight.pieces if seg.key in ("weights", "kv", "reserve"))
-    table = window.findChild(object, "breakdownTable")
+    table = child(window, QTableWidget, "breakdownTable")
     assert table.rowCount() == 4
-    tight_row = [table.item(r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
-    assert table.item(tight_row, 3).toolTip().startswith(f"{expected.tightest.kv:,} B")
+    tight_row = [cell(table, r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
+    assert cell(table, tight_row, 3).toolTip().startswith(f"{expected.tightest.kv:,} B")
     assert chart.tooltip_at(QPoint(1, 1)) == ""
 
 
 def test_one_bar_per_npu_on_atom(qtbot: QtBot, window: MainWindow, workspace: Path) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, workspace / "qwen3-8b-ca25x4")
-    bars = window.findChild(DramChart, "dramChart").bars()
+    bars = child(window, DramChart, "dramChart").bars()
     assert [b.label for b in bars] == ["NPU 0", "NPU 1", "NPU 2", "NPU 3"]
-    assert "14 blocks" in window.findChild(object, "dramCaption").text()
+    assert "14 blocks" in child(window, QLabel, "dramCaption").text()
 
 
 def test_real_artifact_says_allocations_unknown(
@@ -86,13 +91,13 @@ def test_real_artifact_says_allocations_unknown(
     real = make_real_like(cr13_artifact, tmp_path / "real" / "qwen3-8b-real")
     open_folder(qtbot, window, tmp_path / "real")
     select(qtbot, window, real)
-    caption = window.findChild(object, "dramCaption").text()
+    caption = child(window, QLabel, "dramCaption").text()
     assert caption.startswith("Allocations unknown:") and "rebel" in caption
-    assert not window.findChild(DramChart, "dramChart").isVisible()
-    assert window.findChild(DramChart, "dramChart").breakdown is None
-    assert window.findChild(object, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
-    files = window.findChild(object, "detailFiles")
-    names = [files.item(r, 0).text() for r in range(files.rowCount())]
+    assert not child(window, DramChart, "dramChart").isVisible()
+    assert child(window, DramChart, "dramChart").breakdown is None
+    assert child(window, QLabel, "kvBlocksLabel").text() == "kvcache_num_blocks 21 (floor 9, full pool 40)"
+    files = child(window, QTableWidget, "detailFiles")
+    names = [cell(files, r, 0).text() for r in range(files.rowCount())]
     assert "prefill.rbln" in names and "rbln_config.json" in names
 
 
@@ -101,7 +106,7 @@ def test_problems_are_shown_in_words(qtbot: QtBot, window: MainWindow, tmp_path:
     open_folder(qtbot, window, tmp_path)
     assert row_values(window, cr13_artifact)["Status"] == "warning"
     select(qtbot, window, cr13_artifact)
-    problems = window.findChild(object, "detailProblems").text()
+    problems = child(window, QLabel, "detailProblems").text()
     assert "above the full pool (40)" in problems
     # 45 blocks fit the CR13's DRAM (the tables say so): no "may fail to allocate" beside that computation.
     assert "compiler resolved" not in problems and "fail to allocate" not in problems
@@ -109,13 +114,13 @@ def test_problems_are_shown_in_words(qtbot: QtBot, window: MainWindow, tmp_path:
 
 def test_table_follows_the_disk(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, run_cli
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
     done = run_cli("set-kvcache-num-blocks", cr13_artifact, 12)  # "another terminal"
     assert done.returncode == 0, done.stderr
     qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "12", timeout=10_000)
-    qtbot.waitUntil(lambda: "kvcache_num_blocks 12 " in window.findChild(object, "kvBlocksLabel").text())
+    qtbot.waitUntil(lambda: "kvcache_num_blocks 12 " in child(window, QLabel, "kvBlocksLabel").text())
     copy = workspace / "nested" / "deeper" / "copy-of-cr13"
     shutil.copytree(cr13_artifact, copy)
     qtbot.waitUntil(lambda: window.model.row_of(str(copy)) is not None, timeout=10_000)
@@ -127,7 +132,7 @@ def test_table_follows_the_disk(
 @pytest.mark.parametrize("refresh", [False, True], ids=["by-itself", "refresh-at-once"])
 def test_table_follows_an_artifact_replaced_under_the_same_name(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, tmp_path: Path, run_cli, refresh: bool
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Qt drops the watch of a deleted folder: one made again under that name must be watched again."""
     open_folder(qtbot, window, workspace)
     spare = shutil.copytree(cr13_artifact, tmp_path / "spare")
@@ -214,7 +219,7 @@ def test_closing_with_a_running_job_asks_then_cancels(
 
     started = threading.Event()
 
-    def work(ctx) -> None:  # type: ignore[no-untyped-def]
+    def work(ctx) -> None:
         started.set()
         while True:
             ctx.progress(0, 0, "waiting")
@@ -225,7 +230,12 @@ def test_closing_with_a_running_job_asks_then_cancels(
         pass
     answers = iter([False, True])
     asked: list[int] = []
-    monkeypatch.setattr(window, "confirm_quit_with_jobs", lambda n: asked.append(n) or next(answers))
+
+    def confirm(count: int) -> bool:
+        asked.append(count)
+        return next(answers)
+
+    monkeypatch.setattr(window, "confirm_quit_with_jobs", confirm)
     assert not window.close()
     assert window.isVisible() and asked == [1]
     assert window.close()
@@ -248,7 +258,7 @@ def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, win
 
     from rbln_artifact_studio.gui.jobs_panel import JobRow
 
-    def work(ctx) -> None:  # type: ignore[no-untyped-def]
+    def work(ctx) -> None:
         ctx.log("started")
         n = 0
         while True:
@@ -260,10 +270,10 @@ def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, win
         pass
     row = window.jobs_panel.row_for(job)
     assert isinstance(row, JobRow) and row.title.text() == "Endless copy"
-    qtbot.waitUntil(lambda: row.findChild(QProgressBar, "jobProgress").maximum() == 1000)
+    qtbot.waitUntil(lambda: child(row, QProgressBar, "jobProgress").maximum() == 1000)
     with qtbot.waitSignal(job.cancelled):
-        qtbot.mouseClick(row.findChild(QPushButton, "jobCancel"), Qt.MouseButton.LeftButton)
-    assert row.findChild(QLabel, "jobState").text() == "cancelled"
+        qtbot.mouseClick(child(row, QPushButton, "jobCancel"), Qt.MouseButton.LeftButton)
+    assert child(row, QLabel, "jobState").text() == "cancelled"
     window.jobs_panel.list.setCurrentRow(0)
     assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled; nothing was left half-done"]
 

@@ -21,6 +21,7 @@ from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, row_values, select, type_text
+from .widgets import child
 
 PAUSE_HOOK = Path(__file__).with_name("cli_pause")
 
@@ -62,14 +63,14 @@ def paused_cli(cr13_artifact: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def _resize_in_place(qtbot: QtBot, window: MainWindow, target: int) -> Job:
-    window.findChild(type(window.action_resize), "actionResize").trigger()
-    dialog = window.findChild(ResizeDialog, "resizeDialog")
+    child(window, type(window.action_resize), "actionResize").trigger()
+    dialog = child(window, ResizeDialog, "resizeDialog")
     assert dialog is not None and dialog.isVisible()
-    radio = dialog.findChild(QRadioButton, "resizeModeInPlace")
+    radio = child(dialog, QRadioButton, "resizeModeInPlace")
     qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))
-    type_text(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), str(target))
+    type_text(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), str(target))
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
-        qtbot.mouseClick(dialog.findChild(QPushButton, "resizeApplyButton"), Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(child(dialog, QPushButton, "resizeApplyButton"), Qt.MouseButton.LeftButton)
     job = added.args[0]
     qtbot.waitUntil(lambda: job.state.ended, timeout=20_000)
     return job

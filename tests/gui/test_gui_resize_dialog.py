@@ -19,6 +19,7 @@ from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
 
 from .conftest import open_folder, row_values, select
+from .widgets import child
 
 
 def _type(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
@@ -31,8 +32,8 @@ def _type(qtbot: QtBot, widget: QLineEdit | QSpinBox, text: str) -> None:
 def _open_dialog(qtbot: QtBot, window: MainWindow, folder: Path, artifact: Path) -> ResizeDialog:
     open_folder(qtbot, window, folder)
     select(qtbot, window, artifact)
-    window.findChild(type(window.action_resize), "actionResize").trigger()
-    dialog = window.findChild(ResizeDialog, "resizeDialog")
+    child(window, type(window.action_resize), "actionResize").trigger()
+    dialog = child(window, ResizeDialog, "resizeDialog")
     assert dialog is not None and dialog.isVisible()
     return dialog
 
@@ -42,7 +43,7 @@ def _blocks(artifact: Path) -> int:
 
 
 def _apply(qtbot: QtBot, window: MainWindow, dialog: ResizeDialog) -> Job:
-    button = dialog.findChild(QPushButton, "resizeApplyButton")
+    button = child(dialog, QPushButton, "resizeApplyButton")
     assert button.isEnabled()
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -51,43 +52,43 @@ def _apply(qtbot: QtBot, window: MainWindow, dialog: ResizeDialog) -> Job:
 
 def test_below_the_floor_disables_apply(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
-    assert "<b>21</b> · floor <b>9</b> · full pool <b>40</b>" in dialog.findChild(QLabel, "resizeCurrentLabel").text()
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "5")
-    message = dialog.findChild(QLabel, "resizeMessage").text()
+    assert "<b>21</b> · floor <b>9</b> · full pool <b>40</b>" in child(dialog, QLabel, "resizeCurrentLabel").text()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "5")
+    message = child(dialog, QLabel, "resizeMessage").text()
     expected = check_target(open_artifact(cr13_artifact).config, 5).error
     assert (
         expected
         == "kvcache_num_blocks=5 is below the minimum required for the full sequence length (num_min_blocks=9)."
     )
     assert expected in message
-    assert not dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
-    assert dialog.findChild(QLineEdit, "resizeCommand").text() == ""
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "9")
-    assert dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
+    assert not child(dialog, QPushButton, "resizeApplyButton").isEnabled()
+    assert child(dialog, QLineEdit, "resizeCommand").text() == ""
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "9")
+    assert child(dialog, QPushButton, "resizeApplyButton").isEnabled()
 
 
 def test_above_current_and_above_the_full_pool_warn(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
 ) -> None:
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "30")
-    message = dialog.findChild(QLabel, "resizeMessage").text()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "30")
+    message = child(dialog, QLabel, "resizeMessage").text()
     # 30 blocks fit the NPU (the tables say so): no warning contradicts that (issue 16, point 8).
     assert "may fail to allocate" not in message and "✓ 30 blocks" in message
     assert "above the full pool" not in message
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "1000")  # 281 GiB of KV per chiplet
-    message = dialog.findChild(QLabel, "resizeMessage").text()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "1000")  # 281 GiB of KV per chiplet
+    message = child(dialog, QLabel, "resizeMessage").text()
     assert "kvcache_num_blocks=1000 does not fit RBLN-CR13" in message and "The largest count that fits is" in message
-    assert not dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "45")
-    message = dialog.findChild(QLabel, "resizeMessage").text()
+    assert not child(dialog, QPushButton, "resizeApplyButton").isEnabled()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "45")
+    message = child(dialog, QLabel, "resizeMessage").text()
     assert (
         "kvcache_num_blocks=45 is above the full pool (num_full_blocks=40); the excess blocks are never used."
         in message
     )
-    assert dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
-    after = dialog.findChild(DramChart, "resizeAfterChart").breakdown
-    before = dialog.findChild(DramChart, "resizeBeforeChart").breakdown
+    assert child(dialog, QPushButton, "resizeApplyButton").isEnabled()
+    after = child(dialog, DramChart, "resizeAfterChart").breakdown
+    before = child(dialog, DramChart, "resizeBeforeChart").breakdown
     assert before is not None and after is not None and (before.num_blocks, after.num_blocks) == (21, 45)
     assert after.tightest.kv > before.tightest.kv
 
@@ -96,30 +97,29 @@ def test_resize_in_place_updates_the_table(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
 ) -> None:
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
-    radio = dialog.findChild(QRadioButton, "resizeModeInPlace")
+    radio = child(dialog, QRadioButton, "resizeModeInPlace")
     qtbot.mouseClick(radio, Qt.MouseButton.LeftButton, pos=QPoint(8, radio.height() // 2))  # on its indicator
-    assert not dialog.findChild(QLineEdit, "resizeOutputEdit").isEnabled()
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "12")
+    assert not child(dialog, QLineEdit, "resizeOutputEdit").isEnabled()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "12")
     assert (
-        dialog.findChild(QLineEdit, "resizeCommand").text()
-        == f"rbln-studio-cli set-kvcache-num-blocks {cr13_artifact} 12"
+        child(dialog, QLineEdit, "resizeCommand").text() == f"rbln-studio-cli set-kvcache-num-blocks {cr13_artifact} 12"
     )
     job = _apply(qtbot, window, dialog)
     with qtbot.waitSignal(job.succeeded, timeout=20_000):
         pass
     assert _blocks(cr13_artifact) == 12
     qtbot.waitUntil(lambda: row_values(window, cr13_artifact)["kvcache_num_blocks"] == "12")
-    qtbot.waitUntil(lambda: "kvcache_num_blocks 12 " in window.findChild(QLabel, "kvBlocksLabel").text())
+    qtbot.waitUntil(lambda: "kvcache_num_blocks 12 " in child(window, QLabel, "kvBlocksLabel").text())
 
 
 def test_resize_to_a_copy_beside_the_source(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
 ) -> None:
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
-    assert dialog.findChild(QRadioButton, "resizeModeCopy").isChecked()
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "12")
+    assert child(dialog, QRadioButton, "resizeModeCopy").isChecked()
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "12")
     copy = workspace / "qwen3-8b-cr13-kv12"
-    assert dialog.findChild(QLineEdit, "resizeOutputEdit").text() == str(copy)
+    assert child(dialog, QLineEdit, "resizeOutputEdit").text() == str(copy)
     job = _apply(qtbot, window, dialog)
     # The watcher may show the new folder before the job reports; wait for both.
     qtbot.waitUntil(lambda: window.model.row_of(str(copy)) is not None, timeout=20_000)
@@ -132,18 +132,18 @@ def test_fit_to_budget_resolves_the_target(
     qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
 ) -> None:
     dialog = _open_dialog(qtbot, window, workspace, cr13_artifact)
-    _type(qtbot, dialog.findChild(QLineEdit, "resizeBudgetEdit"), "0.2")
+    _type(qtbot, child(dialog, QLineEdit, "resizeBudgetEdit"), "0.2")
     expected = target_for_budget(open_artifact(cr13_artifact), parse_budget("0.2"))
-    assert dialog.findChild(QRadioButton, "resizeByBudget").isChecked()
-    assert dialog.findChild(QSpinBox, "resizeTargetSpin").value() == expected
+    assert child(dialog, QRadioButton, "resizeByBudget").isChecked()
+    assert child(dialog, QSpinBox, "resizeTargetSpin").value() == expected
     copy = workspace / f"qwen3-8b-cr13-kv{expected}"
-    assert dialog.findChild(QLineEdit, "resizeCommand").text() == (
+    assert child(dialog, QLineEdit, "resizeCommand").text() == (
         f"rbln-studio-cli set-memory-budget {cr13_artifact} 0.2 --output-dir {copy}"
     )
-    _type(qtbot, dialog.findChild(QLineEdit, "resizeBudgetEdit"), "0.1")
-    message = dialog.findChild(QLabel, "resizeMessage").text()
+    _type(qtbot, child(dialog, QLineEdit, "resizeBudgetEdit"), "0.1")
+    message = child(dialog, QLabel, "resizeMessage").text()
     assert "Insufficient memory for the required KV cache" in message
-    assert not dialog.findChild(QPushButton, "resizeApplyButton").isEnabled()
+    assert not child(dialog, QPushButton, "resizeApplyButton").isEnabled()
 
 
 def test_cancel_a_copy_leaves_nothing(qtbot: QtBot, window: MainWindow, tmp_path: Path, tiny_model: Path) -> None:
@@ -160,8 +160,8 @@ def test_cancel_a_copy_leaves_nothing(qtbot: QtBot, window: MainWindow, tmp_path
     before = sorted(p.name for p in folder.iterdir())
     dialog = _open_dialog(qtbot, window, folder, source)
     assert _blocks(source) == 8 and (source / "prefill.rbln").stat().st_size > 1 << 20  # materialized weights
-    _type(qtbot, dialog.findChild(QSpinBox, "resizeTargetSpin"), "6")
-    output = Path(dialog.findChild(QLineEdit, "resizeOutputEdit").text())
+    _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin"), "6")
+    output = Path(child(dialog, QLineEdit, "resizeOutputEdit").text())
     assert output == folder / "tiny-kv6"
 
     staged: list[list[str]] = []

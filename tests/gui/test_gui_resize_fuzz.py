@@ -28,13 +28,14 @@ from .fuzzing import (
     type_count,
     typed_counts,
 )
+from .widgets import child
 
 
 def _open(qtbot: QtBot, window: MainWindow, workspace: Path, artifact: Path) -> QDialog:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, artifact)
-    window.findChild(type(window.action_resize), "actionResize").trigger()
-    dialog = window.findChild(QDialog, "resizeDialog")
+    child(window, type(window.action_resize), "actionResize").trigger()
+    dialog = child(window, QDialog, "resizeDialog")
     assert dialog is not None and dialog.isVisible()
     return dialog
 
@@ -51,9 +52,9 @@ def _verdict(artifact_dir: Path, text: str) -> str | None:
 
 def test_budget_field_for_any_text(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
     dialog = _open(qtbot, window, workspace, cr13_artifact)
-    edit = dialog.findChild(QLineEdit, "resizeBudgetEdit")
-    message = dialog.findChild(QLabel, "resizeMessage")
-    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+    edit = child(dialog, QLineEdit, "resizeBudgetEdit")
+    message = child(dialog, QLabel, "resizeMessage")
+    apply = child(dialog, QPushButton, "resizeApplyButton")
 
     @FUZZ
     @given(text=budget_texts)
@@ -78,8 +79,8 @@ def test_budget_field_for_any_text(qtbot: QtBot, window: MainWindow, workspace: 
 
 def test_target_field_for_any_typing(qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path) -> None:
     dialog = _open(qtbot, window, workspace, cr13_artifact)
-    spin = dialog.findChild(QSpinBox, "resizeTargetSpin")
-    apply = dialog.findChild(QPushButton, "resizeApplyButton")
+    spin = child(dialog, QSpinBox, "resizeTargetSpin")
+    apply = child(dialog, QPushButton, "resizeApplyButton")
 
     artifact = open_artifact(cr13_artifact)
     layout, npu = artifact.layout(), artifact.npu

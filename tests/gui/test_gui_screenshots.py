@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _xvfb(width: int, height: int) -> Iterator[str]:
+def _xvfb(width: int, height: int) -> Generator[str, None, None]:
     """An Xvfb on a display it picks itself (-displayfd: no clash with another one); yields ':N'."""
     read, write = os.pipe()
     proc = subprocess.Popen(
@@ -76,7 +76,7 @@ def _run(workspace: Path, display: str, *options: str) -> dict[str, list[str]]:
     if "could not load the qt platform plugin" in out.stderr.lower():
         pytest.skip(f"Qt's xcb platform plugin cannot load: install {XCB_PACKAGES}")
     assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize(

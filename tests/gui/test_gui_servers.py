@@ -31,6 +31,7 @@ from rbln_artifact_studio.remote.artifact import ServerPath
 from rbln_artifact_studio.remote.target import RemotePath
 
 from .conftest import _stop_jobs, open_folder
+from .widgets import present
 
 SECOND_ALIAS = "npu-test-2"  # the same sshd under another name: a second server in the table
 
@@ -158,10 +159,10 @@ def test_remote_artifact_details_devices_and_plan_on_the_server_now(
     assert w.artifact.breakdown() is not None  # the detail panel's DRAM breakdown, read over SSH
 
     devices = w.server_menu.open_devices()
-    top = devices.tree.topLevelItem(0)
+    top = present(devices.tree.topLevelItem(0))
     qtbot.waitUntil(lambda: top.childCount() == 2, timeout=20_000)
     assert top.text(0) == HOST_ALIAS and top.childCount() == 2
-    assert top.child(0).text(1) == "RBLN-CA12" and "vllm-serve" in top.child(0).text(5)
+    assert present(top.child(0)).text(1) == "RBLN-CA12" and "vllm-serve" in present(top.child(0)).text(5)
     devices.close()
 
     dialog = w.server_menu.open_server_plan()

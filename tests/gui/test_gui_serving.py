@@ -12,15 +12,16 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder, select
+from .widgets import child
 
 
 def serving(window: MainWindow) -> dict[str, str]:
-    box = window.findChild(QGroupBox, "servingBox")
+    box = child(window, QGroupBox, "servingBox")
     assert box.isVisible()
     names = ("max_num_seqs", "max_model_len", "block_size", "num_gpu_blocks", "blocks_per_request")
-    out = {name: box.findChild(QLabel, f"serving_{name}").text().split()[0] for name in names}
-    out["headline"] = window.findChild(QLabel, "servingLabel").text()
-    warning = window.findChild(QLabel, "servingWarning")
+    out = {name: child(box, QLabel, f"serving_{name}").text().split()[0] for name in names}
+    out["headline"] = child(window, QLabel, "servingLabel").text()
+    warning = child(window, QLabel, "servingWarning")
     out["warning"] = warning.text() if warning.isVisible() else ""
     return out
 
@@ -30,7 +31,7 @@ def test_blocks_below_one_sequence_per_slot_warn(
     window: MainWindow,
     workspace: Path,
     cr13_artifact: Path,
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli,
 ) -> None:
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
@@ -60,7 +61,7 @@ def test_full_pool_serves_a_full_batch_without_warning(
     qtbot: QtBot,
     window: MainWindow,
     tmp_path: Path,
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli,
 ) -> None:
     full = compile_artifact(tmp_path / "qwen3-8b-ca25x4-full", npu="RBLN-CA25", num_devices=4)
     open_folder(qtbot, window, tmp_path)

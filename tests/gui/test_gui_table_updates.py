@@ -16,6 +16,8 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
 
+from .widgets import present
+
 KV = COLUMNS.index(next(c for c in COLUMNS if c.title == "kvcache_num_blocks"))
 
 
@@ -102,7 +104,7 @@ def test_any_sequence_of_batches_keeps_the_table_sorted(
             model.sort(column, order)
         keys = _keys(model, column)
         assert keys == sorted(keys, reverse=order == Qt.SortOrder.DescendingOrder)
-        assert {p: model.summary(model.row_of(p)).kvcache_num_blocks for p in expected} == expected  # type: ignore[arg-type]
+        assert {p: model.summary(present(model.row_of(p))).kvcache_num_blocks for p in expected} == expected
         assert model.rowCount() == len(expected)
 
 

@@ -18,13 +18,14 @@ from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import click_next, open_folder, row_values, type_text
+from .widgets import child
 
 pytest_plugins = ["fakes.plugin"]
 
 
 def _to_target_page(qtbot: QtBot, window: MainWindow, model: Path) -> CompileWizard:
     wizard = window.open_compile_wizard()
-    type_text(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(model))
+    type_text(qtbot, child(wizard, QLineEdit, "wizardModelEdit"), str(model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
     click_next(qtbot, wizard)
     return wizard
@@ -38,15 +39,15 @@ def _optimum_item_enabled(combo: QComboBox) -> bool:
 
 def _to_output_page(qtbot: QtBot, wizard: CompileWizard) -> None:
     """The tiny model on one ATOM-Max: block 1,024, batch 2 (floor 9, full pool 16); a budget of 0.5 fits all 16."""
-    combo = wizard.findChild(QComboBox, "wizardNpuCombo")
+    combo = child(wizard, QComboBox, "wizardNpuCombo")
     combo.setCurrentIndex(combo.findData("RBLN-CA25"))
     click_next(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardBatchSpin"), "2")
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardMaxSeqLenSpin"), "8192")
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardPartitionSpin"), "1024")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardBatchSpin"), "2")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardMaxSeqLenSpin"), "8192")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardPartitionSpin"), "1024")
     click_next(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QLineEdit, "wizardBudgetEdit"), "0.5")
-    assert "kvcache_num_blocks 16</b> (floor 9, full pool 16)" in wizard.findChild(QLabel, "wizardPreviewLabel").text()
+    type_text(qtbot, child(wizard, QLineEdit, "wizardBudgetEdit"), "0.5")
+    assert "kvcache_num_blocks 16</b> (floor 9, full pool 16)" in child(wizard, QLabel, "wizardPreviewLabel").text()
     click_next(qtbot, wizard)
 
 
@@ -55,8 +56,8 @@ def test_without_optimum_the_choice_is_disabled_with_the_reason(
 ) -> None:
     open_folder(qtbot, window, tmp_path)
     wizard = _to_target_page(qtbot, window, tiny_model)
-    combo = wizard.findChild(QComboBox, "wizardBackendCombo")
-    info = wizard.findChild(QLabel, "wizardBackendInfo")
+    combo = child(wizard, QComboBox, "wizardBackendCombo")
+    info = child(wizard, QLabel, "wizardBackendInfo")
     qtbot.waitUntil(lambda: not window.backend_status.detecting, timeout=20_000)
     assert not _optimum_item_enabled(combo)
     assert combo.itemText(combo.findData("optimum")) == "optimum-rbln-cli (not available)"
@@ -64,7 +65,7 @@ def test_without_optimum_the_choice_is_disabled_with_the_reason(
     assert "runs with <b>the built-in simulator</b>" in info.text()
     combo.setCurrentIndex(combo.findData("sim"))
     _to_output_page(qtbot, wizard)
-    command = shlex.split(wizard.findChild(QLineEdit, "wizardCommand").text())
+    command = shlex.split(child(wizard, QLineEdit, "wizardCommand").text())
     assert command[command.index("--backend") + 1] == "sim" and build_parser().parse_args(command[1:]).backend == "sim"
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(wizard.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)
@@ -78,11 +79,11 @@ def test_a_wizard_compile_runs_through_optimum_rbln_cli(
 ) -> None:
     open_folder(qtbot, window, tmp_path)
     wizard = window.open_compile_wizard()
-    combo = wizard.findChild(QComboBox, "wizardBackendCombo")
-    info = wizard.findChild(QLabel, "wizardBackendInfo")
+    combo = child(wizard, QComboBox, "wizardBackendCombo")
+    info = child(wizard, QLabel, "wizardBackendInfo")
     assert not _optimum_item_enabled(combo) and "Detecting the backends…" in info.text()  # answered by a job
     qtbot.waitUntil(lambda: _optimum_item_enabled(combo), timeout=20_000)
-    type_text(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(tiny_model))
+    type_text(qtbot, child(wizard, QLineEdit, "wizardModelEdit"), str(tiny_model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
     click_next(qtbot, wizard)
     assert combo.itemText(combo.findData("optimum")) == "optimum-rbln-cli 0.12.0"
@@ -90,10 +91,10 @@ def test_a_wizard_compile_runs_through_optimum_rbln_cli(
     combo.setCurrentIndex(combo.findData("optimum"))
     _to_output_page(qtbot, wizard)
 
-    output = Path(wizard.findChild(QLineEdit, "wizardOutputEdit").text())
+    output = Path(child(wizard, QLineEdit, "wizardOutputEdit").text())
     assert output.parent == tmp_path
-    assert "Compiled by optimum-rbln-cli" in wizard.findChild(QLabel, "wizardSummary").text()
-    command = shlex.split(wizard.findChild(QLineEdit, "wizardCommand").text())
+    assert "Compiled by optimum-rbln-cli" in child(wizard, QLabel, "wizardSummary").text()
+    command = shlex.split(child(wizard, QLineEdit, "wizardCommand").text())
     assert build_parser().parse_args(command[1:]).backend == "optimum"
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(wizard.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)

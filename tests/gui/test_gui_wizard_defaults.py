@@ -14,6 +14,7 @@ from rbln_artifact_studio.gui.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import click_next, open_folder, type_text
+from .widgets import child
 
 
 def _open(qtbot: QtBot, window: MainWindow) -> CompileWizard:
@@ -23,7 +24,7 @@ def _open(qtbot: QtBot, window: MainWindow) -> CompileWizard:
 
 
 def _fix(wizard: CompileWizard, name: str, label: str) -> QPushButton:
-    fixes = wizard.findChild(FixButtons, name)
+    fixes = child(wizard, FixButtons, name)
     assert fixes.isVisible(), f"{name} offers no fix"
     by_label = {b.text(): b for b in fixes.buttons}
     assert label in by_label, f"{label!r} not among {list(by_label)}"
@@ -31,17 +32,17 @@ def _fix(wizard: CompileWizard, name: str, label: str) -> QPushButton:
 
 
 def _message(wizard: CompileWizard, name: str) -> str:
-    return wizard.findChild(QLabel, name).text()
+    return child(wizard, QLabel, name).text()
 
 
 def test_next_next_next_finish_compiles_the_first_preset(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
     open_folder(qtbot, window, tmp_path)
     wizard = _open(qtbot, window)
-    assert wizard.findChild(QComboBox, "wizardPresetCombo").currentText() == "Qwen/Qwen3-8B"
+    assert child(wizard, QComboBox, "wizardPresetCombo").currentText() == "Qwen/Qwen3-8B"
     click_next(qtbot, wizard)
     # The target page: ATOM-Max by default, and the fewest of them that hold 16 GB of weights, with the numbers.
     assert wizard.target_page.npu() == "RBLN-CA25"
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 2
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 2
     sizing = _message(wizard, "wizardDevicesInfo")
     assert "2 x RBLN-CA25 hold Qwen/Qwen3-8B: 7.63 GiB of weights" in sizing
     assert "of 15.72 GiB per NPU" in sizing and "One RBLN-CA25 would need 21.04 GiB per NPU" in sizing
@@ -49,12 +50,12 @@ def test_next_next_next_finish_compiles_the_first_preset(qtbot: QtBot, window: M
     assert info.startswith("RBLN-CA25 (ATOM-Max), an NPU of the ATOM family: 16 GiB DRAM")
     click_next(qtbot, wizard)
     # The shape page opens valid: a partition length that divides the model's 40,960 tokens.
-    assert wizard.findChild(QSpinBox, "wizardPartitionSpin").value() == 8192
+    assert child(wizard, QSpinBox, "wizardPartitionSpin").value() == 8192
     assert "✓" in _message(wizard, "wizardShapeMessage")
     click_next(qtbot, wizard)
     assert "kvcache_num_blocks 5</b> (floor 5, full pool 5)" in _message(wizard, "wizardPreviewLabel")
     click_next(qtbot, wizard)
-    output = Path(wizard.findChild(QLineEdit, "wizardOutputEdit").text())
+    output = Path(child(wizard, QLineEdit, "wizardOutputEdit").text())
     with qtbot.waitSignal(window.jobs.jobAdded) as added:
         qtbot.mouseClick(wizard.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)
     job = added.args[0]
@@ -69,35 +70,35 @@ def test_defaults_follow_the_target(qtbot: QtBot, window: MainWindow) -> None:
     wizard = _open(qtbot, window)
     click_next(qtbot, wizard)
     wizard.target_page.set_npu("RBLN-CR13")  # 140 GiB: one holds Qwen3-8B
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 1
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 1
     assert "One RBLN-CR13 holds Qwen/Qwen3-8B" in _message(wizard, "wizardDevicesInfo")
     wizard.target_page.set_npu("RBLN-CA02")
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 2
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 2
     # A count the user typed is kept, and the page says what it means.
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardDevicesSpin"), "1")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardDevicesSpin"), "1")
     wizard.target_page.set_npu("RBLN-CA25")
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 1
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 1
     assert "One RBLN-CA25 cannot hold Qwen/Qwen3-8B" in _message(wizard, "wizardDevicesInfo")
     assert "The fewest that do: 2" in _message(wizard, "wizardDevicesInfo")
     qtbot.mouseClick(_fix(wizard, "wizardTargetFixes", "num_devices 2"), Qt.MouseButton.LeftButton)
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 2
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 2
     assert "2 x RBLN-CA25 hold Qwen/Qwen3-8B" in _message(wizard, "wizardDevicesInfo")
-    assert not wizard.findChild(FixButtons, "wizardTargetFixes").isVisible()
+    assert not child(wizard, FixButtons, "wizardTargetFixes").isVisible()
 
 
 def test_the_partition_error_offers_each_length_that_fits(qtbot: QtBot, window: MainWindow) -> None:
     wizard = _open(qtbot, window)
     click_next(qtbot, wizard)
     click_next(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardPartitionSpin"), "16384")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardPartitionSpin"), "16384")
     assert "Partition lengths that fit: 1,024, 2,048, 4,096, 8,192" in _message(wizard, "wizardShapeMessage")
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
-    fixes = wizard.findChild(FixButtons, "wizardShapeFixes")
+    fixes = child(wizard, FixButtons, "wizardShapeFixes")
     assert [b.text() for b in fixes.buttons] == [
         f"kvcache_partition_len {n}" for n in ("1,024", "2,048", "4,096", "8,192")
     ]
     qtbot.mouseClick(_fix(wizard, "wizardShapeFixes", "kvcache_partition_len 4,096"), Qt.MouseButton.LeftButton)
-    assert wizard.findChild(QSpinBox, "wizardPartitionSpin").value() == 4096
+    assert child(wizard, QSpinBox, "wizardPartitionSpin").value() == 4096
     assert "✓ flash_attn, KV block size 4,096" in _message(wizard, "wizardShapeMessage")
     assert not fixes.isVisible() and wizard.button(QWizard.WizardButton.NextButton).isEnabled()
 
@@ -106,13 +107,13 @@ def test_eager_too_long_offers_flash_or_a_shorter_length(qtbot: QtBot, window: M
     wizard = _open(qtbot, window)
     click_next(qtbot, wizard)
     click_next(qtbot, wizard)
-    combo = wizard.findChild(QComboBox, "wizardAttnCombo")
+    combo = child(wizard, QComboBox, "wizardAttnCombo")
     combo.setCurrentIndex(combo.findData("eager"))
     assert "Eager attention on ATOM needs max_seq_len &lt;= 32,768" in _message(wizard, "wizardShapeMessage")
     qtbot.mouseClick(_fix(wizard, "wizardShapeFixes", "max_seq_len 32,768"), Qt.MouseButton.LeftButton)
-    assert wizard.findChild(QSpinBox, "wizardMaxSeqLenSpin").value() == 32_768
+    assert child(wizard, QSpinBox, "wizardMaxSeqLenSpin").value() == 32_768
     assert "✓ eager" in _message(wizard, "wizardShapeMessage")
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardMaxSeqLenSpin"), "40960")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardMaxSeqLenSpin"), "40960")
     qtbot.mouseClick(
         _fix(wizard, "wizardShapeFixes", "flash_attn with kvcache_partition_len 8,192"), Qt.MouseButton.LeftButton
     )
@@ -125,14 +126,14 @@ def _to_sizing_cr13_batch8(qtbot: QtBot, wizard: CompileWizard) -> None:
     click_next(qtbot, wizard)
     wizard.target_page.set_npu("RBLN-CR13")
     click_next(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardBatchSpin"), "8")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardBatchSpin"), "8")
     click_next(qtbot, wizard)
 
 
 def test_a_budget_below_the_floor_offers_the_budget_and_the_batch_that_fit(qtbot: QtBot, window: MainWindow) -> None:
     wizard = _open(qtbot, window)
     _to_sizing_cr13_batch8(qtbot, wizard)
-    budget = wizard.findChild(QLineEdit, "wizardBudgetEdit")
+    budget = child(wizard, QLineEdit, "wizardBudgetEdit")
     type_text(qtbot, budget, "0.195")
     assert "only 8 blocks can be allocated, but at least 9" in _message(wizard, "wizardPreviewLabel")
     qtbot.mouseClick(_fix(wizard, "wizardSizingFixes", "memory_budget 0.1995"), Qt.MouseButton.LeftButton)
@@ -141,14 +142,14 @@ def test_a_budget_below_the_floor_offers_the_budget_and_the_batch_that_fit(qtbot
     assert wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     type_text(qtbot, budget, "0.195")
     qtbot.mouseClick(_fix(wizard, "wizardSizingFixes", "batch_size 7"), Qt.MouseButton.LeftButton)
-    assert wizard.findChild(QSpinBox, "wizardBatchSpin").value() == 7
+    assert child(wizard, QSpinBox, "wizardBatchSpin").value() == 7
     assert "(floor 8, full pool 35)" in _message(wizard, "wizardPreviewLabel")
 
 
 def test_a_budget_smaller_than_the_weights_says_so_with_both_numbers(qtbot: QtBot, window: MainWindow) -> None:
     wizard = _open(qtbot, window)
     _to_sizing_cr13_batch8(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QLineEdit, "wizardBudgetEdit"), "0.01")
+    type_text(qtbot, child(wizard, QLineEdit, "wizardBudgetEdit"), "0.01")
     text = _message(wizard, "wizardPreviewLabel")
     assert "the weights alone, 15.27 GiB (16,391,340,032 B) per NPU, exceed the memory_budget of 1.4 GiB" in text
     assert "only 1 blocks" not in text and not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
@@ -159,12 +160,12 @@ def test_a_budget_smaller_than_the_weights_says_so_with_both_numbers(qtbot: QtBo
 def test_too_few_devices_offers_the_fewest_that_fit(qtbot: QtBot, window: MainWindow) -> None:
     wizard = _open(qtbot, window)
     click_next(qtbot, wizard)
-    type_text(qtbot, wizard.findChild(QSpinBox, "wizardDevicesSpin"), "1")
+    type_text(qtbot, child(wizard, QSpinBox, "wizardDevicesSpin"), "1")
     click_next(qtbot, wizard)
     click_next(qtbot, wizard)
     assert "use more devices" in _message(wizard, "wizardPreviewLabel")
     qtbot.mouseClick(_fix(wizard, "wizardSizingFixes", "num_devices 2"), Qt.MouseButton.LeftButton)
-    assert wizard.findChild(QSpinBox, "wizardDevicesSpin").value() == 2
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 2
     assert "kvcache_num_blocks 5</b>" in _message(wizard, "wizardPreviewLabel")
 
 
@@ -173,8 +174,8 @@ def test_an_explicit_count_of_0_or_nothing_is_an_error_not_the_last_good_count(
 ) -> None:
     wizard = _open(qtbot, window)
     _to_sizing_cr13_batch8(qtbot, wizard)
-    qtbot.mouseClick(wizard.findChild(QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
-    spin = wizard.findChild(QSpinBox, "wizardBlocksSpin")
+    qtbot.mouseClick(child(wizard, QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
+    spin = child(wizard, QSpinBox, "wizardBlocksSpin")
     next_button = wizard.button(QWizard.WizardButton.NextButton)
     type_text(qtbot, spin, "20")
     assert "kvcache_num_blocks 20</b>" in _message(wizard, "wizardPreviewLabel") and next_button.isEnabled()
@@ -196,7 +197,7 @@ def test_an_emptied_shape_field_is_an_error(qtbot: QtBot, window: MainWindow) ->
     wizard = _open(qtbot, window)
     click_next(qtbot, wizard)
     click_next(qtbot, wizard)
-    batch = wizard.findChild(QSpinBox, "wizardBatchSpin")
+    batch = child(wizard, QSpinBox, "wizardBatchSpin")
     batch.setFocus()
     batch.lineEdit().selectAll()
     qtbot.keyClick(batch.lineEdit(), Qt.Key.Key_Backspace)

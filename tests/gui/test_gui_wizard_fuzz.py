@@ -26,6 +26,7 @@ from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
 from rbln_artifact_studio.core.simulator.compiler import plan_compile, resolve_shape
 from rbln_artifact_studio.gui.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.number_field import NumberField
 
 from .conftest import click_next
 from .fuzzing import (
@@ -39,6 +40,7 @@ from .fuzzing import (
     type_into_spin,
     typed_counts,
 )
+from .widgets import child, present
 
 
 @pytest.fixture
@@ -76,7 +78,7 @@ def _check_sizing_page(wizard: CompileWizard) -> None:
 
 def test_budget_field_shows_the_cores_error_for_any_text(qtbot: QtBot, wizard: CompileWizard) -> None:
     _to_sizing(qtbot, wizard)
-    edit = wizard.findChild(QLineEdit, "wizardBudgetEdit")
+    edit = child(wizard, QLineEdit, "wizardBudgetEdit")
     width = wizard.width()
 
     @FUZZ
@@ -117,12 +119,12 @@ def test_budget_values_from_the_issue_typed_key_by_key(
     qtbot: QtBot, wizard: CompileWizard, typed: str, expected: str | None
 ) -> None:
     _to_sizing(qtbot, wizard)
-    edit = wizard.findChild(QLineEdit, "wizardBudgetEdit")
+    edit = child(wizard, QLineEdit, "wizardBudgetEdit")
     edit.clear()
     with qtbot.captureExceptions() as raised:
         qtbot.keyClicks(edit, typed)
     assert not raised
-    text = wizard.findChild(QLabel, "wizardPreviewLabel").text()
+    text = child(wizard, QLabel, "wizardPreviewLabel").text()
     next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     if expected is None:  # empty or blank: unset, the whole NPU
         assert "kvcache_num_blocks 40</b>" in text and next_enabled
@@ -135,9 +137,9 @@ def test_budget_values_from_the_issue_typed_key_by_key(
 
 def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wizard: CompileWizard) -> None:
     _to_sizing(qtbot, wizard)
-    qtbot.mouseClick(wizard.findChild(QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
-    spin = wizard.findChild(QSpinBox, "wizardBlocksSpin")
-    unsized = replace(wizard.request(), kvcache_num_blocks=None, memory_budget=None)
+    qtbot.mouseClick(child(wizard, QRadioButton, "wizardExplicitRadio"), Qt.MouseButton.LeftButton)
+    spin = child(wizard, NumberField, "wizardBlocksSpin")
+    unsized = replace(present(wizard.request()), kvcache_num_blocks=None, memory_budget=None)
     layout, npu = plan_compile(unsized).layout, get_npu(unsized.npu)
     room = npu.available_per_chiplet
     largest = largest_fitting(lambda n: layout.fits(n, room), 1, 10**7, otherwise=0)
@@ -155,7 +157,7 @@ def test_block_count_field_accepts_only_what_the_core_accepts(qtbot: QtBot, wiza
         assert wizard.request().kvcache_num_blocks == shown  # type: ignore[union-attr]
         _check_sizing_page(wizard)
         try:  # the floor, and (issue 16) a KV cache that fits the NPU: what the core's compile accepts
-            plan_compile(wizard.request())
+            plan_compile(present(wizard.request()))
             accepted = True
         except StudioError:
             accepted = False
@@ -170,7 +172,7 @@ SHAPE_SPINS = ("wizardBatchSpin", "wizardMaxSeqLenSpin", "wizardPartitionSpin", 
 
 def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard: CompileWizard) -> None:
     page = wizard.shape_page
-    spins = {name: wizard.findChild(QSpinBox, name) for name in SHAPE_SPINS}
+    spins = {name: child(wizard, QSpinBox, name) for name in SHAPE_SPINS}
 
     @FUZZ
     @given(
@@ -191,7 +193,7 @@ def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard:
             assert f"✖ {html.escape(problem)}" in message and not next_enabled
             return
         try:
-            resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), wizard.model)
+            resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), present(wizard.model))
         except StudioError as exc:
             assert f"✖ {html.escape(exc.one_line())}" in message and not next_enabled
         else:

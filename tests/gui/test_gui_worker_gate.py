@@ -69,7 +69,12 @@ def test_the_table_holds_the_workers_while_it_paints(
     browser.show()
     qtbot.waitExposed(browser)
     held: list[bool] = []
-    monkeypatch.setattr(jobs_module.WORKERS, "hold", lambda: (held.append(True), WorkerGate.hold(jobs_module.WORKERS)))
+
+    def hold() -> None:
+        held.append(True)
+        WorkerGate.hold(jobs_module.WORKERS)
+
+    monkeypatch.setattr(jobs_module.WORKERS, "hold", hold)
     with qtbot.waitSignal(browser.painted):
         browser.view.viewport().update()
     assert held and jobs_module.WORKERS._open.is_set()  # held for the paint, released once it was done

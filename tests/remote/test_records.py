@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -133,12 +133,12 @@ def test_a_login_banner_in_the_answer_is_named_with_what_to_do(tmp_path: Path) -
     """A server whose shell startup files print text: the studio says so instead of scanning nothing."""
     server = Server("npu-7", python=sys.executable)
 
-    def start(argv: list[str]) -> subprocess.Popen[bytes]:  # the "server" is this machine, its shell chatty
+    def start(argv: Sequence[str]) -> subprocess.Popen[bytes]:  # the "server" is this machine, its shell chatty
         chatty = ["sh", "-c", 'echo "Welcome to npu-7"; exec "$@"', "sh", *argv]
         pipe = subprocess.PIPE
         return subprocess.Popen(chatty, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
 
-    server.connection.start = start  # type: ignore[method-assign]
+    server.connection.start = start  # type: ignore[method-assign, assignment]  # the chatty shell stands in for ssh
     with pytest.raises(StudioError, match="cannot read") as caught:
         list(scan_remote(server, RemotePath("npu-7", str(tmp_path))))
     assert "startup files" in (caught.value.hint or "")

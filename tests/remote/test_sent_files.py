@@ -41,7 +41,7 @@ def answer_of(program: str, args: list[str], tmp_path: Path, env: dict[str, str]
     """What one of the server's programs sends, run here, as the studio parses it."""
     answer = tmp_path / "answer"
     with open(answer, "wb") as out:
-        command = [sys.executable, remote_server.PROGRAMS / f"{program}.py", *args]
+        command = [sys.executable, str(remote_server.PROGRAMS / f"{program}.py"), *args]
         subprocess.run(command, stdout=out, check=True, env=env)
     fd = os.open(answer, os.O_RDONLY)
     try:

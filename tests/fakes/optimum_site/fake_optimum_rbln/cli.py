@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import rebel  # the real CLI imports rebel-compiler at start-up too
 
@@ -318,7 +319,7 @@ def compile_model(model_id: str, output: Path, options: dict) -> None:
         }
         for graph in graphs
     ]
-    rbln_config = {
+    rbln_config: dict[str, Any] = {
         "cls_name": f"RBLN{arch}Config",
         "dtype": dtype,
         "optimum_rbln_version": os.environ.get("FAKE_OPTIMUM_VERSION", "0.12.0"),
@@ -391,7 +392,7 @@ def kvcache_operation(model_id: str, get: bool, target: int | None, output_dir: 
     floor, full = floor_and_full(config)
     if target is None:
         npu = config["_compile_cfgs"][0]["npu"]
-        target = estimate(models, resizable, current or 1, budget_per_chiplet(parse_value(budget), npu), full)
+        target = estimate(models, resizable, current or 1, budget_per_chiplet(parse_value(budget or ""), npu), full)
         if target < floor:
             raise ValueError(insufficient(target, floor, config["batch_size"]))
         say(f"memory_budget {budget} fits kvcache_num_blocks={target}")
