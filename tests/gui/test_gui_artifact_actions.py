@@ -130,7 +130,7 @@ def test_copy_path_command_and_file_manager(
             self.urls.append(url)
 
     opener = Opener()
-    QDesktopServices.setUrlHandler("file", opener, b"open")
+    QDesktopServices.setUrlHandler("file", opener, "open")  # type: ignore[arg-type]  # PySide6 takes the slot name as str; its stub says bytes
     try:
         select(qtbot, window, ca25_artifact)
         window.artifact_actions.show_in_folder.trigger()

@@ -14,7 +14,7 @@ V = TypeVar("V")
 def child(parent: QObject | None, cls: type[T], name: str = "") -> T:
     """parent.findChild(cls, name), failing with what was looked for where Qt would give None."""
     assert parent is not None, f"no parent to find {cls.__name__} {name!r} in"
-    found = parent.findChild(cls, name)
+    found = parent.findChild(cls, name) if name else parent.findChild(cls)  # PySide6 matches "" literally
     assert found is not None, f"{type(parent).__name__} has no {cls.__name__} named {name!r}"
     return found
 
