@@ -124,6 +124,34 @@ def test_a_copy_into_another_kind_of_place_is_refused_and_nothing_changes(cr13_a
     assert read_block_count(cr13_artifact) == 21
 
 
+class _RecordingKind:
+    """A kind of place for the dispatch tests: it records the orders it is given (this module is its module)."""
+
+    def __init__(self) -> None:
+        self.orders: list[ResizeOrder] = []
+
+    def resize(self, order: ResizeOrder, report: object) -> str:
+        self.orders.append(order)
+        return "made"
+
+
+KIND = _RecordingKind()
+
+
+def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
+    cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
+    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
+    order = ResizeOrder(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
+    made: object = dispatch.resize(order)
+    assert made == "made" and KIND.orders == [order]
+    back = ResizeOrder(BucketPrefix("models", "a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
+    with pytest.raises(StudioError, match="Nothing was changed"):
+        dispatch.resize(back)  # the pair back is not listed: refused, whichever kinds exist
+    assert KIND.orders == [order] and read_block_count(cr13_artifact) == 21
+
+
 def test_a_server_copy_onto_another_server_is_refused_before_connecting() -> None:
     order = ResizeOrder(ServerFolder("npu1", "/srv/a"), 12, output=ServerFolder("npu2", "/srv/copy"))
     with pytest.raises(StudioError, match="A resize on npu1 writes its copy there too"):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder, ScanOptions, cross_kind_error
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -26,10 +26,14 @@ KIND_MODULES: dict[type, str] = {
 }
 """The module implementing each kind of Location (its `KIND`)."""
 
+CROSSINGS: dict[tuple[type, type], type] = {}
+"""Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
+A pair not listed is refused with the reason (cross_kind_error)."""
 
-def kind_of(where: Location) -> Kind:
-    """The Kind that serves where's type of Location."""
-    name = KIND_MODULES[type(where)]
+
+def kind_of(where: Location, kind: type | None = None) -> Kind:
+    """The Kind that serves where's type of Location (or the given type's)."""
+    name = KIND_MODULES[kind or type(where)]
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -54,4 +58,12 @@ def read_block_count(where: Location) -> int:
 
 
 def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
-    return kind_of(order.source).resize(order, report or Report())
+    """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
+    by the Kind CROSSINGS names for the pair."""
+    kind = type(order.source)
+    if order.output is not None and type(order.output) is not kind:
+        crossing = CROSSINGS.get((kind, type(order.output)))
+        if crossing is None:
+            raise cross_kind_error(order)
+        kind = crossing
+    return kind_of(order.source, kind).resize(order, report or Report())

@@ -71,13 +71,13 @@ class Kind(Protocol):
         ...
 
     def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        """Resize order.source in place or into order.output (a Location of this kind or, where the kind can
-        write there, another); nothing is changed when it fails."""
+        """Resize order.source in place or into order.output; nothing is changed when it fails. Both are of this
+        kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind."""
         ...
 
 
 def cross_kind_error(order: ResizeOrder) -> StudioError:
-    """The refusal of a copy into another kind of place than the source's (say, a server's artifact copied here)."""
+    """The refusal of a copy into another kind of place than the source's that no Kind makes."""
     return StudioError(
         f"A resize of {order.source} writes its copy beside it, in the same kind of place; {order.output} is not "
         "one. Resize into a copy there, then copy the result. Nothing was changed."

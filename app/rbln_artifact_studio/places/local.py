@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location
-from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions, cross_kind_error
+from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -61,13 +61,11 @@ class LocalKind:
         from rbln_artifact_studio.backends.choice import BackendChoice
         from rbln_artifact_studio.backends.registry import resize_artifact
 
-        if order.output is not None and not isinstance(order.output, LocalFolder):
-            raise cross_kind_error(order)
         return resize_artifact(
             _folder(order.source).path,
             target=order.target,
             budget_text=order.budget_text,
-            output_dir=order.output.path if order.output is not None else None,
+            output_dir=_folder(order.output).path if order.output is not None else None,
             backend=order.backend or BackendChoice.AUTO,
             progress=report.progress,
             log=report.log,
