@@ -71,15 +71,20 @@ def bundled_modules(source: str) -> dict[str, str]:
     return {**packages, PORTABLE: (PORTABLE_DIR / "__init__.py").read_text(encoding="utf-8"), **modules}
 
 
-@cache
-def assembled_program(name: str) -> str:
-    """A program of on_server/ as a server runs it: the portable modules it imports sent along (on_server/bundle.py)
-    ahead of it, so a bare python3 runs it. Without the prelude: a detached job's runner outlives the connection."""
-    main = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
+def assemble(main: str) -> str:
+    """A program's source with the portable modules it imports sent along ahead of it (on_server/bundle.py serves
+    them), so a bare python3 runs it; the source as it is when it imports none."""
     modules = bundled_modules(main)
     if not modules:
         return main
     return f"{(PROGRAMS / 'bundle.py').read_text(encoding='utf-8')}\nserve({modules!r})\n\n{main}"
+
+
+@cache
+def assembled_program(name: str) -> str:
+    """A program of on_server/ as a server runs it, assembled; without the prelude (a detached job's runner must
+    outlive the connection)."""
+    return assemble((PROGRAMS / f"{name}.py").read_text(encoding="utf-8"))
 
 
 @cache
