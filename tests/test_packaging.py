@@ -38,8 +38,10 @@ def test_wheel_contains_presets_icons_and_both_scripts(wheel: Path) -> None:
     assert "rbln_artifact_studio/resources/icons/rbln-studio.svg" in names
     icons = {f"rbln_artifact_studio/resources/icons/rbln-studio-{s}.png" for s in (16, 32, 48, 64, 128, 256, 512)}
     assert icons <= names
-    programs = {"prelude", "scan", "snapshot", "launch", "job", "jobs"}  # sent to NPU servers as source text
+    programs = {"prelude", "bundle", "scan", "snapshot", "launch", "job", "jobs"}  # sent to NPU servers as source text
     assert {f"rbln_artifact_studio/remote/on_server/{p}.py" for p in programs} <= names
+    portable = {"__init__", "walk", "files", "lock", "exchange"}  # ... with these, read as text too
+    assert {f"rbln_artifact_studio/core/portable/{p}.py" for p in portable} <= names
     assert "rbln-studio-cli = rbln_artifact_studio.cli:main" in entry_points
     assert "rbln-studio = rbln_artifact_studio.gui.main:main" in entry_points
 
@@ -86,6 +88,22 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
     assert version.returncode == 0 and version.stdout.startswith("rbln-studio ")
 
 
+def test_the_wheel_assembles_every_program_sent_to_servers(wheel: Path, tmp_path: Path) -> None:
+    # From the wheel's files alone (unpacked first on the path): each program, with the modules sent along.
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path / "unpacked")
+    assemble = (
+        "import sys; from rbln_artifact_studio.remote import server; print(server.__file__); "
+        "print(min(len(server.program_source(p)) for p in ('scan', 'snapshot', 'launch', 'jobs')), "
+        "len(server.assembled_program('job')))"
+    )
+    env = os.environ | {"PYTHONPATH": str(tmp_path / "unpacked")}
+    done = subprocess.run([sys.executable, "-c", assemble], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    where, sizes = done.stdout.splitlines()
+    assert where.startswith(str(tmp_path / "unpacked")) and all(int(n) > 0 for n in sizes.split())
+
+
 def test_desktop_entry_and_appstream_agree() -> None:
     desktop = configparser.ConfigParser(interpolation=None)
     desktop.optionxform = str  # type: ignore[assignment,method-assign]
@@ -115,6 +133,7 @@ def test_bundle_builds_and_runs(tmp_path: Path) -> None:
     assert (
         dist / "_internal" / "rbln_artifact_studio" / "backends" / "rebel_probe.py"
     ).is_file()  # run by the toolchain's Python
+    assert (dist / "_internal" / "rbln_artifact_studio" / "core" / "portable" / "walk.py").is_file()  # sent along
     out = subprocess.run(
         [
             dist / "rbln-studio-cli",

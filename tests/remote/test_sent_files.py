@@ -38,11 +38,13 @@ HOST = "npu-7"
 
 
 def answer_of(program: str, args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """What one of the server's programs sends, run here, as the studio parses it."""
+    """What one of the server's programs sends, run here as a server runs it (assembled, in a python3 that sees
+    only its standard library: -I -S), as the studio parses it."""
     answer = tmp_path / "answer"
+    sent = tmp_path / f"{program}.py"
+    sent.write_text(remote_server.assembled_program(program))
     with open(answer, "wb") as out:
-        command = [sys.executable, str(remote_server.PROGRAMS / f"{program}.py"), *args]
-        subprocess.run(command, stdout=out, check=True, env=env)
+        subprocess.run([sys.executable, "-I", "-S", str(sent), *args], stdout=out, check=True, env=env)
     fd = os.open(answer, os.O_RDONLY)
     try:
         reader = RecordReader(fd)

@@ -20,7 +20,7 @@ from rbln_artifact_studio.remote.artifact import open_remote_artifact
 from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
 from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX
 from rbln_artifact_studio.remote.job_progress import parse_progress
-from rbln_artifact_studio.remote.server import PROGRAMS, Server
+from rbln_artifact_studio.remote.server import Server, assembled_program
 
 LogFn = Callable[[str], None]
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
@@ -116,7 +116,7 @@ def start_resize(
         "progress_env": PROGRESS_ENV,
         "progress_prefix": PROGRESS_PREFIX,
     }
-    runner = (PROGRAMS / "job.py").read_text()
+    runner = assembled_program("job")  # with the portable modules it imports
     [answer] = server.run_program("launch", [json.dumps(spec), runner], cancel)
     if "refused" in answer:
         raise StudioError(f"{source.name} cannot be resized on {server.host}: {answer['refused']}")

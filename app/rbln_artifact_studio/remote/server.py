@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
@@ -18,6 +19,8 @@ from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.transport import SSH_FAILED, SshConnection, SshOptions
 
 PROGRAMS = Path(__file__).resolve().parent / "on_server"
+PORTABLE = "rbln_artifact_studio.core.portable"  # standard-library-only modules a program may import: sent with it
+PORTABLE_DIR = Path(__file__).resolve().parents[1] / "core" / "portable"
 MIN_PYTHON = (3, 6)
 PYTHON_TOO_OLD = 86  # the boot code's exit status for an interpreter older than MIN_PYTHON
 NOT_FOUND = 127  # sh: command not found
@@ -38,10 +41,56 @@ BOOT = (
 )
 
 
+def _portable_imports(source: str) -> list[str]:
+    """The portable modules a source imports (absolute imports of PORTABLE's modules), in the order it names them."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            if node.module == PORTABLE:  # from ...portable import walk: the module walk
+                names += [f"{PORTABLE}.{alias.name}" for alias in node.names]
+    found = [name for name in names if name.startswith(PORTABLE + ".")]
+    return sorted(set(found), key=found.index)
+
+
+def bundled_modules(source: str) -> dict[str, str]:
+    """{module name: source} of every portable module the program's source needs, with the ones they need and
+    the packages above them (empty, but PORTABLE's own); {} for a program that needs none."""
+    modules: dict[str, str] = {}
+    pending = _portable_imports(source)
+    while pending:
+        name = pending.pop(0)
+        if name not in modules:
+            modules[name] = (PORTABLE_DIR / f"{name[len(PORTABLE) + 1 :]}.py").read_text(encoding="utf-8")
+            pending += _portable_imports(modules[name])
+    if not modules:
+        return {}
+    packages = {"rbln_artifact_studio": "", "rbln_artifact_studio.core": ""}
+    return {**packages, PORTABLE: (PORTABLE_DIR / "__init__.py").read_text(encoding="utf-8"), **modules}
+
+
+def assemble(main: str) -> str:
+    """A program's source with the portable modules it imports sent along ahead of it (on_server/bundle.py serves
+    them), so a bare python3 runs it; the source as it is when it imports none."""
+    modules = bundled_modules(main)
+    if not modules:
+        return main
+    return f"{(PROGRAMS / 'bundle.py').read_text(encoding='utf-8')}\nserve({modules!r})\n\n{main}"
+
+
+@cache
+def assembled_program(name: str) -> str:
+    """A program of on_server/ as a server runs it, assembled; without the prelude (a detached job's runner must
+    outlive the connection)."""
+    return assemble((PROGRAMS / f"{name}.py").read_text(encoding="utf-8"))
+
+
 @cache
 def program_source(name: str) -> bytes:
-    """A program from on_server/, behind the prelude that ends it when the client goes away."""
-    return (PROGRAMS / "prelude.py").read_bytes() + b"\n" + (PROGRAMS / f"{name}.py").read_bytes()
+    """A program from on_server/, assembled, behind the prelude that ends it when the client goes away."""
+    return f"{(PROGRAMS / 'prelude.py').read_text(encoding='utf-8')}\n{assembled_program(name)}".encode()
 
 
 def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> None:

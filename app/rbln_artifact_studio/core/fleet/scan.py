@@ -6,7 +6,6 @@ import errno
 import functools
 import json
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +16,9 @@ from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
+from rbln_artifact_studio.core.portable.files import read_small
+from rbln_artifact_studio.core.portable.walk import Found, walk
+from rbln_artifact_studio.core.portable.walk import is_inside as is_inside  # rescan and the GUI ask it here
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
@@ -80,24 +82,8 @@ class ArtifactSummary:
 
 
 def _read(path: str) -> bytes:
-    """A small regular file's bytes through the os module (a scan reads two per artifact; io's objects cost more).
-
-    Opened non-blocking and checked with fstat, so a named pipe or a device in place of a config never hangs
-    a scan; raises OSError with a message that says what is wrong.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
-        if st.st_size > MAX_JSON_BYTES:
-            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    """A small config file's bytes (portable.files.read_small: never waits on a pipe); raises OSError."""
+    return read_small(path, MAX_JSON_BYTES)
 
 
 def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> str | None:
@@ -400,21 +386,6 @@ def find_artifacts(
     return (Path(found.folder) for found in _walk(os.fspath(Path(root)), cancel, on_issue) if found.entries is not None)
 
 
-@dataclass(frozen=True)
-class _Found:
-    """An artifact folder with its listing, or an entry that failed (entries None, error set)."""
-
-    folder: str
-    entries: list[os.DirEntry[str]] | None
-    link_target: str | None = None
-    error: ArtifactSummary | None = None
-
-
-def is_inside(path: str, folder: str) -> bool:
-    """True when path is folder or lies below it (whole path components, not a shared prefix)."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 def _is_artifact(names: Iterable[str], folder: str) -> bool:
     """A compiled model's folder: rbln_config.json, or an optimum-rbln pipeline's model_index.json."""
     names = set(names)
@@ -430,71 +401,16 @@ def _walk(
     boundary: str | None = None,
     skip_children: frozenset[str] = frozenset(),
     seen: set[tuple[int, int]] | None = None,
-) -> Iterator[_Found]:
-    """Artifacts under root in path order, each real folder once (by device and inode).
-
-    Folders are entered by their real paths only: a symlinked folder inside the boundary (the opened root)
-    is reached where it really lies; a link to the boundary or an ancestor is never followed (no loops, no
-    wandering out); a link to an artifact outside is listed once, marked with its target; a link to any
-    other folder outside is reported and skipped. An entry that cannot be read becomes a failed row.
-    """
-    boundary_real = os.path.realpath(boundary or root)
-    seen = set() if seen is None else seen
-    stack: list[tuple[str, str | None, ArtifactSummary | None]] = [(root, None, None)]
-    first = True
-    while stack:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        folder, link_target, failure = stack.pop()
-        if failure is not None:
-            yield _Found(folder, None, None, failure)
-            continue
-        try:
-            st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue
-            seen.add(key)
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError as exc:
-            if first:
-                if on_issue is not None:
-                    on_issue(Path(folder), f"Cannot list {folder}: {exc.strerror or exc}; skipped.")
-            else:
-                yield _Found(folder, None, link_target, failed_row(folder, exc, "list"))
-            first = False
-            continue
-        skip = skip_children if first else frozenset()
-        first = False
-        if _is_artifact((e.name for e in entries), folder):
-            yield _Found(folder, entries, link_target)
-            continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
-        subfolders: list[tuple[str, str | None, ArtifactSummary | None]] = []
-        for entry in entries:
-            if entry.name.startswith(".") or is_internal_name(entry.name) or entry.name in skip:
-                continue  # hidden folders, and our staging folders, are never artifacts
-            try:
-                if not entry.is_dir():
-                    continue
-                if not entry.is_symlink():
-                    subfolders.append((entry.path, None, None))
-                    continue
-                target = os.path.realpath(entry.path)
-                if is_inside(boundary_real, target) or is_inside(target, boundary_real):
-                    continue  # an ancestor (would loop or wander out), or a folder reached by its real path
-                if _is_artifact(os.listdir(target), target):
-                    subfolders.append((entry.path, target, None))
-                elif on_issue is not None:
-                    on_issue(Path(entry.path), f"{entry.path} links to {target}, outside {root}; not followed.")
-            except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
-                subfolders.append((entry.path, None, failed_row(entry.path, exc)))
-        stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
+) -> Iterator[Found]:
+    """The portable walk (core/portable/walk.py, the one a server's scan runs too) with this scan's rules."""
+    report = None if on_issue is None else (lambda path, message: on_issue(Path(path), message))
+    check = None if cancel is None else cancel.raise_if_cancelled
+    return walk(root, _is_artifact, report, boundary, skip_children, seen, check)
 
 
-def _failure(found: _Found) -> ArtifactSummary:
+def _failure(found: Found) -> ArtifactSummary:
     assert found.error is not None
-    return found.error
+    return failed_row(found.folder, found.error, found.action)
 
 
 def scan(

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.portable.files import fsync_dir
+from rbln_artifact_studio.core.portable.lock import LOCK_NAME
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 
 INCOMPLETE_MARKER = ".rbln-studio-incomplete"
 PARTIAL_TAG = ".partial-"
 TMP_TAG = ".tmp-"
-LOCK_NAME = ".rbln-studio.lock"
 COPY_CHUNK = 32 * 1024 * 1024  # 0.1 s of a disk at 300 MB/s: progress well above twice a second
 DIRECT_ALIGN = 4096  # O_DIRECT offsets and sizes: a multiple of the device's block (512 B or 4 KiB)
 DIRECT_WRITERS = 2  # direct writes in flight (one left the device idle between chunks: ~15% slower here)
@@ -77,14 +78,6 @@ def _hostname() -> str:
     import socket
 
     return socket.gethostname()
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_synced(path: Path, data: bytes) -> None:

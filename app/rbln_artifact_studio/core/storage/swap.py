@@ -1,49 +1,18 @@
-"""Swap a staged folder in for an existing one with one atomic exchange (Linux renameat2 RENAME_EXCHANGE)."""
+"""Swap a staged folder in for an existing one with one atomic exchange (core/portable/exchange.py), when it can."""
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import errno
-import os
 import secrets
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.portable.exchange import exchange
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.storage.fsutil import tree_size
 
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
-    """glibc's renameat2 (2.28 and later), or None where the C library has none."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        func = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    func.restype = ctypes.c_int
-    renameat2: Callable[[int, bytes, int, bytes, int], int] = func
-    return renameat2
-
-
-_RENAMEAT2 = _renameat2()
-
-
-def exchange(a: Path, b: Path) -> None:
-    """Atomically swap two paths: after it, a holds what b held and b what a held; never neither."""
-    if _RENAMEAT2 is None:
-        raise OSError(errno.ENOSYS, "renameat2 is not available here")
-    result = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    if result != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code), str(a))
+__all__ = ["can_exchange", "exchange", "free_bytes", "require_exchange", "staging_room", "staging_room_problem"]
 
 
 def can_exchange(parent: Path) -> bool:

@@ -5,27 +5,26 @@ JOBDIR/spec.json, writes JOBDIR/result.json (atomically) when done, and stops ea
 Real artifacts: the server's optimum-rbln-cli writes the resized artifact into a staging folder beside it, which
 then takes the artifact's place by one atomic exchange (renameat2; refused where the file system cannot); to a
 copy, it writes into a staging folder renamed into place. Simulator artifacts: the server's rbln-studio-cli, which
-stages by itself. The artifact is locked the way the studio locks it (an flock on .rbln-studio.lock).
+stages by itself. The artifact is locked, swapped and flushed by the studio's own code (core/portable/, sent with this program).
 """
 
 import contextlib
-import ctypes
-import errno
-import fcntl
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 
+from rbln_artifact_studio.core.portable.exchange import UNSUPPORTED, exchange
+from rbln_artifact_studio.core.portable.files import fsync_dir
+from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
+
 FOLDER = sys.argv[1]
 with open(os.path.join(FOLDER, "spec.json"), encoding="utf-8") as _f:
     SPEC = json.load(_f)
-LOCK_NAME = SPEC["lock_name"]
 MARKER = SPEC["incomplete_marker"]
 PARTIAL = SPEC["partial_tag"]
 CANCEL = os.path.join(FOLDER, "cancel")
@@ -54,33 +53,20 @@ def write_result(data):
     os.replace(tmp, os.path.join(FOLDER, "result.json"))
 
 
-def fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @contextlib.contextmanager
 def artifact_lock(folder, purpose):
-    path = os.path.join(folder, LOCK_NAME)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """The studio's own artifact lock (core/portable/lock.py): a resize here and one on a laptop exclude each other."""
+    lock = FolderLock(folder, purpose)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 4096, 0).decode("utf-8", "replace")
-        os.close(fd)
-        raise Failed(f"{folder} is being changed by another process ({holder}); nothing was changed.") from None
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "command": purpose, "since": time.time()}
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(info).encode(), 0)
+        lock.acquire()
+    except LockHeld as exc:
+        raise Failed(f"{folder} is being changed by {exc.holder}; nothing was changed.") from None
+    except LockContended:
+        raise Failed(f"{folder} is contended by other writers; nothing was changed.") from None
     try:
         yield
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        os.close(fd)
+        lock.release()
 
 
 def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
@@ -145,18 +131,14 @@ CANNOT_EXCHANGE = (
 )
 
 
-def exchange(new, old):
-    """Put `new` where `old` is and `old` where `new` was, in one atomic step (renameat2 RENAME_EXCHANGE)."""
+def swap(new, old):
+    """Put `new` where `old` is and `old` where `new` was, in one atomic step (core/portable/exchange.py)."""
     try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        raise Failed(CANNOT_EXCHANGE) from None
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(old), rename_exchange) != 0:
-        err = ctypes.get_errno()
-        if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-            raise Failed(CANNOT_EXCHANGE)
-        raise OSError(err, os.strerror(err))
+        exchange(new, old)
+    except OSError as exc:
+        if exc.errno in UNSUPPORTED:
+            raise Failed(CANNOT_EXCHANGE) from None
+        raise
 
 
 def blocks_of(folder):
@@ -190,7 +172,7 @@ def real_in_place(art):
             fsync_dir(staging)
             old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
             try:
-                exchange(staging, art)  # the staging path now holds the old artifact
+                swap(staging, art)  # the staging path now holds the old artifact
                 fsync_dir(os.path.dirname(os.path.abspath(art)))
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)

@@ -29,7 +29,7 @@ TOOLS = {
 
 
 def home_relative(path):
-    """ssh://HOST/~/x: a path below the login folder, made whole before the job uses it."""
+    """A server folder below the login folder (~/x), made whole before the job uses it."""
     return os.path.expanduser(path) if path and (path == "~" or path.startswith("~/")) else path
 
 

@@ -10,23 +10,25 @@ the blob, "real": true when a graph was written by the real compiler (its check 
 round trip)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
-The walk is the local scan's (core/fleet/scan.py::_walk), in a bare python3. Reads only; writes nothing.
+The walk is the local scan's own (core/portable/walk.py, sent with this program: remote/server.py assembles it),
+in a bare python3. Reads only; writes nothing.
 """
 
-import errno
 import io
 import json
 import os
 import shutil
-import stat
 import struct
 import subprocess
 import sys
 import threading
 import zlib
 
+from rbln_artifact_studio.core.portable.files import read_small
+from rbln_artifact_studio.core.portable.walk import walk
+
 ROOT = sys.argv[1]
-if ROOT == "~" or ROOT.startswith("~/"):  # ssh://HOST/~/x: below the login folder (rows show its full path)
+if ROOT == "~" or ROOT.startswith("~/"):  # a server folder below the login folder (rows show its full path)
     ROOT = os.path.expanduser(ROOT)
 RULES = json.loads(sys.argv[2])
 CONFIG = RULES["config_name"]
@@ -49,24 +51,6 @@ CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended wit
 
 def internal(name):
     return name in SKIP or (name.startswith(".") and any(tag in name for tag in TAGS))
-
-
-def read_small(path):
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
-        if st.st_size > MAX_BYTES:
-            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
-        chunks = []  # type: list[bytes]
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
 
 
 def text(data):
@@ -96,7 +80,7 @@ def is_pipeline(folder):
     if os.path.exists(os.path.join(folder, CONFIG)):
         return False
     try:
-        index = json.loads(read_small(os.path.join(folder, PIPELINE_INDEX)).decode("utf-8"))
+        index = json.loads(read_small(os.path.join(folder, PIPELINE_INDEX), MAX_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
     if not isinstance(index, dict):
@@ -110,10 +94,6 @@ def is_artifact(names, folder):
     if MARKER in names:
         return False
     return CONFIG in names or (PIPELINE_INDEX in names and is_pipeline(folder))
-
-
-def is_inside(path, folder):
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def listing(entries, top=True):
@@ -185,7 +165,9 @@ def check_files(entries, record, blob):
         try:
             files.append([name, entry.stat().st_size])
             if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
-                found = [(0, read_small(entry.path))]  # whole, even empty: the check says what is wrong with it
+                found = [
+                    (0, read_small(entry.path, MAX_BYTES))
+                ]  # whole, even empty: the check says what is wrong with it
             elif entry.name.endswith(".rbln"):
                 found = head_pieces(entry.path)
                 if found is None:
@@ -212,12 +194,12 @@ def row(folder, entries, size, graphs, link_target):
     config = b""
     try:
         # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
-        config = zlib.compress(read_small(os.path.join(folder, CONFIG)), 1)
+        config = zlib.compress(read_small(os.path.join(folder, CONFIG), MAX_BYTES), 1)
         record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
-        model = json.loads(read_small(os.path.join(folder, "config.json")))
+        model = json.loads(read_small(os.path.join(folder, "config.json"), MAX_BYTES))
         if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
             record["n"] = model["_name_or_path"]
     except (OSError, ValueError, RecursionError):
@@ -228,70 +210,25 @@ def row(folder, entries, size, graphs, link_target):
     return record, b"".join(blob)
 
 
-def walk(root):
-    """Artifacts under root in path order, each real folder once (by device and inode), as the local walk:
-    folders are entered by their real paths only; a link to root or an ancestor is never followed; a link to
-    an artifact outside is listed once with its target; a link to any other folder outside is reported and
-    skipped; an entry that cannot be read becomes a failed row."""
-    boundary = os.path.realpath(root)
-    seen = set()
-    # (folder, link target, error of an entry that failed)
-    stack = [(root, None, None)]  # type: list[tuple[str, str | None, OSError | None]]
-    first = True
+def issue(path, message):
+    emit({"i": text(os.fsencode(message))})  # the message names paths as the file system gave them
+
+
+def scan_walk(root):
+    """The local scan's walk (core/portable/walk.py) with the server's rules: a row per artifact, a failed row per
+    entry that could not be read, and the count last."""
     count = 0
-    while stack:
-        folder, link_target, failure = stack.pop()
-        if failure is not None:
-            failed(folder, failure, "read")
-            count += 1
+    for found in walk(root, is_artifact, issue):
+        count += 1
+        if found.entries is None:
+            failed(found.folder, found.error, found.action)
             continue
         try:
-            st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue
-            seen.add(key)
-            with os.scandir(folder) as it:
-                entries = list(it)
+            size, graphs = listing(found.entries)
         except OSError as exc:
-            if first:
-                emit({"i": f"Cannot list {text(os.fsencode(folder))}: {exc.strerror or exc}; skipped."})
-            else:
-                failed(folder, exc, "list")
-                count += 1
-            first = False
-            continue
-        first = False
-        if is_artifact((e.name for e in entries), folder):
-            try:
-                size, graphs = listing(entries)
-            except OSError as exc:
-                failed(folder, exc, "list")
-            else:
-                emit(*row(folder, entries, size, graphs, link_target))
-            count += 1
-            continue  # an artifact's subfolders belong to it
-        subfolders = []  # type: list[tuple[str, str | None, OSError | None]]
-        for entry in entries:
-            if entry.name.startswith(".") or internal(entry.name):
-                continue  # hidden folders, and our staging folders, are never artifacts
-            try:
-                if not entry.is_dir():
-                    continue
-                if not entry.is_symlink():
-                    subfolders.append((entry.path, None, None))
-                    continue
-                target = os.path.realpath(entry.path)
-                if is_inside(boundary, target) or is_inside(target, boundary):
-                    continue  # an ancestor (would loop or wander out), or a folder reached by its real path
-                if is_artifact(os.listdir(target), target):
-                    subfolders.append((entry.path, target, None))
-                else:
-                    message = "{} links to {}, outside {}; not followed."
-                    emit({"i": message.format(*(text(os.fsencode(p)) for p in (entry.path, target, root)))})
-            except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
-                subfolders.append((entry.path, None, exc))
-        stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
+            failed(found.folder, exc, "list")
+        else:
+            emit(*row(found.folder, found.entries, size, graphs, found.link_target))
     emit({"end": count})
 
 
@@ -328,7 +265,7 @@ FLUSHER.start()
 try:
     STUDIO = shutil.which("rbln-studio-cli")
     if not (STUDIO and studio_scan(STUDIO)):
-        walk(ROOT or ".")
+        scan_walk(ROOT or ".")
 finally:
     DONE.set()
     FLUSHER.join()  # before the last flush: a thread still flushing at exit could hold the writer's lock

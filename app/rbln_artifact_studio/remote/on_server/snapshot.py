@@ -20,7 +20,9 @@ import zlib
 
 RULES = json.loads(sys.argv[1])
 PROBE = sys.argv[2]
-FOLDERS = [os.path.expanduser(f) if f == "~" or f.startswith("~/") else f for f in sys.argv[3:]]  # ssh://HOST/~/x
+FOLDERS = [
+    os.path.expanduser(f) if f == "~" or f.startswith("~/") else f for f in sys.argv[3:]
+]  # ~/x: below the login folder
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
 MAGIC = RULES["magic"].encode("latin-1")
 SLOT_MAGIC = RULES["slot_magic"].encode("latin-1")
