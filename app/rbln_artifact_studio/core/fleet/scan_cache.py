@@ -17,21 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rbln_artifact_studio.core.app_dirs import cache_dir
+
 CACHE_VERSION = 4  # 3: rows hold the full check's verdict (verify.py), and link targets; 4: the model kind, subfolders
 RACY_SECONDS = 2.0
 PAUSE_EVERY = 256  # entries between two calls of a save's or release's pause
 WRITE_BUFFER = 8 << 20
 Signature = list[list[Any]]
 Pause = Callable[[], None]
-
-
-def cache_dir() -> Path:
-    """RBLN_STUDIO_CACHE_DIR, else $XDG_CACHE_HOME/rbln-studio, else ~/.cache/rbln-studio."""
-    explicit = os.environ.get("RBLN_STUDIO_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "rbln-studio"
 
 
 def _parse(data: bytes) -> dict[str, dict[str, Any]]:
