@@ -8,7 +8,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,12 @@ from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
+from rbln_artifact_studio.core.storage.fsutil import (
+    INCOMPLETE_MARKER,
+    PARTIAL_TAG,
+    is_internal_name,
+    remove_stale_partials,
+)
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
@@ -71,6 +76,34 @@ class ArtifactSummary:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ArtifactSummary:
         return cls(**{**data, "status": Status(data["status"])})
+
+    @classmethod
+    def validated(cls, data: object) -> ArtifactSummary | None:
+        """The row a stored dict describes when every field is there with its type and a finished verdict, else None."""
+        if not isinstance(data, dict) or data.keys() != _ROW_TYPES.keys():
+            return None
+        for name, types in _ROW_TYPES.items():
+            if type(data[name]) not in types:
+                return None
+        problems, status = data["problems"], data["status"]
+        if status not in _FINISHED or not all(type(p) is str for p in problems):
+            return None
+        if any(type(v) is int and v < 0 for v in data.values()):
+            return None  # sizes and counts are never negative
+        return cls(**{**data, "status": Status(status)})
+
+
+_FINISHED = frozenset(s.value for s in Status if s is not Status.CHECKING)
+_TYPES_OF: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "str | None": (str, type(None)),
+    "int": (int,),
+    "int | None": (int, type(None)),
+    "list[str]": (list,),
+    "Status": (str,),
+}
+_ROW_TYPES = {f.name: _TYPES_OF[str(f.type)] for f in fields(ArtifactSummary)}
+"""Each field's accepted types, as stored (a status by its value); `type(v) in` also turns bools away from ints."""
 
 
 def _read(path: str) -> bytes:
@@ -364,7 +397,10 @@ def _listed(
     if cache is not None:
         row = cache.get(folder, signature)
         if row is not None:
-            return Done(replace(ArtifactSummary.from_json(row), link_target=link_target))
+            cached = ArtifactSummary.validated(row)
+            if cached is not None:
+                return Done(replace(cached, link_target=link_target))
+            cache.forget(folder)  # validated, not trusted: a row that does not hold is read again and rewritten
     return _RowTask(folder, signature, size, graphs, link_target)
 
 
@@ -465,6 +501,8 @@ def _walk(
             yield _Found(folder, entries, link_target)
             continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
         subfolders: list[tuple[str, str | None, ArtifactSummary | None]] = []
+        if any(PARTIAL_TAG in e.name and e.name.startswith(".") for e in entries):
+            remove_stale_partials(Path(folder))  # what a killed resize or compile of this host left behind
         for entry in entries:
             if entry.name.startswith(".") or is_internal_name(entry.name) or entry.name in skip:
                 continue  # hidden folders, and our staging folders, are never artifacts
