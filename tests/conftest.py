@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Scan caches go to a throwaway folder, never the user's ~/.cache.
-os.environ.setdefault("RBLN_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="rbln-studio-test-cache-"))
+# Scan caches, settings and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
+_THROWAWAY = tempfile.mkdtemp(prefix="rbln-studio-test-")
+for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share")):
+    os.environ.setdefault(f"RBLN_STUDIO_{_variable}_DIR", os.path.join(_THROWAWAY, _kind, "rbln-studio"))
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "app"

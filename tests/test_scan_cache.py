@@ -108,7 +108,8 @@ def test_vanished_folders_leave_the_cache(cr13_artifact: Path, ca25_artifact: Pa
     os.rename(ca25_artifact, root / ".hidden-now")
     assert [r["name"] for r in rows(root)] == ["qwen3-8b-cr13"]
     lines = rbln_artifact_studio.core.fleet.scan_cache.ScanCache(root).path.read_text().splitlines()
-    assert [json.loads(line)[0] for line in lines[1:]] == [str(cr13_artifact)]  # a version line, then one per folder
+    # A header line, then one `CHECKSUM JSON` line per folder, keyed relative to the root.
+    assert [json.loads(line.split(" ", 1)[1])[0] for line in lines[1:]] == [cr13_artifact.name]
 
 
 def test_folders_changed_a_moment_ago_are_not_cached(cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -655,18 +655,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(given)
     args = _plain_get(args_list) or build_parser().parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
+    from rbln_artifact_studio.core.stop_signals import exit_status, terminate_raises
 
     try:
-        return int(args.func(args))
+        with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
+            return int(args.func(args))
     except InvalidArtifactError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_INVALID
     except StudioError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("cancelled: nothing was left half-done", file=sys.stderr)
-        return 130
+        return exit_status(exc)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR

@@ -29,20 +29,31 @@ def configured_app(qapp: QApplication) -> Iterator[QApplication]:
     qapp.setDesktopFileName(saved[3])
 
 
-def test_demo_workspace_lives_in_one_rbln_studio_data_folder(configured_app: QApplication) -> None:
-    generic = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
-    assert app_paths.demo_folder() == str(Path(generic) / "rbln-studio" / "demo-workspace")
-    # Qt's own notion of the app's data folder agrees (no organization folder above it).
-    app_data = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-    assert app_data == app_paths.data_folder() == str(Path(generic) / "rbln-studio")
+def test_demo_workspace_lives_in_one_rbln_studio_data_folder(
+    configured_app: QApplication, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("RBLN_STUDIO_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    assert app_paths.demo_folder() == str(tmp_path / "share" / "rbln-studio" / "demo-workspace")
+    assert app_paths.data_folder() == str(tmp_path / "share" / "rbln-studio")
     assert "RBLN Artifact Studio" not in app_paths.demo_folder()
 
 
-def test_settings_live_in_one_rbln_studio_config_folder() -> None:
+def test_settings_live_in_one_rbln_studio_config_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RBLN_STUDIO_CONFIG_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     path = Path(app_paths.settings_store().fileName())
-    assert path.parts[-2:] == ("rbln-studio", "rbln-studio.conf")
+    assert path == tmp_path / "config" / "rbln-studio" / "rbln-studio.conf"
     assert "RBLN Artifact Studio" not in str(path)
-    assert Path(app_paths.legacy_settings_store().fileName()).parts[-2:] == ("RBLN Artifact Studio", "rbln-studio.conf")
+    legacy = Path(app_paths.legacy_settings_store().fileName())
+    assert legacy == tmp_path / "config" / "RBLN Artifact Studio" / "rbln-studio.conf"
+    # The file Qt itself would use for these names (what 0.2 wrote) is the one we use: nothing is lost.
+    QStandardPaths.setTestModeEnabled(False)
+    try:
+        native = QSettings(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, "rbln-studio", "rbln-studio")
+        assert Path(native.fileName()) == path
+    finally:
+        QStandardPaths.setTestModeEnabled(True)
 
 
 def test_old_settings_move_to_the_new_file_once(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
+from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 from rbln_artifact_studio.gui.jobs import WORKERS
 from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
@@ -50,7 +51,9 @@ class ArtifactBrowser(QWidget):
         self.proxy.setSourceModel(model)
         self.proxy.setFilterRole(SEARCH_ROLE)
         self.proxy.setFilterKeyColumn(0)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        # Both sides are folded by core/display/matching.py (str.casefold): Qt's own case-insensitive compare folds
+        # one character at a time and misses İ -> i (a Turkish capital), so the proxy compares folded text exactly.
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseSensitive)
         self.proxy.setDynamicSortFilter(True)
         self.filter_edit.textChanged.connect(self._apply_filter)
 
@@ -144,7 +147,7 @@ class ArtifactBrowser(QWidget):
         wanted = self._current or self._hidden_current
         self._filtering = True
         try:
-            self.proxy.setFilterFixedString(text)
+            self.proxy.setFilterFixedString(folded(text))
         finally:
             self._filtering = False
         if wanted and self.select_path(wanted):

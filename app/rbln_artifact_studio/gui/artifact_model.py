@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
 from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.status import Status
@@ -79,9 +80,11 @@ class TableRow:
             for c, v in zip(COLUMNS, values, strict=True)
         )
         target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
-        search = " ".join(
-            str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
-        )
+        search = folded(
+            " ".join(
+                str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
+            )
+        )  # folded once here; the filter folds its text the same way (core/display/matching.py)
         return cls(s, texts, keys, search)
 
 

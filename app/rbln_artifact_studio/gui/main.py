@@ -46,10 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.gui.application import create_application
     from rbln_artifact_studio.gui.main_window import MainWindow
+    from rbln_artifact_studio.gui.stop_signals import StopSignals, stop_requested
 
     app = create_application()
     window = MainWindow()
     window.show()
+    StopSignals(window)  # SIGTERM and SIGINT close the window as its close button does
     # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage
     # collector's full passes short, so they do not stall the GUI thread while scans fill the table. No full
     # collection first: start-up leaves a few dozen garbage objects (~10 ms to find them before the first paint).
@@ -64,7 +66,9 @@ def _run(args: argparse.Namespace) -> int:
         window.open_demo()
     elif args.folder:
         window.open_folder(args.folder)
-    return app.exec()
+    status = app.exec()
+    signum = stop_requested()
+    return 128 + signum if signum else status  # as a shell reports a process a signal ended
 
 
 if __name__ == "__main__":

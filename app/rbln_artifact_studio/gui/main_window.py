@@ -22,6 +22,8 @@ from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.jobs_panel import JobsPanel
 from rbln_artifact_studio.gui.server_actions import ServerMenu
 from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.state_notices import StateNotices
+from rbln_artifact_studio.gui.stop_signals import stop_requested
 from rbln_artifact_studio.gui.workspace import Workspace
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
@@ -87,6 +89,7 @@ class MainWindow(QMainWindow):
         self._create_menus()
         self._connect()
         self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
+        self.state_notices = StateNotices(self)  # settings that cannot be saved, the opened folder gone
         self._restore_state()
         self._update_actions()
         self._update_count()
@@ -536,7 +539,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         # A scan only reads (its full checks can run for a while on a large fleet): cancelling it loses nothing.
         running = [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
-        if running and not self.confirm_quit_with_jobs(len(running)):
+        if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return
         self.save_state()

@@ -198,6 +198,16 @@ class Workspace(QObject):
         self.watcher.watch([root])
         self._start([root], visible=True)
 
+    def close_root(self) -> None:
+        """Show no folder (the opened one is gone): its scan stops, the table empties, nothing is watched."""
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self._pending.clear()
+        self.watcher.clear()
+        self.model.clear()
+        self.root = None
+
     def refresh(self) -> None:
         if self.root is not None:
             self.open(self.root)

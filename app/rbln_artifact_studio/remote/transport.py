@@ -14,12 +14,12 @@ import re
 import shlex
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rbln_artifact_studio.core.app_dirs import control_socket_dir
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.location import check_host, server_url
 from rbln_artifact_studio.core.progress import CancelToken
@@ -42,8 +42,7 @@ class SshOptions:
 
 def default_control_dir() -> Path:
     """A private folder for connection sockets: short (sockets have ~100 bytes of path), owned by this user."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    folder = Path(base) / f"rbln-studio-ssh-{os.getuid()}"
+    folder = control_socket_dir()
     folder.mkdir(mode=0o700, exist_ok=True)
     st = folder.stat()
     if st.st_uid != os.getuid() or st.st_mode & 0o077:

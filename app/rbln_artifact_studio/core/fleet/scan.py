@@ -7,7 +7,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,12 @@ from rbln_artifact_studio.core.portable.walk import Found, walk
 from rbln_artifact_studio.core.portable.walk import is_inside as is_inside  # rescan and the GUI ask it here
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
+from rbln_artifact_studio.core.storage.fsutil import (
+    INCOMPLETE_MARKER,
+    PARTIAL_TAG,
+    is_internal_name,
+    remove_stale_partials,
+)
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
@@ -79,6 +84,34 @@ class ArtifactSummary:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ArtifactSummary:
         return cls(**{**data, "status": Status(data["status"])})
+
+    @classmethod
+    def validated(cls, data: object) -> ArtifactSummary | None:
+        """The row a stored dict describes when every field is there with its type and a finished verdict, else None."""
+        if not isinstance(data, dict) or data.keys() != _ROW_TYPES.keys():
+            return None
+        for name, types in _ROW_TYPES.items():
+            if type(data[name]) not in types:
+                return None
+        problems, status = data["problems"], data["status"]
+        if status not in _FINISHED or not all(type(p) is str for p in problems):
+            return None
+        if any(type(v) is int and v < 0 for v in data.values()):
+            return None  # sizes and counts are never negative
+        return cls(**{**data, "status": Status(status)})
+
+
+_FINISHED = frozenset(s.value for s in Status if s is not Status.CHECKING)
+_TYPES_OF: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "str | None": (str, type(None)),
+    "int": (int,),
+    "int | None": (int, type(None)),
+    "list[str]": (list,),
+    "Status": (str,),
+}
+_ROW_TYPES = {f.name: _TYPES_OF[str(f.type)] for f in fields(ArtifactSummary)}
+"""Each field's accepted types, as stored (a status by its value); `type(v) in` also turns bools away from ints."""
 
 
 def _read(path: str) -> bytes:
@@ -356,7 +389,10 @@ def _listed(
     if cache is not None:
         row = cache.get(folder, signature)
         if row is not None:
-            return Done(replace(ArtifactSummary.from_json(row), link_target=link_target))
+            cached = ArtifactSummary.validated(row)
+            if cached is not None:
+                return Done(replace(cached, link_target=link_target))
+            cache.forget(folder)  # validated, not trusted: a row that does not hold is read again and rewritten
     return _RowTask(folder, signature, size, graphs, link_target)
 
 
@@ -402,10 +438,23 @@ def _walk(
     skip_children: frozenset[str] = frozenset(),
     seen: set[tuple[int, int]] | None = None,
 ) -> Iterator[Found]:
-    """The portable walk (core/portable/walk.py, the one a server's scan runs too) with this scan's rules."""
+    """The portable walk (core/portable/walk.py, the one a server's scan runs too) with this scan's rules.
+
+    Here, unlike on a server, a folder that is not an artifact also loses the staging folders that killed resizes
+    or compiles of this host left in it (only inside the opened folder)."""
     report = None if on_issue is None else (lambda path, message: on_issue(Path(path), message))
     check = None if cancel is None else cancel.raise_if_cancelled
-    return walk(root, _is_artifact, report, boundary, skip_children, seen, check)
+    inside = os.path.realpath(boundary or root)
+
+    def is_artifact_sweeping(names: Iterable[str], folder: str) -> bool:
+        names = list(names)
+        if _is_artifact(names, folder):
+            return True
+        if any(PARTIAL_TAG in n and n.startswith(".") for n in names) and is_inside(os.path.realpath(folder), inside):
+            remove_stale_partials(Path(folder))
+        return False
+
+    return walk(root, is_artifact_sweeping, report, boundary, skip_children, seen, check)
 
 
 def _failure(found: Found) -> ArtifactSummary:
