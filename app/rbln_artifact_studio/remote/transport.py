@@ -96,9 +96,15 @@ class HostKeyCheck:
     changed: bool  # known_hosts records another key: the server was reinstalled, or someone is in between
     offered: tuple[str, ...]  # ssh-keyscan lines, recorded as they are when accepted
     fingerprints: tuple[str, ...]  # "256 SHA256:... [10.0.0.5]:2222 (ED25519)"
+    trusted: bool = False  # known_hosts already records a key the server offers
 
     def message(self) -> str:
         prints = "\n".join(f"  {f}" for f in self.fingerprints) or "  (the server offered no key)"
+        if self.trusted:
+            return (
+                f"{self.host} ({self.known_as}) is already trusted: {self.known_hosts} records the key it offers."
+                f"\n{prints}"
+            )
         if self.changed:
             return (
                 f"The host key of {self.host} ({self.known_as}) has CHANGED since it was recorded in "
@@ -377,21 +383,35 @@ class SshConnection:
         fingerprints = subprocess.run(
             ["ssh-keygen", "-l", "-f", "-"], input="\n".join(offered) + "\n", capture_output=True, text=True
         ).stdout.splitlines()
-        changed = False
+        recorded: set[tuple[str, str]] = set()
         for known in resolved.known_hosts_files:
             if known.exists():
                 found = subprocess.run(
                     ["ssh-keygen", "-F", resolved.known_as, "-f", str(known)], capture_output=True, text=True
                 )
-                changed = changed or (found.returncode == 0 and bool(found.stdout.strip()))
+                if found.returncode == 0:
+                    recorded |= {key for line in found.stdout.splitlines() if (key := _host_key(line))}
+        trusted = any(_host_key(line) in recorded for line in offered)
         return HostKeyCheck(
             self.host,
             resolved.known_as,
             resolved.known_hosts_files[0],
-            changed,
+            bool(recorded) and not trusted,
             tuple(offered),
             tuple(f for f in fingerprints if f.strip()),
+            trusted,
         )
+
+
+def _host_key(line: str) -> tuple[str, str] | None:
+    """The (type, base64) key of a known_hosts or ssh-keyscan line, whatever names or marker come before it."""
+    if line.startswith("#"):
+        return None
+    fields = line.split()
+    for i, field in enumerate(fields[:-1]):
+        if field.startswith(("ssh-", "ecdsa-", "sk-")):
+            return field, fields[i + 1]
+    return None
 
 
 def accept_host_key(check: HostKeyCheck) -> None:
