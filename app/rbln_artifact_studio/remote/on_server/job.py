@@ -14,6 +14,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -85,7 +86,7 @@ def artifact_lock(folder, purpose):
 
 def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
     """Run a tool with its output streamed to the log; stop it when the cancel file appears."""
-    say("$ " + " ".join(argv))
+    say("$ " + " ".join(shlex.quote(a) for a in argv))  # pasted into a shell, it runs just this (no shlex.join: 3.6)
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
