@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import shlex
@@ -136,8 +137,14 @@ def warnings_of(lines):
 
 
 def staging_for(final):
+    """As the studio's hidden_sibling_name: a name too long for the suffix is cut and a hash of it added."""
     parent, name = os.path.split(os.path.abspath(final))
-    return os.path.join(parent, f".{name}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
+    suffix = f"{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}"
+    if len(os.fsencode(f".{name}{suffix}")) > 255:
+        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+        room = 255 - len(os.fsencode(f".~{digest}{suffix}"))
+        name = os.fsencode(name)[:room].decode("utf-8", "ignore") + "~" + digest
+    return os.path.join(parent, f".{name}{suffix}")
 
 
 CANNOT_EXCHANGE = (
