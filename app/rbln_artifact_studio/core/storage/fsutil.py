@@ -214,6 +214,12 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
         except OSError as exc:
             raise StudioError(describe_os_error(exc, f"creating {parent}")) from None
     if not os.access(parent, os.W_OK | os.X_OK):
+        with contextlib.suppress(OSError):  # access() says no for both; the fix differs
+            if os.statvfs(parent).f_flag & os.ST_RDONLY:
+                raise StudioError(
+                    f"Cannot write into {parent}: it is on a read-only file system. "
+                    "Remount it writable or choose a folder on another file system."
+                )
         raise StudioError(f"Cannot write into {parent}: permission denied. Choose a folder you can write to.")
     return output
 
