@@ -630,6 +630,8 @@ def translate_optimum_argv(argv: list[str]) -> list[str]:
                 model_dir = [a.split("=", 1)[1]]
                 del rest[j]
                 break
+        if any(v.startswith("-") for v in model_dir + value):  # a folder named -rf: positional, not an option
+            return [command, *rest, "--", *model_dir, *value]
         return [command, *model_dir, *value, *rest]
     if any(a in ("--model-id", "--model_id") or a.startswith(("--model-id=", "--model_id=")) for a in argv):
         return ["compile", *argv]

@@ -231,10 +231,10 @@ def test_a_device_count_that_does_not_divide_the_heads_is_sized_as_the_tables_sa
 
 def test_full_length_sequences_never_exceed_the_batch(run_cli, cr13_artifact: Path) -> None:
     assert run_cli("set-kvcache-num-blocks", cr13_artifact, "50").returncode == 0  # batch 8, full pool 40
-    assert "8 full-length sequence(s)" in run_cli("inspect", cr13_artifact).stdout
+    assert "8 full-length sequences" in run_cli("inspect", cr13_artifact).stdout
     assert "Concurrency: 8 of 8" in run_cli("serving", cr13_artifact).stdout
     assert run_cli("set-kvcache-num-blocks", cr13_artifact, "12").returncode == 0  # 5 blocks per sequence
-    assert "2 full-length sequence(s)" in run_cli("inspect", cr13_artifact).stdout
+    assert "2 full-length sequences" in run_cli("inspect", cr13_artifact).stdout
     assert "Concurrency: 2 of 8" in run_cli("serving", cr13_artifact).stdout
 
 

@@ -224,7 +224,8 @@ def open_remote_artifacts(
 ) -> Iterator[Artifact | StudioError]:
     """Several artifacts of one server in one round trip, each as it arrives (or the error that says why not)."""
     probe = Path(rebel_probe.__file__).read_text()
-    answers = server.stream("snapshot", [RULES, probe, *(t.path for t in targets)], cancel)
+    # the server may run rebel on each graph (up to REBEL_TIMEOUT) before it says anything more
+    answers = server.stream("snapshot", [RULES, probe, *(t.path for t in targets)], cancel, REBEL_TIMEOUT + 60)
     count = 0
     try:
         for record in answers:  # to its end: the program's exit status is checked there

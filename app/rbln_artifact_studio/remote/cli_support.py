@@ -82,14 +82,18 @@ def cmd_trust_host(host_text: str, fingerprint: str | None) -> int:
     check = conn.check_host_key()
     if check.changed:
         raise StudioError(check.message())
-    print(check.message())
     offered = " ".join(check.fingerprints)
-    if fingerprint is not None:
-        if fingerprint.strip() not in offered.split():
-            raise StudioError(f"{conn.host} offers {offered or 'no key'}, not {fingerprint}; nothing was recorded.")
-    elif not sys.stdin.isatty():
+    if fingerprint is not None and fingerprint.strip() not in offered.split():
+        raise StudioError(f"{conn.host} offers {offered or 'no key'}, not {fingerprint}; nothing was recorded.")
+    print(check.message())
+    if check.trusted:
+        return 0
+    if fingerprint is None and not sys.stdin.isatty():
         raise StudioError("Give --fingerprint SHA256:... to trust the key without a terminal; nothing was recorded.")
-    elif input("Trust this key and record it in known_hosts? [y/N] ").strip().lower() not in ("y", "yes"):
+    if fingerprint is None and input("Trust this key and record it in known_hosts? [y/N] ").strip().lower() not in (
+        "y",
+        "yes",
+    ):
         print("Nothing was recorded.")
         return 1
     accept_host_key(check)

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
-from rbln_artifact_studio.remote.transport import SshOptions
+from rbln_artifact_studio.remote.transport import SshOptions, options_from_environment
 
 ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
 
@@ -27,9 +27,11 @@ def configure(options: SshOptions | None = None, python: str = "python3") -> Non
 
 
 def configure_from_environment() -> None:
-    """The CLI's configuration: RBLN_STUDIO_SSH_CONFIG and RBLN_STUDIO_REMOTE_PYTHON, read once."""
+    """The CLI's configuration: RBLN_STUDIO_SSH_CONFIG, RBLN_STUDIO_REMOTE_PYTHON and RBLN_STUDIO_SSH_TIMEOUT,
+    read once."""
     config = os.environ.get(ENV_SSH_CONFIG)
-    configure(SshOptions(config_file=Path(config) if config else None), os.environ.get(ENV_REMOTE_PYTHON) or "python3")
+    options = options_from_environment(Path(config) if config else None)
+    configure(options, os.environ.get(ENV_REMOTE_PYTHON) or "python3")
 
 
 def server(host: str) -> Server:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Generator, Sequence
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,15 @@ from typing import Any
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
-from rbln_artifact_studio.remote.transport import SSH_FAILED, SshConnection, SshOptions
+from rbln_artifact_studio.remote.transport import (
+    SSH_FAILED,
+    SshConnection,
+    SshOptions,
+    kill_local,
+    remote_group,
+    timed_out,
+    without_mark,
+)
 
 PROGRAMS = Path(__file__).resolve().parent / "on_server"
 PORTABLE = "rbln_artifact_studio.core.portable"  # standard-library-only modules a program may import: sent with it
@@ -27,6 +36,7 @@ NOT_FOUND = 127  # sh: command not found
 POLL = 0.05
 ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
+ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server counts as not answering
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.
@@ -103,10 +113,8 @@ def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> 
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     for reader in readers:
-        reader.join(5)  # the pipes reach end of file once ssh is gone
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            pipe.close()
+        reader.join(5)  # the pipes reach end of file once the command on the server is gone
+    kill_local(proc)
 
 
 class Server:
@@ -121,13 +129,16 @@ class Server:
         return self.connection.host
 
     def stream(
-        self, program: str, args: Sequence[str], cancel: CancelToken | None = None
+        self, program: str, args: Sequence[str], cancel: CancelToken | None = None, limit: float = ANSWER_LIMIT
     ) -> Generator[dict[str, Any], None, None]:
         """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
 
         Cancel (or closing the generator) closes the connection's stdin and stops ssh: the program on the
-        server ends at once. Raises StudioError when python3 is missing or too old, or the program failed.
+        server ends at once. Raises StudioError when python3 is missing or too old, or the program failed, and
+        when no line arrives for `limit` seconds (the options' answer_timeout replaces it): then what the call
+        started on the server is stopped, whether it reads its stdin or not.
         """
+        limit = self.connection.options.limit(limit)
         code = program_source(program)
         proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -136,13 +147,22 @@ class Server:
         err_thread.start()
         answer = RecordReader(proc.stdout.fileno())
         answered = False
+        heard = time.monotonic()
+
+        def stop_there() -> None:
+            self.connection.stop_remote(remote_group(b"".join(errors[:20]).decode("utf-8", "replace")))
+
         try:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(code)
                 proc.stdin.flush()
             while True:
                 if cancel is not None and cancel.cancelled:
+                    stop_there()
                     raise CancelledError(f"Cancelled; the work on {self.host} was stopped.")
+                if time.monotonic() - heard > limit:
+                    stop_there()
+                    raise timed_out(self.host, limit)
                 try:
                     record = answer.next(POLL)
                 except AnswerError as exc:
@@ -153,12 +173,14 @@ class Server:
                     ) from None
                 if record is not None:
                     answered = True
-                    yield record
+                    heard = time.monotonic()
+                    if "alive" not in record:  # a long step's sign of life, nothing to show
+                        yield record
                 elif answer.ended:
                     break
             proc.wait()
             err_thread.join(5)
-            stderr = b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace")
+            stderr = without_mark(b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace"))
             if answered and proc.returncode == SSH_FAILED:
                 raise StudioError(
                     f"The connection to {self.host} was lost before the answer was complete "

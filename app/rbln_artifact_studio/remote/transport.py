@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import selectors
 import shlex
 import signal
 import subprocess
@@ -27,6 +28,13 @@ from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
 
 SSH_FAILED = 255  # ssh's own exit status: the connection, not the remote command, failed
 POLL = 0.05
+ENV_TIMEOUT = "RBLN_STUDIO_SSH_TIMEOUT"  # seconds: replaces every remote call's own limit (tests, slow links)
+STOP_TIMEOUT = 10  # seconds for the command that stops, on the server, what a call left running
+# sshd starts each command in a session of its own, so the shell's pid is the group of everything the command
+# starts. The command says it first on stderr: a call that is given up on stops that group on the server too
+# (killing the local ssh does not: the shared connection's master keeps the command and its pipes open).
+GROUP_MARK = "rbln-studio-group "
+_REPORT_GROUP = f'echo "{GROUP_MARK}$$" >&2; exec "$@"'
 _HOST_PORT = re.compile(r"^(?:(?P<user>[^@]+)@)?(?P<host>\[[^\]]+\]|[^:\[\]]+):(?P<port>\d{1,5})$")
 
 
@@ -38,6 +46,23 @@ class SshOptions:
     control_dir: Path | None = None
     connect_timeout: int = 15
     persist_seconds: int = 300  # a shared connection outlives its last command this long
+    answer_timeout: float | None = None  # replaces each call's own limit on waiting for the server to say something
+
+    def limit(self, default: float) -> float:
+        """The seconds a call waits for the server's next word: its own default unless answer_timeout says."""
+        return self.answer_timeout if self.answer_timeout is not None else default
+
+
+def options_from_environment(config_file: Path | None) -> SshOptions:
+    """The options a front end uses, with RBLN_STUDIO_SSH_TIMEOUT when it is set."""
+    text = os.environ.get(ENV_TIMEOUT, "").strip()
+    try:
+        limit = float(text) if text else None
+    except ValueError:
+        raise StudioError(f"{ENV_TIMEOUT} must be a number of seconds, got {text!r}.") from None
+    if limit is not None and not limit > 0:
+        raise StudioError(f"{ENV_TIMEOUT} must be a number of seconds above 0, got {text!r}.")
+    return SshOptions(config_file=config_file, answer_timeout=limit)
 
 
 def default_control_dir() -> Path:
@@ -70,9 +95,15 @@ class HostKeyCheck:
     changed: bool  # known_hosts records another key: the server was reinstalled, or someone is in between
     offered: tuple[str, ...]  # ssh-keyscan lines, recorded as they are when accepted
     fingerprints: tuple[str, ...]  # "256 SHA256:... [10.0.0.5]:2222 (ED25519)"
+    trusted: bool = False  # known_hosts already records a key the server offers
 
     def message(self) -> str:
         prints = "\n".join(f"  {f}" for f in self.fingerprints) or "  (the server offered no key)"
+        if self.trusted:
+            return (
+                f"{self.host} ({self.known_as}) is already trusted: {self.known_hosts} records the key it offers."
+                f"\n{prints}"
+            )
         if self.changed:
             return (
                 f"The host key of {self.host} ({self.known_as}) has CHANGED since it was recorded in "
@@ -117,10 +148,37 @@ class ResolvedHost:
         return name if self.port == 22 else f"[{name}]:{self.port}"
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_local(proc: subprocess.Popen[bytes]) -> None:
+    """End the local ssh and close our ends of its pipes, without waiting for their end of file: the shared
+    connection's master holds the other ends until the server's command ends."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()  # reaps it and closes the pipes
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def remote_group(stderr: str) -> int | None:
+    """The server-side process group a command reported (GROUP_MARK), if it got that far."""
+    for line in stderr.splitlines()[:20]:  # after whatever the login scripts print
+        if line.startswith(GROUP_MARK) and line[len(GROUP_MARK) :].strip().isdigit():
+            return int(line[len(GROUP_MARK) :])
+    return None
+
+
+def without_mark(stderr: str) -> str:
+    """The command's own error output, without the group it reported."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(GROUP_MARK))
+
+
+def timed_out(host: str, limit: float) -> StudioError:
+    return StudioError(
+        f"{host} did not answer within {limit:g} s; what the studio started there was stopped.",
+        hint=f"Check that the server responds (`ssh {host}` in a terminal); a hung tool or file system there is "
+        f"the usual cause. A slow link may need a longer limit: {ENV_TIMEOUT}=SECONDS.",
+    )
 
 
 class SshConnection:
@@ -168,10 +226,12 @@ class SshConnection:
         ]
 
     def argv_for(self, remote_argv: Sequence[str]) -> list[str]:
-        """The local ssh command line; the remote command is one string, every argument quoted for sh."""
+        """The local ssh command line; the remote command is one string, every argument quoted for sh, run
+        after it reports its process group on stderr (GROUP_MARK)."""
         if not remote_argv:
             raise ValueError("no remote command")
-        return [*self.base_argv(), "--", self._destination, shlex.join(remote_argv)]
+        command = f"exec sh -c {shlex.quote(_REPORT_GROUP)} sh {shlex.join(remote_argv)}"
+        return [*self.base_argv(), "--", self._destination, command]
 
     # ---- running --------------------------------------------------------------------------------------
 
@@ -192,26 +252,69 @@ class SshConnection:
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> RemoteResult:
-        """Run to completion; raise for connection and host-key failures, return the remote command's status."""
+        """Run to completion; raise for connection and host-key failures, return the remote command's status.
+
+        With a timeout (which options.answer_timeout replaces), a command still running then is stopped, here and
+        on the server, and StudioError says the host did not answer."""
+        limit = None if timeout is None else self.options.limit(timeout)
         proc = self.start(remote_argv)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pending: bytes | None = input
-        while True:
-            try:
-                out, err = proc.communicate(pending, timeout=POLL)
-                break
-            except subprocess.TimeoutExpired:
-                pending = None  # communicate() keeps feeding what it already took
-                if cancel is not None and cancel.cancelled:
-                    _kill_group(proc)
-                    raise CancelledError("Cancelled; the command on the server was stopped.") from None
-                if deadline is not None and time.monotonic() > deadline:
-                    _kill_group(proc)
-                    raise StudioError(f"{self.host} did not answer within {timeout:.0f} s.") from None
-        result = RemoteResult(proc.returncode, out, err.decode("utf-8", "replace"))
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        deadline = None if limit is None else time.monotonic() + limit
+        chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+        pending = memoryview(input)
+        with selectors.DefaultSelector() as selector:
+            for fd in chunks:
+                os.set_blocking(fd, False)
+                selector.register(fd, selectors.EVENT_READ)
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+            while selector.get_map():
+                for key, _ in selector.select(POLL):
+                    if key.fd in chunks:
+                        data = os.read(key.fd, 65536)
+                        if data:
+                            chunks[key.fd].append(data)
+                        else:
+                            selector.unregister(key.fd)
+                        continue
+                    try:
+                        pending = pending[os.write(key.fd, pending[:65536]) :]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        selector.unregister(key.fd)
+                        proc.stdin.close()
+                stopped = cancel is not None and cancel.cancelled
+                if stopped or (deadline is not None and time.monotonic() > deadline):
+                    self.stop_remote(remote_group(b"".join(chunks[proc.stderr.fileno()]).decode("utf-8", "replace")))
+                    kill_local(proc)
+                    if stopped:
+                        raise CancelledError("Cancelled; the command on the server was stopped.")
+                    assert limit is not None
+                    raise timed_out(self.host, limit)
+        out, err = (b"".join(chunks[pipe.fileno()]) for pipe in (proc.stdout, proc.stderr))
+        proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            pipe.close()
+        result = RemoteResult(proc.returncode, out, without_mark(err.decode("utf-8", "replace")))
         if result.returncode == SSH_FAILED:
             self.raise_for_ssh_failure(result.stderr)
         return result
+
+    def stop_remote(self, group: int | None) -> None:
+        """Stop, on the server, a command given up on and everything it started (best effort, bounded)."""
+        if group is None or group <= 1:
+            return  # it never started there: nothing to stop
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            subprocess.run(
+                [*self.base_argv(), "--", self._destination, f"kill -KILL -- -{group}"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=STOP_TIMEOUT,
+            )
 
     def connect(self, cancel: CancelToken | None = None) -> None:
         """Open (or reuse) the shared connection; HostKeyError or StudioError say why it cannot be."""
@@ -279,21 +382,35 @@ class SshConnection:
         fingerprints = subprocess.run(
             ["ssh-keygen", "-l", "-f", "-"], input="\n".join(offered) + "\n", capture_output=True, text=True
         ).stdout.splitlines()
-        changed = False
+        recorded: set[tuple[str, str]] = set()
         for known in resolved.known_hosts_files:
             if known.exists():
                 found = subprocess.run(
                     ["ssh-keygen", "-F", resolved.known_as, "-f", str(known)], capture_output=True, text=True
                 )
-                changed = changed or (found.returncode == 0 and bool(found.stdout.strip()))
+                if found.returncode == 0:
+                    recorded |= {key for line in found.stdout.splitlines() if (key := _host_key(line))}
+        trusted = any(_host_key(line) in recorded for line in offered)
         return HostKeyCheck(
             self.host,
             resolved.known_as,
             resolved.known_hosts_files[0],
-            changed,
+            bool(recorded) and not trusted,
             tuple(offered),
             tuple(f for f in fingerprints if f.strip()),
+            trusted,
         )
+
+
+def _host_key(line: str) -> tuple[str, str] | None:
+    """The (type, base64) key of a known_hosts or ssh-keyscan line, whatever names or marker come before it."""
+    if line.startswith("#"):
+        return None
+    fields = line.split()
+    for i, field in enumerate(fields[:-1]):
+        if field.startswith(("ssh-", "ecdsa-", "sk-")):
+            return field, fields[i + 1]
+    return None
 
 
 def accept_host_key(check: HostKeyCheck) -> None:

@@ -89,7 +89,10 @@ def breakdown_caption(b: Breakdown) -> str:
     limit = "budget" if b.budget_set else "DRAM"
     verdict = "fits" if b.fits else f"does not fit: {t.label} is over its {limit} by {format_bytes(-t.free_in_budget)}"
     budget = f"budget {format_bytes(b.budget_per_npu)} per NPU" if b.budget_set else NO_BUDGET
-    return f"{b.num_blocks} blocks, {budget}: {verdict}; tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
+    from humanfriendly.text import pluralize
+
+    blocks = pluralize(b.num_blocks, "block")
+    return f"{blocks}, {budget}: {verdict}; tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ class BlockFacts:
     block_size: int
     tokens: int
     sequences: int
-    per_block_bytes: int | None
+    per_block_bytes: int | None  # None as well when no tensor scales with the count
+    fixed_bytes: int = 0  # KV bytes that keep their size (is_auto false, sliding windows)
 
     @property
     def headline(self) -> str:
@@ -114,6 +118,8 @@ class BlockFacts:
         text = f"{self.tokens:,} tokens of {self.block_size:,}-token blocks: {self.sequences} full-length {seq} at once"
         if self.per_block_bytes is not None:
             text += f"; {format_bytes(self.per_block_bytes)} per block"
+        if self.fixed_bytes:
+            text += f"; {format_bytes(self.fixed_bytes)} of fixed size (not resized with the count)"
         return text
 
 
@@ -126,7 +132,8 @@ def block_facts(config: ConfigFields, num_blocks: int | None = None) -> BlockFac
         block_size=config.block_size,
         tokens=usable_tokens(n, config.max_seq_len, config.block_size, config.batch_size),
         sequences=full_sequences(n, config.max_seq_len, config.block_size, config.batch_size),
-        per_block_bytes=config.kv_bytes_per_block,
+        per_block_bytes=config.kv_bytes_per_block if config.resizable_names else None,
+        fixed_bytes=config.kv_fixed_bytes,
     )
 
 
@@ -154,7 +161,7 @@ def settings_rows(artifact: Artifact) -> list[tuple[str, str]]:
     ]
     compiled = artifact.compiled_blocks
     if compiled is not None and compiled != c.kvcache_num_blocks:
-        rows.append(("Compiler resolved", f"{compiled} blocks"))
+        rows.append(("Compiler resolved", f"{compiled} block" + ("" if compiled == 1 else "s")))
     return rows
 
 

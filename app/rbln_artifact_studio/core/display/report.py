@@ -64,7 +64,9 @@ def inspect_dict(artifact: Artifact, budget: MemoryBudget = UNSET) -> dict[str, 
         "max_seq_len": c.max_seq_len,
         "kvcache_block_size": c.block_size,
         "attn_impl": c.attn.value,
-        "kv_bytes_per_block": c.kv_bytes_per_block,
+        "kv_bytes_per_block": c.kv_bytes_per_block if c.resizable_names else None,  # nothing scales with blocks
+        "kv_fixed_bytes": c.kv_fixed_bytes,
+        "kv_fixed_reason": c.kv_fixed_reason,
         "kv_bytes_per_npu": artifact.kv_bytes_per_npu,
         "kv_unknown_reason": c.kv_unknown_reason,
         "kind": artifact.kind.value,
@@ -98,6 +100,8 @@ def _usage_line(u: ChipletUsage, tightest: bool) -> str:
 
 def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     """Human-readable inspect output."""
+    from humanfriendly.text import pluralize  # with the first size formatted: humanfriendly loads on demand
+
     c = artifact.config
     lines = [f"{artifact.where}  [{artifact.status.value}]"]
     lines += [f"  {label.lower():12} {value}" for label, value in kind_rows(artifact)]
@@ -115,11 +119,23 @@ def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     seqs = full_sequences(max(n, 0), c.max_seq_len, c.block_size, c.batch_size)
     lines.append(
         f"  KV cache     kvcache_num_blocks {n} (floor {c.num_min_blocks}, full pool {c.num_full_blocks}): "
-        f"{tokens:,} tokens, {seqs} full-length sequence(s)"
+        f"{tokens:,} tokens, {pluralize(seqs, 'full-length sequence')}"
     )
     if c.kv_bytes_per_block is not None:
-        per_npu = artifact.kv_bytes_per_npu or 0
-        lines.append(f"               {format_bytes(c.kv_bytes_per_block)} per block, {format_bytes(per_npu)} per NPU")
+        per_npu = format_bytes(artifact.kv_bytes_per_npu or 0)
+        fixed = format_bytes(c.kv_fixed_bytes)
+        if not c.resizable_names:
+            lines.append(
+                f"               fixed size, not resizable: {fixed} ({c.kv_fixed_reason}); kvcache_num_blocks "
+                f"does not change it; {per_npu} per NPU"
+            )
+        elif c.kv_fixed_reason:
+            lines.append(
+                f"               {format_bytes(c.kv_bytes_per_block)} per block, plus {fixed} that does not resize "
+                f"({c.kv_fixed_reason}); {per_npu} per NPU"
+            )
+        else:
+            lines.append(f"               {format_bytes(c.kv_bytes_per_block)} per block, {per_npu} per NPU")
     else:
         lines.append(f"               KV bytes unknown: {c.kv_unknown_reason}")
     fit = artifact.breakdown(budget)

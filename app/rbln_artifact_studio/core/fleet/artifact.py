@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from rbln_artifact_studio.core.model.npu import Npu, get_npu
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, ConfigFields, LoadedConfig, load_config, read_view
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, probe_container
 from rbln_artifact_studio.core.status import Problem, Status, worst
-from rbln_artifact_studio.core.storage.fsutil import is_internal_name
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
@@ -71,6 +72,7 @@ class Artifact:
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
     remote: Location | None = None  # where it lives when not here (a server's folder): `path` is its path there
+    incomplete: str | None = None  # why the folder is still being written (its .rbln-studio-incomplete marker)
 
     @property
     def where(self) -> Location:
@@ -222,6 +224,25 @@ class _Disk:
 DISK: Files = _Disk()
 
 
+def incomplete_reason(folders: list[Path]) -> str | None:
+    """What the marker of a compile, copy or resize still writing a folder (or cut short) says, if one is there."""
+    for folder in folders:
+        marker = folder / INCOMPLETE_MARKER
+        if not os.path.lexists(marker):
+            continue
+        try:
+            info = json.loads(marker.read_text(encoding="utf-8"))
+            who = f" by process {int(info['pid'])} on {info['host']}"
+        except (OSError, ValueError, KeyError, TypeError):
+            who = ""
+        return (
+            f"{folder} is incomplete: {INCOMPLETE_MARKER} marks a folder still being written{who} (a compile, copy "
+            "or resize stages here before it publishes), or one left by a run that was cut short. Use the "
+            "published artifact; nothing may change this folder."
+        )
+    return None
+
+
 def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(folder / CONFIG_NAME)
@@ -308,6 +329,11 @@ def _read_once(
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
+    if files is DISK:
+        folders = dict.fromkeys([folder, model_dir, location.lock_dir])
+        artifact.incomplete = incomplete_reason(list(folders))
+        if artifact.incomplete is not None:
+            problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
     artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact

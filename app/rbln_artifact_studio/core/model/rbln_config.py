@@ -255,6 +255,20 @@ class ConfigFields(BaseModel):
         """Bytes of KV tensors that do not scale with the block count (sliding-window caches, ...)."""
         return 0 if self._kv is None else self._kv[1]
 
+    @property
+    def kv_fixed_reason(self) -> str | None:
+        """Why some KV tensors keep their size whatever kvcache_num_blocks says, or None when all of them scale."""
+        reasons: dict[str, int] = {}
+        for m in self._cache_meta_entries() or ():
+            layer_type = m.get("layer_type", FULL_ATTENTION)
+            if layer_type == FULL_ATTENTION and m.get("is_auto", True):
+                continue
+            why = "with is_auto false, sized by the compiler" if layer_type == FULL_ATTENTION else f"of {layer_type}"
+            reasons[why] = reasons.get(why, 0) + 1
+        if not reasons:
+            return None
+        return ", ".join(f"{n} {'tensor' if n == 1 else 'tensors'} {why}" for why, n in reasons.items())
+
     def kv_bytes(self, num_blocks: int) -> int | None:
         """Unaligned KV cache bytes of the whole model at a block count, or None when unknown."""
         per_block = self.kv_bytes_per_block

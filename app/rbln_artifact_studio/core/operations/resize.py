@@ -203,6 +203,8 @@ def _plan(
 ) -> tuple[Artifact, int, list[str]]:
     """Open the artifact and validate the request: the artifact, the new count and its warnings."""
     artifact = open_artifact(folder, inspector)
+    if artifact.incomplete is not None:
+        raise ResizeError(f"{artifact.incomplete} Nothing was changed.")
     _require_simulated(artifact)
     return (artifact, *resolve_target(artifact, target, budget))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import mmap
 import os
@@ -73,6 +74,22 @@ def _token() -> str:
     return os.urandom(4).hex()
 
 
+NAME_MAX = 255  # bytes of one file name on Linux file systems (ext4, xfs, btrfs, tmpfs)
+
+
+def hidden_sibling_name(name: str, tag: str) -> str:
+    """`.NAME{tag}PID-TOKEN`, this process's temp or staging name beside NAME; a NAME too long to take the
+    suffix is cut, and a hash of it added, so every name that is legal is also one that can be staged."""
+    suffix = f"{tag}{os.getpid()}-{_token()}"
+    whole = f".{name}{suffix}"
+    if len(os.fsencode(whole)) <= NAME_MAX:
+        return whole
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+    room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
+    kept = os.fsencode(name)[:room].decode("utf-8", "ignore")  # cut on a character, never inside one
+    return f".{kept}~{digest}{suffix}"
+
+
 def _hostname() -> str:
     """This host's name, recorded in staging markers (socket loads here: the GUI imports this module at start)."""
     import socket
@@ -106,7 +123,7 @@ def replace_via_temp(path: Path, fill: Callable[[Path], None], written: str, ren
     written and renamed name the crash-test steps after the temp file is complete and after the rename; done says
     what happened to path in the error raised when the folder cannot be made durable.
     """
-    tmp = path.with_name(f".{path.name}{TMP_TAG}{os.getpid()}-{_token()}")
+    tmp = path.with_name(hidden_sibling_name(path.name, TMP_TAG))
     try:
         fill(tmp)
         with contextlib.suppress(OSError):
@@ -190,6 +207,12 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
         except OSError as exc:
             raise StudioError(describe_os_error(exc, f"creating {parent}")) from None
     if not os.access(parent, os.W_OK | os.X_OK):
+        with contextlib.suppress(OSError):  # access() says no for both; the fix differs
+            if os.statvfs(parent).f_flag & os.ST_RDONLY:
+                raise StudioError(
+                    f"Cannot write into {parent}: it is on a read-only file system. "
+                    "Remount it writable or choose a folder on another file system."
+                )
         raise StudioError(f"Cannot write into {parent}: permission denied. Choose a folder you can write to.")
     return output
 
@@ -199,8 +222,7 @@ class StagingDir:
 
     def __init__(self, final: Path) -> None:
         self.final = Path(os.path.abspath(final))
-        token = f"{os.getpid()}-{_token()}"
-        self.path = self.final.parent / f".{self.final.name}{PARTIAL_TAG}{token}"
+        self.path = self.final.parent / hidden_sibling_name(self.final.name, PARTIAL_TAG)
         self._published = False
 
     def __enter__(self) -> StagingDir:

@@ -99,6 +99,7 @@ class JsonStyle(NamedTuple):  # not a dataclass: see core/errors.py
     key_separator: str = ": "
     ensure_ascii: bool = False
     trailing_newline: bool = True
+    newline: str = "\n"  # "\r\n" for a file saved on Windows: kept, or every line of it would differ
 
 
 def detect_style(data: bytes) -> JsonStyle:
@@ -112,7 +113,8 @@ def detect_style(data: bytes) -> JsonStyle:
         run = rest[: len(rest) - len(rest.lstrip(" \t"))]
         indent = run if "\t" in run else (len(run) or None)
     key_separator = ": " if '": ' in text or '":' not in text else ":"
-    return JsonStyle(indent, key_separator, text.isascii(), text.endswith("\n"))
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return JsonStyle(indent, key_separator, text.isascii(), text.endswith("\n"), newline)
 
 
 def dumps_styled(raw: object, style: JsonStyle) -> bytes:
@@ -121,7 +123,10 @@ def dumps_styled(raw: object, style: JsonStyle) -> bytes:
     text = json.dumps(
         raw, indent=style.indent, separators=(items, style.key_separator), ensure_ascii=style.ensure_ascii
     )
-    return (text + ("\n" if style.trailing_newline else "")).encode("utf-8")
+    text += "\n" if style.trailing_newline else ""
+    if style.newline != "\n":  # json.dumps escapes the newlines inside strings: these are all line ends
+        text = text.replace("\n", style.newline)
+    return text.encode("utf-8")
 
 
 def plain_decoder_count(artifact_dir: str | Path) -> int | None:

@@ -9,8 +9,10 @@ stages by itself. The artifact is locked, swapped and flushed by the studio's ow
 """
 
 import contextlib
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -71,7 +73,7 @@ def artifact_lock(folder, purpose):
 
 def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
     """Run a tool with its output streamed to the log; stop it when the cancel file appears."""
-    say("$ " + " ".join(argv))
+    say("$ " + " ".join(shlex.quote(a) for a in argv))  # pasted into a shell, it runs just this (no shlex.join: 3.6)
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -121,8 +123,14 @@ def warnings_of(lines):
 
 
 def staging_for(final):
+    """As the studio's hidden_sibling_name: a name too long for the suffix is cut and a hash of it added."""
     parent, name = os.path.split(os.path.abspath(final))
-    return os.path.join(parent, f".{name}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
+    suffix = f"{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}"
+    if len(os.fsencode(f".{name}{suffix}")) > 255:
+        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+        room = 255 - len(os.fsencode(f".~{digest}{suffix}"))
+        name = os.fsencode(name)[:room].decode("utf-8", "ignore") + "~" + digest
+    return os.path.join(parent, f".{name}{suffix}")
 
 
 CANNOT_EXCHANGE = (

@@ -1,9 +1,9 @@
 """Read back detached jobs on the server: list them, follow one's log until its result is there, clean them.
 
 Arguments: `list`, `follow JOB OFFSET` (OFFSET: log bytes already seen) or `forget MAX_AGE [JOB...]`. Writes JSON
-lines: per job {"job", "spec", "state", "result"}; when following, {"log": line}... then {"result": {...}}; when
-forgetting, {"forgotten": job} per folder removed and {"kept": job} per named job still running. `list` and
-`follow` only read; `forget` removes the folders of the named jobs (their outcome was read back) and of any job
+lines: per job {"job", "spec", "state", "result"}; when following, {"log": line}... (and {"alive": true} while
+the log is quiet) then {"result": {...}}; when forgetting, {"forgotten": job} per folder removed and {"kept": job}
+per named job still running. `list` and `follow` only read; `forget` removes the folders of the named jobs (their outcome was read back) and of any job
 that ended more than MAX_AGE seconds ago unread, never a running one.
 """
 
@@ -18,6 +18,7 @@ import time
 BASE = os.environ.get("RBLN_STUDIO_JOBS_DIR") or os.path.join(os.path.expanduser("~"), ".rbln-studio", "jobs")
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's ids: nothing else in BASE is ever touched
 GONE = ".forgotten-"  # a job folder being removed: renamed first, so a half-removed job is never listed
+ALIVE_EVERY = 5  # seconds: a job that logs nothing still shows the client the server answers
 
 
 def emit(record):
@@ -78,6 +79,7 @@ def follow(job, offset):
         emit({"error": f"There is no job {job} on this server (a job is cleaned once its outcome was read back)."})
         return
     pending = b""
+    said = time.monotonic()
     while True:
         current, result = state(folder)  # before reading the log: a finished job's log is complete
         try:
@@ -93,6 +95,10 @@ def follow(job, offset):
         for line in lines:
             start += len(line) + 1
             emit({"log": line.decode("utf-8", "replace"), "offset": start})
+            said = time.monotonic()
+        if time.monotonic() - said > ALIVE_EVERY:
+            emit({"alive": True})
+            said = time.monotonic()
         if current != "running":
             if pending:
                 emit({"log": pending.decode("utf-8", "replace"), "offset": offset})
