@@ -249,7 +249,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
 
-    remote = args.root.startswith("ssh://")
+    several = len(args.roots) > 1 or bool(args.on)  # servers read at once, a failed one a row
+    args.root = ", ".join(args.roots)
+    remote = several or args.root.startswith("ssh://")
     if not remote and not os.path.isdir(args.root):
         print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
         return EXIT_ERROR
@@ -265,7 +267,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
 
     processes = args.jobs if args.jobs is not None else idle_cpus()
-    if remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
+    if several:
+        from rbln_artifact_studio.remote.fleet_cli import scan_fleet
+
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0))
+    elif remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
         from rbln_artifact_studio.remote.cli_support import scan_any
 
         rows = counted(scan_any(args.root, on_issue=issue, use_cache=False, processes=processes))
@@ -381,9 +387,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
     if args.on:
-        from rbln_artifact_studio.remote.cli_support import cmd_plan_on
+        from rbln_artifact_studio.remote.fleet_cli import cmd_plan_on, split_on
 
-        return cmd_plan_on(args.on, args.dirs, _inspector(args), args.json)
+        hosts, dirs = split_on(args.on, args.dirs)
+        if not dirs:
+            return _usage_error("plan", "name the artifacts: plan DIR... --on ssh://HOST ...")
+        return cmd_plan_on(hosts, dirs, _inspector(args), args.json, args.timeout)
+    if not args.dirs:
+        return _usage_error("plan", "the following arguments are required: DIR")
     artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
     require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
@@ -419,10 +430,25 @@ def cmd_serving(args: argparse.Namespace) -> int:
     return EXIT_ERROR if check.errors else 0
 
 
-def cmd_devices(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.remote.cli_support import cmd_devices as devices
+def _usage_error(command: str, message: str) -> int:
+    print(f"usage: {PROG} {command} ...\n{PROG} {command}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
-    return devices(args.host, args.json)
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.fleet_cli import cmd_devices as devices
+
+    return devices(args.hosts, args.json, args.timeout)
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.remote.fleet_cli import cmd_place as place
+    from rbln_artifact_studio.remote.fleet_cli import split_on
+
+    hosts, dirs = split_on(args.on, args.dirs)
+    if not dirs:
+        return _usage_error("place", "name the artifacts: place ART... --on ssh://HOST ...")
+    return place(dirs, hosts, _inspector(args), args.json, args.timeout)
 
 
 def cmd_trust_host(args: argparse.Namespace) -> int:
@@ -483,6 +509,16 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
     _add_backend(p)
 
 
+def _add_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
+        "in time is a row with that reason",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -508,8 +544,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
-    p = command("scan", cmd_scan, "list every artifact under a folder")
-    p.add_argument("root")
+    p = command("scan", cmd_scan, "list every artifact under a folder (or folders on several servers at once)")
+    p.add_argument("roots", nargs="+", metavar="root", help="a folder here, or ssh://HOST/PATH (several: read at once)")
+    p.add_argument(
+        "--on",
+        nargs="+",
+        default=[],
+        metavar="ssh://HOST",
+        help="scan root (a path) on each of these servers or @GROUP",
+    )
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="with several servers: give each this long (default 600)"
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
     fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
@@ -522,12 +568,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders (one with --on)")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="two or more artifact folders (one with --on)")
     p.add_argument(
         "--on",
+        nargs="+",
+        default=[],
         metavar="ssh://HOST",
-        help="check against the memory this server's NPUs have free now (rbln-smi), instead of empty NPUs",
+        help="check against the memory these servers' NPUs have free now (rbln-stat / rbln-smi), instead of empty "
+        "NPUs; several servers or @GROUP are read at once",
     )
+    _add_timeout(p)
     p.add_argument(
         "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
     )
@@ -543,9 +593,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
-    p = command("devices", cmd_devices, "list a server's NPUs now (rbln-smi): memory used and total, processes")
-    p.add_argument("host", metavar="ssh://HOST")
+    p = command(
+        "devices",
+        cmd_devices,
+        "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
+        "context's allocation against what its artifact predicts",
+    )
+    p.add_argument("hosts", nargs="+", metavar="ssh://HOST", help="one or more servers, or @GROUP (read at once)")
     p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+
+    p = command(
+        "place",
+        cmd_place,
+        "show which servers and NPUs can take each artifact now, best first, and what blocks the others",
+    )
+    p.add_argument("dirs", nargs="*", metavar="ART", help="artifact folders, here or ssh://HOST/PATH")
+    p.add_argument(
+        "--on", nargs="+", required=True, metavar="ssh://HOST", help="the servers to consider, or @GROUP (read at once)"
+    )
+    p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+    _add_backend(p)
 
     p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
     p.add_argument("host", metavar="ssh://HOST")
