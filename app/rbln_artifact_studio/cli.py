@@ -270,7 +270,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if several:
         from rbln_artifact_studio.remote.fleet_cli import scan_fleet
 
-        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0))
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
     elif remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
         from rbln_artifact_studio.remote.cli_support import scan_any
 

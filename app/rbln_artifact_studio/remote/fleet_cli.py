@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -151,7 +151,12 @@ def cmd_plan_on(
     return 0 if any(p.fits for p in plans) else 1
 
 
-def scan_fleet(roots: Sequence[str], entries: Sequence[str], timeout: float | None = None) -> Iterator[ArtifactSummary]:
+def scan_fleet(
+    roots: Sequence[str],
+    entries: Sequence[str],
+    timeout: float | None = None,
+    on_issue: Callable[[str, str], None] | None = None,
+) -> Iterator[ArtifactSummary]:
     """The rows of several servers' folders (each `ssh://HOST/PATH`, or PATH on every `--on` server), read at once;
     a server that cannot be read is a row with its reason."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
@@ -172,7 +177,14 @@ def scan_fleet(roots: Sequence[str], entries: Sequence[str], timeout: float | No
     def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:
         folder = by_url[url]
         server = registry.server(folder.host)
-        return list(checked_rows(server, scan_remote(server, folder, cancel)))
+        issues: list[str] = []
+        rows = list(checked_rows(server, scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m))))
+        if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
+            raise StudioError(" ".join(issues))
+        if on_issue is not None:
+            for message in issues:
+                on_issue(url, message)
+        return rows
 
     for result in fan_out(list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL):
         if result.value is not None:
