@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QProgressBar, QPushButton, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
+from remote.conftest import control_dir  # noqa: F401 (fixture)
+from remote.fleet_harness import CR13, GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
 
 from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
 from rbln_artifact_studio.core.sizes import format_bytes
@@ -21,8 +23,6 @@ from rbln_artifact_studio.gui.servers_view import BYTES, SETTING_PERIOD, Servers
 from rbln_artifact_studio.gui.tones import Tone, qcolor
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.transport import SshOptions
-from remote.conftest import control_dir  # noqa: F401 (fixture)
-from remote.fleet_harness import CR13, GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 HOSTS = ["npu-a", "npu-b", "npu-junk"]
@@ -107,7 +107,9 @@ def test_where_does_this_fit_offers_a_resize_to_a_copy(
     fleet.setup("npu-b", full)
     with qtbot.waitSignal(view.placed, timeout=90_000):
         view.fit_button.click()
-    done = run_cli("place", str(fleet.artifact), "--on", *(f"ssh://{h}" for h in HOSTS), "--json", env=fleet.env(control_dir))
+    done = run_cli(
+        "place", str(fleet.artifact), "--on", *(f"ssh://{h}" for h in HOSTS), "--json", env=fleet.env(control_dir)
+    )
     [cli] = json.loads(done.stdout)["placements"]
     shown = [view.place_tree.topLevelItem(i) for i in range(view.place_tree.topLevelItemCount())]
     assert [o["host"] for o in cli["options"]] == ["npu-a"]
