@@ -236,7 +236,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places import dispatch
     from rbln_artifact_studio.places.kind import ScanOptions
 
-    root = parse_location(args.root)
+    several = len(args.roots) > 1 or bool(args.on)  # servers read at once, a failed one a row
+    args.root = ", ".join(args.roots)
+    root = None if several else parse_location(args.roots[0])
     invalid = count = 0
 
     def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
@@ -249,8 +251,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
 
     processes = args.jobs if args.jobs is not None else idle_cpus()
-    options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
-    rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
+    if root is None:
+        from rbln_artifact_studio.places.fleet_cli import scan_fleet
+
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
+    else:
+        options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
+        rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
     if args.format == "json":
         from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
 
@@ -358,10 +365,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
     if args.on:
-        from rbln_artifact_studio.remote.cli_support import cmd_plan_on
+        from rbln_artifact_studio.places.fleet_cli import cmd_plan_on, split_on
 
-        return cmd_plan_on(args.on, [_open(d, args) for d in args.dirs], args.json)  # here or on any server
-    artifacts = [_open(d, args) for d in args.dirs]  # wherever they live
+        hosts, dirs = split_on(args.on, args.dirs)
+        if not dirs:
+            return _usage_error("plan", "name the artifacts: plan DIR... --on ssh://HOST ...")
+        return cmd_plan_on(hosts, dirs, _inspector(args), args.json, args.timeout)
+    if not args.dirs:
+        return _usage_error("plan", "the following arguments are required: DIR")
+    artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
     require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
@@ -399,10 +411,25 @@ def cmd_serving(args: argparse.Namespace) -> int:
     return EXIT_ERROR if check.errors else 0
 
 
-def cmd_devices(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.remote.cli_support import cmd_devices as devices
+def _usage_error(command: str, message: str) -> int:
+    print(f"usage: {PROG} {command} ...\n{PROG} {command}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
-    return devices(args.host, args.json)
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.places.fleet_cli import cmd_devices as devices
+
+    return devices(args.hosts, args.json, args.timeout)
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.places.fleet_cli import cmd_place as place
+    from rbln_artifact_studio.places.fleet_cli import split_on
+
+    hosts, dirs = split_on(args.on, args.dirs)
+    if not dirs:
+        return _usage_error("place", "name the artifacts: place ART... --on ssh://HOST ...")
+    return place(dirs, hosts, _inspector(args), args.json, args.timeout)
 
 
 def cmd_trust_host(args: argparse.Namespace) -> int:
@@ -463,6 +490,16 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
     _add_backend(p)
 
 
+def _add_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
+        "in time is a row with that reason",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -490,8 +527,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
-    p = command("scan", cmd_scan, "list every artifact under a folder")
-    p.add_argument("root")
+    p = command("scan", cmd_scan, "list every artifact under a folder (or folders on several servers at once)")
+    p.add_argument("roots", nargs="+", metavar="root", help="a folder here, or ssh://HOST/PATH (several: read at once)")
+    p.add_argument(
+        "--on",
+        nargs="+",
+        default=[],
+        metavar="ssh://HOST",
+        help="scan root (a path) on each of these servers or @GROUP",
+    )
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="with several servers: give each this long (default 600)"
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
     fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
@@ -504,12 +551,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="two or more artifact folders (one with --on)")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="two or more artifact folders (one with --on)")
     p.add_argument(
         "--on",
-        metavar=server_url("HOST"),
-        help="check against the memory this server's NPUs have free now (rbln-smi), instead of empty NPUs",
+        nargs="+",
+        default=[],
+        metavar="ssh://HOST",
+        help="check against the memory these servers' NPUs have free now (rbln-stat / rbln-smi), instead of empty "
+        "NPUs; several servers or @GROUP are read at once",
     )
+    _add_timeout(p)
     p.add_argument(
         "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
     )
@@ -525,9 +576,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
-    p = command("devices", cmd_devices, "list a server's NPUs now (rbln-smi): memory used and total, processes")
-    p.add_argument("host", metavar=server_url("HOST"))
+    p = command(
+        "devices",
+        cmd_devices,
+        "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
+        "context's allocation against what its artifact predicts",
+    )
+    p.add_argument("hosts", nargs="+", metavar="ssh://HOST", help="one or more servers, or @GROUP (read at once)")
     p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+
+    p = command(
+        "place",
+        cmd_place,
+        "show which servers and NPUs can take each artifact now, best first, and what blocks the others",
+    )
+    p.add_argument("dirs", nargs="*", metavar="ART", help="artifact folders, here or ssh://HOST/PATH")
+    p.add_argument(
+        "--on", nargs="+", required=True, metavar="ssh://HOST", help="the servers to consider, or @GROUP (read at once)"
+    )
+    p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+    _add_backend(p)
 
     p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
     p.add_argument("host", metavar=server_url("HOST"))

@@ -28,6 +28,7 @@ class Sshd:
     client_config: Path
     known_hosts: Path
     host_key_pub: Path
+    ports: dict[str, int]  # alias -> port: each extra alias is the same sshd on a port of its own
 
 
 def missing() -> str | None:
@@ -64,27 +65,36 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], log: Path) -> None
 
 
 @contextmanager
-def running_sshd(root: Path, alias: str, env: dict[str, str]) -> Iterator[Sshd]:
-    """An sshd for the length of the block, with a client ssh_config for `alias`."""
+def running_sshd(root: Path, alias: str, env: dict[str, str], extra_aliases: tuple[str, ...] = ()) -> Iterator[Sshd]:
+    """An sshd for the length of the block, with a client ssh_config for `alias`.
+
+    Each of `extra_aliases` reaches the same sshd on a port of its own: separate shared connections, and a
+    session can tell which "server" it is from SSH_CONNECTION's fourth field (the port it came in on).
+    """
     root.mkdir(parents=True, exist_ok=True)
     _keygen(root / "host_ed25519")
     _keygen(root / "id_ed25519")
     shutil.copy(root / "id_ed25519.pub", root / "authorized_keys")
     port = _free_port()
+    ports = {alias: port, **{extra: _free_port() for extra in extra_aliases}}
     set_env = " ".join(f"{k}={v}" for k, v in env.items())
     (root / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root / 'host_ed25519'}\nPidFile {root / 'sshd.pid'}\n"
+        "".join(f"Port {p}\n" for p in ports.values()) + "ListenAddress 127.0.0.1\n"
+        f"HostKey {root / 'host_ed25519'}\nPidFile {root / 'sshd.pid'}\n"
         f"AuthorizedKeysFile {root / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
         "MaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n" + (f"SetEnv {set_env}\n" if env else "")
     )
     known_hosts = root / "known_hosts"
     key_type, key, _ = (root / "host_ed25519.pub").read_text().split(" ", 2)
-    known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key}\n")
+    known_hosts.write_text("".join(f"[127.0.0.1]:{p} {key_type} {key}\n" for p in ports.values()))
     (root / "ssh_config").write_text(
-        f"Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
-        f"  IdentityFile {root / 'id_ed25519'}\n  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts}\n"
-        "  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+        "".join(
+            f"Host {name}\n  HostName 127.0.0.1\n  Port {p}\n  User {getpass.getuser()}\n"
+            f"  IdentityFile {root / 'id_ed25519'}\n  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts}\n"
+            "  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+            for name, p in ports.items()
+        )
     )
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege-separation folder
@@ -92,8 +102,9 @@ def running_sshd(root: Path, alias: str, env: dict[str, str]) -> Iterator[Sshd]:
     with open(log, "wb") as out:
         proc = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(root / "sshd_config")], stdout=out, stderr=out)
     try:
-        _wait_listening(port, proc, log)
-        yield Sshd(root, alias, port, root / "ssh_config", known_hosts, root / "host_ed25519.pub")
+        for p in ports.values():
+            _wait_listening(p, proc, log)
+        yield Sshd(root, alias, port, root / "ssh_config", known_hosts, root / "host_ed25519.pub", ports)
     finally:
         proc.terminate()
         proc.wait(10)

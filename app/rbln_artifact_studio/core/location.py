@@ -200,6 +200,11 @@ def parse_host(text: str) -> str:
     return check_host(text)
 
 
+def names_a_server(text: str) -> bool:
+    """Whether text names a server and no folder on it (`ssh://HOST`, `ssh://HOST/`): a place to run, not an artifact."""
+    return text.startswith(SSH_SCHEME) and "/" not in text[len(SSH_SCHEME) :].rstrip("/")
+
+
 def parse_bucket_prefix(text: str) -> BucketPrefix:
     """`s3://BUCKET[/PREFIX]` as a BucketPrefix; StudioError with an example when it is malformed."""
     if not text.startswith(S3_SCHEME):

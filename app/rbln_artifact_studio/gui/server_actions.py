@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
@@ -14,11 +14,13 @@ from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
     from rbln_artifact_studio.gui.devices_dialog import DevicesDialog
     from rbln_artifact_studio.gui.host_key_dialog import HostKeyDialog
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.server_plan_dialog import ServerPlanDialog
+    from rbln_artifact_studio.gui.servers_view import ServersDock
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
@@ -45,6 +47,10 @@ class ServerMenu(QObject):
         )
         self.action_devices = window._action("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
         self.action_plan_now = window._action("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
+        self.action_servers_view = window._action(
+            "actionServersView", "Servers &View", self.open_servers_view, "Ctrl+Shift+V"
+        )
+        self.servers_dock: ServersDock | None = None
         self.disconnect_menu = QMenu("&Disconnect", window)
         self.disconnect_menu.setObjectName("disconnectMenu")
         file_menu = _menu(window, "&File")
@@ -55,6 +61,7 @@ class ServerMenu(QObject):
         server_menu.addAction(self.action_connect)
         server_menu.addAction(self.action_devices)
         server_menu.addAction(self.action_plan_now)
+        server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
         view = _menu(window, "&View")
@@ -143,6 +150,41 @@ class ServerMenu(QObject):
         dialog = ServerPlanDialog(self.window.jobs, paths, self.servers.hosts(), self.window)
         dialog.open()
         return dialog
+
+    @Slot()
+    def open_servers_view(self) -> ServersDock:
+        """Every connected server's NPUs, processes and drift, in a dock; "Where does this fit?" for the selection."""
+        from rbln_artifact_studio.gui.servers_view import (
+            DEFAULT_PERIOD,
+            SETTING_PERIOD,
+            ServersDock,
+            ServersView,
+            period_setting,
+        )
+
+        if self.servers_dock is None:
+            store = self.window.settings.store
+            view = ServersView(
+                self.window.jobs,
+                self.servers.hosts,
+                lambda: self.window.artifact,
+                period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
+            )
+            view.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
+            view.resizeCopyRequested.connect(self._resize_copy)
+            self.servers.changed.connect(view.refresh)
+            self.servers_dock = ServersDock(view, self.window)
+            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.servers_dock)
+        self.servers_dock.show()
+        self.servers_dock.raise_()
+        self.servers_dock.view.refresh()
+        return self.servers_dock
+
+    def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
+        """Resize to a Copy… at the count the Servers view found to fit."""
+        launcher: Any = getattr(self.window, "dialogs", self.window)  # the window's dialog launcher, where it has one
+        dialog = launcher.resize_dialog_for(artifact, blocks)
+        dialog.mode_copy.setChecked(True)
 
     @Slot()
     def _fill_disconnect_menu(self) -> None:

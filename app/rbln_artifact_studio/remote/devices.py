@@ -1,78 +1,46 @@
-"""A server's NPUs right now, from `rbln-smi` (`rbln-stat` on older drivers): name, memory used/total, processes."""
+"""A server's NPUs right now, from `rbln-smi` / `rbln-stat`: exact bytes from its JSON (`-j`), else its text table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import json
 
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
+from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
 from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
 from rbln_artifact_studio.remote.server import NOT_FOUND, Server
 
+__all__ = ["Device", "DeviceStatus", "NpuProcess", "parse_device_json", "parse_device_table", "read_devices"]
+
 TOOLS = ("rbln-smi", "rbln-stat")
-# A fixed script (nothing interpolated): the first of the tools found prints its table after a marker line.
+JSON_FLAGS = (("-j", "-g"), ("-j",))  # groups where the driver knows them; plain JSON on older drivers
+# A fixed script (nothing interpolated): the first tool found prints its JSON (when it offers JSON) or its table,
+# after a marker line that names the tool and the form.
 SCRIPT = (
     "for tool in rbln-smi rbln-stat; do "
-    'if command -v "$tool" >/dev/null 2>&1; then echo "#tool $tool"; exec "$tool"; fi; '
+    'if command -v "$tool" >/dev/null 2>&1; then '
+    'for flags in "-j -g" "-j"; do '
+    'if out=$("$tool" $flags 2>/dev/null); then '
+    'case $out in *\'"devices"\'*) echo "#tool $tool json"; printf \'%s\\n\' "$out"; exit 0;; esac; '
+    "fi; done; "
+    'echo "#tool $tool text"; exec "$tool"; fi; '
     "done; echo 'neither rbln-smi nor rbln-stat is on the PATH' >&2; exit 127"
 )
-ROUNDING = int(0.05 * 2**30)  # rbln-smi prints one decimal of GiB
+ROUNDING = int(0.05 * 2**30)  # the text table prints one decimal of GiB
+DEFAULT_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class NpuProcess:
-    npu: int
-    pid: int
-    name: str
-    memory: int | None
+def _where(line: int | None) -> str:
+    return f"line {line}: " if line is not None else ""
 
 
-@dataclass(frozen=True)
-class Device:
-    """One NPU as the tool reports it; `total` is the DRAM available after the reserve."""
-
-    index: int
-    name: str
-    device: str
-    used: int
-    total: int
-    util: str
-    processes: tuple[NpuProcess, ...]
-
-    @property
-    def free(self) -> int:
-        return max(self.total - self.used, 0)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "npu": self.index,
-            "name": self.name,
-            "device": self.device,
-            "memory_used": self.used,
-            "memory_total": self.total,
-            "memory_free": self.free,
-            "util": self.util,
-            "processes": [{"pid": p.pid, "name": p.name, "memory": p.memory} for p in self.processes],
-        }
-
-
-@dataclass(frozen=True)
-class DeviceStatus:
-    host: str
-    tool: str
-    devices: tuple[Device, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"host": self.host, "tool": self.tool, "devices": [d.to_json() for d in self.devices]}
-
-
-def _size(text: str) -> int | None:
-    try:
-        return parse_bytes(text.strip())  # binary units: the ecosystem's "GB" is GiB
-    except ValueError:
-        return None
+def _bad(tool: str, host: str, line: int | None, what: str) -> StudioError:
+    return StudioError(
+        f"{tool} on {host} printed something that cannot be true ({_where(line)}{what}); nothing was read from it.",
+        hint=f"Run `{tool}` on {host} in a terminal: a driver that reports this needs a look before anything is "
+        "placed on those NPUs.",
+    )
 
 
 def _exact_total(name: str, shown: int) -> int:
@@ -84,86 +52,242 @@ def _exact_total(name: str, shown: int) -> int:
     return available if abs(available - shown) <= ROUNDING else shown
 
 
-def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
-    """Each table of the output as (header cells, row cells); border and title lines are skipped."""
-    tables: list[tuple[list[str], list[list[str]]]] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("|") or not line.endswith("|"):
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) < 2:
-            continue  # a title line ("Device Information ...")
+# ---- the text table --------------------------------------------------------------------------------------------
+
+
+def _cells(line: str) -> list[str] | None:
+    line = line.strip()
+    if not line.startswith("|") or not line.endswith("|"):
+        return None
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def _tables(text: str) -> list[tuple[list[str], list[tuple[int, list[str]]]]]:
+    """Each table as (header cells, [(line number, row cells)]); borders and one-cell title lines are skipped."""
+    tables: list[tuple[list[str], list[tuple[int, list[str]]]]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        cells = _cells(line)
+        if cells is None or len(cells) < 2:
+            continue  # a border, a title ("Device Infomation ..."), or text around the tables
         if cells[0] == "NPU":
             tables.append((cells, []))
-        elif tables and cells[0].isdigit():
-            tables[-1][1].append(cells)
+        elif tables:
+            tables[-1][1].append((number, cells))
     return tables
 
 
-def parse_device_table(text: str) -> list[Device]:
-    """The Device and Context Information tables of rbln-smi / rbln-stat."""
-    devices: dict[int, Device] = {}
+def _size_cell(text: str, tool: str, host: str, line: int, what: str) -> int:
+    text = text.strip()
+    if text.startswith("-"):
+        raise _bad(tool, host, line, f"{what} is negative: {text!r}")
+    try:
+        return parse_bytes(text)  # binary units: the ecosystem's "GB" is GiB
+    except ValueError:
+        raise _bad(tool, host, line, f"cannot read {what} {text!r}") from None
+
+
+def _npu_cell(text: str, tool: str, host: str, line: int) -> int:
+    if not text.isdigit():
+        raise _bad(tool, host, line, f"{text!r} is not an NPU number")
+    return int(text)
+
+
+def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the server") -> list[Device]:
+    """The Device and Context Information tables of rbln-smi / rbln-stat; StudioError naming the line of a row
+    that cannot be true (an NPU listed twice, used above total, a negative size, a row that is no row)."""
+    devices: dict[int, tuple[int, Device]] = {}  # NPU -> (line, device)
     processes: dict[int, list[NpuProcess]] = {}
+    context_lines: list[tuple[int, int]] = []  # (line, NPU) of each context, checked once every device is known
     for header, rows in _tables(text):
         col = {name: i for i, name in enumerate(header)}
         memory_col = next((i for name, i in col.items() if name.startswith("Memory")), None)
         if "Name" in col and memory_col is not None:
-            for cells in rows:
-                used_text, _, total_text = cells[memory_col].partition("/")
-                used, total = _size(used_text), _size(total_text)
-                if used is None or total is None:
-                    raise StudioError(f"Cannot read the memory column of NPU {cells[0]}: {cells[memory_col]!r}.")
+            for line, cells in rows:
+                if len(cells) != len(header):
+                    raise _bad(tool, host, line, f"a device row of {len(cells)} columns under {len(header)} titles")
+                index = _npu_cell(cells[0], tool, host, line)
+                if index in devices:
+                    raise _bad(tool, host, line, f"NPU {index} is listed twice (first on line {devices[index][0]})")
+                used_text, slash, total_text = cells[memory_col].partition("/")
+                if not slash:
+                    raise _bad(tool, host, line, f"NPU {index}'s memory {cells[memory_col]!r} is not used / total")
+                used = _size_cell(used_text, tool, host, line, f"NPU {index}'s used memory")
+                shown_total = _size_cell(total_text, tool, host, line, f"NPU {index}'s total memory")
+                if used > shown_total:
+                    raise _bad(tool, host, line, f"NPU {index} uses {used_text.strip()} of {total_text.strip()}")
                 name = cells[col["Name"]]
-                devices[int(cells[0])] = Device(
-                    int(cells[0]),
+                total = _exact_total(name, shown_total)
+                device = Device(
+                    index,
                     name,
                     cells[col["Device"]] if "Device" in col else "",
-                    used,
-                    _exact_total(name, total),
+                    min(used, total),  # the shown used is rounded as the shown total is
+                    total,
                     cells[col["Util"]] if "Util" in col else "",
                     (),
                 )
+                devices[index] = (line, device)
         elif "PID" in col:
             memory = next((i for name, i in col.items() if name.lower().startswith(("mem", "alloc"))), None)
             name_col = col.get("Process", 1)
-            for cells in rows:
-                processes.setdefault(int(cells[0]), []).append(
+            ctx_col = next((i for name, i in col.items() if name.upper().startswith("CTX")), None)
+            for line, cells in rows:
+                if len(cells) != len(header):
+                    raise _bad(tool, host, line, f"a context row of {len(cells)} columns under {len(header)} titles")
+                npu = _npu_cell(cells[0], tool, host, line)
+                pid_text = cells[col["PID"]]
+                if not pid_text.isdigit():
+                    raise _bad(tool, host, line, f"{pid_text!r} is not a process id")
+                processes.setdefault(npu, []).append(
                     NpuProcess(
-                        int(cells[0]),
-                        int(cells[col["PID"]]) if cells[col["PID"]].isdigit() else -1,
+                        npu,
+                        int(pid_text),
                         cells[name_col],
-                        _size(cells[memory]) if memory is not None else None,
+                        _size_cell(cells[memory], tool, host, line, "the context's memory")
+                        if memory is not None
+                        else None,
+                        cells[ctx_col] if ctx_col is not None else "",
                     )
                 )
+                context_lines.append((line, npu))
+    for line, npu in context_lines:
+        if npu not in devices:
+            raise _bad(tool, host, line, f"a context on NPU {npu}, which the device table does not list")
     return [
         Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(i, ())))
-        for i, d in sorted(devices.items())
+        for i, (_, d) in sorted(devices.items())
     ]
 
 
-def read_devices(server: Server, cancel: CancelToken | None = None) -> DeviceStatus:
-    """The server's NPUs now; StudioError when neither tool is installed or it fails."""
-    result = server.connection.run(["sh", "-c", SCRIPT], timeout=60, cancel=cancel)
+# ---- the JSON form ---------------------------------------------------------------------------------------------
+
+
+def _json_bytes(value: object, tool: str, host: str, where: str) -> int:
+    """`memory.used` / `total` / `memalloc`: integer strings of bytes (a number or a size with a unit accepted)."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if text is None or not text:
+        raise _bad(tool, host, None, f"{where} is {value!r}, not a size")
+    if text.startswith("-"):
+        raise _bad(tool, host, None, f"{where} is negative: {text!r}")
+    if text.isdigit():
+        return int(text)
+    try:
+        return parse_bytes(text)
+    except ValueError:
+        raise _bad(tool, host, None, f"{where} is {text!r}, not a size") from None
+
+
+def _json_int(value: object, tool: str, host: str, where: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise _bad(tool, host, None, f"{where} is {value!r}, not a number")
+
+
+def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the server") -> tuple[list[Device], str]:
+    """`rbln-stat -j` (Backend.AI's form): the devices with exact bytes, and the driver version."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _bad(tool, host, exc.lineno, f"not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("devices"), list):
+        raise _bad(tool, host, None, 'no "devices" list in its JSON')
+    devices: dict[int, Device] = {}
+    for i, entry in enumerate(data["devices"]):
+        where = f"devices[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("memory"), dict):
+            raise _bad(tool, host, None, f"{where} has no memory figures")
+        index = _json_int(entry.get("npu"), tool, host, f"{where}.npu")
+        if index in devices:
+            raise _bad(tool, host, None, f"{where}: NPU {index} is listed twice")
+        used = _json_bytes(entry["memory"].get("used"), tool, host, f"{where}.memory.used")
+        total = _json_bytes(entry["memory"].get("total"), tool, host, f"{where}.memory.total")
+        if used > total:
+            raise _bad(tool, host, None, f"{where}: NPU {index} uses {used:,} bytes of {total:,}")
+        devices[index] = Device(
+            index,
+            str(entry.get("name", "")),
+            str(entry.get("device", "")),
+            used,
+            total,
+            str(entry.get("util", "")),
+            (),
+            exact=True,
+            group_id=str(entry.get("group_id", "") or ""),
+        )
+    processes: dict[int, list[NpuProcess]] = {}
+    contexts = data.get("contexts") or []
+    if not isinstance(contexts, list):
+        raise _bad(tool, host, None, '"contexts" is not a list')
+    for i, ctx in enumerate(contexts):
+        where = f"contexts[{i}]"
+        if not isinstance(ctx, dict):
+            raise _bad(tool, host, None, f"{where} is not an object")
+        npu = _json_int(ctx.get("npu"), tool, host, f"{where}.npu")
+        if npu not in devices:
+            raise _bad(tool, host, None, f'{where} is on NPU {npu}, which "devices" does not list')
+        memalloc = ctx.get("memalloc")
+        processes.setdefault(npu, []).append(
+            NpuProcess(
+                npu,
+                _json_int(ctx.get("pid"), tool, host, f"{where}.pid"),
+                str(ctx.get("process", "")),
+                None if memalloc in (None, "") else _json_bytes(memalloc, tool, host, f"{where}.memalloc"),
+                str(ctx.get("ctx_id", "")),
+                str(ctx.get("status", "")),
+            )
+        )
+    out = [
+        Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(d.index, ())), True, d.group_id)
+        for _, d in sorted(devices.items())
+    ]
+    return out, str(data.get("KMD_version", ""))
+
+
+# ---- reading a server ------------------------------------------------------------------------------------------
+
+
+def parse_tool_output(host: str, out: str) -> DeviceStatus:
+    """What SCRIPT printed (its marker line, then the tool's JSON or table) as the server's device status."""
+    first, _, body = out.partition("\n")
+    marker = first.removeprefix("#tool ").split()
+    tool, form = [*marker, "rbln-smi", "text"][:2] if first.startswith("#tool") else ("rbln-smi", "text")
+    if form == "json":
+        devices, version = parse_device_json(body, tool, host)
+        status = DeviceStatus(host, tool, tuple(devices), ReadForm.JSON, version)
+    else:
+        status = DeviceStatus(host, tool, tuple(parse_device_table(body, tool, host)), ReadForm.TEXT)
+    if not status.devices:
+        shown = next((line.strip() for line in body.splitlines() if line.strip()), "")
+        raise StudioError(
+            f"{tool} on {host} listed no NPUs"
+            + (f" (it printed: {shown[:120]!r})." if shown else " (it printed nothing)."),
+            hint=f"Run `{tool}` on {host} in a terminal: the driver may not see its NPUs.",
+        )
+    return status
+
+
+def read_devices(server: Server, cancel: CancelToken | None = None, timeout: float = DEFAULT_TIMEOUT) -> DeviceStatus:
+    """The server's NPUs now; StudioError when neither tool is installed, it fails, or it prints what cannot be."""
+    result = server.connection.run(["sh", "-c", SCRIPT], timeout=timeout, cancel=cancel)
     out = result.stdout.decode("utf-8", "replace")
     if result.returncode == NOT_FOUND and not out.startswith("#tool"):
         raise StudioError(
             f"{server.host} has neither rbln-smi nor rbln-stat on its PATH, so its NPUs cannot be listed.",
             hint="They come with the RBLN driver package; check that the driver is installed there.",
         )
-    first, _, table = out.partition("\n")
-    tool = first.removeprefix("#tool ").strip()
     if result.returncode != 0:
-        why = (result.stderr.strip() or table.strip()).splitlines()[-1:] or ["no message"]
+        first, _, table = out.partition("\n")
+        tool = first.removeprefix("#tool ").split()[0] if first.startswith("#tool") else "rbln-smi"
+        why = (result.stderr.strip() or table.strip()).splitlines()[-1:] or ["it printed no reason"]
         raise StudioError(f"{tool} failed on {server.host} (status {result.returncode}): {why[0]}")
-    devices = parse_device_table(table)
-    if not devices:
-        raise StudioError(f"{tool} on {server.host} listed no NPUs.")
-    return DeviceStatus(server.host, tool, tuple(devices))
+    return parse_tool_output(server.host, out)
 
 
 def devices_text(status: DeviceStatus) -> str:
-    lines = [f"{status.host}: {len(status.devices)} NPU(s) ({status.tool})"]
+    how = "exact bytes" if status.form is ReadForm.JSON else "text table, to 0.1 GiB"
+    lines = [f"{status.host}: {len(status.devices)} NPU(s) ({status.tool}, {how})"]
     for d in status.devices:
         lines.append(
             f"  NPU {d.index} {d.name:10} {d.device:7} used {format_bytes(d.used):>10} of {format_bytes(d.total):>10}, "

@@ -211,6 +211,14 @@ class Server:
                 f"name a newer one with {ENV_REMOTE_PYTHON}=PATH before starting the studio or the CLI.",
             )
         tail = stderr.strip().splitlines()[-3:]
+        if not tail:  # a wrapper or a broken install that exits without a word: say where to look
+            raise StudioError(
+                f"The studio's helper failed on {self.host} (status {status}) and {self.python} there printed no "
+                "reason.",
+                hint=f"Check that `ssh {self.host} {self.python} -c 'print(1)'` prints 1 in a terminal (a wrapper "
+                f"script, a broken install or a shell startup file that exits can cause this), or name a working "
+                f"Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ there with {ENV_REMOTE_PYTHON}=PATH.",
+            )
         raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")
 
     def run_program(self, program: str, args: Sequence[str], cancel: CancelToken | None = None) -> list[dict[str, Any]]:

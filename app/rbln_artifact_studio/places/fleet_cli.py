@@ -1,0 +1,192 @@
+"""The CLI's commands across many servers: devices, place, plan --on and scan, each server a row of one answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, expand
+from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.location import ServerFolder, names_a_server, parse_host, parse_location, server_url
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.fleet import (
+    DEFAULT_PARALLEL,
+    DEFAULT_TIMEOUT,
+    fan_out,
+    fleet_text,
+    read_fleet,
+)
+
+ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def default_timeout() -> float:
+    text = os.environ.get(ENV_TIMEOUT)
+    try:
+        return float(text) if text else DEFAULT_TIMEOUT
+    except ValueError:
+        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds.") from None
+
+
+def is_host_entry(text: str) -> bool:
+    """A server with no folder, or `@GROUP`: a server to run on, not an artifact."""
+    return text.startswith(GROUP_PREFIX) or names_a_server(text)
+
+
+def hosts_of(entries: Sequence[str]) -> list[str]:
+    """The servers named (a server's URL, a bare HOST, `@GROUP` from the settings), each once; the CLI's
+    ssh configuration is read from the environment first."""
+    registry.configure_from_environment()
+    hosts = []
+    for entry in expand(entries):
+        hosts.append(parse_host(entry))
+    if not hosts:
+        raise StudioError(f"No server named; give {server_url('HOST')} (or @GROUP) one or more times.")
+    return list(dict.fromkeys(hosts))
+
+
+def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`--on SERVER ART` reads ART as a server's value: hand what is not a server back to the artifacts."""
+    hosts = [t for t in on if is_host_entry(t)]
+    return hosts, [t for t in on if not is_host_entry(t)] + list(dirs)
+
+
+def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
+    """`devices ssh://a [ssh://b | @group ...]`: one host as before (its error is the command's); several: a row each."""
+    hosts = hosts_of(entries)
+    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
+    if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
+        [reading] = readings
+        if reading.error is not None:
+            raise StudioError(reading.error)
+    if as_json:
+        data: Any = (
+            readings[0].to_json() if len(readings) == 1 and len(entries) == 1 else [r.to_json() for r in readings]
+        )
+        _print_json(data)
+    else:
+        print(fleet_text(readings))
+    return 1 if any(r.error is not None for r in readings) else 0
+
+
+def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus], dict[str, str]]:
+    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False)
+    statuses = [r.status for r in readings if r.status is not None]
+    failures = {r.host: r.error or "not read" for r in readings if r.status is None}
+    return statuses, failures
+
+
+def _open_all(targets: Sequence[str], inspector: GraphInspector | None) -> list[Artifact]:
+    from rbln_artifact_studio.core.planning.planner import require_valid
+    from rbln_artifact_studio.places import dispatch
+
+    artifacts = [dispatch.open_artifact(parse_location(t), inspector) for t in targets]
+    require_valid(artifacts)  # as plan: an invalid artifact is named, never placed
+    return artifacts
+
+
+def cmd_place(
+    targets: Sequence[str],
+    entries: Sequence[str],
+    inspector: GraphInspector | None,
+    as_json: bool,
+    timeout: float | None,
+) -> int:
+    """`place ART... --on ssh://a ssh://b | @group`: 0 when every artifact fits somewhere now, else 1."""
+    from rbln_artifact_studio.core.planning.placement import place, placement_text
+
+    hosts = hosts_of(entries)
+    if not targets:
+        raise StudioError("Name the artifacts to place: place ART... --on ssh://HOST ...")
+    artifacts = _open_all(targets, inspector)
+    statuses, failures = _statuses(hosts, timeout or default_timeout())
+    placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
+    if as_json:
+        _print_json({"servers": hosts, "placements": [p.to_json() for p in placements]})
+    else:
+        print("\n".join(placement_text(p) for p in placements))
+    return 0 if all(p.fits for p in placements) else 1
+
+
+def cmd_plan_on(
+    entries: Sequence[str],
+    targets: Sequence[str],
+    inspector: GraphInspector | None,
+    as_json: bool,
+    timeout: float | None,
+) -> int:
+    """`plan --on ssh://a [ssh://b ...] ART...`: 0 when the artifacts fit together on at least one server, else 1."""
+    from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
+
+    hosts = hosts_of(entries)
+    artifacts = _open_all(targets, inspector)
+    statuses, failures = _statuses(hosts, timeout or default_timeout())
+    if len(hosts) == 1 and failures:
+        raise StudioError(failures[hosts[0]])
+    plans = [plan_on_server(artifacts, s) for s in statuses]
+    if as_json:
+        rows: list[dict[str, Any]] = [p.to_json() for p in plans]
+        rows += [{"host": h, "verdict": "unknown", "fits": False, "error": why} for h, why in failures.items()]
+        _print_json(rows[0] if len(hosts) == 1 else rows)
+    else:
+        print("\n".join(server_plan_text(p) for p in plans))
+        for host, why in failures.items():
+            print(f"{host}: FAILED: {why}")
+    return 0 if any(p.fits for p in plans) else 1
+
+
+def scan_fleet(
+    roots: Sequence[str],
+    entries: Sequence[str],
+    timeout: float | None = None,
+    on_issue: Callable[[str, str], None] | None = None,
+) -> Iterator[ArtifactSummary]:
+    """The rows of several servers' folders (each `ssh://HOST/PATH`, or PATH on every `--on` server), read at once;
+    a server that cannot be read is a row with its reason."""
+    from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
+
+    registry.configure_from_environment()
+    folders: list[ServerFolder] = []
+    for root in roots:
+        where = parse_location(root)
+        if isinstance(where, ServerFolder):
+            folders.append(where)
+        elif entries:
+            folders += [ServerFolder(h, root) for h in hosts_of(entries)]
+        else:
+            raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
+    by_url = {str(f): f for f in folders}
+
+    def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:
+        folder = by_url[url]
+        server = registry.server(folder.host)
+        issues: list[str] = []
+        rows = list(checked_rows(server, scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m))))
+        if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
+            raise StudioError(" ".join(issues))
+        if on_issue is not None:
+            for message in issues:
+                on_issue(url, message)
+        return rows
+
+    for result in fan_out(list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL):
+        if result.value is not None:
+            yield from result.value
+        else:
+            folder = by_url[result.host]
+            yield ArtifactSummary(
+                folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
+            )

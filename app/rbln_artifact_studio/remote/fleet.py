@@ -1,0 +1,234 @@
+"""Many servers at once: each read in its own thread, bounded in parallelism and each in time; a failure is a row.
+
+A server that does not answer within its limit is reported as such and left behind: its thread is a daemon and
+its cancel token is set, so the transport stops its ssh (and with it the program on the server) while the
+answer for the others is already printed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
+from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.planning.drift import (
+    DRIFT_THRESHOLD_PERCENT,
+    ContextDrift,
+    ProcessArtifact,
+    choose_artifact,
+    drifts,
+)
+from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.devices import devices_text, read_devices
+from rbln_artifact_studio.remote.server import Server
+
+T = TypeVar("T")
+DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
+DEFAULT_TIMEOUT = 60.0  # seconds per server, for everything the command asks of it
+GRACE = 2.0  # beyond a server's limit, for its own calls to end with their own message first
+POLL = 0.05
+
+
+@dataclass(frozen=True)
+class HostResult(Generic[T]):
+    host: str
+    value: T | None
+    error: str | None  # why there is no value: the server's error, or that it did not answer in time
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: str | None = None
+        self.cancel = CancelToken()
+
+
+def fan_out(
+    hosts: Sequence[str],
+    work: Callable[[str, CancelToken, float], T],
+    timeout: float = DEFAULT_TIMEOUT,
+    parallel: int = DEFAULT_PARALLEL,
+    cancel: CancelToken | None = None,
+) -> list[HostResult[T]]:
+    """work(host, cancel, timeout) for every host, at most `parallel` at once, each given `timeout` seconds from
+    its start; the results in the order of `hosts`, a failure or a timeout as the error of its row."""
+    gate = threading.Semaphore(max(parallel, 1))
+    slots = {host: _Slot() for host in dict.fromkeys(hosts)}
+
+    def run(host: str, slot: _Slot) -> None:
+        with gate:
+            if slot.cancel.cancelled:
+                slot.error = "Cancelled before it was read."
+                slot.done.set()
+                return
+            slot.started = time.monotonic()
+            try:
+                slot.value = work(host, slot.cancel, timeout)
+            except StudioError as exc:
+                slot.error = exc.one_line()
+            except Exception as exc:  # a bug must not take the other servers' rows with it
+                slot.error = f"internal error: {type(exc).__name__}: {exc}"
+            slot.done.set()
+
+    for host, slot in slots.items():
+        threading.Thread(target=run, args=(host, slot), name=f"fleet-{host}", daemon=True).start()
+    late: set[str] = set()
+    while True:
+        pending = [h for h, s in slots.items() if not s.done.is_set() and h not in late]
+        if not pending:
+            break
+        now = time.monotonic()
+        for host in pending:
+            slot = slots[host]
+            if cancel is not None and cancel.cancelled:
+                slot.cancel.cancel()
+            if slot.started is not None and now - slot.started > timeout + GRACE:
+                slot.cancel.cancel()  # the transport stops its ssh at its next look
+                late.add(host)
+        if (
+            cancel is not None
+            and cancel.cancelled
+            and all(s.started is None for s in slots.values() if not s.done.is_set())
+        ):
+            break
+        slots[pending[0]].done.wait(POLL)
+    out: list[HostResult[T]] = []
+    for host, slot in slots.items():
+        if slot.done.is_set():
+            out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
+        elif host in late:
+            out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s."))
+        else:
+            out.append(HostResult(host, None, "Cancelled before it was read."))
+    return out
+
+
+# ---- one server's NPUs with what its processes serve ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerReading:
+    """A server's NPUs now and, per context, its artifact's prediction against the allocation; or why not."""
+
+    host: str
+    status: DeviceStatus | None
+    drifts: tuple[ContextDrift, ...] = ()
+    error: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        if self.status is None:
+            return {"host": self.host, "error": self.error, "devices": [], "contexts": []}
+        return {
+            **self.status.to_json(),
+            "error": None,
+            "contexts": [d.to_json() for d in self.drifts],
+            "notes": list(self.notes),
+        }
+
+
+def match_processes(
+    server: Server, pids: Sequence[int], cancel: CancelToken | None = None
+) -> dict[int, ProcessArtifact]:
+    """Each process's artifact: the folder its command line names (read on the server), opened there."""
+    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
+
+    if not pids:
+        return {}
+    records = server.run_program("processes", [CONFIG_NAME, *(str(p) for p in pids)], cancel)
+    paths: dict[int, str | None] = {}
+    out: dict[int, ProcessArtifact] = {}
+    for record in records:
+        pid = int(record.get("pid", -1))
+        if "error" in record:
+            out[pid] = ProcessArtifact(pid, None, None, f"the process cannot be read there: {record['error']}")
+            continue
+        argv = [str(a) for a in record.get("argv", [])]
+        folders = {str(k): str(v) for k, v in (record.get("folders") or {}).items()}
+        path = choose_artifact(argv, folders)
+        paths[pid] = path
+        if path is None:
+            out[pid] = ProcessArtifact(pid, None, None, "its command line names no artifact folder")
+    wanted = sorted({p for p in paths.values() if p is not None})
+    opened: dict[str, Artifact | StudioError] = {}
+    if wanted:
+        targets = [ServerFolder(server.host, p) for p in wanted]
+        opened = dict(zip(wanted, open_remote_artifacts(server, targets, cancel), strict=False))
+    for pid, path in paths.items():
+        if path is None:
+            continue
+        found = opened.get(path)
+        url = str(ServerFolder(server.host, path))
+        if isinstance(found, Artifact):
+            out[pid] = ProcessArtifact(pid, url, found)
+        else:
+            why = found.one_line() if found is not None else "it was not read"
+            out[pid] = ProcessArtifact(pid, url, None, f"{url} cannot be read: {why}")
+    for pid in pids:
+        out.setdefault(pid, ProcessArtifact(pid, None, None, "the server did not report the process"))
+    return out
+
+
+def read_server(
+    host: str,
+    cancel: CancelToken | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    threshold: float = DRIFT_THRESHOLD_PERCENT,
+    with_drift: bool = True,
+) -> ServerReading:
+    """A server's NPUs (StudioError when they cannot be read) and the drift of each context on them."""
+    server = registry.server(host)
+    status = read_devices(server, cancel, timeout)
+    if not with_drift or not status.contexts:
+        return ServerReading(host, status)
+    pids = sorted({c.pid for c in status.contexts})
+    notes: tuple[str, ...] = ()
+    try:
+        matches = match_processes(server, pids, cancel)
+    except StudioError as exc:  # the NPUs are known; only what their processes serve is not
+        why = f"the processes could not be looked up: {exc.one_line()}"
+        matches = {pid: ProcessArtifact(pid, None, None, why) for pid in pids}
+        notes = (why,)
+    return ServerReading(host, status, drifts(status, matches, threshold), notes=notes)
+
+
+def read_fleet(
+    hosts: Sequence[str],
+    timeout: float = DEFAULT_TIMEOUT,
+    parallel: int = DEFAULT_PARALLEL,
+    threshold: float = DRIFT_THRESHOLD_PERCENT,
+    with_drift: bool = True,
+    cancel: CancelToken | None = None,
+) -> list[ServerReading]:
+    """Every server's reading, in the order given; a server that failed or timed out is a reading with its error."""
+
+    def work(host: str, token: CancelToken, limit: float) -> ServerReading:
+        return read_server(host, token, limit, threshold, with_drift)
+
+    return [
+        r.value if r.value is not None else ServerReading(r.host, None, error=r.error)
+        for r in fan_out(hosts, work, timeout, parallel, cancel)
+    ]
+
+
+def fleet_text(readings: Sequence[ServerReading]) -> str:
+    """One table for every server: its NPUs, its contexts with their drift, or its reason."""
+    lines: list[str] = []
+    for r in readings:
+        if r.status is None:
+            lines.append(f"{r.host}: FAILED: {r.error}")
+            continue
+        lines.append(devices_text(r.status))
+        lines += [f"    {d.text()}" for d in r.drifts]
+        lines += [f"    note: {n}" for n in r.notes]
+    return "\n".join(lines)
