@@ -90,17 +90,17 @@ def main() -> int:
         window.grab().save(str(image))
         images.append(str(image))
 
-        resize = window.open_resize_dialog()
+        resize = window.dialogs.open_resize_dialog()
         check("resize dialog", resize)
         resize.reject()
-        explorer = window.open_explorer()
+        explorer = window.dialogs.open_explorer()
         check("explore budgets", explorer)
         explorer.close()
-        for opener, name in ((window.show_about, "about"), (window.show_preferences, "preferences")):
+        for opener, name in ((window.dialogs.show_about, "about"), (window.dialogs.show_preferences, "preferences")):
             dialog = opener()
             check(name, dialog)
             dialog.close()
-        wizard = window.open_compile_wizard()
+        wizard = window.dialogs.open_compile_wizard()
         wait_until(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
         for page in ("model", "target", "shape", "sizing", "output"):
             check(f"compile wizard, {page} page", wizard)
@@ -120,7 +120,7 @@ def main() -> int:
         if args.scale == 1 and not args.rtl:
             compare.grab().save(str(args.out / f"compare-{args.theme}.png"))
         compare.close()
-        planner = window.open_planner()
+        planner = window.dialogs.open_planner()
         planned: list[bool] = []
         planner.planned.connect(lambda: planned.append(True))
         wait_until(lambda: bool(planned))

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.gui import errors
-from rbln_artifact_studio.gui import main_window as main_window_module
+from rbln_artifact_studio.gui import folder_control
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.main_window import MainWindow, main_window
 from rbln_artifact_studio.gui.settings import Settings
@@ -202,7 +202,7 @@ def test_recent_folders_geometry_and_splitter_are_remembered(
     qtbot.addWidget(again)
     again.show()
     assert settings.recent_folders()[0] == str(workspace)
-    assert again.recent_menu.actions()[0].text() == str(workspace)
+    assert again.folders.recent_menu.actions()[0].text() == str(workspace)
     assert again.size() == window.size()
     assert again.splitter.sizes() == sizes
 
@@ -236,7 +236,7 @@ def test_closing_with_a_running_job_asks_then_cancels(
 def test_demo_workspace_is_built_in_a_worker_and_opened(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(main_window_module, "demo_folder", lambda: str(tmp_path / "demo"))
+    monkeypatch.setattr(folder_control, "demo_folder", lambda: str(tmp_path / "demo"))
     with qtbot.waitSignal(window.workspace.scanFinished, timeout=20_000):
         window.open_demo()
     assert window.model.rowCount() == 5

@@ -23,7 +23,7 @@ pytest_plugins = ["fakes.plugin"]
 
 
 def _to_target_page(qtbot: QtBot, window: MainWindow, model: Path) -> CompileWizard:
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     type_text(qtbot, wizard.findChild(QLineEdit, "wizardModelEdit"), str(model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
     click_next(qtbot, wizard)
@@ -77,7 +77,7 @@ def test_a_wizard_compile_runs_through_optimum_rbln_cli(
     qtbot: QtBot, window: MainWindow, argv_log: Path, toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path
 ) -> None:
     open_folder(qtbot, window, tmp_path)
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     combo = wizard.findChild(QComboBox, "wizardBackendCombo")
     info = wizard.findChild(QLabel, "wizardBackendInfo")
     assert not _optimum_item_enabled(combo) and "Detecting the backends…" in info.text()  # answered by a job
