@@ -13,8 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.operations.resize import resize_in_place
-from rbln_artifact_studio.gui import errors
-from rbln_artifact_studio.gui import folder_control
+from rbln_artifact_studio.gui import errors, folder_control
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.main_window import MainWindow, main_window
 from rbln_artifact_studio.gui.settings import Settings

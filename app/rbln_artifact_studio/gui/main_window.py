@@ -27,6 +27,7 @@ from rbln_artifact_studio.gui.selection_details import SelectionDetails
 from rbln_artifact_studio.gui.server_actions import ServerMenu
 from rbln_artifact_studio.gui.settings import Settings
 from rbln_artifact_studio.gui.status_line import StatusLine
+from rbln_artifact_studio.gui.theme import ThemeControl
 from rbln_artifact_studio.gui.window_dialogs import DialogLauncher
 from rbln_artifact_studio.gui.workspace import Workspace
 
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         self.selection = SelectionDetails(self)
         self.folders = FolderControl(self)
         self.dialogs = DialogLauncher(self)
+        self.theme = ThemeControl(self.settings, self)
 
     def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
         action = QAction(text, self)
@@ -152,6 +154,8 @@ class MainWindow(QMainWindow):
         self.view_menu = bar.addMenu("&View")
         self.view_menu.addAction(self.action_jobs)
         self.view_menu.addAction(self.artifact_actions.toolbar_action)
+        self.view_menu.addSeparator()
+        self.view_menu.addMenu(self.theme.menu)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.action_about)
 
