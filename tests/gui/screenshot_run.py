@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # layout_audit, beside this file
 
-from layout_audit import audit, dark_palette
+from layout_audit import audit
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget, QWizard
 
@@ -54,12 +54,12 @@ def main() -> int:
     QStandardPaths.setTestModeEnabled(True)
     app = QApplication(sys.argv[:1])
     app.setStyle(QStyleFactory.create("Fusion"))  # the same look on every desktop, so the images compare
-    app.setPalette(dark_palette() if args.theme == "dark" else app.style().standardPalette())
     if args.rtl:
         app.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
     from rbln_artifact_studio.gui.application import configure
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.settings import Settings
+    from rbln_artifact_studio.gui.theme import Theme
 
     configure(app)
     screen = app.primaryScreen().availableGeometry()
@@ -68,8 +68,8 @@ def main() -> int:
     images: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(Settings(QSettings(str(Path(tmp) / "s.ini"), QSettings.Format.IniFormat)), 50)
-        window.show()
-        window.resize(1280, 800)
+        window.theme.choose(Theme(args.theme), remember=False)  # as `rbln-studio --theme dark` draws it
+        window.show()  # at most the screen's available size, as for a user
         window.open_folder(args.workspace)
         paths = sorted(str(p) for p in args.workspace.iterdir() if (p / "rbln_config.json").is_file())
         wait_until(lambda: all(window.model.row_of(p) is not None for p in paths))
@@ -84,7 +84,10 @@ def main() -> int:
             problems.extend(f"[{name}] {p}" for p in audit(widget, logical))
 
         check("main window", window)
-        suffix = f"-{args.theme}" + (f"-{args.scale}x" if args.scale != 1 else "") + ("-rtl" if args.rtl else "")
+        small = "-1024x700" if logical == (1024, 700) else ""
+        suffix = (
+            f"-{args.theme}" + (f"-{args.scale}x" if args.scale != 1 else "") + ("-rtl" if args.rtl else "") + small
+        )
         image = args.out / f"main-window{suffix}.png"
         args.out.mkdir(parents=True, exist_ok=True)
         window.grab().save(str(image))

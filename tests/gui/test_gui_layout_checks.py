@@ -18,10 +18,11 @@ from rbln_artifact_studio.gui.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.jobs_panel import JobRow
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.theme import dark_palette
 from rbln_artifact_studio.gui.tones import DARK, LIGHT, Tone
 
 from .conftest import open_folder, select
-from .layout_audit import audit, chart_problems, clipped_texts, contrast, dark_palette, overlapping_widgets
+from .layout_audit import audit, chart_problems, clipped_texts, contrast, overlapping_widgets
 
 
 def test_the_checks_find_clipped_and_overlapping_text(qtbot: QtBot) -> None:

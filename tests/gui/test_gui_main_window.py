@@ -67,7 +67,10 @@ def test_open_select_and_read_the_breakdown(
     table = window.findChild(object, "breakdownTable")
     assert table.rowCount() == 4
     tight_row = [table.item(r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
-    assert table.item(tight_row, 3).toolTip().startswith(f"{expected.tightest.kv:,} B")
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers[:5] == ["Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache"]  # as the legend
+    assert table.item(tight_row, 1).text() == f"{expected.tightest.reserve:,} B"  # exact, as the README says
+    assert table.item(tight_row, 4).text() == f"{expected.tightest.kv:,} B"
     assert chart.tooltip_at(QPoint(1, 1)) == ""
 
 
