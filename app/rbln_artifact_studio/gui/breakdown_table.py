@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads t
 
 # The chart's legend and the CLI's breakdown name the same parts, in the same order.
 HEADERS = ("Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
-NO_BUDGET_HEADERS = HEADERS[:5] + ("Free",)  # no budget recorded: no budget column
+NO_BUDGET_HEADERS = (*HEADERS[:5], "Free")  # no budget recorded: no budget column
 
 
 class BreakdownTable(QTableWidget):
