@@ -48,6 +48,9 @@ class DialogLauncher(QObject):
         w = self.window
         job = operations.compile_artifact(w.jobs, request, output_dir, backend, w.settings.toolchain().settings())
         w.artifact_actions.busy.track(job, output_dir)
+        from rbln_artifact_studio.core.display.commandline import compile_argv
+
+        job.command, job.output = compile_argv(request, output_dir), output_dir
         job.succeeded.connect(self._on_written)
         w.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
         return job
@@ -84,6 +87,8 @@ class DialogLauncher(QObject):
             job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings())
             outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
             w.artifact_actions.busy.track(job, dialog.choice.artifact_dir, *outputs)
+            job.command = dialog.choice.argv
+            job.output = str(dialog.choice.output_dir or dialog.choice.artifact_dir)
             job.succeeded.connect(self._on_written)
 
     @Slot()
