@@ -34,7 +34,7 @@ def test_cancel_is_in_view_without_scrolling(qtbot: QtBot, window: MainWindow) -
     qtbot.waitUntil(lambda: row.cancel_button.isVisible())
     viewport = listing.viewport()
     left = row.cancel_button.mapTo(viewport, QPoint(0, 0)).x()
-    assert 0 <= left and left + row.cancel_button.width() <= viewport.width()
+    assert left >= 0 and left + row.cancel_button.width() <= viewport.width()
     assert listing.horizontalScrollBar().maximum() == 0
     assert row.title.toolTip() == LONG_TITLE and row.title.text().count("…") == 1  # shortened, whole in the tip
     with qtbot.waitSignal(job.finished):
