@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtCore import QPoint, QRect, QRectF
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractScrollArea,
     QLabel,
     QProgressBar,
     QStyle,
@@ -19,33 +20,6 @@ from PySide6.QtWidgets import (
 
 SLACK = 1  # pixels of rounding allowed
 MIN_CONTRAST = 3.0  # WCAG's threshold for large text and graphics: legible, if not comfortable
-
-
-def dark_palette() -> QPalette:
-    """A typical dark desktop palette (what KDE Breeze Dark and GNOME's dark style come close to)."""
-    p = QPalette()
-    window, base, text, button = QColor("#353535"), QColor("#2a2a2a"), QColor("#eeeeee"), QColor("#454545")
-    for role, colour in (
-        (QPalette.ColorRole.Window, window),
-        (QPalette.ColorRole.WindowText, text),
-        (QPalette.ColorRole.Base, base),
-        (QPalette.ColorRole.AlternateBase, QColor("#323232")),
-        (QPalette.ColorRole.Text, text),
-        (QPalette.ColorRole.Button, button),
-        (QPalette.ColorRole.ButtonText, text),
-        (QPalette.ColorRole.ToolTipBase, base),
-        (QPalette.ColorRole.ToolTipText, text),
-        (QPalette.ColorRole.PlaceholderText, QColor("#9e9e9e")),
-        (QPalette.ColorRole.Highlight, QColor("#2a82da")),
-        (QPalette.ColorRole.HighlightedText, QColor("#ffffff")),
-        (QPalette.ColorRole.Link, QColor("#64b5f6")),
-        (QPalette.ColorRole.BrightText, QColor("#ff8a80")),
-    ):
-        p.setColor(role, colour)
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#7f7f7f"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#7f7f7f"))
-    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#7f7f7f"))
-    return p
 
 
 def _luminance(c: QColor) -> float:
@@ -151,6 +125,43 @@ def too_large(top: QWidget, width: int = 1280, height: int = 800) -> list[str]:
     return []
 
 
+def _scrolls(widget: QWidget) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None:
+        if (
+            isinstance(parent, QAbstractScrollArea)
+            and parent.isWindow() is False
+            and parent.viewport().isAncestorOf(widget)
+        ):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def off_screen(top: QWidget) -> list[str]:
+    """The window beyond its screen's available area, or a button of it below (or beside) the screen's edge:
+    a button the user cannot reach without moving the window by keyboard tricks."""
+    screen = top.screen()
+    if screen is None:
+        return []
+    area = screen.availableGeometry()
+    frame = top.frameGeometry()
+    problems = []
+    if not area.contains(frame):
+        problems.append(f"{_name(top)} at {frame.getRect()} leaves the screen's available area {area.getRect()}")
+    for button in top.findChildren(QAbstractButton):
+        if not button.isVisible() or isinstance(button, QToolButton) or not button.text():
+            continue
+        if button.window() is not top or _scrolls(button):
+            continue  # another window's, or reached by scrolling its scroll area
+        rect = QRect(button.mapToGlobal(QPoint(0, 0)), button.size())
+        if not area.contains(rect):
+            problems.append(
+                f"{_name(button)}: button '{button.text()}' at {rect.getRect()} is off the screen {area.getRect()}"
+            )
+    return problems
+
+
 _COLOUR = re.compile(r"color:\s*(#[0-9a-fA-F]{6})")
 
 
@@ -169,9 +180,10 @@ def low_contrast(top: QWidget) -> list[str]:
 
 
 def audit(top: QWidget, screen: tuple[int, int] | None = (1280, 800)) -> list[str]:
-    """Everything above for one window (the screen check only where the screen is 1280x800 logical pixels)."""
+    """Everything above for one window (the size check only where the screen is 1280x800 logical pixels, or the
+    given size); no button off its screen."""
     QGuiApplication.processEvents()
-    problems = clipped_texts(top) + overlapping_widgets(top) + low_contrast(top)
+    problems = clipped_texts(top) + overlapping_widgets(top) + low_contrast(top) + off_screen(top)
     if screen is not None:
         problems += too_large(top, *screen)
     return problems

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the gui 
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget, QWizard
 
-from gui.layout_audit import audit, dark_palette
+from gui.layout_audit import audit
 from gui.widgets import present
 
 
@@ -56,7 +56,6 @@ def main() -> int:
     QStandardPaths.setTestModeEnabled(True)
     app = QApplication(sys.argv[:1])
     app.setStyle(QStyleFactory.create("Fusion"))  # the same look on every desktop, so the images compare
-    app.setPalette(dark_palette() if args.theme == "dark" else app.style().standardPalette())
     if args.rtl:
         app.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
     from rbln_artifact_studio.gui.application import configure
@@ -64,6 +63,7 @@ def main() -> int:
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.planner_dialog import PlannerDialog
     from rbln_artifact_studio.gui.settings import Settings
+    from rbln_artifact_studio.gui.theme import Theme
 
     configure(app)
     screen = app.primaryScreen().availableGeometry()
@@ -72,8 +72,8 @@ def main() -> int:
     images: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(Settings(QSettings(str(Path(tmp) / "s.ini"), QSettings.Format.IniFormat)), 50)
-        window.show()
-        window.resize(1280, 800)
+        window.theme.choose(Theme(args.theme), remember=False)  # as `rbln-studio --theme dark` draws it
+        window.show()  # at most the screen's available size, as for a user
         window.open_folder(args.workspace)
         paths = sorted(str(p) for p in args.workspace.iterdir() if (p / "rbln_config.json").is_file())
         wait_until(lambda: all(window.model.row_of(p) is not None for p in paths))
@@ -88,23 +88,26 @@ def main() -> int:
             problems.extend(f"[{name}] {p}" for p in audit(widget, logical))
 
         check("main window", window)
-        suffix = f"-{args.theme}" + (f"-{args.scale}x" if args.scale != 1 else "") + ("-rtl" if args.rtl else "")
+        small = "-1024x700" if logical == (1024, 700) else ""
+        suffix = (
+            f"-{args.theme}" + (f"-{args.scale}x" if args.scale != 1 else "") + ("-rtl" if args.rtl else "") + small
+        )
         image = args.out / f"main-window{suffix}.png"
         args.out.mkdir(parents=True, exist_ok=True)
         window.grab().save(str(image))
         images.append(str(image))
 
-        resize = present(window.open_resize_dialog(), "the resize dialog")
+        resize = present(window.dialogs.open_resize_dialog(), "the resize dialog")
         check("resize dialog", resize)
         resize.reject()
-        explorer = present(window.open_explorer(), "the explorer")
+        explorer = present(window.dialogs.open_explorer(), "the explorer")
         check("explore budgets", explorer)
         explorer.close()
-        for opener, name in ((window.show_about, "about"), (window.show_preferences, "preferences")):
+        for opener, name in ((window.dialogs.show_about, "about"), (window.dialogs.show_preferences, "preferences")):
             dialog = present(opener(), name)
             check(name, dialog)
             dialog.close()
-        wizard = window.open_compile_wizard()
+        wizard = window.dialogs.open_compile_wizard()
         wait_until(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
         for page in ("model", "target", "shape", "sizing", "output"):
             check(f"compile wizard, {page} page", wizard)
@@ -125,7 +128,7 @@ def main() -> int:
         if args.scale == 1 and not args.rtl:
             compare.grab().save(str(args.out / f"compare-{args.theme}.png"))
         compare.close()
-        planner = window.open_planner()
+        planner = window.dialogs.open_planner()
         assert isinstance(planner, PlannerDialog)
         planned: list[bool] = []
         planner.planned.connect(lambda: planned.append(True))

@@ -84,7 +84,7 @@ def test_about_box_fills_in_backends_from_a_job(
 def test_about_box_shows_optimum_when_it_is_installed(
     qtbot: QtBot, window: MainWindow, fake_optimum: FakeToolchain
 ) -> None:
-    about = window.show_about()
+    about = window.dialogs.show_about()
     text = child(about, QPlainTextEdit, "aboutText")
     qtbot.waitUntil(lambda: "detecting…" not in text.toPlainText(), timeout=20_000)
     optimum = _line(text.toPlainText(), "optimum")
@@ -143,7 +143,7 @@ def test_preferences_point_at_a_toolchain_and_keep_it(
 def test_cancel_puts_the_saved_toolchain_back(
     qtbot: QtBot, window: MainWindow, settings: Settings, no_toolchain: None, toolchain: FakeToolchain
 ) -> None:
-    prefs = window.show_preferences()
+    prefs = window.dialogs.show_preferences()
     status = child(prefs, QPlainTextEdit, "prefsBackends")
     child(prefs, QLineEdit, "prefsOptimumCli").setText(str(toolchain.cli))
     prefs.detect_again()
@@ -160,7 +160,7 @@ def test_an_environment_variable_wins_and_preferences_say_so(
     qtbot: QtBot, window: MainWindow, no_toolchain: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv(ENV_TOOLCHAIN_PYTHON, str(tmp_path / "env-python"))
-    prefs = window.show_preferences()
+    prefs = window.dialogs.show_preferences()
     note = child(prefs, QLabel, "prefsEnvNote").text()
     assert f"{ENV_TOOLCHAIN_PYTHON} is set ({tmp_path / 'env-python'}) and takes precedence" in note
     _wait_detected(qtbot, window)

@@ -231,7 +231,7 @@ def test_trash_is_refused_while_a_job_uses_the_artifact(
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
     # A resize the user started is tracked as using its source and its copy.
-    dialog = window.open_resize_dialog()
+    dialog = window.dialogs.open_resize_dialog()
     assert dialog is not None
     dialog.target_spin.setValue(12)
     qtbot.waitUntil(lambda: dialog.apply_button.isEnabled())

@@ -42,7 +42,7 @@ def test_no_budget_is_named_or_drawn_for_a_compiled_artifact(
     headers = [present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]
     assert "Budget" not in headers and headers[-1] == "Free"
 
-    dialog = window.open_resize_dialog()
+    dialog = window.dialogs.open_resize_dialog()
     assert dialog is not None
     assert "no memory_budget recorded: the whole NPU" in dialog.before_caption.text()
     assert "no memory_budget recorded" in dialog.after_caption.text()

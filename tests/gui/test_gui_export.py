@@ -105,7 +105,7 @@ def test_cancel_writes_nothing_and_a_failure_is_shown(
 ) -> None:
     open_folder(qtbot, window, workspace)
     choose(monkeypatch, "")
-    assert window.export_report() is None
+    assert window.dialogs.export_report() is None
     choose(monkeypatch, workspace / "missing-folder" / "fleet.csv")
     job = run_export(qtbot, window)
     assert job.state.value == "failed" and job.failure is not None

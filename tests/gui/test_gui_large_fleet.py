@@ -53,14 +53,14 @@ def test_the_window_says_which_changes_it_cannot_see_and_still_sees_new_artifact
     for i in range(5):
         shutil.copytree(cr13_artifact, root / "team" / f"a-{i}")
     open_folder(qtbot, window, root)
-    qtbot.waitUntil(lambda: not window.watch_label.isHidden())
-    assert window.watch_label.text().startswith("Changes inside 2 artifact(s) show after ")
-    assert f"Only {small_cap:,} artifact folders are watched" in window.watch_label.toolTip()
+    qtbot.waitUntil(lambda: not window.status_line.watch_label.isHidden())
+    assert window.status_line.watch_label.text().startswith("Changes inside 2 artifact(s) show after ")
+    assert f"Only {small_cap:,} artifact folders are watched" in window.status_line.watch_label.toolTip()
     shutil.copytree(cr13_artifact, root / "team" / "a-new")  # appears in a watched folder above the artifacts
     qtbot.waitUntil(lambda: window.model.row_of(str(root / "team" / "a-new")) is not None, timeout=10_000)
     (tmp_path / "elsewhere").mkdir()
     window.open_folder(tmp_path / "elsewhere")  # another folder: nothing left out any more
-    qtbot.waitUntil(lambda: window.watch_label.isHidden())
+    qtbot.waitUntil(lambda: window.status_line.watch_label.isHidden())
 
 
 def test_rows_are_frozen_every_few_thousand_rows_the_table_takes(monkeypatch: pytest.MonkeyPatch) -> None:

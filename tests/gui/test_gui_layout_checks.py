@@ -19,10 +19,11 @@ from rbln_artifact_studio.gui.compare_dialog import CompareDialog
 from rbln_artifact_studio.gui.jobs_panel import JobRow
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.theme import dark_palette
 from rbln_artifact_studio.gui.tones import DARK, LIGHT, Tone
 
 from .conftest import open_folder, select
-from .layout_audit import audit, chart_problems, clipped_texts, contrast, dark_palette, overlapping_widgets
+from .layout_audit import audit, chart_problems, clipped_texts, contrast, overlapping_widgets
 from .widgets import child, present
 
 
@@ -130,12 +131,17 @@ def test_every_window_passes_the_audit(
     select(qtbot, window, cr13_artifact)
     window.resize(1280, 800)
     assert audit(window) == []
-    for open_dialog in (window.open_resize_dialog, window.open_explorer, window.show_about, window.show_preferences):
+    for open_dialog in (
+        window.dialogs.open_resize_dialog,
+        window.dialogs.open_explorer,
+        window.dialogs.show_about,
+        window.dialogs.show_preferences,
+    ):
         dialog = open_dialog()
         assert dialog is not None
         assert audit(dialog) == [], dialog.objectName()
         dialog.close()
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
     for _page in range(5):
         assert audit(wizard) == [], wizard.currentPage().title()
@@ -150,7 +156,7 @@ def test_every_window_passes_the_audit(
     qtbot.waitUntil(lambda: compare.comparison is not None)
     assert audit(compare) == []
     compare.close()
-    planner = window.open_planner()
+    planner = window.dialogs.open_planner()
     assert planner is not None
     with qtbot.waitSignal(planner.planned, timeout=20_000):  # type: ignore[attr-defined]
         pass
@@ -162,7 +168,10 @@ def test_backend_lines_wrap_in_a_fixed_pitch_font(qtbot: QtBot, window: MainWind
     """About and Preferences: the columns line up and no line runs off the right edge (nothing to scroll to)."""
     from PySide6.QtWidgets import QPlainTextEdit
 
-    for open_dialog, name in ((window.show_about, "aboutText"), (window.show_preferences, "prefsBackends")):
+    for open_dialog, name in (
+        (window.dialogs.show_about, "aboutText"),
+        (window.dialogs.show_preferences, "prefsBackends"),
+    ):
         dialog = open_dialog()
         text = child(dialog, QPlainTextEdit, name)
         text.setPlainText(text.toPlainText() + "\n  optimum  not available  -  " + "a very long detail " * 20)

@@ -13,14 +13,13 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.operations.resize import resize_in_place
-from rbln_artifact_studio.gui import errors
-from rbln_artifact_studio.gui import main_window as main_window_module
+from rbln_artifact_studio.gui import errors, folder_control
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.main_window import MainWindow, main_window
 from rbln_artifact_studio.gui.settings import Settings
 
 from .conftest import make_real_like, open_folder, row_values, select
-from .widgets import cell, child
+from .widgets import cell, child, present
 
 
 def _error_dialog(qtbot: QtBot) -> QMessageBox:
@@ -73,7 +72,10 @@ def test_open_select_and_read_the_breakdown(
     table = child(window, QTableWidget, "breakdownTable")
     assert table.rowCount() == 4
     tight_row = [cell(table, r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
-    assert cell(table, tight_row, 3).toolTip().startswith(f"{expected.tightest.kv:,} B")
+    headers = [present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]
+    assert headers[:5] == ["Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache"]  # as the legend
+    assert cell(table, tight_row, 1).text() == f"{expected.tightest.reserve:,} B"  # exact, as the README says
+    assert cell(table, tight_row, 4).text() == f"{expected.tightest.kv:,} B"
     assert chart.tooltip_at(QPoint(1, 1)) == ""
 
 
@@ -207,7 +209,7 @@ def test_recent_folders_geometry_and_splitter_are_remembered(
     qtbot.addWidget(again)
     again.show()
     assert settings.recent_folders()[0] == str(workspace)
-    assert again.recent_menu.actions()[0].text() == str(workspace)
+    assert again.folders.recent_menu.actions()[0].text() == str(workspace)
     assert again.size() == window.size()
     assert again.splitter.sizes() == sizes
 
@@ -246,7 +248,7 @@ def test_closing_with_a_running_job_asks_then_cancels(
 def test_demo_workspace_is_built_in_a_worker_and_opened(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(main_window_module, "demo_folder", lambda: str(tmp_path / "demo"))
+    monkeypatch.setattr(folder_control, "demo_folder", lambda: str(tmp_path / "demo"))
     with qtbot.waitSignal(window.workspace.scanFinished, timeout=20_000):
         window.open_demo()
     assert window.model.rowCount() == 5

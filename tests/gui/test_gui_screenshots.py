@@ -1,5 +1,6 @@
 """The app under a real X server (Xvfb): main window and dialogs in light and dark palettes, at 100% and 200%, and
-right to left, with no clipped or overlapping text, every window within 1280x800; images in build/screenshots/.
+right to left, and on a 1024x700 screen, with no clipped or overlapping text, every window and its buttons on the
+screen; images in build/screenshots/.
 
 Each variant runs tests/gui/screenshot_run.py in its own process (QT_SCALE_FACTOR is read once at start-up) on an
 Xvfb screen of 1280x800 logical pixels (2560x1600 at 200%), started here on a free display.
@@ -87,8 +88,10 @@ def _run(workspace: Path, display: str, *options: str) -> dict[str, list[str]]:
         (("--theme", "light", "--scale", "2"), (2560, 1600)),
         (("--theme", "dark", "--scale", "2"), (2560, 1600)),
         (("--theme", "dark", "--rtl"), (1280, 800)),
+        (("--theme", "light"), (1024, 700)),
+        (("--theme", "dark"), (1024, 700)),
     ],
-    ids=["light-100", "dark-100", "light-200", "dark-200", "dark-rtl"],
+    ids=["light-100", "dark-100", "light-200", "dark-200", "dark-rtl", "light-1024x700", "dark-1024x700"],
 )
 def test_every_window_fits_and_no_text_is_clipped(
     workspace: Path, options: tuple[str, ...], screen: tuple[int, int]

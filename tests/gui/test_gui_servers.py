@@ -304,7 +304,7 @@ def test_resize_dialog_on_a_server_artifact_writes_the_copy_there(
     url = f"ssh://{HOST_ALIAS}{real}"
     assert w.browser.select_path(url)
     qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == url, timeout=20_000)
-    dialog = w.open_resize_dialog()
+    dialog = w.dialogs.open_resize_dialog()
     assert isinstance(dialog, ResizeDialog)
     dialog.mode_copy.setChecked(True)
     dialog.target_spin.setValue(12)

@@ -24,7 +24,7 @@ pytest_plugins = ["fakes.plugin"]
 
 
 def _to_target_page(qtbot: QtBot, window: MainWindow, model: Path) -> CompileWizard:
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     type_text(qtbot, child(wizard, QLineEdit, "wizardModelEdit"), str(model))
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled(), timeout=10_000)
     click_next(qtbot, wizard)
@@ -78,7 +78,7 @@ def test_a_wizard_compile_runs_through_optimum_rbln_cli(
     qtbot: QtBot, window: MainWindow, argv_log: Path, toolchain: FakeToolchain, tiny_model: Path, tmp_path: Path
 ) -> None:
     open_folder(qtbot, window, tmp_path)
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     combo = child(wizard, QComboBox, "wizardBackendCombo")
     info = child(wizard, QLabel, "wizardBackendInfo")
     assert not _optimum_item_enabled(combo) and "Detecting the backends…" in info.text()  # answered by a job

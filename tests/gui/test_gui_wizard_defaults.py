@@ -18,7 +18,7 @@ from .widgets import child
 
 
 def _open(qtbot: QtBot, window: MainWindow) -> CompileWizard:
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())  # preset read in a worker
     return wizard
 

@@ -46,7 +46,7 @@ from .widgets import child, present
 @pytest.fixture
 def wizard(qtbot: QtBot, window: MainWindow) -> CompileWizard:
     """The wizard on its shape page: Qwen3-8B (bundled preset) on one RBLN-CR13."""
-    wizard = window.open_compile_wizard()
+    wizard = window.dialogs.open_compile_wizard()
     qtbot.waitUntil(lambda: wizard.button(QWizard.WizardButton.NextButton).isEnabled())
     click_next(qtbot, wizard)
     wizard.target_page.set_npu("RBLN-CR13")

@@ -129,7 +129,7 @@ class ArtifactActions(QObject):
     def update(self) -> None:
         """Enable what the selection allows (the main window calls this when the selection or details change)."""
         paths = self.window.browser.selected_paths()
-        one = self.window.artifact is not None
+        one = self.window.selection.artifact is not None
         self.resize_copy.setEnabled(one)
         self.serving.setEnabled(one)
         self.open_details.setEnabled(bool(paths))
@@ -177,9 +177,10 @@ class ArtifactActions(QObject):
     def open_resize_copy(self) -> QWidget | None:
         """The resize dialog on 'to a copy', the focus in the count."""
         w = self.window
-        if w.artifact is None:
+        artifact = w.selection.artifact
+        if artifact is None:
             return None
-        dialog = w.resize_dialog_for(w.artifact)
+        dialog = w.dialogs.resize_dialog_for(artifact)
         dialog.mode_copy.setChecked(True)
         dialog.by_count.setChecked(True)
         dialog.target_spin.setFocus(Qt.FocusReason.OtherFocusReason)

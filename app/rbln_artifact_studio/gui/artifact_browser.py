@@ -103,6 +103,11 @@ class ArtifactBrowser(QWidget):
         WORKERS.release()
         self.painted.emit()
 
+    @Slot()
+    def focus_filter(self) -> None:
+        self.filter_edit.setFocus()
+        self.filter_edit.selectAll()
+
     def current_path(self) -> str:
         return self._current
 

@@ -1,4 +1,4 @@
-"""The table beside the DRAM chart: each chiplet's figures, rounded in cells and exact in tooltips."""
+"""The table below the DRAM chart: each chiplet's figures in exact bytes (rounded in tooltips), as the README says."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from rbln_artifact_studio.core.display.presentation import bar_label, usage_tooltip
-from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.sizes import format_bytes
 
 if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads the artifact, after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
 
-HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
-NO_BUDGET_HEADERS = ("Chiplet", "Weights", "Workspace / other", "KV cache", "Free")  # no budget recorded: no column
+# The chart's legend and the CLI's breakdown name the same parts, in the same order.
+HEADERS = ("Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
+NO_BUDGET_HEADERS = (*HEADERS[:5], "Free")  # no budget recorded: no budget column
 
 
 class BreakdownTable(QTableWidget):
@@ -45,12 +46,12 @@ class BreakdownTable(QTableWidget):
             name = bar_label(u, chiplets) + ("  ◀ tightest" if is_tight else "")
             cells = [
                 (name, None),
-                *((format_bytes(v), v) for v in (u.weights, u.workspace, u.kv, u.free_in_budget, u.budget)),
+                *((f"{v:,} B", v) for v in (u.reserve, u.weights, u.workspace, u.kv, u.free_in_budget, u.budget)),
             ][: len(headers)]
             for col, (text, value) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(
-                    usage_tooltip(u, is_tight, breakdown.budget_set) if value is None else format_bytes_exact(value)
+                    usage_tooltip(u, is_tight, breakdown.budget_set) if value is None else format_bytes(value)
                 )
                 if value is not None:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

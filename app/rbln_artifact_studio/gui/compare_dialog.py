@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.tones import Tone, style
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class CompareDialog(QDialog):
         outer = QVBoxLayout(self)
         outer.addWidget(scroll)
         outer.addWidget(buttons)
-        self.resize(1100, 700)
+        resize_to_fit(self, 1100, 700)
         from rbln_artifact_studio.gui import operations  # the backends load when first used
 
         job = operations.compare_artifacts(jobs, left, right, toolchain)

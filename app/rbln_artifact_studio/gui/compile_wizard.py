@@ -17,6 +17,7 @@ from rbln_artifact_studio.core.simulator.devices import device_fit, sizing_text
 from rbln_artifact_studio.gui.backend_status import BackendStatus
 from rbln_artifact_studio.gui.jobs import JobManager
 from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.settings import ToolchainPaths
 from rbln_artifact_studio.gui.wizard_model_page import ModelPage
 from rbln_artifact_studio.gui.wizard_output_page import OutputPage
@@ -63,7 +64,7 @@ class CompileWizard(QWizard):
         self.shape_page.fixes.fixChosen.connect(self.apply_fix)
         self.sizing_page.fixes.fixChosen.connect(self.apply_fix)
         self.target_page.fixes.fixChosen.connect(self.apply_fix)
-        self.resize(980, 720)
+        resize_to_fit(self, 980, 720)
 
     @property
     def model(self) -> ResolvedModel | None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import check_host
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.settings import ServerEntry
 
 HELP = (
@@ -61,7 +62,7 @@ class ConnectDialog(QDialog):
         layout.addWidget(self.buttons)
         self.host_combo.currentTextChanged.connect(self._on_host)
         self.folders_edit.textChanged.connect(self._validate)
-        self.resize(560, 320)
+        resize_to_fit(self, 560, 320)
         self._on_host(self.host_combo.currentText())
 
     @Slot(str)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import DeviceStatus, read_devices
 from rbln_artifact_studio.remote.server import Server
@@ -58,7 +59,7 @@ class DevicesDialog(QDialog):
         layout.addWidget(self.tree, 1)
         layout.addWidget(note)
         layout.addWidget(buttons)
-        self.resize(820, 360)
+        resize_to_fit(self, 820, 360)
         self.refresh()
 
     @Slot()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from rbln_artifact_studio.core.display.presentation import (
@@ -24,16 +24,33 @@ from rbln_artifact_studio.gui.tones import is_dark
 if TYPE_CHECKING:  # types only: the estimator loads in the worker that reads the artifact, after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
 
-COLOURS = {
-    "reserve": QColor("#9e9e9e"),
-    "weights": QColor("#1e88e5"),
-    "workspace": QColor("#8e24aa"),
-    "kv": QColor("#43a047"),
-    "free": QColor("#e8f5e9"),
-    "outside": QColor("#eceff1"),
-}
-# On a dark palette the pale free / outside fills would glare: darker tints of the same hues.
-DARK_FILLS = {"free": QColor("#2f4a33"), "outside": QColor("#3a4147")}
+# The filled parts keep their hues in both schemes, a shade lighter on a dark palette; free space and what lies
+# outside the budget are the palette's own base and window, tinted, so they never pass for KV cache.
+LIGHT_FILLS = {"reserve": "#9e9e9e", "weights": "#1e88e5", "workspace": "#8e24aa", "kv": "#388e3c"}
+DARK_FILLS = {"reserve": "#9e9e9e", "weights": "#42a5f5", "workspace": "#ba68c8", "kv": "#66bb6a"}
+
+
+def _mix(a: QColor, b: QColor, share_of_b: float) -> QColor:
+    keep = 1 - share_of_b
+    return QColor.fromRgbF(
+        a.redF() * keep + b.redF() * share_of_b,
+        a.greenF() * keep + b.greenF() * share_of_b,
+        a.blueF() * keep + b.blueF() * share_of_b,
+    )
+
+
+def segment_colour(key: str, palette: QPalette) -> QColor:
+    """The fill of a chart segment (reserve, weights, workspace, kv, free, outside) on this palette."""
+    fills = DARK_FILLS if is_dark(palette) else LIGHT_FILLS
+    kv = QColor(fills["kv"])
+    if key == "free":
+        return _mix(palette.color(QPalette.ColorRole.Base), kv, 0.12)
+    if key == "outside":
+        shade = QPalette.ColorRole.Light if is_dark(palette) else QPalette.ColorRole.Mid
+        return _mix(palette.color(QPalette.ColorRole.Window), palette.color(shade), 0.5)
+    return QColor(fills[key])
+
+
 BUDGET_COLOUR = QColor("#d32f2f")
 TIGHTEST_COLOUR = QColor("#e65100")
 
@@ -91,7 +108,7 @@ class DramChart(TooltipChart):
         return QSize(280, 220)
 
     def _fill(self, key: str) -> QColor:
-        return DARK_FILLS.get(key, COLOURS[key]) if is_dark(self.palette()) else COLOURS[key]
+        return segment_colour(key, self.palette())
 
     def _budget_set(self) -> bool:
         return self._breakdown is None or self._breakdown.budget_set

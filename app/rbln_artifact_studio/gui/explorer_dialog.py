@@ -16,6 +16,7 @@ from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
 from rbln_artifact_studio.gui.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.tones import Tone, style
 
 OpenResize = Callable[[Artifact, "int | None", "str | None", QWidget], "ResizeDialog | None"]
@@ -70,7 +71,7 @@ class ExplorerDialog(QDialog):
         layout.addWidget(self.pick_label)
         layout.addWidget(self.command)
         layout.addWidget(buttons)
-        self.resize(900, 600)
+        resize_to_fit(self, 900, 600)
 
         self._job: Job | None = jobs.submit(f"Explore {artifact.name}", lambda ctx: explore(artifact), visible=False)
         self._job.succeeded.connect(self._on_explored)

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.remote.transport import HostKeyCheck
 
 
@@ -41,4 +42,4 @@ class HostKeyDialog(QDialog):
         layout.addWidget(summary)
         layout.addWidget(self.details, 1)
         layout.addWidget(self.buttons)
-        self.resize(640, 320)
+        resize_to_fit(self, 640, 320)

@@ -186,6 +186,8 @@ class Job(QObject):
         self.writes = writes
         self.visible = visible
         self.surfaced = False  # a hidden job whose failure nobody handled, shown in the jobs panel instead
+        self.command: list[str] | None = None  # the rbln-studio-cli command doing the same (the panel copies it)
+        self.output: str | None = None  # the folder it writes, shown in the file manager from the panel
         self.token = CancelToken()
         self._acked = threading.Event()
         self.state = JobState.QUEUED

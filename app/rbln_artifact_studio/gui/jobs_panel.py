@@ -1,22 +1,33 @@
-"""The jobs dock: running and finished jobs with progress bars, cancel buttons, elapsed time and their log."""
+"""The jobs dock: running and finished jobs with progress bars, cancel buttons, elapsed time and their log.
+
+A row's title gives way (elided, whole in its tooltip) so its Cancel button stays in view; a row's context menu
+offers Cancel, Show Log, Copy Command and Show Output in File Manager.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Slot
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from rbln_artifact_studio.core.display.commandline import shell_text
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
 
@@ -26,6 +37,31 @@ def _elapsed(seconds: float) -> str:
     return f"{minutes}:{secs:02d}"
 
 
+class ElidedLabel(QLabel):
+    """A label that shortens its text with '…' to the width it gets (the whole text in its tooltip)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = text
+        self.setToolTip(text)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("Copy a…"))
+        self._elide()
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance(self.full_text) + 4, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.minimumWidth(), super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideMiddle, self.width()))
+
+
 class JobRow(QWidget):
     """One job: title, state, progress bar, elapsed time and a cancel button."""
 
@@ -33,7 +69,7 @@ class JobRow(QWidget):
         super().__init__(parent)
         self.job = job
         self.setObjectName("jobRow")
-        self.title = QLabel(job.title)
+        self.title = ElidedLabel(job.title)
         self.state = QLabel()
         self.state.setObjectName("jobState")
         self.bar = QProgressBar()
@@ -102,6 +138,11 @@ class JobsPanel(QDockWidget):
         self.manager = manager
         self.list = QListWidget()
         self.list.setObjectName("jobsList")
+        # Rows are as wide as the list, never wider: the Cancel button is in view without scrolling.
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._on_context_menu)
         self.log = QPlainTextEdit()
         self.log.setObjectName("jobLog")
         self.log.setReadOnly(True)
@@ -136,7 +177,7 @@ class JobsPanel(QDockWidget):
             return
         item = QListWidgetItem()
         row = JobRow(job)
-        item.setSizeHint(row.sizeHint())
+        item.setSizeHint(QSize(row.minimumSizeHint().width(), row.sizeHint().height()))
         self.list.insertItem(0, item)
         self.list.setItemWidget(item, row)
         self.rows[id(job)] = row
@@ -145,6 +186,50 @@ class JobsPanel(QDockWidget):
 
     def row_for(self, job: Job) -> JobRow | None:
         return self.rows.get(id(job))
+
+    def _row_at(self, pos: QPoint) -> JobRow | None:
+        item = self.list.itemAt(pos)
+        row = self.list.itemWidget(item) if item is not None else None
+        return row if isinstance(row, JobRow) else None
+
+    @Slot(QPoint)
+    def _on_context_menu(self, pos: QPoint) -> None:
+        row = self._row_at(pos)
+        if row is not None:
+            self.context_menu(row).popup(self.list.viewport().mapToGlobal(pos))
+
+    def context_menu(self, row: JobRow) -> QMenu:
+        """Cancel, Show Log, Copy Command, Show Output in File Manager: each offered where the job allows it."""
+        job = row.job
+        menu = QMenu(self.list)
+        menu.setObjectName("jobContextMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        cancel = menu.addAction("&Cancel", row.cancel_button.click)
+        cancel.setEnabled(not job.state.ended and row.cancel_button.isEnabled())
+        menu.addAction("Show &Log", lambda: self._select(row))
+        copy = menu.addAction("Copy &Command", lambda: self.copy_command(job))
+        copy.setEnabled(job.command is not None)
+        show = menu.addAction("Show Output in &File Manager", lambda: self.show_output(job))
+        show.setEnabled(job.output is not None and job.state is JobState.SUCCEEDED)
+        return menu
+
+    def _select(self, row: JobRow) -> None:
+        for i in range(self.list.count()):
+            if self.list.itemWidget(self.list.item(i)) is row:
+                self.list.setCurrentRow(i)
+        self.log.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def copy_command(self, job: Job) -> str:
+        text = shell_text(job.command) if job.command else ""
+        if text:
+            QGuiApplication.clipboard().setText(text)
+        return text
+
+    def show_output(self, job: Job) -> bool:
+        """The folder that holds the job's output, in the desktop's file manager."""
+        if job.output is None:
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(job.output).parent)))
 
     @Slot()
     def _tick(self) -> None:

@@ -11,9 +11,19 @@ from rbln_artifact_studio import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rbln-studio", description="RBLN Artifact Studio desktop app.")
+    parser = argparse.ArgumentParser(
+        prog="rbln-studio",
+        description="RBLN Artifact Studio desktop app.",
+        epilog="Qt's own options (-style fusion, -platform offscreen, -reverse, -qwindowgeometry 1024x700, …) "
+        "are passed to Qt.",
+    )
     parser.add_argument("folder", nargs="?", help="a folder of compiled artifacts to open")
     parser.add_argument("--demo", action="store_true", help="open the demo workspace (built on first use)")
+    parser.add_argument(
+        "--theme",
+        choices=["system", "light", "dark"],
+        help="light or dark for this run (default: as chosen in View ▸ Theme, which follows the desktop at first)",
+    )
     parser.add_argument(
         "--smoke-test",
         action="store_true",
@@ -28,7 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # passes would walk them again and again (~10-20 ms) and find next to nothing; _run freezes them instead.
     gc.disable()
     try:
-        args = build_parser().parse_args(argv)
+        from rbln_artifact_studio.gui.qt_options import split_qt_options
+
+        ours, qt_args = split_qt_options(sys.argv[1:] if argv is None else argv)
+        args = build_parser().parse_args(ours)
         from rbln_artifact_studio.gui.binding_check import binding_problem
 
         problem = binding_problem()
@@ -38,18 +51,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rbln_artifact_studio.gui.jobs import gui_switch_interval
 
         with gui_switch_interval():
-            return _run(args)
+            return _run(args, qt_args)
     finally:
         gc.enable()
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
     from rbln_artifact_studio.gui.application import create_application
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.stop_signals import StopSignals, stop_requested
 
-    app = create_application()
+    app = create_application([sys.argv[0] if sys.argv else "rbln-studio", *qt_args])
     window = MainWindow()
+    if args.theme:
+        from rbln_artifact_studio.gui.theme import Theme
+
+        window.theme.choose(Theme(args.theme), remember=False)
     window.show()
     StopSignals(window)  # SIGTERM and SIGINT close the window as its close button does
     # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage

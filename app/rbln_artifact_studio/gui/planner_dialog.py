@@ -47,6 +47,7 @@ from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.plan_chart import PlanChart, artifact_colour
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.places import dispatch
 
 EXACT_ROLE = Qt.ItemDataRole.UserRole + 1  # a cell's exact bytes (tests and copy)
@@ -200,7 +201,7 @@ class PlannerDialog(QDialog):
         self.replan_button.clicked.connect(self.replan)
         if model is not None:  # the table's model: re-plan when a planned artifact changes on disk
             model.dataChanged.connect(self._on_rows_changed)
-        self.resize(1000, 740)  # fits a 1280x800 screen with its title bar; the families scroll
+        resize_to_fit(self, 1000, 740)  # fits a 1280x800 screen with its title bar; the families scroll
         self.replan()
 
     # ---- planning ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.backends import settings as toolchain_settings
 from rbln_artifact_studio.gui.backend_status import BackendStatus
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.settings import Settings, ToolchainPaths
 
 
@@ -91,7 +92,7 @@ class PreferencesDialog(QDialog):
         layout.addWidget(toolchain)
         layout.addWidget(found, 1)
         layout.addWidget(buttons)
-        self.resize(760, 420)
+        resize_to_fit(self, 760, 420)
         self._show_env_overrides()
         backends.changed.connect(self._show_status)
         self._show_status()

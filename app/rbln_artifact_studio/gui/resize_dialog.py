@@ -39,6 +39,7 @@ from rbln_artifact_studio.core.storage.swap import staging_room_problem
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.screen_fit import resize_to_fit, scrolling_body
 from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
@@ -95,10 +96,30 @@ class ResizeDialog(QDialog):
         self.setWindowTitle(f"Resize KV cache: {artifact.name}")
         self.artifact = artifact
         self.host = host_of(artifact.where)  # on a server: the copy is written there, its folder checked there
-        config = artifact.config
+        self.jobs = jobs
+        self._init_checks()
+        body = QVBoxLayout()
+        body.addWidget(self._build_current())
+        body.addWidget(self._build_sizing())
+        body.addWidget(self.message)
+        body.addWidget(self._build_preview(), 1)
+        body.addWidget(self._build_output())
+        body.addWidget(QLabel("Command line:"))
+        body.addWidget(self.command)
+        scrolling_body(self, body, self._build_buttons())  # on a small screen the body scrolls, Apply stays
+        self._show_before()
+        self._connect_fields()
+        resize_to_fit(self, 900, 720)
+        if target is not None or budget_text is not None:
+            self.prefill(target, budget_text)
+        self.validate()
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _init_checks(self) -> None:
+        """What Apply would run, and the state of the checks on disk that may still be on their way."""
         self._output_edited = False
         self.choice: ResizeChoice | None = None
-        self.jobs = jobs
         self.output_problem: str | None = None  # what the disk check said about _checked_output
         self._checked_output: str | None = None
         self._output_timer = QTimer(self)
@@ -107,13 +128,17 @@ class ResizeDialog(QDialog):
         self._output_timer.timeout.connect(self._check_output)
         self._staging_problem: object = _UNASKED  # the in-place staging check of a real artifact (see below)
 
-        facts = block_facts(config)
+    def _build_current(self) -> QLabel:
+        facts = block_facts(self.artifact.config)
         current = QLabel(
             f"Current kvcache_num_blocks <b>{facts.num_blocks}</b> · floor <b>{facts.floor}</b> · "
             f"full pool <b>{facts.full}</b>"
         )
         current.setObjectName("resizeCurrentLabel")
+        return current
 
+    def _build_sizing(self) -> QGroupBox:
+        """A block count or a budget to fit, and the message that says what the core makes of it."""
         self.by_count = QRadioButton("Block count")
         self.by_count.setObjectName("resizeByCount")
         self.by_budget = QRadioButton("Fit to budget")
@@ -121,7 +146,7 @@ class ResizeDialog(QDialog):
         self.target_spin = QSpinBox()
         self.target_spin.setObjectName("resizeTargetSpin")
         self.target_spin.setRange(0, MAX_BLOCKS)
-        self.target_spin.setValue(max(config.kvcache_num_blocks, 0))
+        self.target_spin.setValue(max(self.artifact.config.kvcache_num_blocks, 0))
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("resizeBudgetEdit")
         self.budget_edit.setPlaceholderText("0.8, 80%, 10GB")
@@ -136,17 +161,19 @@ class ResizeDialog(QDialog):
         grid.addWidget(self.target_spin, 0, 1)
         grid.addWidget(self.by_budget, 1, 0)
         grid.addWidget(self.budget_edit, 1, 1)
-
         self.message = QLabel()
         self.message.setObjectName("resizeMessage")
         self.message.setWordWrap(True)
+        return target_box
 
+    def _build_preview(self) -> QGroupBox:
         preview = QGroupBox("DRAM per NPU, before and after")
         preview_layout = QGridLayout(preview)
         self.before_chart = DramChart(object_name="resizeBeforeChart")
         self.after_chart = DramChart(object_name="resizeAfterChart")
         self.before_caption = QLabel()
         self.after_caption = QLabel()
+        self.after_caption.setObjectName("resizeAfterCaption")
         for label in (self.before_caption, self.after_caption):
             label.setWordWrap(True)
         preview_layout.addWidget(QLabel("<b>Before</b>"), 0, 0)
@@ -155,7 +182,10 @@ class ResizeDialog(QDialog):
         preview_layout.addWidget(self.after_chart, 1, 1)
         preview_layout.addWidget(self.before_caption, 2, 0)
         preview_layout.addWidget(self.after_caption, 2, 1)
+        return preview
 
+    def _build_output(self) -> QGroupBox:
+        """To a copy (where) or in place, and the command line that does the same."""
         self.mode_copy = QRadioButton("To a copy")
         self.mode_copy.setObjectName("resizeModeCopy")
         self.mode_in_place = QRadioButton("In place")
@@ -177,45 +207,37 @@ class ResizeDialog(QDialog):
         row.addWidget(browse)
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
-        self.shared_label = QLabel(copy_on_write_note(artifact.shared) or "")
+        self.shared_label = QLabel(copy_on_write_note(self.artifact.shared) or "")
         self.shared_label.setObjectName("resizeSharedLabel")
         self.shared_label.setWordWrap(True)
         self.shared_label.setStyleSheet(style(Tone.WARNING))
         self.shared_label.setVisible(False)
         output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
-
         self.command = CommandLine("resizeCommand")
+        return output_box
+
+    def _build_buttons(self) -> QDialogButtonBox:
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
         self.apply_button.setObjectName("resizeApplyButton")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        return self.buttons
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(current)
-        layout.addWidget(target_box)
-        layout.addWidget(self.message)
-        layout.addWidget(preview, 1)
-        layout.addWidget(output_box)
-        layout.addWidget(QLabel("Command line:"))
-        layout.addWidget(self.command)
-        layout.addWidget(self.buttons)
-
+    def _show_before(self) -> None:
+        artifact = self.artifact
         before = artifact.breakdown()
         chiplets = artifact.npu.chiplets if artifact.npu else 1
         unknown = f"Allocations unknown: {artifact.unknown_reason or 'the NPU is unknown'}"
         self.before_chart.set_breakdown(before, chiplets, unknown)
         self.before_caption.setText(breakdown_caption(before) if before else unknown)
 
+    def _connect_fields(self) -> None:
         self.target_spin.valueChanged.connect(self._on_count_edited)
         self.budget_edit.textEdited.connect(self._on_budget_edited)
         self.by_count.toggled.connect(self.validate)
         self.mode_copy.toggled.connect(self.validate)
         self.output_edit.textEdited.connect(self._on_output_edited)
-        self.resize(900, 720)
-        if target is not None or budget_text is not None:
-            self.prefill(target, budget_text)
-        self.validate()
 
     def prefill(self, target: int | None = None, budget_text: str | None = None) -> None:
         """Start from a count (block count mode) or a budget text ('fit to budget' mode), validated at once."""
@@ -285,6 +307,7 @@ class ResizeDialog(QDialog):
             check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
+        self._show_after(target, error)  # a refused count is not previewed as if it fitted
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
@@ -297,7 +320,6 @@ class ResizeDialog(QDialog):
         if error is None and not copy and self.artifact.is_real:
             error = self._staging_error()
         self._show_message(target, warnings, error)
-        self._show_after(target)
         ok = error is None and target is not None
         self.apply_button.setEnabled(ok)
         if ok:
@@ -401,10 +423,14 @@ class ResizeDialog(QDialog):
         lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
         self.message.setText("<br>".join(lines))
 
-    def _show_after(self, target: int | None) -> None:
+    def _show_after(self, target: int | None, refused: str | None = None) -> None:
         artifact = self.artifact
         chiplets = artifact.npu.chiplets if artifact.npu else 1
-        after = artifact.breakdown(num_blocks=target) if target and target > 0 else None
-        message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
+        valid = target is not None and target > 0 and refused is None
+        after = artifact.breakdown(num_blocks=target) if valid else None
+        if refused is not None and target is not None:
+            message = f"Not previewed: {target} blocks cannot be applied ({refused})"
+        else:
+            message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
         self.after_chart.set_breakdown(after, chiplets, message)
         self.after_caption.setText(breakdown_caption(after) if after else message)

@@ -40,7 +40,8 @@ def report_and_exit(app: QApplication, window: QMainWindow) -> None:
             return
         print(
             f"rbln-studio {__version__} smoke test: main window shown on {app.platformName()} (Qt {qVersion()}), "
-            f"icon and {len(preset_ids())} model presets loaded",
+            f"icon and {len(preset_ids())} model presets loaded; style {app.style().name()}, "
+            f"{'right to left' if app.isRightToLeft() else 'left to right'}, window {window.width()}x{window.height()}",
             flush=True,
         )
         app.exit(0)

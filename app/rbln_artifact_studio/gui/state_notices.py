@@ -103,7 +103,7 @@ class StateNotices(QObject):
         if reason is None or workspace.root != root:
             return
         workspace.close_root()
-        self.window.setWindowTitle(self.window.windowTitle().split(" — ")[0])
+        self.window.show_no_folder_title()
         self.window.detail.show_message(f"{reason} Open a folder to see its artifacts.")
         self.folderGone.emit(root, reason)
         box = self._box(
@@ -113,4 +113,4 @@ class StateNotices(QObject):
             QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Close,
         )
         box.button(QMessageBox.StandardButton.Open).setText("Open Another Folder…")
-        box.button(QMessageBox.StandardButton.Open).clicked.connect(self.window.choose_folder)
+        box.button(QMessageBox.StandardButton.Open).clicked.connect(self.window.folders.choose_folder)
