@@ -11,18 +11,10 @@ from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.jobs import gui_switch_interval
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings
 
 QStandardPaths.setTestModeEnabled(True)  # demo workspace and settings never touch the user's folders
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _gui_switch_interval() -> Iterator[None]:
-    """The GUI tests run with the interpreter's switch interval the app runs with (gui_switch_interval)."""
-    with gui_switch_interval():
-        yield
 
 
 @pytest.fixture
