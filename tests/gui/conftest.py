@@ -26,7 +26,8 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def _stop_jobs(qtbot: QtBot, w: MainWindow) -> None:
     w.jobs.cancel_all()
     w.jobs.wait()
-    qtbot.waitUntil(lambda: not w.jobs.active())
+    # A change on disk may have queued a rescan after the cancel: cancel again until nothing runs.
+    qtbot.waitUntil(lambda: (w.jobs.cancel_all(), not w.jobs.active())[1], timeout=20_000)
 
 
 @pytest.fixture

@@ -106,13 +106,13 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return _status_brush(row.summary.status) if c == STATUS_COLUMN else None
+            return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
         if role == PATH_ROLE:
-            return row.summary.path
+            return row.path
         if role == SEARCH_ROLE:
             return row.search
         return None
@@ -161,7 +161,7 @@ class ArtifactTableModel(QAbstractTableModel):
         old = self.persistentIndexList()
         new = [self.index(new_row[id(self._rows[i.row()])], i.column()) for i in old]
         self._rows = ordered
-        self._index = {r.summary.path: i for i, r in enumerate(ordered)}
+        self._index = {r.path: i for i, r in enumerate(ordered)}
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
@@ -178,7 +178,7 @@ class ArtifactTableModel(QAbstractTableModel):
         return self._index.get(path)
 
     def paths(self) -> list[str]:
-        return [r.summary.path for r in self._rows]
+        return [r.path for r in self._rows]
 
     def upsert(self, summaries: Iterable[ArtifactSummary | TableRow]) -> None:
         """Replace rows whose path is known, add the others in one insert, and keep the sort order.
@@ -191,9 +191,9 @@ class ArtifactTableModel(QAbstractTableModel):
         changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
-            row = self._index.get(prepared.summary.path)
+            row = self._index.get(prepared.path)
             if row is None:
-                new[prepared.summary.path] = prepared
+                new[prepared.path] = prepared
             else:
                 self._rows[row] = prepared
                 changed.append(row)
@@ -207,7 +207,7 @@ class ArtifactTableModel(QAbstractTableModel):
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
             for offset, prepared in enumerate(rows):
-                self._index[prepared.summary.path] = first + offset
+                self._index[prepared.path] = first + offset
             self._rows.extend(rows)
             self.endInsertRows()
         if not in_order:
@@ -227,7 +227,7 @@ class ArtifactTableModel(QAbstractTableModel):
             del self._rows[first : last + 1]
             self.endRemoveRows()
         if rows:
-            self._index = {r.summary.path: i for i, r in enumerate(self._rows)}
+            self._index = {r.path: i for i, r in enumerate(self._rows)}
 
     def clear(self) -> None:
         self.beginResetModel()

@@ -179,6 +179,8 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
             batch.add(TableRow.of(summary), watch, found, 0, f"{found:,} artifacts read")
         batch.flush()
     send(RowsRead(found))
+    if not checking:
+        return found  # nothing to check (rows from the cache, a folder emptied): pydantic and the backends never load
     # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
     from rbln_artifact_studio.backends.registry import inspector_for
     from rbln_artifact_studio.core.fleet.verify import verify_rows

@@ -149,7 +149,7 @@ class Workspace(QObject):
             self.watcher.watch(message.watch)
         else:
             self.model.upsert(message.rows)
-            self.watcher.watch(message.watch, artifacts={row.summary.path for row in message.rows})
+            self.watcher.watch(message.watch, artifacts={row.path for row in message.rows})
 
     @Slot()
     def _on_finished(self) -> None:
