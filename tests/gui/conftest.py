@@ -12,7 +12,6 @@ from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.jobs import gui_switch_interval
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings
 
@@ -26,13 +25,6 @@ if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={SCREENS}"
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _gui_switch_interval() -> Iterator[None]:
-    """The GUI tests run with the interpreter's switch interval the app runs with (gui_switch_interval)."""
-    with gui_switch_interval():
-        yield
-
-
 @pytest.fixture
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     folder = tmp_path_factory.mktemp("settings")
@@ -42,7 +34,13 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def _stop_jobs(qtbot: QtBot, w: MainWindow) -> None:
     w.jobs.cancel_all()
     w.jobs.wait()
-    qtbot.waitUntil(lambda: not w.jobs.active())
+
+    # A change on disk may have queued a rescan after the cancel: cancel again until nothing runs.
+    def all_stopped() -> bool:
+        w.jobs.cancel_all()
+        return not w.jobs.active()
+
+    qtbot.waitUntil(all_stopped, timeout=20_000)
 
 
 @pytest.fixture

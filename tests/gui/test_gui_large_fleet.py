@@ -1,8 +1,7 @@
-"""Tens of thousands of artifacts: watches are capped with a visible fallback, and the rows leave the collector's sight."""
+"""Tens of thousands of artifacts: watches are capped with a visible fallback."""
 
 from __future__ import annotations
 
-import gc
 import shutil
 from pathlib import Path
 
@@ -10,9 +9,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 import rbln_artifact_studio.gui.disk_watcher as disk_watcher
-import rbln_artifact_studio.gui.long_lived as long_lived
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
-from rbln_artifact_studio.gui.long_lived import LongLivedRows
 from rbln_artifact_studio.gui.main_window import MainWindow
 
 from .conftest import open_folder
@@ -61,25 +58,3 @@ def test_the_window_says_which_changes_it_cannot_see_and_still_sees_new_artifact
     (tmp_path / "elsewhere").mkdir()
     window.open_folder(tmp_path / "elsewhere")  # another folder: nothing left out any more
     qtbot.waitUntil(lambda: window.status_line.watch_label.isHidden())
-
-
-def test_rows_are_frozen_every_few_thousand_rows_the_table_takes(monkeypatch: pytest.MonkeyPatch) -> None:
-    frozen: list[int] = []
-    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
-    rows = LongLivedRows(first=100)
-    grew = [n for n in range(0, 400, 30) if rows.grown_to(n)]
-    assert grew == [120, 240, 360]  # a freeze each time 100 more rows were taken: full passes stay short
-    assert len(frozen) == len(grew)
-
-
-def test_a_scan_that_fills_a_large_table_freezes_its_rows(
-    qtbot: QtBot, window: MainWindow, cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    frozen: list[int] = []
-    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(window.model.rowCount()))
-    monkeypatch.setattr(long_lived, "FIRST_FREEZE", 4)
-    window.workspace.long_lived = LongLivedRows()
-    for i in range(6):
-        shutil.copytree(cr13_artifact, tmp_path / "fleet" / f"a-{i}")
-    open_folder(qtbot, window, tmp_path / "fleet")
-    assert frozen and frozen[0] >= 4

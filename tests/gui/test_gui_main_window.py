@@ -281,25 +281,18 @@ def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, win
 
 
 def test_the_first_artifact_is_shown_before_the_full_checks_end(
-    qtbot: QtBot, window: MainWindow, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot,
+    window: MainWindow,
+    workspace: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On a large fleet the full checks take seconds: the details of the first row must not wait for them."""
-    import threading
-    from collections.abc import Iterator
-    from typing import Any
+    from .held_scan import HeldScan
 
-    from rbln_artifact_studio.core.fleet import verify
-
-    release = threading.Event()
-    real = verify.verify_rows
-
-    def held(root: Path, rows: Any, inspector: Any = None, cancel: Any = None, **kwargs: Any) -> Iterator[Any]:
-        while not release.wait(0.01):  # in the scan's worker thread: held until released or cancelled
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-        yield from real(root, rows, inspector, cancel, **kwargs)
-
-    monkeypatch.setattr(verify, "verify_rows", held)
+    held = HeldScan(
+        tmp_path_factory.mktemp("held"), monkeypatch
+    )  # the scan process holds its full checks until released
     try:
         with qtbot.waitSignal(window.workspace.rowsRead, timeout=20_000):
             window.open_folder(workspace)
@@ -312,4 +305,4 @@ def test_the_first_artifact_is_shown_before_the_full_checks_end(
         assert window.close()
         assert scan.token.cancelled
     finally:
-        release.set()
+        held.release()

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableV
 
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
-from rbln_artifact_studio.gui.jobs import WORKERS
 from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ class ArtifactBrowser(QWidget):
     """Emits the path of the artifact that becomes current (or '' when none)."""
 
     currentPathChanged = Signal(str)
-    painted = Signal()  # the table finished a repaint (scan workers wait for it between batches)
+    painted = Signal()  # the table finished a repaint (the scan job hands over its next batch after it)
 
     def __init__(self, model: ArtifactTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,13 +93,11 @@ class ArtifactBrowser(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
-            WORKERS.hold()  # workers park while the cells are painted (one Python call each)
             self._after_paint.start()
         return False
 
     @Slot()
     def _painted(self) -> None:
-        WORKERS.release()
         self.painted.emit()
 
     @Slot()

@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
-from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.gui.table_rows import TableRow
 from rbln_artifact_studio.gui.tones import Tone, is_dark, tone
 
 if TYPE_CHECKING:  # rows come from the scan's worker, which loads the scan (~30 ms) after the window shows
@@ -63,31 +62,6 @@ def _status_brush(status: Status) -> QBrush:
     return brush
 
 
-class TableRow:
-    """One summary with its cell texts and sort keys worked out once (in the scan worker), so data() is a lookup."""
-
-    __slots__ = ("keys", "search", "summary", "texts")
-
-    def __init__(self, summary: ArtifactSummary, texts: tuple[str, ...], keys: tuple[object, ...], search: str):
-        self.summary, self.texts, self.keys, self.search = summary, texts, keys, search
-
-    @classmethod
-    def of(cls, s: ArtifactSummary) -> TableRow:
-        values = [c.value(s) for c in COLUMNS]
-        texts = tuple(c.text(s) if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
-        keys = tuple(
-            (-1 if c.numeric else "") if v is None else (v if c.numeric else str(v).lower())
-            for c, v in zip(COLUMNS, values, strict=True)
-        )
-        target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
-        search = folded(
-            " ".join(
-                str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
-            )
-        )  # folded once here; the filter folds its text the same way (core/display/matching.py)
-        return cls(s, texts, keys, search)
-
-
 class ArtifactTableModel(QAbstractTableModel):
     """Rows keyed by artifact path; upserts and removals arrive in batches from scan jobs.
 
@@ -132,13 +106,13 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return _status_brush(row.summary.status) if c == STATUS_COLUMN else None
+            return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
         if role == PATH_ROLE:
-            return row.summary.path
+            return row.path
         if role == SEARCH_ROLE:
             return row.search
         return None
@@ -187,7 +161,7 @@ class ArtifactTableModel(QAbstractTableModel):
         old = self.persistentIndexList()
         new = [self.index(new_row[id(self._rows[i.row()])], i.column()) for i in old]
         self._rows = ordered
-        self._index = {r.summary.path: i for i, r in enumerate(ordered)}
+        self._index = {r.path: i for i, r in enumerate(ordered)}
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
@@ -204,7 +178,7 @@ class ArtifactTableModel(QAbstractTableModel):
         return self._index.get(path)
 
     def paths(self) -> list[str]:
-        return [r.summary.path for r in self._rows]
+        return [r.path for r in self._rows]
 
     def upsert(self, summaries: Iterable[ArtifactSummary | TableRow]) -> None:
         """Replace rows whose path is known, add the others in one insert, and keep the sort order.
@@ -217,9 +191,9 @@ class ArtifactTableModel(QAbstractTableModel):
         changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
-            row = self._index.get(prepared.summary.path)
+            row = self._index.get(prepared.path)
             if row is None:
-                new[prepared.summary.path] = prepared
+                new[prepared.path] = prepared
             else:
                 self._rows[row] = prepared
                 changed.append(row)
@@ -233,7 +207,7 @@ class ArtifactTableModel(QAbstractTableModel):
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
             for offset, prepared in enumerate(rows):
-                self._index[prepared.summary.path] = first + offset
+                self._index[prepared.path] = first + offset
             self._rows.extend(rows)
             self.endInsertRows()
         if not in_order:
@@ -253,7 +227,7 @@ class ArtifactTableModel(QAbstractTableModel):
             del self._rows[first : last + 1]
             self.endRemoveRows()
         if rows:
-            self._index = {r.summary.path: i for i, r in enumerate(self._rows)}
+            self._index = {r.path: i for i, r in enumerate(self._rows)}
 
     def clear(self) -> None:
         self.beginResetModel()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -29,7 +29,6 @@ from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.jobs import WORKERS
 from rbln_artifact_studio.gui.kv_gauge import KvGauge
 from rbln_artifact_studio.gui.serving_view import ServingView
 from rbln_artifact_studio.gui.tones import Tone, style, tone
@@ -47,9 +46,6 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
     label.setWordWrap(wrap)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
-
-
-HOLDER = "details"  # this panel's hold on the workers (jobs.WorkerGate)
 
 
 class DetailPanel(QScrollArea):
@@ -129,18 +125,8 @@ class DetailPanel(QScrollArea):
         layout.addWidget(files_box)
         layout.addStretch(1)
         self.setWidget(body)
-        self._after_paint = QTimer(self)  # fires once the paint that started it is done: the workers go on
-        self._after_paint.setSingleShot(True)
-        self._after_paint.setInterval(0)
-        self._after_paint.timeout.connect(lambda: WORKERS.release(HOLDER))
-        body.installEventFilter(self)
         self._sections = [self.settings_box, kv_box, dram_box, files_box, self.serving]
         self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint and not WORKERS.is_open(HOLDER):
-            self._after_paint.start()
-        return False
 
     # ---- states --------------------------------------------------------------------------------------
 
@@ -161,9 +147,6 @@ class DetailPanel(QScrollArea):
         self.show_message(f"Cannot read {name}: {reason}")
 
     def show_artifact(self, artifact: Artifact) -> None:
-        # Filling and laying out the panel makes hundreds of calls between Python and Qt; a worker running Python
-        # (the scan's checks) would take the interpreter lock at each: it parks until the panel is painted.
-        WORKERS.hold(HOLDER)
         self.artifact = artifact
         for section in self._sections:
             section.show()

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -29,64 +28,6 @@ GRAVEYARD = 64  # ended jobs kept referenced after forget()
 ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
 ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
 PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
-HOLD_LIMIT = 0.05  # seconds a hold on the workers lasts at most if the GUI thread never releases it
-SWITCH_INTERVAL = 0.001  # seconds; see gui_switch_interval()
-
-
-@contextlib.contextmanager
-def gui_switch_interval() -> Iterator[None]:
-    """While the GUI runs (rbln-studio's main() and the GUI tests), a worker running Python gives the interpreter
-    lock back within SWITCH_INTERVAL once the GUI thread asks for it, instead of Python's default 5 ms: every slot,
-    timer and paint callback on the GUI thread may have to wait that long. This is the one place the app changes
-    the process-wide switch interval, and it is restored on the way out."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
-class WorkerGate:
-    """Lets the GUI thread hold Python workers back, at their next checkpoint, while it paints a big view.
-
-    Painting calls into Python once per cell, and Qt's Python binding lets go of the interpreter lock each time
-    it destroys a temporary Qt value (a QRect, a QModelIndex): a worker running Python then takes the lock, and
-    the GUI thread waits up to the interpreter's switch interval to get it back, for every cell. A worker that
-    calls checkpoint() between small steps of work parks instead, holding no lock, until the paint is done.
-    A hold expires by itself after HOLD_LIMIT, so a worker never waits long on a GUI that forgot to release.
-    Several views may hold at once (the table, the detail panel): the gate opens when the last lets go.
-    """
-
-    def __init__(self) -> None:
-        self._open = threading.Event()
-        self._open.set()
-        self._holds: dict[str, float] = {}  # holder -> when its hold ends by itself (GUI thread writes, workers read)
-
-    def hold(self, holder: str = "table") -> None:
-        """GUI thread: workers park at their next checkpoint until every holder released (or HOLD_LIMIT)."""
-        self._holds[holder] = time.monotonic() + HOLD_LIMIT
-        self._open.clear()
-
-    def release(self, holder: str = "table") -> None:
-        self._holds.pop(holder, None)
-        if not self._holds:
-            self._open.set()
-
-    def is_open(self, holder: str) -> bool:
-        """True unless this holder holds the workers."""
-        return holder not in self._holds
-
-    def checkpoint(self) -> None:
-        """Worker thread: return at once unless the GUI holds the workers; then wait, at most until the holds end."""
-        if self._open.is_set():
-            return
-        remaining = max(list(self._holds.values()), default=0.0) - time.monotonic()
-        if remaining > 0:
-            self._open.wait(remaining)
-
-
-WORKERS = WorkerGate()  # one per process, like the interpreter lock it works around
 
 
 class JobState(str, Enum):
@@ -126,13 +67,11 @@ class JobContext:
         self._first = True
 
     def checkpoint(self) -> None:
-        """Call between small steps of work: cancels here, and gives way while the GUI thread paints."""
-        WORKERS.checkpoint()
+        """Call between small steps of work: cancels here."""
         self.cancel.raise_if_cancelled()
 
     def progress(self, done: int, total: int, message: str) -> None:
         """A (done, total, message) update; throttled, except the first and the last. Also a checkpoint."""
-        WORKERS.checkpoint()
         now = time.monotonic()
         if self._first or (total and done >= total) or now - self._last >= PROGRESS_INTERVAL:
             self._first, self._last = False, now

@@ -34,13 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["--scan-process"]:  # folder_scan.SCAN_PROCESS_FLAG: the bundle's scan process, no Qt
+        from rbln_artifact_studio.gui.folder_scan import main as scan_process
+
+        return scan_process()
     # No garbage collection while start-up builds what lives for the whole session (modules, Qt wrappers): its
     # passes would walk them again and again (~10-20 ms) and find next to nothing; _run freezes them instead.
     gc.disable()
     try:
         from rbln_artifact_studio.gui.qt_options import split_qt_options
 
-        ours, qt_args = split_qt_options(sys.argv[1:] if argv is None else argv)
+        ours, qt_args = split_qt_options(arguments)
         args = build_parser().parse_args(ours)
         from rbln_artifact_studio.gui.binding_check import binding_problem
 
@@ -48,10 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 1
-        from rbln_artifact_studio.gui.jobs import gui_switch_interval
-
-        with gui_switch_interval():
-            return _run(args, qt_args)
+        return _run(args, qt_args)
     finally:
         gc.enable()
 

@@ -227,12 +227,12 @@ class ServerSources(QObject):
             return  # disconnected while it scanned
         cache = self._rows.setdefault(host, {})
         for row in rows:
-            cache[row.summary.path] = row
+            cache[row.path] = row
         self.model.upsert(rows)
         if stage == ["checked"]:
             return
         seen = self._seen.setdefault(folder, set())
-        seen.update(row.summary.path for row in rows)
+        seen.update(row.path for row in rows)
         if stage == ["done"]:  # rows under this folder that the scan did not find are gone
             prefix = folder.rstrip("/") + "/"
             gone = [p for p in cache if (p == folder or p.startswith(prefix)) and p not in seen]

@@ -87,7 +87,7 @@ class RowTextDelegate(QStyledItemDelegate):
             x, w = x + self._margin, w - 2 * self._margin
             if width <= w:  # else elided, by Qt's delegate (rare)
                 if column == STATUS_COLUMN:
-                    painter.setPen(self._status_colours[row.summary.status])
+                    painter.setPen(self._status_colours[row.status])
                 else:
                     painter.setPen(option.palette.color(group, _TEXT))
                 painter.drawStaticText(QPointF(x + w - width if _NUMERIC[column] else x, y + (h - height) // 2), static)

@@ -146,7 +146,7 @@ class ScanCache:
 
     def save(self, complete: bool, pause: Pause | None = None) -> None:
         """Write the cache; after a complete scan, drop folders that no longer exist. `pause` is called every few
-        hundred entries: a GUI's worker gives way there while the window paints (jobs.WorkerGate).
+        hundred entries, where a long save may give way to other work.
 
         A save that fails (a full disk, the cache path a folder) removes its temporary file and leaves the old
         cache as it was; temporary files of writers that died are removed first."""

@@ -10,7 +10,8 @@ from pathlib import Path
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
-from rbln_artifact_studio.core.fleet.scan_cache import Pause, ScanCache
+from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
+from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status, worst
@@ -75,24 +76,31 @@ def verify_rows(
     inspector: GraphInspector | None = None,
     cancel: CancelToken | None = None,
     use_cache: bool = True,
-    pause: Pause | None = None,
+    processes: int = 1,
 ) -> Iterator[ArtifactSummary]:
-    """The background verification of rows a fast scan left "checking": each verified row, remembered in the
-    root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces a new one).
-    `pause` is passed to the cache's save and release (see ScanCache.save)."""
+    """The background verification of rows a fast scan left "checking": each verified row, in the order given,
+    remembered in the root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces
+    a new one). processes > 1 checks in that many processes (scan_pool: where forking is safe)."""
     cache = ScanCache(Path(root)) if use_cache else None
-    try:
+
+    def checking() -> Iterator[ArtifactSummary]:
         for row in rows:
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            if row.status is not Status.CHECKING:
-                continue
-            signature = folder_signature(row.path)
-            verified = verify_summary(row, inspector)
-            if cache is not None and signature is not None and os.path.isdir(row.path):
-                cache.put(row.path, signature, verified.to_json())
+            if row.status is Status.CHECKING:
+                yield row
+
+    try:
+        for _, (signature, verified) in ordered_map(lambda row: _checked(row, inspector), checking(), processes):
+            if cache is not None and signature is not None and os.path.isdir(verified.path):
+                cache.put(verified.path, signature, verified.to_json())
             yield verified
     finally:
         if cache is not None:
-            cache.save(False, pause)
-            cache.release(pause)
+            cache.save(False)
+            cache.release()
+
+
+def _checked(row: ArtifactSummary, inspector: GraphInspector | None) -> tuple[Signature | None, ArtifactSummary]:
+    """The listing taken before the check, and the verified row (what a worker process hands back)."""
+    return folder_signature(row.path), verify_summary(row, inspector)
