@@ -365,15 +365,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
     if args.on:
+        from rbln_artifact_studio.core.location import server_url
         from rbln_artifact_studio.places.fleet_cli import cmd_plan_on, split_on
 
         hosts, dirs = split_on(args.on, args.dirs)
         if not dirs:
-            return _usage_error("plan", "name the artifacts: plan DIR... --on ssh://HOST ...")
+            return _usage_error("plan", f"name the artifacts: plan DIR... --on {server_url('HOST')} ...")
         return cmd_plan_on(hosts, dirs, _inspector(args), args.json, args.timeout)
     if not args.dirs:
         return _usage_error("plan", "the following arguments are required: DIR")
-    artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
+    artifacts = [_open(d, args) for d in args.dirs]  # wherever they live
     require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
@@ -423,12 +424,13 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.location import server_url
     from rbln_artifact_studio.places.fleet_cli import cmd_place as place
     from rbln_artifact_studio.places.fleet_cli import split_on
 
     hosts, dirs = split_on(args.on, args.dirs)
     if not dirs:
-        return _usage_error("place", "name the artifacts: place ART... --on ssh://HOST ...")
+        return _usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
     return place(dirs, hosts, _inspector(args), args.json, args.timeout)
 
 
@@ -528,12 +530,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend(p)
 
     p = command("scan", cmd_scan, "list every artifact under a folder (or folders on several servers at once)")
-    p.add_argument("roots", nargs="+", metavar="root", help="a folder here, or ssh://HOST/PATH (several: read at once)")
+    p.add_argument(
+        "roots",
+        nargs="+",
+        metavar="root",
+        help=f"a folder here, {server_url('HOST')}/PATH or a bucket (several servers: read at once)",
+    )
     p.add_argument(
         "--on",
         nargs="+",
         default=[],
-        metavar="ssh://HOST",
+        metavar=server_url("HOST"),
         help="scan root (a path) on each of these servers or @GROUP",
     )
     p.add_argument(
@@ -556,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--on",
         nargs="+",
         default=[],
-        metavar="ssh://HOST",
+        metavar=server_url("HOST"),
         help="check against the memory these servers' NPUs have free now (rbln-stat / rbln-smi), instead of empty "
         "NPUs; several servers or @GROUP are read at once",
     )
@@ -582,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
         "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
         "context's allocation against what its artifact predicts",
     )
-    p.add_argument("hosts", nargs="+", metavar="ssh://HOST", help="one or more servers, or @GROUP (read at once)")
+    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="one or more servers, or @GROUP (read at once)")
     p.add_argument("--json", action="store_true")
     _add_timeout(p)
 
@@ -591,9 +598,18 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_place,
         "show which servers and NPUs can take each artifact now, best first, and what blocks the others",
     )
-    p.add_argument("dirs", nargs="*", metavar="ART", help="artifact folders, here or ssh://HOST/PATH")
     p.add_argument(
-        "--on", nargs="+", required=True, metavar="ssh://HOST", help="the servers to consider, or @GROUP (read at once)"
+        "dirs",
+        nargs="*",
+        metavar="ART",
+        help="artifacts, wherever they live (a folder here, on a server or in a bucket)",
+    )
+    p.add_argument(
+        "--on",
+        nargs="+",
+        required=True,
+        metavar=server_url("HOST"),
+        help="the servers to consider, or @GROUP (read at once)",
     )
     p.add_argument("--json", action="store_true")
     _add_timeout(p)

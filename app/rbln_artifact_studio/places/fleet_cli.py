@@ -65,7 +65,7 @@ def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[st
 
 
 def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
-    """`devices ssh://a [ssh://b | @group ...]`: one host as before (its error is the command's); several: a row each."""
+    """`devices SERVER [SERVER | @group ...]`: one host as before (its error is the command's); several: a row each."""
     hosts = hosts_of(entries)
     readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
     if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
@@ -105,12 +105,12 @@ def cmd_place(
     as_json: bool,
     timeout: float | None,
 ) -> int:
-    """`place ART... --on ssh://a ssh://b | @group`: 0 when every artifact fits somewhere now, else 1."""
+    """`place ART... --on SERVER... | @group`: 0 when every artifact fits somewhere now, else 1."""
     from rbln_artifact_studio.core.planning.placement import place, placement_text
 
     hosts = hosts_of(entries)
     if not targets:
-        raise StudioError("Name the artifacts to place: place ART... --on ssh://HOST ...")
+        raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
     artifacts = _open_all(targets, inspector)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
     placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
@@ -128,7 +128,7 @@ def cmd_plan_on(
     as_json: bool,
     timeout: float | None,
 ) -> int:
-    """`plan --on ssh://a [ssh://b ...] ART...`: 0 when the artifacts fit together on at least one server, else 1."""
+    """`plan --on SERVER... ART...`: 0 when the artifacts fit together on at least one server, else 1."""
     from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
     hosts = hosts_of(entries)
@@ -154,7 +154,7 @@ def scan_fleet(
     timeout: float | None = None,
     on_issue: Callable[[str, str], None] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """The rows of several servers' folders (each `ssh://HOST/PATH`, or PATH on every `--on` server), read at once;
+    """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at once;
     a server that cannot be read is a row with its reason."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
