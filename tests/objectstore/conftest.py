@@ -94,3 +94,32 @@ def bucket(seaweed: Seaweed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     name = f"t-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=name)
     return BucketFixture(seaweed, name, client)
+
+
+@pytest.fixture(scope="session")
+def weighty_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small model compiled with its weights materialized (about 12 MiB in prefill.rbln): large enough that a
+    bucket rewrites its graph as a multipart upload (an uploaded head, the rest copied server-side)."""
+    import json
+
+    from conftest import compile_artifact
+    from crash.harness import tiny_model_config
+
+    root = tmp_path_factory.mktemp("weighty")
+    (root / "model").mkdir()
+    (root / "model" / "config.json").write_text(json.dumps(tiny_model_config(12)))
+    return compile_artifact(
+        root / "tiny-12m",
+        model_id=str(root / "model"),
+        batch_size=2,
+        max_seq_len=8192,
+        kvcache_partition_len=4096,
+        materialize_weights=True,
+    )
+
+
+@pytest.fixture
+def weighty_artifact(weighty_template: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(weighty_template, tmp_path / "tiny-12m"))

@@ -234,19 +234,17 @@ class Bucket:
 
         return self._multipart(key, parts, None, create)
 
-    def download(self, obj: Obj, path: Path) -> None:
-        """The object into a new local file (the caller's staging folder), as of its ETag."""
-        from boto3.s3.transfer import TransferConfig
-
+    def download(self, obj: Obj, path: Path, on_bytes: Callable[[int], None] | None = None) -> None:
+        """The object into a new local file (the caller's staging folder), as of its ETag (If-Match)."""
         try:
+            body = self.s3.get_object(Bucket=self.name, Key=obj.key, IfMatch=obj.etag)["Body"]
             with open(path, "xb") as f:
-                self.s3.download_fileobj(
-                    self.name,
-                    obj.key,
-                    f,
-                    ExtraArgs={"IfMatch": obj.etag},
-                    Config=TransferConfig(multipart_chunksize=UPLOAD_PART, max_concurrency=PARALLEL_PARTS),
-                )
+                while chunk := body.read(UPLOAD_PART // 8):
+                    f.write(chunk)
+                    if on_bytes is not None:
+                        on_bytes(len(chunk))
+        except OSError:
+            raise
         except Exception as exc:
             raise self._fail(exc, obj.key) from None
 
