@@ -18,6 +18,7 @@ import pytest
 
 from objectstore.seaweed import Seaweed, running_seaweed, weed_binary
 
+
 def _client(store: Seaweed) -> Any:
     import boto3
     from botocore.config import Config
@@ -70,7 +71,7 @@ class BucketFixture:
             if path.is_file():
                 self.client.upload_file(str(path), self.name, f"{prefix}/{path.relative_to(folder).as_posix()}")
 
-    def keys(self, prefix: str = "") -> dict[str, str]:
+    def objects(self, prefix: str = "") -> dict[str, str]:
         """key -> ETag of every object below prefix."""
         out: dict[str, str] = {}
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name, Prefix=prefix):

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 from objectstore.conftest import BucketFixture
-
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.location import parse_bucket_prefix

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from crash.harness import artifact_state, tree_digest
-from objectstore.conftest import BucketFixture
 
+from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.location import parse_bucket_prefix
 from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
@@ -21,7 +21,7 @@ from rbln_artifact_studio.objectstore.resize import (
 
 def download(bucket: BucketFixture, prefix: str, folder: Path) -> Path:
     """The objects below prefix as a local folder (what `aws s3 cp --recursive` leaves)."""
-    for key in bucket.keys(prefix + "/"):
+    for key in bucket.objects(prefix + "/"):
         path = folder / key[len(prefix) + 1 :]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(bucket.get(key))
@@ -44,23 +44,23 @@ def test_resize_in_place_matches_the_local_resize(
     assert open_bucket_artifact(prefix).config.kvcache_num_blocks == 3
     after = download(bucket, "fleet/tiny", tmp_path / "after")
     assert artifact_state(after) == locally_resized(weighty_artifact, 3, tmp_path)  # payloads byte for byte too
-    assert not [k for k in bucket.keys() if ".rbln-studio" in k]  # no lock or probe left behind
+    assert not [k for k in bucket.objects() if ".rbln-studio" in k]  # no lock or probe left behind
 
 
 def test_resize_to_a_copy_in_the_bucket_leaves_the_source(
     bucket: BucketFixture, weighty_artifact: Path, tmp_path: Path
 ) -> None:
     bucket.upload(weighty_artifact, "fleet/tiny")
-    before = bucket.keys("fleet/tiny/")
+    before = bucket.objects("fleet/tiny/")
     source, output = parse_bucket_prefix(bucket.url("fleet/tiny")), parse_bucket_prefix(bucket.url("fleet/tiny-3"))
     result = resize_bucket_to_copy(source, output, 3)
     assert (result.target, result.bytes_copied) == (3, sum(p.stat().st_size for p in weighty_artifact.iterdir()))
-    assert bucket.keys("fleet/tiny/") == before
+    assert bucket.objects("fleet/tiny/") == before
     copy = download(bucket, "fleet/tiny-3", tmp_path / "copy")
     assert artifact_state(copy) == locally_resized(weighty_artifact, 3, tmp_path)
     again = resize_bucket_to_copy(source, output, 3)  # the same copy again: found there, nothing written
     assert again.already_done
-    assert not [k for k in bucket.keys() if ".rbln-studio" in k]
+    assert not [k for k in bucket.objects() if ".rbln-studio" in k]
 
 
 def test_copy_from_a_bucket_to_a_folder_and_back(bucket: BucketFixture, weighty_artifact: Path, tmp_path: Path) -> None:
