@@ -26,6 +26,7 @@ from pathlib import Path
 
 ACCESS_KEY = "STUDIOTESTKEY"
 SECRET_KEY = "studio-test-secret-key-not-for-use-anywhere"
+READER_KEY, READER_SECRET = "STUDIOREADERKEY", "studio-reader-secret-not-for-use-anywhere"  # may read, not write
 GRPC_OFFSET = 10_000
 PORT_CEILING = 55_535 - 1
 
@@ -104,7 +105,12 @@ def identities(access_key: str = ACCESS_KEY, secret_key: str = SECRET_KEY) -> di
                 "name": "studio",
                 "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
                 "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-            }
+            },
+            {
+                "name": "reader",
+                "credentials": [{"accessKey": READER_KEY, "secretKey": READER_SECRET}],
+                "actions": ["Read", "List"],
+            },
         ]
     }
 

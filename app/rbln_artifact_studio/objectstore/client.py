@@ -9,6 +9,7 @@ Nothing secret is stored or logged here: errors name the access key's first char
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import threading
 from datetime import timedelta
@@ -121,16 +122,31 @@ class Endpoint:
 _endpoint_lock = threading.Lock()
 
 
+_CHAIN_VARIABLES = (
+    "AWS_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
+
+
 @functools.cache
-def _endpoint(_key: tuple[str | None, ...]) -> Endpoint:
+def _endpoint(_digest: str) -> Endpoint:
     return Endpoint()
 
 
 def endpoint() -> Endpoint:
-    """The clients for the current environment (a changed AWS_PROFILE or AWS_ENDPOINT_URL makes new ones)."""
-    key = tuple(os.environ.get(name) for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID"))
+    """The clients for the current environment: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the
+    keys) makes new ones. Keyed by a digest, so no secret is held beyond the environment itself."""
+    values = "\0".join(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES)
     with _endpoint_lock:
-        return _endpoint(key)
+        return _endpoint(hashlib.sha256(values.encode()).hexdigest())
 
 
 def use(endpoint_url: str | None, profile: str | None) -> None:

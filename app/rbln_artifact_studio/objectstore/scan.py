@@ -22,6 +22,8 @@ from rbln_artifact_studio.objectstore.artifacts import Found, check, fetched, gr
 from rbln_artifact_studio.objectstore.client import Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket
 
+WINDOW = 128
+
 
 def cache_root(bucket: Bucket, prefix: BucketPrefix) -> Path:
     """The scan cache's key for a prefix: the endpoint's host as well as the bucket (two stores may share names)."""
@@ -60,9 +62,15 @@ def row_of(bucket: Bucket, found: Found, pieces: Pieces | StudioError) -> Artifa
 
 
 def scan_bucket(
-    prefix: BucketPrefix, cancel: CancelToken | None = None, use_cache: bool = True, bucket: Bucket | None = None
+    prefix: BucketPrefix,
+    cancel: CancelToken | None = None,
+    use_cache: bool = True,
+    bucket: Bucket | None = None,
+    window: int = WINDOW,
 ) -> Iterator[ArtifactSummary]:
     """Every artifact below prefix, in key order, with its verdict. Writes nothing to the bucket.
+
+    window: how many artifacts are read ahead of the row being yielded (their GETs in flight).
 
     A store that stops answering ends the scan with an error naming the endpoint (every request is bounded), not
     with a row per artifact.
@@ -81,7 +89,7 @@ def scan_bucket(
                 cached[item.prefix.url] = ArtifactSummary.from_json(hit)
             elif not item.incomplete:
                 todo.append(item)
-        read = fetched(bucket, todo)
+        read = fetched(bucket, todo, window=window)
         for item in items:
             if cancel is not None:
                 cancel.raise_if_cancelled()
