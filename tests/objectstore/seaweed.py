@@ -136,8 +136,10 @@ def running_seaweed(root: Path, timeout: float = 60.0) -> Iterator[Seaweed]:
         f"-master.port={master}",
         f"-volume.port={volume}",
         f"-filer.port={filer}",
-        "-master.volumeSizeLimitMB=1024",  # volumes of 1 GiB, not 30: a test run's disk stays small
-        "-volume.max=0",
+        # Every bucket is a collection with volumes of its own: small volumes (not 30 GiB), and room for many, or
+        # the eleventh bucket of a run finds no free volume slot.
+        "-master.volumeSizeLimitMB=128",
+        "-volume.max=4000",
         "-s3",
         f"-s3.port={s3}",
         f"-s3.config={config}",
