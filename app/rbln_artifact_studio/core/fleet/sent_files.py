@@ -75,7 +75,7 @@ class SentFiles:
         return self.read_at(name)(self.sizes[name], 0) if name in self.sizes and name in self.pieces else None
 
     def _name(self, path: Path) -> str:
-        """The path's name in the answer (a ServerPath prints as its URL: its parts say where it is)."""
+        """The path's name in the answer (its parts below the artifact's folder)."""
         return "/".join(path.parts[len(self.root.parts) :])
 
     def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
