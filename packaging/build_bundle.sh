@@ -8,6 +8,7 @@ rm -rf "$work" dist/rbln-studio
 "${PYTHON:-python3}" -m venv "$work/venv"  # python3: Debian and Ubuntu have no `python` command
 "$work/venv/bin/python" -m pip install -q --upgrade pip build pyinstaller
 "$work/venv/bin/python" -m build --wheel --outdir "$work/wheel" .
-"$work/venv/bin/python" -m pip install -q "$work"/wheel/*.whl
+wheel=$(ls "$work"/wheel/*.whl)
+"$work/venv/bin/python" -m pip install -q "$wheel[s3]"  # the desktop opens buckets too (the s3 extra)
 "$work/venv/bin/pyinstaller" --noconfirm --clean --distpath dist --workpath "$work/pyinstaller" packaging/rbln-studio.spec
 echo "bundle: dist/rbln-studio/ (run dist/rbln-studio/rbln-studio or dist/rbln-studio/rbln-studio-cli)"

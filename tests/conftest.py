@@ -24,6 +24,8 @@ SRC = REPO / "app"
 PACKAGE_DIR = SRC / "rbln_artifact_studio"
 # This checkout's code, even where the venv's editable install points at another checkout (a worktree).
 sys.path.insert(0, str(SRC))
+# The crash tests' helpers (harness, faultfs) by the names they use among themselves, for the tests that share them.
+sys.path.insert(1, str(REPO / "tests" / "crash"))
 
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 

@@ -62,7 +62,8 @@ class ServerKind:
         return self.open(where, None, None).config.kvcache_num_blocks
 
     def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        """A detached job on the server, followed to its end (Ctrl+C cancels it; a dropped connection leaves it)."""
+        """A detached job on the server, followed to its end (Ctrl+C or a dropped connection stops following it;
+        the job goes on there)."""
         from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
 
         source = _folder(order.source)

@@ -18,7 +18,7 @@ import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.backends import rebel_probe
@@ -26,7 +26,8 @@ from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
-from rbln_artifact_studio.core.fleet.damage import damage_read
+from rbln_artifact_studio.core.fleet.sent_files import Pieces, SentFiles
+from rbln_artifact_studio.core.fleet.sent_files import lay_out as _lay_out
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
@@ -35,14 +36,10 @@ from rbln_artifact_studio.core.simulator.container import (
     MAX_SLOT_SIZE,
     PREAMBLE_SIZE,
     SLOT_MAGIC,
-    ContainerInfo,
-    ReadAt,
-    probe_read,
 )
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.core.storage.sharing import SharedFile
 from rbln_artifact_studio.remote.server import Server
 
 REBEL_TIMEOUT = 180
@@ -65,10 +62,6 @@ def _unpack(text: str) -> bytes:
     return zlib.decompress(base64.b64decode(text))
 
 
-Pieces = dict[str, list[tuple[int, bytes]]]
-"""What a check reads of each file: (offset, bytes) pieces, the rest of the file being zeros (sparse)."""
-
-
 def _head_pieces(head: bytes) -> list[tuple[int, bytes]]:
     """A container's preamble and header slots without their zero padding (a slot is mostly padding)."""
     slot_size = int.from_bytes(head[12:16], "little") if len(head) >= 16 else 0
@@ -83,90 +76,6 @@ def snapshot_pieces(record: dict[str, Any]) -> Pieces:
     pieces: Pieces = {name: [(0, _unpack(text))] for name, text in record["texts"].items()}
     pieces.update((name, _head_pieces(_unpack(head))) for name, head in record["heads"].items())
     return pieces
-
-
-def _file_name(name: object) -> str:
-    """A name the server sent for one of an artifact's files: "name", or "part/name" in a compiled part's folder."""
-    text = str(name)
-    parts = PurePosixPath(text).parts
-    if not 1 <= len(parts) <= 2 or PurePosixPath(text).is_absolute() or {"..", "."} & set(parts):
-        raise StudioError(f"The server named a file {text!r}, which is not a file of an artifact.")
-    return text
-
-
-def _lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
-    """What the checks read of the server's answer, as local files: the configs whole and every graph with its size
-    (sparse: a simulator graph's header written, a real one's bytes left out). Other files are listed only."""
-    folder.mkdir()
-    for name, size in files:
-        if name not in pieces and not str(name).endswith(GRAPH_SUFFIX):
-            continue
-        path = folder / _file_name(name)
-        path.parent.mkdir(exist_ok=True)  # a compiled part's subfolder (language_model/, unet/)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            for offset, data in pieces.get(name, ()):
-                os.pwrite(fd, data, offset)
-            os.ftruncate(fd, int(size))
-        finally:
-            os.close(fd)
-
-
-class SentFiles:
-    """An artifact's files as the server sent them, for the reader (artifact.Files): each file its size, the
-    pieces sent, zeros between them (as a file laid out from them reads); nothing here is read or written."""
-
-    def __init__(self, root: Path, files: list[list[Any]], pieces: Pieces) -> None:
-        self.root = root
-        self.sizes = {_file_name(name): int(size) for name, size in files}
-        self.pieces = pieces
-
-    def read_at(self, name: str) -> ReadAt:
-        size, pieces = self.sizes[name], self.pieces.get(name, ())
-
-        def read(length: int, offset: int) -> bytes:
-            end = min(offset + length, size)
-            out = bytearray(max(end - offset, 0))
-            for start, data in pieces:
-                low, high = max(start, offset), min(start + len(data), end)
-                if low < high:
-                    out[low - offset : high - offset] = data[low - start : high - start]
-            return bytes(out)
-
-        return read
-
-    def whole(self, name: str) -> bytes | None:
-        """A file the server sent whole (a config), or None when it sent none of it."""
-        return self.read_at(name)(self.sizes[name], 0) if name in self.sizes and name in self.pieces else None
-
-    def _name(self, path: Path) -> str:
-        """The path's name in the answer (its parts below the artifact's folder)."""
-        return "/".join(path.parts[len(self.root.parts) :])
-
-    def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
-        prefix = self._name(folder)
-        prefix = f"{prefix}/" if prefix else ""
-        graphs, others = [], []
-        for name, size in sorted(self.sizes.items()):
-            own = name[len(prefix) :]
-            if not name.startswith(prefix) or "/" in own:
-                continue
-            if own.endswith(GRAPH_SUFFIX):
-                graphs.append((own[: -len(GRAPH_SUFFIX)], folder / own, size))
-            else:
-                others.append((own, size))
-        return graphs, others
-
-    def probe(self, path: Path) -> ContainerInfo | None:
-        name = self._name(path)
-        return probe_read(path, self.sizes[name], self.read_at(name))
-
-    def damage_without_magic(self, path: Path) -> str | None:
-        name = self._name(path)
-        return damage_read(self.sizes[name], self.read_at(name))
-
-    def shared(self, folder: Path, names: list[str]) -> list[SharedFile]:
-        return []  # as a folder laid out from the answer: the server's links are its own resize's concern
 
 
 def _other_files(files: list[list[Any]], part: str) -> list[tuple[str, int]]:

@@ -16,7 +16,7 @@ from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, neste
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.progress import Progress
-from rbln_artifact_studio.core.simulator.container import write_pending_header
+from rbln_artifact_studio.core.simulator.container import GraphHeader, write_pending_header
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import (
     NotDurableError,
@@ -132,22 +132,23 @@ def _require_simulated(artifact: Artifact) -> None:
         )
 
 
+def resized_header(artifact: Artifact, header: GraphHeader, target: int) -> GraphHeader:
+    """A graph's header at target blocks: its KV buffers rescaled from the artifact's recorded count."""
+    scaled = rescale_allocations(header.allocations, artifact.resizable, artifact.config.kvcache_num_blocks, target)
+    return header.model_copy(
+        update={
+            "kvcache_num_blocks": target,
+            "alloc_per_chiplet_by_key": scaled.alloc_per_chiplet_by_key,
+            "dram_tensor_sizes": scaled.dram_tensor_sizes,
+        }
+    )
+
+
 def _rewrite(artifact: Artifact, target: int) -> None:
     """Write every graph's new header beside its current one, then commit by replacing rbln_config.json."""
-    current = artifact.config.kvcache_num_blocks
-    resizable = artifact.resizable
     for i, graph in enumerate(artifact.graph_files):
         assert graph.slot is not None and graph.container is not None
-        header = graph.slot.header
-        scaled = rescale_allocations(header.allocations, resizable, current, target)
-        new_header = header.model_copy(
-            update={
-                "kvcache_num_blocks": target,
-                "alloc_per_chiplet_by_key": scaled.alloc_per_chiplet_by_key,
-                "dram_tensor_sizes": scaled.dram_tensor_sizes,
-            }
-        )
-        write_pending_header(graph.container, graph.slot, new_header)
+        write_pending_header(graph.container, graph.slot, resized_header(artifact, graph.slot.header, target))
         faults.checkpoint(f"resize.header_written.{i}")
     location = artifact.location
     if location is not None and location.vlm_root is not None and location.section:

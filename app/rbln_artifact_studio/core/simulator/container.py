@@ -238,17 +238,22 @@ def write_container(
         os.fsync(f.fileno())
 
 
+def pending_slot(info: ContainerInfo, active: Slot, header: GraphHeader) -> tuple[int, bytes]:
+    """Where the header goes (the slot that is not active) and that slot's bytes, its newest generation; what
+    write_pending_header writes, and what a bucket's rewrite of the object puts there."""
+    generation = max(s.generation for s in info.slots) + 1
+    return info.slot_offset(1 - active.index), _slot_bytes(generation, header, info.slot_size)
+
+
 def write_pending_header(info: ContainerInfo, active: Slot, header: GraphHeader) -> None:
     """Write a header into the slot that is not active, durably; the active slot is left untouched."""
-    index = 1 - active.index
-    generation = max(s.generation for s in info.slots) + 1
-    data = _slot_bytes(generation, header, info.slot_size)
+    offset, data = pending_slot(info, active, header)
     fd = os.open(info.path, os.O_WRONLY)
     try:
         half = len(data) // 2
-        os.pwrite(fd, data[:half], info.slot_offset(index))
+        os.pwrite(fd, data[:half], offset)
         faults.checkpoint("container.half_header_written")
-        os.pwrite(fd, data[half:], info.slot_offset(index) + half)
+        os.pwrite(fd, data[half:], offset + half)
         os.fsync(fd)
     finally:
         os.close(fd)

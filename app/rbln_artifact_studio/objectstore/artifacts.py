@@ -1,0 +1,256 @@
+"""Open an artifact that lives in a bucket from its metadata only: configs whole, the used bytes of each .rbln header.
+
+A listing groups keys into artifacts (a prefix holding rbln_config.json). Each artifact's configs and graph headers
+are fetched with ranged GETs (the preamble and the start of slot 0 in one, the start of slot 1 in another; a longer
+header reads on), never a payload; the studio's own reader then checks them from memory (sent_files.SentFiles), so
+a bucket's artifact gets exactly the verdict a local folder would.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path, PosixPath
+from typing import Any
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
+from rbln_artifact_studio.core.fleet.sent_files import Pieces, SentFiles, lay_out
+from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
+from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ, ReadAt
+from rbln_artifact_studio.core.status import Problem
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
+from rbln_artifact_studio.objectstore.store import Bucket, Obj
+
+TEXTS = frozenset({CONFIG_NAME, "config.json", PIPELINE_INDEX})
+"""Files fetched whole: what the checks read of a config."""
+
+
+class ObjectPath(PosixPath):
+    """A key prefix in a bucket as the reader's Path: its parts are the key's, it prints as s3://BUCKET/KEY (and
+    opens nothing here). One subclass per bucket, so paths derived from it (parent, / name) stay in that bucket."""
+
+    bucket: str = ""
+
+    def __str__(self) -> str:
+        return f"s3://{self.bucket}{super().__str__()}".rstrip("/")
+
+    @property
+    def key(self) -> str:
+        return super().__str__().lstrip("/")
+
+    @staticmethod
+    def of(prefix: BucketPrefix) -> ObjectPath:
+        return _object_path_class(prefix.bucket)("/" + prefix.prefix)
+
+
+@cache
+def _object_path_class(bucket: str) -> type[ObjectPath]:
+    return type("ObjectPath", (ObjectPath,), {"bucket": bucket})
+
+
+@dataclass
+class Found:
+    """An artifact a listing shows: its prefix and its objects (names relative to it), or why it is incomplete."""
+
+    prefix: BucketPrefix
+    objects: dict[str, Obj] = field(default_factory=dict)
+    incomplete: bool = False
+
+    @property
+    def size(self) -> int:
+        return sum(o.size for o in self.objects.values())
+
+    def signature(self) -> list[list[Any]]:
+        """What a cached row is keyed by: every object's name, size and ETag (the scan cache's 5-field form)."""
+        return sorted([name, o.size, 0, 0, o.etag] for name, o in self.objects.items())
+
+
+def _hidden(part: str) -> bool:
+    return part.startswith(".") or is_internal_name(part)
+
+
+def group(root: BucketPrefix, objects: list[Obj]) -> list[Found]:
+    """The artifacts below root, in key order: every prefix holding rbln_config.json (or a pipeline's index), not
+    inside another; its objects are those of that prefix and of its parts' subfolders (language_model/, unet/)."""
+    folders: dict[str, dict[str, Obj]] = {}
+    base = root.key_prefix
+    for obj in objects:
+        if not obj.key.startswith(base) or obj.key.endswith("/"):
+            continue
+        folder, _, name = obj.key.rpartition("/")
+        if any(_hidden(part) for part in folder[len(base) :].split("/") if part):
+            continue  # hidden folders, and our staging, are never artifacts
+        folders.setdefault(folder, {})[name] = obj
+    found: list[Found] = []
+    claimed: list[str] = []
+    for folder in sorted(folders):
+        names = folders[folder]
+        if any(folder.startswith(c + "/") or c == "" for c in claimed):
+            continue
+        if INCOMPLETE_MARKER in names:
+            found.append(Found(BucketPrefix(root.bucket, folder), incomplete=True))
+            claimed.append(folder)
+        elif CONFIG_NAME in names or PIPELINE_INDEX in names:
+            claimed.append(folder)
+            item = Found(BucketPrefix(root.bucket, folder))
+            for sub, sub_names in folders.items():
+                rel = sub[len(folder) + 1 :] if folder else sub
+                if sub == folder:
+                    item.objects.update((n, o) for n, o in sub_names.items() if not is_internal_name(n))
+                elif sub.startswith(folder + "/" if folder else "") and "/" not in rel and not _hidden(rel):
+                    item.objects.update((f"{rel}/{n}", o) for n, o in sub_names.items() if not is_internal_name(n))
+            found.append(item)
+    return found
+
+
+def fetch(bucket: Bucket, found: Found) -> Pieces:
+    """What the checks read of the artifact: its configs whole, each graph's preamble and header slots' used bytes."""
+    pieces: Pieces = {}
+    base = found.prefix.key_prefix
+    for name, obj in found.objects.items():
+        own = name.rsplit("/", 1)[-1]
+        if own in TEXTS and obj.size <= MAX_JSON_BYTES:
+            pieces[name] = [(0, bucket.read(obj.key))]
+        elif own.endswith(GRAPH_SUFFIX) and obj.size:
+            head = bucket.read(obj.key, 0, min(obj.size, PREAMBLE_SIZE + SLOT_READ))
+            got = [(0, head)]
+            if head[: len(MAGIC)] == MAGIC and len(head) >= 16:
+                start = PREAMBLE_SIZE + int.from_bytes(head[12:16], "little")  # slot 1, after slot 0
+                if start < obj.size:
+                    got.append((start, bucket.read(obj.key, start, min(obj.size, start + SLOT_READ))))
+            pieces[name] = got
+    assert all(obj.key.startswith(base) for obj in found.objects.values())
+    return pieces
+
+
+class BucketFiles(SentFiles):
+    """The artifact's fetched pieces for the reader; a range they lack (a header longer than the first read) is
+    fetched then, so the check never reads zeros where the object has bytes."""
+
+    def __init__(self, root: Path, found: Found, pieces: Pieces, bucket: Bucket) -> None:
+        super().__init__(root, [[name, obj.size] for name, obj in found.objects.items()], pieces)
+        self.found, self.bucket = found, bucket
+        self._lock = threading.Lock()
+
+    def read_at(self, name: str) -> ReadAt:
+        inner = super().read_at
+        size = self.sizes[name]
+
+        def read(length: int, offset: int) -> bytes:
+            self._fill(name, offset, min(offset + length, size))
+            return inner(name)(length, offset)
+
+        return read
+
+    def _fill(self, name: str, start: int, end: int) -> None:
+        with self._lock:
+            have = sorted(self.pieces.get(name, []))
+            gaps, at = [], start
+            for low, data in have:
+                if low > at and at < end:
+                    gaps.append((at, min(low, end)))
+                at = max(at, low + len(data))
+            if at < end:
+                gaps.append((at, end))
+            key = self.found.objects[name].key
+            for low, high in gaps:
+                self.pieces.setdefault(name, []).append((low, self.bucket.read(key, low, high)))
+
+
+def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
+    """The artifact as the studio's reader sees it; NoKvCacheError for a model without a resizable KV cache."""
+    root = ObjectPath.of(found.prefix)
+    files = BucketFiles(root, found, pieces, bucket)
+    config = files.whole(CONFIG_NAME) if CONFIG_NAME in found.objects else None
+    artifact = None if config is None else open_decoder_from(root, config, files)
+    return artifact if artifact is not None else _check_laid_out(found, files.pieces, root)
+
+
+def _check_laid_out(found: Found, pieces: Pieces, root: ObjectPath) -> Artifact:
+    """A layout whose checks read around the folder (a VLM's parts, a pipeline): laid out sparse in a private folder
+    first, every message then naming the bucket's URL."""
+    files = [[name, obj.size] for name, obj in found.objects.items()]
+    with tempfile.TemporaryDirectory(prefix="rbln-studio-bucket-") as tmp:
+        local = Path(tmp) / (found.prefix.name or "artifact")
+        lay_out(files, pieces, local)
+
+        def relabel(text: str) -> str:
+            return text.replace(str(local), str(root))
+
+        try:
+            artifact = open_artifact(local)
+        except NoKvCacheError as exc:
+            d = exc.description
+            problems = tuple(Problem(p.severity, relabel(p.message)) for p in d.problems)
+            raise NoKvCacheError(replace(d, path=root, problems=problems)) from None
+        except StudioError as exc:
+            raise StudioError(relabel(exc.message), hint=exc.hint) from None
+    artifact.problems = [Problem(p.severity, relabel(p.message)) for p in artifact.problems]
+    artifact.unknown_reason = artifact.unknown_reason and relabel(artifact.unknown_reason)
+    artifact.path = root
+    return artifact
+
+
+def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Found]:
+    """The artifact at prefix, listed (StudioError when there is none, or when a copy there is unfinished)."""
+    bucket = bucket or Bucket(prefix.bucket)
+    objects = bucket.listing(prefix)
+    for item in group(prefix, objects):
+        if item.prefix == prefix:
+            if item.incomplete:
+                raise StudioError(incomplete_message(prefix))
+            return bucket, item
+    if not objects:
+        raise StudioError(f"{prefix} holds no objects; check the bucket and prefix (s3://BUCKET/PREFIX).")
+    raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
+
+
+def incomplete_message(prefix: BucketPrefix) -> str:
+    return (
+        f"{prefix} is an incomplete copy (a resize to a copy stopped before it finished): run that copy again, "
+        "which cleans it up first, or delete the prefix."
+    )
+
+
+def open_bucket_artifact(prefix: BucketPrefix) -> Artifact:
+    """The artifact at prefix, read from its metadata only; writes nothing."""
+    bucket, item = find(prefix)
+    return check(bucket, item, fetch(bucket, item))
+
+
+def fetched(
+    bucket: Bucket, items: list[Found], threads: int = 32, window: int = 128
+) -> Generator[tuple[Found, Pieces | StudioError], None, None]:
+    """Each artifact with its pieces (or the error that stopped them), in order, many artifacts in flight."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def one(item: Found) -> Pieces | StudioError:
+        try:
+            return fetch(bucket, item)
+        except StudioError as exc:
+            return exc
+
+    with ThreadPoolExecutor(threads) as pool:
+        queue: list[tuple[Found, Future[Pieces | StudioError]]] = []
+        todo = iter(items)
+        for item in todo:
+            queue.append((item, pool.submit(one, item)))
+            if len(queue) >= window:
+                break
+        while queue:
+            item, future = queue.pop(0)
+            nxt = next(todo, None)
+            if nxt is not None:
+                queue.append((nxt, pool.submit(one, nxt)))
+            try:
+                yield item, future.result()
+            except GeneratorExit:
+                for _, pending in queue:
+                    pending.cancel()
+                raise

@@ -1,0 +1,362 @@
+"""Resize an artifact that lives in a bucket: in place under conditional writes, or into a copy (in the bucket, from a
+bucket to a folder here, or from a folder here to a bucket) that a reader can never catch half-done.
+
+In place: a lock object (created with If-None-Match) keeps two runs of the studio apart; every graph object is
+rewritten with its new header in the slot that is not current, conditional on the ETag read (If-Match), then
+rbln_config.json the same way, which commits the new count. A run killed before that leaves the old count (the
+pending slots are ignored, as on disk). A store that ignores the conditions is found by a probe write, and in place
+is refused there.
+
+To a copy: a marker object first (the prefix is incomplete until it is gone), the payload objects copied
+server-side (the graphs rebuilt around their new header: UploadPartCopy of the rest), rbln_config.json last,
+then the marker removed. A killed copy leaves a prefix scans call incomplete; the same copy run again cleans it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
+from rbln_artifact_studio.core.fleet.targets import resolve_target
+from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.model.budget import MemoryBudget
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
+from rbln_artifact_studio.core.operations.resize import (
+    ResizeResult,
+    _require_simulated,
+    _rewrite,
+    resized_header,
+)
+from rbln_artifact_studio.core.progress import Progress
+from rbln_artifact_studio.core.simulator.container import pending_slot
+from rbln_artifact_studio.core.storage import faults
+from rbln_artifact_studio.core.storage.fsutil import (
+    INCOMPLETE_MARKER,
+    LOCK_NAME,
+    TMP_TAG,
+    StagingDir,
+    check_new_output_dir,
+    is_internal_name,
+)
+from rbln_artifact_studio.core.storage.jsonfile import detect_style, dumps_styled
+from rbln_artifact_studio.objectstore.artifacts import Found, ObjectPath, check, fetch, find
+from rbln_artifact_studio.objectstore.client import ConditionFailed
+from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch
+
+_conditional: dict[tuple[str, str], bool] = {}
+
+
+@dataclass(frozen=True)
+class Read:
+    """An artifact in a bucket as read: its objects (with ETags), its check, and the raw config bytes."""
+
+    bucket: Bucket
+    found: Found
+    artifact: Artifact
+    config: bytes
+
+
+def _read(prefix: BucketPrefix, bucket: Bucket | None = None) -> Read:
+    bucket, found = find(prefix, bucket)
+    pieces = fetch(bucket, found)
+    artifact = check(bucket, found, pieces)
+    location = artifact.location
+    if location is not None and (location.vlm_root is not None or location.section):
+        raise ResizeError(
+            f"{prefix} is a multimodal model; in a bucket only decoder-only artifacts resize. Copy it to a folder "
+            "here (aws s3 cp --recursive) and resize that. Nothing was changed."
+        )
+    config = b"".join(data for _, data in pieces[CONFIG_NAME])
+    return Read(bucket, found, artifact, config)
+
+
+def _plan(read: Read, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
+    _require_simulated(read.artifact)
+    return resolve_target(read.artifact, target, budget)
+
+
+def _new_config(artifact: Artifact, data: bytes, count: int) -> bytes:
+    """rbln_config.json at count, in the layout of the file it replaces (a diff shows only what changed)."""
+    return dumps_styled(with_block_count(artifact.loaded.raw, count), detect_style(data))
+
+
+def _header_patches(artifact: Artifact, count: int) -> dict[str, Patch]:
+    """Each graph file's name and the bytes of its new header slot (at the slot that is not current)."""
+    out: dict[str, Patch] = {}
+    for graph in artifact.graph_files:
+        assert graph.slot is not None and graph.container is not None
+        out[graph.path.name] = pending_slot(
+            graph.container, graph.slot, resized_header(artifact, graph.slot.header, count)
+        )
+    return out
+
+
+def honours_conditions(bucket: Bucket, prefix: BucketPrefix) -> bool:
+    """Whether the store refuses a PUT whose If-None-Match or If-Match fails (found by probe writes once per bucket,
+    under the artifact's prefix with a name every scan skips; the probe object is removed)."""
+    key = (bucket.ep.url, bucket.name)
+    if key not in _conditional:
+        probe = f"{prefix.key_prefix}.rbln-studio{TMP_TAG}probe-{uuid.uuid4().hex}"
+        bucket.put(probe, b"probe", create=True)
+        honoured = True
+        try:
+            for attempt in ({"create": True}, {"if_match": '"00000000000000000000000000000000"'}):
+                try:
+                    bucket.put(probe, b"probe again", **attempt)
+                    honoured = False
+                except ConditionFailed:
+                    pass
+        finally:
+            bucket.delete([probe])
+        _conditional[key] = honoured
+    return _conditional[key]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class BucketLock:
+    """The artifact's lock object (.rbln-studio.lock), created only where none is (If-None-Match)."""
+
+    def __init__(self, bucket: Bucket, prefix: BucketPrefix, purpose: str) -> None:
+        self.bucket, self.key, self.purpose = bucket, prefix.key_prefix + LOCK_NAME, purpose
+        self.prefix = prefix
+
+    def __enter__(self) -> BucketLock:
+        holder = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(), "purpose": self.purpose}
+        for _ in range(2):
+            try:
+                self.bucket.put(self.key, json.dumps(holder).encode(), create=True)
+                return self
+            except ConditionFailed:
+                other = self._holder()
+                if other.get("host") == holder["host"] and not _pid_alive(int(other.get("pid", 0) or 0)):
+                    self.bucket.delete([self.key])  # its run on this computer is gone (killed): take over
+                    continue
+                since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(other.get("since", 0) or 0)))
+                raise StudioError(
+                    f"{self.prefix} is being changed by another run ({other.get('purpose', 'a resize')}, process "
+                    f"{other.get('pid', '?')} on {other.get('host', '?')}, since {since}); nothing was changed. Try "
+                    f"again when it is done; if that run is gone, delete s3://{self.bucket.name}/{self.key}."
+                ) from None
+        raise StudioError(f"Cannot take the lock s3://{self.bucket.name}/{self.key}; try again.")
+
+    def _holder(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.bucket.read(self.key))
+        except (StudioError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def __exit__(self, *exc: object) -> None:
+        self.bucket.delete([self.key])
+
+
+def resize_bucket_in_place(
+    prefix: BucketPrefix, target: int | None = None, budget: MemoryBudget | None = None
+) -> ResizeResult:
+    """Resize in the bucket; a run killed at any instant leaves the old or the new count, and of two runs at once
+    one wins while the other stops with an error, having changed nothing the winner wrote."""
+    read = _read(prefix)
+    count, warnings = _plan(read, target, budget)  # a bad request fails here, before anything is written
+    bucket = read.bucket
+    if not honours_conditions(bucket, prefix):
+        raise StudioError(
+            f"The object store at {bucket.ep.url} ignores conditional writes (If-Match / If-None-Match), so two "
+            f"writers could both change {prefix}; it is not resized in place. Resize to a copy instead: "
+            f"--output-dir s3://{prefix.bucket}/NEW-PREFIX."
+        )
+    path = ObjectPath.of(prefix)
+    with BucketLock(bucket, prefix, "resize in place"):
+        faults.checkpoint("resize.locked")
+        read = _read(prefix, bucket)  # again, now under the lock: these ETags are the conditions
+        count, warnings = _plan(read, target, budget)
+        previous = read.artifact.config.kvcache_num_blocks
+        if previous != count:
+            try:
+                for i, (name, patch) in enumerate(_header_patches(read.artifact, count).items()):
+                    obj = read.found.objects[name]
+                    bucket.rewrite(obj, obj.key, [patch], if_match=obj.etag)
+                    faults.checkpoint(f"resize.header_written.{i}")
+                config = read.found.objects[CONFIG_NAME]
+                faults.checkpoint("resize.config")
+                bucket.put(config.key, _new_config(read.artifact, read.config, count), if_match=config.etag)
+            except StudioError as exc:
+                raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
+        faults.checkpoint("resize.done")
+    return ResizeResult(path, previous, count, warnings)
+
+
+def _expected_objects(found: Found) -> dict[str, int]:
+    return {name: obj.size for name, obj in found.objects.items()}
+
+
+def _prepare_output(bucket: Bucket, output: BucketPrefix, progress: Progress) -> list[Obj]:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours; clean that one. Its objects."""
+    objects = bucket.listing(output)
+    names = {o.key[len(output.key_prefix) :] for o in objects}
+    if INCOMPLETE_MARKER in names:
+        progress.say(f"{output} holds an unfinished copy (a run was stopped); removing it first")
+        bucket.delete([o.key for o in objects])
+        return []
+    return objects
+
+
+def _already_done(bucket: Bucket, output: BucketPrefix, source: Read, config: bytes) -> bool:
+    """The output holds exactly this copy: the same objects by name and size, the new config byte for byte, and a
+    check that passes."""
+    try:
+        _, found = find(output, bucket)
+    except StudioError:
+        return False
+    if _expected_objects(found) != {**_expected_objects(source.found), CONFIG_NAME: len(config)}:
+        return False
+    try:
+        if bucket.read(found.objects[CONFIG_NAME].key) != config:
+            return False
+        return check(bucket, found, fetch(bucket, found)).status.value != "invalid"
+    except StudioError:
+        return False
+
+
+def _refuse_overlap(source: BucketPrefix, output: BucketPrefix) -> None:
+    if source.bucket != output.bucket:
+        return
+    if output == source:
+        raise StudioError(f"The output {output} is the source artifact; choose a new prefix.")
+    if output.prefix.startswith(source.key_prefix) or source.prefix.startswith(output.key_prefix):
+        raise StudioError(f"The output {output} and the source {source} lie inside one another; choose another.")
+
+
+def resize_bucket_to_copy(
+    source: BucketPrefix,
+    output: BucketPrefix,
+    target: int | None = None,
+    budget: MemoryBudget | None = None,
+    progress: Progress | None = None,
+) -> ResizeResult:
+    """A resized copy at output, in the source's bucket, copied server-side; the source is only read."""
+    progress = progress or Progress()
+    if output.bucket != source.bucket:
+        raise StudioError(
+            f"{output} is in another bucket than {source}; a server-side copy stays in one bucket. Copy into "
+            f"s3://{source.bucket}/NEW-PREFIX, or to a folder here."
+        )
+    _refuse_overlap(source, output)
+    read = _read(source)
+    count, warnings = _plan(read, target, budget)
+    bucket = read.bucket
+    config = _new_config(read.artifact, read.config, count)
+    path = ObjectPath.of(output)
+    if _already_done(bucket, output, read, config):
+        progress.say(f"{output} already holds this copy with kvcache_num_blocks={count}; nothing to do")
+        return ResizeResult(path, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True)
+    if _prepare_output(bucket, output, progress):
+        raise StudioError(f"The output {output} is not empty; choose a new prefix.")
+    patches = _header_patches(read.artifact, count) if read.artifact.config.kvcache_num_blocks != count else {}
+    total = read.found.size
+    marker = output.key_prefix + INCOMPLETE_MARKER
+    bucket.put(marker, json.dumps({"source": source.url, "kvcache_num_blocks": count}).encode(), create=True)
+    faults.checkpoint("copy.locked")
+    progress.start(total, f"Copying {source.name} to {output.name}")
+    for i, (name, obj) in enumerate(sorted(read.found.objects.items())):
+        if name == CONFIG_NAME:
+            continue
+        key = output.key_prefix + name
+        if name in patches:
+            bucket.rewrite(obj, key, [patches[name]], create=True)
+        else:
+            bucket.copy(obj, key)
+        progress.advance(obj.size)
+        faults.checkpoint(f"copy.object.{i}")
+    faults.checkpoint("copy.copied")
+    bucket.put(output.key_prefix + CONFIG_NAME, config, create=True)
+    faults.checkpoint("copy.config_written")
+    bucket.delete([marker])
+    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
+    return ResizeResult(path, read.artifact.config.kvcache_num_blocks, count, warnings, total)
+
+
+def resize_bucket_to_folder(
+    source: BucketPrefix,
+    output_dir: Path,
+    target: int | None = None,
+    budget: MemoryBudget | None = None,
+    progress: Progress | None = None,
+) -> ResizeResult:
+    """A resized copy in a new folder here: the objects downloaded into a staging folder, resized there, published
+    by rename (the local copy's own crash safety)."""
+    progress = progress or Progress()
+    read = _read(source)
+    count, warnings = _plan(read, target, budget)
+    output = check_new_output_dir(output_dir)
+    total = read.found.size
+    progress.start(total, f"Downloading {source.name} to {output.name}")
+    with StagingDir(output) as staging:
+        for name, obj in sorted(read.found.objects.items()):
+            (staging.path / name).parent.mkdir(parents=True, exist_ok=True)
+            read.bucket.download(obj, staging.path / name, progress.advance)
+        faults.checkpoint("copy.copied")
+        copied = open_artifact(staging.path)
+        if copied.config.kvcache_num_blocks != count:
+            _rewrite(copied, count)
+        progress.check()
+        staging.publish()
+    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
+    return ResizeResult(output, read.artifact.config.kvcache_num_blocks, count, warnings, total)
+
+
+def resize_folder_to_bucket(
+    folder: Path,
+    output: BucketPrefix,
+    target: int | None = None,
+    budget: MemoryBudget | None = None,
+    progress: Progress | None = None,
+) -> ResizeResult:
+    """A resized copy of a folder here, uploaded below output: each graph with its new header, rbln_config.json
+    last (the marker object keeps it incomplete until then); the folder is only read."""
+    progress = progress or Progress()
+    artifact = open_artifact(folder)
+    _require_simulated(artifact)
+    if artifact.model_dir != artifact.path:
+        raise ResizeError(f"{folder} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
+    count, warnings = resolve_target(artifact, target, budget)
+    bucket = Bucket(output.bucket)
+    config = _new_config(artifact, (folder / CONFIG_NAME).read_bytes(), count)
+    if _prepare_output(bucket, output, progress):
+        raise StudioError(f"The output {output} is not empty; choose a new prefix.")
+    patches = _header_patches(artifact, count) if artifact.config.kvcache_num_blocks != count else {}
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not is_internal_name(p.name))
+    total = sum(p.stat().st_size for p in files)
+    marker = output.key_prefix + INCOMPLETE_MARKER
+    bucket.put(marker, json.dumps({"source": str(folder), "kvcache_num_blocks": count}).encode(), create=True)
+    faults.checkpoint("copy.locked")
+    progress.start(total, f"Uploading {folder.name} to {output}")
+    for i, path in enumerate(files):
+        if path.name == CONFIG_NAME:
+            continue
+        patch = patches.get(path.name) if path.name.endswith(GRAPH_SUFFIX) else None
+        bucket.upload(path, output.key_prefix + path.name, [patch] if patch else [])
+        progress.advance(path.stat().st_size)
+        faults.checkpoint(f"copy.object.{i}")
+    faults.checkpoint("copy.copied")
+    bucket.put(output.key_prefix + CONFIG_NAME, config, create=True)
+    faults.checkpoint("copy.config_written")
+    bucket.delete([marker])
+    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
+    return ResizeResult(ObjectPath.of(output), artifact.config.kvcache_num_blocks, count, warnings, total)
