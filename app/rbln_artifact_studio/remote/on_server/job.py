@@ -5,7 +5,8 @@ JOBDIR/spec.json, writes JOBDIR/result.json (atomically) when done, and stops ea
 Real artifacts: the server's optimum-rbln-cli writes the resized artifact into a staging folder beside it, which
 then takes the artifact's place by one atomic exchange (renameat2; refused where the file system cannot); to a
 copy, it writes into a staging folder renamed into place. Simulator artifacts: the server's rbln-studio-cli, which
-stages by itself. The artifact is locked, swapped and flushed by the studio's own code (core/portable/, sent with this program).
+stages by itself. The artifact is locked, swapped and flushed by the studio's own code (core/portable/, sent with
+this program), so a resize here and one started on a laptop exclude each other.
 """
 
 import contextlib
