@@ -31,6 +31,8 @@ from rbln_artifact_studio.core.display.commandline import shell_text
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
 
+KEEP_FINISHED = 50  # finished jobs the panel lists; older ones go (Clear finished drops them all)
+
 
 def _elapsed(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
@@ -183,6 +185,7 @@ class JobsPanel(QDockWidget):
         self.rows[id(job)] = row
         job.logged.connect(self._on_log)
         job.finished.connect(self._on_log)
+        job.finished.connect(self._keep_recent)
 
     def row_for(self, job: Job) -> JobRow | None:
         return self.rows.get(id(job))
@@ -248,11 +251,29 @@ class JobsPanel(QDockWidget):
         self.log.setPlainText("\n".join(row.job.log_lines) if isinstance(row, JobRow) else "")
 
     @Slot()
+    def _keep_recent(self) -> None:
+        """Drop the oldest finished rows beyond KEEP_FINISHED: a long session (a Refresh each adds a finished scan)
+        grew by a row of widgets and its job's log a cycle, for good (issue 28: 43 KB a cycle, 800 cycles)."""
+        finished = 0
+        for i in range(self.list.count()):  # newest first
+            row = self.list.itemWidget(self.list.item(i))
+            if isinstance(row, JobRow) and row.job.state.ended:
+                finished += 1
+                if finished > KEEP_FINISHED:
+                    self._drop_row(i, row)
+                    return  # one ends at a time, so at most one is over
+
+    def _drop_row(self, index: int, row: JobRow) -> None:
+        self.rows.pop(id(row.job), None)
+        self.manager.forget(row.job)
+        item = self.list.takeItem(index)
+        row.deleteLater()
+        del item
+
+    @Slot()
     def clear_finished(self) -> None:
         for i in reversed(range(self.list.count())):
             row = self.list.itemWidget(self.list.item(i))
             if isinstance(row, JobRow) and row.job.state.ended:
-                self.rows.pop(id(row.job), None)
-                self.manager.forget(row.job)
-                self.list.takeItem(i)
+                self._drop_row(i, row)
         self.log.clear()

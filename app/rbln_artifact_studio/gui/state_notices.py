@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QMessageBox
 
 from rbln_artifact_studio.gui.jobs import JobContext
@@ -17,6 +17,7 @@ from rbln_artifact_studio.gui.jobs import JobContext
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.main_window import MainWindow
 
+SETTLE_MS = 100
 Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder
 
 
@@ -51,6 +52,15 @@ class StateNotices(QObject):
         self.window = window
         self._opened: dict[str, Identity | None] = {}
         self._checking = False
+        self._again = False  # a change came while a check ran: check once more after it
+        # The folder above the root: a rename of the root shows only there (inotify follows the renamed folder,
+        # and Qt reports nothing for it). One watch; its changes are checked after a quiet spell.
+        self._parent_watch = QFileSystemWatcher(self)
+        self._parent_watch.directoryChanged.connect(self._on_parent_changed)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._check_root)
         window.settings.notices.notice.connect(self.say_settings)
         window.workspace.rootChanged.connect(self._remember_root)
         window.workspace.watcher.changed.connect(self._on_changed)
@@ -77,12 +87,30 @@ class StateNotices(QObject):
     def _remember_root(self, root: str) -> None:
         job = self.window.jobs.submit(f"Identify {root}", lambda _ctx: folder_identity(root), visible=False)
         job.succeeded.connect(lambda identity: self._opened.__setitem__(root, identity))
+        if self._parent_watch.directories():
+            self._parent_watch.removePaths(self._parent_watch.directories())
+        parent = os.path.dirname(root)
+        if parent and parent != root:
+            self._parent_watch.addPath(parent)
 
     @Slot(list)
     def _on_changed(self, folders: list[str]) -> None:
-        """The watcher reports the root itself when it is deleted or moved (its watch ends): check it in a job."""
+        """The watcher reports the root itself when it is deleted (its watch ends)."""
+        if self.window.workspace.root in folders:
+            self._check_root()
+
+    @Slot(str)
+    def _on_parent_changed(self, _parent: str) -> None:
+        self._settle.start()
+
+    @Slot()
+    def _check_root(self) -> None:
+        """Check in a job (a stat may wait on a slow disk) that the root is still the folder that was opened."""
         root = self.window.workspace.root
-        if root is None or root not in folders or self._checking:
+        if root is None:
+            return
+        if self._checking:
+            self._again = True
             return
         self._checking = True
         opened = self._opened.get(root)
@@ -97,12 +125,17 @@ class StateNotices(QObject):
     @Slot()
     def _checked(self) -> None:
         self._checking = False
+        if self._again:
+            self._again = False
+            self._check_root()
 
     def _on_checked(self, root: str, reason: str | None) -> None:
         workspace = self.window.workspace
         if reason is None or workspace.root != root:
             return
         workspace.close_root()
+        if self._parent_watch.directories():
+            self._parent_watch.removePaths(self._parent_watch.directories())
         self.window.show_no_folder_title()
         self.window.detail.show_message(f"{reason} Open a folder to see its artifacts.")
         self.folderGone.emit(root, reason)
