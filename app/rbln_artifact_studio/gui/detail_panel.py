@@ -221,7 +221,7 @@ class DetailPanel(QScrollArea):
         while self.settings_form.rowCount():
             self.settings_form.removeRow(0)
         for name, value in rows:
-            label = _label(wrap=False)
+            label = _label()  # wrapped: a long value (a VLM's parts, an encoder-decoder's note) never scrolls sideways
             label.setText(value)
             self.settings_form.addRow(name, label)
 
