@@ -127,7 +127,7 @@ def main() -> int:
         first, other = paths[cycle % len(paths)], paths[(cycle + 1) % len(paths)]
         window.browser.select_path(first)
         wait_until(partial(showing, window, first))
-        dialog = window.open_resize_dialog()
+        dialog = window.dialogs.open_resize_dialog()
         settle()
         if dialog is not None:
             dialog.reject()

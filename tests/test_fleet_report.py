@@ -33,6 +33,7 @@ HEADERS = [
     "Kind",
     "Model",
     "Size on disk",
+    "Modified",  # when its newest file was written: a compile, a resize (issue #23 item 11)
     "Reason",
 ]
 

@@ -314,7 +314,7 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
     return CompileRequest(
         model_id=args.model_id,
         npu=args.npu,
-        num_devices=args.num_devices,
+        num_devices=args.num_devices or 1,
         batch_size=args.batch_size,
         max_seq_len=args.max_seq_len,
         attn_impl=args.attn_impl,
@@ -328,8 +328,10 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.backends.registry import compile_model
+    from rbln_artifact_studio.core.simulator.compile_defaults import with_defaults
 
-    request = compile_request(args)
+    # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
+    request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
     result = compile_model(
         request, args.output_dir, backend=BackendChoice.parse(args.backend), progress=_bar_progress(), log=_log_line
     )
@@ -475,7 +477,10 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", *_flag("--output_dir"), dest="output_dir", required=True, help="new artifact folder")
     p.add_argument("--npu", default="RBLN-CA25", help="target NPU SKU (default RBLN-CA25)")
     p.add_argument(
-        *_flag("--num_devices", "--tensor_parallel_size"), dest="num_devices", type=int, default=1, help="NPUs (TP)"
+        *_flag("--num_devices", "--tensor_parallel_size"),
+        dest="num_devices",
+        type=int,
+        help="NPUs (TP); default: the fewest that hold the model, as the compile wizard picks",
     )
     p.add_argument(*_flag("--batch_size"), dest="batch_size", type=int, default=1)
     p.add_argument(*_flag("--max_seq_len"), dest="max_seq_len", type=int, help="default: the model's maximum")

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
-from tests.gui.conftest import open_folder
 
 from rbln_artifact_studio.gui.main_window import APP_NAME, MainWindow
+
+from .conftest import open_folder
 
 
 def _renamed(root: Path) -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
-from tests.gui.conftest import open_folder
 
 from rbln_artifact_studio.gui import jobs_panel
 from rbln_artifact_studio.gui.jobs_panel import JobRow
 from rbln_artifact_studio.gui.main_window import MainWindow
+
+from .conftest import open_folder
 
 
 def test_refreshing_again_and_again_keeps_only_the_newest_finished_jobs(

@@ -87,6 +87,7 @@ class ArtifactActions(QObject):
             window.action_resize,
             self.resize_copy,
             window.action_plan,
+            window.action_explore,
             self.compare,
             self.serving,
             self.trash,

@@ -47,7 +47,7 @@ STATUS_COLOURS = _StatusColours()
 Index = QModelIndex | QPersistentModelIndex
 
 
-COLUMNS_VERSION = 3  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

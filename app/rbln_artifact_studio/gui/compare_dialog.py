@@ -44,7 +44,8 @@ def _table(name: str, headers: list[str]) -> QTableWidget:
     table.setWordWrap(False)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(len(headers) - 1, QHeaderView.ResizeMode.Stretch)
+    for column in range(1, len(headers)):  # the values share the width: "B − A" does not take it from A and B
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
     return table
 
 

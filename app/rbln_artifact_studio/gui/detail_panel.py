@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.columns import COLUMNS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.gui.artifact_model import STATUS_COLOURS
@@ -36,6 +37,7 @@ from rbln_artifact_studio.gui.tones import Tone, style, tone
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 
@@ -46,6 +48,9 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
     label.setWordWrap(wrap)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+BY_TITLE = {c.title: c for c in COLUMNS}
 
 
 class DetailPanel(QScrollArea):
@@ -63,7 +68,9 @@ class DetailPanel(QScrollArea):
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.problems = _label("detailProblems")
         self.problems.setTextFormat(Qt.TextFormat.RichText)
+        self.on_disk = _label("detailOnDisk")  # size on disk and when it was compiled or last changed
         layout.addWidget(self.title)
+        layout.addWidget(self.on_disk)
         layout.addWidget(self.problems)
 
         self.settings_box = QGroupBox("Settings")
@@ -136,6 +143,7 @@ class DetailPanel(QScrollArea):
         self.title.setText(html.escape(text))
         self.problems.clear()
         self.problems.hide()
+        self.on_disk.hide()
         for section in self._sections:
             section.hide()
         self.chart.set_breakdown(None, message=text)
@@ -186,6 +194,17 @@ class DetailPanel(QScrollArea):
         self.settings_box.show()
         self.kv_box.show()
 
+    def show_on_disk(self, row: ArtifactSummary) -> None:
+        """Its size on disk and when it was compiled or last changed, as the table's columns word them."""
+        size, modified = (BY_TITLE[t] for t in ("Size on disk", "Modified"))
+        parts = [f"{size.text(row)} on disk"]
+        if row.modified is not None:
+            parts.append(f"compiled or changed {modified.text(row)}")
+        self.on_disk.setText(" · ".join(parts))
+        exact = [c.exact(v) for c in (size, modified) if c.exact and (v := c.value(row)) is not None]
+        self.on_disk.setToolTip("\n".join(exact))
+        self.on_disk.show()
+
     def _show_problems(self, problems: list[Problem]) -> None:
         if problems:
             items = "".join(
@@ -204,7 +223,7 @@ class DetailPanel(QScrollArea):
         while self.settings_form.rowCount():
             self.settings_form.removeRow(0)
         for name, value in rows:
-            label = _label(wrap=False)
+            label = _label()  # wrapped: a long value (a VLM's parts, an encoder-decoder's note) never scrolls sideways
             label.setText(value)
             self.settings_form.addRow(name, label)
 

@@ -18,7 +18,7 @@ from rbln_artifact_studio.core.display.presentation import (
     usage_tooltip,
 )
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.chart_base import TooltipChart, paint_byte_axis
+from rbln_artifact_studio.gui.chart_base import TooltipChart, axis_ticks, paint_byte_axis
 from rbln_artifact_studio.gui.tones import is_dark
 
 if TYPE_CHECKING:  # types only: the estimator loads in the worker that reads the artifact, after the window shows
@@ -254,9 +254,10 @@ class DramChart(TooltipChart):
             for _, label, pos in self._legend_layout()
         ]
         plot = self._plot()
-        for i in range(5):
-            y = plot.bottom() - plot.height() * i / 4
-            text = format_bytes(self._scale() * i // 4)
+        scale = self._scale()
+        for value in axis_ticks(scale):
+            y = plot.bottom() - plot.height() * value / max(scale, 1)
+            text = format_bytes(value)
             width = fm.horizontalAdvance(text) + 2
             out.append((text, QRectF(plot.left() - 8 - width, y - fm.height() / 2, width, fm.height())))
         for bar in self.bars():

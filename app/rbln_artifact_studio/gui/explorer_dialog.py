@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QP
 from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.display.explore_display import pick_text, summary_lines
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.planning.explore import ClickTarget, Exploration, explore, target_at
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
@@ -95,11 +97,10 @@ class ExplorerDialog(QDialog):
     @Slot(object)
     def pick(self, budget_per_npu: int) -> ClickTarget:
         """Resolve a picked budget as 'fit to budget' would, show it, and fill the resize dialog with it."""
-        click = target_at(self.artifact, budget_per_npu)
+        click, budget_text = self._as_fraction(target_at(self.artifact, budget_per_npu))
         self.chart.set_pick(click.budget_bytes, click.blocks)
         text = html.escape(pick_text(click))
         self.pick_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {text}</span>" if click.error else text)
-        budget_text = str(click.budget_bytes)
         if self.resize_dialog is not None:
             self.resize_dialog.prefill(budget_text=budget_text)
         else:
@@ -108,6 +109,22 @@ class ExplorerDialog(QDialog):
                 self.resize_dialog.finished.connect(self._forget_resize_dialog)
         self.picked.emit(click)
         return click
+
+    def _as_fraction(self, picked: ClickTarget) -> tuple[ClickTarget, str]:
+        """The pick as a fraction a user could have typed ("0.3602"), not raw bytes ("54140076032"): the fewest
+        digits (rounded up, so a pick on a breakpoint stays on its count) that resolve to the same count."""
+        npu = self.artifact.npu
+        if npu is not None:
+            for digits in range(4, 9):
+                scale = 10**digits
+                text = f"{math.ceil(picked.fraction * scale) / scale:.{digits}f}".rstrip("0")
+                budget = parse_budget(text)
+                if budget.fraction is None or budget.fraction > 1:
+                    break
+                click = target_at(self.artifact, budget.bytes_per_npu(npu))
+                if click.blocks == picked.blocks and click.error == picked.error:
+                    return click, text
+        return picked, str(picked.budget_bytes)
 
     @Slot()
     def _forget_resize_dialog(self) -> None:

@@ -50,8 +50,8 @@ class ElidedLabel(QLabel):
         self.setMinimumWidth(self.fontMetrics().horizontalAdvance("Copy a…"))
         self._elide()
 
-    def sizeHint(self) -> QSize:
-        return QSize(self.fontMetrics().horizontalAdvance(self.full_text) + 4, super().sizeHint().height())
+    def sizeHint(self) -> QSize:  # the text shown: the layout gives the label the room there is (Ignored policy)
+        return QSize(self.fontMetrics().horizontalAdvance(self.text()) + 4, super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:
         return QSize(self.minimumWidth(), super().minimumSizeHint().height())

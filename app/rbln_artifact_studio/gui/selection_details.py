@@ -86,6 +86,9 @@ class SelectionDetails(QObject):
         else:
             self.artifact, self.no_resize_reason = artifact, None
             w.detail.show_artifact(artifact)
+        row = w.model.row_of(str(artifact.path))
+        if row is not None:  # what the scan found (no disk access here): size on disk, when it last changed
+            w.detail.show_on_disk(w.model.summary(row))
         self.update_actions()
 
     @Slot(object)

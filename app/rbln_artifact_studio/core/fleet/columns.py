@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,6 +31,15 @@ def _bytes(value: int | str) -> str:
 
 def _bytes_exact(value: int | str) -> str:
     return format_bytes_exact(value) if isinstance(value, int) else value
+
+
+def _local_time(value: int | str) -> str:
+    """'2026-12-03 19:50' in the local time zone (sorted by the number behind it)."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(value)) if isinstance(value, int) else value
+
+
+def _local_time_exact(value: int | str) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(value)) if isinstance(value, int) else value
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("Kind", lambda s: s.kind or DECODER_KIND, width=110),
     Column("Model", lambda s: s.model, width=170),
     Column("Size on disk", lambda s: s.size_on_disk, _bytes, numeric=True, exact=_bytes_exact, width=90),
+    Column("Modified", lambda s: s.modified, _local_time, numeric=True, exact=_local_time_exact, width=120),
 )
 """The artifact table's columns, in its order."""
 TITLES = tuple(c.title for c in COLUMNS)

@@ -64,6 +64,7 @@ class ArtifactSummary:
     link_target: str | None = None  # set when the artifact folder is a symlink (to a folder outside the root)
     kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
+    modified: int | None = None  # when its newest file was written or changed (compiled, resized), Unix seconds
 
     @property
     def where(self) -> Location:
@@ -363,6 +364,15 @@ class _RowTask:
     graphs: dict[str, int]
     link_target: str | None
 
+    @property
+    def modified(self) -> int | None:
+        return newest_change(self.signature)
+
+
+def newest_change(signature: Signature) -> int | None:
+    """When the newest file of a listing was last written (Unix seconds): a compile, a resize, an edit."""
+    return max((mtime for _, _, mtime, _, _ in signature), default=0) // 1_000_000_000 or None
+
 
 def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
     """The row and, when asked, its verdict; what scan_pool runs in whichever process reads the artifact.
@@ -374,8 +384,10 @@ def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
         folder = task.folder
         name = os.path.basename(folder)
         found = ArtifactSummary(folder, name, Status.CHECKING, model=_model_name(folder, None), size_on_disk=task.size)
-        return replace(verify(found), link_target=task.link_target)
-    return replace(_from_config(task.folder, task.size, task.graphs), link_target=task.link_target)
+        return replace(verify(found), link_target=task.link_target, modified=task.modified)
+    return replace(
+        _from_config(task.folder, task.size, task.graphs), link_target=task.link_target, modified=task.modified
+    )
 
 
 def _listed(
@@ -391,7 +403,7 @@ def _listed(
         if row is not None:
             cached = ArtifactSummary.validated(row)
             if cached is not None:
-                return Done(replace(cached, link_target=link_target))
+                return Done(replace(cached, link_target=link_target, modified=newest_change(signature)))
             cache.forget(folder)  # validated, not trusted: a row that does not hold is read again and rewritten
     return _RowTask(folder, signature, size, graphs, link_target)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.model.modelspec import ResolvedModel
+from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import AttnImpl, default_attn_impl, fitting_partition, get_npu
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
 from rbln_artifact_studio.core.simulator.devices import DeviceFit, fewest_devices
@@ -51,3 +51,22 @@ def compile_defaults(
         return CompileDefaults(request, None)
     fewest = fewest_devices(model.spec, shape)
     return CompileDefaults(replace(request, num_devices=fewest.num_devices), fewest)
+
+
+def with_defaults(request: CompileRequest, devices_given: bool = True) -> CompileRequest:
+    """The request with the wizard's defaults where the user gave none: the partition that divides max_seq_len and,
+    unless a device count was given, the fewest devices that hold the model (`rbln-studio-cli compile` and the
+    compile wizard start from the same compile_defaults). A model that cannot be read here stays as given: the
+    compile then says why."""
+    if request.kvcache_partition_len is not None and devices_given:
+        return request
+    try:
+        model = resolve_model(request.model_id)
+        defaults = compile_defaults(model, request.npu, request.batch_size, request.max_seq_len, request.attn_impl)
+    except StudioError:
+        return request
+    if request.kvcache_partition_len is None:
+        request = replace(request, kvcache_partition_len=defaults.request.kvcache_partition_len)
+    if not devices_given and defaults.fewest is not None and defaults.fewest.fits:
+        request = replace(request, num_devices=defaults.fewest.num_devices)
+    return request
