@@ -151,9 +151,15 @@ def cmd_get(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places import dispatch
 
     try:  # shell loops call get per artifact: a local one's JSON only for the common kind (kinds loads on need)
-        print(dispatch.read_block_count(parse_location(args.dir)))
+        count = dispatch.read_block_count(parse_location(args.dir))
     except StudioError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
+    print(count)  # optimum-rbln-cli prints what the file records, whatever it is, and exits 0: so do we
+    from rbln_artifact_studio.core.storage.jsonfile import block_count_problem
+
+    problem = block_count_problem(count)
+    if problem is not None:
+        _warn(f"{args.dir}: {problem} `inspect` says what else is wrong.")
     return 0
 
 
@@ -161,6 +167,22 @@ def _inspector(args: argparse.Namespace) -> Any:
     from rbln_artifact_studio.backends.registry import inspector_for
 
     return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
+
+
+def _open_verdict(target: str, args: argparse.Namespace) -> Any:
+    """_open for a command that gives a verdict: a config that fails validation makes the artifact invalid
+    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1)."""
+    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError
+    from rbln_artifact_studio.core.location import LocalFolder, parse_location
+    from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+
+    try:
+        return _open(target, args)
+    except ConfigError as exc:
+        where = parse_location(target)
+        if not isinstance(where, LocalFolder) or not os.path.lexists(os.path.join(where.path, CONFIG_NAME)):
+            raise
+        raise InvalidArtifactError(exc.message, hint=exc.hint) from None
 
 
 def _open(target: str, args: argparse.Namespace) -> Any:
@@ -211,7 +233,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
     try:
-        artifact = _open(args.dir, args)
+        artifact = _open_verdict(args.dir, args)
     except NoKvCacheError as exc:  # no resizable KV cache: say what the folder holds instead
         from rbln_artifact_studio.core.display.kinds_report import description_dict, description_text
 
@@ -400,7 +422,7 @@ def cmd_serving(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
     try:  # the verdict inspect and scan give; a VLM through its language model; wherever it lives
-        artifact = _open(args.dir, args)
+        artifact = _open_verdict(args.dir, args)
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     check = check_artifact_serving(artifact.loaded, artifact.problems)

@@ -30,6 +30,7 @@ from rbln_artifact_studio.core.model.kinds import (
     kv_location,
     nested_count,
     out_of_step,
+    section_names,
     upstream_problems,
 )
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
@@ -277,7 +278,10 @@ def _plain_decoder(folder: Path) -> LoadedConfig | None:
 
 def _decoder_config(path: Path, data: bytes) -> LoadedConfig | None:
     view = read_view(data)
-    if view is None or kind_of(view.top_level_stand_in()) != (ModelKind.DECODER, ""):
+    if view is None:
+        return None
+    stand_in = view.top_level_stand_in()
+    if kind_of(stand_in) != (ModelKind.DECODER, "") or section_names(stand_in):  # parts of its own: kv_location
         return None
     return LoadedConfig(path, None, view, data)
 

@@ -59,6 +59,11 @@ def _damage(size: int, marks: Callable[[], tuple[bool, bool]]) -> str | None:
 
 
 def is_real_compiler_output(path: Path) -> bool:
-    """A non-empty .rbln with none of the simulator container's marks."""
+    """A non-empty, readable .rbln with none of the simulator container's marks (one that cannot be read is
+    damaged as far as anyone here can tell: the artifact reader names why)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        return False
     magic, _ = simulator_marks(path)
     return not magic and damage_without_magic(path) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -39,20 +40,65 @@ def to_markdown(rows: Iterable[ArtifactSummary]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
+
+
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc"
+
+
+def _c_escape(ch: str) -> str:
+    return _C_ESCAPES.get(ch) or "".join(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape"))
+
+
+def shell_escape(name: str) -> str:
+    """A name with control characters as GNU ls prints it on a terminal ('a'$'\\n''b'), so a crafted name cannot
+    fake a row; other names as they are."""
+    if not any(_is_control(ch) for ch in name):
+        return name
+    out, run, plain = [], "", True
+    for ch in name:
+        if _is_control(ch) != (not plain) and run:
+            out.append(f"'{run}'" if plain else f"$'{run}'")
+            run = ""
+        plain = not _is_control(ch)
+        run += ch.replace("'", "'\\''") if plain else _c_escape(ch)
+    out.append(f"'{run}'" if plain else f"$'{run}'")
+    return "".join(out)
+
+
+def control_escaped(text: str) -> str:
+    """A message with its control characters written as C escapes (a problem naming a crafted folder)."""
+    return "".join(_c_escape(ch) if _is_control(ch) else ch for ch in text)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns: wide (CJK) characters take two, combining marks none."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text
+    )
+
+
+def _pad(cell: str, width: int, right: bool) -> str:
+    fill = " " * max(width - display_width(cell), 0)
+    return fill + cell if right else cell + fill
+
+
 def text_lines(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
-    """`scan`'s plain output: a title line, then per artifact a line of CLI_COLUMNS and its problems below it."""
+    """`scan`'s plain output: a title line, then per artifact a line of CLI_COLUMNS and its problems below it.
+    Cells are aligned by display width, control characters escaped as ls does."""
     widths = [max(len(c.title), 30 if i == 0 else 8) for i, c in enumerate(CLI_COLUMNS)]
 
     def line(cells: Iterable[str]) -> str:
         return "  ".join(
-            cell.rjust(w) if c.numeric else cell.ljust(w) for c, cell, w in zip(CLI_COLUMNS, cells, widths, strict=True)
+            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(CLI_COLUMNS, cells, widths, strict=True)
         ).rstrip()
 
     yield line(c.title for c in CLI_COLUMNS)
     for row in rows:
         yield line(c.text(row) for c in CLI_COLUMNS)
         for problem in row.problems:
-            yield f"    {problem}"
+            yield f"    {control_escaped(problem)}"
 
 
 def json_pieces(rows: Iterable[ArtifactSummary]) -> Iterator[str]:

@@ -209,7 +209,8 @@ def read_json(path: Path) -> dict[str, Any]:
 def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | None = None) -> ModelDescription:
     """A folder holding rbln_config.json: kind, parts (its own graphs and each section's subfolder), problems.
 
-    checked_elsewhere names a part whose files the caller checks itself (the language model of an open VLM).
+    checked_elsewhere names a part whose files the caller checks itself (the language model of an open VLM;
+    "": the top level, a decoder whose own graphs the artifact reader checks).
     """
     kind, kv_section = kind_of(raw)
     cls_name = raw.get("cls_name") if isinstance(raw.get("cls_name"), str) else None
@@ -217,9 +218,9 @@ def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | 
     parts += [part_of(name, raw[name]) for name in section_names(raw)]
     problems: list[Problem] = []
     for part in parts:
-        if part.name != checked_elsewhere or not part.name:
+        if part.name != checked_elsewhere:
             problems += _missing_graphs(folder, part)
-    if not any(p.graphs for p in parts) and not list(folder.glob(f"*{GRAPH_SUFFIX}")):
+    if checked_elsewhere != "" and not any(p.graphs for p in parts) and not list(folder.glob(f"*{GRAPH_SUFFIX}")):
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
     problems += upstream_problems(raw)
     note = None if kv_section is not None else _kv_note(kind, cls_name, raw)
@@ -337,6 +338,8 @@ def kv_location(folder: Path) -> KvLocation:
         if parent is not None:
             described = describe_config(parent[0], parent[1], folder.name)
             return KvLocation(folder, parent[0], folder.name, described)
+        if section_names(raw):  # a decoder with compiled parts of its own (Qwen2-VL's visual/): check them too
+            return KvLocation(folder, description=describe_config(folder, raw, ""))
         return KvLocation(folder)
     if section:
         return KvLocation(folder / section, folder, section, describe_config(folder, raw, section))

@@ -28,7 +28,13 @@ from rbln_artifact_studio.core.model.config_checks import expected_graph_names
 from rbln_artifact_studio.core.model.kv_split import kv_bytes_per_npu
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
-from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
+from rbln_artifact_studio.core.storage.jsonfile import (
+    CONFIG_NAME,
+    MAX_BLOCK_COUNT,
+    decode_json,
+    read_bytes,
+    require_current_format,
+)
 
 DTYPE_BYTES = {
     "float32": 4,
@@ -51,7 +57,7 @@ DTYPE_BYTES = {
 _RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_metas"))
 
 # Guards against absurd values so arithmetic and loops stay bounded on hostile files.
-_MAX_DIM = 1 << 40
+_MAX_DIM = MAX_BLOCK_COUNT
 MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
 _ATTN_VALUES = frozenset(a.value for a in AttnImpl)
 

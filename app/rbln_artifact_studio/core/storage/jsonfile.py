@@ -13,6 +13,16 @@ from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
 
 CONFIG_NAME = "rbln_config.json"
 MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
+MAX_BLOCK_COUNT = 1 << 40  # the largest kvcache_num_blocks (or any shape dimension) a valid file records
+
+
+def block_count_problem(count: int) -> str | None:
+    """Why a recorded kvcache_num_blocks is not valid (the loader takes it all the same), or None."""
+    if count < 1:
+        return f"kvcache_num_blocks={count} is not valid: a compiled artifact records at least 1 block."
+    if count > MAX_BLOCK_COUNT:
+        return f"kvcache_num_blocks={count} is not valid: it is above {MAX_BLOCK_COUNT:,}, more than any NPU holds."
+    return None
 
 
 def read_bytes(path: Path) -> bytes:
