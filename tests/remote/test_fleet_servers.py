@@ -41,7 +41,8 @@ def test_five_servers_at_once_each_a_row_the_hung_and_the_garbage_named(cli: Run
     assert b["form"] == "text" and b["devices"][0]["memory_total"] == CR13  # 140.0GiB read as the catalog's bytes
     assert not b["devices"][0]["memory_exact"]
     assert [d["memory_total"] for d in c["devices"]] == [ATOM, ATOM] and c["form"] == "text"
-    assert hang["error"] == "npu-hang did not answer within 15 s." and hang["devices"] == []
+    # The fan-out's own words, or the transport's when it ends the call at the same limit (and says more).
+    assert hang["error"].startswith("npu-hang did not answer within 15 s") and hang["devices"] == []
     assert "cannot be true" in junk["error"] and "line 1: not JSON" in junk["error"]
     assert fleet.hung_pid("npu-hang") is not None  # the fake did start, and hung
 
@@ -67,7 +68,7 @@ def test_each_context_against_what_its_artifact_predicts(cli: Run, fleet: Fleet)
     assert f"pid {fleet.serving} vllm on NPU 0: serves ssh://npu-a{fleet.artifact} (node 0)" in text.stdout
     assert "(+25.0%)  <- past 10%" in text.stdout
     assert f"pid {fleet.anonymous} python3 on NPU 1: drift unknown (its command line names no artifact" in text.stdout
-    assert "npu-hang: FAILED: npu-hang did not answer within 15 s." in text.stdout
+    assert "npu-hang: FAILED: npu-hang did not answer within 15 s" in text.stdout
 
 
 def test_place_answers_per_artifact_across_servers(cli: Run, fleet: Fleet, tmp_path: Path) -> None:  # noqa: F811

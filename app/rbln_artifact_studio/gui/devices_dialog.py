@@ -46,7 +46,8 @@ class DevicesDialog(QDialog):
         self.tree.setHeaderLabels(list(HEADERS))
         self.tree.setRootIsDecorated(True)
         note = QLabel(
-            "Used and total as rbln-smi reports them (to 0.1 GiB); total is the DRAM available after the system reserve."
+            "Used and total as the driver's tool reports them: exact bytes from its JSON (rbln-stat -j), to 0.1 GiB "
+            "from its text table; total is the DRAM available after the system reserve."
         )
         note.setWordWrap(True)
         refresh = QPushButton("&Refresh")
@@ -75,7 +76,8 @@ class DevicesDialog(QDialog):
             job.failed.connect(lambda failure, it=item: self._show_failure(it, failure))
 
     def _show(self, item: QTreeWidgetItem, status: DeviceStatus) -> None:
-        item.setText(1, f"{len(status.devices)} NPU(s), {status.tool}")
+        how = "exact bytes" if status.devices and status.devices[0].exact else "text table, to 0.1 GiB"
+        item.setText(1, f"{len(status.devices)} NPU(s), {status.tool} ({how})")
         for d in status.devices:
             child = QTreeWidgetItem(
                 item,

@@ -87,29 +87,25 @@ def fan_out(
         pending = [h for h, s in slots.items() if not s.done.is_set() and h not in late]
         if not pending:
             break
+        if cancel is not None and cancel.cancelled:  # the caller gave up: stop every server's work, wait for none
+            for slot in slots.values():
+                slot.cancel.cancel()
+            break
         now = time.monotonic()
         for host in pending:
             slot = slots[host]
-            if cancel is not None and cancel.cancelled:
-                slot.cancel.cancel()
             if slot.started is not None and now - slot.started > timeout + GRACE:
                 slot.cancel.cancel()  # the transport stops its ssh at its next look
                 late.add(host)
-        if (
-            cancel is not None
-            and cancel.cancelled
-            and all(s.started is None for s in slots.values() if not s.done.is_set())
-        ):
-            break
         slots[pending[0]].done.wait(POLL)
     out: list[HostResult[T]] = []
     for host, slot in slots.items():
-        if slot.done.is_set():
-            out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
-        elif host in late:
+        if host in late:  # what its stopped call says ("Cancelled…") is not why: the limit is
             out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s."))
+        elif slot.done.is_set():
+            out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
         else:
-            out.append(HostResult(host, None, "Cancelled before it was read."))
+            out.append(HostResult(host, None, "Cancelled."))
     return out
 
 

@@ -15,7 +15,8 @@ PLACEMENT = (
     "so artifacts of one SKU are stacked on the same NPUs."
 )
 GRANULARITY = (
-    "rbln-smi reports used memory per NPU (to 0.1 GiB), not per chiplet: each NPU's need (the sum of the "
+    "The NPU tool reports used memory per NPU (exact from rbln-stat -j, to 0.1 GiB from its text table), not per "
+    "chiplet: each NPU's need (the sum of the "
     "artifacts' chiplet usages on it) is checked against that NPU's free memory, and each chiplet's need "
     "against the chiplet's DRAM after the reserve, as plan checks it; how other processes' memory is spread "
     "over the chiplets is not known."

@@ -256,8 +256,11 @@ def placement_text(p: Placement) -> str:
         lines.append(f"  {rank}. {o.host}: {npus}; headroom {o.headroom:,} bytes ({format_bytes(o.headroom)})")
         for n in o.npus:
             if len(n.chiplets) > 1:
-                parts = ", ".join(f"chiplet {ch.chiplet} {format_bytes(ch.headroom)} left" for ch in n.chiplets)
-                lines.append(f"       NPU {n.device.index}: {parts}")
+                # Only the chiplets' need is known: the tool reports other processes' memory per NPU.
+                parts = ", ".join(f"{ch.chiplet}: {format_bytes(ch.need)}" for ch in n.chiplets)
+                lines.append(
+                    f"       NPU {n.device.index} needs per chiplet (of {format_bytes(n.chiplets[0].available)} each): {parts}"
+                )
     for b in p.blocked:
         lines.append(f"  x  {b.host}: {b.block.value}: {b.reason}")
     return "\n".join(lines)
