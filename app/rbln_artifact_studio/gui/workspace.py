@@ -5,33 +5,35 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
 from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
-from rbln_artifact_studio.gui.folder_scan import (
-    Finished,
-    Logged,
-    Progress,
-    RowsFound,
-    RowsRead,
-    RowsRemoved,
-    ScanProcess,
-    ScanRequest,
-)
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+
+if TYPE_CHECKING:  # loaded in the scan job's worker (subprocess, pickle...): not before the window's first paint
+    from rbln_artifact_studio.gui.folder_scan import RowsFound, RowsRead, RowsRemoved
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 
 
-def _scan_in_process(request: ScanRequest, ctx: JobContext) -> int:
+def _scan_in_process(root: str, folders: list[str], known: list[str], opening: bool, ctx: JobContext) -> int:
     """Worker thread: run the scan in its own process (folder_scan) and hand its messages to the GUI thread.
 
     This thread only waits: for the scan process's messages (read and unpickled by ScanProcess's reader) and for the
     table to paint each batch (partial with wait); rows that arrive meanwhile come together in the next batch.
     """
-    process = ScanProcess(request)
+    # What the GUI thread needs once rows arrive is loaded here, in the worker, as the scan in this process once
+    # loaded it: TableRow.summary's scan module (which loads the model's), and humanfriendly for the detail panel's
+    # sizes (core.sizes loads it on first use). The scan process reads the artifacts.
+    import humanfriendly  # noqa: F401
+
+    import rbln_artifact_studio.core.fleet.scan  # noqa: F401
+    from rbln_artifact_studio.gui.folder_scan import Finished, Logged, Progress, RowsFound, ScanProcess, ScanRequest
+
+    process = ScanProcess(ScanRequest(root, folders, known, opening))
     found = 0
     try:
         for message in process.messages(ctx.cancel):
@@ -136,8 +138,7 @@ class Workspace(QObject):
         known = self.model.paths()
         title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
         root = self.root or folders[0]
-        request = ScanRequest(root, folders, known, opening=visible)
-        job = self.jobs.submit(title, lambda ctx: _scan_in_process(request, ctx), visible=visible)
+        job = self.jobs.submit(title, lambda ctx: _scan_in_process(root, folders, known, visible, ctx), visible=visible)
         self._job = job
         job.partial.connect(self._on_partial)
         job.finished.connect(self._on_finished)
@@ -151,6 +152,8 @@ class Workspace(QObject):
             self._ack_timer.start()
         if job is not self._job or self.root is None:
             return  # a cancelled scan of a folder that is no longer shown
+        from rbln_artifact_studio.gui.folder_scan import RowsRead, RowsRemoved  # loaded: the job sent this
+
         if isinstance(message, RowsRead):
             self.rowsRead.emit()
         elif isinstance(message, RowsRemoved):
