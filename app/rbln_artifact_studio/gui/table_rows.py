@@ -43,8 +43,8 @@ class TableRow(NamedTuple):
         from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
         values = list(self.fields)
-        values[_STATUS], values[_PROBLEMS] = self.status, list(values[_PROBLEMS])  # type: ignore[call-overload]
-        return ArtifactSummary(*values)  # type: ignore[arg-type]
+        values[_STATUS], values[_PROBLEMS] = self.status, list(values[_PROBLEMS])  # type: ignore[call-overload]  # fields are typed object; this one is the problems tuple
+        return ArtifactSummary(*values)  # type: ignore[arg-type]  # the values are the summary's own fields, in order
 
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
