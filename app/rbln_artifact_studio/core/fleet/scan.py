@@ -92,13 +92,13 @@ class ArtifactSummary:
         if not isinstance(data, dict) or data.keys() != _ROW_TYPES.keys():
             return None
         for name, types in _ROW_TYPES.items():
-            if type(data[name]) not in types:
+            value = data[name]
+            kind = type(value)
+            if kind not in types or (kind is int and value < 0):  # sizes and counts are never negative
                 return None
         problems, status = data["problems"], data["status"]
         if status not in _FINISHED or not all(type(p) is str for p in problems):
             return None
-        if any(type(v) is int and v < 0 for v in data.values()):
-            return None  # sizes and counts are never negative
         return cls(**{**data, "status": Status(status)})
 
 
