@@ -11,12 +11,14 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.dram_chart import DramChart, segment_colour
 from rbln_artifact_studio.gui.main import build_parser
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
 from rbln_artifact_studio.gui.theme import Theme, dark_palette, light_palette, system_palette
-from rbln_artifact_studio.gui.tones import is_dark
+from rbln_artifact_studio.gui.tones import DARK, Tone, is_dark
 
 from .layout_audit import contrast
 from .widgets import child
@@ -43,6 +45,9 @@ def test_view_theme_dark_is_applied_and_remembered(qtbot: QtBot, window: MainWin
     assert _app_is_dark()
     chart = child(window, DramChart, "dramChart")
     qtbot.waitUntil(lambda: is_dark(chart.palette()))  # the widgets get the new palette: they repaint in it
+    delegate = window.browser.view.itemDelegate()
+    assert isinstance(delegate, RowTextDelegate)
+    qtbot.waitUntil(lambda: delegate._status_colours[Status.OK].name() == DARK[Tone.OK])  # the table's status text
     again = MainWindow(settings)
     qtbot.addWidget(again)
     assert again.theme.theme is Theme.DARK and again.theme.actions[Theme.DARK].isChecked()

@@ -63,7 +63,24 @@ class DetailPanel(QScrollArea):
         self.artifact: Artifact | None = None
         body = QWidget()
         layout = QVBoxLayout(body)
+        self._build_header(layout)
+        self.settings_box = QGroupBox("Settings")
+        self.settings_form = QFormLayout(self.settings_box)
+        layout.addWidget(self._build_kv_box())
+        layout.addWidget(self._build_dram_box())
+        self.serving = ServingView()
+        layout.addWidget(self.serving)
+        layout.addWidget(self.settings_box)
+        layout.addWidget(self._build_files_box())
+        layout.addStretch(1)
+        self.setWidget(body)
+        self._sections = [self.settings_box, self.kv_box, self.dram_box, self.files_box, self.serving]
+        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
 
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_header(self, layout: QVBoxLayout) -> None:
+        """The name and status, the size on disk and when it changed, the problems."""
         self.title = _label("detailTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.problems = _label("detailProblems")
@@ -73,9 +90,7 @@ class DetailPanel(QScrollArea):
         layout.addWidget(self.on_disk)
         layout.addWidget(self.problems)
 
-        self.settings_box = QGroupBox("Settings")
-        self.settings_form = QFormLayout(self.settings_box)
-
+    def _build_kv_box(self) -> QGroupBox:
         kv_box = self.kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
         self.kv_label = _label("kvBlocksLabel")
@@ -84,8 +99,10 @@ class DetailPanel(QScrollArea):
         kv_layout.addWidget(self.kv_label)
         kv_layout.addWidget(self.gauge)
         kv_layout.addWidget(self.kv_meaning)
-        layout.addWidget(kv_box)
+        return kv_box
 
+    def _build_dram_box(self) -> QGroupBox:
+        """The what-if budget, the caption, the chart and the chiplet table."""
         dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
         self.dram_caption = _label("dramCaption")
@@ -114,12 +131,10 @@ class DetailPanel(QScrollArea):
         row.addWidget(self.breakdown_table, 2)
         dram_layout.addWidget(self.dram_caption)
         dram_layout.addLayout(row)
-        layout.addWidget(dram_box)
-        self.serving = ServingView()
-        layout.addWidget(self.serving)
-        layout.addWidget(self.settings_box)
+        return dram_box
 
-        files_box = QGroupBox("Files")
+    def _build_files_box(self) -> QGroupBox:
+        files_box = self.files_box = QGroupBox("Files")
         files_layout = QVBoxLayout(files_box)
         self.files = QTableWidget(0, 2)
         self.files.setObjectName("detailFiles")
@@ -129,11 +144,7 @@ class DetailPanel(QScrollArea):
         self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         files_layout.addWidget(self.files)
-        layout.addWidget(files_box)
-        layout.addStretch(1)
-        self.setWidget(body)
-        self._sections = [self.settings_box, kv_box, dram_box, files_box, self.serving]
-        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
+        return files_box
 
     # ---- states --------------------------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.backends.toolchain import CLI_NAME
 from rbln_artifact_studio.core.display.commandline import resize_argv
 from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
@@ -35,11 +34,11 @@ from rbln_artifact_studio.core.location import Location, ServerFolder, host_of, 
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
-from rbln_artifact_studio.core.storage.swap import staging_room_problem
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.jobs import JobManager
 from rbln_artifact_studio.gui.screen_fit import resize_to_fit, scrolling_body
+from rbln_artifact_studio.gui.staging_check import StagingCheck
 from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
@@ -52,9 +51,6 @@ def _output_problem(text: str, source: Path) -> str | None:
         return folder_problem(text, source)
     except Exception as exc:  # any failure must reach the user: here, as the reason Apply is off
         return f"Cannot check {text}: {exc}"
-
-
-_UNASKED, _ASKED = object(), object()
 
 
 @dataclass(frozen=True)
@@ -126,7 +122,8 @@ class ResizeDialog(QDialog):
         self._output_timer.setSingleShot(True)
         self._output_timer.setInterval(OUTPUT_CHECK_DELAY_MS)
         self._output_timer.timeout.connect(self._check_output)
-        self._staging_problem: object = _UNASKED  # the in-place staging check of a real artifact (see below)
+        self._staging = StagingCheck(self.jobs, self.artifact.path, self)  # a real artifact resized in place
+        self._staging.answered.connect(self.validate)
 
     def _build_current(self) -> QLabel:
         facts = block_facts(self.artifact.config)
@@ -233,8 +230,8 @@ class ResizeDialog(QDialog):
         self.before_caption.setText(breakdown_caption(before) if before else unknown)
 
     def _connect_fields(self) -> None:
-        self.target_spin.valueChanged.connect(self._on_count_edited)
-        self.budget_edit.textEdited.connect(self._on_budget_edited)
+        self.target_spin.valueChanged.connect(lambda: self._on_sizing_edited(self.by_count))
+        self.budget_edit.textEdited.connect(lambda: self._on_sizing_edited(self.by_budget))
         self.by_count.toggled.connect(self.validate)
         self.mode_copy.toggled.connect(self.validate)
         self.output_edit.textEdited.connect(self._on_output_edited)
@@ -251,17 +248,10 @@ class ResizeDialog(QDialog):
 
     # ---- reactions -----------------------------------------------------------------------------------
 
-    @Slot()
-    def _on_count_edited(self) -> None:
-        if not self.by_count.isChecked():
-            self.by_count.setChecked(True)  # toggled -> validate
-        else:
-            self.validate()
-
-    @Slot()
-    def _on_budget_edited(self) -> None:
-        if not self.by_budget.isChecked():
-            self.by_budget.setChecked(True)
+    def _on_sizing_edited(self, mode: QRadioButton) -> None:
+        """A count or a budget typed: its mode is chosen (toggled validates), or the choice validated again."""
+        if not mode.isChecked():
+            mode.setChecked(True)
         else:
             self.validate()
 
@@ -318,7 +308,7 @@ class ResizeDialog(QDialog):
         if error is None and copy:
             error = self._output_error(output)
         if error is None and not copy and self.artifact.is_real:
-            error = self._staging_error()
+            error = self._staging.problem()  # Apply waits for the answer
         self._show_message(target, warnings, error)
         ok = error is None and target is not None
         self.apply_button.setEnabled(ok)
@@ -364,33 +354,6 @@ class ResizeDialog(QDialog):
         if self.jobs is not None:
             self._output_timer.start()  # (re)started by each key: one check once typing pauses
         return None
-
-    def _staging_error(self) -> str | None:
-        """A real artifact is resized in place through a staged copy beside it: is there room? (asked once, in
-        a worker; Apply waits for the answer)."""
-        if self.jobs is None:
-            return None  # no worker to ask: the engine checks before it writes anything
-        if self._staging_problem is _UNASKED:
-            self._staging_problem = _ASKED
-            folder = self.artifact.path
-            job = self.jobs.submit(
-                f"Check room beside {folder.name}", lambda ctx: staging_room_problem(folder, CLI_NAME), visible=False
-            )
-            job.succeeded.connect(self._on_staging_checked)
-            job.failed.connect(self._on_staging_check_failed)
-        if self._staging_problem is _ASKED:
-            return "Checking the disk has room for the staged copy an in-place resize writes…"
-        return self._staging_problem if isinstance(self._staging_problem, str) else None
-
-    @Slot(object)
-    def _on_staging_checked(self, problem: str | None) -> None:
-        self._staging_problem = problem
-        self.validate()
-
-    @Slot(object)
-    def _on_staging_check_failed(self, failure: JobFailure) -> None:
-        self._staging_problem = f"Cannot check the room for the staged copy: {failure.reason}"
-        self.validate()
 
     @Slot()
     def _check_output(self) -> None:

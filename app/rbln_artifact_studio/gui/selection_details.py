@@ -29,6 +29,7 @@ class SelectionDetails(QObject):
         self.select_when_shown: str | None = None  # a path just written: select it once the table has its row
         self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._detail_job: Job | None = None
+        self._user_moved = False  # the user filtered, scrolled or clicked since the folder opened: no auto-select
 
     def connect_to(self) -> None:
         """Follow the table's current row, rows changed on disk, and the scans (called once the actions exist)."""
@@ -41,6 +42,14 @@ class SelectionDetails(QObject):
         # The first row is shown once every row is read, not after the full checks (seconds on a large fleet).
         w.workspace.rowsRead.connect(self._select_first_row)
         w.browser.view.selectionModel().selectionChanged.connect(self.update_actions)
+        # What the user does to the table during a scan is theirs: the first row is not selected over it.
+        w.browser.filter_edit.textEdited.connect(self._on_user_moved)
+        w.browser.view.verticalScrollBar().actionTriggered.connect(self._on_user_moved)
+        w.browser.view.pressed.connect(self._on_user_moved)
+
+    @Slot()
+    def _on_user_moved(self) -> None:
+        self._user_moved = True
 
     def select_once_shown(self, path: str) -> None:
         """Select path as soon as the table has its row (a compile's or resize's output)."""
@@ -49,6 +58,7 @@ class SelectionDetails(QObject):
 
     @Slot(str)
     def _on_root_changed(self, _root: str) -> None:
+        self._user_moved = False
         self.window.detail.show_message(NOTHING_SELECTED)
         self.artifact = None
         self.update_actions()
@@ -114,7 +124,9 @@ class SelectionDetails(QObject):
     @Slot()
     def _select_first_row(self) -> None:
         w = self.window
-        if not w.browser.current_path() and w.model.rowCount() and self.select_when_shown is None:
+        if self._user_moved or w.browser.current_path() or self.select_when_shown is not None:
+            return
+        if w.model.rowCount():
             w.browser.view.selectRow(0)
 
     @Slot()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 def _selectable(object_name: str, text: str = "") -> QLabel:
     label = QLabel(text)
     label.setObjectName(object_name)
+    label.setWordWrap(True)  # the panel is narrow on a small screen: wrap, never scroll sideways
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 

@@ -41,10 +41,14 @@ class RowTextDelegate(QStyledItemDelegate):
 
     def _style_changed(self, view: QAbstractItemView) -> None:
         self._texts.clear()
+        self._groups.clear()
+        # The status tones of the palette in use: a theme switched to dark gets the light tones.
+        self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
         self._margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+        changes = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.PaletteChange)
+        if event.type() in changes:
             view = self.parent()
             if isinstance(view, QAbstractItemView):
                 self._style_changed(view)
