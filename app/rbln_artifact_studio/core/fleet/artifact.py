@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
 GRAPH_SUFFIX = ".rbln"
+DECODER_PREFIX = "decoder_batch_"
+DECODER_PREFIX_RE = re.compile(r"decoder_batch_\d+")
 
 GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 """Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
@@ -233,6 +236,41 @@ def incomplete_reason(folders: list[Path]) -> str | None:
     return None
 
 
+def _repeated_keys(data: bytes | None) -> dict[str, list[object]]:
+    """Top-level keys a JSON file gives more than once, with each value in file order."""
+    seen: dict[str, list[object]] = {}
+    top: list[list[tuple[str, object]]] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        top.append(items)
+        return dict(items)
+
+    try:
+        json.loads(data or b"", object_pairs_hook=pairs)
+    except ValueError:
+        return {}
+    for key, value in top[-1] if top else ():
+        seen.setdefault(key, []).append(value)
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def batch_problems(batch_size: int, graphs: set[str], data: bytes | None) -> list[Problem]:
+    """A batch_size no decoder graph was compiled for: the loader reads the file's value, the NPU runs the graphs'.
+    Names the cause when the file gives the key twice (optimum-rbln, like json, reads the last)."""
+    compiled = sorted(int(n[len(DECODER_PREFIX) :]) for n in graphs if DECODER_PREFIX_RE.fullmatch(n))
+    if not compiled or batch_size in compiled:
+        return []
+    message = (
+        f"rbln_config.json says batch_size {batch_size}, but the decoder graphs were compiled for batch "
+        f"{', '.join(map(str, compiled))} ({', '.join(f'{DECODER_PREFIX}{b}.rbln' for b in compiled)}); "
+        "counts and floors from the file would be wrong. Recompile, or restore the file's batch_size."
+    )
+    repeated = _repeated_keys(data).get("batch_size")
+    if repeated:
+        message += f" The file gives batch_size {len(repeated)} times ({', '.join(map(str, repeated))}); the last wins."
+    return [Problem(Status.INVALID, message)]
+
+
 def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(folder / CONFIG_NAME)
@@ -318,6 +356,7 @@ def _read_once(
     if not graph_entries:
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
     present = {g.name for g in graph_files}
+    problems += batch_problems(config.batch_size, present, loaded.data)
     for expected in loaded.graph_names:
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
