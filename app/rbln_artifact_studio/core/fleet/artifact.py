@@ -19,6 +19,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
     SequenceShape,
     breakdown,
 )
+from rbln_artifact_studio.core.fleet.colocated import Colocated, colocated_parts
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
@@ -30,6 +31,7 @@ from rbln_artifact_studio.core.model.kinds import (
     kv_location,
     nested_count,
     out_of_step,
+    read_json,
     section_names,
     upstream_problems,
 )
@@ -75,6 +77,7 @@ class Artifact:
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
     incomplete: str | None = None  # why the folder is still being written (its .rbln-studio-incomplete marker)
+    colocated: Colocated = field(default_factory=Colocated)  # a multimodal model's other parts on the LM's NPUs
 
     @property
     def config(self) -> ConfigFields:
@@ -137,7 +140,8 @@ class Artifact:
         """Allocation tables for estimation and breakdowns, or None when they are unknown."""
         if self.allocations is None or self.config.kvcache_num_blocks <= 0:
             return None
-        return MemoryLayout.from_graphs(self.allocations, self.resizable, self.config.kvcache_num_blocks)
+        graphs = {**self.allocations, **self.colocated.graphs}  # every part on the NPU counts against its DRAM
+        return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
 
     def breakdown(self, budget: MemoryBudget = UNSET, num_blocks: int | None = None) -> Breakdown | None:
         layout, npu = self.layout(), self.npu
@@ -402,6 +406,8 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
         except StudioError as exc:
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
+    if artifact.allocations:
+        artifact.colocated = _colocated(artifact, inspector)
     if artifact.allocations is not None:
         try:
             t = artifact.overflow()
@@ -417,6 +423,21 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
                     f"{-t.free_in_budget:,} bytes; the artifact will not load.",
                 )
             )
+
+
+def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocated:
+    location = artifact.location
+    if location is None or location.description is None:
+        return Colocated()  # one part: nothing else on its NPUs
+    assert artifact.allocations is not None
+    first = next(iter(next(iter(artifact.allocations.values())).alloc_per_chiplet_by_key.values()), None)
+    if first is None:
+        return Colocated()
+    try:
+        root_raw = read_json(location.vlm_root / CONFIG_NAME) if location.vlm_root else artifact.loaded.raw
+    except StudioError:
+        return Colocated()
+    return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
 def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:
