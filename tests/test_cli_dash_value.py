@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import cli_command, cli_env
+
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 
 

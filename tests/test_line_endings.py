@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import cli_command, cli_env
 from remote.pythons import can_hide_trees
 
