@@ -100,7 +100,7 @@ def start_resize(
     artifact = open_remote_artifact(server, source, cancel)
     warnings: list[str] = []
     if target is not None:
-        check = check_target(artifact.config, target)
+        check = check_target(artifact.config, target, artifact)  # its tables, where the server sent them
         if check.error is not None:
             raise StudioError(f"{check.error} Nothing was changed on {server.host}.")
         warnings = list(check.warnings)
@@ -145,10 +145,14 @@ def follow(
     """
     requested = False
     counting = False  # a byte count is under way: log lines do not replace it with an indeterminate step
+    held: list[str] = []  # the tool's "error: …" lines: the outcome says them, unless it says something else
 
     def logged(line: str) -> None:
         nonlocal counting
         report = on_progress if not requested else None  # once stopping, a progress callback must not cancel again
+        if line.startswith("error: ") and on_log is not None:
+            held.append(line)
+            return
         count = parse_progress(line)
         if count is not None:
             counting = count[1] > 0 and count[0] < count[1]
@@ -176,6 +180,10 @@ def follow(
                     elif "error" in record:
                         raise StudioError(str(record["error"]))
             if outcome is not None:
+                error = outcome.error or ""
+                for line in held:
+                    if on_log is not None and line[len("error: ") :] not in error:
+                        on_log(line)
                 if forget:
                     forget_quietly(server, [job])
                 return outcome

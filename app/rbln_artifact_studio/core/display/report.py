@@ -79,6 +79,8 @@ def inspect_dict(artifact: Artifact, budget: MemoryBudget = UNSET) -> dict[str, 
         "graphs": graphs,
         "allocations_unknown_reason": artifact.unknown_reason,
         "breakdown": breakdown_dict(fit) if fit is not None else None,
+        "colocated_graphs": sorted(artifact.colocated.graphs),  # other parts' graphs stacked in the breakdown
+        "colocated_unknown": list(artifact.colocated.unknown),  # parts on the same NPUs whose sizes are unknown
         "files": [{"name": f"{g.name}.rbln", "size": g.size} for g in artifact.graph_files]
         + [{"name": name, "size": size} for name, size in artifact.other_files],
     }
@@ -145,6 +147,12 @@ def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
         lines.append(f"  DRAM per chiplet (budget {budget.describe()}):")
         tightest = fit.tightest
         lines += [_usage_line(u, u is tightest) for u in fit.usages]
+        if artifact.colocated.stacked:
+            parts = ", ".join(artifact.colocated.stacked)
+            lines.append(f"  (with the model's other parts on the same NPUs stacked in: {parts})")
+    note = artifact.colocated.unknown_note()
+    if note is not None:
+        lines.append(f"  also there   {note}")
     for p in artifact.problems:
         lines.append(f"  {p.severity.value}: {p.message}")
     return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
     SequenceShape,
     breakdown,
 )
+from rbln_artifact_studio.core.fleet.colocated import Colocated, colocated_parts
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
@@ -30,6 +32,7 @@ from rbln_artifact_studio.core.model.kinds import (
     kv_location,
     nested_count,
     out_of_step,
+    read_json,
     section_names,
     upstream_problems,
 )
@@ -42,6 +45,8 @@ from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
 
 GRAPH_SUFFIX = ".rbln"
+DECODER_PREFIX = "decoder_batch_"
+DECODER_PREFIX_RE = re.compile(r"decoder_batch_\d+")
 
 GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 """Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
@@ -74,6 +79,7 @@ class Artifact:
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
     remote: Location | None = None  # where it lives when not here (a server's folder): `path` is its path there
     incomplete: str | None = None  # why the folder is still being written (its .rbln-studio-incomplete marker)
+    colocated: Colocated = field(default_factory=Colocated)  # a multimodal model's other parts on the LM's NPUs
 
     @property
     def where(self) -> Location:
@@ -145,7 +151,8 @@ class Artifact:
         """Allocation tables for estimation and breakdowns, or None when they are unknown."""
         if self.allocations is None or self.config.kvcache_num_blocks <= 0:
             return None
-        return MemoryLayout.from_graphs(self.allocations, self.resizable, self.config.kvcache_num_blocks)
+        graphs = {**self.allocations, **self.colocated.graphs}  # every part on the NPU counts against its DRAM
+        return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
 
     def breakdown(self, budget: MemoryBudget = UNSET, num_blocks: int | None = None) -> Breakdown | None:
         layout, npu = self.layout(), self.npu
@@ -244,6 +251,41 @@ def incomplete_reason(folders: list[Path]) -> str | None:
     return None
 
 
+def _repeated_keys(data: bytes | None) -> dict[str, list[object]]:
+    """Top-level keys a JSON file gives more than once, with each value in file order."""
+    seen: dict[str, list[object]] = {}
+    top: list[list[tuple[str, object]]] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        top.append(items)
+        return dict(items)
+
+    try:
+        json.loads(data or b"", object_pairs_hook=pairs)
+    except ValueError:
+        return {}
+    for key, value in top[-1] if top else ():
+        seen.setdefault(key, []).append(value)
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def batch_problems(batch_size: int, graphs: set[str], data: bytes | None) -> list[Problem]:
+    """A batch_size no decoder graph was compiled for: the loader reads the file's value, the NPU runs the graphs'.
+    Names the cause when the file gives the key twice (optimum-rbln, like json, reads the last)."""
+    compiled = sorted(int(n[len(DECODER_PREFIX) :]) for n in graphs if DECODER_PREFIX_RE.fullmatch(n))
+    if not compiled or batch_size in compiled:
+        return []
+    message = (
+        f"rbln_config.json says batch_size {batch_size}, but the decoder graphs were compiled for batch "
+        f"{', '.join(map(str, compiled))} ({', '.join(f'{DECODER_PREFIX}{b}.rbln' for b in compiled)}); "
+        "counts and floors from the file would be wrong. Recompile, or restore the file's batch_size."
+    )
+    repeated = _repeated_keys(data).get("batch_size")
+    if repeated:
+        message += f" The file gives batch_size {len(repeated)} times ({', '.join(map(str, repeated))}); the last wins."
+    return [Problem(Status.INVALID, message)]
+
+
 def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(folder / CONFIG_NAME)
@@ -329,6 +371,7 @@ def _read_once(
     if not graph_entries:
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
     present = {g.name for g in graph_files}
+    problems += batch_problems(config.batch_size, present, loaded.data)
     for expected in loaded.graph_names:
         if expected not in present:
             problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
@@ -374,6 +417,8 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
         except StudioError as exc:
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
+    if artifact.allocations:
+        artifact.colocated = _colocated(artifact, inspector)
     if artifact.allocations is not None:
         try:
             t = artifact.overflow()
@@ -389,6 +434,21 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
                     f"{-t.free_in_budget:,} bytes; the artifact will not load.",
                 )
             )
+
+
+def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocated:
+    location = artifact.location
+    if location is None or location.description is None:
+        return Colocated()  # one part: nothing else on its NPUs
+    assert artifact.allocations is not None
+    first = next(iter(next(iter(artifact.allocations.values())).alloc_per_chiplet_by_key.values()), None)
+    if first is None:
+        return Colocated()
+    try:
+        root_raw = read_json(location.vlm_root / CONFIG_NAME) if location.vlm_root else artifact.loaded.raw
+    except StudioError:
+        return Colocated()
+    return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
 def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:

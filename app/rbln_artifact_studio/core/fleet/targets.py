@@ -74,6 +74,12 @@ def check_target(
             "allocation tables are unknown here, so whether it fits the NPU's DRAM cannot be checked: it may "
             "fail to allocate at runtime."
         )
+    unknown = artifact.colocated.unknown if artifact is not None else []
+    if unknown and target > current:
+        warnings.append(
+            f"kvcache_num_blocks={target} grows the KV cache, and {', '.join(unknown)} load on the same NPUs with "
+            "allocations unknown here: the check counts them as nothing, so it may not fit at runtime."
+        )
     if target > full:
         warnings.append(above_full_warning(target, full))
     return TargetCheck(current, target, floor, full, None, warnings)

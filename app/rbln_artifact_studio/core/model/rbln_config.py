@@ -437,6 +437,11 @@ class LoadedConfig:
             self._raw = require_current_format(decode_json(self._data, self.path), self.path)
         return self._raw
 
+    @property
+    def data(self) -> bytes | None:
+        """The file's bytes as read, when it was read from them (repeated keys show only there)."""
+        return self._data
+
     def at(self, path: Path) -> LoadedConfig:
         """The same config, known by another path (a server's file read through a local copy)."""
         return LoadedConfig(path, self._raw, self.model, self._data)

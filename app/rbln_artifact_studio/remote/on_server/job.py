@@ -39,7 +39,11 @@ class Cancelled(Exception):
 
 
 class Failed(Exception):
-    pass
+    logged = False  # the log already shows why (the tool's own output): not written there again
+
+
+class ToolFailed(Failed):
+    logged = True
 
 
 def say(text):
@@ -116,7 +120,9 @@ def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
 
 def tool_failure(status, lines, state):
     tail = [line for line in lines if line.strip()][-3:]
-    return Failed(f"{os.path.basename(SPEC['tool'])} failed (status {status}): {' '.join(tail)} ({state})")
+    if tail and tail[-1].startswith("error: "):  # the studio's CLI said it in one line: that line is the reason
+        return ToolFailed(f"{tail[-1][len('error: ') :]} ({state})")
+    return ToolFailed(f"{os.path.basename(SPEC['tool'])} failed (status {status}): {' '.join(tail)} ({state})")
 
 
 def warnings_of(lines):
@@ -246,7 +252,8 @@ def main():
         say(result["error"])
     except Failed as exc:
         result = {"ok": False, "error": str(exc)}
-        say(str(exc))
+        if not exc.logged:
+            say(str(exc))
     except Exception as exc:
         result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         say(result["error"])
