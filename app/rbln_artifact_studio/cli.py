@@ -146,22 +146,14 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    if args.dir.startswith("ssh://"):
-        from rbln_artifact_studio.remote.cli_support import read_block_count_any
+    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
 
-        print(read_block_count_any(args.dir))
-        return 0
-    from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
-
-    count = plain_decoder_count(args.dir)  # shell loops call get per artifact: JSON only for the common kind
-    if count is None:
-        from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
-
-        try:
-            count = block_count(args.dir)
-        except NoKvCacheError as exc:
-            raise _as_optimum_refusal(exc, args.dir) from None
-    print(count)
+    try:  # shell loops call get per artifact: a local one's JSON only for the common kind (kinds loads on need)
+        print(dispatch.read_block_count(parse_location(args.dir)))
+    except StudioError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
     return 0
 
 
@@ -172,31 +164,24 @@ def _inspector(args: argparse.Namespace) -> Any:
 
 
 def _open(target: str, args: argparse.Namespace) -> Any:
-    """An artifact from a local folder or an ssh://HOST/PATH on a server (read there, by its own rebel)."""
-    from rbln_artifact_studio.remote.cli_support import open_any
+    """An artifact wherever it lives (a local folder; a server's, read there by its own rebel)."""
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
 
-    return open_any(target, _inspector(args))
+    return dispatch.open_artifact(parse_location(target), _inspector(args))
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
-    from rbln_artifact_studio.backends.registry import resize_artifact
+    from rbln_artifact_studio.core.location import parse_beside, parse_location
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import Report, ResizeOrder
 
+    source = parse_location(args.dir)
+    output = parse_beside(args.output_dir, source) if args.output_dir else None  # a plain path: beside the source
+    order = ResizeOrder(source, target, budget_text, output, BackendChoice.parse(args.backend))
     try:
-        if args.dir.startswith("ssh://"):  # a detached job on that server
-            from rbln_artifact_studio.remote.cli_support import resize_any
-
-            result = resize_any(args.dir, target, budget_text, args.output_dir, _log_line, _bar_progress())
-        else:
-            result = resize_artifact(
-                args.dir,
-                target=target,
-                budget_text=budget_text,
-                output_dir=args.output_dir,
-                backend=BackendChoice.parse(args.backend),
-                progress=_bar_progress(),
-                log=_log_line,
-            )
+        result = dispatch.resize(order, Report(_log_line, _bar_progress()))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     for warning in result.warnings:
@@ -244,17 +229,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
-
     def issue(path: object, message: str) -> None:
         _warn(message)
 
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
+
     several = len(args.roots) > 1 or bool(args.on)  # servers read at once, a failed one a row
     args.root = ", ".join(args.roots)
-    remote = several or args.root.startswith("ssh://")
-    if not remote and not os.path.isdir(args.root):
-        print(f"error: {args.root} is not a folder; give a folder that holds compiled artifacts.", file=sys.stderr)
-        return EXIT_ERROR
     invalid = count = 0
 
     def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
@@ -271,15 +254,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         from rbln_artifact_studio.remote.fleet_cli import scan_fleet
 
         rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
-    elif remote:  # one round trip: checked here from what the server sends (real graphs: rebel there, per 1,000)
-        from rbln_artifact_studio.remote.cli_support import scan_any
-
-        rows = counted(scan_any(args.root, on_issue=issue, use_cache=False, processes=processes))
     else:
-        verifier = default_verifier(lambda: _inspector(args))  # inspect's check: one verdict for both
-        rows = counted(
-            scan(args.root, on_issue=issue, use_cache=not args.no_cache, verify=verifier, processes=processes)
-        )
+        options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
+        rows = counted(dispatch.scan(parse_location(args.roots[0]), options))  # inspect's check: one verdict for both
     if args.format == "json":
         from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
 
@@ -387,15 +364,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
 
     if args.on:
+        from rbln_artifact_studio.core.location import server_url
         from rbln_artifact_studio.remote.fleet_cli import cmd_plan_on, split_on
 
         hosts, dirs = split_on(args.on, args.dirs)
         if not dirs:
-            return _usage_error("plan", "name the artifacts: plan DIR... --on ssh://HOST ...")
-        return cmd_plan_on(hosts, dirs, _inspector(args), args.json, args.timeout)
+            return _usage_error("plan", f"name the artifacts: plan DIR... --on {server_url('HOST')} ...")
+        return cmd_plan_on(hosts, [_open(d, args) for d in dirs], args.json, args.timeout)  # here or on any server
     if not args.dirs:
         return _usage_error("plan", "the following arguments are required: DIR")
-    artifacts = [_open(d, args) for d in args.dirs]  # here, or ssh://HOST/PATH
+    artifacts = [_open(d, args) for d in args.dirs]  # wherever they live
     require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
     p = plan(artifacts)
     found = fixes(p, p.label_for(args.fix) if args.fix else None)
@@ -412,15 +390,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from rbln_artifact_studio.core.display.serving_display import serving_text
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
     from rbln_artifact_studio.core.planning.serving import check_artifact_serving
 
-    try:  # the verdict inspect and scan give; a VLM through its language model; here, or ssh://HOST/PATH
+    try:  # the verdict inspect and scan give; a VLM through its language model; wherever it lives
         artifact = _open(args.dir, args)
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     check = check_artifact_serving(artifact.loaded, artifact.problems)
+    check = replace(check, path=str(artifact.where_of(artifact.loaded.path.parent)))  # on its server, for a server's
     if args.json:
         _print_json(check.to_json())
     else:
@@ -442,13 +423,14 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.location import server_url
     from rbln_artifact_studio.remote.fleet_cli import cmd_place as place
     from rbln_artifact_studio.remote.fleet_cli import split_on
 
     hosts, dirs = split_on(args.on, args.dirs)
     if not dirs:
-        return _usage_error("place", "name the artifacts: place ART... --on ssh://HOST ...")
-    return place(dirs, hosts, _inspector(args), args.json, args.timeout)
+        return _usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
+    return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout)  # wherever they live
 
 
 def cmd_trust_host(args: argparse.Namespace) -> int:
@@ -522,6 +504,8 @@ def _add_timeout(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from rbln_artifact_studio.core.location import server_url
+
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
@@ -545,12 +529,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend(p)
 
     p = command("scan", cmd_scan, "list every artifact under a folder (or folders on several servers at once)")
-    p.add_argument("roots", nargs="+", metavar="root", help="a folder here, or ssh://HOST/PATH (several: read at once)")
+    p.add_argument(
+        "roots", nargs="+", metavar="root", help=f"a folder here, or {server_url('HOST')}/PATH (several: read at once)"
+    )
     p.add_argument(
         "--on",
         nargs="+",
         default=[],
-        metavar="ssh://HOST",
+        metavar=server_url("HOST"),
         help="scan root (a path) on each of these servers or @GROUP",
     )
     p.add_argument(
@@ -573,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--on",
         nargs="+",
         default=[],
-        metavar="ssh://HOST",
+        metavar=server_url("HOST"),
         help="check against the memory these servers' NPUs have free now (rbln-stat / rbln-smi), instead of empty "
         "NPUs; several servers or @GROUP are read at once",
     )
@@ -599,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
         "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
         "context's allocation against what its artifact predicts",
     )
-    p.add_argument("hosts", nargs="+", metavar="ssh://HOST", help="one or more servers, or @GROUP (read at once)")
+    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="one or more servers, or @GROUP (read at once)")
     p.add_argument("--json", action="store_true")
     _add_timeout(p)
 
@@ -608,21 +594,25 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_place,
         "show which servers and NPUs can take each artifact now, best first, and what blocks the others",
     )
-    p.add_argument("dirs", nargs="*", metavar="ART", help="artifact folders, here or ssh://HOST/PATH")
+    p.add_argument("dirs", nargs="*", metavar="ART", help=f"artifact folders, here or {server_url('HOST')}/PATH")
     p.add_argument(
-        "--on", nargs="+", required=True, metavar="ssh://HOST", help="the servers to consider, or @GROUP (read at once)"
+        "--on",
+        nargs="+",
+        required=True,
+        metavar=server_url("HOST"),
+        help="the servers to consider, or @GROUP (read at once)",
     )
     p.add_argument("--json", action="store_true")
     _add_timeout(p)
     _add_backend(p)
 
     p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
-    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("host", metavar=server_url("HOST"))
     p.add_argument("job", nargs="?", help="a job id: follow its log until it ends, then show the outcome")
     p.add_argument("--json", action="store_true")
 
     p = command("trust-host", cmd_trust_host, "show a server's host key fingerprint and record it in known_hosts")
-    p.add_argument("host", metavar="ssh://HOST")
+    p.add_argument("host", metavar=server_url("HOST"))
     p.add_argument("--fingerprint", metavar="SHA256:...", help="record the key only if it has this fingerprint")
 
     p = command("presets", cmd_presets, "list the bundled model presets")

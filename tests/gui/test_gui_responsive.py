@@ -12,6 +12,7 @@ from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.backends.settings import ToolchainSettings
+from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 from rbln_artifact_studio.gui import operations
 from rbln_artifact_studio.gui.main_window import MainWindow
@@ -83,7 +84,7 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     beat = Heartbeat()
     beat.start()
     started = time.monotonic()
-    choice = ResizeChoice(big / "tiny-big", 6, None, big / "tiny-big-kv6", 6)
+    choice = ResizeChoice(LocalFolder(big / "tiny-big"), 6, None, LocalFolder(big / "tiny-big-kv6"), 6)
     copy = operations.resize(window.jobs, choice, ToolchainSettings())
     marks: dict[str, float] = {}
     window.model.rowsInserted.connect(lambda *_: marks.setdefault("first rows", time.monotonic()))

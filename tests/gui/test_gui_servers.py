@@ -21,14 +21,13 @@ from remote.conftest import (  # noqa: F401 (fixtures)
 )
 
 from rbln_artifact_studio.core.fleet.columns import TITLES
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.gui import operations
 from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
 from rbln_artifact_studio.gui.main_window import MainWindow
 from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.settings import ServerEntry, Settings
-from rbln_artifact_studio.remote.artifact import ServerPath
-from rbln_artifact_studio.remote.target import RemotePath
 
 from .conftest import _stop_jobs, open_folder
 
@@ -153,7 +152,7 @@ def test_remote_artifact_details_devices_and_plan_on_the_server_now(
     _connect_through_dialog(qtbot, w, HOST_ALIAS, server_folder)
     remote = f"ssh://{HOST_ALIAS}{server_folder}/qwen3-8b-cr13"
     assert w.browser.select_path(remote)
-    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.path) == remote, timeout=20_000)
+    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == remote, timeout=20_000)
     assert w.artifact is not None and w.artifact.config.kvcache_num_blocks == 21
     assert w.artifact.breakdown() is not None  # the detail panel's DRAM breakdown, read over SSH
 
@@ -185,7 +184,7 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     real = fake_compile(server.toolchain, tiny_model, folder / "real", *TINY_CA25, "--memory-budget", "0.5")
     _connect_through_dialog(qtbot, w, HOST_ALIAS, folder)
     url = f"ssh://{HOST_ALIAS}{real}"
-    choice = ResizeChoice(ServerPath.on(RemotePath(HOST_ALIAS, str(real))), 12, None, None, 12)
+    choice = ResizeChoice(ServerFolder(HOST_ALIAS, str(real)), 12, None, None, 12)
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass
@@ -204,7 +203,7 @@ def test_a_copy_made_on_a_server_shows_its_bytes_in_the_progress_bar(
     w = server_window
     source = server_folder / "qwen3-8b-cr13"
     copy = server_folder / "copy 12"
-    choice = ResizeChoice(ServerPath.on(RemotePath(HOST_ALIAS, str(source))), 12, None, Path(str(copy)), 12)
+    choice = ResizeChoice(ServerFolder(HOST_ALIAS, str(source)), 12, None, ServerFolder(HOST_ALIAS, str(copy)), 12)
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     counts: list[tuple[int, int]] = []
     job.progressed.connect(lambda done, total, _message: counts.append((done, total)))
@@ -235,7 +234,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)  # first look: history
     # A resize the app started before its connection dropped: it finishes on the server, unwatched.
     s = registry.server(HOST_ALIAS)
-    job, _ = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=12)
+    job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=12)
     qtbot.waitUntil(lambda: (server.jobs / job.id / "result.json").exists(), timeout=30_000)
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.jobsReadBack, timeout=30_000) as read_back:
@@ -274,7 +273,7 @@ def test_a_job_still_running_at_reconnect_is_followed_to_its_outcome(
         sources.connect_server(entry)
     qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)
     server.gate.unlink()  # the tool waits on the server
-    job, _ = start_resize(registry.server(HOST_ALIAS), RemotePath(HOST_ALIAS, str(real)), target=12)
+    job, _ = start_resize(registry.server(HOST_ALIAS), ServerFolder(HOST_ALIAS, str(real)), target=12)
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.connected, timeout=30_000):
         sources.connect_server(entry)
@@ -303,7 +302,7 @@ def test_resize_dialog_on_a_server_artifact_writes_the_copy_there(
     _connect_through_dialog(qtbot, w, HOST_ALIAS, folder)
     url = f"ssh://{HOST_ALIAS}{real}"
     assert w.browser.select_path(url)
-    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.path) == url, timeout=20_000)
+    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == url, timeout=20_000)
     dialog = w.open_resize_dialog()
     assert isinstance(dialog, ResizeDialog)
     dialog.mode_copy.setChecked(True)

@@ -16,11 +16,11 @@ import pytest
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 
 BLOB = b'{"not": "a line"}\n\n' + bytes(range(256)) * 3  # raw bytes that look like lines and hold newlines
 ANSWER = b'{"a": "/srv/x", "blob": ' + str(len(BLOB)).encode() + b"}\n" + BLOB + b'\n{"i": "skipped"}\n{"end": 1}\n'
@@ -140,5 +140,5 @@ def test_a_login_banner_in_the_answer_is_named_with_what_to_do(tmp_path: Path) -
 
     server.connection.start = start  # type: ignore[method-assign]
     with pytest.raises(StudioError, match="cannot read") as caught:
-        list(scan_remote(server, RemotePath("npu-7", str(tmp_path))))
+        list(scan_remote(server, ServerFolder("npu-7", str(tmp_path))))
     assert "startup files" in (caught.value.hint or "")

@@ -14,11 +14,11 @@ from fakes.helpers import leftovers, wait_for
 from fakes.install import TINY_CA25, fake_compile
 
 from rbln_artifact_studio.core.errors import CancelledError
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, resize_remote, start_resize
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.test_remote_scan import HOSTILE_NAME, tree_state
 
@@ -101,7 +101,7 @@ def test_cancel_mid_resize_leaves_the_artifact_unchanged(server: SshServer, cont
             cancel.cancel()
 
     with pytest.raises(CancelledError, match="is unchanged"):
-        resize_remote(s, RemotePath(HOST_ALIAS, str(real)), 12, None, None, on_log, cancel)
+        resize_remote(s, ServerFolder(HOST_ALIAS, str(real)), 12, None, None, on_log, cancel)
     assert tree_state(real) == before
     assert leftovers(real.parent) == []
 
@@ -116,7 +116,7 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
 ) -> None:
     server.gate.unlink()
     s = Server(HOST_ALIAS, server.options(control_dir))
-    source = RemotePath(HOST_ALIAS, str(real))
+    source = ServerFolder(HOST_ALIAS, str(real))
     env = {**cli_env(), "RBLN_STUDIO_SSH_CONFIG": str(server.client_config), "XDG_RUNTIME_DIR": str(control_dir)}
     cli = subprocess.Popen(
         [*cli_command(), "set-kvcache-num-blocks", source.url, "12"],
@@ -154,7 +154,7 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
 
 def test_start_resize_reports_the_job(server: SshServer, control_dir: Path, real: Path) -> None:
     s = Server(HOST_ALIAS, server.options(control_dir))
-    job, warnings = start_resize(s, RemotePath(HOST_ALIAS, str(real)), target=20)
+    job, warnings = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=20)
     assert any("above" in w for w in warnings)  # more than the compiled count: DESIGN section 6's warning
     spec = json.loads((server.jobs / job.id / "spec.json").read_text())
     assert spec["kind"] == "real" and spec["artifact"] == str(real)

@@ -14,11 +14,11 @@ from fakes.helpers import wait_for
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 from remote.conftest import HOST_ALIAS, SshServer
 from remote.pythons import OLD, SLOW, make_python
 
@@ -59,7 +59,7 @@ def test_remote_scan_gives_the_local_rows(server: SshServer, control_dir: Path, 
     verdict the local scan gives (paths as ssh:// URLs)."""
     local = list(scan(fleet, use_cache=False))
     before = tree_state(fleet)
-    remote = list(scan_remote(Server(HOST_ALIAS, server.options(control_dir)), RemotePath(HOST_ALIAS, str(fleet))))
+    remote = list(scan_remote(Server(HOST_ALIAS, server.options(control_dir)), ServerFolder(HOST_ALIAS, str(fleet))))
     assert [r.path for r in remote] == [f"ssh://{HOST_ALIAS}{r.path}" for r in local]
     relabelled = [
         dataclasses.replace(r, problems=[p.replace(str(fleet), f"ssh://{HOST_ALIAS}{fleet}") for p in r.problems])
@@ -77,7 +77,7 @@ def test_missing_folder_is_an_issue_not_a_crash(server: SshServer, control_dir: 
     rows = list(
         scan_remote(
             Server(HOST_ALIAS, server.options(control_dir)),
-            RemotePath(HOST_ALIAS, str(tmp_path / "nowhere")),
+            ServerFolder(HOST_ALIAS, str(tmp_path / "nowhere")),
             on_issue=lambda _p, m: issues.append(m),
         )
     )
@@ -87,7 +87,7 @@ def test_missing_folder_is_an_issue_not_a_crash(server: SshServer, control_dir: 
 def test_server_without_python3_is_told_clearly(server: SshServer, control_dir: Path, fleet: Path) -> None:
     s = Server(HOST_ALIAS, server.options(control_dir), python="/opt/no-such/python3")
     with pytest.raises(StudioError, match="has no /opt/no-such/python3 on its PATH") as caught:
-        list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
+        list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))
     assert "install python3 on the server" in caught.value.one_line()
     assert "RBLN_STUDIO_REMOTE_PYTHON=PATH" in caught.value.one_line()  # what to set, and where (no GUI setting)
     assert "['" not in caught.value.message  # the server's words, not a Python list
@@ -99,7 +99,7 @@ def test_server_with_an_old_python_is_told_clearly(
     old = make_python(tmp_path, "python3.5", OLD)
     s = Server(HOST_ALIAS, server.options(control_dir), python=str(old))
     with pytest.raises(StudioError, match=r"is too old: rbln-studio: python 3\.5\.2 is too old"):
-        list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))
+        list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))
 
 
 def _slow_fleet(tmp_path: Path, artifact: Path) -> Path:
@@ -128,7 +128,7 @@ def test_cancel_mid_scan_stops_the_program_on_the_server(
     root = _slow_fleet(tmp_path, ca25_artifact)
     cancel = CancelToken()
     rows = scan_remote(
-        Server(HOST_ALIAS, server.options(control_dir), str(slow)), RemotePath(HOST_ALIAS, str(root)), cancel
+        Server(HOST_ALIAS, server.options(control_dir), str(slow)), ServerFolder(HOST_ALIAS, str(root)), cancel
     )
     assert next(rows).name == "a00"
     assert _remote_pids(str(slow)), "the scan runs on the server"
@@ -143,7 +143,7 @@ def test_connection_killed_mid_scan(server: SshServer, control_dir: Path, tmp_pa
     root = _slow_fleet(tmp_path, ca25_artifact)
     s = Server(HOST_ALIAS, server.options(control_dir), str(slow))
     s.connection.connect()
-    rows = scan_remote(s, RemotePath(HOST_ALIAS, str(root)))
+    rows = scan_remote(s, ServerFolder(HOST_ALIAS, str(root)))
     assert next(rows).name == "a00"
     check = subprocess.run([*s.connection.base_argv(), "-O", "check", "--", HOST_ALIAS], capture_output=True, text=True)
     master = int(check.stderr.split("pid=")[1].split(")")[0])
@@ -164,7 +164,9 @@ def test_the_servers_own_studio_scans_when_installed(
     wrapper.chmod(0o755)
     try:
         before = tree_state(fleet)
-        remote = list(scan_remote(Server(HOST_ALIAS, server.options(control_dir)), RemotePath(HOST_ALIAS, str(fleet))))
+        remote = list(
+            scan_remote(Server(HOST_ALIAS, server.options(control_dir)), ServerFolder(HOST_ALIAS, str(fleet)))
+        )
     finally:
         wrapper.unlink()
     assert log.read_text().splitlines() == ["scan", "--no-cache", "--format", "json", str(fleet)]
@@ -186,7 +188,7 @@ def test_the_full_check_of_a_servers_rows_gives_inspects_verdict(
     data[12:20] = b"garbage!"  # inside the preamble: its checksum fails, as inspect would find
     graph.write_bytes(bytes(data))
     s = Server(HOST_ALIAS, server.options(control_dir))
-    scanned = list(scan_remote(s, RemotePath(HOST_ALIAS, str(fleet))))  # checked with what the scan sent
+    scanned = list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))  # checked with what the scan sent
     # The second round trip (for graphs only the server's rebel reads) gives the same verdicts.
     again = list(verify_remote_rows(s, [dataclasses.replace(r, status=Status.CHECKING) for r in scanned]))
     local = {r.name: r for r in scan(fleet, use_cache=False)}  # the local scan runs the full check
@@ -214,7 +216,7 @@ def test_models_of_every_kind_on_a_server_get_the_rows_a_local_scan_gives(
     s = Server(HOST_ALIAS, server.options(control_dir))
     served = root.rename(tmp_path / "served")  # the server's folder: the old path no longer exists here
     before = tree_state(served)
-    remote = {r.name: r for r in checked_rows(s, scan_remote(s, RemotePath(HOST_ALIAS, str(served))))}
+    remote = {r.name: r for r in checked_rows(s, scan_remote(s, ServerFolder(HOST_ALIAS, str(served))))}
     assert set(remote) == set(mirror)
     for name, row in remote.items():
         local = mirror[name]

@@ -18,10 +18,10 @@ from fleet.layouts import Fleet, build_fleet
 from kind_fixtures import materialize, simulated_llava
 
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, failed_row, scan
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.pythons import can_hide_trees, server_only_python
 
@@ -62,7 +62,7 @@ def remote_scan(
 ) -> tuple[list[ArtifactSummary], list[str]]:
     issues: list[str] = []
     s = Server(HOST_ALIAS, server.options(control_dir), python=str(hidden.python))
-    found = scan_remote(s, RemotePath(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
+    found = scan_remote(s, ServerFolder(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
     rows = list(checked_rows(s, found))  # what scan ssh:// prints: rows checked with what the scan sent, or there
     return rows, issues
 

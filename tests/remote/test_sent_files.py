@@ -25,6 +25,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.core.simulator.container import PREAMBLE_SIZE
 from rbln_artifact_studio.core.status import Status
@@ -32,7 +33,6 @@ from rbln_artifact_studio.remote import artifact as remote_artifact
 from rbln_artifact_studio.remote import server as remote_server
 from rbln_artifact_studio.remote.records import RecordReader
 from rbln_artifact_studio.remote.scan import RULES, pieces_of
-from rbln_artifact_studio.remote.target import RemotePath
 
 HOST = "npu-7"
 
@@ -78,7 +78,7 @@ def sent_artifacts(root: Path, tmp_path: Path, toolchain: Path) -> list[Sent]:
 def seen(sent: Sent, check: Any) -> tuple[ArtifactSummary, object]:
     """The table row and the breakdown one way of checking gives (or the error's words)."""
     folder, files, pieces, rebel = sent
-    target = RemotePath(HOST, folder)
+    target = ServerFolder(HOST, folder)
     found = ArtifactSummary(target.url, target.name, Status.CHECKING)
     try:
         artifact = check(HOST, target, files, pieces, rebel)
@@ -121,7 +121,7 @@ def test_every_artifact_reads_the_same_from_memory_as_laid_out(
     laid_out_for: list[str] = []
     lay_out = remote_artifact.check_laid_out
 
-    def counted(host: str, target: RemotePath, *args: Any) -> Any:
+    def counted(host: str, target: ServerFolder, *args: Any) -> Any:
         laid_out_for.append(os.path.basename(target.path))
         return lay_out(host, target, *args)
 
@@ -151,7 +151,7 @@ def test_every_artifact_reads_the_same_from_memory_as_laid_out(
 
 def local_row(folder: str) -> ArtifactSummary:
     """The row the local reader gives for folder, its paths worded as a server scan words them."""
-    url = RemotePath(HOST, folder).url
+    url = ServerFolder(HOST, folder).url
     found = ArtifactSummary(url, os.path.basename(folder), Status.CHECKING)
     try:
         row = with_verdict(found, open_artifact(Path(folder)))
@@ -176,7 +176,7 @@ def test_a_part_s_empty_config_is_sent_empty_not_left_out(tmp_path: Path, ca25_a
 
 
 def test_a_file_read_from_memory_is_its_pieces_and_zeros_to_its_size(tmp_path: Path) -> None:
-    root = remote_artifact.ServerPath.on(RemotePath(HOST, "/srv/a"))
+    root = Path("/srv/a")
     sent = remote_artifact.SentFiles(
         root, [["g.rbln", 10], ["rbln_config.json", 4]], {"g.rbln": [(2, b"ab"), (8, b"xyz")]}
     )
@@ -185,12 +185,12 @@ def test_a_file_read_from_memory_is_its_pieces_and_zeros_to_its_size(tmp_path: P
     assert read(3, 3) == b"b\0\0" and read(5, 10) == b"" and read(4, 20) == b""
     assert sent.whole("rbln_config.json") is None  # listed, not sent
     graphs, others = sent.listing(root)
-    assert [(n, str(p), s) for n, p, s in graphs] == [("g", "ssh://npu-7/srv/a/g.rbln", 10)]
+    assert [(n, str(p), s) for n, p, s in graphs] == [("g", "/srv/a/g.rbln", 10)]
     assert others == [("rbln_config.json", 4)]
 
 
 @pytest.mark.parametrize("name", ["../etc/passwd", "/etc/passwd", "a/../../b", ".", "a/b/c"])
 def test_a_name_that_is_not_an_artifacts_file_is_refused(name: str) -> None:
-    root = remote_artifact.ServerPath.on(RemotePath(HOST, "/srv/a"))
+    root = Path("/srv/a")
     with pytest.raises(StudioError, match="not a file of an artifact"):
         remote_artifact.SentFiles(root, [[name, 1]], {})

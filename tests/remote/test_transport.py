@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.remote.target import parse_remote
+from rbln_artifact_studio.core.location import parse_server_folder
 from rbln_artifact_studio.remote.transport import HostKeyError, SshConnection, SshOptions, accept_host_key
 from remote.conftest import HOST_ALIAS, SshServer
 
@@ -129,10 +129,10 @@ def test_host_names_that_are_not_hosts_are_refused(bad: str) -> None:
 
 
 def test_remote_targets_parse() -> None:
-    assert parse_remote("ssh://npu1/srv/my models").path == "/srv/my models"
-    assert parse_remote("ssh://ops@10.0.0.5:2222/srv/a").host == "ops@10.0.0.5:2222"
-    assert parse_remote("ssh://npu1/~/artifacts").path == "~/artifacts"
-    assert parse_remote("ssh://npu1/srv/a").url == "ssh://npu1/srv/a"
+    assert parse_server_folder("ssh://npu1/srv/my models").path == "/srv/my models"
+    assert parse_server_folder("ssh://ops@10.0.0.5:2222/srv/a").host == "ops@10.0.0.5:2222"
+    assert parse_server_folder("ssh://npu1/~/artifacts").path == "~/artifacts"
+    assert parse_server_folder("ssh://npu1/srv/a").url == "ssh://npu1/srv/a"
     with pytest.raises(StudioError, match="names no folder"):
-        parse_remote("ssh://npu1")
+        parse_server_folder("ssh://npu1")
     assert shutil.which("ssh")

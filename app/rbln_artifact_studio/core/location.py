@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from rbln_artifact_studio.core.errors import StudioError
 
@@ -19,16 +18,36 @@ S3_SCHEME = "s3://"
 LOCAL = "local"
 """What the Host column shows for a row on this computer."""
 
+# NamedTuples rather than dataclasses: `get-kvcache-num-blocks` parses its argument here, and dataclasses costs that
+# fast path a fifth of its time (see core/errors.py).
+
+
+class _OwnKind(tuple[Any, ...]):
+    """A tuple that compares equal only to one of its own kind (a server's folder is never a bucket's prefix)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *self))
+
+
 # S3's bucket rules (3-63 characters of lowercase letters, digits, dots and hyphens, starting and ending with a letter
 # or digit), with underscores too: MinIO, Ceph and SeaweedFS accept them in path-style requests.
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
 
 
-@dataclass(frozen=True)
-class LocalFolder:
-    """A folder on this computer."""
-
+class _LocalFolderFields(NamedTuple):  # LocalFolder's fields (a NamedTuple takes no second base)
     path: Path
+
+
+class LocalFolder(_OwnKind, _LocalFolderFields):
+    """A folder on this computer."""
 
     @property
     def name(self) -> str:
@@ -36,6 +55,10 @@ class LocalFolder:
 
     def child(self, name: str) -> LocalFolder:
         return LocalFolder(self.path / name)
+
+    def at(self, path: str) -> LocalFolder:
+        """Another folder on this computer."""
+        return LocalFolder(Path(path))
 
     @property
     def parent(self) -> LocalFolder:
@@ -45,16 +68,17 @@ class LocalFolder:
         return str(self.path)
 
 
-@dataclass(frozen=True)
-class ServerFolder:
+class _ServerFolderFields(NamedTuple):  # ServerFolder's fields (a NamedTuple takes no second base)
+    host: str
+    path: str
+
+
+class ServerFolder(_OwnKind, _ServerFolderFields):
     """A folder on an SSH server: `host` is an ssh_config alias or user@host[:port]; `path` is literal.
 
     The path is taken byte for byte (no percent-decoding): `ssh://gpu1/srv/my models` names "/srv/my models".
     A path starting with `~/` is relative to the login folder on the server.
     """
-
-    host: str
-    path: str
 
     @property
     def url(self) -> str:
@@ -81,15 +105,16 @@ class ServerFolder:
         return self.url
 
 
-@dataclass(frozen=True)
-class BucketPrefix:
+class _BucketPrefixFields(NamedTuple):  # BucketPrefix's fields (a NamedTuple takes no second base)
+    bucket: str
+    prefix: str
+
+
+class BucketPrefix(_OwnKind, _BucketPrefixFields):
     """A key prefix in an S3-compatible bucket: `prefix` has no leading or trailing slash ('' is the whole bucket).
 
     Which endpoint and credentials reach the bucket is the AWS chain's business (environment, ~/.aws), not the URL's.
     """
-
-    bucket: str
-    prefix: str
 
     @property
     def url(self) -> str:
@@ -106,6 +131,10 @@ class BucketPrefix:
 
     def child(self, name: str) -> BucketPrefix:
         return BucketPrefix(self.bucket, f"{self.key_prefix}{name}")
+
+    def at(self, path: str) -> BucketPrefix:
+        """Another prefix in the same bucket ("a/b", with or without slashes around it)."""
+        return BucketPrefix(self.bucket, path.strip("/"))
 
     @property
     def parent(self) -> BucketPrefix:
@@ -133,7 +162,7 @@ def is_local(text: str | os.PathLike[str]) -> bool:
     return not str(text).startswith((SSH_SCHEME, S3_SCHEME))
 
 
-def parse_location(text: str | os.PathLike[str]) -> Location:
+def parse_location(text: str | os.PathLike[str] | Location) -> Location:
     """What a user typed (`/path`, `ssh://HOST/PATH`, `s3://BUCKET/PREFIX`) as a Location; StudioError when malformed."""
     if isinstance(text, LocalFolder | ServerFolder | BucketPrefix):
         return text
@@ -203,3 +232,28 @@ def host_of(text: str | Location) -> str:
     if isinstance(location, BucketPrefix):
         return f"{S3_SCHEME}{location.bucket}"
     return ""
+
+
+def server_url(host: str) -> str:
+    """A server as a user names it to the commands that take one (`jobs`, `devices`, `plan --on`)."""
+    return f"{SSH_SCHEME}{host}"
+
+
+def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
+    """Where a copy of source goes, as typed: a URL of any kind, or a plain path in source's own place (a path on
+    the same server, a prefix in the same bucket, a folder here)."""
+    value = os.fspath(text)
+    if not is_local(value):
+        return parse_location(value)
+    if isinstance(source, ServerFolder):
+        return source.at(value)
+    if isinstance(source, BucketPrefix):
+        return parse_bucket_prefix(f"{S3_SCHEME}{source.bucket}/{value.lstrip('/')}")
+    return LocalFolder(Path(value))
+
+
+def same_place(a: Location, b: Location) -> bool:
+    """Whether two Locations name the same folder (a local one through its links and `..`)."""
+    if isinstance(a, LocalFolder) and isinstance(b, LocalFolder):
+        return a.path.resolve() == b.path.resolve()
+    return a == b

@@ -121,8 +121,8 @@ class CompareDialog(QDialog):
         self.comparison = c = comparison
         a, b = c.left, c.right
         self.status.setText(
-            f"A: <b>{html.escape(a.name)}</b> ({html.escape(str(a.path))})<br>"
-            f"B: <b>{html.escape(b.name)}</b> ({html.escape(str(b.path))})"
+            f"A: <b>{html.escape(a.name)}</b> ({html.escape(str(a.where))})<br>"
+            f"B: <b>{html.escape(b.name)}</b> ({html.escape(str(b.where))})"
         )
         self.differences.setRowCount(len(c.differences))
         for row, d in enumerate(c.differences):

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
 )
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import check_host
 from rbln_artifact_studio.gui.settings import ServerEntry
-from rbln_artifact_studio.remote.target import check_host
 
 HELP = (
     "The studio uses your OpenSSH client and ~/.ssh/config (aliases, ProxyJump, IdentityFile, the agent); "

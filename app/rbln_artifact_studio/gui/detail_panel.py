@@ -171,7 +171,7 @@ class DetailPanel(QScrollArea):
         colour = STATUS_COLOURS[status]
         self.title.setText(
             f"<b>{html.escape(artifact.name)}</b> "
-            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.path))}</small>"
+            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.where))}</small>"
         )
         self._show_problems(artifact.problems)
         self.gauge.show()

@@ -59,7 +59,7 @@ class ExplorerDialog(QDialog):
             zoom.addWidget(button)
         zoom.addStretch(1)
         self.command = CommandLine("explorerCommand")
-        self.command.set_argv([PROG, "explore", str(artifact.path)])
+        self.command.set_argv([PROG, "explore", str(artifact.where)])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
 

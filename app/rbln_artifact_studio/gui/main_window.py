@@ -293,7 +293,7 @@ class MainWindow(QMainWindow):
     def _on_details(self, artifact: Artifact | ModelDescription) -> None:
         from rbln_artifact_studio.core.model.kinds import ModelDescription
 
-        if self.sender() is not self._detail_job or str(artifact.path) != self.browser.current_path():
+        if self.sender() is not self._detail_job or str(artifact.where) != self.browser.current_path():
             return  # the selection moved on while it was read
         self._detail_job = None
         if isinstance(artifact, ModelDescription):  # no resizable KV cache: describe it, offer no resize
@@ -425,7 +425,7 @@ class MainWindow(QMainWindow):
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
             job = operations.resize(self.jobs, dialog.choice, self.settings.toolchain().settings())
             outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
-            self.artifact_actions.busy.track(job, dialog.choice.artifact_dir, *outputs)
+            self.artifact_actions.busy.track(job, str(dialog.choice.artifact_dir), *map(str, outputs))
             job.succeeded.connect(self._on_written)
 
     # ---- planning, exploring, exporting --------------------------------------------------------------

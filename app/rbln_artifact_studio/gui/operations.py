@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.kind import Report, ResizeOrder
 
 # The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
 # otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
@@ -37,14 +40,14 @@ def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> 
     def work(ctx: JobContext) -> Artifact | ModelDescription:
         from rbln_artifact_studio.backends.registry import inspector_for
         from rbln_artifact_studio.core.model.kinds import NoKvCacheError
-        from rbln_artifact_studio.remote.registry import open_any
 
-        try:  # here, or ssh://HOST/PATH on a server (read there)
-            return open_any(path, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+        try:  # wherever it lives (a server's: read there)
+            return dispatch.open_artifact(where, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
         except NoKvCacheError as exc:
             return exc.description
 
-    return jobs.submit(f"Read {Path(path).name}", work, visible=False)
+    where = parse_location(path)
+    return jobs.submit(f"Read {where.name}", work, visible=False)
 
 
 def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
@@ -53,12 +56,12 @@ def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: Toolch
     def work(ctx: JobContext) -> Comparison:
         from rbln_artifact_studio.backends.registry import inspector_for
         from rbln_artifact_studio.core.display.compare import compare
-        from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
         inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
-        return compare(open_artifact(Path(left), inspector), open_artifact(Path(right), inspector))
+        return compare(*(dispatch.open_artifact(where, inspector, ctx.cancel) for where in pair))
 
-    return jobs.submit(f"Compare {Path(left).name} and {Path(right).name}", work, visible=False)
+    pair = parse_location(left), parse_location(right)
+    return jobs.submit(f"Compare {pair[0].name} and {pair[1].name}", work, visible=False)
 
 
 def compile_artifact(
@@ -90,27 +93,16 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
     where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
+    order = ResizeOrder(
+        choice.artifact_dir,
+        choice.target,
+        choice.budget_text,
+        choice.output_dir,
+        toolchain=toolchain,
+    )
+
     def work(ctx: JobContext) -> ResizeResult:
-        from rbln_artifact_studio.backends.registry import resize_artifact
-
-        if str(choice.artifact_dir).startswith("ssh://"):  # a detached job on that server
-            from rbln_artifact_studio.remote.remote_jobs import resize_to_result
-
-            output = str(choice.output_dir) if choice.output_dir else None  # a folder on that server
-            return resize_to_result(
-                str(choice.artifact_dir), choice.target, choice.budget_text, output, ctx.log, ctx.cancel, ctx.progress
-            )
-
-        result = resize_artifact(
-            choice.artifact_dir,
-            target=choice.target,
-            budget_text=choice.budget_text,
-            output_dir=choice.output_dir,
-            progress=ctx.progress,
-            log=ctx.log,
-            cancel=ctx.cancel,
-            toolchain=toolchain,
-        )
+        result = dispatch.resize(order, Report(ctx.log, ctx.progress, ctx.cancel))
         _log_result(ctx, result.warnings, result.summary())
         return result
 

@@ -39,6 +39,7 @@ from rbln_artifact_studio.core.display.plan_display import (
     verdict_lines,
 )
 from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.core.planning.planner import ASSUMPTION, FamilyStack, Fix, Plan, fix_for, plan, require_valid
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Status
@@ -46,7 +47,7 @@ from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, STATUS_COLOURS
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.plan_chart import PlanChart, artifact_colour
-from rbln_artifact_studio.remote.registry import open_any
+from rbln_artifact_studio.places import dispatch
 
 EXACT_ROLE = Qt.ItemDataRole.UserRole + 1  # a cell's exact bytes (tests and copy)
 
@@ -67,7 +68,7 @@ def compute_plan(paths: list[str], ctx: JobContext, toolchain: ToolchainSettings
     artifacts = []
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {Path(path).name}")
-        artifacts.append(open_any(path, inspector, ctx.cancel))  # a local folder, or ssh://HOST/PATH
+        artifacts.append(dispatch.open_artifact(parse_location(path), inspector, ctx.cancel))  # wherever it lives
     require_valid(artifacts)  # as the CLI's plan: an invalid artifact is named, never planned on
     p = plan(artifacts)
     return PlanResult(p, {m.label: fix_for(p, m.label) for m in p.members})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -31,7 +31,7 @@ from rbln_artifact_studio.core.display.presentation import block_facts, breakdow
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
-from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.location import Location, ServerFolder, host_of, parse_beside, server_url
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
@@ -60,15 +60,16 @@ _UNASKED, _ASKED = object(), object()
 class ResizeChoice:
     """What Apply runs: a count or a budget text, in place (output None) or into a copy."""
 
-    artifact_dir: Path
+    artifact_dir: Location
     target: int | None
     budget_text: str | None
-    output_dir: Path | None
+    output_dir: Location | None
     resolved_target: int
 
     @property
     def argv(self) -> list[str]:
-        return resize_argv(self.artifact_dir, self.target, self.budget_text, self.output_dir)
+        output = None if self.output_dir is None else str(self.output_dir)
+        return resize_argv(str(self.artifact_dir), self.target, self.budget_text, output)
 
 
 class ResizeDialog(QDialog):
@@ -93,7 +94,7 @@ class ResizeDialog(QDialog):
         self.setObjectName("resizeDialog")
         self.setWindowTitle(f"Resize KV cache: {artifact.name}")
         self.artifact = artifact
-        self.host = host_of(str(artifact.path))  # on a server: the copy is written there, its folder checked there
+        self.host = host_of(artifact.where)  # on a server: the copy is written there, its folder checked there
         config = artifact.config
         self._output_edited = False
         self.choice: ResizeChoice | None = None
@@ -287,7 +288,9 @@ class ResizeDialog(QDialog):
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
-            self.output_edit.setText(str(resized_copy_dir(self.artifact.path, target)))
+            self.output_edit.setText(
+                str(parse_beside(resized_copy_dir(self.artifact.path, target), self.artifact.where))
+            )
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._output_error(output)
@@ -301,7 +304,7 @@ class ResizeDialog(QDialog):
             assert target is not None
             by_budget = self.by_budget.isChecked()
             self.choice = ResizeChoice(
-                self.artifact.path,
+                self.artifact.where,
                 None if by_budget else target,
                 self.budget_edit.text().strip() if by_budget else None,
                 self._output_path(output) if copy else None,
@@ -312,26 +315,18 @@ class ResizeDialog(QDialog):
             self.choice = None
             self.command.set_argv(None)
 
-    def _output_path(self, text: str) -> Path:
-        if not self.host:
-            return Path(text)
-        from rbln_artifact_studio.remote.artifact import ServerPath
-        from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
-
-        return ServerPath.on(parse_remote(text) if is_remote(text) else RemotePath(self.host, text))
+    def _output_path(self, text: str) -> Location:
+        return parse_beside(text, self.artifact.where)  # a plain path: beside the artifact (on its server)
 
     def _remote_output_error(self, output: str) -> str | None:
         """A copy on a server: a new folder on the same server (the server checks it is new when the job starts)."""
-        from rbln_artifact_studio.remote.target import is_remote, parse_remote
-
         try:
-            target = parse_remote(output) if is_remote(output) else None
+            target = parse_beside(output, self.artifact.where)
         except StudioError as exc:
             return exc.one_line()
-        path = target.path if target is not None else output
-        if (target is not None and target.host != self.host) or not path.startswith("/"):
-            return f"Give the copy's folder on {self.host}: ssh://{self.host}/PATH or an absolute /PATH there."
-        if path.rstrip("/") == str(PurePosixPath(self.artifact.path)).rstrip("/"):
+        if not isinstance(target, ServerFolder) or target.host != self.host or not target.path.startswith("/"):
+            return f"Give the copy's folder on {self.host}: {server_url(self.host)}/PATH or an absolute /PATH there."
+        if target.path.rstrip("/") == self.artifact.path.as_posix().rstrip("/"):
             return "The copy needs a folder of its own, not the artifact's."
         return None
 

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 
+from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.errors import show_error
 from rbln_artifact_studio.gui.servers import HostKeyQuestion, ServerSources
 
@@ -116,7 +117,7 @@ class ServerMenu(QObject):
         box.setIcon(QMessageBox.Icon.Information)
         box.setWindowTitle(f"Jobs on {host}")
         box.setText(f"{len(outcomes)} job(s) on {host} ended while the studio was not watching:\n" + "\n".join(lines))
-        box.setDetailedText(f"Their logs: rbln-studio-cli jobs ssh://{host} JOB")
+        box.setDetailedText(f"Their logs: rbln-studio-cli jobs {server_url(host)} JOB")
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.window.statusBar().showMessage(lines[-1], 10_000)

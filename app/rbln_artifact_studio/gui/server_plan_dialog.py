@@ -20,10 +20,12 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.backends.registry import inspector_for
 from rbln_artifact_studio.core.display.commandline import PROG
+from rbln_artifact_studio.core.location import parse_location, server_url
 from rbln_artifact_studio.core.planning.planner import Verdict, require_valid
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.gui.command_line import CommandLine
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import read_devices
 from rbln_artifact_studio.remote.server_plan import GRANULARITY, PLACEMENT, ServerPlan, plan_on_server
@@ -38,7 +40,7 @@ def compute_server_plan(host: str, paths: list[str], ctx: JobContext) -> ServerP
     artifacts = []
     for i, path in enumerate(paths):
         ctx.progress(i, len(paths), f"Reading {path}")
-        artifacts.append(registry.open_any(path, inspector, ctx.cancel))
+        artifacts.append(dispatch.open_artifact(parse_location(path), inspector, ctx.cancel))
     require_valid(artifacts)  # as plan: an invalid artifact is named, never planned on
     ctx.progress(len(paths), len(paths), f"Reading the NPUs of {host}")
     return plan_on_server(artifacts, read_devices(registry.server(host), ctx.cancel))
@@ -97,7 +99,7 @@ class ServerPlanDialog(QDialog):
         if not host:
             self.verdict.setText("No server is connected: File ▸ Connect to Server… first.")
             return
-        self.command.set_argv([PROG, "plan", "--on", f"ssh://{host}", *self.paths])
+        self.command.set_argv([PROG, "plan", "--on", server_url(host), *self.paths])
         self.verdict.setText(f"Reading {len(self.paths)} artifact(s) and the NPUs of {html.escape(host)}…")
         self.table.setRowCount(0)
         job = self._job = self.jobs.submit(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.location import ServerFolder, host_of
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.jobs import Job, JobContext, JobFailure, JobManager
@@ -49,7 +49,6 @@ def _scan_server(
     disconnect could end the connection this scan opens.
     """
     from rbln_artifact_studio.remote.scan import scan_remote
-    from rbln_artifact_studio.remote.target import RemotePath
     from rbln_artifact_studio.remote.transport import HostKeyError
 
     while closed is not None and not closed.wait(0.05):
@@ -65,7 +64,7 @@ def _scan_server(
     for folder in entry.folders:
         batch: list[TableRow] = []
         last = time.monotonic()
-        root = RemotePath(entry.host, folder)
+        root = ServerFolder(entry.host, folder)
         for summary in scan_remote(server, root, ctx.cancel, lambda _p, message: ctx.log(message)):
             batch.append(TableRow.of(summary))
             to_check.append((root.url, summary))
@@ -112,6 +111,12 @@ def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
     from rbln_artifact_studio.remote.remote_jobs import forget_quietly
 
     forget_quietly(server, jobs)
+
+
+def _written(result: object) -> ServerFolder | None:
+    """Where a job's result lives: a resize's outcome, an artifact read (a row, which has no Location, is not one)."""
+    where = getattr(result, "where", None) or getattr(result, "path", None)
+    return where if isinstance(where, ServerFolder) else None
 
 
 class ServerSources(QObject):
@@ -286,16 +291,12 @@ class ServerSources(QObject):
     @Slot(object)
     def _after_job(self, result: object) -> None:
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
-        path = str(getattr(result, "path", ""))
-        host = host_of(path)
+        where = _written(result)
+        host = where.host if where is not None else ""
         if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
             self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
-        if host not in self.entries:
-            return
-        from rbln_artifact_studio.core.fleet.scan import ArtifactSummary  # loaded already: the host's scan read it
-
-        if not isinstance(result, ArtifactSummary):
-            self.rescan_path(host, path[len("ssh://") + len(host) :])
+        if where is not None and host in self.entries:
+            self.rescan_path(host, where.path)
 
     def rescan_path(self, host: str, path: str) -> None:
         """Read one artifact (or folder) on a connected server again and update its rows."""

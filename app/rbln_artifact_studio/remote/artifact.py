@@ -13,12 +13,12 @@ import base64
 import itertools
 import json
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import replace
-from functools import cache
-from pathlib import Path, PosixPath, PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rbln_artifact_studio.backends import rebel_probe
@@ -27,6 +27,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
 from rbln_artifact_studio.core.fleet.damage import damage_read
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.simulator.container import (
@@ -43,7 +44,6 @@ from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TM
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.core.storage.sharing import SharedFile
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 
 REBEL_TIMEOUT = 180
 RULES = json.dumps(
@@ -59,27 +59,6 @@ RULES = json.dumps(
         "rebel_timeout": REBEL_TIMEOUT,
     }
 )
-
-
-class ServerPath(PosixPath):
-    """A path on a server: behaves as its server-side path, prints as ssh://HOST/PATH (and opens nothing here).
-
-    One subclass per host, so that paths derived from it (parent, / name) stay on that host.
-    """
-
-    host: str = ""
-
-    def __str__(self) -> str:
-        return RemotePath(self.host, super().__str__()).url
-
-    @staticmethod
-    def on(target: RemotePath) -> ServerPath:
-        return _server_path_class(target.host)(target.path)
-
-
-@cache
-def _server_path_class(host: str) -> type[ServerPath]:
-    return type("ServerPath", (ServerPath,), {"host": host})
 
 
 def _unpack(text: str) -> bytes:
@@ -161,7 +140,7 @@ class SentFiles:
         return self.read_at(name)(self.sizes[name], 0) if name in self.sizes and name in self.pieces else None
 
     def _name(self, path: Path) -> str:
-        """The path's name in the answer (a ServerPath prints as its URL: its parts say where it is)."""
+        """The path's name in the answer (its parts below the artifact's folder)."""
         return "/".join(path.parts[len(self.root.parts) :])
 
     def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
@@ -214,11 +193,25 @@ def _inspector(host: str, rebel: dict[str, Any] | None) -> Any:
     return inspect
 
 
-def _relabel(text: str, local: Path, target: RemotePath) -> str:
+def _relabel(text: str, local: Path, target: ServerFolder) -> str:
     return text.replace(str(local), target.url)
 
 
-def open_remote_artifact(server: Server, target: RemotePath, cancel: CancelToken | None = None) -> Artifact:
+def _named_there(text: str, target: ServerFolder) -> str:
+    """A message of the reader, which names the server's paths as paths, with each written as the server's URL."""
+    return re.sub(re.escape(target.path.rstrip("/")) + r"(?=[/\s'\"),:;]|\.(?:\s|$)|$)", target.url, text)
+
+
+def _on_server(artifact: Artifact, target: ServerFolder) -> Artifact:
+    """An artifact read from what the server sent, its messages naming the server's URLs, `where` the server."""
+    artifact.problems = [Problem(p.severity, _named_there(p.message, target)) for p in artifact.problems]
+    if artifact.unknown_reason:
+        artifact.unknown_reason = _named_there(artifact.unknown_reason, target)
+    artifact.remote = target
+    return artifact
+
+
+def open_remote_artifact(server: Server, target: ServerFolder, cancel: CancelToken | None = None) -> Artifact:
     """The artifact at target on the server, read in one round trip; writes nothing on the server."""
     [(artifact_or_error)] = list(open_remote_artifacts(server, [target], cancel))
     if isinstance(artifact_or_error, StudioError):
@@ -227,7 +220,7 @@ def open_remote_artifact(server: Server, target: RemotePath, cancel: CancelToken
 
 
 def open_remote_artifacts(
-    server: Server, targets: list[RemotePath], cancel: CancelToken | None = None
+    server: Server, targets: list[ServerFolder], cancel: CancelToken | None = None
 ) -> Iterator[Artifact | StudioError]:
     """Several artifacts of one server in one round trip, each as it arrives (or the error that says why not)."""
     probe = Path(rebel_probe.__file__).read_text()
@@ -249,7 +242,7 @@ def open_remote_artifacts(
         raise StudioError(f"{server.host} answered about {count} of {len(targets)} artifacts.")
 
 
-def _artifact_from(host: str, target: RemotePath, record: dict[str, Any]) -> Artifact:
+def _artifact_from(host: str, target: ServerFolder, record: dict[str, Any]) -> Artifact:
     if "error" in record:
         raise StudioError(f"{record['error']}".replace(target.path, target.url, 1))
     for name, reason in record.get("errors", {}).items():
@@ -258,19 +251,24 @@ def _artifact_from(host: str, target: RemotePath, record: dict[str, Any]) -> Art
 
 
 def check_snapshot(
-    host: str, target: RemotePath, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
+    host: str, target: ServerFolder, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
 ) -> Artifact:
     """The artifact at target as the studio's own reader sees it, from what the server sent of its files;
     NoKvCacheError and every message name the server's paths."""
-    root = ServerPath.on(target)
+    root = Path(target.path)
     sent = SentFiles(root, files, pieces)
     config = sent.whole(CONFIG_NAME)
-    artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel))
-    return artifact if artifact is not None else check_laid_out(host, target, files, pieces, rebel)
+    try:
+        artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel))
+    except StudioError as exc:
+        raise StudioError(_named_there(exc.message, target), hint=exc.hint) from None
+    if artifact is None:
+        return check_laid_out(host, target, files, pieces, rebel)
+    return _on_server(artifact, target)
 
 
 def check_laid_out(
-    host: str, target: RemotePath, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
+    host: str, target: ServerFolder, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
 ) -> Artifact:
     """check_snapshot from the answer laid out in a private folder (in memory where possible), for the layouts
     whose checks read around the folder (a VLM's parts, a pipeline's components, other kinds)."""
@@ -282,7 +280,7 @@ def check_laid_out(
         except NoKvCacheError as exc:  # described as for a local folder, with the server's paths
             d = exc.description
             problems = tuple(Problem(p.severity, _relabel(p.message, local, target)) for p in d.problems)
-            raise NoKvCacheError(replace(d, path=ServerPath.on(target), problems=problems)) from None
+            raise NoKvCacheError(replace(d, path=target, problems=problems)) from None
         except StudioError as exc:
             raise StudioError(_relabel(exc.message, local, target), hint=exc.hint) from None
         part = artifact.model_dir.relative_to(local).as_posix()
@@ -290,7 +288,8 @@ def check_laid_out(
     if artifact.unknown_reason:
         artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
     artifact.other_files = _other_files(files, "" if part == "." else f"{part}/")
-    remote_path = ServerPath.on(target)
+    artifact.remote = target
+    remote_path = Path(target.path)
 
     def there(path: Path) -> Path:
         return remote_path / path.relative_to(local) if path.is_relative_to(local) else path

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.planning.drift import (
     DRIFT_THRESHOLD_PERCENT,
     ContextDrift,
@@ -28,7 +29,6 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import devices_text, read_devices
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath
 
 T = TypeVar("T")
 DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
@@ -158,13 +158,13 @@ def match_processes(
     wanted = sorted({p for p in paths.values() if p is not None})
     opened: dict[str, Artifact | StudioError] = {}
     if wanted:
-        targets = [RemotePath(server.host, p) for p in wanted]
+        targets = [ServerFolder(server.host, p) for p in wanted]
         opened = dict(zip(wanted, open_remote_artifacts(server, targets, cancel), strict=False))
     for pid, path in paths.items():
         if path is None:
             continue
         found = opened.get(path)
-        url = RemotePath(server.host, path).url
+        url = ServerFolder(server.host, path).url
         if isinstance(found, Artifact):
             out[pid] = ProcessArtifact(pid, url, found)
         else:

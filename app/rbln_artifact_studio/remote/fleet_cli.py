@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, expand
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.location import SSH_SCHEME, ServerFolder, check_host, parse_server_folder, server_url
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import registry
@@ -23,7 +24,6 @@ from rbln_artifact_studio.remote.fleet import (
     fleet_text,
     read_fleet,
 )
-from rbln_artifact_studio.remote.target import SCHEME, RemotePath, check_host, is_remote
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
 
@@ -41,34 +41,38 @@ def default_timeout() -> float:
         raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds.") from None
 
 
+def is_remote(text: str) -> bool:
+    return text.startswith(SSH_SCHEME)
+
+
 def is_host_entry(text: str) -> bool:
-    """`ssh://HOST` (no folder) or `@GROUP`: a server to run on, not an artifact."""
+    """A server URL with no folder, or `@GROUP`: a server to run on, not an artifact."""
     if text.startswith(GROUP_PREFIX):
         return True
-    return is_remote(text) and not text[len(SCHEME) :].rstrip("/").count("/")
+    return is_remote(text) and not text[len(SSH_SCHEME) :].rstrip("/").count("/")
 
 
 def hosts_of(entries: Sequence[str]) -> list[str]:
-    """The servers named (`ssh://HOST`, a bare HOST, `@GROUP` from the settings), each once; the CLI's
+    """The servers named (a server URL, a bare HOST, `@GROUP` from the settings), each once; the CLI's
     ssh configuration is read from the environment first."""
     registry.configure_from_environment()
     hosts = []
     for entry in expand(entries):
-        host = entry[len(SCHEME) :].split("/", 1)[0] if is_remote(entry) else entry
+        host = entry[len(SSH_SCHEME) :].split("/", 1)[0] if is_remote(entry) else entry
         hosts.append(check_host(host))
     if not hosts:
-        raise StudioError("No server named; give ssh://HOST (or @GROUP) one or more times.")
+        raise StudioError(f"No server named; give {server_url('HOST')} (or @GROUP) one or more times.")
     return list(dict.fromkeys(hosts))
 
 
 def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[str]]:
-    """`--on ssh://a ART` reads ART as a server's value: hand what is not a server back to the artifacts."""
+    """`--on SERVER ART` reads ART as a server's value: hand what is not a server back to the artifacts."""
     hosts = [t for t in on if is_host_entry(t)]
     return hosts, [t for t in on if not is_host_entry(t)] + list(dirs)
 
 
 def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
-    """`devices ssh://a [ssh://b | @group ...]`: one host as before (its error is the command's); several: a row each."""
+    """`devices SERVER [SERVER | @group ...]`: one host as before (its error is the command's); several: a row each."""
     hosts = hosts_of(entries)
     readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
     if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
@@ -92,29 +96,23 @@ def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus],
     return statuses, failures
 
 
-def _open_all(targets: Sequence[str], inspector: GraphInspector | None) -> list[Artifact]:
+def _check(artifacts: list[Artifact]) -> list[Artifact]:
     from rbln_artifact_studio.core.planning.planner import require_valid
-    from rbln_artifact_studio.remote.registry import open_any
 
-    artifacts = [open_any(t, inspector) for t in targets]
     require_valid(artifacts)  # as plan: an invalid artifact is named, never placed
     return artifacts
 
 
 def cmd_place(
-    targets: Sequence[str],
-    entries: Sequence[str],
-    inspector: GraphInspector | None,
-    as_json: bool,
-    timeout: float | None,
+    targets: Sequence[str], opened: list[Artifact], entries: Sequence[str], as_json: bool, timeout: float | None
 ) -> int:
-    """`place ART... --on ssh://a ssh://b | @group`: 0 when every artifact fits somewhere now, else 1."""
+    """`place ART... --on SERVER... | @group`: 0 when every artifact fits somewhere now, else 1."""
     from rbln_artifact_studio.core.planning.placement import place, placement_text
 
     hosts = hosts_of(entries)
     if not targets:
-        raise StudioError("Name the artifacts to place: place ART... --on ssh://HOST ...")
-    artifacts = _open_all(targets, inspector)
+        raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
+    artifacts = _check(opened)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
     placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
     if as_json:
@@ -124,18 +122,12 @@ def cmd_place(
     return 0 if all(p.fits for p in placements) else 1
 
 
-def cmd_plan_on(
-    entries: Sequence[str],
-    targets: Sequence[str],
-    inspector: GraphInspector | None,
-    as_json: bool,
-    timeout: float | None,
-) -> int:
-    """`plan --on ssh://a [ssh://b ...] ART...`: 0 when the artifacts fit together on at least one server, else 1."""
+def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, timeout: float | None) -> int:
+    """`plan --on SERVER... ART...`: 0 when the artifacts fit together on at least one server, else 1."""
     from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
     hosts = hosts_of(entries)
-    artifacts = _open_all(targets, inspector)
+    artifacts = _check(opened)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
     if len(hosts) == 1 and failures:
         raise StudioError(failures[hosts[0]])
@@ -157,21 +149,19 @@ def scan_fleet(
     timeout: float | None = None,
     on_issue: Callable[[str, str], None] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """The rows of several servers' folders (each `ssh://HOST/PATH`, or PATH on every `--on` server), read at once;
+    """The rows of several servers' folders (each a server URL with its PATH, or PATH on every `--on` server), read at once;
     a server that cannot be read is a row with its reason."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
     registry.configure_from_environment()
-    folders: list[RemotePath] = []
+    folders: list[ServerFolder] = []
     for root in roots:
         if is_remote(root):
-            from rbln_artifact_studio.remote.target import parse_remote
-
-            folders.append(parse_remote(root))
+            folders.append(parse_server_folder(root))
         elif entries:
-            folders += [RemotePath(h, root) for h in hosts_of(entries)]
+            folders += [ServerFolder(h, root) for h in hosts_of(entries)]
         else:
-            raise StudioError(f"{root} is a folder here; scan several servers with ssh://HOST/PATH or --on.")
+            raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
     by_url = {f.url: f for f in folders}
 
     def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:

@@ -5,15 +5,9 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
-from rbln_artifact_studio.remote.target import is_remote, parse_remote
 from rbln_artifact_studio.remote.transport import SshOptions
-
-if TYPE_CHECKING:  # the artifact reader (pydantic) loads when an artifact is first opened
-    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 
 ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
 
@@ -21,13 +15,14 @@ _lock = threading.Lock()
 _servers: dict[str, Server] = {}
 _options: SshOptions | None = None
 _python: str = "python3"
+_configured = False  # configure() not called yet: the first server() reads the environment, as the CLI wants
 
 
 def configure(options: SshOptions | None = None, python: str = "python3") -> None:
     """Set how servers are reached from now on (servers already made keep theirs until forget())."""
-    global _options, _python
+    global _options, _python, _configured
     with _lock:
-        _options, _python = options, python or "python3"
+        _options, _python, _configured = options, python or "python3", True
         _servers.clear()
 
 
@@ -39,20 +34,9 @@ def configure_from_environment() -> None:
 
 def server(host: str) -> Server:
     """The Server for a host (its connection is shared with other processes by ssh's ControlMaster)."""
+    if not _configured:
+        configure_from_environment()
     with _lock:
         if host not in _servers:
             _servers[host] = Server(host, _options, _python)
         return _servers[host]
-
-
-def open_any(target: str | Path, inspector: GraphInspector | None, cancel: CancelToken | None = None) -> Artifact:
-    """A local folder through the local reader and inspector; ssh://HOST/PATH through that server."""
-    from rbln_artifact_studio.core.fleet.artifact import open_artifact
-
-    text = str(target)
-    if is_remote(text):
-        from rbln_artifact_studio.remote.artifact import open_remote_artifact
-
-        remote = parse_remote(text)
-        return open_remote_artifact(server(remote.host), remote, cancel)
-    return open_artifact(Path(text), inspector)

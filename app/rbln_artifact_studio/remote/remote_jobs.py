@@ -7,10 +7,12 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
+from rbln_artifact_studio.core.location import Location, ServerFolder, server_url
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
@@ -19,11 +21,15 @@ from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
 from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX
 from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import PROGRAMS, Server
-from rbln_artifact_studio.remote.target import RemotePath, is_remote, parse_remote
 
 LogFn = Callable[[str], None]
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
 UNREAD_JOBS_KEPT_DAYS = 7  # a job whose outcome nobody read back is cleaned this long after it ended
+
+
+def jobs_command(host: str) -> str:
+    """The command that lists host's jobs and their outcomes."""
+    return f"rbln-studio-cli jobs {server_url(host)}"
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ class RemoteJob:
     @property
     def read_back(self) -> str:
         """The command that shows this job's log and outcome."""
-        return f"rbln-studio-cli jobs ssh://{self.host} {self.id}"
+        return f"{jobs_command(self.host)} {self.id}"
 
 
 @dataclass(frozen=True)
@@ -80,24 +86,9 @@ class JobOutcome:
         }
 
 
-def output_on(source: RemotePath, output: str | None) -> str | None:
-    """--output-dir of a resize on a server: ssh://SAMEHOST/PATH, or a path on that server."""
-    if output is None:
-        return None
-    if is_remote(output):
-        target = parse_remote(output)
-        if target.host != source.host:
-            raise StudioError(
-                f"A resize on {source.host} writes its copy there too; {output} is on {target.host}. "
-                "Copy the result afterwards."
-            )
-        return target.path
-    return output
-
-
 def start_resize(
     server: Server,
-    source: RemotePath,
+    source: ServerFolder,
     target: int | None = None,
     budget: str | None = None,
     output_dir: str | None = None,
@@ -118,7 +109,7 @@ def start_resize(
         "artifact": source.path,
         "target": target,
         "budget": budget,
-        "output_dir": output_on(source, output_dir),
+        "output_dir": output_dir,  # a path on that server
         "lock_name": LOCK_NAME,
         "incomplete_marker": INCOMPLETE_MARKER,
         "partial_tag": PARTIAL_TAG,
@@ -239,7 +230,7 @@ def list_jobs(server: Server, cancel: CancelToken | None = None) -> list[tuple[J
 
 def resize_remote(
     server: Server,
-    source: RemotePath,
+    source: ServerFolder,
     target: int | None,
     budget: str | None,
     output_dir: str | None,
@@ -265,33 +256,21 @@ def resize_remote(
 
 def parse_job_id(host: str, text: str) -> RemoteJob:
     if not JOB_ID.match(text):
-        raise StudioError(f"{text!r} is not a job id; `rbln-studio-cli jobs ssh://{host}` lists them.")
+        raise StudioError(f"{text!r} is not a job id; `{jobs_command(host)}` lists them.")
     return RemoteJob(host, text)
 
 
 @dataclass(frozen=True)
 class RemoteResizeResult(ResizeResult):
-    """A resize done on a server, with the job that did it (its log and result stay there)."""
+    """A resize done on a server, with the job that did it (its log and result stay there); `path` is there."""
 
+    host: str = ""
     job: str = ""
 
+    @property
+    def where(self) -> Location:
+        return ServerFolder(self.host, self.path.as_posix())
 
-def resize_to_result(
-    target_text: str,
-    num_blocks: int | None,
-    budget: str | None,
-    output_dir: str | None,
-    log: LogFn | None = None,
-    cancel: CancelToken | None = None,
-    progress: ProgressCallback | None = None,
-) -> RemoteResizeResult:
-    """A resize of ssh://HOST/PATH on that server (through the process's registry), as the local resizes report it."""
-    from rbln_artifact_studio.remote import registry
-    from rbln_artifact_studio.remote.artifact import ServerPath
-
-    source = parse_remote(target_text)
-    server = registry.server(source.host)
-    outcome = resize_remote(server, source, num_blocks, budget, output_dir, log, cancel, progress)
-    assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
-    path = ServerPath.on(source.child(outcome.path))
-    return RemoteResizeResult(path, outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, job=outcome.job.id)
+    @classmethod
+    def on(cls, folder: ServerFolder, previous: int, target: int, warnings: list[str], job: str) -> RemoteResizeResult:
+        return cls(Path(folder.path), previous, target, warnings, host=folder.host, job=job)

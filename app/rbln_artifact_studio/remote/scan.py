@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
+from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
@@ -21,7 +22,6 @@ from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
 from rbln_artifact_studio.remote.server import Server
-from rbln_artifact_studio.remote.target import RemotePath, parse_remote
 
 if TYPE_CHECKING:  # the reader of what was sent loads with the first artifact to check
     from rbln_artifact_studio.remote.artifact import Pieces
@@ -44,9 +44,9 @@ _ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
 
 
 def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
-    """The table row for one artifact the server reported, its path written as ssh://HOST/PATH."""
+    """The table row for one artifact the server reported, its path written as the server's URL."""
     folder: str = record["a"]
-    url = RemotePath(host, folder).url
+    url = ServerFolder(host, folder).url
     if "le" in record:
         return ArtifactSummary(
             url, os.path.basename(folder), Status.INVALID, [f"Cannot list {folder}: {record['le']}."]
@@ -91,7 +91,7 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     from rbln_artifact_studio.remote.artifact import check_snapshot
 
     folder: str = record["a"]
-    target = RemotePath(host, folder)
+    target = ServerFolder(host, folder)
     found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
     found = dataclasses.replace(found, size_on_disk=int(record["s"]))
     try:
@@ -106,14 +106,14 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
 def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
     code, message = record["e"]
-    url = RemotePath(host, str(record["f"])).url  # named as the checked rows name their files
+    url = ServerFolder(host, str(record["f"])).url  # named as the checked rows name their files
     return failed_row(url, OSError(int(code), str(message)), str(record["do"]))
 
 
 def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
     """A row the server's own rbln-studio-cli wrote (fields this version does not know are dropped)."""
     row = ArtifactSummary.from_json({k: v for k, v in data.items() if k in _ROW_FIELDS})
-    return dataclasses.replace(row, path=RemotePath(host, row.path).url)
+    return dataclasses.replace(row, path=ServerFolder(host, row.path).url)
 
 
 def _artifact_row(task: tuple[str, dict[str, Any]]) -> ArtifactSummary:
@@ -125,7 +125,7 @@ def _artifact_row(task: tuple[str, dict[str, Any]]) -> ArtifactSummary:
 
 def scan_remote(
     server: Server,
-    root: RemotePath,
+    root: ServerFolder,
     cancel: CancelToken | None = None,
     on_issue: IssueCallback | None = None,
     processes: int = 1,
@@ -174,7 +174,7 @@ def verify_remote_rows(
     checking = [r for r in rows if r.status is Status.CHECKING]
     if not checking:
         return  # no round trip: every row has its verdict
-    targets = [parse_remote(r.path) for r in checking]
+    targets = [parse_server_folder(r.path) for r in checking]
     for row, result in zip(checking, open_remote_artifacts(server, targets, cancel), strict=True):
         if isinstance(result, NoKvCacheError):  # inspect describes it: kind, parts and problems, no KV figures
             yield described_row(row, result.description)

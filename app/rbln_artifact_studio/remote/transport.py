@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.location import check_host, server_url
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
-from rbln_artifact_studio.remote.target import check_host
 
 SSH_FAILED = 255  # ssh's own exit status: the connection, not the remote command, failed
 POLL = 0.05
@@ -96,7 +96,7 @@ class HostKeyError(StudioError):
             check.message(),
             hint=None
             if check.changed
-            else f"If it is the right one, trust it with: rbln-studio-cli trust-host ssh://{check.host} "
+            else f"If it is the right one, trust it with: rbln-studio-cli trust-host {server_url(check.host)} "
             "--fingerprint SHA256:... (or `ssh` to it once in a terminal).",
         )
         self.check = check

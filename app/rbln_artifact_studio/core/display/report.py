@@ -50,7 +50,7 @@ def inspect_dict(artifact: Artifact, budget: MemoryBudget = UNSET) -> dict[str, 
             for name, g in artifact.allocations.items()
         }
     return {
-        "path": str(artifact.path),
+        "path": str(artifact.where),
         "status": artifact.status.value,
         "problems": [{"severity": p.severity.value, "message": p.message} for p in artifact.problems],
         "config": artifact.loaded.raw,
@@ -99,7 +99,7 @@ def _usage_line(u: ChipletUsage, tightest: bool) -> str:
 def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     """Human-readable inspect output."""
     c = artifact.config
-    lines = [f"{artifact.path}  [{artifact.status.value}]"]
+    lines = [f"{artifact.where}  [{artifact.status.value}]"]
     lines += [f"  {label.lower():12} {value}" for label, value in kind_rows(artifact)]
     lines.append(f"  class        {c.cls_name or 'unknown'}")
     npu = artifact.npu

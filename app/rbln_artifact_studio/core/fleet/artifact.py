@@ -18,6 +18,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
     breakdown,
 )
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
+from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
 from rbln_artifact_studio.core.model.kinds import (
@@ -69,6 +70,16 @@ class Artifact:
     unknown_reason: str | None = None
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
+    remote: Location | None = None  # where it lives when not here (a server's folder): `path` is its path there
+
+    @property
+    def where(self) -> Location:
+        """Where the artifact lives, as a user would type it (str() shows it)."""
+        return self.remote if self.remote is not None else LocalFolder(self.path)
+
+    def where_of(self, path: Path) -> Location:
+        """Where one of the artifact's own folders or files lives (its `path` and those below it are paths there)."""
+        return self.remote.at(path.as_posix()) if self.remote is not None else LocalFolder(path)
 
     @property
     def config(self) -> ConfigFields:

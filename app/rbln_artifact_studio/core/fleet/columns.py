@@ -85,7 +85,7 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
-    Column("Host", lambda s: host_of(s.path) or LOCAL, width=80),  # ssh://HOST/PATH rows are on a server
+    Column("Host", lambda s: host_of(s.path) or LOCAL, width=80),  # a server's rows show its host
     Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),

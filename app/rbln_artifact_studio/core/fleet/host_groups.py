@@ -9,17 +9,18 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
 
 APP_NAME = "rbln-studio"
 FILE_NAME = "host_groups.json"
 GROUP_PREFIX = "@"
 VERSION = 1
-EXAMPLE = '{"version": 1, "groups": {"rack1": ["ssh://npu1", "ops@10.0.0.5:2222"]}}'
+EXAMPLE = json.dumps({"version": VERSION, "groups": {"rack1": [server_url("npu1"), "ops@10.0.0.5:2222"]}})
 
 
 class HostGroups(BaseModel):
-    """The file's content: group name -> servers, each as `ssh://HOST` or a bare HOST."""
+    """The file's content: group name -> servers, each as a server URL (see location.server_url) or a bare HOST."""
 
     model_config = ConfigDict(extra="forbid")
 

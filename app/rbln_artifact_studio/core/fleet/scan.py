@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
+from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
@@ -56,6 +57,11 @@ class ArtifactSummary:
     link_target: str | None = None  # set when the artifact folder is a symlink (to a folder outside the root)
     kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
+
+    @property
+    def where(self) -> Location:
+        """Where the row's artifact lives (`path` is how it is shown, and how reports and the cache store it)."""
+        return parse_location(self.path)
 
     @property
     def display_name(self) -> str:

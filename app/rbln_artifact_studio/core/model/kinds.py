@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import ConfigError, StudioError
+from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model import upstream
 from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
@@ -36,7 +37,7 @@ class ModelKind(str, Enum):
     OTHER = "other"
 
 
-def not_resizable_message(model_dir: str | Path, cls_name: str | None) -> str:
+def not_resizable_message(model_dir: str | Path | Location, cls_name: str | None) -> str:
     """optimum-rbln-cli 0.12.0's words for an artifact without a top-level resizable KV cache."""
     return (
         f"The model at '{model_dir}' ({cls_name or 'unknown class'}) does not expose a top-level "
@@ -68,13 +69,18 @@ class Part:
 class ModelDescription:
     """What a folder holds, in words and facts: its kind, class, target, batch, compiled graphs, problems."""
 
-    path: Path
+    path: Path | Location  # a Location when the folder is not on this computer (a server's)
     kind: ModelKind
     cls_name: str | None
     parts: tuple[Part, ...]
     kv_section: str | None = None  # where the resizable KV settings live: "" at the top level, or a section name
     kv_note: str | None = None  # why there is no resizable KV cache, in words
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+    @property
+    def where(self) -> Location:
+        """Where the folder lives, as a user would type it (str() shows it)."""
+        return self.path if not isinstance(self.path, Path) else LocalFolder(self.path)
 
     def _first(self, attr: str) -> Any:
         return next((getattr(p, attr) for p in self.parts if getattr(p, attr) is not None), None)

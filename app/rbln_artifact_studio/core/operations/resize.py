@@ -10,6 +10,7 @@ from rbln_artifact_studio.core.errors import ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import rescale_allocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
+from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, nested_count
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
@@ -84,9 +85,14 @@ class ResizeResult:
     unshared: tuple[str, ...] = ()  # files copied-on-write because another path shared them
     already_done: bool = False  # the output already held exactly this result; nothing was written
 
+    @property
+    def where(self) -> Location:
+        """Where the result lives (a subclass for a resize done elsewhere says where)."""
+        return LocalFolder(self.path)
+
     def to_json(self) -> dict[str, object]:
         return {
-            "path": str(self.path),
+            "path": str(self.where),
             "previous_kvcache_num_blocks": self.previous,
             "kvcache_num_blocks": self.target,
             "warnings": self.warnings,
@@ -98,8 +104,8 @@ class ResizeResult:
     def summary(self) -> str:
         """optimum-rbln-cli's own last line for a resize (or that a repeated copy found its result there)."""
         if self.already_done:
-            return f"{self.path} already holds this copy with kvcache_num_blocks={self.target}; nothing to do"
-        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.path}"
+            return f"{self.where} already holds this copy with kvcache_num_blocks={self.target}; nothing to do"
+        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.where}"
 
 
 def _require_simulated(artifact: Artifact) -> None:

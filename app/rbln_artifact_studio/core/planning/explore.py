@@ -144,7 +144,7 @@ def explore(artifact: Artifact) -> Exploration:
     c = artifact.config
     full = c.num_full_blocks
     return Exploration(
-        path=str(artifact.path),
+        path=str(artifact.where),
         npu=npu,
         current=c.kvcache_num_blocks,
         floor=c.num_min_blocks,

@@ -13,6 +13,7 @@ from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import Artifact, Status
 from rbln_artifact_studio.core.fleet.targets import check_target
+from rbln_artifact_studio.core.location import parse_location, same_place
 from rbln_artifact_studio.core.model.npu import Npu
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, with_block_count
 from rbln_artifact_studio.core.planning.explore import BudgetStep, min_budget
@@ -52,7 +53,7 @@ class Member:
         c = self.artifact.config
         return {
             "label": self.label,
-            "path": str(self.artifact.path),
+            "path": str(self.artifact.where),
             "npu": c.npu,
             "family": self.family,
             "num_devices": c.num_devices,
@@ -197,9 +198,9 @@ class Plan:
 
     def label_for(self, path: str | Path) -> str:
         """The label of the planned artifact in this folder (the first, when it is planned twice)."""
-        wanted = Path(path).resolve()
+        wanted = parse_location(path)
         for m in self.members:
-            if m.artifact.path.resolve() == wanted:
+            if same_place(m.artifact.where, wanted):
                 return m.label
         raise StudioError(f"{path} is not one of the planned folders; name one of them.")
 
@@ -356,7 +357,7 @@ def fix_for(p: Plan, label: str) -> Fix:
     m = p.member(label)
     c = m.artifact.config
     floor, full = c.num_min_blocks, c.num_full_blocks
-    fix = partial(Fix, m.label, str(m.artifact.path), c.kvcache_num_blocks, floor, full)
+    fix = partial(Fix, m.label, str(m.artifact.where), c.kvcache_num_blocks, floor, full)
     stack = p.stack_of(m)
     if m.unknown_reason or stack is None:
         return fix(reason=f"Its own allocations are unknown: {m.unknown_reason}")
@@ -400,7 +401,7 @@ def require_valid(artifacts: list[Artifact]) -> None:
     invalid = [a for a in artifacts if a.status is Status.INVALID]
     if invalid:
         reasons = "; ".join(
-            f"{a.path} is invalid: " + "; ".join(p.message for p in a.problems if p.severity is Status.INVALID)
+            f"{a.where} is invalid: " + "; ".join(p.message for p in a.problems if p.severity is Status.INVALID)
             for a in invalid
         )
         raise InvalidArtifactError(f"{reasons}. Fix or recompile it, then plan again.")

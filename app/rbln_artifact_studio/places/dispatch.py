@@ -1,0 +1,69 @@
+"""One entry per operation; each finds the module of the Location's kind by its type and hands the work over.
+
+A kind's module loads when the first Location of that kind is used, so a local command never loads SSH's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder, ScanOptions, cross_kind_error
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.progress import CancelToken
+
+KIND_MODULES: dict[type, str] = {
+    LocalFolder: "rbln_artifact_studio.places.local",
+    ServerFolder: "rbln_artifact_studio.places.ssh",
+    BucketPrefix: "rbln_artifact_studio.places.bucket",
+}
+"""The module implementing each kind of Location (its `KIND`)."""
+
+CROSSINGS: dict[tuple[type, type], type] = {}
+"""Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
+A pair not listed is refused with the reason (cross_kind_error)."""
+
+
+def kind_of(where: Location, kind: type | None = None) -> Kind:
+    """The Kind that serves where's type of Location (or the given type's)."""
+    name = KIND_MODULES[kind or type(where)]
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # a library the kind needs: its module says which (a ModuleNotFoundError of its own is a bug)
+        raise StudioError(f"{where}: this build of the studio cannot reach this kind of place.") from None
+    return cast(Kind, module.KIND)
+
+
+def scan(root: Location, options: ScanOptions | None = None) -> Iterator[ArtifactSummary]:
+    return kind_of(root).scan(root, options or ScanOptions())
+
+
+def open_artifact(
+    where: Location, inspector: GraphInspector | None = None, cancel: CancelToken | None = None
+) -> Artifact:
+    return kind_of(where).open(where, inspector, cancel)
+
+
+def read_block_count(where: Location) -> int:
+    return kind_of(where).read_block_count(where)
+
+
+def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
+    """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
+    by the Kind CROSSINGS names for the pair."""
+    kind = type(order.source)
+    if order.output is not None and type(order.output) is not kind:
+        crossing = CROSSINGS.get((kind, type(order.output)))
+        if crossing is None:
+            raise cross_kind_error(order)
+        kind = crossing
+    return kind_of(order.source, kind).resize(order, report or Report())

@@ -1,0 +1,84 @@
+"""The protocol each kind of place implements (a local folder, a server over SSH, a bucket), and what it is asked.
+
+A kind is one module with a `KIND` object that satisfies `Kind`; dispatch.py finds it by the Location's type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import Location
+
+if TYPE_CHECKING:  # the reader (pydantic) and the backends load with the first artifact a command opens
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
+
+LogCallback = Callable[[str], None]
+
+# NamedTuples rather than dataclasses: `get-kvcache-num-blocks` runs through this module in shell loops, and
+# dataclasses costs it a fifth of its time (see core/errors.py).
+
+
+class ScanOptions(NamedTuple):
+    """How a scan runs. `inspector` gives the reader of real compiler graphs for checks made here (asked once,
+    when the first artifact needs it); a kind that checks elsewhere (on the server) ignores it."""
+
+    on_issue: IssueCallback | None = None
+    use_cache: bool = True
+    processes: int = 1
+    cancel: CancelToken | None = None
+    inspector: Callable[[], GraphInspector | None] | None = None
+
+
+class ResizeOrder(NamedTuple):
+    """A resize as the user asked for it: a count or a budget text, in place (output None) or into a copy."""
+
+    source: Location
+    target: int | None = None
+    budget_text: str | None = None
+    output: Location | None = None
+    backend: BackendChoice | None = None  # None: the tool that wrote the artifact (BackendChoice.AUTO)
+    toolchain: ToolchainSettings | None = None
+
+
+class Report(NamedTuple):
+    """Where long work reports: log lines, progress (bytes, or 0 of 0 for a step), and the token that stops it."""
+
+    log: LogCallback | None = None
+    progress: ProgressCallback | None = None
+    cancel: CancelToken | None = None
+
+
+class Kind(Protocol):
+    """Everything the studio does with artifacts in one kind of place. Each method gets a Location of its kind."""
+
+    def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """Every artifact under root, in path order, each row with the full check's verdict; writes nothing."""
+        ...
+
+    def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        """The artifact at where, checked as inspect checks it (NoKvCacheError for a kind without a KV cache)."""
+        ...
+
+    def read_block_count(self, where: Location) -> int:
+        """kvcache_num_blocks of the artifact at where, as `get-kvcache-num-blocks` prints it."""
+        ...
+
+    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+        """Resize order.source in place or into order.output; nothing is changed when it fails. Both are of this
+        kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind."""
+        ...
+
+
+def cross_kind_error(order: ResizeOrder) -> StudioError:
+    """The refusal of a copy into another kind of place than the source's that no Kind makes."""
+    return StudioError(
+        f"A resize of {order.source} writes its copy beside it, in the same kind of place; {order.output} is not "
+        "one. Resize into a copy there, then copy the result. Nothing was changed."
+    )

@@ -1,0 +1,77 @@
+"""Artifacts in folders on this computer: the core's scan and reader, and the backend that wrote each artifact."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import LocalFolder, Location
+from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.progress import CancelToken
+
+
+def _folder(where: Location) -> LocalFolder:
+    assert isinstance(where, LocalFolder), where  # dispatch.kind_of sends only this kind here
+    return where
+
+
+class LocalKind:
+    """A folder on this computer."""
+
+    def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
+        from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
+
+        if not os.path.isdir(_folder(root).path):
+            raise StudioError(f"{root} is not a folder; give a folder that holds compiled artifacts.")
+        verify = default_verifier(options.inspector) if options.inspector is not None else True
+        return scan(
+            _folder(root).path,
+            options.cancel,
+            on_issue=options.on_issue,
+            use_cache=options.use_cache,
+            verify=verify,
+            processes=options.processes,
+        )
+
+    def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+
+        return open_artifact(_folder(where).path, inspector)
+
+    def read_block_count(self, where: Location) -> int:
+        """The common kind's count from its JSON alone (shell loops call this per artifact), any other's through
+        the reader of kinds (NoKvCacheError for a kind without a KV cache)."""
+        from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
+
+        count = plain_decoder_count(_folder(where).path)
+        if count is None:
+            from rbln_artifact_studio.core.model.kinds import block_count
+
+            count = block_count(_folder(where).path)
+        return count
+
+    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+        from rbln_artifact_studio.backends.choice import BackendChoice
+        from rbln_artifact_studio.backends.registry import resize_artifact
+
+        return resize_artifact(
+            _folder(order.source).path,
+            target=order.target,
+            budget_text=order.budget_text,
+            output_dir=_folder(order.output).path if order.output is not None else None,
+            backend=order.backend or BackendChoice.AUTO,
+            progress=report.progress,
+            log=report.log,
+            cancel=report.cancel,
+            toolchain=order.toolchain,
+        )
+
+
+KIND = LocalKind()

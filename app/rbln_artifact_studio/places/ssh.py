@@ -1,0 +1,86 @@
+"""Artifacts in folders on SSH servers: read in one round trip, scanned by a walk there, resized by detached jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import Location, ServerFolder
+from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.progress import CancelToken
+    from rbln_artifact_studio.remote.server import Server
+
+
+def _folder(where: Location) -> ServerFolder:
+    assert isinstance(where, ServerFolder), where  # dispatch.kind_of sends only this kind here
+    return where
+
+
+def server(host: str) -> Server:
+    """The process's Server for host (remote/registry: configured by the app, else from the environment)."""
+    from rbln_artifact_studio.remote import registry
+
+    return registry.server(host)
+
+
+def output_on(source: ServerFolder, output: Location | None) -> str | None:
+    """The copy's folder on source's server, as the job there takes it; a copy elsewhere is refused."""
+    if output is None:
+        return None
+    if not isinstance(output, ServerFolder) or output.host != source.host:
+        raise StudioError(
+            f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. "
+            "Copy the result afterwards."
+        )
+    return output.path
+
+
+class ServerKind:
+    """A folder on a server reached over SSH. Nothing is read or written on this computer but what is shown."""
+
+    def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
+        from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
+
+        folder = _folder(root)
+        s = server(folder.host)
+        rows = scan_remote(s, folder, options.cancel, on_issue=options.on_issue, processes=options.processes)
+        return checked_rows(s, rows, options.cancel)  # rebel reads real graphs there, a round trip per 1,000 rows
+
+    def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        from rbln_artifact_studio.remote.artifact import open_remote_artifact
+
+        folder = _folder(where)
+        return open_remote_artifact(server(folder.host), folder, cancel)  # rebel there reads real graphs
+
+    def read_block_count(self, where: Location) -> int:
+        return self.open(where, None, None).config.kvcache_num_blocks
+
+    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+        """A detached job on the server, followed to its end (Ctrl+C or a dropped connection stops following it;
+        the job goes on there)."""
+        from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
+
+        source = _folder(order.source)
+        output = output_on(source, order.output)
+        s = server(source.host)
+        try:
+            outcome = resize_remote(
+                s, source, order.target, order.budget_text, output, report.log, report.cancel, report.progress
+            )
+        except KeyboardInterrupt:
+            raise StudioError(
+                f"Interrupted: the job on the server goes on; read its outcome with: {jobs_command(source.host)}"
+            ) from None
+        assert outcome.path is not None and outcome.previous is not None and outcome.kvcache_num_blocks is not None
+        return RemoteResizeResult.on(
+            source.at(outcome.path), outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, outcome.job.id
+        )
+
+
+KIND = ServerKind()
