@@ -395,7 +395,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         hosts, dirs = split_on(args.on, args.dirs)
         if not dirs:
             return _usage_error("plan", f"name the artifacts: plan DIR... --on {server_url('HOST')} ...")
-        return cmd_plan_on(hosts, dirs, _inspector(args), args.json, args.timeout)
+        return cmd_plan_on(hosts, [_open(d, args) for d in dirs], args.json, args.timeout)  # here or on any server
     if not args.dirs:
         return _usage_error("plan", "the following arguments are required: DIR")
     artifacts = [_open(d, args) for d in args.dirs]  # wherever they live
@@ -455,7 +455,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     hosts, dirs = split_on(args.on, args.dirs)
     if not dirs:
         return _usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
-    return place(dirs, hosts, _inspector(args), args.json, args.timeout)
+    return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout)  # wherever they live
 
 
 def cmd_trust_host(args: argparse.Namespace) -> int:

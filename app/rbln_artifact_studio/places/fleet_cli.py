@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, expand
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -42,12 +42,12 @@ def default_timeout() -> float:
 
 
 def is_host_entry(text: str) -> bool:
-    """A server with no folder, or `@GROUP`: a server to run on, not an artifact."""
+    """A server URL with no folder, or `@GROUP`: a server to run on, not an artifact."""
     return text.startswith(GROUP_PREFIX) or names_a_server(text)
 
 
 def hosts_of(entries: Sequence[str]) -> list[str]:
-    """The servers named (a server's URL, a bare HOST, `@GROUP` from the settings), each once; the CLI's
+    """The servers named (a server URL, a bare HOST, `@GROUP` from the settings), each once; the CLI's
     ssh configuration is read from the environment first."""
     registry.configure_from_environment()
     hosts = []
@@ -89,21 +89,15 @@ def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus],
     return statuses, failures
 
 
-def _open_all(targets: Sequence[str], inspector: GraphInspector | None) -> list[Artifact]:
+def _check(artifacts: list[Artifact]) -> list[Artifact]:
     from rbln_artifact_studio.core.planning.planner import require_valid
-    from rbln_artifact_studio.places import dispatch
 
-    artifacts = [dispatch.open_artifact(parse_location(t), inspector) for t in targets]
     require_valid(artifacts)  # as plan: an invalid artifact is named, never placed
     return artifacts
 
 
 def cmd_place(
-    targets: Sequence[str],
-    entries: Sequence[str],
-    inspector: GraphInspector | None,
-    as_json: bool,
-    timeout: float | None,
+    targets: Sequence[str], opened: list[Artifact], entries: Sequence[str], as_json: bool, timeout: float | None
 ) -> int:
     """`place ART... --on SERVER... | @group`: 0 when every artifact fits somewhere now, else 1."""
     from rbln_artifact_studio.core.planning.placement import place, placement_text
@@ -111,7 +105,7 @@ def cmd_place(
     hosts = hosts_of(entries)
     if not targets:
         raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
-    artifacts = _open_all(targets, inspector)
+    artifacts = _check(opened)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
     placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
     if as_json:
@@ -121,18 +115,12 @@ def cmd_place(
     return 0 if all(p.fits for p in placements) else 1
 
 
-def cmd_plan_on(
-    entries: Sequence[str],
-    targets: Sequence[str],
-    inspector: GraphInspector | None,
-    as_json: bool,
-    timeout: float | None,
-) -> int:
+def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, timeout: float | None) -> int:
     """`plan --on SERVER... ART...`: 0 when the artifacts fit together on at least one server, else 1."""
     from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
     hosts = hosts_of(entries)
-    artifacts = _open_all(targets, inspector)
+    artifacts = _check(opened)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
     if len(hosts) == 1 and failures:
         raise StudioError(failures[hosts[0]])
@@ -154,8 +142,8 @@ def scan_fleet(
     timeout: float | None = None,
     on_issue: Callable[[str, str], None] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at once;
-    a server that cannot be read is a row with its reason."""
+    """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
+    once; a server that cannot be read is a row with its reason."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
     registry.configure_from_environment()
@@ -168,7 +156,7 @@ def scan_fleet(
             folders += [ServerFolder(h, root) for h in hosts_of(entries)]
         else:
             raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
-    by_url = {str(f): f for f in folders}
+    by_url = {f.url: f for f in folders}
 
     def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:
         folder = by_url[url]

@@ -16,11 +16,11 @@ APP_NAME = "rbln-studio"
 FILE_NAME = "host_groups.json"
 GROUP_PREFIX = "@"
 VERSION = 1
-EXAMPLE = json.dumps({"version": 1, "groups": {"rack1": [server_url("npu1"), "ops@10.0.0.5:2222"]}})
+EXAMPLE = json.dumps({"version": VERSION, "groups": {"rack1": [server_url("npu1"), "ops@10.0.0.5:2222"]}})
 
 
 class HostGroups(BaseModel):
-    """The file's content: group name -> servers, each as a server's URL or a bare HOST."""
+    """The file's content: group name -> servers, each as a server URL (see location.server_url) or a bare HOST."""
 
     model_config = ConfigDict(extra="forbid")
 
