@@ -38,7 +38,10 @@ BATCH_ROWS = 256
 BATCH_SECONDS = 0.1
 STOP_SECONDS = 5.0  # a cancelled scan process saves its cache and exits; killed if it takes longer
 POLL_SECONDS = 0.05  # between two cancel checks while the parent waits for the scan process
-MERGED_ROWS = 4 * BATCH_ROWS  # rows that arrived while the window painted are handed over together, up to this many
+# Rows that arrived while the window painted are handed over together, up to one batch: the table takes a batch per
+# slot, and each row of the fast pass also adds a watched folder (QFileSystemWatcher's cost grows with the watches it
+# holds), so a larger batch is a longer slot on the GUI thread.
+MERGED_ROWS = BATCH_ROWS
 END_GRACE = 1.0  # seconds the stream may stay open after the process died (a forked worker of it still holds it)
 _HEADER = struct.Struct("<I")
 
