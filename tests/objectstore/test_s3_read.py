@@ -41,7 +41,7 @@ def test_inspect_reads_headers_only(bucket: BucketFixture, cr13_artifact: Path) 
     prefix = parse_bucket_prefix(bucket.url("models/qwen"))
     artifact = open_bucket_artifact(prefix)
     local = open_artifact(cr13_artifact)
-    assert str(artifact.path) == bucket.url("models/qwen")
+    assert str(artifact.where) == bucket.url("models/qwen")
     assert artifact.config.kvcache_num_blocks == local.config.kvcache_num_blocks
     assert artifact.headers == local.headers
     assert artifact.status == local.status

@@ -44,7 +44,7 @@ def _require_extra() -> None:
         import boto3  # noqa: F401
         import obstore  # noqa: F401
     except ImportError:
-        raise StudioError(f"s3:// locations need the object-storage extra, which is not installed: {EXTRA}") from None
+        raise StudioError(f"Bucket locations need the object-storage extra, which is not installed: {EXTRA}") from None
 
 
 class Endpoint:
@@ -110,12 +110,12 @@ class Endpoint:
         """Refuse at once when the chain finds no credentials (rather than an anonymous request refused later)."""
         if self.session.get_credentials() is None:
             raise StudioError(
-                "No AWS credentials were found for s3:// locations: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                "No AWS credentials were found for bucket locations: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                 "or a profile in ~/.aws/credentials (AWS_PROFILE names which)."
             )
 
     def explain(self, exc: BaseException, what: str, bucket: str) -> StudioError:
-        """The error a user can act on for a failed request about `what` (an s3:// URL) in bucket."""
+        """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
         return explain(exc, what, bucket, self.url)
 
 

@@ -45,7 +45,7 @@ class Obj:
 
 
 def url(bucket: str, key: str) -> str:
-    return f"s3://{bucket}/{key}"
+    return BucketPrefix(bucket, key).url
 
 
 class Bucket:
