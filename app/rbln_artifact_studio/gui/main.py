@@ -12,7 +12,11 @@ from rbln_artifact_studio import __version__
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rbln-studio", description="RBLN Artifact Studio desktop app.")
-    parser.add_argument("folder", nargs="?", help="a folder of compiled artifacts to open")
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        help="a folder of compiled artifacts to open, or a bucket's URL (BUCKET/PREFIX after the s3 scheme)",
+    )
     parser.add_argument("--demo", action="store_true", help="open the demo workspace (built on first use)")
     parser.add_argument(
         "--smoke-test",
@@ -63,7 +67,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.demo:
         window.open_demo()
     elif args.folder:
-        window.open_folder(args.folder)
+        from rbln_artifact_studio.core.location import BucketPrefix, parse_location
+
+        where = parse_location(args.folder)
+        if isinstance(where, BucketPrefix):  # a bucket's URL: its rows, in a job
+            from rbln_artifact_studio.gui.bucket_dialog import open_bucket
+
+            open_bucket(window.jobs, window.model, where)
+        else:
+            window.open_folder(args.folder)
     return app.exec()
 
 

@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.action_open = self._action(
             "actionOpenFolder", "&Open Folder…", self.choose_folder, QKeySequence.StandardKey.Open
         )
+        self.action_open_bucket = self._action("actionOpenBucket", "Open &Bucket…", self.open_bucket_dialog)
         self.action_demo = self._action("actionOpenDemo", "Open &Demo Workspace", self.open_demo)
         self.action_refresh = self._action(
             "actionRefresh", "&Refresh", self.workspace.refresh, QKeySequence.StandardKey.Refresh
@@ -138,6 +139,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.action_open)
+        file_menu.addAction(self.action_open_bucket)
         self.recent_menu = QMenu("Open &Recent", self)
         self.recent_menu.setObjectName("recentMenu")
         file_menu.addMenu(self.recent_menu)
@@ -215,6 +217,16 @@ class MainWindow(QMainWindow):
 
     def open_folder(self, folder: str | Path) -> None:
         self.workspace.open(folder)
+
+    @Slot()
+    def open_bucket_dialog(self) -> QWidget:
+        """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/bucket_dialog.py)."""
+        from rbln_artifact_studio.gui.bucket_dialog import BucketDialog, open_bucket
+
+        dialog = BucketDialog(self)
+        dialog.accepted.connect(lambda: open_bucket(self.jobs, self.model, dialog.location()))
+        dialog.open()
+        return dialog
 
     @Slot()
     def open_demo(self) -> None:
