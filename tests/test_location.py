@@ -143,6 +143,7 @@ def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
 ) -> None:
     monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
     monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
+    monkeypatch.delitem(dispatch.CROSSINGS, (BucketPrefix, LocalFolder), raising=False)  # the way back: unlisted here
     order = ResizeOrder(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
     made: object = dispatch.resize(order)
     assert made == "made" and KIND.orders == [order]

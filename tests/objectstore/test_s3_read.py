@@ -41,7 +41,19 @@ def test_inspect_reads_headers_only(bucket: BucketFixture, cr13_artifact: Path) 
     prefix = parse_bucket_prefix(bucket.url("models/qwen"))
     artifact = open_bucket_artifact(prefix)
     local = open_artifact(cr13_artifact)
-    assert str(artifact.path) == bucket.url("models/qwen")
+    assert str(artifact.where) == bucket.url("models/qwen")
     assert artifact.config.kvcache_num_blocks == local.config.kvcache_num_blocks
     assert artifact.headers == local.headers
     assert artifact.status == local.status
+
+
+def test_a_scan_never_fetches_a_payload(bucket: BucketFixture, weighty_artifact: Path) -> None:
+    """A 15 MB prefill.rbln (weights materialized): the scan reads its header's used bytes, not its payload."""
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    bucket.upload(weighty_artifact, "fleet/tiny")
+    reader = Bucket(bucket.name)
+    [row] = scan_bucket(parse_bucket_prefix(bucket.url("fleet")), use_cache=False, bucket=reader)
+    assert row.status.value == "ok" and row.size_on_disk > 15_000_000
+    configs = sum(p.stat().st_size for p in weighty_artifact.glob("*.json"))
+    assert reader.bytes_read <= configs + 2 * 2 * (4096 + 16 * 1024)  # two graphs: preamble and two slots' starts

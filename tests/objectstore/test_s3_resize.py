@@ -8,7 +8,7 @@ from pathlib import Path
 from harness import artifact_state, tree_digest
 
 from objectstore.conftest import BucketFixture
-from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.location import LocalFolder, parse_bucket_prefix
 from rbln_artifact_studio.core.operations.resize import resize_in_place
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 from rbln_artifact_studio.objectstore.resize import (
@@ -40,7 +40,7 @@ def test_resize_in_place_matches_the_local_resize(
     bucket.upload(weighty_artifact, "fleet/tiny")
     prefix = parse_bucket_prefix(bucket.url("fleet/tiny"))
     result = resize_bucket_in_place(prefix, 3)
-    assert (result.previous, result.target, str(result.path)) == (4, 3, bucket.url("fleet/tiny"))
+    assert (result.previous, result.target, str(result.where)) == (4, 3, bucket.url("fleet/tiny"))
     assert open_bucket_artifact(prefix).config.kvcache_num_blocks == 3
     after = download(bucket, "fleet/tiny", tmp_path / "after")
     assert artifact_state(after) == locally_resized(weighty_artifact, 3, tmp_path)  # payloads byte for byte too
@@ -70,8 +70,17 @@ def test_copy_from_a_bucket_to_a_folder_and_back(bucket: BucketFixture, weighty_
     assert artifact_state(download(bucket, "up/tiny", tmp_path / "uploaded")) == expected
     source_digest = tree_digest(weighty_artifact)
     down = resize_bucket_to_folder(up, tmp_path / "down", 4)
-    assert down.path == tmp_path / "down"
+    assert down.where == LocalFolder(tmp_path / "down")
     reference = Path(shutil.copytree(weighty_artifact, tmp_path / "reference-4"))
     assert artifact_state(tmp_path / "down")["count"] == 4
     assert artifact_state(tmp_path / "down")["bodies"] == artifact_state(reference)["bodies"]
     assert tree_digest(weighty_artifact) == source_digest
+
+
+def test_output_beside_a_bucket_is_a_prefix_or_a_folder_here() -> None:
+    from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, parse_beside
+
+    source = BucketPrefix("models", "fleet/a")
+    assert parse_beside("fleet/a-12", source) == BucketPrefix("models", "fleet/a-12")
+    assert parse_beside("/srv/copies/a-12", source) == LocalFolder(Path("/srv/copies/a-12"))
+    assert parse_beside("./a-12", source) == LocalFolder(Path("./a-12"))

@@ -246,14 +246,17 @@ def server_url(host: str) -> str:
 
 def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
     """Where a copy of source goes, as typed: a URL of any kind, or a plain path in source's own place (a path on
-    the same server, a prefix in the same bucket, a folder here)."""
+    the same server, a prefix in the same bucket, a folder here). Beside a bucket, a path that starts with /, ~ or
+    ./ is a folder on this computer (the copy downloaded), any other a prefix in the same bucket."""
     value = os.fspath(text)
     if not is_local(value):
         return parse_location(value)
     if isinstance(source, ServerFolder):
         return source.at(value)
     if isinstance(source, BucketPrefix):
-        return parse_bucket_prefix(f"{S3_SCHEME}{source.bucket}/{value.lstrip('/')}")
+        if value.startswith(("/", "~", "./", "../")) or value in (".", ".."):  # a folder here (keys have no /, ~, .)
+            return LocalFolder(Path(value).expanduser())
+        return parse_bucket_prefix(f"{S3_SCHEME}{source.bucket}/{value}")
     return LocalFolder(Path(value))
 
 

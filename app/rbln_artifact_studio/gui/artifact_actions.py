@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QWidget
 
+from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job
 
@@ -201,6 +202,11 @@ class ArtifactActions(QObject):
         paths = self.window.browser.selected_paths()
         if not paths:
             return False
+        if host_of(paths[0]):  # a server's folder or a bucket's prefix: nothing of it is on this computer
+            self.window.statusBar().showMessage(
+                f"{paths[0]} is not on this computer: there is no folder to show.", 10_000
+            )
+            return False
         opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(paths[0]).parent)))
         if not opened:
             self.window.statusBar().showMessage("No file manager is set up to open folders on this desktop.", 10_000)
@@ -238,6 +244,18 @@ class ArtifactActions(QObject):
         paths = w.browser.selected_paths()
         if not paths:
             return None
+        elsewhere = [p for p in paths if host_of(p)]
+        if elsewhere:  # the Trash is this computer's: a server's or a bucket's artifact is deleted with its tools
+            box = self._box(
+                "trashRefused",
+                QMessageBox.Icon.Warning,
+                "Not on this computer",
+                f"{elsewhere[0]} is not on this computer, so it cannot go to the Trash here; delete it where it "
+                "lives (on the server, or with the bucket's tools). Nothing was moved.",
+                QMessageBox.StandardButton.Ok,
+            )
+            box.open()
+            return box
         for path in paths:
             job = self.busy.job_using(path)
             if job is not None:

@@ -17,7 +17,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Qt's own options (-style fusion, -platform offscreen, -reverse, -qwindowgeometry 1024x700, …) "
         "are passed to Qt.",
     )
-    parser.add_argument("folder", nargs="?", help="a folder of compiled artifacts to open")
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        help="a folder of compiled artifacts to open, or a bucket's URL (BUCKET/PREFIX after the s3 scheme)",
+    )
     parser.add_argument("--demo", action="store_true", help="open the demo workspace (built on first use)")
     parser.add_argument(
         "--theme",
@@ -84,7 +88,19 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
     if args.demo:
         window.open_demo()
     elif args.folder:
-        window.open_folder(args.folder)
+        from rbln_artifact_studio.core.errors import StudioError
+        from rbln_artifact_studio.core.location import BucketPrefix, parse_location
+
+        try:
+            where = parse_location(args.folder)
+        except StudioError:
+            where = None  # open_folder says what is wrong with it, in the window
+        if isinstance(where, BucketPrefix):  # a bucket's URL: its rows, in a job
+            from rbln_artifact_studio.gui.bucket_dialog import open_bucket
+
+            open_bucket(window.jobs, window.model, where)
+        else:
+            window.open_folder(args.folder)
     status = app.exec()
     signum = stop_requested()
     return 128 + signum if signum else status  # as a shell reports a process a signal ended

@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
     def _create_actions(self) -> None:
         f, d, a = self.folders, self.dialogs, self._action
         self.action_open = a("actionOpenFolder", "&Open Folder…", f.choose_folder, QKeySequence.StandardKey.Open)
+        self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", d.open_bucket_dialog)
         self.action_demo = a("actionOpenDemo", "Open &Demo Workspace", f.open_demo)
         self.action_refresh = a("actionRefresh", "&Refresh", self.workspace.refresh, QKeySequence.StandardKey.Refresh)
         self.action_quit = a("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -142,6 +143,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.action_open)
+        file_menu.addAction(self.action_open_bucket)
         file_menu.addMenu(self.folders.recent_menu)
         file_menu.addActions([self.action_demo, self.action_refresh, self.action_export])
         file_menu.addSeparator()

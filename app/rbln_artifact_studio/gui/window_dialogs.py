@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.about_dialog import AboutDialog
+    from rbln_artifact_studio.gui.bucket_dialog import BucketDialog
     from rbln_artifact_studio.gui.compile_wizard import CompileWizard
     from rbln_artifact_studio.gui.main_window import MainWindow
     from rbln_artifact_studio.gui.preferences_dialog import PreferencesDialog
@@ -56,6 +57,17 @@ class DialogLauncher(QObject):
         return job
 
     @Slot()
+    @Slot()
+    def open_bucket_dialog(self) -> BucketDialog:
+        """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/bucket_dialog.py)."""
+        from rbln_artifact_studio.gui.bucket_dialog import BucketDialog, open_bucket
+
+        w = self.window
+        dialog = BucketDialog(w)
+        dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
+        dialog.open()
+        return dialog
+
     def open_resize_dialog(self) -> ResizeDialog | None:
         artifact = self.window.selection.artifact
         return None if artifact is None else self.resize_dialog_for(artifact)

@@ -12,8 +12,7 @@ import tempfile
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
-from functools import cache
-from pathlib import Path, PosixPath
+from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -29,29 +28,6 @@ from rbln_artifact_studio.objectstore.store import Bucket, Obj
 
 TEXTS = frozenset({CONFIG_NAME, "config.json", PIPELINE_INDEX})
 """Files fetched whole: what the checks read of a config."""
-
-
-class ObjectPath(PosixPath):
-    """A key prefix in a bucket as the reader's Path: its parts are the key's, it prints as s3://BUCKET/KEY (and
-    opens nothing here). One subclass per bucket, so paths derived from it (parent, / name) stay in that bucket."""
-
-    bucket: str = ""
-
-    def __str__(self) -> str:
-        return f"s3://{self.bucket}{super().__str__()}".rstrip("/")
-
-    @property
-    def key(self) -> str:
-        return super().__str__().lstrip("/")
-
-    @staticmethod
-    def of(prefix: BucketPrefix) -> ObjectPath:
-        return _object_path_class(prefix.bucket)("/" + prefix.prefix)
-
-
-@cache
-def _object_path_class(bucket: str) -> type[ObjectPath]:
-    return type("ObjectPath", (ObjectPath,), {"bucket": bucket})
 
 
 @dataclass
@@ -165,14 +141,33 @@ class BucketFiles(SentFiles):
 
 def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
     """The artifact as the studio's reader sees it; NoKvCacheError for a model without a resizable KV cache."""
-    root = ObjectPath.of(found.prefix)
+    root = Path("/" + found.prefix.prefix)  # the reader's path: the key prefix; `where` says which bucket
     files = BucketFiles(root, found, pieces, bucket)
     config = files.whole(CONFIG_NAME) if CONFIG_NAME in found.objects else None
-    artifact = None if config is None else open_decoder_from(root, config, files)
-    return artifact if artifact is not None else _check_laid_out(found, files.pieces, root)
+    try:
+        artifact = None if config is None else open_decoder_from(root, config, files)
+    except StudioError as exc:
+        raise StudioError(_named_there(exc.message, root, found.prefix), hint=exc.hint) from None
+    if artifact is None:
+        return _check_laid_out(found, files.pieces, root)
+    return _in_bucket(artifact, root, found.prefix)
 
 
-def _check_laid_out(found: Found, pieces: Pieces, root: ObjectPath) -> Artifact:
+def _named_there(text: str, root: Path, prefix: BucketPrefix) -> str:
+    """A message of the reader, which names the key prefix as a path, with it written as the bucket's URL."""
+    return text.replace(str(root), prefix.url) if prefix.prefix else text
+
+
+def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact:
+    """An artifact read from the bucket's pieces, its messages naming the bucket's URLs, `where` the bucket."""
+    artifact.problems = [Problem(p.severity, _named_there(p.message, root, prefix)) for p in artifact.problems]
+    if artifact.unknown_reason:
+        artifact.unknown_reason = _named_there(artifact.unknown_reason, root, prefix)
+    artifact.remote = prefix
+    return artifact
+
+
+def _check_laid_out(found: Found, pieces: Pieces, root: Path) -> Artifact:
     """A layout whose checks read around the folder (a VLM's parts, a pipeline): laid out sparse in a private folder
     first, every message then naming the bucket's URL."""
     files = [[name, obj.size] for name, obj in found.objects.items()]
@@ -181,19 +176,21 @@ def _check_laid_out(found: Found, pieces: Pieces, root: ObjectPath) -> Artifact:
         lay_out(files, pieces, local)
 
         def relabel(text: str) -> str:
-            return text.replace(str(local), str(root))
+            return text.replace(str(local), found.prefix.url)
 
         try:
             artifact = open_artifact(local)
         except NoKvCacheError as exc:
             d = exc.description
             problems = tuple(Problem(p.severity, relabel(p.message)) for p in d.problems)
-            raise NoKvCacheError(replace(d, path=root, problems=problems)) from None
+            raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
         except StudioError as exc:
             raise StudioError(relabel(exc.message), hint=exc.hint) from None
     artifact.problems = [Problem(p.severity, relabel(p.message)) for p in artifact.problems]
     artifact.unknown_reason = artifact.unknown_reason and relabel(artifact.unknown_reason)
     artifact.path = root
+    artifact.location = None  # its folders were the private ones: the bucket's are not folders here
+    artifact.remote = found.prefix
     return artifact
 
 
@@ -207,7 +204,7 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
                 raise StudioError(incomplete_message(prefix))
             return bucket, item
     if not objects:
-        raise StudioError(f"{prefix} holds no objects; check the bucket and prefix (s3://BUCKET/PREFIX).")
+        raise StudioError(f"{prefix} holds no objects; check the bucket and prefix the bucket and the prefix.")
     raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 EXTRA = "pip install 'rbln-artifact-studio[s3]'"
 CONNECT_TIMEOUT = 5  # seconds to reach the endpoint
 READ_TIMEOUT = 30  # seconds without a byte on an open request
+COPY_TIMEOUT = 300  # a server-side copy sends nothing back until its part is copied (a store may move the bytes)
 ATTEMPTS = 3  # tries of one request in all (botocore's standard mode: backoff with jitter)
 POOL = 64  # connections kept to the endpoint: the scan's reads in flight
 CHECK = (
@@ -44,7 +45,7 @@ def _require_extra() -> None:
         import boto3  # noqa: F401
         import obstore  # noqa: F401
     except ImportError:
-        raise StudioError(f"s3:// locations need the object-storage extra, which is not installed: {EXTRA}") from None
+        raise StudioError(f"Bucket locations need the object-storage extra, which is not installed: {EXTRA}") from None
 
 
 class Endpoint:
@@ -61,10 +62,10 @@ class Endpoint:
         except botocore.exceptions.ProfileNotFound as exc:
             raise StudioError(f"{exc}. Name a profile of ~/.aws/config in AWS_PROFILE, or unset it.") from None
 
-        def config(path_style: bool) -> Config:
+        def config(path_style: bool, read_timeout: int = READ_TIMEOUT) -> Config:
             return Config(
                 connect_timeout=CONNECT_TIMEOUT,
-                read_timeout=READ_TIMEOUT,
+                read_timeout=read_timeout,
                 max_pool_connections=POOL,
                 retries={"max_attempts": ATTEMPTS, "mode": "standard"},
                 s3={"addressing_style": "path"} if path_style else None,
@@ -77,6 +78,7 @@ class Endpoint:
         if self.custom:  # MinIO, Ceph, SeaweedFS: buckets are paths, not host names
             client = self.session.client("s3", config=config(True))
         self.s3: S3Client = client
+        self.copier: S3Client = self.session.client("s3", config=config(self.custom, COPY_TIMEOUT))
         self._readers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -110,12 +112,12 @@ class Endpoint:
         """Refuse at once when the chain finds no credentials (rather than an anonymous request refused later)."""
         if self.session.get_credentials() is None:
             raise StudioError(
-                "No AWS credentials were found for s3:// locations: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                "No AWS credentials were found for bucket locations: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                 "or a profile in ~/.aws/credentials (AWS_PROFILE names which)."
             )
 
     def explain(self, exc: BaseException, what: str, bucket: str) -> StudioError:
-        """The error a user can act on for a failed request about `what` (an s3:// URL) in bucket."""
+        """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
         return explain(exc, what, bucket, self.url)
 
 

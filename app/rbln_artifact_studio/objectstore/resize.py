@@ -26,7 +26,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
-from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.location import BucketPrefix, Location
 from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.operations.resize import (
@@ -47,11 +47,28 @@ from rbln_artifact_studio.core.storage.fsutil import (
     is_internal_name,
 )
 from rbln_artifact_studio.core.storage.jsonfile import detect_style, dumps_styled
-from rbln_artifact_studio.objectstore.artifacts import Found, ObjectPath, check, fetch, find
+from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
 from rbln_artifact_studio.objectstore.client import ConditionFailed
-from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch
+from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch, url
 
 _conditional: dict[tuple[str, str], bool] = {}
+
+
+@dataclass(frozen=True)
+class BucketResizeResult(ResizeResult):
+    """A resize whose result lives in a bucket; `path` is its key prefix there."""
+
+    bucket: str = ""
+
+    @property
+    def where(self) -> Location:
+        return BucketPrefix(self.bucket, self.path.as_posix().strip("/"))
+
+    @classmethod
+    def at(
+        cls, prefix: BucketPrefix, previous: int, target: int, warnings: list[str], **more: Any
+    ) -> BucketResizeResult:
+        return cls(Path("/" + prefix.prefix), previous, target, warnings, bucket=prefix.bucket, **more)
 
 
 @dataclass(frozen=True)
@@ -152,9 +169,9 @@ class BucketLock:
                 raise StudioError(
                     f"{self.prefix} is being changed by another run ({other.get('purpose', 'a resize')}, process "
                     f"{other.get('pid', '?')} on {other.get('host', '?')}, since {since}); nothing was changed. Try "
-                    f"again when it is done; if that run is gone, delete s3://{self.bucket.name}/{self.key}."
+                    f"again when it is done; if that run is gone, delete {url(self.bucket.name, self.key)}."
                 ) from None
-        raise StudioError(f"Cannot take the lock s3://{self.bucket.name}/{self.key}; try again.")
+        raise StudioError(f"Cannot take the lock {url(self.bucket.name, self.key)}; try again.")
 
     def _holder(self) -> dict[str, Any]:
         try:
@@ -179,9 +196,8 @@ def resize_bucket_in_place(
         raise StudioError(
             f"The object store at {bucket.ep.url} ignores conditional writes (If-Match / If-None-Match), so two "
             f"writers could both change {prefix}; it is not resized in place. Resize to a copy instead: "
-            f"--output-dir s3://{prefix.bucket}/NEW-PREFIX."
+            f"--output-dir {prefix.at('NEW-PREFIX')}."
         )
-    path = ObjectPath.of(prefix)
     with BucketLock(bucket, prefix, "resize in place"):
         faults.checkpoint("resize.locked")
         read = _read(prefix, bucket)  # again, now under the lock: these ETags are the conditions
@@ -199,7 +215,7 @@ def resize_bucket_in_place(
             except StudioError as exc:
                 raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
         faults.checkpoint("resize.done")
-    return ResizeResult(path, previous, count, warnings)
+    return BucketResizeResult.at(prefix, previous, count, warnings)
 
 
 def _expected_objects(found: Found) -> dict[str, int]:
@@ -255,17 +271,18 @@ def resize_bucket_to_copy(
     if output.bucket != source.bucket:
         raise StudioError(
             f"{output} is in another bucket than {source}; a server-side copy stays in one bucket. Copy into "
-            f"s3://{source.bucket}/NEW-PREFIX, or to a folder here."
+            f"{source.at('NEW-PREFIX')}, or to a folder here."
         )
     _refuse_overlap(source, output)
     read = _read(source)
     count, warnings = _plan(read, target, budget)
     bucket = read.bucket
     config = _new_config(read.artifact, read.config, count)
-    path = ObjectPath.of(output)
     if _already_done(bucket, output, read, config):
         progress.say(f"{output} already holds this copy with kvcache_num_blocks={count}; nothing to do")
-        return ResizeResult(path, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True)
+        return BucketResizeResult.at(
+            output, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True
+        )
     if _prepare_output(bucket, output, progress):
         raise StudioError(f"The output {output} is not empty; choose a new prefix.")
     patches = _header_patches(read.artifact, count) if read.artifact.config.kvcache_num_blocks != count else {}
@@ -289,7 +306,7 @@ def resize_bucket_to_copy(
     faults.checkpoint("copy.config_written")
     bucket.delete([marker])
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return ResizeResult(path, read.artifact.config.kvcache_num_blocks, count, warnings, total)
+    return BucketResizeResult.at(output, read.artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
 
 
 def resize_bucket_to_folder(
@@ -359,4 +376,4 @@ def resize_folder_to_bucket(
     faults.checkpoint("copy.config_written")
     bucket.delete([marker])
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return ResizeResult(ObjectPath.of(output), artifact.config.kvcache_num_blocks, count, warnings, total)
+    return BucketResizeResult.at(output, artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)

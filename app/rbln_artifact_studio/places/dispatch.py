@@ -26,7 +26,10 @@ KIND_MODULES: dict[type, str] = {
 }
 """The module implementing each kind of Location (its `KIND`)."""
 
-CROSSINGS: dict[tuple[type, type], type] = {}
+CROSSINGS: dict[tuple[type, type], type] = {
+    (BucketPrefix, LocalFolder): BucketPrefix,  # downloaded into a staging folder, resized there
+    (LocalFolder, BucketPrefix): BucketPrefix,  # uploaded with the new headers, rbln_config.json last
+}
 """Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
 A pair not listed is refused with the reason (cross_kind_error)."""
 

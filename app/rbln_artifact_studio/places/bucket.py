@@ -1,0 +1,66 @@
+"""Artifacts in S3-compatible buckets: scanned from a listing and ranged GETs, resized with conditional writes and
+server-side copies (objectstore/); also the copies between a bucket and a folder on this computer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location
+from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions, cross_kind_error
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.progress import CancelToken
+
+
+def _prefix(where: Location) -> BucketPrefix:
+    assert isinstance(where, BucketPrefix), where  # dispatch.kind_of sends only this kind here
+    return where
+
+
+class BucketKind:
+    """A key prefix in a bucket the AWS chain reaches. Nothing is downloaded but configs and graph headers."""
+
+    def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
+        from rbln_artifact_studio.objectstore.scan import scan_bucket
+
+        return scan_bucket(_prefix(root), options.cancel, options.use_cache)
+
+    def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
+
+        return open_bucket_artifact(_prefix(where))  # real compiler graphs: their tables need rebel and the payload
+
+    def read_block_count(self, where: Location) -> int:
+        return self.open(where, None, None).config.kvcache_num_blocks
+
+    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+        """In place, into a copy in the same bucket, or across a bucket and a folder here (dispatch.CROSSINGS)."""
+        from rbln_artifact_studio.core.model.budget import parse_budget
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.objectstore import resize as bucket_resize
+
+        if order.backend is not None and order.backend.value == "optimum":
+            raise StudioError(
+                f"{order.source}: optimum-rbln-cli resizes folders on this computer only; in a bucket the studio's "
+                "own resize runs (simulator artifacts). Nothing was changed."
+            )
+        budget = parse_budget(order.budget_text) if order.budget_text is not None else None
+        progress = Progress(report.progress, report.cancel)
+        source, output = order.source, order.output
+        if isinstance(source, BucketPrefix) and output is None:
+            return bucket_resize.resize_bucket_in_place(source, order.target, budget)
+        if isinstance(source, BucketPrefix) and isinstance(output, BucketPrefix):
+            return bucket_resize.resize_bucket_to_copy(source, output, order.target, budget, progress)
+        if isinstance(source, BucketPrefix) and isinstance(output, LocalFolder):
+            return bucket_resize.resize_bucket_to_folder(source, output.path, order.target, budget, progress)
+        if isinstance(source, LocalFolder) and isinstance(output, BucketPrefix):
+            return bucket_resize.resize_folder_to_bucket(source.path, output, order.target, budget, progress)
+        raise cross_kind_error(order)
+
+
+KIND = BucketKind()

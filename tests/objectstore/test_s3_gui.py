@@ -1,0 +1,65 @@
+"""A bucket in the desktop app: File ▸ Open Bucket…, rows with their Host, details, resize, and what cannot be done."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gui import conftest as gui_fixtures
+from pytestqt.qtbot import QtBot
+
+from objectstore.conftest import BucketFixture
+from rbln_artifact_studio.core.fleet.columns import TITLES
+from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
+from rbln_artifact_studio.gui import operations
+from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
+
+# The main window and its settings as the GUI tests make them, and the notice the offscreen platform gives.
+settings, window = gui_fixtures.settings, gui_fixtures.window
+pytestmark = pytest.mark.qt_log_ignore(
+    gui_fixtures.OFFSCREEN_NOTICE
+)  # what the offscreen platform cannot do (gui/conftest.py)
+
+
+def test_open_bucket_shows_rows_details_and_resizes(
+    qtbot: QtBot, window: MainWindow, bucket: BucketFixture, cr13_artifact: Path
+) -> None:
+    w = window
+    bucket.upload(cr13_artifact, "fleet/qwen")
+    url = bucket.url("fleet/qwen")
+    dialog = w.dialogs.open_bucket_dialog()
+    dialog.endpoint.setText(bucket.store.endpoint)
+    dialog.bucket.setText(bucket.name)
+    dialog.prefix.setText("fleet")
+    dialog.accept()
+    host = TITLES.index("Host")
+    qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
+    row = w.model.row_of(url)
+    assert row is not None and w.model.index(row, host).data() == f"s3://{bucket.name}"
+    assert w.model.summary(row).status.value == "ok"
+
+    assert w.browser.select_path(url)
+    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == url, timeout=20_000)
+    assert w.artifact is not None and w.artifact.breakdown() is not None  # the detail panel's DRAM breakdown
+
+    assert not w.artifact_actions.show_in_file_manager()
+    assert "not on this computer" in w.statusBar().currentMessage()
+    box = w.artifact_actions.move_to_trash()
+    assert box is not None and box.objectName() == "trashRefused" and "Nothing was moved" in box.text()
+    box.close()
+
+    choice = ResizeChoice(parse_bucket_prefix(url), 12, None, None, 12)
+    job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
+    with qtbot.waitSignal(job.succeeded, timeout=60_000):
+        pass
+    assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen")).config.kvcache_num_blocks == 12
+
+
+def test_bucket_dialog_refuses_a_bad_bucket_name(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = window.dialogs.open_bucket_dialog()
+    dialog.bucket.setText("No_Such Bucket")
+    dialog.accept()
+    assert dialog.isVisible() and "is not a bucket name" in dialog.problem.text()
+    dialog.reject()
