@@ -88,6 +88,7 @@ def test_showing_the_first_artifact_imports_nothing_heavy_on_the_gui_thread(
     and the backends in their worker threads; the GUI thread, which would stall ~70-250 ms on them, never does."""
     env = {
         **os.environ,
+        "PYTHONPATH": str(SRC),  # this checkout's code, not the editable install's
         "QT_QPA_PLATFORM": "offscreen",
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "RBLN_STUDIO_CACHE_DIR": str(tmp_path / "cache"),
