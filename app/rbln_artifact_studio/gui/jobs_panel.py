@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.core.display.commandline import shell_text
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.jobs import Job, JobManager, JobState
 
@@ -223,6 +222,8 @@ class JobsPanel(QDockWidget):
         self.log.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def copy_command(self, job: Job) -> str:
+        from rbln_artifact_studio.core.display.commandline import shell_text  # loads the compiler: not at start
+
         text = shell_text(job.command) if job.command else ""
         if text:
             QGuiApplication.clipboard().setText(text)
