@@ -336,7 +336,7 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
     return CompileRequest(
         model_id=args.model_id,
         npu=args.npu,
-        num_devices=args.num_devices or 1,
+        num_devices=1 if args.num_devices is None else args.num_devices,  # 0 is refused, not taken as unset
         batch_size=args.batch_size,
         max_seq_len=args.max_seq_len,
         attn_impl=args.attn_impl,

@@ -37,7 +37,8 @@ def test_a_broken_binding_is_refused_with_the_fix(
 @pytest.mark.slow
 def test_the_app_shows_a_thousand_artifacts_and_quits_cleanly(tmp_path: Path) -> None:
     """About a minute: 200 rounds over the five demo artifacts, then File > Quit; exit status 0."""
-    env = cli_env() | {
+    overrides = ("RBLN_STUDIO_CONFIG_DIR", "RBLN_STUDIO_DATA_DIR")  # the folders as a user's XDG ones name them
+    env = {k: v for k, v in cli_env().items() if k not in overrides} | {
         "QT_QPA_PLATFORM": "offscreen",
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
