@@ -6,6 +6,7 @@ The deeper randomized run is tools/crash_loop.py (see the README); both use test
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -152,7 +153,7 @@ def test_checker_flags_a_changed_source_and_a_visible_partial(lab: Lab) -> None:
 
 def test_checker_flags_an_unmarked_incomplete_staging_folder(lab: Lab) -> None:
     work = lab.prepare("compile")
-    staging = work / ".out.partial-999999-abcd"
+    staging = work / f".out.partial-{os.getpid()}-abcd"  # a live writer's: scans sweep only those of dead ones
     shutil.copytree(lab.template, staging)
     (staging / "prefill.rbln").unlink()
     assert any("neither marked incomplete nor complete" in p for p in lab.check("compile", work, rerun=False))

@@ -66,6 +66,8 @@ class DetailPanel(QScrollArea):
         self._build_header(layout)
         self.settings_box = QGroupBox("Settings")
         self.settings_form = QFormLayout(self.settings_box)
+        # A long label (a multimodal part, an encoder-decoder's note) puts its value below it instead of widening the panel.
+        self.settings_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         layout.addWidget(self._build_kv_box())
         layout.addWidget(self._build_dram_box())
         self.serving = ServingView()
