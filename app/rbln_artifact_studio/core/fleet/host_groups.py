@@ -37,10 +37,10 @@ class HostGroups(BaseModel):
 
 
 def groups_file() -> Path:
-    """host_groups.json in the user's config folder (~/.config/rbln-studio on Linux; XDG_CONFIG_HOME honoured)."""
-    from platformdirs import user_config_path
+    """host_groups.json in the user's config folder (core/app_dirs: ~/.config/rbln-studio on Linux)."""
+    from rbln_artifact_studio.core.app_dirs import config_dir
 
-    return user_config_path(APP_NAME) / FILE_NAME
+    return config_dir() / FILE_NAME
 
 
 def load_groups(path: Path | None = None) -> HostGroups:
