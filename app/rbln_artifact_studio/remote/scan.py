@@ -66,7 +66,13 @@ def _row(host: str, record: dict[str, Any]) -> ArtifactSummary:
         raise OSError(errno.ENOENT, "No such file or directory")
 
     summary = summarize_files(folder, int(record["s"]), {str(k): int(v) for k, v in record["g"].items()}, read)
-    return dataclasses.replace(summary, path=url)
+    return dataclasses.replace(summary, path=url, modified=_modified(record))
+
+
+def _modified(record: dict[str, Any]) -> int | None:
+    """When the server says the artifact was compiled or last changed (Unix seconds), as the local scan's Modified."""
+    value = record.get("m")
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def pieces_of(record: dict[str, Any]) -> Pieces:
@@ -93,7 +99,7 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     folder: str = record["a"]
     target = ServerFolder(host, folder)
     found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
-    found = dataclasses.replace(found, size_on_disk=int(record["s"]))
+    found = dataclasses.replace(found, size_on_disk=int(record["s"]), modified=_modified(record))
     try:
         artifact = check_snapshot(host, target, record["fl"], pieces_of(record))
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures

@@ -97,9 +97,10 @@ def is_artifact(names, folder):
 
 
 def listing(entries, top=True):
-    """Total size and each graph's size; a compiled part's subfolder (a VLM's language_model/, a pipeline's
-    unet/) counts towards the size, as in the local scan's listing. Raises OSError like it."""
-    size, graphs = 0, {}
+    """Total size, each graph's size and the newest file's mtime (ns); a compiled part's subfolder (a VLM's
+    language_model/, a pipeline's unet/) counts towards the size, as in the local scan's listing. Raises OSError
+    like it."""
+    size, graphs, newest = 0, {}, 0
     for entry in entries:
         if internal(entry.name):
             continue
@@ -107,13 +108,15 @@ def listing(entries, top=True):
             part = top and not entry.name.startswith(".") and entry.is_dir()
             if part and os.path.exists(os.path.join(entry.path, CONFIG)):
                 with os.scandir(entry.path) as it:
-                    size += listing(list(it), top=False)[0]
+                    part_size, _, part_newest = listing(list(it), top=False)
+                size, newest = size + part_size, max(newest, part_newest)
             continue
         st = entry.stat()
         size += st.st_size
+        newest = max(newest, st.st_mtime_ns)
         if top and entry.name.endswith(".rbln"):
             graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
-    return size, graphs
+    return size, graphs, newest
 
 
 def failed(path, exc, action):
@@ -187,8 +190,10 @@ def check_files(entries, record, blob):
         blob.append(zlib.compress(b"".join(raw), 1))
 
 
-def row(folder, entries, size, graphs, link_target):
+def row(folder, entries, size, graphs, link_target, newest=0):
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    if newest:
+        record["m"] = newest // 1000000000  # when it was compiled or last changed (the Modified column)
     if link_target is not None:
         record["lt"] = text(os.fsencode(link_target))
     config = b""
@@ -224,11 +229,11 @@ def scan_walk(root):
             failed(found.folder, found.error, found.action)
             continue
         try:
-            size, graphs = listing(found.entries)
+            size, graphs, newest = listing(found.entries)
         except OSError as exc:
             failed(found.folder, exc, "list")
         else:
-            emit(*row(found.folder, found.entries, size, graphs, found.link_target))
+            emit(*row(found.folder, found.entries, size, graphs, found.link_target, newest))
     emit({"end": count})
 
 
