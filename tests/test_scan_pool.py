@@ -47,10 +47,10 @@ def test_cached_rows_and_worker_rows_interleave_in_path_order(
 ) -> None:
     root = _fleet(cr13_artifact, tmp_path / "fleet", 250)
     env = {"RBLN_STUDIO_CACHE_DIR": str(tmp_path / "cache")}
-    fresh = run_cli("scan", root, "--json", "--no-cache", "--jobs", "1")
     run_cli("scan", root, "--json", env=env)
     for i in range(0, 250, 3):  # every third folder changes: a mix of cached rows and rows read by the workers
         os.utime(root / f"team-{i // 50}" / f"a-{i:04d}" / "config.json")
+    fresh = run_cli("scan", root, "--json", "--no-cache", "--jobs", "1")  # after the change: its Modified too
     mixed = run_cli("scan", root, "--json", "--jobs", "2", env=env)
     assert mixed.returncode == 3, mixed.stderr
     assert mixed.stdout == fresh.stdout

@@ -49,5 +49,6 @@ def test_checks_in_two_processes_give_the_verdicts_of_one_in_order_and_are_cache
     assert result["two"] == result["one"]
     assert [r["path"] for r in result["two"]] == sorted(r["path"] for r in result["two"])
     assert {r["status"] for r in result["two"]} == {"ok", "invalid"}
-    cached = [json.loads(line) for line in next(cache.rglob("scan-*.json")).read_text().splitlines()[1:]]
+    lines = next(cache.rglob("scan-*.json")).read_text().splitlines()[1:]  # "CHECKSUM [folder, entry]" each
+    cached = [json.loads(line.split(" ", 1)[1]) for line in lines]
     assert len(cached) == len(result["two"])  # every verdict remembered, those of the worker too
