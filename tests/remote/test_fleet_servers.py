@@ -82,7 +82,7 @@ def test_place_answers_per_artifact_across_servers(cli: Run, fleet: Fleet, tmp_p
         "@rack1",
         "ssh://npu-junk",
         "--json",
-        env={"XDG_CONFIG_HOME": str(tmp_path / "config")},
+        env={"RBLN_STUDIO_CONFIG_DIR": str(groups)},  # the config folder (core/app_dirs), as the tests set it
     )
     assert done.returncode == 0, done.stderr
     [p] = json.loads(done.stdout)["placements"]
