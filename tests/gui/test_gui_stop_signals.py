@@ -47,7 +47,8 @@ def test_a_signal_during_a_copy_closes_the_window_and_leaves_nothing_behind(
         copy = operations.resize(
             window.jobs, ResizeChoice(LocalFolder(cr13_artifact), 12, None, LocalFolder(out), 12), ToolchainSettings()
         )
-        qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
+        # The worker's report of how it ended is queued to the GUI thread, which the close held in jobs.wait().
+        qtbot.waitUntil(lambda: not window.isVisible() and copy.state.ended, timeout=30_000)
     finally:
         faults.install(previous)
         stops.restore()

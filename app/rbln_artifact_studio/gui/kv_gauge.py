@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from humanfriendly.text import pluralize
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -75,7 +74,7 @@ class KvGauge(QWidget):
             return []
         fm = self.fontMetrics()
         bar = self._bar()
-        count = pluralize(f.num_blocks, "block")  # "1 block", "21 blocks"
+        count = f.count_label
         inside = QRectF(bar.left() + 6, bar.top(), fm.horizontalAdvance(count) + 2, bar.height())
         return [(count, inside)] + [(label, rect) for _, label, rect in self.marks()]
 

@@ -113,6 +113,11 @@ class BlockFacts:
         return f"kvcache_num_blocks {self.num_blocks} (floor {self.floor}, full pool {self.full})"
 
     @property
+    def count_label(self) -> str:
+        """'1 block', '21 blocks': the gauge's caption, painted on the GUI thread, which loads no humanfriendly."""
+        return f"{self.num_blocks} block" if self.num_blocks == 1 else f"{self.num_blocks} blocks"
+
+    @property
     def meaning(self) -> str:
         seq = "sequence" if self.sequences == 1 else "sequences"
         text = f"{self.tokens:,} tokens of {self.block_size:,}-token blocks: {self.sequences} full-length {seq} at once"
