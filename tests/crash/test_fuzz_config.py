@@ -44,7 +44,7 @@ def mutated_config(folder: Path, data: st.DataObject) -> None:
     _check(folder, mutate_bytes(dumps(doc), data.draw))
 
 
-test_mutated_config, test_mutated_config_deep = fuzz(quick=100, deep=2000)(mutated_config)
+test_mutated_config, test_mutated_config_deep = fuzz(quick=100, deep=1000)(mutated_config)
 
 
 _PRISTINE: dict[Path, dict[str, object]] = {}

@@ -83,7 +83,7 @@ def damaged_bytes(pristine: Path, folder: Path, data: st.DataObject) -> None:
     _check(folder)
 
 
-test_damaged_bytes, test_damaged_bytes_deep = fuzz(quick=40, deep=1000)(damaged_bytes)
+test_damaged_bytes, test_damaged_bytes_deep = fuzz(quick=40, deep=500)(damaged_bytes)
 
 
 def preamble_with_valid_checksum_and_hostile_fields(pristine: Path, folder: Path, data: st.DataObject) -> None:
@@ -102,7 +102,7 @@ def preamble_with_valid_checksum_and_hostile_fields(pristine: Path, folder: Path
 
 
 test_preamble_with_valid_checksum_and_hostile_fields, test_preamble_with_valid_checksum_and_hostile_fields_deep = fuzz(
-    quick=40, deep=1000
+    quick=40, deep=500
 )(preamble_with_valid_checksum_and_hostile_fields)
 
 
@@ -124,7 +124,7 @@ def header_slot_with_valid_checksum_and_hostile_json(pristine: Path, folder: Pat
 
 
 test_header_slot_with_valid_checksum_and_hostile_json, test_header_slot_with_valid_checksum_and_hostile_json_deep = (
-    fuzz(quick=40, deep=1000)(header_slot_with_valid_checksum_and_hostile_json)
+    fuzz(quick=40, deep=500)(header_slot_with_valid_checksum_and_hostile_json)
 )
 
 
