@@ -41,55 +41,71 @@ class ArtifactBrowser(QWidget):
     def __init__(self, model: ArtifactTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setObjectName("artifactFilter")
-        self.filter_edit.setPlaceholderText("Filter by name, host, model, NPU, attention or status")
-        self.filter_edit.setClearButtonEnabled(True)
+        self._current = ""
+        self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
+        self._filtering = False
+        self.filter_edit = self._build_filter()
+        self.proxy = self._build_proxy(model)
+        self.view = self._build_view(model)
+        self._after_paint = self._watch_paints()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.view)
+        self.filter_edit.textChanged.connect(self._apply_filter)
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.proxy.rowsRemoved.connect(self._check_current)
+        self.proxy.modelReset.connect(self._check_current)
 
-        self.proxy = FilterProxy(self)
-        self.proxy.setSourceModel(model)
-        self.proxy.setFilterRole(SEARCH_ROLE)
-        self.proxy.setFilterKeyColumn(0)
+    # ---- construction, step by step -----------------------------------------------------------------
+
+    def _build_filter(self) -> QLineEdit:
+        edit = QLineEdit()
+        edit.setObjectName("artifactFilter")
+        edit.setPlaceholderText("Filter by name, host, model, NPU, attention or status")
+        edit.setClearButtonEnabled(True)
+        return edit
+
+    def _build_proxy(self, model: ArtifactTableModel) -> FilterProxy:
+        proxy = FilterProxy(self)
+        proxy.setSourceModel(model)
+        proxy.setFilterRole(SEARCH_ROLE)
+        proxy.setFilterKeyColumn(0)
         # Both sides are folded by core/display/matching.py (str.casefold): Qt's own case-insensitive compare folds
         # one character at a time and misses İ -> i (a Turkish capital), so the proxy compares folded text exactly.
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseSensitive)
-        self.proxy.setDynamicSortFilter(True)
-        self.filter_edit.textChanged.connect(self._apply_filter)
+        proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseSensitive)
+        proxy.setDynamicSortFilter(True)
+        return proxy
 
-        self.view = QTableView()
-        self.view.setObjectName("artifactTable")
-        self.view.setModel(self.proxy)
-        self.view.setItemDelegate(RowTextDelegate(model, self.proxy, self.view))  # one Python call per painted cell
-        self.view.setSortingEnabled(True)
-        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # several for the planner
-        self.view.setAlternatingRowColors(True)
-        self.view.setWordWrap(False)
-        self.view.verticalHeader().setVisible(False)
-        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.view.horizontalHeader()
+    def _build_view(self, model: ArtifactTableModel) -> QTableView:
+        view = QTableView()
+        view.setObjectName("artifactTable")
+        view.setModel(self.proxy)
+        view.setItemDelegate(RowTextDelegate(model, self.proxy, view))  # one Python call per painted cell
+        view.setSortingEnabled(True)
+        view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)  # several for the planner
+        view.setAlternatingRowColors(True)
+        view.setWordWrap(False)
+        view.verticalHeader().setVisible(False)
+        view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionsMovable(True)  # the main window saves the order and widths with its other state
         header.setStretchLastSection(True)
         for column, c in enumerate(COLUMNS):  # wide enough for the title and the sort arrow
             header.resizeSection(column, max(c.width, header.sectionSizeHint(column)))
-        self.view.selectionModel().currentRowChanged.connect(self._on_current)
-        self.proxy.rowsRemoved.connect(self._check_current)
-        self.proxy.modelReset.connect(self._check_current)
+        return view
 
-        self._after_paint = QTimer(self)  # fires once the paint that started it is done; dies with the browser
-        self._after_paint.setSingleShot(True)
-        self._after_paint.setInterval(0)
-        self._after_paint.timeout.connect(self._painted)
+    def _watch_paints(self) -> QTimer:
+        """A timer that fires once the paint that started it is done (painted); it dies with the browser."""
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(0)
+        timer.timeout.connect(self._painted)
         self.view.viewport().installEventFilter(self)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.filter_edit)
-        layout.addWidget(self.view)
-        self._current = ""
-        self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
-        self._filtering = False
+        return timer
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
@@ -99,6 +115,8 @@ class ArtifactBrowser(QWidget):
     @Slot()
     def _painted(self) -> None:
         self.painted.emit()
+
+    # ---- the table's rows and selection --------------------------------------------------------------
 
     @Slot()
     def focus_filter(self) -> None:
