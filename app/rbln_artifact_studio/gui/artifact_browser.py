@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QEvent,
+    QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QObject,
@@ -43,6 +44,7 @@ class ArtifactBrowser(QWidget):
         self.model = model
         self._current = ""
         self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
+        self._hidden_selection: list[str] = []  # and the rows selected with it (two for Compare, more to Plan)
         self._filtering = False
         self.filter_edit = self._build_filter()
         self.proxy = self._build_proxy(model)
@@ -54,6 +56,7 @@ class ArtifactBrowser(QWidget):
         layout.addWidget(self.view)
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.view.selectionModel().selectionChanged.connect(self._check_current)
         self.proxy.rowsRemoved.connect(self._check_current)
         self.proxy.modelReset.connect(self._check_current)
 
@@ -138,42 +141,65 @@ class ArtifactBrowser(QWidget):
 
     def select_path(self, path: str) -> bool:
         """Make the artifact at path current (if it is shown); True when it is."""
+        return self._select(path, [])
+
+    def _shown_index(self, path: str) -> QModelIndex:
+        """The view's index of the artifact's row (invalid when the table has no row for it or the filter hides it)."""
         row = self.model.row_of(path)
-        if row is None:
-            return False
-        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        return QModelIndex() if row is None else self.proxy.mapFromSource(self.model.index(row, 0))
+
+    def _select(self, current: str, others: list[str]) -> bool:
+        """Select current and those of others that are shown, current made current and scrolled into view; False
+        (nothing changed) when current is not shown."""
+        index = self._shown_index(current)
         if not index.isValid():
             return False
-        self.view.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-        )
+        rows = QItemSelection()
+        for path in others:
+            shown = self._shown_index(path)
+            if shown.isValid():
+                rows.select(shown, shown)
+        rows.select(index, index)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        selection = self.view.selectionModel()
+        selection.select(rows, flags)
+        selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
         self.view.scrollTo(index)
         return True
 
     @Slot(QModelIndex, QModelIndex)
-    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        path = current.data(PATH_ROLE) if current.isValid() else ""
-        self._set_current(path or "")
+    def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:
+        self._check_current()
 
     @Slot()
     def _check_current(self) -> None:
-        index = self.view.selectionModel().currentIndex()
-        self._set_current((index.data(PATH_ROLE) or "") if index.isValid() else "")
+        self._set_current(self._chosen())
+
+    def _chosen(self) -> str:
+        """The artifact the details and the one-artifact actions are for: the current row while it is selected, else
+        the one selected row; '' when there is none. A row Ctrl+clicked off stays Qt's current but is not chosen."""
+        selection = self.view.selectionModel()
+        index = selection.currentIndex()
+        if index.isValid() and selection.isRowSelected(index.row(), index.parent()):
+            return index.data(PATH_ROLE) or ""
+        rows = selection.selectedRows()
+        return (rows[0].data(PATH_ROLE) or "") if len(rows) == 1 else ""
 
     @Slot(str)
     def _apply_filter(self, text: str) -> None:
-        """Filter, keeping the current artifact when it still matches (and taking it back once it matches again);
-        the details never jump to the neighbour Qt would make current."""
+        """Filter, keeping the current artifact and the others selected with it while the current one matches (and
+        taking them back once it matches again); the details never jump to the neighbour Qt would make current."""
         wanted = self._current or self._hidden_current
+        chosen = self.selected_paths() if self._current else self._hidden_selection
         self._filtering = True
         try:
             self.proxy.setFilterFixedString(folded(text))
         finally:
             self._filtering = False
-        if wanted and self.select_path(wanted):
-            self._hidden_current = ""
+        if wanted and self._select(wanted, chosen):
+            self._hidden_current, self._hidden_selection = "", []
             return
-        self._hidden_current = wanted
+        self._hidden_current, self._hidden_selection = wanted, chosen
         self.view.selectionModel().clear()
         self._set_current("")
 
@@ -181,7 +207,7 @@ class ArtifactBrowser(QWidget):
         if self._filtering:
             return  # decided once the filter is applied
         if path != self._current:
-            if path:
-                self._hidden_current = ""  # the user chose another artifact
+            if path:  # the user chose another artifact
+                self._hidden_current, self._hidden_selection = "", []
             self._current = path
             self.currentPathChanged.emit(path)
