@@ -145,7 +145,7 @@ def test_a_row_selected_during_the_scan_stays_selected_as_rows_arrive_and_at_the
     qtbot.waitUntil(lambda: window.artifact is not None and str(window.artifact.path) == chosen, timeout=20_000)
 
 
-def test_a_selected_row_the_filter_lets_go_when_its_check_ends_hands_the_details_to_no_neighbour(
+def test_a_selected_row_the_filter_lets_go_when_its_check_ends_goes_to_no_neighbour_and_comes_back(
     qtbot: QtBot, window: MainWindow, fleet: Path, held: HeldScan
 ) -> None:
     window.open_folder(fleet)
@@ -163,3 +163,5 @@ def test_a_selected_row_the_filter_lets_go_when_its_check_ends_hands_the_details
     assert len(seen) > 1 and all(current in (chosen, "") for current, _ in seen), seen
     assert all(selected in ([chosen], []) for _, selected in seen), seen
     assert window.browser.selected_paths() == [] and window.browser.current_path() == ""
+    window.browser.filter_edit.clear()  # shown again, it is selected again: as a row a typed filter hid
+    assert window.browser.selected_paths() == [chosen] and window.browser.current_path() == chosen

@@ -46,6 +46,7 @@ class ArtifactBrowser(QWidget):
         self._hidden_current = ""  # the artifact the filter hid while it was current: selected again once shown
         self._hidden_selection: list[str] = []  # and the rows selected with it (two for Compare, more to Plan)
         self._filtering = False
+        self._leaving: tuple[str, list[str]] | None = None  # the chosen row, and the selection, as its row leaves
         self.filter_edit = self._build_filter()
         self.proxy = self._build_proxy(model)
         self.view = self._build_view(model)
@@ -57,7 +58,7 @@ class ArtifactBrowser(QWidget):
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         self.view.selectionModel().selectionChanged.connect(self._check_current)
-        self.proxy.rowsRemoved.connect(self._check_current)
+        self.proxy.rowsRemoved.connect(self._on_rows_left)
         self.proxy.modelReset.connect(self._check_current)
 
     # ---- construction, step by step -----------------------------------------------------------------
@@ -78,6 +79,9 @@ class ArtifactBrowser(QWidget):
         # one character at a time and misses İ -> i (a Turkish capital), so the proxy compares folded text exactly.
         proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseSensitive)
         proxy.setDynamicSortFilter(True)
+        # Before the view's selection model connects (it moves the current row to a neighbour): the chosen row is
+        # seen as it leaves.
+        proxy.rowsAboutToBeRemoved.connect(self._on_rows_leaving)
         return proxy
 
     def _build_view(self, model: ArtifactTableModel) -> QTableView:
@@ -173,7 +177,26 @@ class ArtifactBrowser(QWidget):
 
     @Slot()
     def _check_current(self) -> None:
-        self._set_current(self._chosen())
+        if not self._filtering:  # decided once the filter is applied
+            self._set_current(self._chosen())
+
+    @Slot(QModelIndex, int, int)
+    def _on_rows_leaving(self, _parent: QModelIndex, first: int, last: int) -> None:
+        row = self._shown_index(self._current).row() if self._current and not self._filtering else -1
+        if first <= row <= last:
+            self._leaving = (self._current, self.selected_paths())
+
+    @Slot()
+    def _on_rows_left(self) -> None:
+        """A chosen row the filter let go as its data changed (a check ended, a resize on disk) is kept as one the
+        filter hid: selected again once the filter matches it, as after typing. A row deleted is let go."""
+        leaving, self._leaving = self._leaving, None
+        self._check_current()
+        if leaving is not None and not self._current:
+            row = self.model.row_of(leaving[0])  # the model's index is renumbered after its removals: check the path
+            kept = self.model.table_row(row) if row is not None else None
+            if kept is not None and kept.path == leaving[0]:
+                self._hidden_current, self._hidden_selection = leaving
 
     def _chosen(self) -> str:
         """The artifact the details and the one-artifact actions are for: the current row while it is selected, else
