@@ -56,7 +56,7 @@ class ArtifactBrowser(QWidget):
         layout.addWidget(self.filter_edit)
         layout.addWidget(self.view)
         self.filter_edit.textChanged.connect(self._apply_filter)
-        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.view.selectionModel().currentRowChanged.connect(self._check_current)
         self.view.selectionModel().selectionChanged.connect(self._check_current)
         self.proxy.rowsRemoved.connect(self._on_rows_left)
         self.proxy.modelReset.connect(self._check_current)
@@ -110,7 +110,7 @@ class ArtifactBrowser(QWidget):
         timer = QTimer(self)
         timer.setSingleShot(True)
         timer.setInterval(0)
-        timer.timeout.connect(self._painted)
+        timer.timeout.connect(self.painted)
         self.view.viewport().installEventFilter(self)
         return timer
 
@@ -118,10 +118,6 @@ class ArtifactBrowser(QWidget):
         if event.type() == QEvent.Type.Paint:
             self._after_paint.start()
         return False
-
-    @Slot()
-    def _painted(self) -> None:
-        self.painted.emit()
 
     # ---- the table's rows and selection --------------------------------------------------------------
 
@@ -170,10 +166,6 @@ class ArtifactBrowser(QWidget):
         selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
         self.view.scrollTo(index)
         return True
-
-    @Slot(QModelIndex, QModelIndex)
-    def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:
-        self._check_current()
 
     @Slot()
     def _check_current(self) -> None:
