@@ -67,11 +67,20 @@ class CompareDialog(QDialog):
         self.setObjectName("compareDialog")
         self.setWindowTitle(f"Compare {Path(left).name} and {Path(right).name}")
         self.comparison: Comparison | None = None
-        self.status = QLabel(f"Reading {Path(left).name} and {Path(right).name}…")
-        self.status.setObjectName("compareStatus")
-        self.status.setWordWrap(True)
-        self.differences = _table("compareDifferences", ["", "A", "B", "B − A"])
-        self.settings = _table("compareSettings", ["Setting", "A", "B"])
+        outer = QVBoxLayout(self)
+        outer.addWidget(self._build_body(f"Reading {Path(left).name} and {Path(right).name}…"))
+        outer.addWidget(self._build_buttons())
+        resize_to_fit(self, 1100, 700)
+        from rbln_artifact_studio.gui import operations  # the backends load when first used
+
+        job = operations.compare_artifacts(jobs, left, right, toolchain)
+        job.succeeded.connect(self._show)
+        job.failed.connect(self._failed)
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_charts(self) -> QGroupBox:
+        """A and B side by side: a title, the chart and its caption each (both charts on one scale once read)."""
         self.left_chart = DramChart(object_name="compareLeftChart")
         self.right_chart = DramChart(object_name="compareRightChart")
         self.left_caption, self.right_caption = QLabel(), QLabel()
@@ -90,6 +99,16 @@ class CompareDialog(QDialog):
             grid.addWidget(chart, 1, column)
             grid.addWidget(caption, 2, column)
             chart.setMinimumHeight(240)
+        return charts
+
+    def _build_body(self, status: str) -> QScrollArea:
+        """The status, both tables and the charts, one below the other; the whole body scrolls."""
+        self.status = QLabel(status)
+        self.status.setObjectName("compareStatus")
+        self.status.setWordWrap(True)
+        self.differences = _table("compareDifferences", ["", "A", "B", "B − A"])
+        self.settings = _table("compareSettings", ["Setting", "A", "B"])
+        charts = self._build_charts()
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.addWidget(self.status)
@@ -101,17 +120,14 @@ class CompareDialog(QDialog):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
+        return scroll
+
+    def _build_buttons(self) -> QDialogButtonBox:
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
-        outer = QVBoxLayout(self)
-        outer.addWidget(scroll)
-        outer.addWidget(buttons)
-        resize_to_fit(self, 1100, 700)
-        from rbln_artifact_studio.gui import operations  # the backends load when first used
+        return buttons
 
-        job = operations.compare_artifacts(jobs, left, right, toolchain)
-        job.succeeded.connect(self._show)
-        job.failed.connect(self._failed)
+    # ---- the comparison ------------------------------------------------------------------------------
 
     @Slot(object)
     def _failed(self, failure: JobFailure) -> None:

@@ -19,6 +19,15 @@ from rbln_artifact_studio.core.display.presentation import (
 )
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.chart_base import TooltipChart, axis_ticks, paint_byte_axis
+from rbln_artifact_studio.gui.dram_legend import (
+    BUDGET,
+    HATCH,
+    Placed,
+    legend_height,
+    legend_label_rects,
+    legend_layout,
+    paint_legend,
+)
 from rbln_artifact_studio.gui.tones import is_dark
 
 if TYPE_CHECKING:  # types only: the estimator loads in the worker that reads the artifact, after the window shows
@@ -116,31 +125,17 @@ class DramChart(TooltipChart):
     def _legend_entries(self) -> list[tuple[QColor, str]]:
         if not self._budget_set():  # no budget: no line, and nothing is outside one
             return [(self._fill(k), label) for k, label in segment_labels(False).items() if k != "outside"]
-        return [(self._fill(k), label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, "Budget")]
+        return [(self._fill(k), label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, BUDGET)]
 
-    def _legend_layout(self) -> list[tuple[QColor, str, QPointF]]:
-        """Legend entries with their positions, wrapped onto as many lines as the width needs."""
-        fm = self.fontMetrics()
-        box = fm.height() - 4
-        x, y, out = 6.0, 4.0, []
-        for colour, label in self._legend_entries():
-            w = box + 4 + fm.horizontalAdvance(label) + 12
-            if x + w > self.width() and x > 6:
-                x, y = 6.0, y + fm.height() + 4
-            out.append((colour, label, QPointF(x, y)))
-            x += w
-        return out
-
-    def _legend_height(self) -> int:
-        layout = self._legend_layout()
-        return int(layout[-1][2].y()) + self.fontMetrics().height() + 6
+    def _legend(self) -> list[Placed]:
+        return legend_layout(self.fontMetrics(), self.width(), self._legend_entries())
 
     def _axis_width(self) -> int:
         return self.fontMetrics().horizontalAdvance("000.00 GiB") + 12
 
     def _plot(self) -> QRectF:
         fm = self.fontMetrics()
-        left, top, bottom = self._axis_width(), self._legend_height() + 8, 2 * fm.height() + 10
+        left, top, bottom = self._axis_width(), legend_height(fm, self._legend()) + 8, 2 * fm.height() + 10
         return QRectF(left, top, max(self.width() - left - 10, 10), max(self.height() - top - bottom, 10))
 
     def _scale(self) -> int:
@@ -197,7 +192,7 @@ class DramChart(TooltipChart):
             painter.setPen(palette_text)
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self._message)
             return
-        self._paint_legend(painter, palette_text)
+        paint_legend(painter, self.fontMetrics(), self._legend(), palette_text)
         self._paint_axis(painter, palette_text)
         for bar in bars:
             for seg, rect in bar.pieces:
@@ -205,7 +200,7 @@ class DramChart(TooltipChart):
                     continue
                 painter.fillRect(rect, self._fill(seg.key))
                 if seg.key == "outside":
-                    painter.fillRect(rect, QBrush(QColor("#b0bec5"), Qt.BrushStyle.BDiagPattern))
+                    painter.fillRect(rect, QBrush(HATCH, Qt.BrushStyle.BDiagPattern))
             painter.setPen(QPen(TIGHTEST_COLOUR if bar.tightest else palette_text, 2.5 if bar.tightest else 1))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(bar.rect)
@@ -248,11 +243,7 @@ class DramChart(TooltipChart):
         if self._breakdown is None:
             return []
         fm = self.fontMetrics()
-        box = fm.height() - 4
-        out = [
-            (label, QRectF(pos.x() + box + 4, pos.y(), fm.horizontalAdvance(label) + 2, fm.height()))
-            for _, label, pos in self._legend_layout()
-        ]
+        out = legend_label_rects(fm, self._legend())
         plot = self._plot()
         scale = self._scale()
         for value in axis_ticks(scale):
@@ -263,23 +254,6 @@ class DramChart(TooltipChart):
         for bar in self.bars():
             out += self._bar_texts(bar)
         return out
-
-    def _paint_legend(self, painter: QPainter, text: QColor) -> None:
-        fm = self.fontMetrics()
-        box = fm.height() - 4
-        for colour, label, pos in self._legend_layout():
-            x, y = pos.x(), pos.y()
-            if label == "Budget":
-                painter.setPen(QPen(colour, 2, Qt.PenStyle.DashLine))
-                painter.drawLine(QPointF(x, y + box / 2 + 2), QPointF(x + box, y + box / 2 + 2))
-            else:
-                painter.fillRect(QRectF(x, y + 2, box, box), colour)
-                if label == segment_labels(True)["outside"]:
-                    painter.fillRect(QRectF(x, y + 2, box, box), QBrush(QColor("#b0bec5"), Qt.BrushStyle.BDiagPattern))
-                painter.setPen(QPen(text, 0.5))
-                painter.drawRect(QRectF(x, y + 2, box, box))
-            painter.setPen(text)
-            painter.drawText(QPointF(x + box + 4, y + fm.ascent() + 1), label)
 
     def _paint_axis(self, painter: QPainter, text: QColor) -> None:
         paint_byte_axis(self, painter, self._plot(), self._scale(), text)

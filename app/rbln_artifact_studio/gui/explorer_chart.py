@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen, QWheelEvent
+from PySide6.QtGui import QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from rbln_artifact_studio.core.planning.explore import Exploration
-from rbln_artifact_studio.core.sizes import MIB, format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.sizes import MIB, format_bytes_exact
 from rbln_artifact_studio.gui.chart_base import TooltipChart
+from rbln_artifact_studio.gui.explorer_paint import ExplorerPainter
 
-CURVE = QColor("#1e88e5")
-FLOOR = QColor("#e53935")
-FULL = QColor("#43a047")
-CURRENT = QColor("#6d4c41")
-PICK = QColor("#ff6f00")
-BELOW_FLOOR = QColor(229, 57, 53, 28)
 MIN_SPAN = 8 * MIB  # the closest zoom: four 2 MiB steps across the plot
 SNAP_PX = 6.0  # a click this close to a breakpoint picks the breakpoint's budget exactly
-TICKS = 5
 
 
 class ExplorerChart(TooltipChart):
@@ -164,107 +158,4 @@ class ExplorerChart(TooltipChart):
             message = "Reading the curve…" if e is None else "Not even one block fits this NPU."
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, message)
             return
-        plot = self._plot()
-        painter.setClipRect(self.rect())
-        floor_x = plot.right() if e.floor_budget is None else min(self.x_of(e.floor_budget.low), plot.right())
-        if floor_x > plot.left():  # budgets below the floor: resizing to them fails
-            painter.fillRect(QRectF(plot.left(), plot.top(), floor_x - plot.left(), plot.height()), BELOW_FLOOR)
-        self._paint_axes(painter, text, plot)
-        self._paint_levels(painter, plot)
-        painter.save()
-        painter.setClipRect(plot.adjusted(-4, -4, 4, 4))
-        self._paint_curve(painter, plot)
-        self._paint_pick(painter, plot)
-        painter.restore()
-
-    def _paint_axes(self, painter: QPainter, text: QColor, plot: QRectF) -> None:
-        e = self.exploration
-        assert e is not None
-        fm = self.fontMetrics()
-        painter.setPen(QPen(text, 1))
-        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
-        painter.drawLine(plot.bottomLeft(), plot.topLeft())
-        low, high = self.view
-        for i in range(TICKS):
-            budget = low + (high - low) * i / (TICKS - 1)
-            x = self.x_of(budget)
-            painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4))
-            for row, label in enumerate((f"{budget / e.available:.4g}", format_bytes(int(budget)))):
-                width = fm.horizontalAdvance(label)
-                left = min(max(x - width / 2, 0), self.width() - width)
-                painter.drawText(QPointF(left, plot.bottom() + fm.ascent() + 6 + row * fm.height()), label)
-        painter.drawText(
-            QRectF(plot.left(), plot.bottom() + 2 * fm.height() + 8, plot.width(), fm.height()),
-            Qt.AlignmentFlag.AlignHCenter,
-            f"memory_budget per NPU: fraction of {format_bytes(e.available)} and bytes (scroll to zoom)",
-        )
-        painter.drawText(QPointF(2, plot.top() - 6), "blocks")
-
-    def _paint_levels(self, painter: QPainter, plot: QRectF) -> None:
-        """Floor and full pool as horizontal lines, with the budget each is reached from as a vertical tick."""
-        e = self.exploration
-        assert e is not None
-        fm = self.fontMetrics()
-        for value, colour, name, step in (
-            (e.floor, FLOOR, "floor", e.floor_budget),
-            (e.full, FULL, "full pool", e.full_budget),
-        ):
-            y = self.y_of(value)
-            painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
-            painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-            painter.drawText(
-                QRectF(0, y - fm.height() / 2, plot.left() - 4, fm.height()), Qt.AlignmentFlag.AlignRight, str(value)
-            )
-            label = f"{name} {value}"
-            if step is not None and self.view[0] <= step.low <= self.view[1]:
-                x = self.x_of(step.low)
-                painter.setPen(QPen(colour, 1, Qt.PenStyle.DotLine))
-                painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
-                label += f" from {step.fraction:g}" if step.fraction is not None else f" from {format_bytes(step.low)}"
-            painter.setPen(colour)
-            painter.drawText(QPointF(plot.left() + 4, y - 3), label)
-
-    def _paint_curve(self, painter: QPainter, plot: QRectF) -> None:
-        e = self.exploration
-        assert e is not None
-        low, high = self.view
-        path = QPainterPath(QPointF(self.x_of(low), self.y_of(e.blocks_at(low))))
-        previous = e.blocks_at(low)
-        shown = []
-        for p in e.points:
-            if p.budget_bytes <= low:
-                continue
-            if p.budget_bytes > high:
-                break
-            x = self.x_of(p.budget_bytes)
-            path.lineTo(QPointF(x, self.y_of(previous)))
-            path.lineTo(QPointF(x, self.y_of(p.blocks)))
-            previous = p.blocks
-            shown.append(p)
-        path.lineTo(QPointF(self.x_of(high), self.y_of(previous)))
-        painter.setPen(QPen(CURVE, 2))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(path)
-        if len(shown) <= plot.width() / 6:  # room for a dot on every step
-            painter.setBrush(CURVE)
-            for p in shown:
-                painter.drawEllipse(QPointF(self.x_of(p.budget_bytes), self.y_of(p.blocks)), 3, 3)
-        if e.current_budget is not None and low <= e.current_budget.low <= high:
-            painter.setPen(QPen(CURRENT, 1.5))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            dot = QPointF(self.x_of(e.current_budget.low), self.y_of(e.current))
-            painter.drawEllipse(dot, 6, 6)
-            painter.drawText(dot + QPointF(8, 14), f"current {e.current}")
-
-    def _paint_pick(self, painter: QPainter, plot: QRectF) -> None:
-        if self.picked is None:
-            return
-        budget, blocks = self.picked
-        x = self.x_of(budget)
-        painter.setPen(QPen(PICK, 1.5))
-        painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
-        if blocks is not None:
-            dot = QPointF(x, self.y_of(blocks))
-            painter.setBrush(PICK)
-            painter.drawEllipse(dot, 4.5, 4.5)
-            painter.drawText(dot + QPointF(7, -7), f"{blocks} blocks")
+        ExplorerPainter(self, painter, e, self._plot()).paint(text)

@@ -38,17 +38,36 @@ class ExplorerDialog(QDialog):
         self.exploration: Exploration | None = None
         self.resize_dialog: ResizeDialog | None = None
 
+        chart = self._build_chart()  # before the zoom buttons, which act on it
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._build_summary())
+        layout.addLayout(self._build_zoom())
+        layout.addWidget(chart, 1)
+        layout.addWidget(self._build_pick_label())
+        layout.addWidget(self._build_command())
+        layout.addWidget(self._build_buttons())
+        resize_to_fit(self, 900, 600)
+
+        self._job: Job | None = jobs.submit(f"Explore {artifact.name}", lambda ctx: explore(artifact), visible=False)
+        self._job.succeeded.connect(self._on_explored)
+        self._job.failed.connect(self._on_failed)
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_summary(self) -> QLabel:
         self.summary = QLabel("Computing the curve…")
         self.summary.setObjectName("explorerSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return self.summary
+
+    def _build_chart(self) -> ExplorerChart:
         self.chart = ExplorerChart()
         self.chart.budgetPicked.connect(self.pick)
-        self.pick_label = QLabel("Click the curve to resize the artifact to what that budget fits.")
-        self.pick_label.setObjectName("explorerPick")
-        self.pick_label.setWordWrap(True)
-        self.pick_label.setTextFormat(Qt.TextFormat.RichText)
+        return self.chart
 
+    def _build_zoom(self) -> QHBoxLayout:
+        """A row of buttons that zoom the chart (the wheel zooms too)."""
         zoom = QHBoxLayout()
         for name, text, slot in (
             ("explorerZoomIn", "Zoom In", lambda: self.chart.zoom(0.5)),
@@ -61,23 +80,26 @@ class ExplorerDialog(QDialog):
             button.clicked.connect(slot)
             zoom.addWidget(button)
         zoom.addStretch(1)
+        return zoom
+
+    def _build_pick_label(self) -> QLabel:
+        self.pick_label = QLabel("Click the curve to resize the artifact to what that budget fits.")
+        self.pick_label.setObjectName("explorerPick")
+        self.pick_label.setWordWrap(True)
+        self.pick_label.setTextFormat(Qt.TextFormat.RichText)
+        return self.pick_label
+
+    def _build_command(self) -> CommandLine:
         self.command = CommandLine("explorerCommand")
-        self.command.set_argv([PROG, "explore", str(artifact.where)])
+        self.command.set_argv([PROG, "explore", str(self.artifact.where)])
+        return self.command
+
+    def _build_buttons(self) -> QDialogButtonBox:
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        return buttons
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addLayout(zoom)
-        layout.addWidget(self.chart, 1)
-        layout.addWidget(self.pick_label)
-        layout.addWidget(self.command)
-        layout.addWidget(buttons)
-        resize_to_fit(self, 900, 600)
-
-        self._job: Job | None = jobs.submit(f"Explore {artifact.name}", lambda ctx: explore(artifact), visible=False)
-        self._job.succeeded.connect(self._on_explored)
-        self._job.failed.connect(self._on_failed)
+    # ---- the curve and the pick ----------------------------------------------------------------------
 
     @Slot(object)
     def _on_explored(self, exploration: Exploration) -> None:

@@ -147,6 +147,21 @@ class PlannerDialog(QDialog):
         self.family_views: list[FamilyView] = []
         self._job: Job | None = None
 
+        layout = QVBoxLayout(self)
+        for part in self._build_verdict():
+            layout.addWidget(part)
+        layout.addWidget(self._build_families(), 1)
+        layout.addWidget(self._build_fix())
+        layout.addWidget(self._build_command())
+        layout.addWidget(self._build_buttons())
+        self._connect(model)
+        resize_to_fit(self, 1000, 740)  # fits a 1280x800 screen with its title bar; the families scroll
+        self.replan()
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_verdict(self) -> tuple[QLabel, QLabel]:
+        """The plan's verdict, and the assumption every plan rests on."""
         self.verdict = QLabel()
         self.verdict.setObjectName("plannerVerdict")
         self.verdict.setWordWrap(True)
@@ -154,13 +169,19 @@ class PlannerDialog(QDialog):
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         assumption = QLabel(f"<small>Assumption: {html.escape(ASSUMPTION)}</small>")
         assumption.setWordWrap(True)
+        return self.verdict, assumption
 
+    def _build_families(self) -> QScrollArea:
+        """Where a FamilyView per NPU family goes once planned; they scroll."""
         self.families = QWidget()
         self.families_layout = QVBoxLayout(self.families)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.families)
+        return scroll
 
+    def _build_fix(self) -> QGroupBox:
+        """The artifact to resize, what its fix is, and Resize… to open the resize dialog with it."""
         fix_box = QGroupBox("Fix: resize one artifact, the others unchanged")
         self.fix_combo = QComboBox()
         self.fix_combo.setObjectName("plannerFixCombo")
@@ -172,8 +193,6 @@ class PlannerDialog(QDialog):
         self.resize_button = QPushButton("Resize…")
         self.resize_button.setObjectName("plannerResizeButton")
         self.resize_button.setToolTip("Open the resize dialog with this block count: preview, then in place or a copy.")
-        self.replan_button = QPushButton("Plan Again")
-        self.replan_button.setObjectName("plannerReplanButton")
         row = QHBoxLayout()
         row.addWidget(QLabel("Artifact:"))
         row.addWidget(self.fix_combo, 1)
@@ -181,28 +200,27 @@ class PlannerDialog(QDialog):
         fix_layout = QVBoxLayout(fix_box)
         fix_layout.addLayout(row)
         fix_layout.addWidget(self.fix_label)
+        return fix_box
 
+    def _build_command(self) -> CommandLine:
         self.command = CommandLine("plannerCommand")
         self.command.set_argv([PROG, "plan", *self.paths])
+        return self.command
+
+    def _build_buttons(self) -> QDialogButtonBox:
+        self.replan_button = QPushButton("Plan Again")
+        self.replan_button.setObjectName("plannerReplanButton")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.addButton(self.replan_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
+        return buttons
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.verdict)
-        layout.addWidget(assumption)
-        layout.addWidget(scroll, 1)
-        layout.addWidget(fix_box)
-        layout.addWidget(self.command)
-        layout.addWidget(buttons)
-
+    def _connect(self, model: QAbstractItemModel | None) -> None:
         self.fix_combo.currentIndexChanged.connect(self._show_fix)
         self.resize_button.clicked.connect(self._open_resize)
         self.replan_button.clicked.connect(self.replan)
         if model is not None:  # the table's model: re-plan when a planned artifact changes on disk
             model.dataChanged.connect(self._on_rows_changed)
-        resize_to_fit(self, 1000, 740)  # fits a 1280x800 screen with its title bar; the families scroll
-        self.replan()
 
     # ---- planning ------------------------------------------------------------------------------------
 

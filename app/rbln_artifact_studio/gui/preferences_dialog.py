@@ -48,7 +48,20 @@ class PreferencesDialog(QDialog):
         self.settings = settings
         self.backends = backends
         self._tried = False
-        saved = settings.toolchain()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._build_toolchain(settings.toolchain()))
+        layout.addWidget(self._build_found(), 1)
+        layout.addWidget(self._build_buttons())
+        resize_to_fit(self, 760, 420)
+        self._show_env_overrides()
+        backends.changed.connect(self._show_status)
+        self._show_status()
+        backends.detect()
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_toolchain(self, saved: ToolchainPaths) -> QGroupBox:
+        """The two paths, each with Browse…, and a note on the environment variables that win over them."""
         self.python_edit = QLineEdit(saved.toolchain_python)
         self.python_edit.setObjectName("prefsToolchainPython")
         self.python_edit.setPlaceholderText(
@@ -70,7 +83,10 @@ class PreferencesDialog(QDialog):
         form.addRow(self.env_note)
         toolchain = QGroupBox("Real toolchain (optimum-rbln, rebel-compiler)")
         toolchain.setLayout(form)
+        return toolchain
 
+    def _build_found(self) -> QGroupBox:
+        """What detection found, and Detect Again."""
         self.status = QPlainTextEdit()
         self.status.setObjectName("prefsBackends")
         self.status.setReadOnly(True)
@@ -84,19 +100,15 @@ class PreferencesDialog(QDialog):
         found_layout = QVBoxLayout(found)
         found_layout.addWidget(self.status)
         found_layout.addWidget(self.detect_button)
+        return found
 
+    def _build_buttons(self) -> QDialogButtonBox:
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(toolchain)
-        layout.addWidget(found, 1)
-        layout.addWidget(buttons)
-        resize_to_fit(self, 760, 420)
-        self._show_env_overrides()
-        backends.changed.connect(self._show_status)
-        self._show_status()
-        backends.detect()
+        return buttons
+
+    # ---- the paths and their detection --------------------------------------------------------------
 
     def paths(self) -> ToolchainPaths:
         return ToolchainPaths(self.python_edit.text().strip(), self.cli_edit.text().strip())

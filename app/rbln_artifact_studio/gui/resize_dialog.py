@@ -6,7 +6,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
@@ -30,11 +30,11 @@ from rbln_artifact_studio.core.display.presentation import block_facts, breakdow
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
-from rbln_artifact_studio.core.location import Location, ServerFolder, host_of, parse_beside, server_url
+from rbln_artifact_studio.core.location import Location, host_of, parse_beside
 from rbln_artifact_studio.core.model.budget import parse_budget
-from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
 from rbln_artifact_studio.gui.command_line import CommandLine
+from rbln_artifact_studio.gui.copy_folder_check import CopyFolderCheck
 from rbln_artifact_studio.gui.dram_chart import DramChart
 from rbln_artifact_studio.gui.jobs import JobManager
 from rbln_artifact_studio.gui.screen_fit import resize_to_fit, scrolling_body
@@ -42,15 +42,6 @@ from rbln_artifact_studio.gui.staging_check import StagingCheck
 from rbln_artifact_studio.gui.tones import Tone, style
 
 MAX_BLOCKS = 1_000_000
-OUTPUT_CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
-
-
-def _output_problem(text: str, source: Path) -> str | None:
-    """folder_problem in a worker; a check that fails blocks Apply with its reason instead of vanishing."""
-    try:
-        return folder_problem(text, source)
-    except Exception as exc:  # any failure must reach the user: here, as the reason Apply is off
-        return f"Cannot check {text}: {exc}"
 
 
 @dataclass(frozen=True)
@@ -116,12 +107,11 @@ class ResizeDialog(QDialog):
         """What Apply would run, and the state of the checks on disk that may still be on their way."""
         self._output_edited = False
         self.choice: ResizeChoice | None = None
-        self.output_problem: str | None = None  # what the disk check said about _checked_output
-        self._checked_output: str | None = None
-        self._output_timer = QTimer(self)
-        self._output_timer.setSingleShot(True)
-        self._output_timer.setInterval(OUTPUT_CHECK_DELAY_MS)
-        self._output_timer.timeout.connect(self._check_output)
+        self._copy_check = CopyFolderCheck(
+            self.artifact, self.jobs, lambda: self.output_edit.text().strip(), lambda: self.mode_copy.isChecked(), self
+        )
+        self._copy_check.checked.connect(self.validate)
+        self._copy_check.checked.connect(self.outputChecked)
         self._staging = StagingCheck(self.jobs, self.artifact.path, self)  # a real artifact resized in place
         self._staging.answered.connect(self.validate)
 
@@ -306,7 +296,7 @@ class ResizeDialog(QDialog):
             )
         output = self.output_edit.text().strip()
         if error is None and copy:
-            error = self._output_error(output)
+            error = self._copy_check.problem(output)
         if error is None and not copy and self.artifact.is_real:
             error = self._staging.problem()  # Apply waits for the answer
         self._show_message(target, warnings, error)
@@ -327,54 +317,13 @@ class ResizeDialog(QDialog):
             self.choice = None
             self.command.set_argv(None)
 
+    @property
+    def output_problem(self) -> str | None:
+        """What the last check on disk said about the copy's folder (outputChecked says when it is back)."""
+        return self._copy_check.answer
+
     def _output_path(self, text: str) -> Location:
         return parse_beside(text, self.artifact.where)  # a plain path: beside the artifact (on its server)
-
-    def _remote_output_error(self, output: str) -> str | None:
-        """A copy on a server: a new folder on the same server (the server checks it is new when the job starts)."""
-        try:
-            target = parse_beside(output, self.artifact.where)
-        except StudioError as exc:
-            return exc.one_line()
-        if not isinstance(target, ServerFolder) or target.host != self.host or not target.path.startswith("/"):
-            return f"Give the copy's folder on {self.host}: {server_url(self.host)}/PATH or an absolute /PATH there."
-        if target.path.rstrip("/") == self.artifact.path.as_posix().rstrip("/"):
-            return "The copy needs a folder of its own, not the artifact's."
-        return None
-
-    def _output_error(self, output: str) -> str | None:
-        """The typed path's problem now; the disk's answer once the check of this very text is back."""
-        if self.host:
-            return self._remote_output_error(output)
-        problem = path_problem(output, self.artifact.path)
-        if problem is not None:
-            return problem
-        if output == self._checked_output:
-            return self.output_problem
-        if self.jobs is not None:
-            self._output_timer.start()  # (re)started by each key: one check once typing pauses
-        return None
-
-    @Slot()
-    def _check_output(self) -> None:
-        """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
-        root: QWidget = self
-        while (parent := root.parentWidget()) is not None:
-            root = parent
-        if self.jobs is None or not root.isVisible() or not self.mode_copy.isChecked() or self.host:
-            return  # the window is closing (its jobs are being stopped), or no copy is asked for
-        output, source = self.output_edit.text().strip(), self.artifact.path
-        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _output_problem(output, source)), visible=False)
-        job.succeeded.connect(self._on_output_checked)
-
-    @Slot(object)
-    def _on_output_checked(self, result: tuple[str, str | None]) -> None:
-        text, problem = result
-        if text != self.output_edit.text().strip():
-            return  # typed on meanwhile: a newer check is on its way
-        self._checked_output, self.output_problem = text, problem
-        self.validate()
-        self.outputChecked.emit(text)
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:

@@ -108,6 +108,49 @@ def why_not_writable(path: Path) -> str:
     return f"{path} cannot be written; check the disk and its permissions"
 
 
+# ---- the stored values, read leniently: a bad value reads as its default ---------------------------------
+
+
+def stored_text(store: QSettings, key: str) -> str:
+    """A text value, stripped; empty when unset or not text."""
+    value = store.value(key, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def read_recent(store: QSettings) -> list[str]:
+    """The recent folders the file holds, most recent first; anything else stored there reads as none."""
+    value = store.value("recentFolders", [])
+    if isinstance(value, str):
+        value = [value]
+    return [v for v in value if isinstance(v, str) and v][:MAX_RECENT] if isinstance(value, list) else []
+
+
+def read_servers(store: QSettings) -> list[ServerEntry]:
+    """The remembered servers the file holds; a damaged list reads as empty."""
+    value = store.value("servers/list", "")
+    try:
+        data = json.loads(value) if isinstance(value, str) and value else []
+        return [
+            ServerEntry(str(e["host"]), tuple(str(f) for f in e["folders"]))
+            for e in data[:MAX_SERVERS]
+            if isinstance(e, dict) and e.get("host") and isinstance(e.get("folders"), list)
+        ]
+    except (ValueError, TypeError, KeyError):
+        return []
+
+
+def read_seen_jobs(store: QSettings) -> dict[str, list[str]]:
+    """Per server, the job ids whose outcome was shown; a damaged value reads as none."""
+    value = store.value("servers/seenJobs", "")
+    try:
+        data = json.loads(value) if isinstance(value, str) and value else {}
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(h): [str(i) for i in ids] for h, ids in data.items() if isinstance(ids, list)}
+
+
 class SettingsNotices(QObject):
     """Carries what the settings need to tell the user to the GUI thread (a writer thread finds most of it)."""
 
@@ -136,11 +179,13 @@ class Settings:
         self._format = store.format()
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
         self._said_unwritable = False
-        self._recent = self._read_recent(store)
-        self._toolchain = ToolchainPaths(self._text("toolchain/python"), self._text("toolchain/optimumCli"))
+        self._recent = read_recent(store)
+        self._toolchain = ToolchainPaths(
+            stored_text(store, "toolchain/python"), stored_text(store, "toolchain/optimumCli")
+        )
         self._states: dict[str, QByteArray] = {}
-        self._servers = self._read_servers(store)
-        self._seen_jobs = self._read_seen_jobs(store)
+        self._servers = read_servers(store)
+        self._seen_jobs = read_seen_jobs(store)
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -177,17 +222,6 @@ class Settings:
 
     # ---- values ----------------------------------------------------------------------------------------
 
-    def _text(self, key: str) -> str:
-        value = self.store.value(key, "")
-        return value.strip() if isinstance(value, str) else ""
-
-    @staticmethod
-    def _read_recent(store: QSettings) -> list[str]:
-        value = store.value("recentFolders", [])
-        if isinstance(value, str):
-            value = [value]
-        return [v for v in value if isinstance(v, str) and v][:MAX_RECENT] if isinstance(value, list) else []
-
     def recent_folders(self) -> list[str]:
         return list(self._recent)
 
@@ -195,7 +229,7 @@ class Settings:
         self._recent = [folder, *(f for f in self._recent if f != folder)][:MAX_RECENT]
 
         def change(store: QSettings) -> None:
-            stored = self._read_recent(store)
+            stored = read_recent(store)
             store.setValue("recentFolders", [folder, *(f for f in stored if f != folder)][:MAX_RECENT])
 
         self._write(change)
@@ -205,33 +239,9 @@ class Settings:
         self._recent = []
         self._write(lambda store: store.setValue("recentFolders", []))
 
-    @staticmethod
-    def _read_servers(store: QSettings) -> list[ServerEntry]:
-        value = store.value("servers/list", "")
-        try:
-            data = json.loads(value) if isinstance(value, str) and value else []
-            return [
-                ServerEntry(str(e["host"]), tuple(str(f) for f in e["folders"]))
-                for e in data[:MAX_SERVERS]
-                if isinstance(e, dict) and e.get("host") and isinstance(e.get("folders"), list)
-            ]
-        except (ValueError, TypeError, KeyError):
-            return []
-
     def servers(self) -> list[ServerEntry]:
         """Remembered servers, most recent first."""
         return list(self._servers)
-
-    @staticmethod
-    def _read_seen_jobs(store: QSettings) -> dict[str, list[str]]:
-        value = store.value("servers/seenJobs", "")
-        try:
-            data = json.loads(value) if isinstance(value, str) and value else {}
-        except ValueError:
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {str(h): [str(i) for i in ids] for h, ids in data.items() if isinstance(ids, list)}
 
     def seen_jobs(self, host: str) -> set[str] | None:
         """The server's job ids whose outcome was shown already; None before the first look at its jobs."""
@@ -242,7 +252,7 @@ class Settings:
         self._seen_jobs[host] = _seen_with(self._seen_jobs.get(host, []), ids)
 
         def change(store: QSettings) -> None:
-            stored = self._read_seen_jobs(store)
+            stored = read_seen_jobs(store)
             stored[host] = _seen_with(stored.get(host, []), ids)
             store.setValue("servers/seenJobs", json.dumps(stored))
 
@@ -250,13 +260,13 @@ class Settings:
 
     def ssh_config(self) -> str:
         """An ssh_config file to use instead of ~/.ssh/config (like ssh -F); empty: ssh's own."""
-        return self._text("ssh/configFile")
+        return stored_text(self.store, "ssh/configFile")
 
     def remember_server(self, entry: ServerEntry) -> None:
         self._servers = [entry, *(e for e in self._servers if e.host != entry.host)][:MAX_SERVERS]
 
         def change(store: QSettings) -> None:
-            stored = [entry, *(e for e in self._read_servers(store) if e.host != entry.host)][:MAX_SERVERS]
+            stored = [entry, *(e for e in read_servers(store) if e.host != entry.host)][:MAX_SERVERS]
             store.setValue("servers/list", json.dumps([{"host": e.host, "folders": list(e.folders)} for e in stored]))
 
         self._write(change)

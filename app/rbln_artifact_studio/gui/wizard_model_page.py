@@ -35,6 +35,17 @@ class ModelPage(QWizardPage):
         self.setSubTitle("A bundled preset (no download), or a local folder with the model's config.json.")
         self.model: ResolvedModel | None = None
         self._wanted = ""
+        self._build_choice()
+        self._build_layout(self._build_browse())
+        self._connect()
+        job = jobs.submit("List model presets", lambda ctx: preset_ids(), visible=False)
+        job.succeeded.connect(self._on_presets)
+        job.failed.connect(self._on_presets_failed)
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_choice(self) -> None:
+        """A preset (the combo fills once the presets are listed) or a folder; the status says what was read."""
         self.preset_radio = QRadioButton("Bundled preset")
         self.preset_radio.setObjectName("wizardPresetRadio")
         self.local_radio = QRadioButton("Local folder")
@@ -48,21 +59,30 @@ class ModelPage(QWizardPage):
         self.folder_edit = QLineEdit()
         self.folder_edit.setObjectName("wizardModelEdit")
         self.folder_edit.setPlaceholderText("/path/to/model (a folder with config.json)")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
         self.status = QLabel("Reading the bundled presets…")
         self.status.setObjectName("wizardModelStatus")
         self.status.setWordWrap(True)
+
+    def _build_browse(self) -> QHBoxLayout:
+        """The folder field with its Browse… button."""
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder_edit, 1)
+        row.addWidget(browse)
+        return row
+
+    def _build_layout(self, folder_row: QHBoxLayout) -> None:
         layout = QGridLayout(self)
         layout.addWidget(self.preset_radio, 0, 0)
         layout.addWidget(self.preset_combo, 0, 1)
         layout.addWidget(self.local_radio, 1, 0)
-        row = QHBoxLayout()
-        row.addWidget(self.folder_edit, 1)
-        row.addWidget(browse)
-        layout.addLayout(row, 1, 1)
+        layout.addLayout(folder_row, 1, 1)
         layout.addWidget(self.status, 2, 0, 1, 2)
         layout.setRowStretch(3, 1)
+
+    def _connect(self) -> None:
+        """A choice is read once the user pauses (the debounce), not at every key."""
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(250)
@@ -70,9 +90,8 @@ class ModelPage(QWizardPage):
         self.preset_combo.currentIndexChanged.connect(self._on_choice)
         self.preset_radio.toggled.connect(self._on_choice)
         self.folder_edit.textChanged.connect(self._on_folder_typed)
-        job = jobs.submit("List model presets", lambda ctx: preset_ids(), visible=False)
-        job.succeeded.connect(self._on_presets)
-        job.failed.connect(self._on_presets_failed)
+
+    # ---- the choice and its reading ------------------------------------------------------------------
 
     def model_id(self) -> str:
         if self.preset_radio.isChecked():

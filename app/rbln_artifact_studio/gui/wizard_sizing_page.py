@@ -47,6 +47,18 @@ class SizingPage(QWizardPage):
             "Let the compiler fit the KV cache into a memory budget per NPU (weights and workspace are charged "
             "first), or give kvcache_num_blocks yourself."
         )
+        self.preview: CompilePreview | None = None
+        self._build_fields()
+        self._build_preview()
+        self._build_layout()
+        self.auto_radio.toggled.connect(self._on_mode)
+        self.budget_edit.textChanged.connect(self.update_preview)
+        self.blocks_spin.edited.connect(self.update_preview)
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_fields(self) -> None:
+        """Two radios, each enabling its own field: the budget (automatic) or the count (explicit)."""
         self.auto_radio = QRadioButton("Automatic, within a memory budget")
         self.auto_radio.setObjectName("wizardAutoRadio")
         self.explicit_radio = QRadioButton("Explicit kvcache_num_blocks")
@@ -61,6 +73,9 @@ class SizingPage(QWizardPage):
         self.blocks_spin = NumberField("wizardBlocksSpin", 0, MAX_BLOCKS)
         self.blocks_spin.setValue(1)
         self.blocks_spin.setEnabled(False)
+
+    def _build_preview(self) -> None:
+        """What the fields resolve to: the text, the fixes offered, the breakdown and the budget curve."""
         self.preview_label = QLabel()
         self.preview_label.setObjectName("wizardPreviewLabel")
         self.preview_label.setWordWrap(True)
@@ -68,6 +83,8 @@ class SizingPage(QWizardPage):
         self.fixes = FixButtons("wizardSizingFixes")
         self.chart = DramChart(object_name="wizardDramChart")
         self.curve = BudgetCurve()
+
+    def _build_layout(self) -> None:
         layout = QGridLayout(self)
         layout.addWidget(self.auto_radio, 0, 0)
         layout.addWidget(self.budget_edit, 0, 1)
@@ -80,10 +97,8 @@ class SizingPage(QWizardPage):
         charts.addWidget(self.curve, 1)
         layout.addLayout(charts, 4, 0, 1, 2)
         layout.setRowStretch(4, 1)
-        self.preview: CompilePreview | None = None
-        self.auto_radio.toggled.connect(self._on_mode)
-        self.budget_edit.textChanged.connect(self.update_preview)
-        self.blocks_spin.edited.connect(self.update_preview)
+
+    # ---- the preview ---------------------------------------------------------------------------------
 
     def options(self) -> SizingOptions:
         if self.auto_radio.isChecked():

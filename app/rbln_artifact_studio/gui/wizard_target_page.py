@@ -37,6 +37,18 @@ class TargetPage(QWizardPage):
         self.setTitle("Target")
         self.setSubTitle("The NPU the artifact runs on; num_devices > 1 places the model on that many NPUs of the SKU.")
         self.backends = backends
+        self._build_target()
+        self._build_backend()
+        self._build_layout()
+        self._connect()
+        self._show_info()
+        self._show_backends()
+        backends.detect()
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_target(self) -> None:
+        """The SKU and num_devices, what the SKU offers, and what the devices come to (with fixes offered)."""
         self.npu_combo = QComboBox()
         self.npu_combo.setObjectName("wizardNpuCombo")
         for name in SKUS:
@@ -47,6 +59,14 @@ class TargetPage(QWizardPage):
         self.info = QLabel()
         self.info.setObjectName("wizardTargetInfo")
         self.info.setWordWrap(True)
+        self.sizing = QLabel()
+        self.sizing.setObjectName("wizardDevicesInfo")
+        self.sizing.setWordWrap(True)
+        self.sizing.setTextFormat(Qt.TextFormat.RichText)
+        self.fixes = FixButtons("wizardTargetFixes")
+
+    def _build_backend(self) -> None:
+        """The backend to compile with, and what detection found of it."""
         self.backend_combo = QComboBox()
         self.backend_combo.setObjectName("wizardBackendCombo")
         for choice in BackendChoice:
@@ -54,26 +74,24 @@ class TargetPage(QWizardPage):
         self.backend_info = QLabel()
         self.backend_info.setObjectName("wizardBackendInfo")
         self.backend_info.setWordWrap(True)
+
+    def _build_layout(self) -> None:
         layout = QFormLayout(self)
         layout.addRow("NPU", self.npu_combo)
         layout.addRow("num_devices", self.devices_spin)
         layout.addRow(self.info)
-        self.sizing = QLabel()
-        self.sizing.setObjectName("wizardDevicesInfo")
-        self.sizing.setWordWrap(True)
-        self.sizing.setTextFormat(Qt.TextFormat.RichText)
         layout.addRow(self.sizing)
-        self.fixes = FixButtons("wizardTargetFixes")
         layout.addRow(self.fixes)
         layout.addRow("Backend", self.backend_combo)
         layout.addRow(self.backend_info)
+
+    def _connect(self) -> None:
         self.npu_combo.currentIndexChanged.connect(self._show_info)
         self.devices_spin.edited.connect(self._show_info)
         self.backend_combo.currentIndexChanged.connect(self._show_backends)
-        backends.changed.connect(self._show_backends)
-        self._show_info()
-        self._show_backends()
-        backends.detect()
+        self.backends.changed.connect(self._show_backends)
+
+    # ---- the choices ---------------------------------------------------------------------------------
 
     def npu(self) -> str:
         return str(self.npu_combo.currentData())
