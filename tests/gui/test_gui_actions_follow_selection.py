@@ -110,8 +110,14 @@ def test_preferences_through_its_action_then_the_jobs_panel_leave_the_actions(
         qtbot.mouseClick(present(child(prefs, QDialogButtonBox).button(button)), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.jobs.active(), timeout=20_000)
     assert _states(window) == ONE_SELECTED
-    panel = window.jobs_panel.widget()
-    qtbot.mouseClick(panel, Qt.MouseButton.LeftButton)  # into the Jobs panel's list: the focus goes there
+    jobs = window.jobs_panel.list  # a click on a job's row (the folder's scan), then into its log: the focus moves
+    qtbot.mouseClick(
+        jobs.viewport(), Qt.MouseButton.LeftButton, pos=jobs.visualItemRect(present(jobs.item(0))).center()
+    )
+    assert window.focusWidget() is jobs and jobs.currentRow() == 0
+    assert _states(window) == ONE_SELECTED
+    qtbot.mouseClick(window.jobs_panel.log.viewport(), Qt.MouseButton.LeftButton)
+    assert window.focusWidget() is window.jobs_panel.log
     assert _states(window) == ONE_SELECTED
     assert window.browser.selected_paths() == [str(cr13_artifact)]
 
@@ -136,11 +142,13 @@ def test_the_menu_the_filter_the_details_and_the_docks_leave_the_actions(
     assert _states(window) == ONE_SELECTED
     # A click into the filter box, and a filter the selected artifact matches.
     qtbot.mouseClick(window.browser.filter_edit, Qt.MouseButton.LeftButton)
+    assert window.focusWidget() is window.browser.filter_edit
     assert _states(window) == ONE_SELECTED
     qtbot.keyClicks(window.browser.filter_edit, "cr13")
     assert _states(window) == ONE_SELECTED
     # Open Details gives the detail panel the focus; a click there keeps it.
     window.artifact_actions.open_details.trigger()
+    assert window.focusWidget() is window.detail
     qtbot.mouseClick(window.detail.viewport(), Qt.MouseButton.LeftButton)
     assert _states(window) == ONE_SELECTED
     # The Jobs dock and the toolbar hidden and shown again.
