@@ -132,6 +132,7 @@ def test_a_row_selected_during_the_scan_stays_selected_as_rows_arrive_and_at_the
     qtbot.waitUntil(lambda: window.model.row_of(chosen) is not None, timeout=60_000)
     view = window.browser.view
     index = window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(chosen) or 0, 0))
+    view.scrollTo(index)  # the user scrolls to it, then clicks it
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(index).center())
     assert window.browser.selected_paths() == [chosen] and window.browser.current_path() == chosen
     seen: list[list[str]] = []
