@@ -23,6 +23,8 @@ from rbln_artifact_studio.gui.jobs import Job
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.main_window import MainWindow
 
+Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
+
 
 class BusyPaths(QObject):
     """Which artifact folders running jobs read or write (a resize's source and copy, a compile's output)."""
@@ -54,18 +56,29 @@ class ArtifactActions(QObject):
         super().__init__(window)
         self.window = window
         self.busy = BusyPaths(self)
+        self._create_actions()
+        self._bind_keys()
+        self.toolbar = self._build_toolbar()
+        self.toolbar_action = self.toolbar.toggleViewAction()
+        self.toolbar_action.setObjectName("actionShowToolbar")
+        self.toolbar_action.setText("&Toolbar")
+        # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
         view = window.browser.view
+        view.installEventFilter(self)
+        view.viewport().installEventFilter(self)
 
-        Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
+    # ---- construction, step by step -----------------------------------------------------------------
 
-        def action(name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
-            a = QAction(text, window)
-            a.setObjectName(name)
-            if shortcut is not None:
-                a.setShortcut(QKeySequence(shortcut))
-            a.triggered.connect(slot)
-            return a
+    def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
+        a = QAction(text, self.window)
+        a.setObjectName(name)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.triggered.connect(slot)
+        return a
 
+    def _create_actions(self) -> None:
+        action = self._action
         self.resize_copy = action("actionResizeCopy", "Resize to a &Copy…", self.open_resize_copy, "Ctrl+Shift+R")
         self.serving = action("actionServing", "&Serving Check", self.show_serving, "Ctrl+Shift+S")
         self.show_in_folder = action("actionShowInFolder", "Show in &File Manager", self.show_in_file_manager)
@@ -74,33 +87,35 @@ class ArtifactActions(QObject):
         self.compare = action("actionCompare", "Co&mpare…", self.open_compare, "Ctrl+Shift+M")
         self.open_details = action("actionOpenDetails", "Open &Details", self.show_details, Qt.Key.Key_Return)
         self.open_details.setShortcuts([QKeySequence(Qt.Key.Key_Return), QKeySequence(Qt.Key.Key_Enter)])
-        for a in (self.trash, self.open_details):  # keys a text field needs: only while the table has the focus
+
+    def _bind_keys(self) -> None:
+        """Delete and Enter only while the table has the focus (a text field needs them); the others window-wide."""
+        view = self.window.browser.view
+        for a in (self.trash, self.open_details):
             a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             view.addAction(a)
         for a in (self.resize_copy, self.serving, self.compare):
-            window.addAction(a)
+            self.window.addAction(a)
 
-        self.toolbar = QToolBar("Artifact toolbar", window)
-        self.toolbar.setObjectName("artifactToolbar")
-        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    def _build_toolbar(self) -> QToolBar:
+        w = self.window
+        toolbar = QToolBar("Artifact toolbar", w)
+        toolbar.setObjectName("artifactToolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for a in (
-            window.action_compile,
-            window.action_resize,
+            w.action_compile,
+            w.action_resize,
             self.resize_copy,
-            window.action_plan,
-            window.action_explore,
+            w.action_plan,
+            w.action_explore,
             self.compare,
             self.serving,
             self.trash,
         ):
-            self.toolbar.addAction(a)
-        self.toolbar_action = self.toolbar.toggleViewAction()
-        self.toolbar_action.setObjectName("actionShowToolbar")
-        self.toolbar_action.setText("&Toolbar")
+            toolbar.addAction(a)
+        return toolbar
 
-        # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
-        view.installEventFilter(self)
-        view.viewport().installEventFilter(self)
+    # ---- menus and the state of the actions ----------------------------------------------------------
 
     def menu_actions(self) -> list[QAction | None]:
         """The context menu, top to bottom (None: a separator); the Artifact menu shows the same."""

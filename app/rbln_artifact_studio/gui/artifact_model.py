@@ -62,6 +62,20 @@ def _status_brush(status: Status) -> QBrush:
     return brush
 
 
+def _tooltip(row: ArtifactSummary, column: int) -> str:
+    """A cell's tooltip: the status's reasons, the full path, or the exact figure the cell rounds."""
+    if column == STATUS_COLUMN:
+        return "\n".join(row.problems) if row.problems else "No problems found."
+    if column == NAME_COLUMN:
+        return row.path
+    exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
+    if value is None and COLUMNS[column].missing is not None and row.kv_note:
+        return row.kv_note  # why a KV figure is missing, in words
+    if exact is None:
+        return ""
+    return "unknown" if value is None else exact(value)
+
+
 class ArtifactTableModel(QAbstractTableModel):
     """Rows keyed by artifact path; upserts and removals arrive in batches from scan jobs.
 
@@ -108,7 +122,7 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row.summary, c)
+            return _tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
         if role == PATH_ROLE:
@@ -116,18 +130,6 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == SEARCH_ROLE:
             return row.search
         return None
-
-    def _tooltip(self, row: ArtifactSummary, column: int) -> str:
-        if column == STATUS_COLUMN:
-            return "\n".join(row.problems) if row.problems else "No problems found."
-        if column == NAME_COLUMN:
-            return row.path
-        exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
-        if value is None and COLUMNS[column].missing is not None and row.kv_note:
-            return row.kv_note  # why a KV figure is missing, in words
-        if exact is None:
-            return ""
-        return "unknown" if value is None else exact(value)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
