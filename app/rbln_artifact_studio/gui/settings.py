@@ -9,10 +9,12 @@ plausibly ours (far too large) is moved aside, kept, and the app starts from def
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import fcntl
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,6 +161,37 @@ class SettingsNotices(QObject):
 
 Change = Callable[[QSettings], None]
 
+MERGE_LOCK_SUFFIX = ".merge-lock"  # not Qt's own ".lock", which QSettings takes inside each sync
+MERGE_LOCK_WAIT = 5.0  # seconds; a merge takes milliseconds, and past this the change is written unlocked
+
+
+@contextlib.contextmanager
+def merge_lock(settings_file: str) -> Iterator[None]:
+    """Hold the settings' merge lock while a change reads, edits and writes the file.
+
+    Qt's own lock covers one sync: two writers that each read the file, add a recent folder and write it back
+    would both see the old list, and the second would drop the first's folder. The flock spans all three steps.
+    Where the lock file cannot be made (a read-only folder) the change goes ahead: its write then fails and says so.
+    """
+    try:
+        fd = os.open(settings_file + MERGE_LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + MERGE_LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break  # a writer stuck for seconds: write unlocked rather than lose the change
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
 
 class Settings:
     """A thin typed layer over QSettings; every value has a default and a bad stored value reads as that.
@@ -205,10 +238,11 @@ class Settings:
     def _apply(self, change: Change) -> None:
         # An object of this thread's own: QSettings objects are not shared between threads. Qt re-reads the file
         # when another process changed it, and writes it under a lock file, replacing it by a rename.
-        store = QSettings(self._file, self._format)
-        store.sync()
-        change(store)
-        store.sync()
+        with merge_lock(self._file):
+            store = QSettings(self._file, self._format)
+            store.sync()
+            change(store)
+            store.sync()
         if store.status() != QSettings.Status.NoError and not self._said_unwritable:
             self._said_unwritable = True
             self.notices.notice.emit(
