@@ -31,9 +31,9 @@ from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.operations.resize import (
     ResizeResult,
-    _require_simulated,
-    _rewrite,
+    require_simulated,
     resized_header,
+    rewrite_in_folder,
 )
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import pending_slot
@@ -96,7 +96,7 @@ def _read(prefix: BucketPrefix, bucket: Bucket | None = None) -> Read:
 
 
 def _plan(read: Read, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
-    _require_simulated(read.artifact)
+    require_simulated(read.artifact)
     return resolve_target(read.artifact, target, budget)
 
 
@@ -331,7 +331,7 @@ def resize_bucket_to_folder(
         faults.checkpoint("copy.copied")
         copied = open_artifact(staging.path)
         if copied.config.kvcache_num_blocks != count:
-            _rewrite(copied, count)
+            rewrite_in_folder(copied, count)
         progress.check()
         staging.publish()
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
@@ -349,7 +349,7 @@ def resize_folder_to_bucket(
     last (the marker object keeps it incomplete until then); the folder is only read."""
     progress = progress or Progress()
     artifact = open_artifact(folder)
-    _require_simulated(artifact)
+    require_simulated(artifact)
     if artifact.model_dir != artifact.path:
         raise ResizeError(f"{folder} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
     count, warnings = resolve_target(artifact, target, budget)
