@@ -309,6 +309,43 @@ def resize_bucket_to_copy(
     return BucketResizeResult.at(output, read.artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
 
 
+@dataclass(frozen=True)
+class CopyPlan:
+    """A bucket's artifact read for a copy elsewhere, with the count the copy gets (the request checked)."""
+
+    read: Read
+    count: int
+    warnings: list[str]
+
+    @property
+    def previous(self) -> int:
+        return self.read.artifact.config.kvcache_num_blocks
+
+    @property
+    def size(self) -> int:
+        return self.read.found.size
+
+
+def plan_copy(source: BucketPrefix, target: int | None, budget: MemoryBudget | None) -> CopyPlan:
+    """Read the artifact at source and check the request, before anything is written anywhere."""
+    read = _read(source)
+    return CopyPlan(read, *_plan(read, target, budget))
+
+
+def download_resized(plan: CopyPlan, folder: Path, progress: Progress) -> None:
+    """The planned artifact's objects into the empty local folder (a staging folder), each as of the ETag read,
+    then resized there to the planned count."""
+    progress.start(plan.size, f"Downloading {plan.read.found.prefix.name}")
+    for name, obj in sorted(plan.read.found.objects.items()):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        plan.read.bucket.download(obj, folder / name, progress.advance)
+    faults.checkpoint("copy.copied")
+    copied = open_artifact(folder)
+    if copied.config.kvcache_num_blocks != plan.count:
+        rewrite_in_folder(copied, plan.count)
+    progress.check()
+
+
 def resize_bucket_to_folder(
     source: BucketPrefix,
     output_dir: Path,
@@ -319,23 +356,22 @@ def resize_bucket_to_folder(
     """A resized copy in a new folder here: the objects downloaded into a staging folder, resized there, published
     by rename (the local copy's own crash safety)."""
     progress = progress or Progress()
-    read = _read(source)
-    count, warnings = _plan(read, target, budget)
+    plan = plan_copy(source, target, budget)
     output = check_new_output_dir(output_dir)
-    total = read.found.size
-    progress.start(total, f"Downloading {source.name} to {output.name}")
     with StagingDir(output) as staging:
-        for name, obj in sorted(read.found.objects.items()):
-            (staging.path / name).parent.mkdir(parents=True, exist_ok=True)
-            read.bucket.download(obj, staging.path / name, progress.advance)
-        faults.checkpoint("copy.copied")
-        copied = open_artifact(staging.path)
-        if copied.config.kvcache_num_blocks != count:
-            rewrite_in_folder(copied, count)
-        progress.check()
+        download_resized(plan, staging.path, progress)
         staging.publish()
-    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return ResizeResult(output, read.artifact.config.kvcache_num_blocks, count, warnings, total)
+    progress.say(f"Wrote {output} with kvcache_num_blocks={plan.count}")
+    return ResizeResult(output, plan.previous, plan.count, plan.warnings, plan.size)
+
+
+def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed); its bucket.
+    A copy into a bucket asks this before it fetches anything, and again when it writes."""
+    bucket = Bucket(output.bucket)
+    if _prepare_output(bucket, output, progress or Progress()):
+        raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
+    return bucket
 
 
 def resize_folder_to_bucket(
@@ -344,26 +380,27 @@ def resize_folder_to_bucket(
     target: int | None = None,
     budget: MemoryBudget | None = None,
     progress: Progress | None = None,
+    label: str | None = None,
 ) -> ResizeResult:
     """A resized copy of a folder here, uploaded below output: each graph with its new header, rbln_config.json
-    last (the marker object keeps it incomplete until then); the folder is only read."""
+    last (the marker object keeps it incomplete until then); the folder is only read. label names the folder in
+    messages (a copy fetched from a server into a staging folder here names the server's)."""
     progress = progress or Progress()
+    label = label or str(folder)
     artifact = open_artifact(folder)
     require_simulated(artifact)
     if artifact.model_dir != artifact.path:
-        raise ResizeError(f"{folder} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
+        raise ResizeError(f"{label} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
     count, warnings = resolve_target(artifact, target, budget)
-    bucket = Bucket(output.bucket)
     config = _new_config(artifact, (folder / CONFIG_NAME).read_bytes(), count)
-    if _prepare_output(bucket, output, progress):
-        raise StudioError(f"The output {output} is not empty; choose a new prefix.")
+    bucket = check_output_prefix(output, progress)
     patches = _header_patches(artifact, count) if artifact.config.kvcache_num_blocks != count else {}
     files = sorted(p for p in folder.iterdir() if p.is_file() and not is_internal_name(p.name))
     total = sum(p.stat().st_size for p in files)
     marker = output.key_prefix + INCOMPLETE_MARKER
-    bucket.put(marker, json.dumps({"source": str(folder), "kvcache_num_blocks": count}).encode(), create=True)
+    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": count}).encode(), create=True)
     faults.checkpoint("copy.locked")
-    progress.start(total, f"Uploading {folder.name} to {output}")
+    progress.start(total, f"Uploading {Path(label).name} to {output}")
     for i, path in enumerate(files):
         if path.name == CONFIG_NAME:
             continue
