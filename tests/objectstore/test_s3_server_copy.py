@@ -243,3 +243,26 @@ def test_a_copy_from_a_server_killed_mid_upload_is_incomplete_then_finished(
     assert again.returncode == 0, again.stderr
     assert bucket_rows(bucket, "fleet") == {out: "ok"}
     assert not [k for k in bucket.objects() if ".rbln-studio" in k] and nothing_staged(staging_here)
+
+
+def test_a_multimodal_model_goes_to_a_server_and_back(
+    bucket: BucketFixture,
+    remote_cli: Run,  # noqa: F811
+    tmp_path: Path,
+    staging_here: Path,
+) -> None:
+    from kind_fixtures import simulated_llava
+
+    llava = simulated_llava(tmp_path / "made" / "llava", kvcache_num_blocks=8)
+    bucket.upload(llava, "fleet/llava")
+    on_server = tmp_path / "srv" / "llava-6"
+    down = remote_cli("set-kvcache-num-blocks", bucket.url("fleet/llava"), "6", "--output-dir", url(on_server))
+    assert down.returncode == 0, down.stderr
+    nested = json.loads((on_server / "rbln_config.json").read_text())["language_model"]["kvcache_num_blocks"]
+    assert (read_block_count(on_server / "language_model"), nested) == (6, 6)
+    assert open_artifact(on_server).status.value == "ok"
+    up = remote_cli("set-kvcache-num-blocks", url(on_server), "7", "--output-dir", bucket.url("fleet/llava-7"))
+    assert up.returncode == 0, up.stderr
+    back = open_bucket_artifact(parse_bucket_prefix(bucket.url("fleet/llava-7")))
+    assert (back.status.value, back.kind.value, back.config.kvcache_num_blocks) == ("ok", "multimodal", 7)
+    assert len(bucket.objects("fleet/llava-7/")) == len(bucket.objects("fleet/llava/")) and nothing_staged(staging_here)

@@ -20,7 +20,9 @@ RESIGNED = ("authorization", "x-amz-date", "x-amz-content-sha256", "content-leng
 HOP = ("connection", "keep-alive", "transfer-encoding", "content-length")
 
 
-def _resigned(store: Seaweed, method: str, host: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+def _resigned(
+    store: Seaweed, method: str, host: str, path: str, headers: dict[str, str], body: bytes
+) -> dict[str, str]:
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
@@ -39,7 +41,7 @@ def unconditional_gateway(store: Seaweed) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
         def forward(self) -> None:
@@ -48,7 +50,7 @@ def unconditional_gateway(store: Seaweed) -> Iterator[str]:
             headers = dict(self.headers.items())
             if self.command == "PUT" and any(k.lower() in CONDITIONS for k in headers):
                 headers = _resigned(store, "PUT", self.headers["Host"], self.path, headers, body)
-            connection = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=60)
+            connection = http.client.HTTPConnection(upstream.hostname or "127.0.0.1", upstream.port, timeout=60)
             try:
                 connection.request(self.command, self.path, body=body, headers=headers)
                 answer = connection.getresponse()

@@ -39,7 +39,8 @@ class BucketKind:
         return self.open(where, None, None).config.kvcache_num_blocks
 
     def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        """In place, into a copy in the same bucket, or across a bucket and a folder here (dispatch.CROSSINGS)."""
+        """In place, into a copy in the same bucket, or across a bucket and a folder here or on a server
+        (dispatch.CROSSINGS)."""
         from rbln_artifact_studio.core.model.budget import parse_budget
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore import resize as bucket_resize

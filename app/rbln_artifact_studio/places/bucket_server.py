@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder
 from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.operations.resize import ResizeResult
@@ -78,8 +78,6 @@ def server_to_bucket(
     there = server(source.host)
     artifact = open_remote_artifact(there, source, progress.cancel)  # checked as inspect checks it, read there
     require_simulated(artifact)
-    if artifact.model_dir != artifact.path:
-        raise ResizeError(f"{source} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
     resolve_target(artifact, target, budget)  # a bad request fails before a byte moves
     check_output_prefix(output, progress)
     try:
