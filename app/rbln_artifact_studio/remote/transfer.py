@@ -33,7 +33,7 @@ from rbln_artifact_studio.remote.transport import SSH_FAILED, kill_local, remote
 PROGRAM = "transfer"
 RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG})
 IDLE = 120.0  # seconds the server waits for the next bytes before it drops the copy (our process was killed)
-CHUNK = 1 << 20
+CHUNK = 4 << 20
 STOP_WAIT = 10.0  # seconds a stopped copy gets to remove its staging folder before it is killed there
 POLL = 0.05
 

@@ -24,7 +24,7 @@ import threading
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
 
-CHUNK = 1 << 20
+CHUNK = 4 << 20
 SYNC_EVERY = 256 << 20
 RULES = json.loads(sys.argv[3])
 CONFIG, MARKER, PARTIAL = RULES["config"], RULES["marker"], RULES["partial"]
