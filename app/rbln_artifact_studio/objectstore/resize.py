@@ -5,7 +5,8 @@ In place: a lock object (created with If-None-Match) keeps two runs of the studi
 rewritten with its new header in the slot that is not current, conditional on the ETag read (If-Match), then
 rbln_config.json the same way, which commits the new count. A run killed before that leaves the old count (the
 pending slots are ignored, as on disk). A store that ignores the conditions is found by a probe write, and in place
-is refused there.
+is refused there. A multimodal model's language model is resized as on disk: its graphs, then the model's
+rbln_config.json (the nested section), then the language model's own, which commits the count.
 
 To a copy: a marker object first (the prefix is incomplete until it is gone), the payload objects copied
 server-side (the graphs rebuilt around their new header: UploadPartCopy of the rest), rbln_config.json last,
@@ -29,11 +30,12 @@ from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.location import BucketPrefix, Location
 from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
+from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.operations.resize import (
     ResizeResult,
-    _require_simulated,
-    _rewrite,
+    require_simulated,
     resized_header,
+    rewrite_in_folder,
 )
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import pending_slot
@@ -45,8 +47,9 @@ from rbln_artifact_studio.core.storage.fsutil import (
     StagingDir,
     check_new_output_dir,
     is_internal_name,
+    iter_files,
 )
-from rbln_artifact_studio.core.storage.jsonfile import detect_style, dumps_styled
+from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
 from rbln_artifact_studio.objectstore.client import ConditionFailed
 from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch, url
@@ -73,44 +76,71 @@ class BucketResizeResult(ResizeResult):
 
 @dataclass(frozen=True)
 class Read:
-    """An artifact in a bucket as read: its objects (with ETags), its check, and the raw config bytes."""
+    """An artifact in a bucket as read: its objects (with ETags), its check, and the configs a resize rewrites as
+    they were read (by name below the prefix)."""
 
     bucket: Bucket
     found: Found
     artifact: Artifact
-    config: bytes
+    texts: dict[str, bytes]
 
 
 def _read(prefix: BucketPrefix, bucket: Bucket | None = None) -> Read:
     bucket, found = find(prefix, bucket)
     pieces = fetch(bucket, found)
     artifact = check(bucket, found, pieces)
-    location = artifact.location
-    if location is not None and (location.vlm_root is not None or location.section):
-        raise ResizeError(
-            f"{prefix} is a multimodal model; in a bucket only decoder-only artifacts resize. Copy it to a folder "
-            "here (aws s3 cp --recursive) and resize that. Nothing was changed."
-        )
-    config = b"".join(data for _, data in pieces[CONFIG_NAME])
-    return Read(bucket, found, artifact, config)
+    texts = {name: b"".join(data for _, data in pieces.get(name, [])) for name in config_names(artifact)}
+    return Read(bucket, found, artifact, texts)
 
 
 def _plan(read: Read, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
-    _require_simulated(read.artifact)
+    require_simulated(read.artifact)
     return resolve_target(read.artifact, target, budget)
 
 
-def _new_config(artifact: Artifact, data: bytes, count: int) -> bytes:
-    """rbln_config.json at count, in the layout of the file it replaces (a diff shows only what changed)."""
-    return dumps_styled(with_block_count(artifact.loaded.raw, count), detect_style(data))
+def _name(artifact: Artifact, path: Path) -> str:
+    """One of the artifact's files by its name below the artifact's folder (an object's name below its prefix)."""
+    return path.relative_to(artifact.path).as_posix()
+
+
+def config_names(artifact: Artifact) -> list[str]:
+    """The configs a resize rewrites, in the order they are written: a multimodal model's own first (its nested
+    section of the language model), the language model's last, which commits the count as on disk."""
+    location = artifact.location
+    if location is None or location.vlm_root is None or not location.section:
+        return [_name(artifact, artifact.model_dir / CONFIG_NAME)]
+    if not location.vlm_root.is_relative_to(artifact.path):
+        raise ResizeError(
+            f"{artifact.name} is the language model of the multimodal model at {artifact.where_of(location.vlm_root)}; "
+            "resize the model there (its rbln_config.json records the count too). Nothing was changed."
+        )
+    return [_name(artifact, location.vlm_root / CONFIG_NAME), _name(artifact, artifact.model_dir / CONFIG_NAME)]
+
+
+def new_configs(artifact: Artifact, texts: dict[str, bytes], count: int) -> dict[str, bytes]:
+    """Each config of config_names at count (by name, in write order), in the layout of the file it replaces."""
+    *parent, own = config_names(artifact)
+    out: dict[str, bytes] = {}
+    location = artifact.location
+    if parent and location is not None and location.section:
+        [name] = parent
+        raw = require_current_format(decode_json(texts[name], Path(name)), Path(name))
+        nested = raw.get(location.section)
+        if isinstance(nested, dict):  # as rewrite_in_folder: the nested copy first, the studio's old keys dropped
+            updated = {k: v for k, v in raw.items() if k not in OUR_OLD_KEYS}
+            updated[location.section] = with_block_count(nested, count)
+            out[name] = dumps_styled(updated, detect_style(texts[name]))
+    out[own] = dumps_styled(with_block_count(artifact.loaded.raw, count), detect_style(texts[own]))
+    return out
 
 
 def _header_patches(artifact: Artifact, count: int) -> dict[str, Patch]:
-    """Each graph file's name and the bytes of its new header slot (at the slot that is not current)."""
+    """Each graph file's name (below the artifact's folder) and the bytes of its new header slot (at the slot that
+    is not current)."""
     out: dict[str, Patch] = {}
     for graph in artifact.graph_files:
         assert graph.slot is not None and graph.container is not None
-        out[graph.path.name] = pending_slot(
+        out[_name(artifact, graph.path)] = pending_slot(
             graph.container, graph.slot, resized_header(artifact, graph.slot.header, count)
         )
     return out
@@ -209,9 +239,10 @@ def resize_bucket_in_place(
                     obj = read.found.objects[name]
                     bucket.rewrite(obj, obj.key, [patch], if_match=obj.etag)
                     faults.checkpoint(f"resize.header_written.{i}")
-                config = read.found.objects[CONFIG_NAME]
                 faults.checkpoint("resize.config")
-                bucket.put(config.key, _new_config(read.artifact, read.config, count), if_match=config.etag)
+                for name, data in new_configs(read.artifact, read.texts, count).items():
+                    config = read.found.objects[name]
+                    bucket.put(config.key, data, if_match=config.etag)
             except StudioError as exc:
                 raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
         faults.checkpoint("resize.done")
@@ -233,17 +264,17 @@ def _prepare_output(bucket: Bucket, output: BucketPrefix, progress: Progress) ->
     return objects
 
 
-def _already_done(bucket: Bucket, output: BucketPrefix, source: Read, config: bytes) -> bool:
-    """The output holds exactly this copy: the same objects by name and size, the new config byte for byte, and a
+def _already_done(bucket: Bucket, output: BucketPrefix, source: Read, configs: dict[str, bytes]) -> bool:
+    """The output holds exactly this copy: the same objects by name and size, the new configs byte for byte, and a
     check that passes."""
     try:
         _, found = find(output, bucket)
     except StudioError:
         return False
-    if _expected_objects(found) != {**_expected_objects(source.found), CONFIG_NAME: len(config)}:
+    if _expected_objects(found) != {**_expected_objects(source.found), **{n: len(d) for n, d in configs.items()}}:
         return False
     try:
-        if bucket.read(found.objects[CONFIG_NAME].key) != config:
+        if any(bucket.read(found.objects[name].key) != data for name, data in configs.items()):
             return False
         return check(bucket, found, fetch(bucket, found)).status.value != "invalid"
     except StudioError:
@@ -277,8 +308,8 @@ def resize_bucket_to_copy(
     read = _read(source)
     count, warnings = _plan(read, target, budget)
     bucket = read.bucket
-    config = _new_config(read.artifact, read.config, count)
-    if _already_done(bucket, output, read, config):
+    configs = new_configs(read.artifact, read.texts, count)
+    if _already_done(bucket, output, read, configs):
         progress.say(f"{output} already holds this copy with kvcache_num_blocks={count}; nothing to do")
         return BucketResizeResult.at(
             output, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True
@@ -292,7 +323,7 @@ def resize_bucket_to_copy(
     faults.checkpoint("copy.locked")
     progress.start(total, f"Copying {source.name} to {output.name}")
     for i, (name, obj) in enumerate(sorted(read.found.objects.items())):
-        if name == CONFIG_NAME:
+        if name in configs:
             continue
         key = output.key_prefix + name
         if name in patches:
@@ -302,11 +333,49 @@ def resize_bucket_to_copy(
         progress.advance(obj.size)
         faults.checkpoint(f"copy.object.{i}")
     faults.checkpoint("copy.copied")
-    bucket.put(output.key_prefix + CONFIG_NAME, config, create=True)
+    for name, data in configs.items():  # the language model's own last
+        bucket.put(output.key_prefix + name, data, create=True)
     faults.checkpoint("copy.config_written")
     bucket.delete([marker])
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
     return BucketResizeResult.at(output, read.artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """A bucket's artifact read for a copy elsewhere, with the count the copy gets (the request checked)."""
+
+    read: Read
+    count: int
+    warnings: list[str]
+
+    @property
+    def previous(self) -> int:
+        return self.read.artifact.config.kvcache_num_blocks
+
+    @property
+    def size(self) -> int:
+        return self.read.found.size
+
+
+def plan_copy(source: BucketPrefix, target: int | None, budget: MemoryBudget | None) -> CopyPlan:
+    """Read the artifact at source and check the request, before anything is written anywhere."""
+    read = _read(source)
+    return CopyPlan(read, *_plan(read, target, budget))
+
+
+def download_resized(plan: CopyPlan, folder: Path, progress: Progress) -> None:
+    """The planned artifact's objects into the empty local folder (a staging folder), each as of the ETag read,
+    then resized there to the planned count."""
+    progress.start(plan.size, f"Downloading {plan.read.found.prefix.name}")
+    for name, obj in sorted(plan.read.found.objects.items()):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        plan.read.bucket.download(obj, folder / name, progress.advance)
+    faults.checkpoint("copy.copied")
+    copied = open_artifact(folder)
+    if copied.config.kvcache_num_blocks != plan.count:
+        rewrite_in_folder(copied, plan.count)
+    progress.check()
 
 
 def resize_bucket_to_folder(
@@ -319,23 +388,22 @@ def resize_bucket_to_folder(
     """A resized copy in a new folder here: the objects downloaded into a staging folder, resized there, published
     by rename (the local copy's own crash safety)."""
     progress = progress or Progress()
-    read = _read(source)
-    count, warnings = _plan(read, target, budget)
+    plan = plan_copy(source, target, budget)
     output = check_new_output_dir(output_dir)
-    total = read.found.size
-    progress.start(total, f"Downloading {source.name} to {output.name}")
     with StagingDir(output) as staging:
-        for name, obj in sorted(read.found.objects.items()):
-            (staging.path / name).parent.mkdir(parents=True, exist_ok=True)
-            read.bucket.download(obj, staging.path / name, progress.advance)
-        faults.checkpoint("copy.copied")
-        copied = open_artifact(staging.path)
-        if copied.config.kvcache_num_blocks != count:
-            _rewrite(copied, count)
-        progress.check()
+        download_resized(plan, staging.path, progress)
         staging.publish()
-    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return ResizeResult(output, read.artifact.config.kvcache_num_blocks, count, warnings, total)
+    progress.say(f"Wrote {output} with kvcache_num_blocks={plan.count}")
+    return ResizeResult(output, plan.previous, plan.count, plan.warnings, plan.size)
+
+
+def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed); its bucket.
+    A copy into a bucket asks this before it fetches anything, and again when it writes."""
+    bucket = Bucket(output.bucket)
+    if _prepare_output(bucket, output, progress or Progress()):
+        raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
+    return bucket
 
 
 def resize_folder_to_bucket(
@@ -344,35 +412,39 @@ def resize_folder_to_bucket(
     target: int | None = None,
     budget: MemoryBudget | None = None,
     progress: Progress | None = None,
+    label: str | None = None,
 ) -> ResizeResult:
     """A resized copy of a folder here, uploaded below output: each graph with its new header, rbln_config.json
-    last (the marker object keeps it incomplete until then); the folder is only read."""
+    last (the marker object keeps it incomplete until then); the folder is only read. label names the folder in
+    messages (a copy fetched from a server into a staging folder here names the server's)."""
     progress = progress or Progress()
+    label = label or str(folder)
     artifact = open_artifact(folder)
-    _require_simulated(artifact)
-    if artifact.model_dir != artifact.path:
-        raise ResizeError(f"{folder} is a multimodal model; only decoder-only artifacts are copied to a bucket.")
+    require_simulated(artifact)
     count, warnings = resolve_target(artifact, target, budget)
-    bucket = Bucket(output.bucket)
-    config = _new_config(artifact, (folder / CONFIG_NAME).read_bytes(), count)
-    if _prepare_output(bucket, output, progress):
-        raise StudioError(f"The output {output} is not empty; choose a new prefix.")
+    configs = new_configs(artifact, {name: (folder / name).read_bytes() for name in config_names(artifact)}, count)
+    bucket = check_output_prefix(output, progress)
     patches = _header_patches(artifact, count) if artifact.config.kvcache_num_blocks != count else {}
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not is_internal_name(p.name))
-    total = sum(p.stat().st_size for p in files)
+    files = sorted(
+        (path.relative_to(folder).as_posix(), path)
+        for path, _ in iter_files(folder)
+        if path.is_file() and not any(is_internal_name(part) for part in path.relative_to(folder).parts)
+    )
+    total = sum(path.stat().st_size for _, path in files)
     marker = output.key_prefix + INCOMPLETE_MARKER
-    bucket.put(marker, json.dumps({"source": str(folder), "kvcache_num_blocks": count}).encode(), create=True)
+    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": count}).encode(), create=True)
     faults.checkpoint("copy.locked")
-    progress.start(total, f"Uploading {folder.name} to {output}")
-    for i, path in enumerate(files):
-        if path.name == CONFIG_NAME:
+    progress.start(total, f"Uploading {Path(label).name} to {output}")
+    for i, (name, path) in enumerate(files):
+        if name in configs:
             continue
-        patch = patches.get(path.name) if path.name.endswith(GRAPH_SUFFIX) else None
-        bucket.upload(path, output.key_prefix + path.name, [patch] if patch else [])
+        patch = patches.get(name) if name.endswith(GRAPH_SUFFIX) else None
+        bucket.upload(path, output.key_prefix + name, [patch] if patch else [])
         progress.advance(path.stat().st_size)
         faults.checkpoint(f"copy.object.{i}")
     faults.checkpoint("copy.copied")
-    bucket.put(output.key_prefix + CONFIG_NAME, config, create=True)
+    for name, data in configs.items():  # the language model's own last
+        bucket.put(output.key_prefix + name, data, create=True)
     faults.checkpoint("copy.config_written")
     bucket.delete([marker])
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")

@@ -1,5 +1,5 @@
 """Artifacts in S3-compatible buckets: scanned from a listing and ranged GETs, resized with conditional writes and
-server-side copies (objectstore/); also the copies between a bucket and a folder on this computer."""
+server-side copies (objectstore/); also the copies between a bucket and a folder here or on a server."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
 from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions, cross_kind_error
 
 if TYPE_CHECKING:
@@ -39,7 +39,8 @@ class BucketKind:
         return self.open(where, None, None).config.kvcache_num_blocks
 
     def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        """In place, into a copy in the same bucket, or across a bucket and a folder here (dispatch.CROSSINGS)."""
+        """In place, into a copy in the same bucket, or across a bucket and a folder here or on a server
+        (dispatch.CROSSINGS)."""
         from rbln_artifact_studio.core.model.budget import parse_budget
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore import resize as bucket_resize
@@ -52,14 +53,24 @@ class BucketKind:
         budget = parse_budget(order.budget_text) if order.budget_text is not None else None
         progress = Progress(report.progress, report.cancel)
         source, output = order.source, order.output
-        if isinstance(source, BucketPrefix) and output is None:
-            return bucket_resize.resize_bucket_in_place(source, order.target, budget)
-        if isinstance(source, BucketPrefix) and isinstance(output, BucketPrefix):
-            return bucket_resize.resize_bucket_to_copy(source, output, order.target, budget, progress)
-        if isinstance(source, BucketPrefix) and isinstance(output, LocalFolder):
-            return bucket_resize.resize_bucket_to_folder(source, output.path, order.target, budget, progress)
-        if isinstance(source, LocalFolder) and isinstance(output, BucketPrefix):
-            return bucket_resize.resize_folder_to_bucket(source.path, output, order.target, budget, progress)
+        if isinstance(source, BucketPrefix):
+            if output is None:
+                return bucket_resize.resize_bucket_in_place(source, order.target, budget)
+            if isinstance(output, BucketPrefix):
+                return bucket_resize.resize_bucket_to_copy(source, output, order.target, budget, progress)
+            if isinstance(output, LocalFolder):
+                return bucket_resize.resize_bucket_to_folder(source, output.path, order.target, budget, progress)
+            if isinstance(output, ServerFolder):
+                from rbln_artifact_studio.places.bucket_server import bucket_to_server
+
+                return bucket_to_server(source, output, order.target, budget, progress)
+        elif isinstance(output, BucketPrefix):
+            if isinstance(source, LocalFolder):
+                return bucket_resize.resize_folder_to_bucket(source.path, output, order.target, budget, progress)
+            if isinstance(source, ServerFolder):
+                from rbln_artifact_studio.places.bucket_server import server_to_bucket
+
+                return server_to_bucket(source, output, order.target, budget, progress)
         raise cross_kind_error(order)
 
 

@@ -29,6 +29,8 @@ KIND_MODULES: dict[type, str] = {
 CROSSINGS: dict[tuple[type, type], type] = {
     (BucketPrefix, LocalFolder): BucketPrefix,  # downloaded into a staging folder, resized there
     (LocalFolder, BucketPrefix): BucketPrefix,  # uploaded with the new headers, rbln_config.json last
+    (BucketPrefix, ServerFolder): BucketPrefix,  # staged and resized here, sent, renamed into place there when whole
+    (ServerFolder, BucketPrefix): BucketPrefix,  # fetched here under the server's lock, then uploaded as from here
 }
 """Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
 A pair not listed is refused with the reason (cross_kind_error)."""

@@ -108,7 +108,9 @@ class ResizeResult:
         return f"Set kvcache_num_blocks to {self.target} for artifact at {self.where}"
 
 
-def _require_simulated(artifact: Artifact) -> None:
+def require_simulated(artifact: Artifact) -> None:
+    """Refuse (ResizeError) an artifact the studio's own resize must not touch: an invalid one, one with caches of
+    unknown kinds, or one the real compiler wrote; the local and the bucket resize both ask this first."""
     if artifact.status.value == "invalid":  # first: a damaged file is named, not taken for real-compiler output
         reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
         raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}. Nothing was changed.")
@@ -144,8 +146,9 @@ def resized_header(artifact: Artifact, header: GraphHeader, target: int) -> Grap
     )
 
 
-def _rewrite(artifact: Artifact, target: int) -> None:
-    """Write every graph's new header beside its current one, then commit by replacing rbln_config.json."""
+def rewrite_in_folder(artifact: Artifact, target: int) -> None:
+    """Write every graph's new header beside its current one, then commit by replacing rbln_config.json (a VLM's
+    nested section first). The artifact is a folder on this computer; callers hold its lock or own its staging."""
     for i, graph in enumerate(artifact.graph_files):
         assert graph.slot is not None and graph.container is not None
         write_pending_header(graph.container, graph.slot, resized_header(artifact, graph.slot.header, target))
@@ -206,7 +209,7 @@ def _plan(
     artifact = open_artifact(folder, inspector)
     if artifact.incomplete is not None:
         raise ResizeError(f"{artifact.incomplete} Nothing was changed.")
-    _require_simulated(artifact)
+    require_simulated(artifact)
     return (artifact, *resolve_target(artifact, target, budget))
 
 
@@ -233,7 +236,7 @@ def resize_in_place(
                 try:
                     shared = artifact.shared  # read under the lock, just now
                     break_sharing(artifact.model_dir, shared)  # the other path (backup, cache blob) is only read
-                    _rewrite(artifact, new_count)
+                    rewrite_in_folder(artifact, new_count)
                 except NotDurableError as exc:
                     raise NotDurableError(f"{folder} now records kvcache_num_blocks={new_count}: {exc}") from None
             faults.checkpoint("resize.done")
@@ -280,7 +283,7 @@ def resize_to_copy(
             faults.checkpoint("copy.copied")
             copied = open_artifact(staging.path, inspector)
             if not _in_step(copied, new_count):
-                _rewrite(copied, new_count)
+                rewrite_in_folder(copied, new_count)
             progress.check()
             staging.publish()
     except OSError as exc:

@@ -1,0 +1,90 @@
+"""Resized copies between a bucket and a folder on a server, staged in a private folder on this computer.
+
+A bucket and a server cannot reach each other, so the bytes pass through here: bucket to server downloads the
+objects into a staging folder, resizes them there and sends them into a staging folder beside the server's output
+that is renamed into place only when whole (remote/transfer.py); server to bucket fetches the server's folder under
+its lock, then uploads it as a folder here is uploaded (rbln_config.json last). Each output is checked before a
+byte moves, and a stopped copy leaves at worst what the destination's own copy leaves (nothing on a server; a
+prefix scans call incomplete in a bucket, cleaned by the next run). The staging folder here is removed either way,
+or by the next copy when this process was killed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder
+from rbln_artifact_studio.core.model.budget import MemoryBudget
+from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.progress import Progress
+from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
+
+STAGING_ROOT = "rbln-studio-staging"  # below the system's temp folder (TMPDIR), private to the user
+
+
+def staging_root() -> Path:
+    """This user's folder for copies passing through this computer (their staging folders are cleaned when stale)."""
+    root = Path(tempfile.gettempdir()) / f"{STAGING_ROOT}-{os.getuid()}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, f"creating {root}") + " Set TMPDIR to a folder with room.") from None
+    return root
+
+
+def bucket_to_server(
+    source: BucketPrefix,
+    output: ServerFolder,
+    target: int | None,
+    budget: MemoryBudget | None,
+    progress: Progress,
+) -> ResizeResult:
+    """A resized copy of the bucket's artifact in a new folder on the server; the bucket is only read."""
+    from rbln_artifact_studio.objectstore.resize import download_resized, plan_copy
+    from rbln_artifact_studio.places.ssh import server
+    from rbln_artifact_studio.remote.transfer import ServerCopyResult, check_output, send_folder
+
+    plan = plan_copy(source, target, budget)  # a bad request or a denied key fails here, before any write
+    there = server(output.host)
+    check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
+    try:
+        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+            download_resized(plan, staging.path, progress)
+            sent = send_folder(there, staging.path, output, progress)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the copy here") + " Nothing was written there.") from None
+    progress.say(f"Wrote {output} with kvcache_num_blocks={plan.count}")
+    return ServerCopyResult.on(output, plan.previous, plan.count, plan.warnings, sent)
+
+
+def server_to_bucket(
+    source: ServerFolder,
+    output: BucketPrefix,
+    target: int | None,
+    budget: MemoryBudget | None,
+    progress: Progress,
+) -> ResizeResult:
+    """A resized copy of the server's artifact below the bucket's prefix; the server's folder is only read."""
+    from rbln_artifact_studio.core.fleet.targets import resolve_target
+    from rbln_artifact_studio.core.operations.resize import require_simulated
+    from rbln_artifact_studio.objectstore.resize import check_output_prefix, resize_folder_to_bucket
+    from rbln_artifact_studio.places.ssh import server
+    from rbln_artifact_studio.remote.artifact import open_remote_artifact
+    from rbln_artifact_studio.remote.transfer import fetch_folder
+
+    there = server(source.host)
+    artifact = open_remote_artifact(there, source, progress.cancel)  # checked as inspect checks it, read there
+    require_simulated(artifact)
+    resolve_target(artifact, target, budget)  # a bad request fails before a byte moves
+    check_output_prefix(output, progress)
+    try:
+        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+            folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
+            folder.mkdir()
+            fetch_folder(there, source, folder, progress)
+            return resize_folder_to_bucket(folder, output, target, budget, progress, label=source.url)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None
