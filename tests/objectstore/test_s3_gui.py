@@ -63,3 +63,54 @@ def test_bucket_dialog_refuses_a_bad_bucket_name(qtbot: QtBot, window: MainWindo
     dialog.accept()
     assert dialog.isVisible() and "is not a bucket name" in dialog.problem.text()
     dialog.reject()
+
+
+def test_the_resize_dialog_takes_every_place_a_bucket_copy_can_go_and_makes_it(
+    qtbot: QtBot, window: MainWindow, bucket: BucketFixture, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    """A copy of a bucket's artifact goes to another prefix, a folder here or a server (dispatch.CROSSINGS): the
+    dialog accepts each as typed, refuses the artifact's own prefix, and Apply makes the copy in the bucket."""
+    from gui.widgets import child
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
+
+    from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+
+    w = window
+    bucket.upload(cr13_artifact, "fleet/qwen")
+    url = bucket.url("fleet/qwen")
+    opener = w.dialogs.open_bucket_dialog()
+    opener.endpoint.setText(bucket.store.endpoint)
+    opener.bucket.setText(bucket.name)
+    opener.prefix.setText("fleet")
+    opener.accept()
+    qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
+    assert w.browser.select_path(url)
+    qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == url, timeout=20_000)
+    w.action_resize.trigger()
+    dialog = child(w, ResizeDialog, "resizeDialog")
+    dialog.prefill(12)
+    edit = child(dialog, QLineEdit, "resizeOutputEdit")
+    apply = child(dialog, QPushButton, "resizeApplyButton")
+
+    def typed(text: str) -> str:
+        edit.selectAll()
+        qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+        qtbot.keyClicks(edit, text)
+        return child(dialog, QLabel, "resizeMessage").text()
+
+    for place in ("fleet/qwen-12", str(tmp_path / "here-12"), "ssh://npu7/srv/qwen-12"):
+        said = typed(place)
+        assert "✓" in said and apply.isEnabled(), (place, said)
+    said = typed("fleet/qwen")
+    assert "a folder of its own" in said and not apply.isEnabled()
+    said = typed("fleet/qwen-12")
+    assert apply.isEnabled(), said
+    qtbot.mouseClick(apply, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: any(k.endswith("fleet/qwen-12/rbln_config.json") for k in bucket.objects("fleet/qwen-12")),
+        timeout=60_000,
+    )
+    qtbot.waitUntil(lambda: not w.jobs.active(), timeout=60_000)
+    assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen-12")).config.kvcache_num_blocks == 12
+    assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen")).config.kvcache_num_blocks != 12

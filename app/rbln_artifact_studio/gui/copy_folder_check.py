@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QWidget
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.location import ServerFolder, host_of, parse_beside, server_url
-from rbln_artifact_studio.core.storage.output_check import folder_problem, path_problem
+from rbln_artifact_studio.core.storage.output_check import CHOOSE_FOLDER, folder_problem, path_problem
 from rbln_artifact_studio.gui.jobs import JobManager
+from rbln_artifact_studio.places.dispatch import copy_refusal
 
 CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 
@@ -72,14 +73,23 @@ class CopyFolderCheck(QObject):
         return None
 
     def _remote_problem(self, output: str) -> str | None:
-        """A copy on a server: a new folder on the same server (the server checks it is new when the job starts)."""
+        """A copy of an artifact on a server or in a bucket: a new place that a Kind can write the copy to (the
+        job checks that it is new when it starts, where the copy is written)."""
+        where = self.artifact.where
+        if not output.strip():
+            return CHOOSE_FOLDER
         try:
-            target = parse_beside(output, self.artifact.where)
+            target = parse_beside(output, where)
         except StudioError as exc:
             return exc.one_line()
-        if not isinstance(target, ServerFolder) or target.host != self.host or not target.path.startswith("/"):
-            return f"Give the copy's folder on {self.host}: {server_url(self.host)}/PATH or an absolute /PATH there."
-        if target.path.rstrip("/") == self.artifact.path.as_posix().rstrip("/"):
+        if isinstance(target, ServerFolder):
+            host = where.host if isinstance(where, ServerFolder) else target.host  # a server's copy stays there
+            if target.host != host or not target.path.startswith("/"):  # say what to type, not only what is wrong
+                return f"Give the copy's folder on {host}: {server_url(host)}/PATH or an absolute /PATH there."
+        refusal = copy_refusal(where, target)
+        if refusal is not None:
+            return refusal
+        if type(target) is type(where) and str(target).rstrip("/") == str(where).rstrip("/"):
             return "The copy needs a folder of its own, not the artifact's."
         return None
 

@@ -62,6 +62,21 @@ def read_block_count(where: Location) -> int:
     return kind_of(where).read_block_count(where)
 
 
+def copy_refusal(source: Location, output: Location) -> str | None:
+    """Why a resize of source cannot write its copy at output, before anything is read (None: a Kind makes it).
+
+    The rules resize applies by the kinds of the two places, for a dialog to say as the user types."""
+    if type(output) is not type(source):
+        if (type(source), type(output)) in CROSSINGS:
+            return None
+        return cross_kind_error(ResizeOrder(source, 1, None, output)).one_line()
+    if isinstance(source, ServerFolder) and isinstance(output, ServerFolder) and output.host != source.host:
+        from rbln_artifact_studio.places.ssh import other_server_error
+
+        return other_server_error(source, output).one_line()
+    return None
+
+
 def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
     by the Kind CROSSINGS names for the pair."""

@@ -34,11 +34,16 @@ def output_on(source: ServerFolder, output: Location | None) -> str | None:
     if output is None:
         return None
     if not isinstance(output, ServerFolder) or output.host != source.host:
-        raise StudioError(
-            f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. "
-            "Copy the result afterwards."
-        )
+        raise other_server_error(source, output)
     return output.path
+
+
+def other_server_error(source: ServerFolder, output: Location) -> StudioError:
+    """The refusal of a copy of a server's artifact anywhere but that server (or a bucket: dispatch.CROSSINGS)."""
+    return StudioError(
+        f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. "
+        "Copy the result afterwards."
+    )
 
 
 class ServerKind:
