@@ -37,6 +37,7 @@ from rbln_artifact_studio.core.operations.resize import (
     resized_header,
     rewrite_in_folder,
 )
+from rbln_artifact_studio.core.portable.staging import pid_alive
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import pending_slot
 from rbln_artifact_studio.core.storage import faults
@@ -167,16 +168,6 @@ def honours_conditions(bucket: Bucket, prefix: BucketPrefix) -> bool:
     return _conditional[key]
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class BucketLock:
     """The artifact's lock object (.rbln-studio.lock), created only where none is (If-None-Match)."""
 
@@ -192,7 +183,7 @@ class BucketLock:
                 return self
             except ConditionFailed:
                 other = self._holder()
-                if other.get("host") == holder["host"] and not _pid_alive(int(other.get("pid", 0) or 0)):
+                if other.get("host") == holder["host"] and not pid_alive(int(other.get("pid", 0) or 0)):
                     self.bucket.delete([self.key])  # its run on this computer is gone (killed): take over
                     continue
                 since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(other.get("since", 0) or 0)))

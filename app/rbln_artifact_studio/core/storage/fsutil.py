@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.portable import staging
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import LOCK_NAME
 from rbln_artifact_studio.core.storage import faults
@@ -148,21 +149,9 @@ def remove_stale_temp_files(folder: Path) -> None:
             if entry.name.startswith(".") and TMP_TAG in entry.name and entry.is_file(follow_symlinks=False):
                 _, _, rest = entry.name.rpartition(TMP_TAG)
                 pid = rest.split("-", 1)[0]
-                if pid.isdigit() and not _pid_alive(int(pid)):
+                if pid.isdigit() and not staging.pid_alive(int(pid)):
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def is_empty_dir(path: Path) -> bool:
@@ -290,20 +279,7 @@ class StagingDir:
 
 def remove_stale_partials(folder: Path) -> None:
     """Delete staging folders that a killed process of this host left behind in folder."""
-    host = _hostname()
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            if not (entry.name.startswith(".") and PARTIAL_TAG in entry.name and entry.is_dir(follow_symlinks=False)):
-                continue
-            try:
-                marker = json.loads((Path(entry.path) / INCOMPLETE_MARKER).read_text())
-                stale = marker.get("host") == host and not _pid_alive(int(marker["pid"]))
-            except (OSError, ValueError, KeyError, TypeError):
-                # Marker already removed: the folder was about to be renamed when its writer died.
-                pid = entry.name.rpartition(PARTIAL_TAG)[2].split("-", 1)[0]
-                stale = pid.isdigit() and not _pid_alive(int(pid))
-            if stale:
-                shutil.rmtree(entry.path, ignore_errors=True)
+    staging.remove_stale_partials(folder, PARTIAL_TAG, INCOMPLETE_MARKER)
 
 
 def iter_files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:

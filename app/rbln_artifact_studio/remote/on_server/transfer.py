@@ -23,6 +23,7 @@ import threading
 
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
+from rbln_artifact_studio.core.portable.staging import remove_stale_partials
 
 CHUNK = 4 << 20
 SYNC_EVERY = 256 << 20
@@ -62,37 +63,6 @@ def refusal(output):
     if not os.access(existing, os.W_OK | os.X_OK):
         return {"refused": "denied", "path": existing}
     return None
-
-
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_stale(parent):
-    """Staging folders a stopped receive of this server left (its process gone), as the studio's own cleaning."""
-    host = socket.gethostname()
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        if not (entry.name.startswith(".") and PARTIAL in entry.name and entry.is_dir(follow_symlinks=False)):
-            continue
-        try:
-            with open(os.path.join(entry.path, MARKER), encoding="utf-8") as f:
-                marker = json.load(f)
-            stale = marker.get("host") == host and not pid_alive(int(marker["pid"]))
-        except (OSError, ValueError, KeyError, TypeError):
-            pid = entry.name.rpartition(PARTIAL)[2].split("-", 1)[0]
-            stale = pid.isdigit() and not pid_alive(int(pid))
-        if stale:
-            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 class Input:
@@ -148,7 +118,7 @@ def receive(output, idle):
         return
     parent = os.path.dirname(output)
     os.makedirs(parent, exist_ok=True)
-    remove_stale(parent)
+    remove_stale_partials(parent, PARTIAL, MARKER)  # what a stopped receive of this server left
     staging = os.path.join(parent, f".{os.path.basename(output)}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
     os.mkdir(staging)
     published = False
