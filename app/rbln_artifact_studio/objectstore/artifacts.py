@@ -189,22 +189,9 @@ def _check_laid_out(found: Found, pieces: Pieces, root: Path) -> Artifact:
     artifact.problems = [Problem(p.severity, relabel(p.message)) for p in artifact.problems]
     artifact.unknown_reason = artifact.unknown_reason and relabel(artifact.unknown_reason)
 
-    def there(path: Path) -> Path:  # the private folder's paths as the reader's paths of the key prefix
-        return root / path.relative_to(local) if path.is_relative_to(local) else path
-
     # As remote/artifact.py does for a server's: every path names the bucket's keys (a VLM's language_model/ part
     # and its graphs too), so the kind is known and a resize finds the objects to rewrite.
-    artifact.path = root
-    artifact.loaded = artifact.loaded.at(there(artifact.loaded.path))
-    artifact.graph_files = [
-        replace(g, path=there(g.path), container=g.container and replace(g.container, path=there(g.container.path)))
-        for g in artifact.graph_files
-    ]
-    if artifact.location is not None:
-        vlm_root = artifact.location.vlm_root
-        artifact.location = replace(
-            artifact.location, model_dir=there(artifact.location.model_dir), vlm_root=vlm_root and there(vlm_root)
-        )
+    artifact.move_paths(local, root)
     artifact.remote = found.prefix
     return artifact
 

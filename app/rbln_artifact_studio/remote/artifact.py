@@ -199,20 +199,5 @@ def check_laid_out(
         artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
     artifact.other_files = _other_files(files, "" if part == "." else f"{part}/")
     artifact.remote = target
-    remote_path = Path(target.path)
-
-    def there(path: Path) -> Path:
-        return remote_path / path.relative_to(local) if path.is_relative_to(local) else path
-
-    artifact.path = remote_path
-    artifact.loaded = artifact.loaded.at(there(artifact.loaded.path))
-    artifact.graph_files = [
-        replace(g, path=there(g.path), container=g.container and replace(g.container, path=there(g.container.path)))
-        for g in artifact.graph_files
-    ]
-    if artifact.location is not None:
-        vlm_root = artifact.location.vlm_root
-        artifact.location = replace(
-            artifact.location, model_dir=there(artifact.location.model_dir), vlm_root=vlm_root and there(vlm_root)
-        )
+    artifact.move_paths(local, Path(target.path))
     return artifact

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -181,6 +181,26 @@ class Artifact:
     @property
     def size_on_disk(self) -> int:
         return sum(g.size for g in self.graph_files) + sum(size for _, size in self.other_files)
+
+    def move_paths(self, local: Path, root: Path) -> None:
+        """Name root's paths where the artifact was read from a copy in local (a server's or a bucket's files laid
+        out here): its folder, config, graphs and a VLM's part folders, so its kind is known and a resize finds
+        what to rewrite there."""
+
+        def there(path: Path) -> Path:
+            return root / path.relative_to(local) if path.is_relative_to(local) else path
+
+        self.path = root
+        self.loaded = self.loaded.at(there(self.loaded.path))
+        self.graph_files = [
+            replace(g, path=there(g.path), container=g.container and replace(g.container, path=there(g.container.path)))
+            for g in self.graph_files
+        ]
+        if self.location is not None:
+            vlm_root = self.location.vlm_root
+            self.location = replace(
+                self.location, model_dir=there(self.location.model_dir), vlm_root=vlm_root and there(vlm_root)
+            )
 
 
 def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
