@@ -72,18 +72,10 @@ def test_each_context_against_what_its_artifact_predicts(cli: Run, fleet: Fleet)
 
 
 def test_place_answers_per_artifact_across_servers(cli: Run, fleet: Fleet, tmp_path: Path) -> None:  # noqa: F811
-    groups = tmp_path / "config" / "rbln-studio"
-    groups.mkdir(parents=True)
-    (groups / "host_groups.json").write_text(json.dumps({"groups": {"rack1": ["ssh://npu-a", "npu-b", "npu-c"]}}))
-    done = cli(
-        "place",
-        str(fleet.artifact),
-        "--on",
-        "@rack1",
-        "ssh://npu-junk",
-        "--json",
-        env={"RBLN_STUDIO_CONFIG_DIR": str(groups)},  # the config folder (core/app_dirs), as the tests set it
-    )
+    config = {"RBLN_STUDIO_CONFIG_DIR": str(tmp_path / "config")}  # the config folder (core/app_dirs)
+    made = cli("set-server-group", "rack1", "ssh://npu-a", "npu-b", "npu-c", env=config)
+    assert made.returncode == 0, made.stderr
+    done = cli("place", str(fleet.artifact), "--on", "@rack1", "ssh://npu-junk", "--json", env=config)
     assert done.returncode == 0, done.stderr
     [p] = json.loads(done.stdout)["placements"]
     assert [o["host"] for o in p["options"]] == ["npu-a", "npu-b"]  # a: an NPU with 5 GiB used; b: one holding it
