@@ -125,3 +125,27 @@ def test_a_python_that_exits_1_without_a_word_gets_a_reason(cli: Run, fleet: Fle
     assert done.returncode == 1
     assert "printed no reason" in done.stderr and "print(1)" in done.stderr
     assert "(status 1): \n" not in done.stderr
+
+
+@pytest.mark.parametrize("python", ["no-such-python3", "mute"])
+def test_a_server_whose_python_cannot_run_still_lists_its_npus(
+    cli: Run,
+    fleet: Fleet,  # noqa: F811
+    tmp_path: Path,
+    python: str,
+) -> None:
+    """The NPUs need only the server's shell; what their processes serve needs its Python, and says so."""
+    if python == "mute":
+        mute = tmp_path / "python3"
+        mute.write_text("#!/bin/sh\nexit 1\n")
+        mute.chmod(0o755)
+        python = str(mute)
+    done = cli("devices", "ssh://npu-a", "ssh://npu-c", "--json", env={"RBLN_STUDIO_REMOTE_PYTHON": python})
+    assert done.returncode == 0, done.stderr
+    a, c = json.loads(done.stdout)
+    assert [d["memory_used"] for d in a["devices"]] == [fleet.need + fleet.need // 4, 5 * GIB]
+    [note] = a["notes"]
+    assert note.startswith("the processes could not be looked up: ")
+    assert ("has no no-such-python3" if python == "no-such-python3" else "printed no reason") in note
+    assert [ctx["unknown"] for ctx in a["contexts"]] == [note] * len(a["contexts"])
+    assert c["error"] is None and c["devices"]
