@@ -5,7 +5,11 @@ each has its own shared connection. The `rbln-stat` there is a shell script, as 
 binary: it sleeps --delay seconds, then prints what tests/fakes/fake_npu_tool.py renders for that server: two
 RBLN-CR13 in rbln-stat -j's JSON, one held by a process serving a Qwen3-8B artifact whose command line names its
 folder (so `devices` also looks the process up and opens the artifact there; --no-contexts leaves that out).
-The servers' side runs on this machine too: on a shared machine their CPU time competes with the client's.
+The servers' side runs on this machine too: on a shared machine their CPU time competes with the client's,
+and each session starts with this account's login shell (bash reads ~/.bashrc for a command sshd runs: here
+pyenv's init, a few tenths of a CPU second), which 8 fake servers pay on the same 2 CPUs where a real fleet
+pays it on each server's own. --skip-login-scripts measures without it (sshd sets SHLVL=1: bash then counts
+as nested and reads no ~/.bashrc); the default keeps it.
 The goal: 8 servers take at most 1.5x the time of one (they are read at once). The worse ratio is printed last.
 """
 
@@ -38,6 +42,11 @@ def main() -> int:
     parser.add_argument(
         "--no-contexts", action="store_true", help="NPUs held by no process: no process look-up, no artifact opened"
     )
+    parser.add_argument(
+        "--skip-login-scripts",
+        action="store_true",
+        help="the servers' sessions read no ~/.bashrc (the cost of this machine's account, paid 8 times here)",
+    )
     args = parser.parse_args()
     absent = missing()
     if absent is not None:
@@ -57,6 +66,9 @@ def main() -> int:
         serving = subprocess.Popen([sys.executable, str(root / "vllm"), "serve", str(artifact)], cwd=root)
         aliases = [f"bench-npu-{i}" for i in range(args.servers)]
         env = {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "FAKE_NPU_FLEET": str(setups)}
+        if args.skip_login_scripts:
+            env["SHLVL"] = "1"  # bash reads ~/.bashrc for sshd's commands only at the top level (SHLVL < 2)
+        print(f"servers' login scripts: {'skipped' if args.skip_login_scripts else 'read, as sshd runs them'}")
         try:
             with running_sshd(root / "sshd", aliases[0], env, tuple(aliases[1:])) as sshd:
                 for port in sshd.ports.values():

@@ -458,6 +458,24 @@ def cmd_place(args: argparse.Namespace) -> int:
     return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout)  # wherever they live
 
 
+def cmd_server_groups(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.places.fleet_cli import cmd_server_groups as groups
+
+    return groups(args.json)
+
+
+def cmd_set_server_group(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.places.fleet_cli import cmd_set_server_group as set_group
+
+    return set_group(args.name, args.hosts)
+
+
+def cmd_remove_server_group(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.places.fleet_cli import cmd_remove_server_group as remove_group
+
+    return remove_group(args.name)
+
+
 def cmd_trust_host(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.remote.cli_support import cmd_trust_host as trust
 
@@ -641,6 +659,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_timeout(p)
     _add_backend(p)
+
+    p = command("server-groups", cmd_server_groups, "list the server groups (@GROUP) and their servers")
+    p.add_argument("--json", action="store_true")
+
+    p = command(
+        "set-server-group",
+        cmd_set_server_group,
+        "save a server group: @NAME then names these servers wherever servers are taken (replaces its servers)",
+    )
+    p.add_argument("name", metavar="NAME", help="the group's name: letters, digits, '.', '-', '_' (e.g. rack1)")
+    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="its servers, in order")
+
+    p = command("remove-server-group", cmd_remove_server_group, "remove a server group (its servers are untouched)")
+    p.add_argument("name", metavar="NAME")
 
     p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
     p.add_argument("host", metavar=server_url("HOST"))

@@ -72,18 +72,10 @@ def test_each_context_against_what_its_artifact_predicts(cli: Run, fleet: Fleet)
 
 
 def test_place_answers_per_artifact_across_servers(cli: Run, fleet: Fleet, tmp_path: Path) -> None:  # noqa: F811
-    groups = tmp_path / "config" / "rbln-studio"
-    groups.mkdir(parents=True)
-    (groups / "host_groups.json").write_text(json.dumps({"groups": {"rack1": ["ssh://npu-a", "npu-b", "npu-c"]}}))
-    done = cli(
-        "place",
-        str(fleet.artifact),
-        "--on",
-        "@rack1",
-        "ssh://npu-junk",
-        "--json",
-        env={"RBLN_STUDIO_CONFIG_DIR": str(groups)},  # the config folder (core/app_dirs), as the tests set it
-    )
+    config = {"RBLN_STUDIO_CONFIG_DIR": str(tmp_path / "config")}  # the config folder (core/app_dirs)
+    made = cli("set-server-group", "rack1", "ssh://npu-a", "npu-b", "npu-c", env=config)
+    assert made.returncode == 0, made.stderr
+    done = cli("place", str(fleet.artifact), "--on", "@rack1", "ssh://npu-junk", "--json", env=config)
     assert done.returncode == 0, done.stderr
     [p] = json.loads(done.stdout)["placements"]
     assert [o["host"] for o in p["options"]] == ["npu-a", "npu-b"]  # a: an NPU with 5 GiB used; b: one holding it
@@ -133,3 +125,27 @@ def test_a_python_that_exits_1_without_a_word_gets_a_reason(cli: Run, fleet: Fle
     assert done.returncode == 1
     assert "printed no reason" in done.stderr and "print(1)" in done.stderr
     assert "(status 1): \n" not in done.stderr
+
+
+@pytest.mark.parametrize("python", ["no-such-python3", "mute"])
+def test_a_server_whose_python_cannot_run_still_lists_its_npus(
+    cli: Run,
+    fleet: Fleet,  # noqa: F811
+    tmp_path: Path,
+    python: str,
+) -> None:
+    """The NPUs need only the server's shell; what their processes serve needs its Python, and says so."""
+    if python == "mute":
+        mute = tmp_path / "python3"
+        mute.write_text("#!/bin/sh\nexit 1\n")
+        mute.chmod(0o755)
+        python = str(mute)
+    done = cli("devices", "ssh://npu-a", "ssh://npu-c", "--json", env={"RBLN_STUDIO_REMOTE_PYTHON": python})
+    assert done.returncode == 0, done.stderr
+    a, c = json.loads(done.stdout)
+    assert [d["memory_used"] for d in a["devices"]] == [fleet.need + fleet.need // 4, 5 * GIB]
+    [note] = a["notes"]
+    assert note.startswith("the processes could not be looked up: ")
+    assert ("has no no-such-python3" if python == "no-such-python3" else "printed no reason") in note
+    assert [ctx["unknown"] for ctx in a["contexts"]] == [note] * len(a["contexts"])
+    assert c["error"] is None and c["devices"]

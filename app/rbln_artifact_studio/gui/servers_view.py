@@ -99,6 +99,16 @@ class ServersView(QWidget):
         self._reading: Job | None = None
         self._collapsed: set[str] = set()  # servers the user folded: kept folded across refreshes
         self._showing = False
+        self._build_controls(period)
+        self._build_trees()
+        self._build_layout()
+        self._connect()
+        self._set_period(self.period.value())
+
+    # ---- building -----------------------------------------------------------------------------------------------
+
+    def _build_controls(self, period: int) -> None:
+        """The refresh period, Refresh, Where does this fit? and the state line."""
         self.period = QSpinBox()
         self.period.setObjectName("serversRefreshPeriod")
         self.period.setRange(0, 3600)
@@ -113,6 +123,9 @@ class ServersView(QWidget):
         self.fit_button.setToolTip("Which connected servers and NPUs can take the selected artifact now")
         self.state = QLabel()
         self.state.setObjectName("serversState")
+
+    def _build_trees(self) -> None:
+        """The servers' tree and, below it, the placement answer with its title."""
         self.tree = QTreeWidget()
         self.tree.setObjectName("serversTree")
         self.tree.setHeaderLabels(list(SERVER_HEADERS))
@@ -124,6 +137,9 @@ class ServersView(QWidget):
         self.place_tree.setHeaderLabels(list(PLACE_HEADERS))
         self.place_tree.setRootIsDecorated(False)
         self.place_tree.setWordWrap(True)
+
+    def _build_layout(self) -> None:
+        """The controls in a bar on top, the two trees split below, the state line at the bottom."""
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Refresh every"))
         bar.addWidget(self.period)
@@ -144,6 +160,9 @@ class ServersView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(split, 1)
         layout.addWidget(self.state)
+
+    def _connect(self) -> None:
+        """The refresh timer and what each control does."""
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh)
         self.period.valueChanged.connect(self._set_period)
@@ -151,7 +170,6 @@ class ServersView(QWidget):
         self.fit_button.clicked.connect(self.where_does_it_fit)
         self.tree.itemCollapsed.connect(lambda item: self._fold(item, True))
         self.tree.itemExpanded.connect(lambda item: self._fold(item, False))
-        self._set_period(self.period.value())
 
     # ---- the servers ------------------------------------------------------------------------------------------
 

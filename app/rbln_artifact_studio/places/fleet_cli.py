@@ -1,4 +1,5 @@
-"""The CLI's commands across many servers: devices, place, plan --on and scan, each server a row of one answer."""
+"""The CLI's commands across many servers (devices, place, plan --on, scan: each server a row of one answer) and
+the server groups they take as @GROUP (server-groups, set-server-group, remove-server-group)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, expand
+from rbln_artifact_studio.core.fleet.host_groups import (
+    GROUP_PREFIX,
+    check_group_name,
+    expand,
+    groups_file,
+    load_groups,
+    remove_group,
+    save_group,
+)
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import ServerFolder, names_a_server, parse_host, parse_location, server_url
@@ -178,3 +187,49 @@ def scan_fleet(
             yield ArtifactSummary(
                 folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
             )
+
+
+# ---- server groups (@GROUP) ------------------------------------------------------------------------------------
+
+
+def group_member(entry: str) -> str:
+    """A server as a group keeps it (`ssh://HOST`); StudioError for a folder, a bucket, a group or no server name."""
+    if entry.startswith(GROUP_PREFIX):
+        raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
+    if entry.startswith("ssh://") and not names_a_server(entry):
+        raise StudioError(
+            f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
+        )
+    return server_url(parse_host(entry))
+
+
+def cmd_server_groups(as_json: bool) -> int:
+    """`server-groups`: every group and its servers (none yet is no error)."""
+    path = groups_file()
+    groups = load_groups(path).groups
+    if as_json:
+        _print_json({"file": str(path), "groups": groups})
+    elif not groups:
+        print(
+            f"No server groups yet ({path}); add one with: rbln-studio-cli set-server-group NAME {server_url('HOST')} ..."
+        )
+    else:
+        print("\n".join(f"{GROUP_PREFIX}{name}: {' '.join(hosts)}" for name, hosts in sorted(groups.items())))
+    return 0
+
+
+def cmd_set_server_group(name: str, entries: Sequence[str]) -> int:
+    """`set-server-group NAME SERVER...`: add the group, or replace its servers; nothing is written on an error."""
+    bare = check_group_name(name)
+    hosts = list(dict.fromkeys(group_member(e) for e in entries))
+    existed = bare in load_groups().groups
+    path = save_group(bare, hosts)
+    print(f"{'Replaced' if existed else 'Saved'} server group {GROUP_PREFIX}{bare}: {' '.join(hosts)} (in {path}).")
+    return 0
+
+
+def cmd_remove_server_group(name: str) -> int:
+    """`remove-server-group NAME`: StudioError naming the groups there are when there is no such group."""
+    hosts = remove_group(name)
+    print(f"Removed server group {GROUP_PREFIX}{name.removeprefix(GROUP_PREFIX)} (it listed {' '.join(hosts)}).")
+    return 0

@@ -271,18 +271,22 @@ def parse_tool_output(host: str, out: str) -> DeviceStatus:
 def read_devices(server: Server, cancel: CancelToken | None = None, timeout: float = DEFAULT_TIMEOUT) -> DeviceStatus:
     """The server's NPUs now; StudioError when neither tool is installed, it fails, or it prints what cannot be."""
     result = server.connection.run(["sh", "-c", SCRIPT], timeout=timeout, cancel=cancel)
-    out = result.stdout.decode("utf-8", "replace")
-    if result.returncode == NOT_FOUND and not out.startswith("#tool"):
+    return status_from_tool(server.host, result.returncode, result.stdout.decode("utf-8", "replace"), result.stderr)
+
+
+def status_from_tool(host: str, returncode: int, out: str, stderr: str) -> DeviceStatus:
+    """What SCRIPT ended with (however it was run there) as the server's device status, or why there is none."""
+    if returncode == NOT_FOUND and not out.startswith("#tool"):
         raise StudioError(
-            f"{server.host} has neither rbln-smi nor rbln-stat on its PATH, so its NPUs cannot be listed.",
+            f"{host} has neither rbln-smi nor rbln-stat on its PATH, so its NPUs cannot be listed.",
             hint="They come with the RBLN driver package; check that the driver is installed there.",
         )
-    if result.returncode != 0:
+    if returncode != 0:
         first, _, table = out.partition("\n")
         tool = first.removeprefix("#tool ").split()[0] if first.startswith("#tool") else "rbln-smi"
-        why = (result.stderr.strip() or table.strip()).splitlines()[-1:] or ["it printed no reason"]
-        raise StudioError(f"{tool} failed on {server.host} (status {result.returncode}): {why[0]}")
-    return parse_tool_output(server.host, out)
+        why = (stderr.strip() or table.strip()).splitlines()[-1:] or ["it printed no reason"]
+        raise StudioError(f"{tool} failed on {host} (status {returncode}): {why[0]}")
+    return parse_tool_output(host, out)
 
 
 def devices_text(status: DeviceStatus) -> str:

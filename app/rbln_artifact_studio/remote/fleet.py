@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -27,8 +28,8 @@ from rbln_artifact_studio.core.planning.drift import (
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
-from rbln_artifact_studio.remote.devices import devices_text, read_devices
-from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
+from rbln_artifact_studio.remote.server import Server, assembled_program
 
 T = TypeVar("T")
 DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
@@ -133,46 +134,138 @@ class ServerReading:
         }
 
 
-def match_processes(
-    server: Server, pids: Sequence[int], cancel: CancelToken | None = None
-) -> dict[int, ProcessArtifact]:
-    """Each process's artifact: the folder its command line names (read on the server), opened there."""
-    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
-
-    if not pids:
-        return {}
-    records = server.run_program("processes", [CONFIG_NAME, *(str(p) for p in pids)], cancel)
-    paths: dict[int, str | None] = {}
-    out: dict[int, ProcessArtifact] = {}
+def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, ProcessArtifact], dict[int, str]]:
+    """From processes.py's records: the processes with no artifact (and why), and the folder each other names."""
+    unmatched: dict[int, ProcessArtifact] = {}
+    paths: dict[int, str] = {}
     for record in records:
         pid = int(record.get("pid", -1))
         if "error" in record:
-            out[pid] = ProcessArtifact(pid, None, None, f"the process cannot be read there: {record['error']}")
+            unmatched[pid] = ProcessArtifact(pid, None, None, f"the process cannot be read there: {record['error']}")
             continue
         argv = [str(a) for a in record.get("argv", [])]
         folders = {str(k): str(v) for k, v in (record.get("folders") or {}).items()}
         path = choose_artifact(argv, folders)
-        paths[pid] = path
         if path is None:
-            out[pid] = ProcessArtifact(pid, None, None, "its command line names no artifact folder")
-    wanted = sorted({p for p in paths.values() if p is not None})
-    opened: dict[str, Artifact | StudioError] = {}
-    if wanted:
-        targets = [ServerFolder(server.host, p) for p in wanted]
-        opened = dict(zip(wanted, open_remote_artifacts(server, targets, cancel), strict=False))
+            unmatched[pid] = ProcessArtifact(pid, None, None, "its command line names no artifact folder")
+        else:
+            paths[pid] = path
+    return unmatched, paths
+
+
+def _open_folders(
+    server: Server, paths: Iterable[str], cancel: CancelToken | None
+) -> dict[str, Artifact | StudioError]:
+    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
+
+    wanted = sorted(set(paths))
+    if not wanted:
+        return {}
+    targets = [ServerFolder(server.host, p) for p in wanted]
+    return dict(zip(wanted, open_remote_artifacts(server, targets, cancel), strict=False))
+
+
+def _served(host: str, paths: dict[int, str], opened: dict[str, Artifact | StudioError]) -> dict[int, ProcessArtifact]:
+    out: dict[int, ProcessArtifact] = {}
     for pid, path in paths.items():
-        if path is None:
-            continue
         found = opened.get(path)
-        url = str(ServerFolder(server.host, path))
+        url = str(ServerFolder(host, path))
         if isinstance(found, Artifact):
             out[pid] = ProcessArtifact(pid, url, found)
         else:
             why = found.one_line() if found is not None else "it was not read"
             out[pid] = ProcessArtifact(pid, url, None, f"{url} cannot be read: {why}")
+    return out
+
+
+def match_processes(
+    server: Server, pids: Sequence[int], cancel: CancelToken | None = None
+) -> dict[int, ProcessArtifact]:
+    """Each process's artifact: the folder its command line names (read on the server), opened there."""
+    if not pids:
+        return {}
+    records = server.run_program("processes", [CONFIG_NAME, *(str(p) for p in pids)], cancel)
+    unmatched, paths = _named_folders(records)
+    out = {**unmatched, **_served(server.host, paths, _open_folders(server, paths.values(), cancel))}
     for pid in pids:
         out.setdefault(pid, ProcessArtifact(pid, None, None, "the server did not report the process"))
     return out
+
+
+@dataclass
+class _OneTrip:
+    """What on_server/devices.py answered, as far as it got."""
+
+    status: DeviceStatus | None = None
+    processes: list[dict[str, Any]] | None = None
+    folders: list[str] = field(default_factory=list)
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed: StudioError | None = None  # why it stopped after the NPUs were read
+
+
+def _python_unusable(server: Server, exc: StudioError) -> bool:
+    """The server's Python cannot run the program at all (remote/server.py's words): the NPUs need no Python."""
+    said = exc.one_line()
+    return said.startswith(
+        (
+            f"{server.host} has no {server.python} on its PATH",
+            f"{server.host}'s {server.python} is too old",
+            f"The studio's helper failed on {server.host} ",
+        )
+    )
+
+
+def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _OneTrip | None:
+    """The tool, the processes and their folders in one session (None: the server's Python cannot run it)."""
+    from rbln_artifact_studio.backends import rebel_probe
+    from rbln_artifact_studio.remote.artifact import RULES
+
+    probe = Path(rebel_probe.__file__).read_text(encoding="utf-8")
+    args = [SCRIPT, CONFIG_NAME, assembled_program("processes"), assembled_program("snapshot"), RULES, probe]
+    trip = _OneTrip()
+    answers = server.stream("devices", args, cancel, timeout)
+    try:
+        for record in answers:
+            if trip.status is None:
+                out, err = str(record.get("tool", "")), str(record.get("stderr", ""))
+                trip.status = status_from_tool(server.host, int(record.get("status", -1)), out, err)
+            elif trip.processes is None:
+                trip.processes = list(record.get("processes") or [])
+            elif not trip.folders:
+                trip.folders = [str(f) for f in record.get("folders") or []]
+            elif len(trip.snapshots) < len(trip.folders):
+                trip.snapshots[trip.folders[len(trip.snapshots)]] = record
+    except StudioError as exc:
+        if trip.status is None:
+            if _python_unusable(server, exc):
+                return None
+            raise
+        trip.failed = exc
+    finally:
+        answers.close()
+    if trip.status is None:
+        raise StudioError(f"{server.host} ended the NPU reading without an answer.")
+    return trip
+
+
+def _matches(server: Server, trip: _OneTrip, cancel: CancelToken | None) -> dict[int, ProcessArtifact]:
+    """Each context's process and artifact from what the trip read; what it missed is read the old way."""
+    from rbln_artifact_studio.remote.artifact import _artifact_from  # one snapshot record as an artifact
+
+    assert trip.status is not None
+    pids = sorted({c.pid for c in trip.status.contexts})
+    unmatched, paths = _named_folders(trip.processes or [])
+    opened: dict[str, Artifact | StudioError] = {}
+    for path, record in trip.snapshots.items():
+        try:
+            opened[path] = _artifact_from(server.host, ServerFolder(server.host, path), record)
+        except StudioError as exc:
+            opened[path] = exc
+    opened.update(_open_folders(server, (p for p in paths.values() if p not in opened), cancel))
+    out = {**unmatched, **_served(server.host, paths, opened)}
+    missed = [pid for pid in pids if pid not in out]  # the tool's output said more than the server found in it
+    out.update(match_processes(server, missed, cancel))
+    return {pid: out[pid] for pid in pids}
 
 
 def read_server(
@@ -182,15 +275,24 @@ def read_server(
     threshold: float = DRIFT_THRESHOLD_PERCENT,
     with_drift: bool = True,
 ) -> ServerReading:
-    """A server's NPUs (StudioError when they cannot be read) and the drift of each context on them."""
+    """A server's NPUs (StudioError when they cannot be read) and the drift of each context on them.
+
+    With drift, one session reads it all (on_server/devices.py); a server whose Python cannot run it has its
+    NPUs read by the shell alone, as without drift, and the drift unknown with the reason."""
     server = registry.server(host)
-    status = read_devices(server, cancel, timeout)
+    trip = _one_trip(server, cancel, timeout) if with_drift else None
+    status = trip.status if trip is not None and trip.status is not None else read_devices(server, cancel, timeout)
     if not with_drift or not status.contexts:
         return ServerReading(host, status)
     pids = sorted({c.pid for c in status.contexts})
     notes: tuple[str, ...] = ()
     try:
-        matches = match_processes(server, pids, cancel)
+        if trip is None:
+            matches = match_processes(server, pids, cancel)
+        elif trip.failed is not None:
+            raise trip.failed
+        else:
+            matches = _matches(server, trip, cancel)
     except StudioError as exc:  # the NPUs are known; only what their processes serve is not
         why = f"the processes could not be looked up: {exc.one_line()}"
         matches = {pid: ProcessArtifact(pid, None, None, why) for pid in pids}

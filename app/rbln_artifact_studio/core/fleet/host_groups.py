@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ APP_NAME = "rbln-studio"
 FILE_NAME = "host_groups.json"
 GROUP_PREFIX = "@"
 VERSION = 1
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a new group's name: safe unquoted in a shell, after @
 EXAMPLE = json.dumps({"version": VERSION, "groups": {"rack1": [server_url("npu1"), "ops@10.0.0.5:2222"]}})
 
 
@@ -63,20 +65,50 @@ def load_groups(path: Path | None = None) -> HostGroups:
         ) from None
 
 
+def check_group_name(name: str) -> str:
+    """A name a new group may have (an @ in front is the way to name it, not part of it); StudioError if not."""
+    bare = name.removeprefix(GROUP_PREFIX)
+    if not NAME.fullmatch(bare):
+        raise StudioError(
+            f"{name!r} is not a server group name: letters, digits, '.', '-' and '_', starting with a letter or "
+            "a digit (e.g. rack1)."
+        )
+    return bare
+
+
+def _unknown(name: str, groups: HostGroups, path: Path | None) -> StudioError:
+    known = ", ".join(f"@{g}" for g in sorted(groups.groups)) or "none yet"
+    return StudioError(
+        f"There is no server group @{name} (groups: {known}).",
+        hint=f"Groups are kept in {path or groups_file()}; add one with: rbln-studio-cli set-server-group {name} "
+        f"{server_url('HOST')} ...",
+    )
+
+
 def save_group(name: str, hosts: Sequence[str], path: Path | None = None) -> Path:
     """Add or replace one group (an empty list removes it); written whole, atomically."""
     path = path or groups_file()
     current = load_groups(path)
     groups = dict(current.groups)
     if hosts:
-        groups[name] = list(dict.fromkeys(hosts))
+        groups[check_group_name(name)] = list(dict.fromkeys(hosts))
     else:
         groups.pop(name, None)
-    updated = HostGroups(version=VERSION, groups=groups)  # validates the new name
+    updated = HostGroups(version=VERSION, groups=groups)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(updated.model_dump(), indent=2) + "\n"
     atomic_write_bytes(path, text.encode(), step="host_groups")
     return path
+
+
+def remove_group(name: str, path: Path | None = None) -> list[str]:
+    """Remove one group from the file (written whole, atomically); its servers, or StudioError when there is none."""
+    bare = name.removeprefix(GROUP_PREFIX)
+    current = load_groups(path)
+    if bare not in current.groups:
+        raise _unknown(bare, current, path)
+    save_group(bare, [], path)
+    return current.groups[bare]
 
 
 def expand(entries: Iterable[str], path: Path | None = None) -> list[str]:
@@ -88,11 +120,7 @@ def expand(entries: Iterable[str], path: Path | None = None) -> list[str]:
             groups = groups or load_groups(path)
             name = entry[len(GROUP_PREFIX) :]
             if name not in groups.groups:
-                known = ", ".join(f"@{g}" for g in sorted(groups.groups)) or "none yet"
-                raise StudioError(
-                    f"There is no server group {entry} (groups: {known}).",
-                    hint=f"Groups are kept in {path or groups_file()}, e.g. {EXAMPLE}",
-                )
+                raise _unknown(name, groups, path)
             out += groups.groups[name]
         else:
             out.append(entry)
