@@ -143,7 +143,7 @@ def open_remote_artifacts(
             target = targets[count]
             count += 1
             try:
-                yield _artifact_from(server.host, target, record)
+                yield artifact_from_record(server.host, target, record)
             except StudioError as exc:
                 yield exc
     finally:
@@ -152,7 +152,8 @@ def open_remote_artifacts(
         raise StudioError(f"{server.host} answered about {count} of {len(targets)} artifacts.")
 
 
-def _artifact_from(host: str, target: ServerFolder, record: dict[str, Any]) -> Artifact:
+def artifact_from_record(host: str, target: ServerFolder, record: dict[str, Any]) -> Artifact:
+    """One record of the snapshot program (a folder's files, or why it could not be read) as an artifact."""
     if "error" in record:
         raise StudioError(f"{record['error']}".replace(target.path, target.url, 1))
     for name, reason in record.get("errors", {}).items():

@@ -250,7 +250,7 @@ def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _On
 
 def _matches(server: Server, trip: _OneTrip, cancel: CancelToken | None) -> dict[int, ProcessArtifact]:
     """Each context's process and artifact from what the trip read; what it missed is read the old way."""
-    from rbln_artifact_studio.remote.artifact import _artifact_from  # one snapshot record as an artifact
+    from rbln_artifact_studio.remote.artifact import artifact_from_record
 
     assert trip.status is not None
     pids = sorted({c.pid for c in trip.status.contexts})
@@ -258,7 +258,7 @@ def _matches(server: Server, trip: _OneTrip, cancel: CancelToken | None) -> dict
     opened: dict[str, Artifact | StudioError] = {}
     for path, record in trip.snapshots.items():
         try:
-            opened[path] = _artifact_from(server.host, ServerFolder(server.host, path), record)
+            opened[path] = artifact_from_record(server.host, ServerFolder(server.host, path), record)
         except StudioError as exc:
             opened[path] = exc
     opened.update(_open_folders(server, (p for p in paths.values() if p not in opened), cancel))
