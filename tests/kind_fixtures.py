@@ -1,7 +1,9 @@
 """Artifacts of every model kind, from the files optimum-rbln 0.12.0 wrote (tests/fixtures/kinds, see its README).
 
-Each fixture folder holds the JSON files byte for byte and a MANIFEST.txt listing every file the package wrote;
-materialize() rebuilds the folder, putting a few stand-in bytes where the real compiler's .rbln files were.
+Each fixture folder holds the JSON files byte for byte and a MANIFEST.txt listing every file the package wrote
+(tools/make_kind_fixtures.py writes them with the package's own classes; tests/test_kind_fixture_generator.py
+checks them); materialize() rebuilds the folder, putting a few stand-in bytes where the real compiler's .rbln files
+were.
 simulated_llava() swaps the LLaVA language model for a simulator compile, so the VLM can be resized here.
 """
 
@@ -20,6 +22,11 @@ EXPECTED_KINDS = {
     "qwen3": ("decoder-only", "RBLNQwen3ForCausalLMConfig"),
     "qwen3_flash_auto": ("decoder-only", "RBLNQwen3ForCausalLMConfig"),
     "llava": ("multimodal", "RBLNLlavaForConditionalGenerationConfig"),
+    "gemma3": ("multimodal", "RBLNGemma3ForConditionalGenerationConfig"),
+    "idefics3": ("multimodal", "RBLNIdefics3ForConditionalGenerationConfig"),
+    # the language model at the top level, its vision encoder in visual/
+    "qwen2_vl": ("decoder-only", "RBLNQwen2VLForConditionalGenerationConfig"),
+    "qwen2_5_vl": ("decoder-only", "RBLNQwen2_5_VLForConditionalGenerationConfig"),
     "whisper": ("encoder-decoder", "RBLNWhisperForConditionalGenerationConfig"),
     "t5": ("encoder-decoder", "RBLNT5ForConditionalGenerationConfig"),
     "bart": ("encoder-decoder", "RBLNBartForConditionalGenerationConfig"),
