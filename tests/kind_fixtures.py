@@ -56,17 +56,12 @@ def write_like_optimum(path: Path, raw: dict[str, Any]) -> None:
     path.write_text(json.dumps(raw, indent=2))
 
 
-def simulated_llava(dest: Path, **compile_options: object) -> Path:
-    """The LLaVA fixture with its language model compiled by the built-in simulator (tiny Llama, flash).
-
-    The language_model/ subfolder and the parent's nested section hold the same config, as optimum-rbln writes
-    them; the vision tower and projector keep the real-compiler stand-ins.
-    """
+def _simulated_lm(dest: Path, **compile_options: object) -> Path:
+    """A tiny Llama compiled by the built-in simulator (flash, batch 2) at dest."""
     from conftest import TINY_MODEL as TINY_LM
 
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
-    folder = materialize("llava", dest)
     model = dest.parent / f"{dest.name}-tiny-llama"
     model.mkdir()
     (model / "config.json").write_text(json.dumps(TINY_LM))
@@ -79,7 +74,19 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
         "attn_impl": "flash_attn",
         **compile_options,
     }
-    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest.parent / f"{dest.name}-lm")
+    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest)
+    shutil.rmtree(model)
+    return compiled
+
+
+def simulated_llava(dest: Path, **compile_options: object) -> Path:
+    """The LLaVA fixture with its language model compiled by the built-in simulator (tiny Llama, flash).
+
+    The language_model/ subfolder and the parent's nested section hold the same config, as optimum-rbln writes
+    them; the vision tower and projector keep the real-compiler stand-ins.
+    """
+    folder = materialize("llava", dest)
+    compiled = _simulated_lm(dest.parent / f"{dest.name}-lm", **compile_options)
     shutil.rmtree(folder / "language_model")
     shutil.move(str(compiled), folder / "language_model")
     lm = json.loads((folder / "language_model" / "rbln_config.json").read_text())
@@ -87,5 +94,22 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
     parent = json.loads((folder / "rbln_config.json").read_text())
     parent["language_model"] = lm
     write_like_optimum(folder / "rbln_config.json", parent)
-    shutil.rmtree(model)
+    return folder
+
+
+def simulated_qwen_vl(family: str, dest: Path, **compile_options: object) -> Path:
+    """The Qwen2-VL ("qwen2_vl") or Qwen2.5-VL ("qwen2_5_vl") fixture with its language model, the top level,
+    compiled by the built-in simulator (tiny Llama, flash); visual/ keeps the real-compiler stand-in."""
+    folder = materialize(family, dest)
+    written = json.loads((folder / "rbln_config.json").read_text())
+    for graph in folder.glob("*.rbln"):
+        graph.unlink()
+    compiled = _simulated_lm(dest.parent / f"{dest.name}-lm", **compile_options)
+    for path in compiled.iterdir():
+        if path.suffix == ".rbln" or path.name == "rbln_config.json":
+            shutil.move(str(path), folder / path.name)
+    shutil.rmtree(compiled)
+    lm = json.loads((folder / "rbln_config.json").read_text())
+    lm.update(cls_name=written["cls_name"], use_inputs_embeds=True, visual=written["visual"])
+    write_like_optimum(folder / "rbln_config.json", lm)
     return folder
