@@ -5,7 +5,11 @@ Usage, in a throwaway virtual environment (never the studio's own):
     /tmp/orbln-venv/bin/pip install torch==2.13.0 transformers==5.15.1 diffusers==0.38.0 tokenizers==0.22.1 accelerate
     /tmp/orbln-venv/bin/pip install --no-deps optimum-rbln==0.12.0
     HF_HUB_OFFLINE=1 /tmp/orbln-venv/bin/python tools/make_kind_fixtures.py tests/fixtures/kinds [NAME ...]
-(optimum-rbln 0.12.0 pins torch==2.13.0+cpu, which PyPI does not serve, hence --no-deps and the plain torch.)
+(optimum-rbln 0.12.0 pins torchaudio, torchvision and torchcodec +cpu builds that PyPI does not serve and that
+writing configs does not need, hence --no-deps.)
+The same environment runs tests/test_optimum_loader.py's real loader once the stub is importable there too:
+    /tmp/orbln-venv/bin/python tools/make_kind_fixtures.py --stub-rebel-into \
+        "$(/tmp/orbln-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 tests/test_kind_fixture_generator.py runs it into a temporary folder and compares every file, when
 RBLN_STUDIO_OPTIMUM_PYTHON names such a Python.
 
@@ -120,59 +124,90 @@ HEADER = """\
 """
 
 
+# The stub, as the source of a module named rebel (--stub-rebel-into writes it as a package).
+STUB_REBEL = '''"""A stand-in for rebel-compiler, written by tools/make_kind_fixtures.py: it never compiles (see there)."""
+
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+__version__ = "0.0.0+stub"
+
+
+class Runtime:
+    pass
+
+
+class RBLNCompiledModel:
+    def __init__(self, path=None):
+        self.path = path
+
+    def save(self, path):
+        Path(str(path)).write_bytes(b"")
+
+
+def compile(model=None, input_info=None, npu=None, num_devices=None, **kwargs):
+    return RBLNCompiledModel()
+
+
+def compile_from_torch(model, input_info=None, npu=None, **kwargs):
+    return RBLNCompiledModel()
+
+
+def get_npu_name(device=0):
+    return None
+
+
+def npu_is_available(device=0):
+    return False
+
+
+def device_count():
+    return 0
+
+
+class CompileContext:
+    def __init__(self, **kwargs):
+        pass
+
+    def mark_static_address(self, tensor, name=None):
+        pass
+
+
+compile_context = types.ModuleType(__name__ + ".compile_context")
+compile_context.CompileContext = CompileContext
+sys.modules[compile_context.__name__] = compile_context
+
+_ops = torch.ops.rbln_custom_ops
+
+
+class _Placeholders(type(_ops)):
+    """rebel registers these torch operators (linear, paged_causal_attn_decode, ...); here they are never run."""
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name.startswith("__"):
+                raise
+
+            def op(*args, **kwargs):
+                raise RuntimeError("rbln_custom_ops.%s is rebel-compiler's; the stub never runs it" % name)
+
+            return op
+
+
+_ops.__class__ = _Placeholders
+'''
+
+
 def install_stub_rebel() -> None:
     """rebel-compiler's interface as optimum-rbln 0.12.0 uses it while compiling, doing nothing (see the top)."""
-    import torch
-
-    rebel: Any = types.ModuleType("rebel")
-    rebel.__version__ = "0.0.0+stub"
-
-    class RBLNCompiledModel:
-        def __init__(self, path: object = None) -> None:
-            self.path = path
-
-        def save(self, path: object) -> None:
-            Path(str(path)).write_bytes(b"")
-
-    def compile_from_torch(model: object, input_info: object = None, npu: object = None, **kwargs: object) -> Any:
-        return RBLNCompiledModel()
-
-    def compile(model: object = None, input_info: object = None, npu: object = None, num_devices: object = None) -> Any:
-        return RBLNCompiledModel()
-
-    class CompileContext:
-        def __init__(self, **kwargs: object) -> None:
-            pass
-
-        def mark_static_address(self, tensor: object, name: object = None) -> None:
-            pass
-
-    context: Any = types.ModuleType("rebel.compile_context")
-    context.CompileContext = CompileContext
-    rebel.Runtime = type("Runtime", (), {})
-    rebel.RBLNCompiledModel = RBLNCompiledModel
-    rebel.compile, rebel.compile_from_torch, rebel.compile_context = compile, compile_from_torch, context
-    rebel.get_npu_name = lambda device=0: None
-    rebel.npu_is_available = lambda device=0: False
-    rebel.device_count = lambda: 0
-    sys.modules["rebel"], sys.modules["rebel.compile_context"] = rebel, context
-
-    namespace = torch.ops.rbln_custom_ops
-
-    class Placeholders(type(namespace)):  # type: ignore[misc]
-        def __getattr__(self, name: str) -> Any:
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                if name.startswith("__"):
-                    raise
-
-                def op(*args: object, **kwargs: object) -> Any:
-                    raise RuntimeError(f"rbln_custom_ops.{name} is rebel-compiler's; the stub never runs it")
-
-                return op
-
-    namespace.__class__ = Placeholders
+    module = types.ModuleType("rebel")
+    sys.modules["rebel"] = module
+    exec(compile(STUB_REBEL, "<stub rebel>", "exec"), module.__dict__)
 
 
 def build_model(name: str, source: Path, dest: Path) -> None:
@@ -237,6 +272,12 @@ def keep(name: str, run: Path, dest: Path) -> None:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--compile-one"]:  # the child process of one fixture
         compile_one(argv[1], Path(argv[2]), Path(argv[3]))
+        return 0
+    if argv[:1] == ["--stub-rebel-into"] and len(argv) == 2:  # for tests/test_optimum_loader.py's real loader
+        package = Path(argv[1]) / "rebel"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text(STUB_REBEL)
+        print(f"wrote {package}", file=sys.stderr)
         return 0
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
