@@ -24,12 +24,13 @@ Each fixture's source model is a tiny random model built from the fixture's comm
 on the weights), or from TINY below for a family that has none yet. The JSON files are kept byte for byte; the
 .rbln and .pth files (empty in this run) and the tokenizer files are only listed in MANIFEST.txt, and
 tests/kind_fixtures.py recreates them. Not regenerated here: qwen3_flash_auto and qwen3_flash_auto_after_cli_set_3
-(their counts come from the allocation tables of a compiler, which this stub does not report) and stable_diffusion
-(its pipeline needs a CLIP tokenizer's vocabulary, which is not kept).
+(their counts come from the allocation tables of a compiler, which this stub does not report).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,10 @@ FIXTURES: dict[str, list[str]] = {
     "t5": [*NPU, "--enc_max_seq_len", "512", "--dec_max_seq_len", "512"],
     "bart": NPU,
     "bert": [*NPU, "--max_seq_len", "512"],
+    "stable_diffusion": [*NPU, "--height", "512", "--width", "512"],
 }
+# the model id a fixture's files record (model_index.json keeps it as _name_or_path); others record none
+MODEL_IDS = {"stable_diffusion": "hf/sd"}
 KEPT = ("rbln_config.json", "config.json", "generation_config.json", "model_index.json", "scheduler_config.json")
 _TEXT = {"vocab_size": 1024, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2}
 _TEXT.update(num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192)
@@ -117,8 +121,8 @@ TINY: dict[str, tuple[str, str, dict[str, Any]]] = {
 HEADER = """\
 # Files optimum-rbln 0.12.0 wrote into this artifact folder (relative paths).
 # Written by tools/make_kind_fixtures.py: optimum-rbln 0.12.0's own code (CLI main) with a stub `rebel` (see there):
-#   optimum-rbln-cli --model-id <tiny {name}> --output-dir {name} {options}
-# Source model: a tiny random model of this folder's config.json, so shapes/vocab are tiny; key set/order/format are real.
+#   optimum-rbln-cli --model-id {model_id} --output-dir {name} {options}
+# Source model: {model_id}, tiny and random, built from this folder's configs: shapes/vocab are tiny; key set/order/format are real.
 # [binary, not included] = .rbln (0-byte in the stub run; real ones are compiler output) or torch_artifacts.pth.
 # [preprocessor] = tokenizer/processor files the run wrote (not included).
 """
@@ -210,12 +214,46 @@ def install_stub_rebel() -> None:
     exec(compile(STUB_REBEL, "<stub rebel>", "exec"), module.__dict__)
 
 
+def build_pipeline(committed: Path, dest: Path) -> None:
+    """A tiny random Stable Diffusion pipeline from the committed components' configs, with a four-word CLIP
+    vocabulary (the fixture keeps no tokenizer; no JSON kept depends on its words)."""
+    import diffusers
+    import transformers
+
+    text_encoder = transformers.CLIPTextModel(transformers.CLIPTextConfig.from_pretrained(committed / "text_encoder"))
+    unet = diffusers.UNet2DConditionModel.from_config(diffusers.UNet2DConditionModel.load_config(committed / "unet"))
+    vae = diffusers.AutoencoderKL.from_config(diffusers.AutoencoderKL.load_config(committed / "vae"))
+    scheduler = diffusers.PNDMScheduler.from_config(diffusers.PNDMScheduler.load_config(committed / "scheduler"))
+    words = dest.parent / "clip-words"
+    words.mkdir(parents=True)
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1, "a</w>": 2, "b</w>": 3}
+    (words / "vocab.json").write_text(json.dumps(vocab))
+    (words / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = transformers.CLIPTokenizer(
+        vocab_file=str(words / "vocab.json"), merges_file=str(words / "merges.txt"), model_max_length=77
+    )
+    pipeline = diffusers.StableDiffusionPipeline(
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        unet=unet,
+        scheduler=scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
+    pipeline.save_pretrained(dest)
+
+
 def build_model(name: str, source: Path, dest: Path) -> None:
-    """The tiny random source model of fixture `name`, saved at dest."""
+    """The tiny random source model of fixture `name`, saved at dest (a pipeline: its components)."""
     import torch
     import transformers
 
     torch.manual_seed(0)
+    if (source / name / "model_index.json").is_file():
+        build_pipeline(source / name, dest)
+        return
     committed = source / name / "config.json"
     if committed.is_file():
         config = transformers.AutoConfig.from_pretrained(committed.parent)
@@ -239,9 +277,10 @@ def compile_one(name: str, source: Path, out: Path) -> None:
     from optimum.rbln.cli import main as cli_main
 
     with tempfile.TemporaryDirectory() as tmp:
-        model = Path(tmp) / name
-        build_model(name, source, model)
-        sys.argv = ["optimum-rbln-cli", "--model-id", str(model), "--output-dir", str(out), *FIXTURES[name]]
+        model_id = MODEL_IDS.get(name, f"hf/{name}")
+        build_model(name, source.resolve(), Path(tmp) / model_id)
+        os.chdir(tmp)  # the model id relative, as the files record it
+        sys.argv = ["optimum-rbln-cli", "--model-id", model_id, "--output-dir", str(out.resolve()), *FIXTURES[name]]
         status = cli_main()
     written = (out / "rbln_config.json").is_file() or (out / "model_index.json").is_file()
     if status not in (0, None) or not written:  # the CLI reports a failed compile and may still return
@@ -265,7 +304,7 @@ def keep(name: str, run: Path, dest: Path) -> None:
         if rel.rsplit("/", 1)[-1] in KEPT:
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_bytes((run / rel).read_bytes())
-    header = HEADER.format(name=name, options=" ".join(FIXTURES[name]))
+    header = HEADER.format(name=name, model_id=MODEL_IDS.get(name, f"hf/{name}"), options=" ".join(FIXTURES[name]))
     (folder / "MANIFEST.txt").write_text(header + "".join(_note(rel) + "\n" for rel in rels))
 
 
