@@ -20,7 +20,7 @@ queries say no NPU is present, `rebel.compile_context.CompileContext` records no
 torch operators rebel registers (linear, paged_causal_attn_decode, ...) are placeholders that are never run. Every
 config is built, filled and saved by optimum-rbln's own classes (RBLN...Config, RBLNModelConfig.save).
 
-Each fixture's source model is a tiny random model built from the fixture's committed config.json (no JSON depends
+Each fixture's source model is a tiny random model built from the fixture's committed configs (no JSON depends
 on the weights), or from TINY below for a family that has none yet. The JSON files are kept byte for byte; the
 .rbln and .pth files (empty in this run) and the tokenizer files are only listed in MANIFEST.txt, and
 tests/kind_fixtures.py recreates them. Not regenerated here: qwen3_flash_auto and qwen3_flash_auto_after_cli_set_3
