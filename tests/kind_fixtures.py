@@ -1,7 +1,9 @@
 """Artifacts of every model kind, from the files optimum-rbln 0.12.0 wrote (tests/fixtures/kinds, see its README).
 
-Each fixture folder holds the JSON files byte for byte and a MANIFEST.txt listing every file the package wrote;
-materialize() rebuilds the folder, putting a few stand-in bytes where the real compiler's .rbln files were.
+Each fixture folder holds the JSON files byte for byte and a MANIFEST.txt listing every file the package wrote
+(tools/make_kind_fixtures.py writes them with the package's own classes; tests/test_kind_fixture_generator.py
+checks them); materialize() rebuilds the folder, putting a few stand-in bytes where the real compiler's .rbln files
+were.
 simulated_llava() swaps the LLaVA language model for a simulator compile, so the VLM can be resized here.
 """
 
@@ -20,6 +22,11 @@ EXPECTED_KINDS = {
     "qwen3": ("decoder-only", "RBLNQwen3ForCausalLMConfig"),
     "qwen3_flash_auto": ("decoder-only", "RBLNQwen3ForCausalLMConfig"),
     "llava": ("multimodal", "RBLNLlavaForConditionalGenerationConfig"),
+    "gemma3": ("multimodal", "RBLNGemma3ForConditionalGenerationConfig"),
+    "idefics3": ("multimodal", "RBLNIdefics3ForConditionalGenerationConfig"),
+    # the language model at the top level, its vision encoder in visual/
+    "qwen2_vl": ("decoder-only", "RBLNQwen2VLForConditionalGenerationConfig"),
+    "qwen2_5_vl": ("decoder-only", "RBLNQwen2_5_VLForConditionalGenerationConfig"),
     "whisper": ("encoder-decoder", "RBLNWhisperForConditionalGenerationConfig"),
     "t5": ("encoder-decoder", "RBLNT5ForConditionalGenerationConfig"),
     "bart": ("encoder-decoder", "RBLNBartForConditionalGenerationConfig"),
@@ -49,17 +56,12 @@ def write_like_optimum(path: Path, raw: dict[str, Any]) -> None:
     path.write_text(json.dumps(raw, indent=2))
 
 
-def simulated_llava(dest: Path, **compile_options: object) -> Path:
-    """The LLaVA fixture with its language model compiled by the built-in simulator (tiny Llama, flash).
-
-    The language_model/ subfolder and the parent's nested section hold the same config, as optimum-rbln writes
-    them; the vision tower and projector keep the real-compiler stand-ins.
-    """
+def _simulated_lm(dest: Path, **compile_options: object) -> Path:
+    """A tiny Llama compiled by the built-in simulator (flash, batch 2) at dest."""
     from conftest import TINY_MODEL as TINY_LM
 
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
-    folder = materialize("llava", dest)
     model = dest.parent / f"{dest.name}-tiny-llama"
     model.mkdir()
     (model / "config.json").write_text(json.dumps(TINY_LM))
@@ -72,7 +74,19 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
         "attn_impl": "flash_attn",
         **compile_options,
     }
-    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest.parent / f"{dest.name}-lm")
+    compiled = write_artifact(plan_compile(CompileRequest(**options)), dest)
+    shutil.rmtree(model)
+    return compiled
+
+
+def simulated_llava(dest: Path, **compile_options: object) -> Path:
+    """The LLaVA fixture with its language model compiled by the built-in simulator (tiny Llama, flash).
+
+    The language_model/ subfolder and the parent's nested section hold the same config, as optimum-rbln writes
+    them; the vision tower and projector keep the real-compiler stand-ins.
+    """
+    folder = materialize("llava", dest)
+    compiled = _simulated_lm(dest.parent / f"{dest.name}-lm", **compile_options)
     shutil.rmtree(folder / "language_model")
     shutil.move(str(compiled), folder / "language_model")
     lm = json.loads((folder / "language_model" / "rbln_config.json").read_text())
@@ -80,5 +94,22 @@ def simulated_llava(dest: Path, **compile_options: object) -> Path:
     parent = json.loads((folder / "rbln_config.json").read_text())
     parent["language_model"] = lm
     write_like_optimum(folder / "rbln_config.json", parent)
-    shutil.rmtree(model)
+    return folder
+
+
+def simulated_qwen_vl(family: str, dest: Path, **compile_options: object) -> Path:
+    """The Qwen2-VL ("qwen2_vl") or Qwen2.5-VL ("qwen2_5_vl") fixture with its language model, the top level,
+    compiled by the built-in simulator (tiny Llama, flash); visual/ keeps the real-compiler stand-in."""
+    folder = materialize(family, dest)
+    written = json.loads((folder / "rbln_config.json").read_text())
+    for graph in folder.glob("*.rbln"):
+        graph.unlink()
+    compiled = _simulated_lm(dest.parent / f"{dest.name}-lm", **compile_options)
+    for path in compiled.iterdir():
+        if path.suffix == ".rbln" or path.name == "rbln_config.json":
+            shutil.move(str(path), folder / path.name)
+    shutil.rmtree(compiled)
+    lm = json.loads((folder / "rbln_config.json").read_text())
+    lm.update(cls_name=written["cls_name"], use_inputs_embeds=True, visual=written["visual"])
+    write_like_optimum(folder / "rbln_config.json", lm)
     return folder

@@ -90,12 +90,28 @@ def _scratch() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
-def _inspector(host: str, rebel: dict[str, Any] | None) -> Any:
-    def inspect(_folder: Path, _graphs: list[Path]) -> dict[str, GraphAllocations]:
+def _inspector(host: str, rebel: dict[str, Any] | None, base: Path) -> Any:
+    """The tables the server's rebel read, for the graphs asked for (paths below base, the folder as sent): each
+    part of a VLM gets its own graphs, and fails alone, as a local read of that part does."""
+
+    def inspect(_folder: Path, graphs: list[Path]) -> dict[str, GraphAllocations]:
         if rebel is None:
             raise StudioError(f"{host} sent no allocation tables.")
+        if "error" in rebel:
+            raise StudioError(f"on {host}: {rebel['error']}")
+        sent, errors = rebel.get("graphs"), rebel.get("errors") or {}
+        if not isinstance(sent, dict) or not isinstance(errors, dict):
+            raise StudioError(f"on {host}: the rebel helper's answer is not usable.")
+        asked: dict[str, Any] = {}
+        for path in graphs:
+            name = path.relative_to(base).as_posix() if path.is_relative_to(base) else path.name
+            if name in errors:
+                raise StudioError(f"on {host}: {errors[name]}")
+            if name not in sent:
+                raise StudioError(f"{host} sent no allocation table for {name}.")
+            asked[path.name[: -len(GRAPH_SUFFIX)]] = sent[name]
         try:
-            return allocations_from_json(rebel)
+            return allocations_from_json({"graphs": asked})
         except StudioError as exc:
             raise StudioError(f"on {host}: {exc}") from None
 
@@ -170,7 +186,7 @@ def check_snapshot(
     sent = SentFiles(root, files, pieces)
     config = sent.whole(CONFIG_NAME)
     try:
-        artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel))
+        artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel, root))
     except StudioError as exc:
         raise StudioError(_named_there(exc.message, target), hint=exc.hint) from None
     if artifact is None:
@@ -187,7 +203,7 @@ def check_laid_out(
         local = Path(tmp) / (target.name or "artifact")
         _lay_out(files, pieces, local)
         try:
-            artifact = open_artifact(local, _inspector(host, rebel))
+            artifact = open_artifact(local, _inspector(host, rebel, local))
         except NoKvCacheError as exc:  # described as for a local folder, with the server's paths
             d = exc.description
             problems = tuple(Problem(p.severity, _relabel(p.message, local, target)) for p in d.problems)

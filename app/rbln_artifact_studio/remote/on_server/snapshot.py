@@ -2,7 +2,8 @@
 
 Arguments: a JSON object of rules, the source of the studio's rebel helper, then one or more FOLDERs. Writes one
 JSON line per folder, in order:
-{"files": [[name, size]], "texts": {name: base64 of the zlib'd file}, "heads": {name: base64 of the zlib'd header}, "rebel": {...}} or
+{"files": [[name, size]], "texts": {name: base64 of the zlib'd file}, "heads": {name: base64 of the zlib'd header},
+"rebel": {"graphs": {name: tables}, "errors": {name: message}} or {"error": message}} or
 {"error": message}. Names are relative to the folder: the compiled parts in its subfolders (a VLM's language_model/,
 a pipeline's unet/: any subfolder with an rbln_config.json) are read too, as "part/name". Real compiler graphs are read with `rebel` in the Python of the server's optimum-rbln-cli
 (the studio's rebel helper, run from memory); simulator graphs by their header only. Writes nothing.
@@ -41,15 +42,13 @@ try:
 except Exception as exc:
     print(json.dumps({"error": "import rebel failed in %s: %s: %s" % (sys.executable, type(exc).__name__, exc)}))
     sys.exit(0)
-graphs = {}
-for path in sys.argv[2:]:
-    stem = path.rsplit("/", 1)[-1][: -len(".rbln")]
+graphs, errors = {}, {}
+for name, path in json.loads(sys.argv[2]):
     try:
-        graphs[stem] = ns["read_graph"](rebel, path)
+        graphs[name] = ns["read_graph"](rebel, path)
     except Exception as exc:
-        print(json.dumps({"error": "%s: %s: %s" % (path.rsplit("/", 1)[-1], type(exc).__name__, exc)}))
-        sys.exit(0)
-print(json.dumps({"graphs": graphs}))
+        errors[name] = "%s: %s: %s" % (path.rsplit("/", 1)[-1], type(exc).__name__, exc)
+print(json.dumps({"graphs": graphs, "errors": errors}))
 """
 
 
@@ -89,11 +88,14 @@ def toolchain_python():
     return (words[0], None) if words else (None, f"{cli} names no Python")
 
 
-def inspect_real(paths):
+def inspect_real(real):
+    """Each real graph read by rebel, keyed by its name in the folder ("vision_tower/compiled_model.rbln"): a VLM's
+    parts may name their graphs alike, and one part's unreadable graph leaves the others' tables known."""
     python, why = toolchain_python()
     if python is None:
         return {"error": f"The server cannot read real .rbln files: {why}."}
-    proc = subprocess.Popen([python, "-c", RUNNER, PROBE, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    argv = [python, "-c", RUNNER, PROBE, json.dumps(real)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     CHILDREN.append(proc)
     try:
         out, err = proc.communicate(timeout=RULES["rebel_timeout"])
@@ -147,7 +149,7 @@ def main(folder):
             elif entry.name.endswith(".rbln"):
                 head = read_head(entry.path)
                 if head is None:
-                    real.append(entry.path)
+                    real.append([name, entry.path])
                 else:
                     heads[name] = base64.b64encode(zlib.compress(head, 1)).decode("ascii")  # slots are mostly zeros
         except OSError as exc:
