@@ -27,6 +27,8 @@ def test_whole_vl_artifact_is_ok_and_lists_its_vision_part(run_cli: Run, tmp_pat
     data = json.loads(run_cli("inspect", folder, "--json").stdout)
     assert data["status"] == "ok", data["problems"]
     assert VISION_PART[family] in [p["name"] for p in data["parts"]]
+    text = run_cli("inspect", folder).stdout  # the text names the part as --json does, whichever folder holds the KV
+    assert any(line.split()[:2] == ["part", f"{VISION_PART[family]}/"] for line in text.splitlines()), text
 
 
 @pytest.mark.parametrize("family", sorted(VISION_PART))

@@ -78,8 +78,12 @@ def kind_rows(artifact: Artifact) -> list[tuple[str, str]]:
     """Kind rows of an artifact with a KV cache; a multimodal model also names where its KV cache lives."""
     location = artifact.location
     described = location.description if location else None
-    if described is None or described.kind is not ModelKind.MULTIMODAL or location is None:
+    if described is None or location is None:
         return [("Kind", ModelKind.DECODER.value)]
+    if described.kind is not ModelKind.MULTIMODAL:
+        # A language model at the top level with compiled parts beside it (Qwen2-VL's visual/): name them, as
+        # --json does, since they load on the same NPUs and must be there for the artifact to be whole.
+        return [("Kind", ModelKind.DECODER.value), *[("Part", part_line(p)) for p in described.parts if p.name]]
     return [
         ("Kind", f"{described.kind.value} ({described.cls_name or 'unknown class'})"),
         ("KV cache of", f"{location.section}/ ({artifact.config.cls_name or 'unknown class'})"),
