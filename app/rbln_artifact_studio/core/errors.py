@@ -29,7 +29,10 @@ class StudioError(Exception):
 
     def one_line(self) -> str:
         """The message and its hint on one line, as the CLI prints errors."""
-        return f"{self.message} {self.hint}" if self.hint else self.message
+        if not self.hint:
+            return self.message
+        stop = "" if self.message.rstrip().endswith((".", "!", "?", ":")) else "."  # ssh's own words end bare
+        return f"{self.message}{stop} {self.hint}"
 
 
 class UnknownNpuError(StudioError):
