@@ -144,3 +144,21 @@ def test_the_servers_view_in_the_window_keeps_its_period_and_opens_resize_to_a_c
     dialog = next(d for d in QApplication.topLevelWidgets() if isinstance(d, ResizeDialog) and d.isVisible())
     assert dialog.mode_copy.isChecked() and dialog.target_spin.value() == 12
     dialog.reject()
+
+
+def test_the_view_is_drawn_for_the_docs(qtbot: QtBot, view: ServersView) -> None:
+    """Both trees filled (readings, then a placement), drawn into build/screenshots/servers-view.png: the picture
+    docs/servers.md and the README show (copied to docs/screenshots/ when the view changes)."""
+    with qtbot.waitSignal(view.refreshed, timeout=90_000):
+        view.refresh()
+    with qtbot.waitSignal(view.placed, timeout=90_000):
+        view.fit_button.click()
+    view.resize(1100, 620)
+    view.tree.expandAll()
+    out = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    header = view.tree.header()  # a server's long error does not push the bars and the drift out of view
+    assert header.sectionViewportPosition(8) < view.tree.viewport().width(), [header.sectionSize(c) for c in range(9)]
+    image = view.grab().toImage()
+    assert not image.isNull() and image.width() == 1100
+    assert image.save(str(out / "servers-view.png"))

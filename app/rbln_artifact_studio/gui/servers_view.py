@@ -39,6 +39,10 @@ SERVER_HEADERS = ("Server / NPU / process", "Name", "Used", "Free", "Total", "Me
 PLACE_HEADERS = ("Server", "NPUs", "Headroom / what blocks it")
 
 
+NAME_COLUMN_CHARS = 22  # the Name column's widest: an NPU's name or a process's, a server's error elided
+ARTIFACT_COLUMN_CHARS = 30  # an artifact's URL, elided (whole in its tooltip)
+
+
 def period_setting(value: object) -> int:
     """The saved refresh period in seconds; the default for a value that is not one (an edited settings file)."""
     try:
@@ -227,6 +231,16 @@ class ServersView(QWidget):
         self._showing = False
         for column in range(len(SERVER_HEADERS)):
             self.tree.resizeColumnToContents(column)
+        # A server's error sits in the Name column: sized to it, the column pushed the NPUs' bars and drift out of
+        # view. Capped, the error is elided (its tooltip holds it whole) and every column shows.
+        metrics = self.tree.fontMetrics()
+        self.tree.setColumnWidth(1, min(self.tree.columnWidth(1), metrics.horizontalAdvance("x" * NAME_COLUMN_CHARS)))
+        # The Memory column holds only bars (item widgets, which resizeColumnToContents does not see): wide enough
+        # for the words on them. The Artifact column's URLs are elided too, whole in their tooltips.
+        self.tree.setColumnWidth(5, metrics.horizontalAdvance("888.88 GiB used, 888.88 GiB free") + 24)
+        self.tree.setColumnWidth(
+            6, min(self.tree.columnWidth(6), metrics.horizontalAdvance("x" * ARTIFACT_COLUMN_CHARS))
+        )
         failed = sum(r.status is None for r in readings)
         flagged = sum(d.flagged for r in readings for d in r.drifts)
         self.state.setText(
@@ -264,6 +278,7 @@ class ServersView(QWidget):
                 if drift is None:
                     continue
                 row.setText(6, drift.artifact or "unknown")
+                row.setToolTip(6, drift.artifact or drift.reason or "")
                 _size(row, 7, drift.predicted)
                 if drift.difference is None or drift.percent is None:
                     row.setText(8, "unknown")
