@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton, QTableWidget, QToolBar
 from pytestqt.qtbot import QtBot
@@ -41,6 +41,28 @@ def _row_point(window: MainWindow, path: Path):
     view = window.browser.view
     row = window.browser.proxy.mapFromSource(window.model.index(present(window.model.row_of(str(path))), 0)).row()
     return view.visualRect(view.model().index(row, 1)).center()
+
+
+@pytest.mark.qt_log_ignore(
+    "This plugin does not support raise", "This plugin does not support grabbing", "propagateSizeHints"
+)
+def test_right_click_after_a_ctrl_click_selects_only_the_row_clicked(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, ca25_artifact: Path
+) -> None:
+    """The platform keeps the modifiers of the last input event: after a Ctrl+click, a right-click on another row
+    still selects that row alone, as file managers do."""
+    open_folder(qtbot, window, workspace)
+    select(qtbot, window, ca25_artifact)
+    view = window.browser.view
+    below_the_rows = view.viewport().rect().bottomLeft() + QPoint(20, -5)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, below_the_rows)
+    assert window.browser.selected_paths() == [str(ca25_artifact)]  # a Ctrl+click on no row changes nothing
+    point = _row_point(window, cr13_artifact)
+    click = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, point, view.viewport().mapToGlobal(point))
+    QApplication.sendEvent(view.viewport(), click)
+    menu = child(view, QMenu, "artifactContextMenu")
+    assert window.browser.selected_paths() == [str(cr13_artifact)]
+    menu.close()
 
 
 def _select_both(window: MainWindow, a: Path, b: Path) -> None:

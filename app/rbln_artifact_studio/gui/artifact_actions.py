@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QWidget
 
 from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.artifact_model import PATH_ROLE
 from rbln_artifact_studio.gui.jobs import Job
 
 if TYPE_CHECKING:
@@ -173,7 +174,11 @@ class ArtifactActions(QObject):
         view = self.window.browser.view
         index = view.indexAt(pos)
         if select and index.isValid() and not view.selectionModel().isRowSelected(index.row(), index.parent()):
-            view.selectRow(index.row())
+            # That row alone: selectRow would add to the selection while the platform still reports a Ctrl or
+            # Shift held from an earlier click.
+            path = index.data(PATH_ROLE)
+            if path:
+                self.window.browser.select_path(path)
         menu = QMenu(view)
         menu.setObjectName("artifactContextMenu")
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

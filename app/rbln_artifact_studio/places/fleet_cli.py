@@ -22,7 +22,14 @@ from rbln_artifact_studio.core.fleet.host_groups import (
 )
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-from rbln_artifact_studio.core.location import ServerFolder, names_a_server, parse_host, parse_location, server_url
+from rbln_artifact_studio.core.location import (
+    ServerFolder,
+    is_local,
+    names_a_server,
+    parse_host,
+    parse_location,
+    server_url,
+)
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import registry
@@ -193,10 +200,10 @@ def scan_fleet(
 
 
 def group_member(entry: str) -> str:
-    """A server as a group keeps it (`ssh://HOST`); StudioError for a folder, a bucket, a group or no server name."""
+    """A server as a group keeps it (its URL); StudioError for a folder, a bucket, a group or no server name."""
     if entry.startswith(GROUP_PREFIX):
         raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
-    if entry.startswith("ssh://") and not names_a_server(entry):
+    if not is_local(entry) and not names_a_server(entry) and isinstance(parse_location(entry), ServerFolder):
         raise StudioError(
             f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
         )
