@@ -800,11 +800,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(SET_FLAGS_EXCLUSIVE, file=sys.stderr)  # optimum-rbln-cli's words and exit code
         return EXIT_USAGE
     args_list = translate_optimum_argv(given)
-    args = _plain_get(args_list) or build_parser().parse_args(args_list)
+    plain_get = _plain_get(args_list)
+    args = plain_get or build_parser().parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
-    from rbln_artifact_studio.core.stop_signals import exit_status, terminate_raises
 
     try:
+        if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
+            return int(args.func(args))
+        from rbln_artifact_studio.core.stop_signals import terminate_raises
+
         with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
             return int(args.func(args))
     except InvalidArtifactError as exc:
@@ -814,6 +818,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
+        from rbln_artifact_studio.core.stop_signals import exit_status
+
         print("cancelled: nothing was left half-done", file=sys.stderr)
         return exit_status(exc)
     except BrokenPipeError:
