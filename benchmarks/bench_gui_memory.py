@@ -20,6 +20,7 @@ measured with it are in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
 import sys
@@ -110,6 +111,22 @@ def scanned_again(window: MainWindow, finished: list[int], before: int) -> bool:
     return len(finished) > before and not window.jobs.active()
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ]
+
+
+def malloc_in_use_kb() -> float:
+    """Bytes glibc's malloc has handed out and not had back (all arenas): grows with a native leak, not with
+    memory the allocator keeps for reuse."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 1024
+
+
 def pools_hold(window: MainWindow) -> int:
     """Python objects the job pools' wrappers keep (a runner kept for good after its job piled up here)."""
     return sum(len(gc.get_referents(pool)) for pool in (window.jobs.read_pool, window.jobs.write_pool))
@@ -198,8 +215,6 @@ def main() -> int:
         if cycle % REPORT == 0:
             gc.collect()
             if args.trim:
-                import ctypes
-
                 ctypes.CDLL("libc.so.6").malloc_trim(0)
             rss = rss_kb()
             if cycle > WARMUP:
@@ -220,7 +235,7 @@ def main() -> int:
                 print(kinds.most_common(8), titles.most_common(5))
                 print("  window's QObjects:", objects.most_common(8), " app's:", app_objects.most_common(5))
             print(
-                f"cycle {cycle:5d}  RSS {rss / 1024:7.1f} MB  gc objects {len(gc.get_objects()):,}  "
+                f"cycle {cycle:5d}  RSS {rss / 1024:7.1f} MB  malloc {malloc_in_use_kb() / 1024:6.1f} MB  gc objects {len(gc.get_objects()):,}  "
                 f"widgets {widgets:,}  QObjects {len(window.findChildren(QObject)):,}  "
                 f"jobs kept {len(window.jobs.jobs):,}  pools hold {pools_hold(window):,}{extra}",
                 flush=True,
