@@ -6,7 +6,10 @@ set size every REPORT cycles and the slope (KB a cycle) after the first WARMUP c
 Python's own view (tracemalloc's traced bytes, gc's tracked objects) and the Qt objects left alive, so a growth
 can be told apart between Python objects, Qt objects and the allocator.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui_memory.py [--cycles 800]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui_memory.py [--cycles 800] [--trim]
+        [--steps select,resize,compare,refresh]
+
+--steps runs only some steps of the cycle, to find by bisection which one grows.
 
 Settings, cache and data go to a throwaway folder. A memory figure depends on the machine: there is no threshold
 here or in the tests; the slopes are what to read: over every cycle after the warm-up, and over the last half
@@ -17,6 +20,7 @@ measured with it are in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
 import sys
@@ -38,6 +42,7 @@ from PySide6.QtCore import (  # noqa: E402
     QCoreApplication,
     QEventLoop,
     QMessageLogContext,
+    QObject,
     QSettings,
     QTimer,
     QtMsgType,
@@ -50,6 +55,7 @@ from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_co
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.main_window import MainWindow
 
+STEPS = ("select", "resize", "compare", "refresh")
 WARMUP = 100
 REPORT = 50
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -105,6 +111,27 @@ def scanned_again(window: MainWindow, finished: list[int], before: int) -> bool:
     return len(finished) > before and not window.jobs.active()
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ]
+
+
+def malloc_in_use_kb() -> float:
+    """Bytes glibc's malloc has handed out and not had back (all arenas): grows with a native leak, not with
+    memory the allocator keeps for reuse."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 1024
+
+
+def pools_hold(window: MainWindow) -> int:
+    """Python objects the job pools' wrappers keep (a runner kept for good after its job piled up here)."""
+    return sum(len(gc.get_referents(pool)) for pool in (window.jobs.read_pool, window.jobs.write_pool))
+
+
 def slope(points: list[tuple[int, float]]) -> float:
     n = len(points)
     mx = sum(x for x, _ in points) / n
@@ -118,7 +145,21 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=800)
     parser.add_argument("--detail", action="store_true", help="also count widgets by class and kept jobs by title")
     parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slower)")
+    parser.add_argument(
+        "--trim",
+        action="store_true",
+        help="hand freed memory back to the system (glibc malloc_trim) before each reading: a growth that goes "
+        "away with it is memory the allocator keeps for reuse, not a leak",
+    )
+    parser.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help=f"the steps of a cycle to run, comma-separated, to find which one grows (default: {','.join(STEPS)})",
+    )
     args = parser.parse_args()
+    steps = {step.strip() for step in args.steps.split(",") if step.strip()}
+    if not steps <= set(STEPS):
+        parser.error(f"--steps: unknown {', '.join(sorted(steps - set(STEPS)))}; known: {', '.join(STEPS)}")
     if args.tracemalloc:
         import tracemalloc
 
@@ -144,29 +185,37 @@ def main() -> int:
     points: list[tuple[int, float]] = []
     for cycle in range(1, args.cycles + 1):
         first, other = paths[cycle % len(paths)], paths[(cycle + 1) % len(paths)]
-        window.browser.select_path(first)
-        wait_until(partial(showing, window, first))
-        dialog = window.dialogs.open_resize_dialog()
-        settle()
-        if dialog is not None:
-            dialog.reject()
-        window.browser.view.selectAll()
-        window.browser.select_path(first)
-        window.browser.view.selectionModel().select(
-            window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(other) or 0, 0)),
-            window.browser.view.selectionModel().SelectionFlag.Select
-            | window.browser.view.selectionModel().SelectionFlag.Rows,
-        )
-        compare = window.artifact_actions.open_compare()
-        wait_until(lambda: not window.jobs.active())
-        if compare is not None:
-            compare.close()
-        before = len(finished)
-        window.workspace.refresh()
-        wait_until(partial(scanned_again, window, finished, before))
+        if "select" in steps:
+            window.browser.select_path(first)
+            wait_until(partial(showing, window, first))
+        if "resize" in steps:
+            window.browser.select_path(first)
+            wait_until(partial(showing, window, first))
+            dialog = window.dialogs.open_resize_dialog()
+            settle()
+            if dialog is not None:
+                dialog.reject()
+        if "compare" in steps:
+            window.browser.view.selectAll()
+            window.browser.select_path(first)
+            window.browser.view.selectionModel().select(
+                window.browser.proxy.mapFromSource(window.model.index(window.model.row_of(other) or 0, 0)),
+                window.browser.view.selectionModel().SelectionFlag.Select
+                | window.browser.view.selectionModel().SelectionFlag.Rows,
+            )
+            compare = window.artifact_actions.open_compare()
+            wait_until(lambda: not window.jobs.active())
+            if compare is not None:
+                compare.close()
+        if "refresh" in steps:
+            before = len(finished)
+            window.workspace.refresh()
+            wait_until(partial(scanned_again, window, finished, before))
         settle()
         if cycle % REPORT == 0:
             gc.collect()
+            if args.trim:
+                ctypes.CDLL("libc.so.6").malloc_trim(0)
             rss = rss_kb()
             if cycle > WARMUP:
                 points.append((cycle, rss))
@@ -181,10 +230,14 @@ def main() -> int:
 
                 kinds = collections.Counter(type(w).__name__ for w in QApplication.allWidgets())
                 titles = collections.Counter(j.title.split(" ")[0] for j in window.jobs.jobs)
+                objects = collections.Counter(type(o).__name__ for o in window.findChildren(QObject))
+                app_objects = collections.Counter(type(o).__name__ for o in app.findChildren(QObject))
                 print(kinds.most_common(8), titles.most_common(5))
+                print("  window's QObjects:", objects.most_common(8), " app's:", app_objects.most_common(5))
             print(
-                f"cycle {cycle:5d}  RSS {rss / 1024:7.1f} MB  gc objects {len(gc.get_objects()):,}  "
-                f"widgets {widgets:,}  jobs kept {len(window.jobs.jobs):,}{extra}",
+                f"cycle {cycle:5d}  RSS {rss / 1024:7.1f} MB  malloc {malloc_in_use_kb() / 1024:6.1f} MB  gc objects {len(gc.get_objects()):,}  "
+                f"widgets {widgets:,}  QObjects {len(window.findChildren(QObject)):,}  "
+                f"jobs kept {len(window.jobs.jobs):,}  pools hold {pools_hold(window):,}{extra}",
                 flush=True,
             )
     if len(points) >= 2:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pytest
@@ -162,3 +163,23 @@ def test_writers_run_below_the_gui_threads_priority_and_readers_beside_it(qtbot:
     gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert isinstance(writer.result, int) and writer.result >= gui + 1
     assert reader.result == gui
+
+
+def test_finished_jobs_leave_nothing_behind_in_the_thread_pools(qtbot: QtBot, jobs: JobManager) -> None:
+    """Issue 28 item 5: every Refresh runs quick jobs, and each left a dead runner held by its pool for good."""
+
+    def held() -> int:
+        gc.collect()
+        return len(gc.get_referents(jobs.read_pool)) + len(gc.get_referents(jobs.write_pool))
+
+    def run(count: int) -> None:
+        for i in range(count):  # one at a time, as a Refresh does: an idle worker takes each at once
+            job = jobs.submit(f"quick {i}", lambda ctx: None, writes=i % 2 == 1)
+            qtbot.waitUntil(lambda: job.state.ended)  # noqa: B023 (waited on before the next one)
+        jobs.read_pool.waitForDone()
+        jobs.write_pool.waitForDone()
+
+    run(5)  # the pools' own first references, whatever they are
+    before = held()
+    run(60)
+    assert held() == before

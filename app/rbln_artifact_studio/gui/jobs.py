@@ -17,9 +17,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import SIGNAL, QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
@@ -206,19 +207,11 @@ class Job(QObject):
         self.finished.emit()
 
 
-class _Runner(QRunnable):
-    def __init__(self, job: Job) -> None:
-        super().__init__()
-        self._job: Job | None = job
-        self.setAutoDelete(True)
-
-    def run(self) -> None:
-        job, self._job = self._job, None
-        if job is None:
-            return  # QRunnable.run is called once; nothing to run a second time
-        if job.writes:
-            lower_thread_priority()
-        job.run_in_worker()
+def _run(job: Job) -> None:
+    """A job's life in its worker thread."""
+    if job.writes:
+        lower_thread_priority()
+    job.run_in_worker()
 
 
 WORKER_NICE = 10  # added to the app's own nice value: a writer always runs below the GUI thread
@@ -275,7 +268,10 @@ class JobManager(QObject):
     def _start_unstarted(self) -> None:
         jobs, self._unstarted = self._unstarted, []
         for job in jobs:
-            (self.write_pool if job.writes else self.read_pool).start(_Runner(job))
+            # A callable, not a QRunnable subclass: PySide 6.11 keeps the Python wrapper of a QRunnable that
+            # has already run and been auto-deleted when start() returns (the pool's wrapper holds it for good),
+            # one per quick job: with a scan's jobs on every Refresh, memory grew for the whole session.
+            (self.write_pool if job.writes else self.read_pool).start(partial(_run, job))
 
     def active(self) -> list[Job]:
         return [j for j in self.jobs if not j.state.ended]
