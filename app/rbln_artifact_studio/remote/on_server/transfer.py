@@ -230,7 +230,7 @@ def send(folder):
 
 def main():
     mode, path = sys.argv[1], sys.argv[2]
-    if path == "~" or path.startswith("~/"):  # ssh://HOST/~/PATH: below the login folder, as the other programs
+    if path == "~" or path.startswith("~/"):  # HOST/~/PATH: below the login folder, as the other programs
         path = os.path.expanduser(path)
     if mode == "check":
         answer(refusal(path) or {"ok": True})
