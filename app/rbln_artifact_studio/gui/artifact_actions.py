@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QWidget
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.location import host_of
 from rbln_artifact_studio.core.sizes import format_bytes
@@ -25,6 +25,35 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.main_window import MainWindow
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
+
+
+class ButtonFollowsAction(QObject):
+    """Keeps a toolbar button in step with its action without Qt's own update, which leaks.
+
+    On every change of its action (enabled, tooltip) Qt 6.11's QToolButton calls setDefaultAction again, and each
+    call connects the action's changed() once more: the selection enables and disables the toolbar's actions twice
+    a Refresh, so a long session piled up connections (about 144 bytes each, and one more slot run per change).
+    This filter takes the change event and copies what setDefaultAction would.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ActionChanged
+            and isinstance(watched, QToolButton)
+            and isinstance(event, QActionEvent)
+            and event.action() is watched.defaultAction()
+        ):
+            action = event.action()
+            watched.setText(action.iconText())
+            watched.setIcon(action.icon())
+            watched.setToolTip(action.toolTip())
+            watched.setStatusTip(action.statusTip())
+            watched.setWhatsThis(action.whatsThis())
+            watched.setCheckable(action.isCheckable())
+            watched.setChecked(action.isChecked())
+            watched.setEnabled(action.isEnabled())
+            return True
+        return False
 
 
 class BusyPaths(QObject):
@@ -114,6 +143,11 @@ class ArtifactActions(QObject):
             self.trash,
         ):
             toolbar.addAction(a)
+        follow = ButtonFollowsAction(toolbar)
+        for a in toolbar.actions():
+            button = toolbar.widgetForAction(a)
+            if button is not None:
+                button.installEventFilter(follow)
         return toolbar
 
     # ---- menus and the state of the actions ----------------------------------------------------------
