@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import resource
@@ -216,3 +217,26 @@ def report(label: str, ours: Series, baseline: Series, goal: float) -> float:
     verdict = "holds" if ratio <= goal else "MISSED"
     print(f"ratio {ratio:.2f} (goal <= {goal}: {verdict})")
     return ratio
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ]
+
+
+def malloc_in_use_kb() -> float:
+    """Bytes glibc's malloc has handed out and not had back (all arenas): grows with a native leak, not with
+    memory the allocator keeps for reuse."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 1024
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """The least-squares slope of (cycle, value) points."""
+    if len(points) < 2:
+        return 0.0
+    return statistics.linear_regression([x for x, _ in points], [y for _, y in points]).slope

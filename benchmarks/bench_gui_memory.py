@@ -38,6 +38,7 @@ _THROWAWAY = tempfile.mkdtemp(prefix="rbln-studio-bench-memory-")
 for _variable in ("CONFIG", "DATA", "CACHE"):
     os.environ[f"RBLN_STUDIO_{_variable}_DIR"] = os.path.join(_THROWAWAY, _variable.lower())
 
+from _common import malloc_in_use_kb, slope  # noqa: E402
 from PySide6.QtCore import (  # noqa: E402
     QCoreApplication,
     QEventLoop,
@@ -111,33 +112,9 @@ def scanned_again(window: MainWindow, finished: list[int], before: int) -> bool:
     return len(finished) > before and not window.jobs.active()
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
-    ]
-
-
-def malloc_in_use_kb() -> float:
-    """Bytes glibc's malloc has handed out and not had back (all arenas): grows with a native leak, not with
-    memory the allocator keeps for reuse."""
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = _MallInfo2
-    info = libc.mallinfo2()
-    return (info.uordblks + info.hblkhd) / 1024
-
-
 def pools_hold(window: MainWindow) -> int:
     """Python objects the job pools' wrappers keep (a runner kept for good after its job piled up here)."""
     return sum(len(gc.get_referents(pool)) for pool in (window.jobs.read_pool, window.jobs.write_pool))
-
-
-def slope(points: list[tuple[int, float]]) -> float:
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
 
 
 def main() -> int:
