@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-GET = "from rbln_artifact_studio.cli import main; main(['get-kvcache-num-blocks', {d!r}])"
+GET = "from rbln_artifact_studio.cli.main import main; main(['get-kvcache-num-blocks', {d!r}])"
 ONE_LINER = "import json; print(json.load(open({c!r}))['kvcache_num_blocks'])"
 
 

@@ -54,7 +54,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.main_window import MainWindow
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 STEPS = ("select", "resize", "compare", "refresh")
 WARMUP = 100
@@ -142,9 +142,9 @@ def main() -> int:
 
         tracemalloc.start()
 
-    from rbln_artifact_studio.gui.application import create_application
-    from rbln_artifact_studio.gui.main_window import MainWindow
-    from rbln_artifact_studio.gui.settings import Settings
+    from rbln_artifact_studio.gui.app.application import create_application
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
 
     root = Path(_THROWAWAY) / "fleet"
     build_workspace(root)

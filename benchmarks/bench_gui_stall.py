@@ -28,7 +28,7 @@ GOAL = 0.050
 HARNESS = r"""
 import json, os, resource, sys, time
 
-import rbln_artifact_studio.gui.application as application
+import rbln_artifact_studio.gui.app.application as application
 
 modules_before = set(sys.modules)
 create = application.create_application

@@ -41,7 +41,7 @@ first_paint = FirstPaint()
 OURS = (
     FIRST_PAINT
     + """
-import rbln_artifact_studio.gui.application as application
+import rbln_artifact_studio.gui.app.application as application
 create = application.create_application
 def create_and_watch(*args, **kwargs):
     app = create(*args, **kwargs)

@@ -2,6 +2,6 @@
 
 import sys
 
-from rbln_artifact_studio.cli import main
+from rbln_artifact_studio.cli.main import main
 
 sys.exit(main())

@@ -31,7 +31,7 @@ def test_importing_core_and_cli_loads_no_qt() -> None:
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module('rbln_artifact_studio.core.' + m)\n"
-        "import rbln_artifact_studio.cli, rbln_artifact_studio.backends.registry\n"
+        "import rbln_artifact_studio.cli.main, rbln_artifact_studio.backends.registry\n"
         f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), check=True)

@@ -162,7 +162,7 @@ def test_detection_is_cached_per_process_and_refreshable(
 
 def test_importing_the_backends_runs_nothing(fake_optimum: FakeToolchain, tmp_path: Path) -> None:
     log = tmp_path / "argv.jsonl"
-    code = "import rbln_artifact_studio.cli, rbln_artifact_studio.backends.registry, rbln_artifact_studio.backends.optimum, rbln_artifact_studio.backends.toolchain"
+    code = "import rbln_artifact_studio.cli.main, rbln_artifact_studio.backends.registry, rbln_artifact_studio.backends.optimum, rbln_artifact_studio.backends.toolchain"
     env = {**cli_env(), "FAKE_OPTIMUM_ARGV_LOG": str(log)}
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
     assert not log.exists()

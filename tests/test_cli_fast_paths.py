@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import rbln_artifact_studio.cli
-from rbln_artifact_studio.cli import main
+import rbln_artifact_studio.cli.main
+from rbln_artifact_studio.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "app"
@@ -38,7 +38,7 @@ def test_plain_get_matches_the_parsed_command(
     def no_parser() -> None:
         raise AssertionError("the plain get command built the full parser")
 
-    monkeypatch.setattr(rbln_artifact_studio.cli, "build_parser", no_parser)
+    monkeypatch.setattr(rbln_artifact_studio.cli.main, "build_parser", no_parser)
     assert outcome(["get-kvcache-num-blocks", str(folder)], capsys) == parsed
     assert parsed[0] == (0 if case == "valid" else 1)
     assert parsed[1] == ("21\n" if case == "valid" else "")
@@ -46,7 +46,7 @@ def test_plain_get_matches_the_parsed_command(
 
 def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
     code = (
-        "import sys; from rbln_artifact_studio.cli import main; "
+        "import sys; from rbln_artifact_studio.cli.main import main; "
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
         "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse', 'dataclasses'))))"
     )

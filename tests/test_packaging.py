@@ -42,7 +42,7 @@ def test_wheel_contains_presets_icons_and_both_scripts(wheel: Path) -> None:
     assert {f"rbln_artifact_studio/remote/on_server/{p}.py" for p in programs} <= names
     portable = {"__init__", "walk", "files", "lock", "exchange"}  # ... with these, read as text too
     assert {f"rbln_artifact_studio/core/portable/{p}.py" for p in portable} <= names
-    assert "rbln-studio-cli = rbln_artifact_studio.cli:main" in entry_points
+    assert "rbln-studio-cli = rbln_artifact_studio.cli.main:main" in entry_points
     assert "rbln-studio = rbln_artifact_studio.gui.main:main" in entry_points
 
 

@@ -19,7 +19,7 @@ import regression_guard as guard
 SLOWED_SCAN = """
 import json, os, sys
 from rbln_artifact_studio.core.fleet import scan
-from rbln_artifact_studio.cli import main
+from rbln_artifact_studio.cli.main import main
 
 original = scan._read_row
 def slowed(task, verify):

@@ -125,7 +125,7 @@ def test_a_warm_scan_does_not_import_pydantic(cr13_artifact: Path, trusted_times
     neither the full check nor the reader of real compiler graphs, and starts no process."""
     rows(cr13_artifact.parent)  # fills the cache (this process may import anything)
     code = (
-        "import sys; from rbln_artifact_studio.cli import main; "
+        "import sys; from rbln_artifact_studio.cli.main import main; "
         f"main(['scan', {str(cr13_artifact.parent)!r}, '--json', '--jobs', '2']); "
         "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'multiprocessing', 'rbln_artifact_studio.backends.registry'))))"
     )

@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
-from rbln_artifact_studio.gui.settings import ServerEntry
+from rbln_artifact_studio.gui.app.settings import ServerEntry
+from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
 
 OUT = Path(__file__).resolve().parent / "connect.png"
 

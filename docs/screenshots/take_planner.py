@@ -15,8 +15,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.gui.jobs import JobManager
-from rbln_artifact_studio.gui.planner_dialog import PlannerDialog
+from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog
+from rbln_artifact_studio.gui.models.jobs import JobManager
 
 OUT = Path(__file__).resolve().parent / "planner.png"
 

@@ -21,7 +21,7 @@ from faultfs import FaultFS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rbln_artifact_studio import cli
+from rbln_artifact_studio.cli import main as cli
 from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact

@@ -19,7 +19,7 @@ from harness import SHAPE, artifact_state, tiny_model_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rbln_artifact_studio import cli
+from rbln_artifact_studio.cli import main as cli
 from rbln_artifact_studio.core.errors import BudgetError
 from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
 from rbln_artifact_studio.core.model.rbln_config import MAX_BLOCKS

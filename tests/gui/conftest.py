@@ -12,8 +12,8 @@ from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 QStandardPaths.setTestModeEnabled(True)  # demo workspace and settings never touch the user's folders
 
@@ -72,7 +72,7 @@ def select(qtbot: QtBot, window: MainWindow, path: Path) -> None:
 
 
 def row_values(window: MainWindow, path: Path) -> dict[str, str]:
-    from rbln_artifact_studio.gui.artifact_model import COLUMNS
+    from rbln_artifact_studio.gui.models.artifact_model import COLUMNS
 
     row = window.model.row_of(str(path))
     assert row is not None, f"{path} is not in the table"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rbln_artifact_studio.gui import folder_scan
+from rbln_artifact_studio.gui.models import folder_scan
 
 _HELD = """
 import os, sys, time
@@ -25,7 +25,7 @@ def held(root, rows, inspector=None, cancel=None, **kwargs):
         time.sleep(0.01)
     yield from real(root, rows, inspector, cancel, **kwargs)
 verify.verify_rows = held
-from rbln_artifact_studio.gui.folder_scan import main
+from rbln_artifact_studio.gui.models.folder_scan import main
 sys.exit(main())
 """
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEventLoop, QTimer
 
-from rbln_artifact_studio.gui.application import create_application
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.app.application import create_application
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 
 def run_until(condition: Callable[[], object], step_ms: int = 5) -> None:

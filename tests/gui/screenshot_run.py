@@ -58,12 +58,12 @@ def main() -> int:
     app.setStyle(QStyleFactory.create("Fusion"))  # the same look on every desktop, so the images compare
     if args.rtl:
         app.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
-    from rbln_artifact_studio.gui.application import configure
-    from rbln_artifact_studio.gui.compare_dialog import CompareDialog
-    from rbln_artifact_studio.gui.main_window import MainWindow
-    from rbln_artifact_studio.gui.planner_dialog import PlannerDialog
-    from rbln_artifact_studio.gui.settings import Settings
-    from rbln_artifact_studio.gui.theme import Theme
+    from rbln_artifact_studio.gui.app.application import configure
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.app.theme import Theme
+    from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+    from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
 
     configure(app)
     screen = app.primaryScreen().availableGeometry()

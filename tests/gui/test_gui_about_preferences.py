@@ -23,9 +23,9 @@ from rbln_artifact_studio.backends.settings import (
     ENV_TOOLCHAIN_PYTHON,
     current_settings,
 )
-from rbln_artifact_studio.gui.app_paths import demo_folder
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings, ToolchainPaths
+from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.app.settings import Settings, ToolchainPaths
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .widgets import child
 

@@ -12,8 +12,8 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.preferences_dialog import PreferencesDialog
+from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .widgets import child, present

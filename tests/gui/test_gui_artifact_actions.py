@@ -13,9 +13,9 @@ from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton, QTableWidget, QToolBar
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.compare_dialog import CompareDialog
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .widgets import cell, child, present

@@ -11,8 +11,14 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import Status
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
-from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.artifact_model import COLUMNS, PATH_ROLE, SORT_ROLE, STATUS_COLUMN, ArtifactTableModel
+from rbln_artifact_studio.gui.models.artifact_model import (
+    COLUMNS,
+    PATH_ROLE,
+    SORT_ROLE,
+    STATUS_COLUMN,
+    ArtifactTableModel,
+)
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 
 from .widgets import present
 
@@ -101,8 +107,8 @@ from dataclasses import replace
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
 from rbln_artifact_studio.core.fleet.scan import scan
-from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
 
 app = QApplication([])
 first = next(scan(Path(sys.argv[1])))

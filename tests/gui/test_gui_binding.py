@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import cli_env
 
-from rbln_artifact_studio.gui import binding_check
+from rbln_artifact_studio.gui.app import binding_check
 
 
 def test_the_installed_binding_keeps_none_alive(qapp: object) -> None:

@@ -12,9 +12,9 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.planning.explore import explore
-from rbln_artifact_studio.gui.breakdown_table import BreakdownTable
-from rbln_artifact_studio.gui.dram_chart import BUDGET_COLOUR, DramChart
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
+from rbln_artifact_studio.gui.widgets.dram_chart import BUDGET_COLOUR, DramChart
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
 from .widgets import child, present

@@ -10,14 +10,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.cli import build_parser
+from rbln_artifact_studio.cli.main import build_parser
 from rbln_artifact_studio.core.errors import BudgetError
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.model.npu import get_npu
-from rbln_artifact_studio.gui.budget_curve import BudgetCurve
-from rbln_artifact_studio.gui.compile_wizard import CompileWizard
-from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+from rbln_artifact_studio.gui.widgets.budget_curve import BudgetCurve
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import click_next, open_folder, row_values, type_text
 from .widgets import child

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QSettings, QSize, QStandardPaths
 from PySide6.QtWidgets import QApplication
 
-from rbln_artifact_studio.gui import app_paths
-from rbln_artifact_studio.gui.application import configure
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings, migrate
+from rbln_artifact_studio.gui.app import app_paths
+from rbln_artifact_studio.gui.app.application import configure
+from rbln_artifact_studio.gui.app.settings import Settings, migrate
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from pytestqt.exceptions import TimeoutError as QtBotTimeout
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 from .widgets import child, present

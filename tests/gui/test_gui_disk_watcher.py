@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-import rbln_artifact_studio.gui.disk_watcher as disk_watcher
-from rbln_artifact_studio.gui.disk_watcher import WATCH_SLICE, DiskWatcher
+import rbln_artifact_studio.gui.models.disk_watcher as disk_watcher
+from rbln_artifact_studio.gui.models.disk_watcher import WATCH_SLICE, DiskWatcher
 
 
 @pytest.fixture

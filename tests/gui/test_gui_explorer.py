@@ -15,11 +15,11 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.planning.explore import exploration_text, explore, target_at
 from rbln_artifact_studio.core.sizes import MIB, format_bytes_exact
-from rbln_artifact_studio.gui.explorer_chart import ExplorerChart
-from rbln_artifact_studio.gui.explorer_dialog import ExplorerDialog
-from rbln_artifact_studio.gui.jobs import Job
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.explorer_dialog import ExplorerDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.widgets.explorer_chart import ExplorerChart
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import make_real_like, open_folder, select
 from .widgets import child

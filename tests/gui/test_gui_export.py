@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui import export
-from rbln_artifact_studio.gui.artifact_model import COLUMNS
-from rbln_artifact_studio.gui.jobs import Job
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.models import export
+from rbln_artifact_studio.gui.models.artifact_model import COLUMNS
+from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 from .widgets import child, present

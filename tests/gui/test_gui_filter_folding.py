@@ -12,8 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.scan import scan
-from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.artifact_model import PATH_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-from rbln_artifact_studio.gui.artifact_model import STATUS_COLUMN, TableRow
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLUMN, TableRow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import make_real_like, open_folder, select
 from .widgets import child, present

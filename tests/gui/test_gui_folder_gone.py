@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import APP_NAME, MainWindow
+from rbln_artifact_studio.gui.window.main_window import APP_NAME, MainWindow
 
 from .conftest import open_folder
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QThread
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.errors import ResizeError
-from rbln_artifact_studio.gui.jobs import JobContext, JobFailure, JobManager, JobState
+from rbln_artifact_studio.gui.models.jobs import JobContext, JobFailure, JobManager, JobState
 
 
 @pytest.fixture

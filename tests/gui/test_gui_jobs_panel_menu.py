@@ -9,8 +9,8 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.display.commandline import shell_text
-from rbln_artifact_studio.gui.jobs_panel import JobRow
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.jobs_panel import JobRow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 LONG_TITLE = "Copy qwen3-8b-cr13-with-a-long-folder-name → qwen3-8b-cr13-with-a-long-folder-name-kv30 " * 2
 

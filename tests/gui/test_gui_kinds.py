@@ -10,9 +10,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.artifact_model import COLUMNS
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.artifact_model import COLUMNS
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, row_values, select
 from .widgets import child, present

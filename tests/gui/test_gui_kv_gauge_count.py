@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.display.presentation import BlockFacts
-from rbln_artifact_studio.gui.kv_gauge import KvGauge
+from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
 
 
 def _count_label(qtbot: QtBot, blocks: int) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-import rbln_artifact_studio.gui.disk_watcher as disk_watcher
-from rbln_artifact_studio.gui.disk_watcher import DiskWatcher
-from rbln_artifact_studio.gui.main_window import MainWindow
+import rbln_artifact_studio.gui.models.disk_watcher as disk_watcher
+from rbln_artifact_studio.gui.models.disk_watcher import DiskWatcher
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 

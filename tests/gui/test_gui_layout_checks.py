@@ -14,13 +14,13 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.display.presentation import BlockFacts
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint
-from rbln_artifact_studio.gui.budget_curve import BudgetCurve
-from rbln_artifact_studio.gui.compare_dialog import CompareDialog
-from rbln_artifact_studio.gui.jobs_panel import JobRow
-from rbln_artifact_studio.gui.kv_gauge import KvGauge
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.theme import dark_palette
-from rbln_artifact_studio.gui.tones import DARK, LIGHT, Tone
+from rbln_artifact_studio.gui.app.theme import dark_palette
+from rbln_artifact_studio.gui.app.tones import DARK, LIGHT, Tone
+from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+from rbln_artifact_studio.gui.widgets.budget_curve import BudgetCurve
+from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
+from rbln_artifact_studio.gui.window.jobs_panel import JobRow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .layout_audit import audit, chart_problems, clipped_texts, contrast, overlapping_widgets

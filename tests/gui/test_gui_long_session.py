@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui import jobs_panel
-from rbln_artifact_studio.gui.jobs_panel import JobRow
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window import jobs_panel
+from rbln_artifact_studio.gui.window.jobs_panel import JobRow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 

@@ -13,10 +13,11 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.operations.resize import resize_in_place
-from rbln_artifact_studio.gui import errors, folder_control
-from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.main_window import MainWindow, main_window
-from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.app import errors
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.window import folder_control
+from rbln_artifact_studio.gui.window.main_window import MainWindow, main_window
 
 from .conftest import make_real_like, open_folder, row_values, select
 from .widgets import cell, child, present
@@ -258,7 +259,7 @@ def test_demo_workspace_is_built_in_a_worker_and_opened(
 def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, window: MainWindow) -> None:
     from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
-    from rbln_artifact_studio.gui.jobs_panel import JobRow
+    from rbln_artifact_studio.gui.window.jobs_panel import JobRow
 
     def work(ctx) -> None:
         ctx.log("started")

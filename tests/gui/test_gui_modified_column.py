@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.artifact_model import COLUMNS
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.models.artifact_model import COLUMNS
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, row_values, select
 from .widgets import child, present

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QRadioB
 from pytestqt.qtbot import QtBot
 from test_planner import CR13_CHIPLET, add_workspace, chiplet_used
 
-from rbln_artifact_studio.gui.jobs import Job
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.plan_chart import PlanChart
-from rbln_artifact_studio.gui.planner_dialog import EXACT_ROLE, PlannerDialog
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.planner_dialog import EXACT_ROLE, PlannerDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.widgets.plan_chart import PlanChart
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import make_real_like, open_folder
 from .widgets import cell, child, present

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import cli_env
 
-from rbln_artifact_studio.gui.qt_options import split_qt_options
+from rbln_artifact_studio.gui.app.qt_options import split_qt_options
 
 
 def test_qt_options_and_their_values_are_set_apart_from_ours() -> None:

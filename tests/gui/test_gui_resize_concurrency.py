@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QRadioButt
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
-from rbln_artifact_studio.gui.jobs import Job
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, row_values, select, type_text
 from .widgets import child

@@ -13,10 +13,10 @@ from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.jobs import Job
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, row_values, select
 from .widgets import child

@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.model.budget import parse_budget
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .fuzzing import (

@@ -14,9 +14,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.storage import output_check
 from rbln_artifact_studio.core.storage.fsutil import check_new_output_dir
-from rbln_artifact_studio.gui.jobs import JobManager
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .widgets import child

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
 

@@ -19,9 +19,9 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.gui import operations
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 ARTIFACTS = 3000
 PAYLOAD = 256 << 20

@@ -16,10 +16,10 @@ from rbln_artifact_studio.core.fleet import scan as scan_module
 from rbln_artifact_studio.core.fleet import verify
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
-from rbln_artifact_studio.gui import folder_scan
-from rbln_artifact_studio.gui.folder_scan import RowsFound, ScanProcess, ScanRequest
-from rbln_artifact_studio.gui.jobs import Job, JobState
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.models import folder_scan
+from rbln_artifact_studio.gui.models.folder_scan import RowsFound, ScanProcess, ScanRequest
+from rbln_artifact_studio.gui.models.jobs import Job, JobState
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 from .held_scan import HeldScan
@@ -101,8 +101,8 @@ _FIVE_BATCHES = """
 import os, sys
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.status import Status
-from rbln_artifact_studio.gui.folder_scan import Finished, RowsFound, RowsRead, _frames_out
-from rbln_artifact_studio.gui.table_rows import TableRow
+from rbln_artifact_studio.gui.models.folder_scan import Finished, RowsFound, RowsRead, _frames_out
+from rbln_artifact_studio.gui.models.table_rows import TableRow
 send = _frames_out(os.fdopen(1, "wb"))
 for i in range(5):
     send(RowsFound([TableRow.of(ArtifactSummary(f"/f/a{i}", f"a{i}", Status.OK))], [f"/f/a{i}"]))

@@ -21,8 +21,8 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.gui.artifact_model import SEARCH_ROLE
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.models.artifact_model import SEARCH_ROLE
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .held_scan import HeldScan
 

@@ -23,11 +23,11 @@ from remote.conftest import (  # noqa: F401 (fixtures)
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
-from rbln_artifact_studio.gui import operations
-from rbln_artifact_studio.gui.connect_dialog import ConnectDialog
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
-from rbln_artifact_studio.gui.settings import ServerEntry, Settings
+from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
+from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import _stop_jobs, open_folder
 from .widgets import present
@@ -295,7 +295,7 @@ def test_resize_dialog_on_a_server_artifact_writes_the_copy_there(
     tiny_model: Path,
     tmp_path: Path,
 ) -> None:
-    from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 
     w = server_window
     folder = tmp_path / "srv"

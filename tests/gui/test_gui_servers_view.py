@@ -16,11 +16,11 @@ from remote.fleet_harness import CR13, GIB, Fleet, default_setups, fleet  # noqa
 
 from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.jobs import JobManager
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
-from rbln_artifact_studio.gui.servers_view import BYTES, SETTING_PERIOD, ServersView
-from rbln_artifact_studio.gui.tones import Tone, qcolor
+from rbln_artifact_studio.gui.app.tones import Tone, qcolor
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.window.main_window import MainWindow
+from rbln_artifact_studio.gui.window.servers_view import BYTES, SETTING_PERIOD, ServersView
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.transport import SshOptions
 

@@ -9,7 +9,7 @@ from conftest import compile_artifact
 from PySide6.QtWidgets import QGroupBox, QLabel
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 from .widgets import child

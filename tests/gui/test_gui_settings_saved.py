@@ -11,8 +11,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import MAX_SETTINGS_BYTES, ServerEntry, Settings, ToolchainPaths
+from rbln_artifact_studio.gui.app.settings import MAX_SETTINGS_BYTES, ServerEntry, Settings, ToolchainPaths
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 
 def on_disk(path: Path) -> Settings:

@@ -12,9 +12,9 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QWidget, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.compare_dialog import CompareDialog
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import _stop_jobs, open_folder, select
 from .layout_audit import audit

@@ -12,10 +12,10 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.chart_base import GIB, axis_ticks
-from rbln_artifact_studio.gui.compare_dialog import CompareDialog
-from rbln_artifact_studio.gui.dram_chart import DramChart
-from rbln_artifact_studio.gui.main_window import APP_NAME, MainWindow
+from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+from rbln_artifact_studio.gui.widgets.chart_base import GIB, axis_ticks
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.window.main_window import APP_NAME, MainWindow
 
 from .conftest import open_folder, select
 from .widgets import child, present

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.app.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "app"
@@ -33,7 +33,7 @@ HEAVY = (
 def test_the_main_window_imports_nothing_heavy() -> None:
     """These load on first use (a scan, a detail view, a dialog), after the window has painted."""
     code = (
-        "import sys; from rbln_artifact_studio.gui.main_window import MainWindow; "
+        "import sys; from rbln_artifact_studio.gui.window.main_window import MainWindow; "
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC), "QT_QPA_PLATFORM": "offscreen"}
@@ -57,8 +57,8 @@ class ImportSpy:
 
 sys.meta_path.insert(0, ImportSpy())
 from PySide6.QtCore import QTimer
-from rbln_artifact_studio.gui.application import create_application
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.app.application import create_application
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 app = create_application()
 window = MainWindow()
@@ -109,9 +109,9 @@ def test_the_servers_python_from_the_environment_reaches_the_lazily_loaded_ssh_l
 ) -> None:
     """remote/ loads with the first connection; the Python named by RBLN_STUDIO_REMOTE_PYTHON (as for the CLI), or
     the one given, and the ssh_config chosen in the preferences still reach the servers it makes."""
-    from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.jobs import JobManager
-    from rbln_artifact_studio.gui.servers import ServerSources
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.servers import ServerSources
     from rbln_artifact_studio.remote import registry
 
     monkeypatch.setenv("RBLN_STUDIO_REMOTE_PYTHON", "/opt/python3.12/bin/python3")

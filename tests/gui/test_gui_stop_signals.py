@@ -18,11 +18,11 @@ from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG
-from rbln_artifact_studio.gui import operations
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
-from rbln_artifact_studio.gui.settings import Settings
-from rbln_artifact_studio.gui.stop_signals import StopSignals
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.app.stop_signals import StopSignals
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 SRC = Path(__file__).resolve().parents[2] / "app"
 

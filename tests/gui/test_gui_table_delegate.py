@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
 from rbln_artifact_studio.core.status import Status
-from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.artifact_model import ArtifactTableModel
-from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 
 
 class CountingModel(ArtifactTableModel):

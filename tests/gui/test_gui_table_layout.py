@@ -7,9 +7,9 @@ from pathlib import Path
 from PySide6.QtWidgets import QHeaderView
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.artifact_model import TITLES
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.artifact_model import TITLES
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
 

@@ -14,7 +14,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, scan
-from rbln_artifact_studio.gui.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, NAME_COLUMN, SORT_ROLE, ArtifactTableModel
 
 from .widgets import present
 
@@ -109,7 +109,7 @@ def test_any_sequence_of_batches_keeps_the_table_sorted(
 
 
 def test_the_view_shows_appended_rows_in_order(qtbot: QtBot, template: ArtifactSummary) -> None:
-    from rbln_artifact_studio.gui.artifact_browser import ArtifactBrowser
+    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 
     model = ArtifactTableModel()
     browser = ArtifactBrowser(model)

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.core.status import Status
-from rbln_artifact_studio.gui.dram_chart import DramChart, segment_colour
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.app.theme import Theme, dark_palette, light_palette, system_palette
+from rbln_artifact_studio.gui.app.tones import DARK, Tone, is_dark
 from rbln_artifact_studio.gui.main import build_parser
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.settings import Settings
-from rbln_artifact_studio.gui.table_delegate import RowTextDelegate
-from rbln_artifact_studio.gui.theme import Theme, dark_palette, light_palette, system_palette
-from rbln_artifact_studio.gui.tones import DARK, Tone, is_dark
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart, segment_colour
+from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .layout_audit import contrast
 from .widgets import child

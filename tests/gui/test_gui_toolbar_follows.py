@@ -13,7 +13,7 @@ from PySide6.QtCore import SIGNAL
 from PySide6.QtWidgets import QToolButton
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
 

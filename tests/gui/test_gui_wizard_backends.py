@@ -13,9 +13,9 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.cli import build_parser
-from rbln_artifact_studio.gui.compile_wizard import CompileWizard
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.cli.main import build_parser
+from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import click_next, open_folder, row_values, type_text
 from .widgets import child

@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QRadioButton, QSpinBox, QWizard
 from pytestqt.qtbot import QtBot
 
-from rbln_artifact_studio.gui.compile_wizard import CompileWizard
-from rbln_artifact_studio.gui.fix_buttons import FixButtons
-from rbln_artifact_studio.gui.main_window import MainWindow
+from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import click_next, open_folder, type_text
 from .widgets import child

@@ -24,9 +24,9 @@ from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
 from rbln_artifact_studio.core.simulator.compiler import plan_compile, resolve_shape
-from rbln_artifact_studio.gui.compile_wizard import CompileWizard
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.number_field import NumberField
+from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+from rbln_artifact_studio.gui.widgets.number_field import NumberField
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import click_next
 from .fuzzing import (

@@ -11,9 +11,9 @@ from pytestqt.qtbot import QtBot
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
-from rbln_artifact_studio.gui import operations
-from rbln_artifact_studio.gui.main_window import MainWindow
-from rbln_artifact_studio.gui.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.window.main_window import MainWindow
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 
 # The main window and its settings as the GUI tests make them, and the notice the offscreen platform gives.
@@ -74,7 +74,7 @@ def test_the_resize_dialog_takes_every_place_a_bucket_copy_can_go_and_makes_it(
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 
-    from rbln_artifact_studio.gui.resize_dialog import ResizeDialog
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 
     w = window
     bucket.upload(cr13_artifact, "fleet/qwen")

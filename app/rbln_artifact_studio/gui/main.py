@@ -40,18 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["--scan-process"]:  # folder_scan.SCAN_PROCESS_FLAG: the bundle's scan process, no Qt
-        from rbln_artifact_studio.gui.folder_scan import main as scan_process
+        from rbln_artifact_studio.gui.models.folder_scan import main as scan_process
 
         return scan_process()
     # No garbage collection while start-up builds what lives for the whole session (modules, Qt wrappers): its
     # passes would walk them again and again (~10-20 ms) and find next to nothing; _run freezes them instead.
     gc.disable()
     try:
-        from rbln_artifact_studio.gui.qt_options import split_qt_options
+        from rbln_artifact_studio.gui.app.qt_options import split_qt_options
 
         ours, qt_args = split_qt_options(arguments)
         args = build_parser().parse_args(ours)
-        from rbln_artifact_studio.gui.binding_check import binding_problem
+        from rbln_artifact_studio.gui.app.binding_check import binding_problem
 
         problem = binding_problem()
         if problem:
@@ -63,14 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
-    from rbln_artifact_studio.gui.application import create_application
-    from rbln_artifact_studio.gui.main_window import MainWindow
-    from rbln_artifact_studio.gui.stop_signals import StopSignals, stop_requested
+    from rbln_artifact_studio.gui.app.application import create_application
+    from rbln_artifact_studio.gui.app.stop_signals import StopSignals, stop_requested
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
 
     app = create_application([sys.argv[0] if sys.argv else "rbln-studio", *qt_args])
     window = MainWindow()
     if args.theme:
-        from rbln_artifact_studio.gui.theme import Theme
+        from rbln_artifact_studio.gui.app.theme import Theme
 
         window.theme.choose(Theme(args.theme), remember=False)
     window.show()
@@ -81,7 +81,7 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
     gc.freeze()
     gc.enable()
     if args.smoke_test:
-        from rbln_artifact_studio.gui.smoke import report_and_exit
+        from rbln_artifact_studio.gui.app.smoke import report_and_exit
 
         report_and_exit(app, window)
         return app.exec()
@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
         except StudioError:
             where = None  # open_folder says what is wrong with it, in the window
         if isinstance(where, BucketPrefix):  # a bucket's URL: its rows, in a job
-            from rbln_artifact_studio.gui.bucket_dialog import open_bucket
+            from rbln_artifact_studio.gui.dialogs.bucket_dialog import open_bucket
 
             open_bucket(window.jobs, window.model, where)
         else:

@@ -1,0 +1,838 @@
+"""rbln-studio-cli: the headless front end; speaks optimum-rbln-cli's flags and imports only what a command needs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from rbln_artifact_studio import __version__
+from rbln_artifact_studio.backends.choice import BackendChoice
+
+if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
+    import argparse
+
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+
+PROG = "rbln-studio-cli"
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INVALID = 3  # inspect, serving, plan and scan: an artifact read is invalid (docs/cli.md)
+
+# optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
+_OPTIMUM_OPERATIONS = {
+    "--get-kvcache-num-blocks": ("get-kvcache-num-blocks", False),
+    "--set-kvcache-num-blocks": ("set-kvcache-num-blocks", True),
+    "--set-memory-budget": ("set-memory-budget", True),
+}
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _flag(*names: str) -> list[str]:
+    """Both spellings of an option: --batch_size and --batch-size."""
+    out = []
+    for name in names:
+        out.append(name)
+        alt = "--" + name[2:].replace("_", "-")
+        if alt not in out:
+            out.append(alt)
+    return out
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _print_json(data: Any) -> None:
+    import json
+
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+class TerminalProgress:
+    """A one-line progress bar on a terminal's stderr; silent when stderr is piped."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if not self.enabled:
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        from rbln_artifact_studio.core.sizes import format_bytes
+
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            bar = "#" * filled + "-" * (width - filled)
+            text = f"\r[{bar}] {done * 100 // total:3d}% {format_bytes(done)} / {format_bytes(total)}  {message}"
+        else:
+            text = f"\r{message}"
+        sys.stderr.write(text[:200].ljust(80))
+        if total and done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _bar_progress() -> Callable[[int, int, str], None]:
+    """The bar for byte counts; indeterminate updates (total 0) are skipped, their lines are logged already.
+
+    Run by a resize job on a server (remote/job_progress.ENV set), the counts go to stderr as marked lines
+    instead, a few a second: the job's log carries them back to the app or CLI that follows the job.
+    """
+    from rbln_artifact_studio.remote.job_progress import ENV
+
+    if os.environ.get(ENV):
+        return _progress_lines()
+    bar = TerminalProgress()
+
+    def progress(done: int, total: int, message: str) -> None:
+        if total:
+            bar(done, total, message)
+
+    return progress
+
+
+def _progress_lines() -> Callable[[int, int, str], None]:
+    import time
+
+    from rbln_artifact_studio.remote.job_progress import progress_line
+
+    last = 0.0
+
+    def progress(done: int, total: int, message: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if not total or (0 < done < total and now - last < 0.2):
+            return
+        last = now
+        print(progress_line(done, total, message), file=sys.stderr, flush=True)
+
+    return progress
+
+
+# ---- commands -----------------------------------------------------------------------------------------
+
+
+def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
+    """A NoKvCacheError worded with the folder exactly as given, as optimum-rbln-cli words it."""
+    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError, not_resizable_message
+
+    if isinstance(exc, NoKvCacheError):
+        return StudioError(not_resizable_message(model_id, exc.description.cls_name))
+    return exc
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
+
+    try:  # shell loops call get per artifact: a local one's JSON only for the common kind (kinds loads on need)
+        count = dispatch.read_block_count(parse_location(args.dir))
+    except StudioError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
+    print(count)  # optimum-rbln-cli prints what the file records, whatever it is, and exits 0: so do we
+    from rbln_artifact_studio.core.storage.jsonfile import block_count_problem
+
+    problem = block_count_problem(count)
+    if problem is not None:
+        _warn(f"{args.dir}: {problem} `inspect` says what else is wrong.")
+    return 0
+
+
+def _inspector(args: argparse.Namespace) -> Any:
+    from rbln_artifact_studio.backends.registry import inspector_for
+
+    return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
+
+
+def _open_verdict(target: str, args: argparse.Namespace) -> Any:
+    """_open for a command that gives a verdict: a config that fails validation makes the artifact invalid
+    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1)."""
+    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError
+    from rbln_artifact_studio.core.location import LocalFolder, parse_location
+    from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+
+    try:
+        return _open(target, args)
+    except ConfigError as exc:
+        where = parse_location(target)
+        if not isinstance(where, LocalFolder) or not os.path.lexists(os.path.join(where.path, CONFIG_NAME)):
+            raise
+        raise InvalidArtifactError(exc.message, hint=exc.hint) from None
+
+
+def _open(target: str, args: argparse.Namespace) -> Any:
+    """An artifact wherever it lives (a local folder; a server's, read there by its own rebel)."""
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
+
+    return dispatch.open_artifact(parse_location(target), _inspector(args))
+
+
+def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
+    from rbln_artifact_studio.core.location import parse_beside, parse_location
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import Report, ResizeOrder
+
+    source = parse_location(args.dir)
+    output = parse_beside(args.output_dir, source) if args.output_dir else None  # a plain path: beside the source
+    order = ResizeOrder(source, target, budget_text, output, BackendChoice.parse(args.backend))
+    try:
+        result = dispatch.resize(order, Report(_log_line, _bar_progress()))
+    except NoKvCacheError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
+    for warning in result.warnings:
+        _warn(warning)
+    for shared in result.unshared:
+        print(f"note: copied {shared} before writing, so the other path keeps its bytes", file=sys.stderr)
+    if args.json:
+        _print_json(result.to_json())
+        return 0
+    if budget_text is not None:
+        print(f"memory_budget {budget_text} fits kvcache_num_blocks={result.target}")
+    print(result.summary())
+    return 0
+
+
+def cmd_set_blocks(args: argparse.Namespace) -> int:
+    return _resize(args, args.num_blocks, None)
+
+
+def cmd_set_budget(args: argparse.Namespace) -> int:
+    return _resize(args, None, args.budget)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.display.report import inspect_dict, inspect_text
+    from rbln_artifact_studio.core.model.budget import parse_budget
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+
+    try:
+        artifact = _open_verdict(args.dir, args)
+    except NoKvCacheError as exc:  # no resizable KV cache: say what the folder holds instead
+        from rbln_artifact_studio.core.display.kinds_report import description_dict, description_text
+
+        if args.json:
+            _print_json(description_dict(exc.description))
+        else:
+            print(description_text(exc.description))
+        return 0
+    budget = parse_budget(args.memory_budget)
+    if args.json:
+        _print_json(inspect_dict(artifact, budget))
+    else:
+        print(inspect_text(artifact, budget))
+    return EXIT_INVALID if artifact.status.value == "invalid" else 0
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    def issue(path: object, message: str) -> None:
+        _warn(message)
+
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
+
+    several = len(args.roots) > 1 or bool(args.on)  # servers read at once, a failed one a row
+    args.root = ", ".join(args.roots)
+    root = None if several else parse_location(args.roots[0])
+    invalid = count = 0
+
+    def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
+        nonlocal invalid, count
+        for row in rows:
+            count += 1
+            invalid += row.status.value == "invalid"
+            yield row
+
+    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+
+    processes = args.jobs if args.jobs is not None else idle_cpus()
+    if root is None:
+        from rbln_artifact_studio.cli.fleet import scan_fleet
+
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
+    else:
+        options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
+        rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
+    if args.format == "json":
+        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+
+        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        return EXIT_INVALID if invalid else 0
+    if args.format:
+        from rbln_artifact_studio.core.fleet.fleet_report import render
+
+        sys.stdout.write(render(rows, args.format))
+        return EXIT_INVALID if invalid else 0
+    from rbln_artifact_studio.core.fleet.fleet_report import text_lines
+
+    for line in text_lines(rows):
+        print(line)
+    print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
+    return EXIT_INVALID if invalid else 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.model.modelspec import preset_ids, resolve_model
+    from rbln_artifact_studio.core.simulator.memory_model import weight_bytes_per_shard
+    from rbln_artifact_studio.core.sizes import format_bytes
+
+    presets = [(model_id, resolve_model(model_id).spec) for model_id in preset_ids()]
+    if args.json:
+        _print_json(
+            [
+                {
+                    "model_id": model_id,
+                    "architecture": spec.architecture,
+                    "layers": spec.num_hidden_layers,
+                    "kv_heads": spec.kv_heads,
+                    "head_dim": spec.dim_per_head,
+                    "max_position_embeddings": spec.max_position_embeddings,
+                    "weights_bytes": weight_bytes_per_shard(spec, 1),
+                }
+                for model_id, spec in presets
+            ]
+        )
+    else:
+        for model_id, spec in presets:
+            print(
+                f"{model_id:36} {spec.architecture:24} {spec.num_hidden_layers:3} layers  "
+                f"max_seq_len {spec.max_position_embeddings:>7,}  "
+                f"weights {format_bytes(weight_bytes_per_shard(spec, 1))}"
+            )
+    return 0
+
+
+def compile_request(args: argparse.Namespace) -> CompileRequest:
+    """The compile options of a parsed command line (the GUI's "Show command" is tested against this)."""
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+
+    return CompileRequest(
+        model_id=args.model_id,
+        npu=args.npu,
+        num_devices=1 if args.num_devices is None else args.num_devices,  # 0 is refused, not taken as unset
+        batch_size=args.batch_size,
+        max_seq_len=args.max_seq_len,
+        attn_impl=args.attn_impl,
+        kvcache_partition_len=args.kvcache_partition_len,
+        prefill_chunk_size=args.prefill_chunk_size,
+        memory_budget=args.memory_budget,
+        kvcache_num_blocks=args.kvcache_num_blocks,
+        materialize_weights=args.materialize_weights,
+    )
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.backends.registry import compile_model
+    from rbln_artifact_studio.core.simulator.compile_defaults import with_defaults
+
+    # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
+    request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
+    result = compile_model(
+        request, args.output_dir, backend=BackendChoice.parse(args.backend), progress=_bar_progress(), log=_log_line
+    )
+    for warning in result.warnings:
+        _warn(warning)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print(result.summary())
+    return 0
+
+
+def _log_line(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.backends.registry import detect_backends
+
+    found = detect_backends()
+    if args.json:
+        _print_json([b.to_json() for b in found])
+    else:
+        for b in found:
+            print(b.line())
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import shlex
+
+    from rbln_artifact_studio.core.display.plan_display import plan_text
+    from rbln_artifact_studio.core.planning.planner import fixes, plan, require_valid
+
+    if args.on:
+        from rbln_artifact_studio.cli.fleet import cmd_plan_on, split_on
+        from rbln_artifact_studio.core.location import server_url
+
+        hosts, dirs = split_on(args.on, args.dirs)
+        if not dirs:
+            return _usage_error("plan", f"name the artifacts: plan DIR... --on {server_url('HOST')} ...")
+        return cmd_plan_on(hosts, [_open(d, args) for d in dirs], args.json, args.timeout)  # here or on any server
+    if not args.dirs:
+        return _usage_error("plan", "the following arguments are required: DIR")
+    artifacts = [_open(d, args) for d in args.dirs]  # wherever they live
+    require_valid(artifacts)  # the verdict scan and inspect give: a plan never counts on an invalid artifact
+    p = plan(artifacts)
+    found = fixes(p, p.label_for(args.fix) if args.fix else None)
+    commands = [[PROG, "set-kvcache-num-blocks", f.path, str(f.target)] if f.changes else None for f in found]
+    if args.json:
+        out = p.to_json()
+        out["fixes"] = [{**f.to_json(), "command": cmd} for f, cmd in zip(found, commands, strict=True)]
+        _print_json(out)
+    else:
+        print(plan_text(p, found))
+        for cmd in filter(None, commands):
+            print(f"  run: {shlex.join(cmd)}   (add --output-dir D to resize a copy instead)")
+    return 0 if p.fits else EXIT_ERROR
+
+
+def cmd_serving(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from rbln_artifact_studio.core.display.serving_display import serving_text
+    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.core.planning.serving import check_artifact_serving
+
+    try:  # the verdict inspect and scan give; a VLM through its language model; wherever it lives
+        artifact = _open_verdict(args.dir, args)
+    except NoKvCacheError as exc:
+        raise _as_optimum_refusal(exc, args.dir) from None
+    check = check_artifact_serving(artifact.loaded, artifact.problems)
+    check = replace(check, path=str(artifact.where_of(artifact.loaded.path.parent)))  # on its server, for a server's
+    if args.json:
+        _print_json(check.to_json())
+    else:
+        print(serving_text(check))
+    if not check.loads:
+        return EXIT_INVALID
+    return EXIT_ERROR if check.errors else 0
+
+
+def _usage_error(command: str, message: str) -> int:
+    print(f"usage: {PROG} {command} ...\n{PROG} {command}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.fleet import cmd_devices as devices
+
+    return devices(args.hosts, args.json, args.timeout)
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.fleet import cmd_place as place
+    from rbln_artifact_studio.cli.fleet import split_on
+    from rbln_artifact_studio.core.location import server_url
+
+    hosts, dirs = split_on(args.on, args.dirs)
+    if not dirs:
+        return _usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
+    return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout)  # wherever they live
+
+
+def cmd_server_groups(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.fleet import cmd_server_groups as groups
+
+    return groups(args.json)
+
+
+def cmd_set_server_group(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.fleet import cmd_set_server_group as set_group
+
+    return set_group(args.name, args.hosts)
+
+
+def cmd_remove_server_group(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.fleet import cmd_remove_server_group as remove_group
+
+    return remove_group(args.name)
+
+
+def cmd_trust_host(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.servers import cmd_trust_host as trust
+
+    return trust(args.host, args.fingerprint)
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.cli.servers import cmd_jobs as jobs
+
+    return jobs(args.host, args.job, args.json, _log_line, _bar_progress())
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.core.planning.explore import exploration_text, explore
+
+    exploration = explore(_open(args.dir, args))
+    if args.json:
+        _print_json(exploration.to_json())
+    else:
+        print(exploration_text(exploration))
+    return 0
+
+
+# ---- parser -------------------------------------------------------------------------------------------
+
+
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=[c.value for c in BackendChoice],
+        default=BackendChoice.AUTO.value,
+        help="sim: the built-in simulator; optimum: optimum-rbln-cli; auto (default): optimum-rbln-cli for real "
+        "artifacts and, when installed, for compiles; the simulator otherwise",
+    )
+
+
+def _add_compile_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(*_flag("--model_id"), dest="model_id", required=True, help="local model folder or hub id")
+    p.add_argument("-o", *_flag("--output_dir"), dest="output_dir", required=True, help="new artifact folder")
+    p.add_argument("--npu", default="RBLN-CA25", help="target NPU SKU (default RBLN-CA25)")
+    p.add_argument(
+        *_flag("--num_devices", "--tensor_parallel_size"),
+        dest="num_devices",
+        type=int,
+        help="NPUs (TP); default: the fewest that hold the model, as the compile wizard picks",
+    )
+    p.add_argument(*_flag("--batch_size"), dest="batch_size", type=int, default=1)
+    p.add_argument(*_flag("--max_seq_len"), dest="max_seq_len", type=int, help="default: the model's maximum")
+    p.add_argument(*_flag("--attn_impl"), dest="attn_impl", choices=["eager", "flash_attn"])
+    p.add_argument(*_flag("--kvcache_partition_len"), dest="kvcache_partition_len", type=int)
+    p.add_argument(*_flag("--prefill_chunk_size"), dest="prefill_chunk_size", type=int)
+    # Not an argparse group: both together get optimum-rbln's own "mutually exclusive" error (exit 1), as there.
+    p.add_argument(
+        *_flag("--memory_budget"), dest="memory_budget", help="0.8, 80%%, 10GB: caps the automatic block estimate"
+    )
+    p.add_argument(*_flag("--kvcache_num_blocks"), dest="kvcache_num_blocks", type=int, help="explicit count")
+    p.add_argument(*_flag("--materialize_weights"), dest="materialize_weights", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_backend(p)
+
+
+def _add_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
+        "in time is a row with that reason",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from rbln_artifact_studio.core.location import server_url
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
+        epilog="optimum-rbln-cli spellings work too: --get-kvcache-num-blocks --model-id DIR, "
+        "--set-kvcache-num-blocks N --model-id DIR [--output-dir D], --set-memory-budget B --model-id DIR, "
+        "and a bare --model-id ... compiles.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+        p.set_defaults(func=func)
+        return p
+
+    p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
+    p.add_argument("dir")
+    p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
+
+    p = command("scan", cmd_scan, "list every artifact under a folder (or folders on several servers at once)")
+    p.add_argument(
+        "roots",
+        nargs="+",
+        metavar="root",
+        help=f"a folder here, {server_url('HOST')}/PATH or a bucket (several servers: read at once)",
+    )
+    p.add_argument(
+        "--on",
+        nargs="+",
+        default=[],
+        metavar=server_url("HOST"),
+        help="scan root (a path) on each of these servers or @GROUP",
+    )
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="with several servers: give each this long (default 600)"
+    )
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
+    fmt.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+    p.add_argument("--no-cache", action="store_true", help="read every rbln_config.json again (ignore the scan cache)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="read configs in N processes in all (default: one per idle CPU, by the load average; 1 reads them all here)",
+    )
+
+    p = command("plan", cmd_plan, "check whether artifacts fit on the same NPUs together, and size the fix")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="two or more artifact folders (one with --on)")
+    p.add_argument(
+        "--on",
+        nargs="+",
+        default=[],
+        metavar=server_url("HOST"),
+        help="check against the memory these servers' NPUs have free now (rbln-stat / rbln-smi), instead of empty "
+        "NPUs; several servers or @GROUP are read at once",
+    )
+    _add_timeout(p)
+    p.add_argument(
+        "--fix", metavar="DIR", help="size the fix for this artifact (default: each one, when they do not fit)"
+    )
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
+
+    p = command("serving", cmd_serving, "show what vllm-rbln derives from an artifact (max_num_seqs, blocks, ...)")
+    p.add_argument("dir")
+    p.add_argument("--json", action="store_true")
+
+    p = command("explore", cmd_explore, "show the blocks an artifact resolves to at every memory budget")
+    p.add_argument("dir")
+    p.add_argument("--json", action="store_true")
+    _add_backend(p)
+
+    p = command(
+        "devices",
+        cmd_devices,
+        "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
+        "context's allocation against what its artifact predicts",
+    )
+    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="one or more servers, or @GROUP (read at once)")
+    p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+
+    p = command(
+        "place",
+        cmd_place,
+        "show which servers and NPUs can take each artifact now, best first, and what blocks the others",
+    )
+    p.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="ART",
+        help="artifacts, wherever they live (a folder here, on a server or in a bucket)",
+    )
+    p.add_argument(
+        "--on",
+        nargs="+",
+        required=True,
+        metavar=server_url("HOST"),
+        help="the servers to consider, or @GROUP (read at once)",
+    )
+    p.add_argument("--json", action="store_true")
+    _add_timeout(p)
+    _add_backend(p)
+
+    p = command("server-groups", cmd_server_groups, "list the server groups (@GROUP) and their servers")
+    p.add_argument("--json", action="store_true")
+
+    p = command(
+        "set-server-group",
+        cmd_set_server_group,
+        "save a server group: @NAME then names these servers wherever servers are taken (replaces its servers)",
+    )
+    p.add_argument("name", metavar="NAME", help="the group's name: letters, digits, '.', '-', '_' (e.g. rack1)")
+    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="its servers, in order")
+
+    p = command("remove-server-group", cmd_remove_server_group, "remove a server group (its servers are untouched)")
+    p.add_argument("name", metavar="NAME")
+
+    p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
+    p.add_argument("host", metavar=server_url("HOST"))
+    p.add_argument("job", nargs="?", help="a job id: follow its log until it ends, then show the outcome")
+    p.add_argument("--json", action="store_true")
+
+    p = command("trust-host", cmd_trust_host, "show a server's host key fingerprint and record it in known_hosts")
+    p.add_argument("host", metavar=server_url("HOST"))
+    p.add_argument("--fingerprint", metavar="SHA256:...", help="record the key only if it has this fingerprint")
+
+    p = command("presets", cmd_presets, "list the bundled model presets")
+    p.add_argument("--json", action="store_true")
+
+    p = command(
+        "backends",
+        cmd_backends,
+        "list the backends available here: the simulator, optimum-rbln-cli, rebel inspection "
+        "(configure with RBLN_STUDIO_OPTIMUM_CLI, RBLN_STUDIO_TOOLCHAIN_PYTHON)",
+    )
+    p.add_argument("--json", action="store_true")
+
+    p = command("compile", cmd_compile, "compile a model into a new artifact (the built-in simulator by default)")
+    _add_compile_options(p)
+
+    p = command("get-kvcache-num-blocks", cmd_get, "print an artifact's kvcache_num_blocks")
+    p.add_argument("dir")
+    p.add_argument(
+        *_flag("--output_dir"), "-o", dest="output_dir", help="accepted and ignored, as optimum-rbln-cli does"
+    )
+
+    for name, func, metavar, help_text in (
+        ("set-kvcache-num-blocks", cmd_set_blocks, "N", "resize the KV cache to N blocks, in place or into a copy"),
+        ("set-memory-budget", cmd_set_budget, "BUDGET", "resize the KV cache to what fits a memory budget"),
+    ):
+        p = command(name, func, help_text)
+        p.add_argument("dir")
+        if metavar == "N":
+            p.add_argument("num_blocks", type=int, metavar="N")
+        else:
+            p.add_argument("budget", metavar="BUDGET", help="0.8, 80%%, 10GB")
+        p.add_argument(*_flag("--output_dir"), "-o", dest="output_dir", help="write a resized copy here")
+        p.add_argument("--json", action="store_true")
+        _add_backend(p)
+    return parser
+
+
+SET_FLAGS_EXCLUSIVE = "--set-kvcache-num-blocks and --set-memory-budget are mutually exclusive."
+
+
+def _given(argv: list[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in argv)
+
+
+def _drop_flag(argv: list[str], flag: str) -> list[str]:
+    """argv without `flag VALUE` / `flag=VALUE`."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == flag:
+            skip = True
+        elif not a.startswith(flag + "="):
+            out.append(a)
+    return out
+
+
+def translate_optimum_argv(argv: list[str]) -> list[str]:
+    """Rewrite optimum-rbln-cli style arguments (operation flags, bare --model-id) into our subcommands."""
+    if not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"):
+        return argv
+    rest = list(argv)
+    if _given(rest, "--get-kvcache-num-blocks"):  # get wins over the set flags, as in optimum-rbln-cli
+        for flag in ("--set-kvcache-num-blocks", "--set-memory-budget"):
+            if _given(rest, flag):
+                _warn(
+                    f"{flag} is ignored with --get-kvcache-num-blocks (as optimum-rbln-cli does); nothing is changed."
+                )
+                rest = _drop_flag(rest, flag)
+    for flag, (command, takes_value) in _OPTIMUM_OPERATIONS.items():
+        matches = [i for i, a in enumerate(rest) if a == flag or a.startswith(flag + "=")]
+        if not matches:
+            continue
+        i = matches[0]
+        value: list[str] = []
+        if "=" in rest[i]:
+            value = [rest[i].split("=", 1)[1]]
+            del rest[i]
+        elif takes_value and i + 1 < len(rest):
+            value = [rest[i + 1]]
+            del rest[i : i + 2]
+        else:
+            del rest[i]
+        model_dir: list[str] = []
+        for j, a in enumerate(rest):
+            if a in ("--model-id", "--model_id") and j + 1 < len(rest):
+                model_dir = [rest[j + 1]]
+                del rest[j : j + 2]
+                break
+            if a.startswith(("--model-id=", "--model_id=")):
+                model_dir = [a.split("=", 1)[1]]
+                del rest[j]
+                break
+        if any(v.startswith("-") for v in model_dir + value):  # a folder named -rf: positional, not an option
+            return [command, *rest, "--", *model_dir, *value]
+        return [command, *model_dir, *value, *rest]
+    if any(a in ("--model-id", "--model_id") or a.startswith(("--model-id=", "--model_id=")) for a in argv):
+        return ["compile", *argv]
+    return argv
+
+
+def _plain_get(args_list: list[str]) -> SimpleNamespace | None:
+    """`get-kvcache-num-blocks DIR` and nothing else: shell loops call it per artifact, so skip building the parser."""
+    if len(args_list) == 2 and args_list[0] == "get-kvcache-num-blocks" and not args_list[1].startswith("-"):
+        return SimpleNamespace(dir=args_list[1], func=cmd_get)
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if (
+        given
+        and given[0].startswith("-")
+        and all(_given(given, f) for f in ("--set-kvcache-num-blocks", "--set-memory-budget"))
+    ):
+        print(SET_FLAGS_EXCLUSIVE, file=sys.stderr)  # optimum-rbln-cli's words and exit code
+        return EXIT_USAGE
+    args_list = translate_optimum_argv(given)
+    plain_get = _plain_get(args_list)
+    args = plain_get or build_parser().parse_args(args_list)
+    from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
+
+    try:
+        if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
+            return int(args.func(args))
+        from rbln_artifact_studio.core.stop_signals import terminate_raises
+
+        with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
+            return int(args.func(args))
+    except InvalidArtifactError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_INVALID
+    except StudioError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt as exc:
+        from rbln_artifact_studio.core.stop_signals import exit_status
+
+        print("cancelled: nothing was left half-done", file=sys.stderr)
+        return exit_status(exc)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
+        if os.environ.get("RBLN_STUDIO_DEBUG"):
+            raise
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr
+        )
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

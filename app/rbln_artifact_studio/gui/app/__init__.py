@@ -1,0 +1,1 @@
+"""The application's frame: start-up checks, Qt options, settings, theme and colours, error dialogs, signals."""

@@ -1,0 +1,1 @@
+"""The dialogs and the compile wizard the window opens."""

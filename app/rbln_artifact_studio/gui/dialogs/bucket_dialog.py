@@ -1,0 +1,105 @@
+"""File ▸ Open Bucket…: endpoint, bucket, prefix and profile of an S3-compatible store; its artifacts join the table.
+
+The endpoint and profile go to the AWS chain (AWS_ENDPOINT_URL, AWS_PROFILE in this process, so every CLI the app
+starts sees them too); the keys stay where the chain keeps them (~/.aws/credentials, the environment), never here.
+The bucket's rows show its URL in the Host column (core/location.host_of); the scan runs in a job.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+
+BATCH_SECONDS = 0.1
+
+
+class BucketDialog(QDialog):
+    """Where the bucket is: what the user types, checked before the dialog closes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("bucketDialog")
+        self.setWindowTitle("Open Bucket")
+        self.endpoint = self._field("bucketEndpoint", os.environ.get("AWS_ENDPOINT_URL", ""), "http://minio.local:9000")
+        self.endpoint.setToolTip("Empty: the endpoint of the profile (endpoint_url in ~/.aws/config), else AWS S3.")
+        self.bucket = self._field("bucketName", "", "models")
+        self.prefix = self._field("bucketPrefix", "", "fleet (empty: the whole bucket)")
+        self.profile = self._field("bucketProfile", os.environ.get("AWS_PROFILE", ""), "default")
+        self.profile.setToolTip("A profile of ~/.aws/config and ~/.aws/credentials; its keys are read from there.")
+        self.problem = QLabel()
+        self.problem.setObjectName("bucketProblem")
+        self.problem.setWordWrap(True)
+        form = QFormLayout()
+        for label, field in (
+            ("Endpoint", self.endpoint),
+            ("Bucket", self.bucket),
+            ("Prefix", self.prefix),
+            ("Profile", self.profile),
+        ):
+            form.addRow(label, field)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.problem)
+        layout.addWidget(buttons)
+
+    def _field(self, name: str, text: str, placeholder: str) -> QLineEdit:
+        field = QLineEdit(text)
+        field.setObjectName(name)
+        field.setPlaceholderText(placeholder)
+        return field
+
+    def location(self) -> BucketPrefix:
+        """The prefix the fields name (StudioError saying what is wrong)."""
+        bucket, prefix = self.bucket.text().strip(), self.prefix.text().strip().strip("/")
+        return parse_bucket_prefix(BucketPrefix(bucket, prefix).url)
+
+    def accept(self) -> None:
+        try:
+            self.location()
+        except StudioError as exc:
+            self.problem.setText(str(exc))
+            return
+        from rbln_artifact_studio.objectstore.client import use  # imports no client library
+
+        use(self.endpoint.text().strip() or None, self.profile.text().strip() or None)
+        super().accept()
+
+
+def _scan_bucket(root: BucketPrefix, ctx: JobContext) -> int:
+    """Worker side: the bucket's rows to the table in batches, each with the full check's verdict."""
+    from rbln_artifact_studio.gui.models.artifact_model import TableRow
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
+
+    found, batch, last = 0, [], time.monotonic()
+    ctx.progress(0, 0, f"Listing {root}")
+    for summary in dispatch.scan(root, ScanOptions(cancel=ctx.cancel)):
+        batch.append(TableRow.of(summary))
+        found += 1
+        if time.monotonic() - last >= BATCH_SECONDS:
+            ctx.progress(found, 0, f"{found:,} artifacts read in {root}")
+            ctx.partial(batch)
+            batch, last = [], time.monotonic()
+    ctx.partial(batch)
+    ctx.progress(found, found, f"{found:,} artifacts read in {root}")
+    return found
+
+
+def open_bucket(jobs: JobManager, model: ArtifactTableModel, root: BucketPrefix) -> Job:
+    """Scan root in a job; its rows join the table beside the folder's and the servers' (a failure is the job's)."""
+    job = jobs.submit(f"Scan {root}", lambda ctx: _scan_bucket(root, ctx))
+    job.partial.connect(model.upsert)
+    return job

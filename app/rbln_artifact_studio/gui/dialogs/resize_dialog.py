@@ -1,0 +1,348 @@
+"""The resize dialog: a target count or 'fit to budget', validated as it changes, previewed before and after."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rbln_artifact_studio.core.display.commandline import resize_argv
+from rbln_artifact_studio.core.display.naming import resized_copy_dir
+from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
+from rbln_artifact_studio.core.location import Location, host_of, parse_beside
+from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
+from rbln_artifact_studio.gui.app.tones import Tone, style
+from rbln_artifact_studio.gui.dialogs.copy_folder_check import CopyFolderCheck
+from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.widgets.command_line import CommandLine
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
+
+MAX_BLOCKS = 1_000_000
+
+
+@dataclass(frozen=True)
+class ResizeChoice:
+    """What Apply runs: a count or a budget text, in place (output None) or into a copy."""
+
+    artifact_dir: Location
+    target: int | None
+    budget_text: str | None
+    output_dir: Location | None
+    resolved_target: int
+
+    @property
+    def argv(self) -> list[str]:
+        output = None if self.output_dir is None else str(self.output_dir)
+        return resize_argv(str(self.artifact_dir), self.target, self.budget_text, output)
+
+
+class ResizeDialog(QDialog):
+    """Edits one resize; Apply is enabled only when the core accepts the target and the copy's folder.
+
+    With a JobManager, the copy's folder is checked on disk in a worker as the user types (outputChecked
+    reports each answer); the typed path alone is checked at once. A target count or a budget text may be
+    given to start from (the planner's fix, a point picked in the budget explorer).
+    """
+
+    outputChecked = Signal(str)  # the folder checked on disk; its problem is in output_problem
+
+    def __init__(
+        self,
+        artifact: Artifact,
+        parent: QWidget | None = None,
+        jobs: JobManager | None = None,
+        target: int | None = None,
+        budget_text: str | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("resizeDialog")
+        self.setWindowTitle(f"Resize KV cache: {artifact.name}")
+        self.artifact = artifact
+        self.host = host_of(artifact.where)  # on a server: the copy is written there, its folder checked there
+        self.jobs = jobs
+        self._init_checks()
+        body = QVBoxLayout()
+        body.addWidget(self._build_current())
+        body.addWidget(self._build_sizing())
+        body.addWidget(self.message)
+        body.addWidget(self._build_preview(), 1)
+        body.addWidget(self._build_output())
+        body.addWidget(QLabel("Command line:"))
+        body.addWidget(self.command)
+        scrolling_body(self, body, self._build_buttons())  # on a small screen the body scrolls, Apply stays
+        self._show_before()
+        self._connect_fields()
+        resize_to_fit(self, 900, 720)
+        if target is not None or budget_text is not None:
+            self.prefill(target, budget_text)
+        self.validate()
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _init_checks(self) -> None:
+        """What Apply would run, and the state of the checks on disk that may still be on their way."""
+        self._output_edited = False
+        self.choice: ResizeChoice | None = None
+        self._copy_check = CopyFolderCheck(
+            self.artifact, self.jobs, lambda: self.output_edit.text().strip(), lambda: self.mode_copy.isChecked(), self
+        )
+        self._copy_check.checked.connect(self.validate)
+        self._copy_check.checked.connect(self.outputChecked)
+        self._staging = StagingCheck(self.jobs, self.artifact.path, self)  # a real artifact resized in place
+        self._staging.answered.connect(self.validate)
+
+    def _build_current(self) -> QLabel:
+        facts = block_facts(self.artifact.config)
+        current = QLabel(
+            f"Current kvcache_num_blocks <b>{facts.num_blocks}</b> · floor <b>{facts.floor}</b> · "
+            f"full pool <b>{facts.full}</b>"
+        )
+        current.setObjectName("resizeCurrentLabel")
+        return current
+
+    def _build_sizing(self) -> QGroupBox:
+        """A block count or a budget to fit, and the message that says what the core makes of it."""
+        self.by_count = QRadioButton("Block count")
+        self.by_count.setObjectName("resizeByCount")
+        self.by_budget = QRadioButton("Fit to budget")
+        self.by_budget.setObjectName("resizeByBudget")
+        self.target_spin = QSpinBox()
+        self.target_spin.setObjectName("resizeTargetSpin")
+        self.target_spin.setRange(0, MAX_BLOCKS)
+        self.target_spin.setValue(max(self.artifact.config.kvcache_num_blocks, 0))
+        self.budget_edit = QLineEdit()
+        self.budget_edit.setObjectName("resizeBudgetEdit")
+        self.budget_edit.setPlaceholderText("0.8, 80%, 10GB")
+        self.budget_edit.setToolTip("A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).")
+        sizing = QButtonGroup(self)
+        sizing.addButton(self.by_count)
+        sizing.addButton(self.by_budget)
+        self.by_count.setChecked(True)
+        target_box = QGroupBox("New size")
+        grid = QGridLayout(target_box)
+        grid.addWidget(self.by_count, 0, 0)
+        grid.addWidget(self.target_spin, 0, 1)
+        grid.addWidget(self.by_budget, 1, 0)
+        grid.addWidget(self.budget_edit, 1, 1)
+        self.message = QLabel()
+        self.message.setObjectName("resizeMessage")
+        self.message.setWordWrap(True)
+        return target_box
+
+    def _build_preview(self) -> QGroupBox:
+        preview = QGroupBox("DRAM per NPU, before and after")
+        preview_layout = QGridLayout(preview)
+        self.before_chart = DramChart(object_name="resizeBeforeChart")
+        self.after_chart = DramChart(object_name="resizeAfterChart")
+        self.before_caption = QLabel()
+        self.after_caption = QLabel()
+        self.after_caption.setObjectName("resizeAfterCaption")
+        for label in (self.before_caption, self.after_caption):
+            label.setWordWrap(True)
+        preview_layout.addWidget(QLabel("<b>Before</b>"), 0, 0)
+        preview_layout.addWidget(QLabel("<b>After</b>"), 0, 1)
+        preview_layout.addWidget(self.before_chart, 1, 0)
+        preview_layout.addWidget(self.after_chart, 1, 1)
+        preview_layout.addWidget(self.before_caption, 2, 0)
+        preview_layout.addWidget(self.after_caption, 2, 1)
+        return preview
+
+    def _build_output(self) -> QGroupBox:
+        """To a copy (where) or in place, and the command line that does the same."""
+        self.mode_copy = QRadioButton("To a copy")
+        self.mode_copy.setObjectName("resizeModeCopy")
+        self.mode_in_place = QRadioButton("In place")
+        self.mode_in_place.setObjectName("resizeModeInPlace")
+        modes = QButtonGroup(self)
+        modes.addButton(self.mode_copy)
+        modes.addButton(self.mode_in_place)
+        self.mode_copy.setChecked(True)
+        self.output_edit = QLineEdit()
+        self.output_edit.setObjectName("resizeOutputEdit")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        browse.setEnabled(not self.host)
+        output_box = QGroupBox("Where")
+        output_layout = QGridLayout(output_box)
+        output_layout.addWidget(self.mode_copy, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(self.output_edit, 1)
+        row.addWidget(browse)
+        output_layout.addLayout(row, 0, 1)
+        output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
+        self.shared_label = QLabel(copy_on_write_note(self.artifact.shared) or "")
+        self.shared_label.setObjectName("resizeSharedLabel")
+        self.shared_label.setWordWrap(True)
+        self.shared_label.setStyleSheet(style(Tone.WARNING))
+        self.shared_label.setVisible(False)
+        output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
+        self.command = CommandLine("resizeCommand")
+        return output_box
+
+    def _build_buttons(self) -> QDialogButtonBox:
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.apply_button.setObjectName("resizeApplyButton")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        return self.buttons
+
+    def _show_before(self) -> None:
+        artifact = self.artifact
+        before = artifact.breakdown()
+        chiplets = artifact.npu.chiplets if artifact.npu else 1
+        unknown = f"Allocations unknown: {artifact.unknown_reason or 'the NPU is unknown'}"
+        self.before_chart.set_breakdown(before, chiplets, unknown)
+        self.before_caption.setText(breakdown_caption(before) if before else unknown)
+
+    def _connect_fields(self) -> None:
+        self.target_spin.valueChanged.connect(lambda: self._on_sizing_edited(self.by_count))
+        self.budget_edit.textEdited.connect(lambda: self._on_sizing_edited(self.by_budget))
+        self.by_count.toggled.connect(self.validate)
+        self.mode_copy.toggled.connect(self.validate)
+        self.output_edit.textEdited.connect(self._on_output_edited)
+
+    def prefill(self, target: int | None = None, budget_text: str | None = None) -> None:
+        """Start from a count (block count mode) or a budget text ('fit to budget' mode), validated at once."""
+        if budget_text is not None:
+            self.budget_edit.setText(budget_text)
+            self.by_budget.setChecked(True)
+        elif target is not None:
+            self.by_count.setChecked(True)
+            self.target_spin.setValue(target)
+        self.validate()
+
+    # ---- reactions -----------------------------------------------------------------------------------
+
+    def _on_sizing_edited(self, mode: QRadioButton) -> None:
+        """A count or a budget typed: its mode is chosen (toggled validates), or the choice validated again."""
+        if not mode.isChecked():
+            mode.setChecked(True)
+        else:
+            self.validate()
+
+    @Slot()
+    def _on_output_edited(self) -> None:
+        self._output_edited = True
+        self.validate()
+
+    @Slot()
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Parent folder of the copy", str(self.artifact.path.parent))
+        if folder:
+            name = Path(self.output_edit.text()).name or self.artifact.name
+            self.output_edit.setText(str(Path(folder) / name))
+            self._on_output_edited()
+
+    # ---- validation ----------------------------------------------------------------------------------
+
+    def _target(self) -> tuple[int | None, list[str], str | None]:
+        """(target, budget warnings, error) from the selected sizing field."""
+        if self.by_count.isChecked():
+            return self.target_spin.value(), [], None
+        text = self.budget_edit.text().strip()
+        if not text:
+            return None, [], "Type a memory budget: a fraction like 0.8, a percentage like 80%, or bytes like 10GB."
+        try:
+            budget = parse_budget(text)
+            target = target_for_budget(self.artifact, budget)
+        except StudioError as exc:
+            return None, [], exc.one_line()
+        self.target_spin.blockSignals(True)
+        self.target_spin.setValue(target)
+        self.target_spin.blockSignals(False)
+        return target, budget.warnings(), None
+
+    @Slot()
+    def validate(self) -> None:
+        """Ask the core about the current choice; show its error or warnings, the preview and the command."""
+        config = self.artifact.config
+        target, warnings, error = self._target()
+        copy = self.mode_copy.isChecked()
+        if target is not None and error is None:
+            check = check_target(config, target, self.artifact, in_place=not copy)
+            error = check.error
+            warnings = [*warnings, *check.warnings]
+        self._show_after(target, error)  # a refused count is not previewed as if it fitted
+        self.output_edit.setEnabled(copy)
+        self.shared_label.setVisible(not copy and bool(self.artifact.shared))
+        if copy and target is not None and not self._output_edited:
+            self.output_edit.setText(
+                str(parse_beside(resized_copy_dir(self.artifact.path, target), self.artifact.where))
+            )
+        output = self.output_edit.text().strip()
+        if error is None and copy:
+            error = self._copy_check.problem(output)
+        if error is None and not copy and self.artifact.is_real:
+            error = self._staging.problem()  # Apply waits for the answer
+        self._show_message(target, warnings, error)
+        ok = error is None and target is not None
+        self.apply_button.setEnabled(ok)
+        if ok:
+            assert target is not None
+            by_budget = self.by_budget.isChecked()
+            self.choice = ResizeChoice(
+                self.artifact.where,
+                None if by_budget else target,
+                self.budget_edit.text().strip() if by_budget else None,
+                self._output_path(output) if copy else None,
+                target,
+            )
+            self.command.set_argv(self.choice.argv)
+        else:
+            self.choice = None
+            self.command.set_argv(None)
+
+    @property
+    def output_problem(self) -> str | None:
+        """What the last check on disk said about the copy's folder (outputChecked says when it is back)."""
+        return self._copy_check.answer
+
+    def _output_path(self, text: str) -> Location:
+        return parse_beside(text, self.artifact.where)  # a plain path: beside the artifact (on its server)
+
+    def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
+        if error is not None:
+            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(error)}</span>")
+            return
+        assert target is not None
+        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        facts = block_facts(self.artifact.config, target)
+        lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
+        self.message.setText("<br>".join(lines))
+
+    def _show_after(self, target: int | None, refused: str | None = None) -> None:
+        artifact = self.artifact
+        chiplets = artifact.npu.chiplets if artifact.npu else 1
+        valid = target is not None and target > 0 and refused is None
+        after = artifact.breakdown(num_blocks=target) if valid else None
+        if refused is not None and target is not None:
+            message = f"Not previewed: {target} blocks cannot be applied ({refused})"
+        else:
+            message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
+        self.after_chart.set_breakdown(after, chiplets, message)
+        self.after_caption.setText(breakdown_caption(after) if after else message)

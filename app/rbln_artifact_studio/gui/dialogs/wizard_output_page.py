@@ -1,0 +1,111 @@
+"""Compile wizard, page 5: where the artifact goes, a summary of the plan, and the equivalent command line."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWizardPage
+
+from rbln_artifact_studio.backends.choice import BackendChoice
+from rbln_artifact_studio.core.display.commandline import compile_argv
+from rbln_artifact_studio.core.display.naming import compiled_dir
+from rbln_artifact_studio.core.simulator.compiler import CompilePlan
+from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.widgets.command_line import CommandLine
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+
+
+class OutputPage(QWizardPage):
+    """Nothing is written before Finish; the folder is checked by the compile job, which writes atomically."""
+
+    def __init__(self, default_parent: str) -> None:
+        super().__init__()
+        self.setTitle("Output")
+        self.setSubTitle("A new folder for the artifact. Finish compiles it in the background.")
+        self.default_parent = default_parent
+        self.output_edit = QLineEdit()
+        self.output_edit.setObjectName("wizardOutputEdit")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.summary = QLabel()
+        self.summary.setObjectName("wizardSummary")
+        self.summary.setWordWrap(True)
+        self.command = CommandLine("wizardCommand")
+        layout = QGridLayout(self)
+        row = QHBoxLayout()
+        row.addWidget(self.output_edit, 1)
+        row.addWidget(browse)
+        layout.addWidget(QLabel("Output folder"), 0, 0)
+        layout.addLayout(row, 0, 1)
+        layout.addWidget(self.summary, 1, 0, 1, 2)
+        layout.addWidget(QLabel("Command line:"), 2, 0, 1, 2)
+        layout.addWidget(self.command, 3, 0, 1, 2)
+        layout.setRowStretch(4, 1)
+        self._edited = False
+        self.output_edit.textEdited.connect(self._on_edited)
+        self.output_edit.textChanged.connect(self._refresh)
+
+    def plan(self) -> CompilePlan | None:
+        wizard = cast("CompileWizard | None", self.wizard())
+        return wizard.plan() if wizard is not None else None
+
+    def output_dir(self) -> str:
+        return self.output_edit.text().strip()
+
+    def initializePage(self) -> None:
+        plan = self.plan()
+        if plan is not None and not self._edited:
+            r = plan.request
+            self.output_edit.setText(
+                str(compiled_dir(self.default_parent, r.model_id, r.npu, r.num_devices, plan.num_blocks))
+            )
+        self._refresh()
+
+    def isComplete(self) -> bool:
+        return bool(self.output_dir()) and self.plan() is not None
+
+    @Slot()
+    def _on_edited(self) -> None:
+        self._edited = True
+
+    @Slot()
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Parent folder", self.default_parent)
+        if folder:
+            name = Path(self.output_dir()).name or "artifact"
+            self.output_edit.setText(str(Path(folder) / name))
+            self._edited = True
+
+    @Slot()
+    def _refresh(self) -> None:
+        plan = self.plan()
+        if plan is None:
+            self.summary.setText("")
+            self.command.set_argv(None)
+            self.completeChanged.emit()
+            return
+        s = plan.shape
+        kv = plan.layout.kv_bytes_per_npu(plan.num_blocks)[0]
+        target = cast("CompileWizard", self.wizard()).target_page
+        by = (
+            "optimum-rbln-cli, which resolves kvcache_num_blocks itself (the figures above are the simulator's "
+            "estimate)"
+            if target.effective_backend() == BackendChoice.OPTIMUM
+            else "the built-in simulator"
+        )
+        self.summary.setText(
+            f"<b>{html.escape(plan.model.model_id)}</b> on {html.escape(s.npu.label)} x{s.num_devices}: batch "
+            f"{s.batch_size}, max_seq_len {s.max_seq_len:,}, {s.attn.value}, block {s.block_size:,}, prefill chunk "
+            f"{s.prefill_chunk_size}.<br>kvcache_num_blocks <b>{plan.num_blocks}</b> (floor {plan.floor}, full pool "
+            f"{plan.full}); {format_bytes(kv)} of KV cache on NPU 0; budget {html.escape(plan.budget.describe())}."
+            f"<br>Compiled by {by}."
+        )
+        output = self.output_dir()
+        argv = [*compile_argv(plan.request, output), "--backend", target.backend().value] if output else None
+        self.command.set_argv(argv)
+        self.completeChanged.emit()

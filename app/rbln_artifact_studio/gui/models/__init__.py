@@ -1,0 +1,1 @@
+"""What the views show and the work behind them: item models, the scan process, jobs, operations."""

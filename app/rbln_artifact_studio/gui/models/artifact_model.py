@@ -1,0 +1,248 @@
+"""The artifact table's item model: a thin adapter over ArtifactSummary rows, with the columns of
+rbln_artifact_studio.core.fleet.columns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.gui.app.tones import Tone, is_dark, tone
+from rbln_artifact_studio.gui.models.table_rows import TableRow
+
+if TYPE_CHECKING:  # rows come from the scan's worker, which loads the scan (~30 ms) after the window shows
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
+
+STATUS_TONES = {
+    Status.OK: Tone.OK,
+    Status.WARNING: Tone.WARNING,
+    Status.INVALID: Tone.ERROR,
+    Status.CHECKING: Tone.NEUTRAL,
+}
+
+
+class _StatusColours(Mapping[Status, str]):
+    """Status -> #rrggbb for the palette in use (a dark palette gets light tones)."""
+
+    def __getitem__(self, status: Status) -> str:
+        return tone(STATUS_TONES[status])
+
+    def __iter__(self) -> Iterator[Status]:
+        return iter(STATUS_TONES)
+
+    def __len__(self) -> int:
+        return len(STATUS_TONES)
+
+
+STATUS_COLOURS = _StatusColours()
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+NAME_COLUMN = TITLES.index("Name")
+STATUS_COLUMN = TITLES.index("Status")
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
+
+
+def _status_brush(status: Status) -> QBrush:
+    key = (is_dark(), status)
+    brush = _STATUS_BRUSHES.get(key)
+    if brush is None:
+        brush = _STATUS_BRUSHES[key] = QBrush(QColor(STATUS_COLOURS[status]))
+    return brush
+
+
+def _tooltip(row: ArtifactSummary, column: int) -> str:
+    """A cell's tooltip: the status's reasons, the full path, or the exact figure the cell rounds."""
+    if column == STATUS_COLUMN:
+        return "\n".join(row.problems) if row.problems else "No problems found."
+    if column == NAME_COLUMN:
+        return row.path
+    exact, value = COLUMNS[column].exact, COLUMNS[column].value(row)
+    if value is None and COLUMNS[column].missing is not None and row.kv_note:
+        return row.kv_note  # why a KV figure is missing, in words
+    if exact is None:
+        return ""
+    return "unknown" if value is None else exact(value)
+
+
+class ArtifactTableModel(QAbstractTableModel):
+    """Rows keyed by artifact path; upserts and removals arrive in batches from scan jobs.
+
+    The model sorts itself (sort()), keeping rows in order as batches arrive: a sorting proxy would call
+    data() from C++ for every comparison, which stalls the GUI thread on tables of thousands of rows.
+    """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[TableRow] = []
+        self._index: dict[str, int] = {}
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+
+    # ---- Qt interface --------------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section].title
+            if role == Qt.ItemDataRole.ToolTipRole and section == STATUS_COLUMN:
+                return (
+                    "ok / warning / invalid (checking: the full check is still running); hover a status for the reason"
+                )
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        r, c = index.row(), index.column()
+        if not index.isValid() or not (0 <= r < len(self._rows)) or not 0 <= c < len(COLUMNS):
+            return None
+        return self._value(self._rows[r], c, role)
+
+    def _value(self, row: TableRow, c: int, role: int) -> object:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.texts[c]
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if COLUMNS[c].numeric else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return _status_brush(row.status) if c == STATUS_COLUMN else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _tooltip(row.summary, c)
+        if role == SORT_ROLE:
+            return row.keys[c]
+        if role == PATH_ROLE:
+            return row.path
+        if role == SEARCH_ROLE:
+            return row.search
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._sort_column, self._sort_order = column, order
+        self._resort()
+
+    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
+        return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
+
+    def _sorting(self) -> bool:
+        return 0 <= self._sort_column < len(COLUMNS)
+
+    def _ordered(self, rows: list[TableRow]) -> list[TableRow]:
+        if not self._sorting():
+            return rows
+        return sorted(rows, key=self._key, reverse=self._sort_order == Qt.SortOrder.DescendingOrder)
+
+    def _in_order(self, before: TableRow, after: TableRow) -> bool:
+        """True when a stable sort keeps `before` ahead of `after` (ties keep their order)."""
+        if not self._sorting():
+            return True
+        if self._sort_order == Qt.SortOrder.DescendingOrder:
+            return not self._key(before) < self._key(after)
+        return not self._key(after) < self._key(before)
+
+    def _resort(self) -> None:
+        ordered = self._ordered(self._rows)
+        if all(a is b for a, b in zip(ordered, self._rows, strict=True)):
+            return
+        self.layoutAboutToBeChanged.emit()
+        new_row = {id(r): i for i, r in enumerate(ordered)}
+        old = self.persistentIndexList()
+        new = [self.index(new_row[id(self._rows[i.row()])], i.column()) for i in old]
+        self._rows = ordered
+        self._index = {r.path: i for i, r in enumerate(ordered)}
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+    # ---- updates from scans --------------------------------------------------------------------------
+
+    def summary(self, row: int) -> ArtifactSummary:
+        return self._rows[row].summary
+
+    def table_row(self, row: int) -> TableRow | None:
+        """The row's prepared texts (None for a row the model does not have)."""
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def row_of(self, path: str) -> int | None:
+        return self._index.get(path)
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self._rows]
+
+    def upsert(self, summaries: Iterable[ArtifactSummary | TableRow]) -> None:
+        """Replace rows whose path is known, add the others in one insert, and keep the sort order.
+
+        New rows are sorted among themselves; when they all sort after the last row (a scan in path order under
+        the default sort by name) they are appended and nothing else moves, so the view only lays out what is
+        new. Otherwise the whole table is put back in order with one layoutChanged.
+        """
+        new: dict[str, TableRow] = {}
+        changed: list[int] = []
+        for item in summaries:
+            prepared = item if isinstance(item, TableRow) else TableRow.of(item)
+            row = self._index.get(prepared.path)
+            if row is None:
+                new[prepared.path] = prepared
+            else:
+                self._rows[row] = prepared
+                changed.append(row)
+        last_column = len(COLUMNS) - 1
+        for first, last in _runs(changed):
+            self.dataChanged.emit(self.index(first, 0), self.index(last, last_column))
+        in_order = all(self._fits(row) for row in changed)
+        if new:
+            rows = self._ordered(list(new.values()))
+            in_order = in_order and (not self._rows or self._in_order(self._rows[-1], rows[0]))
+            first = len(self._rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+            for offset, prepared in enumerate(rows):
+                self._index[prepared.path] = first + offset
+            self._rows.extend(rows)
+            self.endInsertRows()
+        if not in_order:
+            self._resort()
+
+    def _fits(self, row: int) -> bool:
+        """The row still sorts between its neighbours (e.g. resized while the table is sorted by name)."""
+        rows = self._rows
+        return (row == 0 or self._in_order(rows[row - 1], rows[row])) and (
+            row == len(rows) - 1 or self._in_order(rows[row], rows[row + 1])
+        )
+
+    def remove_paths(self, paths: Iterable[str]) -> None:
+        rows = [self._index[p] for p in paths if p in self._index]
+        for first, last in reversed(_runs(rows)):
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self._rows[first : last + 1]
+            self.endRemoveRows()
+        if rows:
+            self._index = {r.path: i for i, r in enumerate(self._rows)}
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows, self._index = [], {}
+        self.endResetModel()
+
+
+def _runs(rows: Iterable[int]) -> list[tuple[int, int]]:
+    """Distinct row numbers as (first, last) runs of consecutive rows, in order."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(set(rows)):
+        if runs and runs[-1][1] == row - 1:
+            runs[-1] = (runs[-1][0], row)
+        else:
+            runs.append((row, row))
+    return runs

@@ -1,0 +1,151 @@
+"""The background operations the app runs: each submits one job whose worker calls rbln_artifact_studio.core or a backend."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.location import parse_location
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.kind import Report, ResizeOrder
+
+# The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
+# otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.display.compare import Comparison
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+
+
+def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
+    for warning in warnings:
+        ctx.log(f"warning: {warning}")
+    ctx.log(summary)
+
+
+def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
+    """Open an artifact (config, graph headers, allocations) for the detail panel.
+
+    The job's result is the Artifact, or for a model without a resizable KV cache its ModelDescription.
+    """
+
+    def work(ctx: JobContext) -> Artifact | ModelDescription:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+
+        try:  # wherever it lives (a server's: read there)
+            return dispatch.open_artifact(where, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+        except NoKvCacheError as exc:
+            return exc.description
+
+    where = parse_location(path)
+    return jobs.submit(f"Read {where.name}", work, visible=False)
+
+
+def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
+    """Read two artifacts and compare them (the compare dialog)."""
+
+    def work(ctx: JobContext) -> Comparison:
+        from rbln_artifact_studio.backends.registry import inspector_for
+        from rbln_artifact_studio.core.display.compare import compare
+
+        inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
+        return compare(*(dispatch.open_artifact(where, inspector, ctx.cancel) for where in pair))
+
+    pair = parse_location(left), parse_location(right)
+    return jobs.submit(f"Compare {pair[0].name} and {pair[1].name}", work, visible=False)
+
+
+def compile_artifact(
+    jobs: JobManager, request: CompileRequest, output_dir: str, backend: BackendChoice, toolchain: ToolchainSettings
+) -> Job:
+    """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
+
+    def work(ctx: JobContext) -> CompileResult:
+        from rbln_artifact_studio.backends.registry import compile_model
+
+        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
+        result = compile_model(
+            request,
+            output_dir,
+            backend=backend,
+            progress=ctx.progress,
+            log=ctx.log,
+            cancel=ctx.cancel,
+            toolchain=toolchain,
+        )
+        _log_result(ctx, result.warnings, result.summary())
+        return result
+
+    return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
+
+
+def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings) -> Job:
+    """Resize in place or into a copy (with progress and cancel for the copy)."""
+    where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
+    title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
+
+    order = ResizeOrder(
+        choice.artifact_dir,
+        choice.target,
+        choice.budget_text,
+        choice.output_dir,
+        toolchain=toolchain,
+    )
+
+    def work(ctx: JobContext) -> ResizeResult:
+        result = dispatch.resize(order, Report(ctx.log, ctx.progress, ctx.cancel))
+        _log_result(ctx, result.warnings, result.summary())
+        return result
+
+    return jobs.submit(title, work, writes=True)
+
+
+def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
+    """Move artifact folders to the desktop's Trash (a rename there, so each one moves whole or not at all)."""
+    from PySide6.QtCore import QFile, QStandardPaths
+
+    def work(ctx: JobContext) -> list[str]:
+        from rbln_artifact_studio.core.errors import StudioError
+
+        # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
+        os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
+        moved = []
+        for path in paths:
+            ctx.checkpoint()
+            if not os.path.lexists(path):
+                continue  # already gone (deleted from a terminal meanwhile)
+            if not QFile.moveToTrash(path):
+                raise StudioError(
+                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). "
+                    f"It was left as it is{'; moved before it: ' + ', '.join(moved) if moved else ''}."
+                )
+            ctx.log(f"moved {path} to the Trash")
+            moved.append(path)
+        return moved
+
+    title = (
+        f"Move {Path(paths[0]).name} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
+    )
+    return jobs.submit(title, work, writes=True)
+
+
+def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
+    """Compile the demo artifacts that are missing in folder."""
+
+    def work(ctx: JobContext) -> str:
+        from rbln_artifact_studio.core.demo import build_demo
+
+        written = build_demo(Path(folder), ctx.progress, ctx.cancel)
+        ctx.log(f"{len(written)} demo artifact(s) written in {folder}")
+        return folder
+
+    return jobs.submit("Build the demo workspace", work, writes=True)

@@ -1,0 +1,316 @@
+"""Servers as sources of the artifact table: connect (host key checked), scan their folders, refresh, disconnect."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from rbln_artifact_studio.core.location import ServerFolder, host_of
+from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, TableRow
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+
+# remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
+# before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
+    from rbln_artifact_studio.remote.server import Server
+    from rbln_artifact_studio.remote.transport import HostKeyCheck
+
+BATCH_SECONDS = 0.1
+FAILED_JOB = re.compile(r"\(job (?P<job>\S+) on (?P<host>\S+)\)")  # remote_jobs.resize_remote's failure text
+
+
+@dataclass(frozen=True)
+class HostKeyQuestion:
+    """A connection stopped at the host key: what to show, and what to retry once the user trusts it."""
+
+    entry: ServerEntry
+    check: HostKeyCheck
+
+
+def _scan_server(
+    server_of: Callable[[str], Server], entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None
+) -> HostKeyQuestion | int:
+    """Worker side: connect, then stream each folder's rows to the GUI in batches; a host key problem is returned.
+
+    `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
+    disconnect could end the connection this scan opens.
+    """
+    from rbln_artifact_studio.remote.scan import scan_remote
+    from rbln_artifact_studio.remote.transport import HostKeyError
+
+    while closed is not None and not closed.wait(0.05):
+        ctx.checkpoint()
+    server = server_of(entry.host)
+    ctx.progress(0, 0, f"Connecting to {entry.host}")
+    try:
+        server.connection.connect(ctx.cancel)
+    except HostKeyError as exc:
+        return HostKeyQuestion(entry, exc.check)
+    found = 0
+    to_check: list[tuple[str, ArtifactSummary]] = []
+    for folder in entry.folders:
+        batch: list[TableRow] = []
+        last = time.monotonic()
+        root = ServerFolder(entry.host, folder)
+        for summary in scan_remote(server, root, ctx.cancel, lambda _p, message: ctx.log(message)):
+            batch.append(TableRow.of(summary))
+            to_check.append((root.url, summary))
+            found += 1
+            if time.monotonic() - last >= BATCH_SECONDS:
+                ctx.progress(found, 0, f"{found:,} artifacts read on {entry.host}")
+                ctx.partial((root.url, batch))
+                batch, last = [], time.monotonic()
+        ctx.partial((root.url, batch, "done"))
+    _check_rows(server, to_check, ctx)
+    ctx.progress(found, found, f"{found:,} artifacts read on {entry.host}")
+    return found
+
+
+def _check_rows(server: Server, rows: list[tuple[str, ArtifactSummary]], ctx: JobContext) -> None:
+    """Worker side: the full check of the rows the server's walker left "checking" (one more round trip)."""
+    from rbln_artifact_studio.remote.scan import verify_remote_rows
+
+    folder_of = {row.path: folder for folder, row in rows}
+    checking = [row for _, row in rows if row.status is Status.CHECKING]
+    if not checking:
+        return
+    ctx.progress(0, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
+    for done, verified in enumerate(verify_remote_rows(server, checking, ctx.cancel), start=1):
+        ctx.progress(done, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
+        ctx.partial((folder_of[verified.path], [TableRow.of(verified)], "checked"))
+
+
+def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
+    """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
+    from rbln_artifact_studio.remote.remote_jobs import follow
+
+    return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
+
+
+def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
+    from rbln_artifact_studio.remote.remote_jobs import job_outcomes
+
+    return job_outcomes(server, ctx.cancel)
+
+
+def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
+    """Worker side: clean the folders of jobs whose outcome the user has now seen (best effort)."""
+    from rbln_artifact_studio.remote.remote_jobs import forget_quietly
+
+    forget_quietly(server, jobs)
+
+
+def _written(result: object) -> ServerFolder | None:
+    """Where a job's result lives: a resize's outcome, an artifact read (a row, which has no Location, is not one)."""
+    where = getattr(result, "where", None) or getattr(result, "path", None)
+    return where if isinstance(where, ServerFolder) else None
+
+
+class ServerSources(QObject):
+    """The connected servers. Their rows live in the same table as the local folder's and survive its reopening."""
+
+    jobsReadBack = Signal(str, list)  # host, [JobOutcome]: jobs there that ended since the app last looked
+    hostKeyQuestion = Signal(object)  # HostKeyQuestion: the GUI asks the user, then trust() or nothing
+    connected = Signal(str)  # host: its folders are scanned and shown
+    failed = Signal(str, str)  # host, reason
+    changed = Signal()  # the set of connected servers changed
+
+    def __init__(
+        self,
+        jobs: JobManager,
+        model: ArtifactTableModel,
+        settings: Settings,
+        ssh_config: Path | None = None,
+        python: str | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        """ssh_config: an ssh_config file to use instead of ~/.ssh/config (like ssh -F); python: the servers' Python
+        (None: as the CLI, RBLN_STUDIO_REMOTE_PYTHON or python3)."""
+        super().__init__(parent)
+        self.jobs, self.model, self.settings = jobs, model, settings
+        self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
+        self._configured = False
+        self.entries: dict[str, ServerEntry] = {}
+        self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
+        self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
+        self._following: set[str] = set()  # job ids followed to their end
+        self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
+        jobs.jobAdded.connect(self._watch_job)
+        jobs.jobFailed.connect(self._after_failure)
+
+    def _server(self, host: str) -> Server:
+        """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
+        from rbln_artifact_studio.remote import registry
+        from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
+        from rbln_artifact_studio.remote.transport import SshOptions
+
+        if not self._configured:
+            python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
+            registry.configure(SshOptions(config_file=self._ssh_config), python)
+            self._configured = True
+        return registry.server(host)
+
+    def hosts(self) -> list[str]:
+        return list(self.entries)
+
+    def connect_server(self, entry: ServerEntry) -> Job:
+        """Connect and scan the folders (replacing what was shown for this host)."""
+        self.entries[entry.host] = entry
+        self.changed.emit()
+        closed = self._closing.get(entry.host)
+        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed))
+        job.partial.connect(self._on_rows)
+        job.succeeded.connect(lambda result, host=entry.host: self._on_scanned(host, result))
+        job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
+        return job
+
+    def trust(self, question: HostKeyQuestion) -> Job:
+        """The user trusts the shown key: record it in known_hosts (in a worker), then connect again."""
+
+        def accept(_ctx: JobContext) -> None:
+            from rbln_artifact_studio.remote.transport import accept_host_key
+
+            accept_host_key(question.check)
+
+        job = self.jobs.submit(f"Trust {question.entry.host}'s host key", accept, writes=True)
+        job.succeeded.connect(lambda _r, entry=question.entry: self.connect_server(entry))
+        job.failed.connect(lambda failure, host=question.entry.host: self._on_failed(host, failure))
+        return job
+
+    def disconnect_server(self, host: str) -> None:
+        """Remove the server's rows and end its shared connection (in a worker)."""
+        self.entries.pop(host, None)
+        rows = self._rows.pop(host, {})
+        self.model.remove_paths(list(rows))
+        server = self._server(host)
+        closed = self._closing[host] = threading.Event()
+
+        def close(_ctx: JobContext) -> None:
+            try:
+                server.connection.close()
+            finally:
+                closed.set()
+
+        self.jobs.submit(f"Disconnect {host}", close, visible=False)
+        self.changed.emit()
+
+    def refresh(self, host: str) -> Job | None:
+        entry = self.entries.get(host)
+        return self.connect_server(entry) if entry else None
+
+    @Slot()
+    def show_again(self) -> None:
+        """The local folder was (re)opened and the table cleared: put the servers' rows back."""
+        for rows in self._rows.values():
+            self.model.upsert(list(rows.values()))
+
+    # ---- results -------------------------------------------------------------------------------------
+
+    @Slot(object)
+    def _on_rows(self, piece: tuple) -> None:
+        folder, rows, *stage = piece  # stage: none (a batch), "done" (the folder's last), "checked" (verdicts)
+        host = host_of(folder)
+        if host not in self.entries:
+            return  # disconnected while it scanned
+        cache = self._rows.setdefault(host, {})
+        for row in rows:
+            cache[row.path] = row
+        self.model.upsert(rows)
+        if stage == ["checked"]:
+            return
+        seen = self._seen.setdefault(folder, set())
+        seen.update(row.path for row in rows)
+        if stage == ["done"]:  # rows under this folder that the scan did not find are gone
+            prefix = folder.rstrip("/") + "/"
+            gone = [p for p in cache if (p == folder or p.startswith(prefix)) and p not in seen]
+            for path in gone:
+                del cache[path]
+            self.model.remove_paths(gone)
+            self._seen.pop(folder, None)
+
+    def _on_scanned(self, host: str, result: object) -> None:
+        if isinstance(result, HostKeyQuestion):
+            self.hostKeyQuestion.emit(result)
+            return
+        self.connected.emit(host)
+        self.read_back_jobs(host)
+
+    # ---- detached jobs on the servers ----------------------------------------------------------------
+
+    def read_back_jobs(self, host: str) -> Job:
+        """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
+        server = self._server(host)
+        job = self.jobs.submit(f"Jobs on {host}", partial(_job_outcomes, server), visible=False)
+        job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
+        return job
+
+    def _on_outcomes(self, host: str, outcomes: list[JobOutcome]) -> None:
+        seen = self.settings.seen_jobs(host)
+        ended = [o for o in outcomes if o.state != "running"]
+        if seen is None:  # the first look at this server: what ended before is history, not news
+            self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
+            seen = {o.job.id for o in ended}
+        news = [o for o in ended if o.job.id not in seen]
+        server = self._server(host)
+        if news:
+            self.settings.mark_jobs_seen(host, [o.job.id for o in news])
+            self.jobsReadBack.emit(host, news)
+            # Shown: their folders on the server are cleaned (a job's outcome is read back once).
+            self.jobs.submit(f"Clean jobs on {host}", partial(_forget, server, [o.job for o in news]), visible=False)
+        for o in outcomes:
+            if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
+                self._following.add(o.job.id)
+                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(_follow, server, o.job))
+                job.succeeded.connect(lambda outcome, h=host: self._on_followed(h, outcome))
+
+    def _on_followed(self, host: str, outcome: JobOutcome) -> None:
+        self._following.discard(outcome.job.id)
+        self.settings.mark_jobs_seen(host, [outcome.job.id])
+        self.jobsReadBack.emit(host, [outcome])
+
+    def _on_failed(self, host: str, failure: JobFailure) -> None:
+        self.failed.emit(host, failure.reason)
+
+    @Slot(object)
+    def _watch_job(self, job: Job) -> None:
+        job.succeeded.connect(self._after_job)
+
+    @Slot(object)
+    def _after_job(self, result: object) -> None:
+        """A job wrote an artifact on a server (a resize): read that artifact's row again."""
+        where = _written(result)
+        host = where.host if where is not None else ""
+        if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
+            self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
+        if where is not None and host in self.entries:
+            self.rescan_path(host, where.path)
+
+    def rescan_path(self, host: str, path: str) -> None:
+        """Read one artifact (or folder) on a connected server again and update its rows."""
+        if host not in self.entries:
+            return
+        entry = ServerEntry(host, (path,))
+        job = self.jobs.submit(
+            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._server, entry, ctx), visible=False
+        )
+        job.partial.connect(self._on_rows)
+
+    @Slot(object, object)
+    def _after_failure(self, _job: Job, failure: JobFailure) -> None:
+        """A resize on a server failed in front of the user: its outcome is seen."""
+        found = FAILED_JOB.search(failure.reason)
+        if found:
+            self.settings.mark_jobs_seen(found["host"], [found["job"]])

@@ -1,0 +1,183 @@
+"""The open folder: scans it in a process of its own (folder_scan), fills the table in batches, rescans what changes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.disk_watcher import DiskWatcher
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+
+if TYPE_CHECKING:  # loaded in the scan job's worker (subprocess, pickle...): not before the window's first paint
+    from rbln_artifact_studio.gui.models.folder_scan import RowsFound, RowsRead, RowsRemoved
+
+ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
+
+
+def _scan_in_process(root: str, folders: list[str], known: list[str], opening: bool, ctx: JobContext) -> int:
+    """Worker thread: run the scan in its own process (folder_scan) and hand its messages to the GUI thread.
+
+    This thread only waits: for the scan process's messages (read and unpickled by ScanProcess's reader) and for the
+    table to paint each batch (partial with wait); rows that arrive meanwhile come together in the next batch.
+    """
+    # What the GUI thread needs once rows arrive is loaded here, in the worker, as the scan in this process once
+    # loaded it: TableRow.summary's scan module (which loads the model's), and humanfriendly for the detail panel's
+    # sizes (core.sizes loads it on first use). The scan process reads the artifacts.
+    import humanfriendly  # noqa: F401
+
+    import rbln_artifact_studio.core.fleet.scan  # noqa: F401
+    from rbln_artifact_studio.gui.models.folder_scan import (
+        Finished,
+        Logged,
+        Progress,
+        RowsFound,
+        ScanProcess,
+        ScanRequest,
+    )
+
+    process = ScanProcess(ScanRequest(root, folders, known, opening))
+    found = 0
+    try:
+        for message in process.messages(ctx.cancel):
+            if isinstance(message, Progress):
+                ctx.progress(message.done, message.total, message.message)
+            elif isinstance(message, Logged):
+                ctx.log(message.line)
+            elif isinstance(message, Finished):
+                found = message.count
+            else:
+                ctx.partial(message, wait=isinstance(message, RowsFound))
+    finally:
+        process.stop()
+    ctx.progress(found, found, f"{found:,} artifacts read")
+    return found
+
+
+class Workspace(QObject):
+    """One root folder at a time; at most one scan job runs, later changes queue behind it."""
+
+    rootChanged = Signal(str)
+    scanFinished = Signal()  # the table reflects the disk as of the last scan or rescan
+    rowsRead = Signal()  # every artifact of the scan has its row (some may still say "checking")
+
+    def __init__(
+        self, jobs: JobManager, model: ArtifactTableModel, debounce_ms: int = 300, parent: QObject | None = None
+    ):
+        super().__init__(parent)
+        self.jobs = jobs
+        self.model = model
+        self.root: str | None = None
+        self.watcher = DiskWatcher(debounce_ms, self)
+        self.watcher.changed.connect(self.rescan)
+        self._job: Job | None = None
+        self._pending: set[str] = set()
+        self._to_ack: list[Job] = []
+
+        self._ack_timer = QTimer(self)
+        self._ack_timer.setSingleShot(True)
+        self._ack_timer.setInterval(ACK_FALLBACK_MS)
+        self._ack_timer.timeout.connect(self.batch_shown)
+
+    @Slot()
+    def batch_shown(self) -> None:
+        """The table has painted the last batch: let waiting scan workers go on."""
+        self._ack_timer.stop()
+        jobs, self._to_ack = self._to_ack, []
+        for job in jobs:
+            job.ack()
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None
+
+    @property
+    def scan_job(self) -> Job | None:
+        """The scan (or rescan) running now: read-only, so closing the window may cancel it without asking."""
+        return self._job
+
+    def open(self, root: str | Path) -> None:
+        """Show the artifacts under root (replacing whatever was shown) and start watching it."""
+        root = os.path.abspath(root)
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self._pending.clear()
+        self.watcher.clear()
+        self.model.clear()
+        self.root = root
+        self.rootChanged.emit(root)
+        self.watcher.watch([root])
+        self._start([root], visible=True)
+
+    def close_root(self) -> None:
+        """Show no folder (the opened one is gone): its scan stops, the table empties, nothing is watched."""
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self._pending.clear()
+        self.watcher.clear()
+        self.model.clear()
+        self.root = None
+
+    def refresh(self) -> None:
+        if self.root is not None:
+            self.open(self.root)
+
+    @Slot(list)
+    def rescan(self, folders: Iterable[str]) -> None:
+        """Read these folders again (after a change on disk or a job that wrote there)."""
+        if self.root is None:
+            return
+        root = self.root
+        from rbln_artifact_studio.core.fleet.scan import is_inside  # loaded: the folder's scan read it
+
+        self._pending.update(os.path.abspath(f) for f in folders if is_inside(os.path.abspath(f), root))
+        if self._job is None and self._pending:
+            folders, self._pending = sorted(self._pending), set()
+            self._start(folders, visible=False)
+
+    def _start(self, folders: list[str], visible: bool) -> None:
+        known = self.model.paths()
+        title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
+        root = self.root or folders[0]
+        job = self.jobs.submit(title, lambda ctx: _scan_in_process(root, folders, known, visible, ctx), visible=visible)
+        self._job = job
+        job.partial.connect(self._on_partial)
+        job.finished.connect(self._on_finished)
+
+    @Slot(object)
+    def _on_partial(self, message: RowsRemoved | RowsFound | RowsRead) -> None:
+        job = self.sender()
+        if isinstance(job, Job):
+            # The worker waits until this batch is painted (batch_shown), or a short while if nothing paints.
+            self._to_ack.append(job)
+            self._ack_timer.start()
+        if job is not self._job or self.root is None:
+            return  # a cancelled scan of a folder that is no longer shown
+        from rbln_artifact_studio.gui.models.folder_scan import RowsRead, RowsRemoved  # loaded: the job sent this
+
+        if isinstance(message, RowsRead):
+            self.rowsRead.emit()
+        elif isinstance(message, RowsRemoved):
+            self.model.remove_paths(message.paths)
+            self.watcher.unwatch(message.paths)
+            self.watcher.watch(message.watch)
+        else:
+            self.model.upsert(message.rows)
+            self.watcher.watch(message.watch, artifacts={row.path for row in message.rows})
+
+    @Slot()
+    def _on_finished(self) -> None:
+        if self.sender() is not self._job:
+            return
+        self._job = None
+        if self._pending:
+            folders, self._pending = sorted(self._pending), set()
+            self._start(folders, visible=False)
+            return
+        self.scanFinished.emit()

@@ -1,0 +1,1 @@
+"""Reusable painted widgets and small controls: charts, gauges, number fields, fix buttons."""

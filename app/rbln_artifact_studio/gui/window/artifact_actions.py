@@ -1,0 +1,364 @@
+"""What a user does to the selected artifacts, as actions for the menu bar, the toolbar and the table's context menu.
+
+Resize, Resize to a Copy, Plan Co-location, Serving check, Show in File Manager, Copy Path, Copy the
+rbln-studio-cli command, Move to Trash (confirmed, refused while a job uses the artifact) and Compare. Enter
+opens the details, Delete moves to the Trash; both only while the table has the focus, so typing in a field
+never triggers them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QToolButton, QWidget
+
+from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
+from rbln_artifact_studio.gui.models.jobs import Job
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
+
+
+class ButtonFollowsAction(QObject):
+    """Keeps a toolbar button in step with its action without Qt's own update, which leaks.
+
+    On every change of its action (enabled, tooltip) Qt 6.11's QToolButton calls setDefaultAction again, and each
+    call connects the action's changed() once more: the selection enables and disables the toolbar's actions twice
+    a Refresh, so a long session piled up connections (about 144 bytes each, and one more slot run per change).
+    This filter takes the change event and copies what setDefaultAction would.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ActionChanged
+            and isinstance(watched, QToolButton)
+            and isinstance(event, QActionEvent)
+            and event.action() is watched.defaultAction()
+        ):
+            action = event.action()
+            watched.setText(action.iconText())
+            watched.setIcon(action.icon())
+            watched.setToolTip(action.toolTip())
+            watched.setStatusTip(action.statusTip())
+            watched.setWhatsThis(action.whatsThis())
+            watched.setCheckable(action.isCheckable())
+            watched.setChecked(action.isChecked())
+            watched.setEnabled(action.isEnabled())
+            return True
+        return False
+
+
+class BusyPaths(QObject):
+    """Which artifact folders running jobs read or write (a resize's source and copy, a compile's output)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._jobs: dict[Job, tuple[str, ...]] = {}
+
+    def track(self, job: Job, *paths: str | Path) -> None:
+        if job.state.ended:
+            return
+        self._jobs[job] = tuple(os.path.abspath(p) for p in paths)
+        job.finished.connect(lambda j=job: self._jobs.pop(j, None))
+
+    def job_using(self, path: str) -> Job | None:
+        """A running job whose folders are this one, inside it, or hold it."""
+        path = os.path.abspath(path)
+        for job, used in self._jobs.items():
+            for p in used:
+                if p == path or p.startswith(path + os.sep) or path.startswith(p + os.sep):
+                    return job
+        return None
+
+
+class ArtifactActions(QObject):
+    """The actions on the selection; the main window puts them in its menus, toolbar and the table's context menu."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.busy = BusyPaths(self)
+        self._create_actions()
+        self._bind_keys()
+        self.toolbar = self._build_toolbar()
+        self.toolbar_action = self.toolbar.toggleViewAction()
+        self.toolbar_action.setObjectName("actionShowToolbar")
+        self.toolbar_action.setText("&Toolbar")
+        # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
+        view = window.browser.view
+        view.installEventFilter(self)
+        view.viewport().installEventFilter(self)
+
+    # ---- construction, step by step -----------------------------------------------------------------
+
+    def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
+        a = QAction(text, self.window)
+        a.setObjectName(name)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.triggered.connect(slot)
+        return a
+
+    def _create_actions(self) -> None:
+        action = self._action
+        self.resize_copy = action("actionResizeCopy", "Resize to a &Copy…", self.open_resize_copy, "Ctrl+Shift+R")
+        self.serving = action("actionServing", "&Serving Check", self.show_serving, "Ctrl+Shift+S")
+        self.show_in_folder = action("actionShowInFolder", "Show in &File Manager", self.show_in_file_manager)
+        self.copy_command = action("actionCopyCommand", "Copy rbln-studio-cli &Command", self.copy_cli_command)
+        self.trash = action("actionTrash", "Move to &Trash…", self.move_to_trash, QKeySequence.StandardKey.Delete)
+        self.compare = action("actionCompare", "Co&mpare…", self.open_compare, "Ctrl+Shift+M")
+        self.open_details = action("actionOpenDetails", "Open &Details", self.show_details, Qt.Key.Key_Return)
+        self.open_details.setShortcuts([QKeySequence(Qt.Key.Key_Return), QKeySequence(Qt.Key.Key_Enter)])
+
+    def _bind_keys(self) -> None:
+        """Delete and Enter only while the table has the focus (a text field needs them); the others window-wide."""
+        view = self.window.browser.view
+        for a in (self.trash, self.open_details):
+            a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            view.addAction(a)
+        for a in (self.resize_copy, self.serving, self.compare):
+            self.window.addAction(a)
+
+    def _build_toolbar(self) -> QToolBar:
+        w = self.window
+        toolbar = QToolBar("Artifact toolbar", w)
+        toolbar.setObjectName("artifactToolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for a in (
+            w.action_compile,
+            w.action_resize,
+            self.resize_copy,
+            w.action_plan,
+            w.action_explore,
+            self.compare,
+            self.serving,
+            self.trash,
+        ):
+            toolbar.addAction(a)
+        follow = ButtonFollowsAction(toolbar)
+        for a in toolbar.actions():
+            button = toolbar.widgetForAction(a)
+            if button is not None:
+                button.installEventFilter(follow)
+        return toolbar
+
+    # ---- menus and the state of the actions ----------------------------------------------------------
+
+    def menu_actions(self) -> list[QAction | None]:
+        """The context menu, top to bottom (None: a separator); the Artifact menu shows the same."""
+        w = self.window
+        return [
+            self.open_details,
+            w.action_resize,
+            self.resize_copy,
+            w.action_plan,
+            self.compare,
+            self.serving,
+            w.action_explore,
+            None,
+            self.show_in_folder,
+            w.action_copy_path,
+            self.copy_command,
+            None,
+            self.trash,
+        ]
+
+    def fill_menu(self, menu: QMenu) -> None:
+        for a in self.menu_actions():
+            if a is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(a)
+
+    def update(self) -> None:
+        """Enable what the selection allows (the main window calls this when the selection or details change)."""
+        paths = self.window.browser.selected_paths()
+        one = self.window.selection.artifact is not None
+        self.resize_copy.setEnabled(one)
+        self.serving.setEnabled(one)
+        self.open_details.setEnabled(bool(paths))
+        for a in (self.show_in_folder, self.copy_command, self.trash):
+            a.setEnabled(bool(paths))
+        self.compare.setEnabled(len(paths) == 2)
+
+    # ---- the actions ---------------------------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            view = self.window.browser.view
+            if event.reason() == QContextMenuEvent.Reason.Mouse and isinstance(watched, QWidget):
+                self.show_context_menu(view.viewport().mapFrom(watched, event.pos()))
+            else:
+                rect = view.visualRect(view.currentIndex())
+                self.show_context_menu(rect.center() if rect.isValid() else QPoint(0, 0), select=False)
+            return True
+        return False
+
+    def show_context_menu(self, pos: QPoint, select: bool = True) -> QMenu:
+        """The menu at pos (viewport coordinates); with select, a click on an unselected row selects that row first
+        (as file managers do); from the keyboard the selection stays as it is."""
+        view = self.window.browser.view
+        index = view.indexAt(pos)
+        if select and index.isValid() and not view.selectionModel().isRowSelected(index.row(), index.parent()):
+            # That row alone: selectRow would add to the selection while the platform still reports a Ctrl or
+            # Shift held from an earlier click.
+            path = index.data(PATH_ROLE)
+            if path:
+                self.window.browser.select_path(path)
+        menu = QMenu(view)
+        menu.setObjectName("artifactContextMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.fill_menu(menu)
+        menu.popup(view.viewport().mapToGlobal(pos))
+        return menu
+
+    @Slot()
+    def show_details(self) -> None:
+        """Bring the detail panel into view (the splitter may have collapsed it) and give it the focus."""
+        w = self.window
+        sizes = w.splitter.sizes()
+        if len(sizes) == 2 and sizes[1] == 0:
+            w.splitter.setSizes([max(sizes[0] - 480, 200), 480])
+        w.detail.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    @Slot()
+    def open_resize_copy(self) -> QWidget | None:
+        """The resize dialog on 'to a copy', the focus in the count."""
+        w = self.window
+        artifact = w.selection.artifact
+        if artifact is None:
+            return None
+        dialog = w.dialogs.resize_dialog_for(artifact)
+        dialog.mode_copy.setChecked(True)
+        dialog.by_count.setChecked(True)
+        dialog.target_spin.setFocus(Qt.FocusReason.OtherFocusReason)
+        dialog.target_spin.selectAll()
+        return dialog
+
+    @Slot()
+    def show_serving(self) -> None:
+        """What vllm-rbln sets for the current artifact: the detail panel's serving section, scrolled into view."""
+        self.show_details()
+        detail = self.window.detail
+        detail.ensureWidgetVisible(detail.serving)
+
+    @Slot()
+    def show_in_file_manager(self) -> bool:
+        """Open the folder that holds the artifact in the desktop's file manager."""
+        paths = self.window.browser.selected_paths()
+        if not paths:
+            return False
+        if host_of(paths[0]):  # a server's folder or a bucket's prefix: nothing of it is on this computer
+            self.window.statusBar().showMessage(
+                f"{paths[0]} is not on this computer: there is no folder to show.", 10_000
+            )
+            return False
+        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(paths[0]).parent)))
+        if not opened:
+            self.window.statusBar().showMessage("No file manager is set up to open folders on this desktop.", 10_000)
+        return opened
+
+    @Slot()
+    def copy_cli_command(self) -> str:
+        paths = self.window.browser.selected_paths()
+        if not paths:
+            return ""
+        from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text  # loads the compiler
+
+        text = shell_text(inspect_argv(paths))
+        QGuiApplication.clipboard().setText(text)
+        self.window.statusBar().showMessage(f"Copied: {text}", 5_000)
+        return text
+
+    @Slot()
+    def open_compare(self) -> QWidget | None:
+        paths = self.window.browser.selected_paths()
+        if len(paths) != 2:
+            return None
+        from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+
+        toolchain = self.window.settings.toolchain().settings()
+        dialog = CompareDialog(self.window.jobs, paths[0], paths[1], toolchain, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def move_to_trash(self) -> QMessageBox | None:
+        """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
+        w = self.window
+        paths = w.browser.selected_paths()
+        if not paths:
+            return None
+        elsewhere = [p for p in paths if host_of(p)]
+        if elsewhere:  # the Trash is this computer's: a server's or a bucket's artifact is deleted with its tools
+            box = self._box(
+                "trashRefused",
+                QMessageBox.Icon.Warning,
+                "Not on this computer",
+                f"{elsewhere[0]} is not on this computer, so it cannot go to the Trash here; delete it where it "
+                "lives (on the server, or with the bucket's tools). Nothing was moved.",
+                QMessageBox.StandardButton.Ok,
+            )
+            box.open()
+            return box
+        for path in paths:
+            job = self.busy.job_using(path)
+            if job is not None:
+                box = self._box(
+                    "trashRefused",
+                    QMessageBox.Icon.Warning,
+                    "Artifact in use",
+                    f"{Path(path).name} is in use by the job “{job.title}”. Wait for it to finish or cancel it "
+                    "(View ▸ Jobs, Ctrl+J), then try again. Nothing was moved.",
+                    QMessageBox.StandardButton.Ok,
+                )
+                box.open()
+                return box
+        sizes = [w.model.summary(r).size_on_disk for p in paths if (r := w.model.row_of(p)) is not None]
+        total = sum(sizes)
+        names = ", ".join(Path(p).name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        box = self._box(
+            "trashConfirm",
+            QMessageBox.Icon.Question,
+            "Move to Trash",
+            f"Move {names} to the Trash? This frees {format_bytes(total)} ({total:,} bytes) once the Trash is "
+            "emptied; until then it can be restored from the Trash.",
+            QMessageBox.StandardButton.Cancel,
+        )
+        move = box.addButton("Move to Trash", QMessageBox.ButtonRole.DestructiveRole)
+        move.setObjectName("trashConfirmButton")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(lambda button: self._trash(paths, total) if button is move else None)
+        box.open()
+        return box
+
+    def _box(
+        self, name: str, icon: QMessageBox.Icon, title: str, text: str, buttons: QMessageBox.StandardButton
+    ) -> QMessageBox:
+        box = QMessageBox(icon, title, text, buttons, self.window)
+        box.setObjectName(name)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        return box
+
+    def _trash(self, paths: list[str], total: int) -> Job:
+        from rbln_artifact_studio.gui.models import operations
+
+        w = self.window
+        job = operations.move_to_trash(w.jobs, paths)
+        self.busy.track(job, *paths)
+        job.succeeded.connect(
+            lambda _result: w.statusBar().showMessage(
+                f"Moved {len(paths)} artifact(s) to the Trash; {format_bytes(total)} freed once it is emptied.", 10_000
+            )
+        )
+        job.finished.connect(lambda: w.workspace.rescan([*paths, *(os.path.dirname(p) for p in paths)]))
+        return job

@@ -1,0 +1,295 @@
+"""The detail panel: the selected artifact's settings, KV blocks, per-NPU DRAM breakdown, files and problems."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rbln_artifact_studio.core.display.kinds_report import description_rows
+from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.columns import COLUMNS
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.status import Problem, Status, worst
+from rbln_artifact_studio.gui.app.tones import Tone, style, tone
+from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
+from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
+from rbln_artifact_studio.gui.window.serving_view import ServingView
+
+if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
+    from rbln_artifact_studio.core.estimation.estimator import Breakdown
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.model.kinds import ModelDescription
+
+
+def _label(object_name: str = "", wrap: bool = True) -> QLabel:
+    label = QLabel()
+    if object_name:
+        label.setObjectName(object_name)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+BY_TITLE = {c.title: c for c in COLUMNS}
+
+
+class DetailPanel(QScrollArea):
+    """Lays out what rbln_artifact_studio.core computed for one artifact; computes nothing itself."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("detailPanel")
+        self.setWidgetResizable(True)
+        self.artifact: Artifact | None = None
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        self._build_header(layout)
+        self.settings_box = QGroupBox("Settings")
+        self.settings_form = QFormLayout(self.settings_box)
+        # A long label (a multimodal part, an encoder-decoder's note) puts its value below it instead of widening the panel.
+        self.settings_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        layout.addWidget(self._build_kv_box())
+        layout.addWidget(self._build_dram_box())
+        self.serving = ServingView()
+        layout.addWidget(self.serving)
+        layout.addWidget(self.settings_box)
+        layout.addWidget(self._build_files_box())
+        layout.addStretch(1)
+        self.setWidget(body)
+        self._sections = [self.settings_box, self.kv_box, self.dram_box, self.files_box, self.serving]
+        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
+
+    # ---- construction, step by step ------------------------------------------------------------------
+
+    def _build_header(self, layout: QVBoxLayout) -> None:
+        """The name and status, the size on disk and when it changed, the problems."""
+        self.title = _label("detailTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.problems = _label("detailProblems")
+        self.problems.setTextFormat(Qt.TextFormat.RichText)
+        self.on_disk = _label("detailOnDisk")  # size on disk and when it was compiled or last changed
+        layout.addWidget(self.title)
+        layout.addWidget(self.on_disk)
+        layout.addWidget(self.problems)
+
+    def _build_kv_box(self) -> QGroupBox:
+        kv_box = self.kv_box = QGroupBox("KV cache")
+        kv_layout = QVBoxLayout(kv_box)
+        self.kv_label = _label("kvBlocksLabel")
+        self.gauge = KvGauge()
+        self.kv_meaning = _label("kvMeaningLabel")
+        kv_layout.addWidget(self.kv_label)
+        kv_layout.addWidget(self.gauge)
+        kv_layout.addWidget(self.kv_meaning)
+        return kv_box
+
+    def _build_dram_box(self) -> QGroupBox:
+        """The what-if budget, the caption, the chart and the chiplet table."""
+        dram_box = self.dram_box = QGroupBox("DRAM per NPU")
+        dram_layout = QVBoxLayout(dram_box)
+        self.dram_caption = _label("dramCaption")
+        self.what_if_edit = QLineEdit()
+        self.what_if_edit.setObjectName("whatIfBudgetEdit")
+        self.what_if_edit.setPlaceholderText("0.8, 80% or 10GB; empty = as compiled")
+        self.what_if_edit.setClearButtonEnabled(True)
+        self.what_if_edit.setToolTip(
+            "Draw the breakdown and the kvcache_num_blocks this memory_budget would give (what `explore` prints); "
+            "nothing is written."
+        )
+        self.what_if_result = _label("whatIfResult")
+        what_if_row = QHBoxLayout()
+        what_if_label = QLabel("What if memory_budget =")
+        what_if_label.setBuddy(self.what_if_edit)
+        what_if_row.addWidget(what_if_label)
+        what_if_row.addWidget(self.what_if_edit, 1)
+        dram_layout.addLayout(what_if_row)
+        dram_layout.addWidget(self.what_if_result)
+        self.what_if_edit.textChanged.connect(self._on_what_if)
+        self.chart = DramChart()
+        self.chart.setMinimumHeight(260)
+        self.breakdown_table = BreakdownTable()
+        row = QVBoxLayout()
+        row.addWidget(self.chart, 3)
+        row.addWidget(self.breakdown_table, 2)
+        dram_layout.addWidget(self.dram_caption)
+        dram_layout.addLayout(row)
+        return dram_box
+
+    def _build_files_box(self) -> QGroupBox:
+        files_box = self.files_box = QGroupBox("Files")
+        files_layout = QVBoxLayout(files_box)
+        self.files = QTableWidget(0, 2)
+        self.files.setObjectName("detailFiles")
+        self.files.setHorizontalHeaderLabels(["File", "Size"])
+        self.files.verticalHeader().setVisible(False)
+        self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        files_layout.addWidget(self.files)
+        return files_box
+
+    # ---- states --------------------------------------------------------------------------------------
+
+    def show_message(self, text: str) -> None:
+        """No artifact: a line of text and nothing else."""
+        self.artifact = None
+        self.title.setText(html.escape(text))
+        self.problems.clear()
+        self.problems.hide()
+        self.on_disk.hide()
+        for section in self._sections:
+            section.hide()
+        self.chart.set_breakdown(None, message=text)
+
+    def show_loading(self, name: str) -> None:
+        self.show_message(f"Reading {name}…")
+
+    def show_error(self, name: str, reason: str) -> None:
+        self.show_message(f"Cannot read {name}: {reason}")
+
+    def show_artifact(self, artifact: Artifact) -> None:
+        self.artifact = artifact
+        for section in self._sections:
+            section.show()
+        status = artifact.status
+        colour = STATUS_COLOURS[status]
+        self.title.setText(
+            f"<b>{html.escape(artifact.name)}</b> "
+            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.where))}</small>"
+        )
+        self._show_problems(artifact.problems)
+        self.gauge.show()
+        self._show_settings(artifact)
+        facts = block_facts(artifact.config)
+        self.kv_label.setText(facts.headline)
+        self.kv_meaning.setText(facts.meaning)
+        self.gauge.set_facts(facts)
+        self._show_breakdown(artifact)
+        self.serving.show_config(artifact.loaded, artifact.problems)
+        self._show_files(artifact)
+
+    def show_description(self, description: ModelDescription) -> None:
+        """A model without a resizable KV cache: its kind, class, target, batch and parts, and why in words."""
+        self.artifact = None
+        for section in self._sections:
+            section.hide()
+        status = worst(list(description.problems))
+        self.title.setText(
+            f"<b>{html.escape(description.path.name)}</b> "
+            f"<span style='color:{STATUS_COLOURS[status]}'>[{status.value}]</span>"
+            f"<br><small>{html.escape(str(description.path))}</small>"
+        )
+        self._show_problems(list(description.problems))
+        self._fill_settings(description_rows(description))
+        self.kv_label.setText("No resizable KV cache")
+        self.kv_meaning.setText(description.kv_note or "")
+        self.gauge.hide()
+        self.settings_box.show()
+        self.kv_box.show()
+
+    def show_on_disk(self, row: ArtifactSummary) -> None:
+        """Its size on disk and when it was compiled or last changed, as the table's columns word them."""
+        size, modified = (BY_TITLE[t] for t in ("Size on disk", "Modified"))
+        parts = [f"{size.text(row)} on disk"]
+        if row.modified is not None:
+            parts.append(f"compiled or changed {modified.text(row)}")
+        self.on_disk.setText(" · ".join(parts))
+        exact = [c.exact(v) for c in (size, modified) if c.exact and (v := c.value(row)) is not None]
+        self.on_disk.setToolTip("\n".join(exact))
+        self.on_disk.show()
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        if problems:
+            items = "".join(
+                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
+                for p in problems
+            )
+            self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
+        else:
+            self.problems.setText(f"<span style='color:{STATUS_COLOURS[Status.OK]}'>No problems found.</span>")
+        self.problems.show()
+
+    def _show_settings(self, artifact: Artifact) -> None:
+        self._fill_settings(settings_rows(artifact))
+
+    def _fill_settings(self, rows: list[tuple[str, str]]) -> None:
+        while self.settings_form.rowCount():
+            self.settings_form.removeRow(0)
+        for name, value in rows:
+            label = _label()  # wrapped: a long value (a VLM's parts, an encoder-decoder's note) never scrolls sideways
+            label.setText(value)
+            self.settings_form.addRow(name, label)
+
+    @Slot()
+    def _on_what_if(self) -> None:
+        if self.artifact is not None:
+            self._show_breakdown(self.artifact)
+
+    def _what_if(self, artifact: Artifact) -> Breakdown | None:
+        """The breakdown under the what-if budget (None: none typed, or it cannot be used; the result says why)."""
+        text = self.what_if_edit.text().strip()
+        self.what_if_result.setVisible(bool(text))
+        if not text:
+            return None
+        from rbln_artifact_studio.core.planning.explore import what_if
+
+        try:
+            result = what_if(artifact, text)
+        except StudioError as exc:
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(exc.one_line())}</span>")
+            return None
+        colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
+        self.what_if_result.setText(f"<span style='color:{colour}'>{html.escape(result.summary())}</span>")
+        return result.breakdown
+
+    def _show_breakdown(self, artifact: Artifact) -> None:
+        breakdown = artifact.breakdown()
+        npu = artifact.npu
+        self.what_if_edit.setEnabled(breakdown is not None)
+        if breakdown is not None:
+            breakdown = self._what_if(artifact) or breakdown
+        if breakdown is None or npu is None:
+            reason = artifact.unknown_reason or "The NPU named in rbln_config.json is unknown."
+            message = f"Allocations unknown: {reason}"
+            self.dram_caption.setText(message)
+            self.chart.set_breakdown(None, message="Allocations unknown; nothing is drawn rather than a guess.")
+            self.chart.hide()
+            self.breakdown_table.set_breakdown(None)
+            self.breakdown_table.hide()
+            return
+        self.dram_caption.setText(breakdown_caption(breakdown))
+        self.chart.set_breakdown(breakdown, npu.chiplets)
+        self.breakdown_table.set_breakdown(breakdown, npu.chiplets)
+        self.chart.show()
+        self.breakdown_table.show()
+
+    def _show_files(self, artifact: Artifact) -> None:
+        rows = file_rows(artifact)
+        self.files.setRowCount(len(rows))
+        for i, (name, size) in enumerate(rows):
+            self.files.setItem(i, 0, QTableWidgetItem(name))
+            size_item = QTableWidgetItem(format_bytes(size))
+            size_item.setToolTip(format_bytes_exact(size))
+            size_item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.files.setItem(i, 1, size_item)
+        self.files.setMinimumHeight(min(len(rows), 8) * self.files.verticalHeader().defaultSectionSize() + 30)

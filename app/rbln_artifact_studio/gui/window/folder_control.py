@@ -1,0 +1,76 @@
+"""Which folder the window shows: Open Folder, the demo workspace, Open Recent, the window title."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QFileDialog, QMenu
+
+from rbln_artifact_studio.gui.app.app_paths import demo_folder
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+
+class FolderControl(QObject):
+    """Opens folders in the workspace and keeps the Open Recent menu and the title in step with it."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.recent_menu = QMenu("Open &Recent", window)
+        self.recent_menu.setObjectName("recentMenu")
+        self.fill_recent_menu()
+
+    def connect_to(self) -> None:
+        self.window.workspace.rootChanged.connect(self._on_root_changed)
+
+    @Slot()
+    def choose_folder(self) -> None:
+        start = self.window.workspace.root or os.path.expanduser("~")
+        folder = QFileDialog.getExistingDirectory(self.window, "Open a folder of compiled artifacts", start)
+        if folder:
+            self.open_folder(folder)
+
+    def open_folder(self, folder: str | Path) -> None:
+        self.window.workspace.open(folder)
+
+    @Slot()
+    def open_demo(self) -> None:
+        folder = demo_folder()
+        self.window.statusBar().showMessage(f"Preparing the demo workspace in {folder}…")
+        from rbln_artifact_studio.gui.models import operations
+
+        job = operations.build_demo_workspace(self.window.jobs, folder)
+        job.succeeded.connect(self._on_demo_ready)
+
+    @Slot(object)
+    def _on_demo_ready(self, folder: str) -> None:
+        self.window.statusBar().showMessage(f"Demo workspace: {folder}", 10_000)
+        self.open_folder(folder)
+
+    @Slot(str)
+    def _on_root_changed(self, root: str) -> None:
+        self.window.show_folder_title(root)
+        self.window.settings.add_recent_folder(root)
+        self.fill_recent_menu()
+
+    def fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.window.settings.recent_folders()
+        for folder in recent:
+            action = self.recent_menu.addAction(folder)
+            action.triggered.connect(lambda _checked=False, f=folder: self.open_folder(f))
+        if recent:
+            self.recent_menu.addSeparator()
+            clear = self.recent_menu.addAction("Clear Recent Folders")
+            clear.triggered.connect(self._clear_recent)
+        self.recent_menu.setEnabled(bool(recent))
+
+    @Slot()
+    def _clear_recent(self) -> None:
+        self.window.settings.clear_recent_folders()
+        self.fill_recent_menu()

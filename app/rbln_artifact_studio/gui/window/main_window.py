@@ -1,0 +1,257 @@
+"""The main window: it builds its parts (table, details, jobs dock, status bar), its actions and menus, in steps.
+
+Each part has one job: FolderControl opens folders, SelectionDetails follows the selected artifact,
+DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QSplitter
+
+from rbln_artifact_studio.gui.app.app_paths import app_icon
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.app.stop_signals import stop_requested
+from rbln_artifact_studio.gui.app.theme import ThemeControl
+from rbln_artifact_studio.gui.models.artifact_model import COLUMNS_VERSION, ArtifactTableModel
+from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
+from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.window.folder_control import FolderControl
+from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.window.selection_details import SelectionDetails
+from rbln_artifact_studio.gui.window.server_actions import ServerMenu
+from rbln_artifact_studio.gui.window.state_notices import StateNotices
+from rbln_artifact_studio.gui.window.status_line import StatusLine
+from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+
+APP_NAME = "RBLN Artifact Studio"
+HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
+DEFAULT_SIZE = QSize(1280, 800)
+
+Shortcut = QKeySequence | QKeySequence.StandardKey | str | None
+
+
+def main_window() -> MainWindow | None:
+    """The application's main window (also the QApplication property 'mainWindow')."""
+    app = QApplication.instance()
+    window = app.property("mainWindow") if app is not None else None
+    return window if isinstance(window, MainWindow) else None
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: Settings | None = None, debounce_ms: int = 300) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(APP_NAME)
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)
+        self.settings = settings or Settings()
+        self._build_data(debounce_ms)
+        self._build_central()
+        self._build_parts()
+        self._create_actions()
+        self.artifact_actions = ArtifactActions(self)  # context menu, toolbar, trash, compare
+        self.addToolBar(self.artifact_actions.toolbar)
+        self._create_menus()
+        self._connect_parts()
+        self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
+        self.state_notices = StateNotices(self)  # settings that cannot be saved, the opened folder gone
+        self._restore_state()
+        self.selection.update_actions()
+        app = QApplication.instance()
+        if app is not None:
+            app.setProperty("mainWindow", self)
+
+    # ---- construction, step by step -----------------------------------------------------------------
+
+    def _build_data(self, debounce_ms: int) -> None:
+        """The jobs, the backends' status, the table's model and the workspace that fills it."""
+        self.jobs = JobManager(self)
+        self.backend_status = BackendStatus(self.jobs, self.settings.toolchain(), self)
+        self.model = ArtifactTableModel(self)
+        self.workspace = Workspace(self.jobs, self.model, debounce_ms, self)
+
+    def _build_central(self) -> None:
+        """The table and the detail panel side by side; the jobs dock below."""
+        self.browser = ArtifactBrowser(self.model)
+        self.detail = DetailPanel()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.browser)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.setCentralWidget(self.splitter)
+        self.jobs_panel = JobsPanel(self.jobs, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_panel)
+
+    def _build_parts(self) -> None:
+        """The parts that act for the window, each with one job."""
+        self.status_line = StatusLine(self)
+        self.selection = SelectionDetails(self)
+        self.folders = FolderControl(self)
+        self.dialogs = DialogLauncher(self)
+        self.theme = ThemeControl(self.settings, self)
+
+    def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _create_actions(self) -> None:
+        f, d, a = self.folders, self.dialogs, self._action
+        self.action_open = a("actionOpenFolder", "&Open Folder…", f.choose_folder, QKeySequence.StandardKey.Open)
+        self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", d.open_bucket_dialog)
+        self.action_demo = a("actionOpenDemo", "Open &Demo Workspace", f.open_demo)
+        self.action_refresh = a("actionRefresh", "&Refresh", self.workspace.refresh, QKeySequence.StandardKey.Refresh)
+        self.action_quit = a("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.action_compile = a("actionCompile", "&Compile…", d.open_compile_wizard, "Ctrl+N")
+        self.action_resize = a("actionResize", "&Resize KV Cache…", d.open_resize_dialog, "Ctrl+R")
+        self.action_plan = a("actionPlan", "&Plan Co-location…", d.open_planner, "Ctrl+Shift+P")
+        self.action_explore = a("actionExplore", "&Explore Budgets…", d.open_explorer, "Ctrl+Shift+B")
+        self.action_export = a("actionExport", "&Export Report…", d.export_report, "Ctrl+E")
+        self.action_copy_path = a("actionCopyPath", "Copy &Path", self.copy_path, "Ctrl+Shift+C")
+        self.action_filter = a("actionFilter", "&Filter…", self.browser.focus_filter, QKeySequence.StandardKey.Find)
+        self.action_about = a("actionAbout", "&About", d.show_about)
+        self.action_preferences = a(
+            "actionPreferences", "Pre&ferences…", d.show_preferences, QKeySequence.StandardKey.Preferences
+        )
+        self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
+        if self.action_preferences.shortcut().isEmpty():  # no platform convention (e.g. some X11 desktops)
+            self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
+        self.action_jobs = self.jobs_panel.toggleViewAction()
+        self.action_jobs.setObjectName("actionShowJobs")
+        self.action_jobs.setShortcut(QKeySequence("Ctrl+J"))
+
+    def _create_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.action_open)
+        file_menu.addAction(self.action_open_bucket)
+        file_menu.addMenu(self.folders.recent_menu)
+        file_menu.addActions([self.action_demo, self.action_refresh, self.action_export])
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_preferences)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_quit)
+        artifact_menu = bar.addMenu("&Artifact")
+        artifact_menu.addAction(self.action_compile)
+        artifact_menu.addSeparator()
+        self.artifact_actions.fill_menu(artifact_menu)
+        artifact_menu.addSeparator()
+        artifact_menu.addAction(self.action_filter)
+        self.view_menu = bar.addMenu("&View")
+        self.view_menu.addAction(self.action_jobs)
+        self.view_menu.addAction(self.artifact_actions.toolbar_action)
+        self.view_menu.addSeparator()
+        self.view_menu.addMenu(self.theme.menu)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.action_about)
+
+    def _connect_parts(self) -> None:
+        self.browser.painted.connect(self.workspace.batch_shown)
+        self.selection.connect_to()
+        self.folders.connect_to()
+        self.status_line.connect_to()
+
+    def _restore_state(self) -> None:
+        s = self.settings
+        if not restore_if_fits(self, s.state("geometry")):
+            resize_to_fit(self, DEFAULT_SIZE.width(), DEFAULT_SIZE.height())
+        window_state = s.state("windowState")
+        if window_state is None or not self.restoreState(window_state):
+            self.jobs_panel.widget().setMinimumHeight(0)
+            self.resizeDocks([self.jobs_panel], [110], Qt.Orientation.Vertical)
+        splitter = s.state("mainSplitter")
+        if splitter is None or not self.splitter.restoreState(splitter):
+            self.splitter.setSizes([self.width() * 55 // 100, self.width() * 45 // 100])
+        header = s.state(HEADER_STATE)
+        if header is not None:
+            self.browser.view.horizontalHeader().restoreState(header)
+
+    # ---- what the window itself does ---------------------------------------------------------------
+
+    @property
+    def artifact(self) -> Artifact | None:
+        """The selected artifact once its details are read (None while loading, or for a model without KV cache)."""
+        return self.selection.artifact
+
+    def save_state(self) -> None:
+        s = self.settings
+        s.set_state("geometry", self.saveGeometry())
+        s.set_state("windowState", self.saveState())
+        s.set_state("mainSplitter", self.splitter.saveState())
+        s.set_state(HEADER_STATE, self.browser.view.horizontalHeader().saveState())
+        s.save()
+
+    def open_folder(self, folder: str | Path) -> None:
+        self.folders.open_folder(folder)
+
+    def open_demo(self) -> None:
+        self.folders.open_demo()
+
+    def show_folder_title(self, root: str) -> None:
+        """The folder in the title; the platform adds the application's display name after it where it is set."""
+        named = QGuiApplication.applicationDisplayName() == APP_NAME
+        self.setWindowTitle(root if named else f"{APP_NAME} — {root}")
+
+    def show_no_folder_title(self) -> None:
+        """The title of a window with no folder open."""
+        self.setWindowTitle(APP_NAME)
+
+    def copy_path(self) -> None:
+        path = self.browser.current_path()
+        if path:
+            QGuiApplication.clipboard().setText(path)
+            self.statusBar().showMessage(f"Copied {path}", 5_000)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if len(urls) == 1 and urls[0].isLocalFile():
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls: list[QUrl] = event.mimeData().urls()
+        if len(urls) == 1 and urls[0].isLocalFile():
+            event.acceptProposedAction()
+            self.open_folder(urls[0].toLocalFile())
+
+    def confirm_quit_with_jobs(self, count: int) -> bool:
+        answer = QMessageBox.question(
+            self,
+            "Jobs are running",
+            f"{count} job(s) are still running. Cancel them and quit? Cancelled work leaves nothing half-done.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # A scan only reads (its full checks can run for a while on a large fleet): cancelling it loses nothing.
+        running = [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
+        if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
+            event.ignore()
+            return
+        self.save_state()
+        self.workspace.watcher.clear()
+        self.jobs.cancel_all()
+        self.jobs.wait()
+        event.accept()

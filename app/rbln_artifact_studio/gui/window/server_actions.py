@@ -1,0 +1,199 @@
+"""The main window's server commands: File ▸ Connect to Server…, and the Server menu (devices, plan now, disconnect)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+from rbln_artifact_studio.core.location import server_url
+from rbln_artifact_studio.gui.app.errors import show_error
+from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
+    from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
+    from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
+    from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.window.servers_view import ServersDock
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome
+
+
+def _menu(window: MainWindow, title: str) -> QMenu | None:
+    for action in window.menuBar().actions():
+        if action.text() == title and action.menu() is not None:
+            menu = action.menu()
+            return menu if isinstance(menu, QMenu) else None
+    return None
+
+
+class ServerMenu(QObject):
+    """Owns the ServerSources of a window and the actions that drive it."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        config = window.settings.ssh_config()
+        self.servers = ServerSources(
+            window.jobs, window.model, window.settings, Path(config) if config else None, parent=self
+        )
+        self.action_connect = window._action(
+            "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"
+        )
+        self.action_devices = window._action("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
+        self.action_plan_now = window._action("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
+        self.action_servers_view = window._action(
+            "actionServersView", "Servers &View", self.open_servers_view, "Ctrl+Shift+V"
+        )
+        self.servers_dock: ServersDock | None = None
+        self.disconnect_menu = QMenu("&Disconnect", window)
+        self.disconnect_menu.setObjectName("disconnectMenu")
+        file_menu = _menu(window, "&File")
+        if file_menu is not None:
+            file_menu.insertAction(window.action_demo, self.action_connect)
+        server_menu = QMenu("&Server", window)
+        server_menu.setObjectName("serverMenu")
+        server_menu.addAction(self.action_connect)
+        server_menu.addAction(self.action_devices)
+        server_menu.addAction(self.action_plan_now)
+        server_menu.addAction(self.action_servers_view)
+        server_menu.addSeparator()
+        server_menu.addMenu(self.disconnect_menu)
+        view = _menu(window, "&View")
+        if view is not None:
+            window.menuBar().insertMenu(view.menuAction(), server_menu)
+        else:
+            window.menuBar().addMenu(server_menu)
+        self.servers.hostKeyQuestion.connect(self._ask_host_key)
+        self.servers.failed.connect(self._on_failed)
+        self.servers.jobsReadBack.connect(self._show_outcomes)
+        self.servers.changed.connect(self._fill_disconnect_menu)
+        window.workspace.rootChanged.connect(self.servers.show_again)
+        self._fill_disconnect_menu()
+
+    @Slot()
+    def open_connect_dialog(self) -> ConnectDialog:
+        from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
+
+        dialog = ConnectDialog(self.window.settings.servers(), self.window)
+        dialog.accepted.connect(lambda: self._connect(dialog))
+        dialog.open()
+        return dialog
+
+    def _connect(self, dialog: ConnectDialog) -> None:
+        entry = dialog.entry()
+        if entry is None:
+            return
+        self.window.settings.remember_server(entry)
+        self.servers.connect_server(entry)
+
+    @Slot(object)
+    def _ask_host_key(self, question: HostKeyQuestion) -> HostKeyDialog:
+        from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
+
+        dialog = HostKeyDialog(question.check, self.window)
+        dialog.setObjectName("hostKeyDialog")
+        dialog.accepted.connect(lambda: self.servers.trust(question))
+        dialog.open()
+        self.last_host_key_dialog = dialog
+        return dialog
+
+    @Slot(str, list)
+    def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
+        """Jobs on a server that ended while the app was not watching (a dropped connection, a closed app)."""
+        lines = []
+        for o in outcomes:
+            if o.ok:
+                lines.append(f"Job {o.job.id}: kvcache_num_blocks {o.previous} → {o.kvcache_num_blocks} at {o.path}")
+            else:
+                lines.append(f"Job {o.job.id} {o.state}: {o.error}")
+        box = QMessageBox(self.window)
+        box.setObjectName("jobsReadBackDialog")
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setWindowTitle(f"Jobs on {host}")
+        box.setText(f"{len(outcomes)} job(s) on {host} ended while the studio was not watching:\n" + "\n".join(lines))
+        box.setDetailedText(f"Their logs: rbln-studio-cli jobs {server_url(host)} JOB")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.window.statusBar().showMessage(lines[-1], 10_000)
+        for o in outcomes:
+            if o.ok and o.path:
+                self.servers.rescan_path(host, o.path)
+        self.last_outcomes_box = box
+        return box
+
+    @Slot(str, str)
+    def _on_failed(self, host: str, reason: str) -> QMessageBox:
+        return show_error(self.window, f"Server {host}", reason)
+
+    @Slot()
+    def open_devices(self) -> DevicesDialog:
+        from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
+
+        dialog = DevicesDialog(self.window.jobs, self.servers.hosts(), self.window)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def open_server_plan(self) -> ServerPlanDialog | None:
+        from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
+
+        paths = self.window.browser.selected_paths()
+        if not paths:
+            self.window.statusBar().showMessage("Select the artifacts to plan on a server first.", 5_000)
+            return None
+        dialog = ServerPlanDialog(self.window.jobs, paths, self.servers.hosts(), self.window)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def open_servers_view(self) -> ServersDock:
+        """Every connected server's NPUs, processes and drift, in a dock; "Where does this fit?" for the selection."""
+        from rbln_artifact_studio.gui.window.servers_view import (
+            DEFAULT_PERIOD,
+            SETTING_PERIOD,
+            ServersDock,
+            ServersView,
+            period_setting,
+        )
+
+        if self.servers_dock is None:
+            store = self.window.settings.store
+            view = ServersView(
+                self.window.jobs,
+                self.servers.hosts,
+                lambda: self.window.artifact,
+                period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
+            )
+            view.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
+            view.resizeCopyRequested.connect(self._resize_copy)
+            self.servers.changed.connect(view.refresh)
+            self.servers_dock = ServersDock(view, self.window)
+            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.servers_dock)
+        self.servers_dock.show()
+        self.servers_dock.raise_()
+        self.servers_dock.view.refresh()
+        return self.servers_dock
+
+    def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
+        """Resize to a Copy… at the count the Servers view found to fit."""
+        launcher: Any = getattr(self.window, "dialogs", self.window)  # the window's dialog launcher, where it has one
+        dialog = launcher.resize_dialog_for(artifact, blocks)
+        dialog.mode_copy.setChecked(True)
+
+    @Slot()
+    def _fill_disconnect_menu(self) -> None:
+        self.disconnect_menu.clear()
+        hosts = self.servers.hosts()
+        self.disconnect_menu.setEnabled(bool(hosts))
+        for host in hosts:
+            action = QAction(host, self.disconnect_menu)
+            action.triggered.connect(lambda _checked=False, h=host: self.servers.disconnect_server(h))
+            self.disconnect_menu.addAction(action)
+        self.action_devices.setEnabled(bool(hosts))
+        self.action_plan_now.setEnabled(bool(hosts))

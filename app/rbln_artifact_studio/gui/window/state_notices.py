@@ -1,0 +1,149 @@
+"""What the app's own state needs the user to know: settings that cannot be saved, the opened folder gone or moved.
+
+The main window makes one StateNotices; it listens to the settings' writer and to the disk watcher, and says
+each thing once, in a box that does not block the window.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QMessageBox
+
+from rbln_artifact_studio.gui.models.jobs import JobContext
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+SETTLE_MS = 100
+Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder
+
+
+def folder_identity(root: str) -> Identity | None:
+    """The folder's device and inode, or None when root is no folder (gone, or replaced by a file)."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if os.path.isdir(root) else None
+
+
+def gone_reason(root: str, opened: Identity | None) -> str | None:
+    """Why root is no longer the folder that was opened, in words; None while it still is."""
+    if os.path.lexists(root) and not os.path.isdir(root):
+        return f"{root} is no longer a folder (a file took its place)."
+    now = folder_identity(root)
+    if now is None:
+        return f"{root} was moved, renamed or deleted."
+    if opened is not None and now != opened:
+        return f"{root} was replaced by another folder of the same name."
+    return None
+
+
+class StateNotices(QObject):
+    """Shows the settings' notices, and watches the opened folder itself: moved, renamed, deleted or replaced."""
+
+    folderGone = Signal(str, str)  # root, reason (the table is cleared; the box offers to open another)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self._opened: dict[str, Identity | None] = {}
+        self._checking = False
+        self._again = False  # a change came while a check ran: check once more after it
+        # The folder above the root: a rename of the root shows only there (inotify follows the renamed folder,
+        # and Qt reports nothing for it). One watch; its changes are checked after a quiet spell.
+        self._parent_watch = QFileSystemWatcher(self)
+        self._parent_watch.directoryChanged.connect(self._on_parent_changed)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._check_root)
+        window.settings.notices.notice.connect(self.say_settings)
+        window.workspace.rootChanged.connect(self._remember_root)
+        window.workspace.watcher.changed.connect(self._on_changed)
+        notice = window.settings.take_notice()
+        if notice is not None:
+            QTimer.singleShot(0, lambda: self.say_settings(notice))  # once the window is up
+
+    @Slot(str)
+    def say_settings(self, text: str) -> QMessageBox:
+        self.window.statusBar().showMessage(text, 30_000)
+        return self._box("settingsNotice", "Settings", text, QMessageBox.StandardButton.Ok)
+
+    def _box(self, name: str, title: str, text: str, buttons: QMessageBox.StandardButton) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, buttons, self.window)
+        box.setObjectName(name)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    # ---- the opened folder ---------------------------------------------------------------------------
+
+    @Slot(str)
+    def _remember_root(self, root: str) -> None:
+        job = self.window.jobs.submit(f"Identify {root}", lambda _ctx: folder_identity(root), visible=False)
+        job.succeeded.connect(lambda identity: self._opened.__setitem__(root, identity))
+        if self._parent_watch.directories():
+            self._parent_watch.removePaths(self._parent_watch.directories())
+        parent = os.path.dirname(root)
+        if parent and parent != root:
+            self._parent_watch.addPath(parent)
+
+    @Slot(list)
+    def _on_changed(self, folders: list[str]) -> None:
+        """The watcher reports the root itself when it is deleted (its watch ends)."""
+        if self.window.workspace.root in folders:
+            self._check_root()
+
+    @Slot(str)
+    def _on_parent_changed(self, _parent: str) -> None:
+        self._settle.start()
+
+    @Slot()
+    def _check_root(self) -> None:
+        """Check in a job (a stat may wait on a slow disk) that the root is still the folder that was opened."""
+        root = self.window.workspace.root
+        if root is None:
+            return
+        if self._checking:
+            self._again = True
+            return
+        self._checking = True
+        opened = self._opened.get(root)
+
+        def check(_ctx: JobContext) -> str | None:
+            return gone_reason(root, opened)
+
+        job = self.window.jobs.submit(f"Check {root}", check, visible=False)
+        job.succeeded.connect(lambda reason: self._on_checked(root, reason))
+        job.finished.connect(self._checked)
+
+    @Slot()
+    def _checked(self) -> None:
+        self._checking = False
+        if self._again:
+            self._again = False
+            self._check_root()
+
+    def _on_checked(self, root: str, reason: str | None) -> None:
+        workspace = self.window.workspace
+        if reason is None or workspace.root != root:
+            return
+        workspace.close_root()
+        if self._parent_watch.directories():
+            self._parent_watch.removePaths(self._parent_watch.directories())
+        self.window.show_no_folder_title()
+        self.window.detail.show_message(f"{reason} Open a folder to see its artifacts.")
+        self.folderGone.emit(root, reason)
+        box = self._box(
+            "folderGone",
+            "Folder gone",
+            f"{reason} Its artifacts are no longer shown.",
+            QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Close,
+        )
+        box.button(QMessageBox.StandardButton.Open).setText("Open Another Folder…")
+        box.button(QMessageBox.StandardButton.Open).clicked.connect(self.window.folders.choose_folder)

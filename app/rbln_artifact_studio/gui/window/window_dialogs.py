@@ -1,0 +1,175 @@
+"""The dialogs and windows the main window opens, and the jobs they start (compile, resize, export)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtWidgets import QWidget
+
+from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.models.jobs import Job
+
+if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog
+    from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog
+    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+    from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+
+class DialogLauncher(QObject):
+    """Opens each dialog on what the window has selected; a compile's or resize's output is selected when shown."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+
+    @Slot()
+    def open_compile_wizard(self) -> CompileWizard:
+        w = self.window
+        parent = w.workspace.root or os.path.expanduser("~")
+        from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+
+        wizard = CompileWizard(w.jobs, parent, w, backends=w.backend_status)
+        wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        wizard.compileRequested.connect(self.start_compile)
+        wizard.open()
+        return wizard
+
+    @Slot(object, str, object)
+    def start_compile(self, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
+        from rbln_artifact_studio.gui.models import operations
+
+        w = self.window
+        job = operations.compile_artifact(w.jobs, request, output_dir, backend, w.settings.toolchain().settings())
+        w.artifact_actions.busy.track(job, output_dir)
+        from rbln_artifact_studio.core.display.commandline import compile_argv
+
+        job.command, job.output = compile_argv(request, output_dir), output_dir
+        job.succeeded.connect(self._on_written)
+        w.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
+        return job
+
+    @Slot()
+    @Slot()
+    def open_bucket_dialog(self) -> BucketDialog:
+        """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/dialogs/bucket_dialog.py)."""
+        from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog, open_bucket
+
+        w = self.window
+        dialog = BucketDialog(w)
+        dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
+        dialog.open()
+        return dialog
+
+    def open_resize_dialog(self) -> ResizeDialog | None:
+        artifact = self.window.selection.artifact
+        return None if artifact is None else self.resize_dialog_for(artifact)
+
+    def resize_dialog_for(
+        self,
+        artifact: Artifact,
+        target: int | None = None,
+        budget_text: str | None = None,
+        parent: QWidget | None = None,
+    ) -> ResizeDialog:
+        """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
+        from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+
+        dialog = ResizeDialog(artifact, parent or self.window, self.window.jobs, target, budget_text)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(self._on_resize_accepted)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def _on_resize_accepted(self) -> None:
+        dialog = self.sender()
+        from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+        from rbln_artifact_studio.gui.models import operations
+
+        w = self.window
+        if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
+            job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings())
+            outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
+            w.artifact_actions.busy.track(job, str(dialog.choice.artifact_dir), *map(str, outputs))
+            job.command = dialog.choice.argv
+            job.output = str(dialog.choice.output_dir or dialog.choice.artifact_dir)
+            job.succeeded.connect(self._on_written)
+
+    @Slot()
+    def open_planner(self) -> QWidget | None:
+        from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog  # loaded when first used
+
+        w = self.window
+        paths = w.browser.selected_paths()
+        if len(paths) < 2:
+            return None
+        dialog = PlannerDialog(w.jobs, paths, self.resize_dialog_for, w.settings.toolchain().settings(), w.model, w)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def open_explorer(self) -> QWidget | None:
+        from rbln_artifact_studio.gui.dialogs.explorer_dialog import ExplorerDialog
+
+        w = self.window
+        if w.selection.artifact is None:
+            return None
+        dialog = ExplorerDialog(w.jobs, w.selection.artifact, self.resize_dialog_for, w)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    @Slot()
+    def export_report(self) -> Job | None:
+        from rbln_artifact_studio.gui.models.export import choose_report_file, export_rows
+
+        w = self.window
+        chosen = choose_report_file(w, w.workspace.root or os.path.expanduser("~"))
+        if chosen is None:
+            return None
+        path, fmt = chosen
+        job = export_rows(w.jobs, w.browser.shown_summaries(), path, fmt)
+        job.succeeded.connect(lambda written: w.statusBar().showMessage(f"Saved the report to {written}", 10_000))
+        return job
+
+    @Slot(object)
+    def _on_written(self, result: object) -> None:
+        """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
+        path = str(getattr(result, "path", ""))
+        if not path:
+            return
+        w = self.window
+        w.statusBar().showMessage(f"Wrote {path}", 10_000)
+        w.workspace.rescan([path, os.path.dirname(path)])
+        w.selection.select_once_shown(path)
+
+    @Slot()
+    def show_about(self) -> AboutDialog:
+        """Versions, backends (detected in a job), where settings and the demo workspace live."""
+        from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog, Locations
+
+        w = self.window
+        locations = Locations(w.settings.file_name(), demo_folder())
+        dialog = AboutDialog(locations, w.backend_status, w)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def show_preferences(self) -> PreferencesDialog:
+        from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
+
+        w = self.window
+        dialog = PreferencesDialog(w.settings, w.backend_status, w)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
