@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
@@ -49,10 +50,16 @@ class CompileResult:
     npu: str
     num_devices: int
     warnings: list[str] = field(default_factory=list)
+    delivered_to: Location | None = None  # a compile made in a staging folder here, then delivered there
+
+    @property
+    def where(self) -> Location:
+        """Where the artifact is now: the folder it was compiled into, or where it was delivered."""
+        return self.delivered_to if self.delivered_to is not None else LocalFolder(self.path)
 
     def to_json(self) -> dict[str, object]:
         return {
-            "path": str(self.path),
+            "path": str(self.where),
             "backend": self.backend,
             "kvcache_num_blocks": self.num_blocks,
             "num_min_blocks": self.num_min_blocks,
@@ -64,7 +71,7 @@ class CompileResult:
 
     def summary(self) -> str:
         return (
-            f"Compiled {self.path} on {self.npu} x{self.num_devices}: kvcache_num_blocks={self.num_blocks} "
+            f"Compiled {self.where} on {self.npu} x{self.num_devices}: kvcache_num_blocks={self.num_blocks} "
             f"(floor {self.num_min_blocks}, full pool {self.num_full_blocks})"
         )
 

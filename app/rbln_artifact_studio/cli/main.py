@@ -349,14 +349,15 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.backends.registry import compile_model
+    from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.simulator.compile_defaults import with_defaults
+    from rbln_artifact_studio.places.delivery import compile_to
+    from rbln_artifact_studio.places.kind import Report
 
+    output = parse_location(args.output_dir)  # a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX
     # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
     request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
-    result = compile_model(
-        request, args.output_dir, backend=BackendChoice.parse(args.backend), progress=_bar_progress(), log=_log_line
-    )
+    result = compile_to(request, output, BackendChoice.parse(args.backend), Report(_log_line, _bar_progress()))
     for warning in result.warnings:
         _warn(warning)
     if args.json:

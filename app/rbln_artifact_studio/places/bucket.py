@@ -4,11 +4,12 @@ server-side copies (objectstore/); also the copies between a bucket and a folder
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions, cross_kind_error
+from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions, cross_kind_error
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -24,6 +25,17 @@ def _prefix(where: Location) -> BucketPrefix:
 
 class BucketKind:
     """A key prefix in a bucket the AWS chain reaches. Nothing is downloaded but configs and graph headers."""
+
+    capabilities = Capabilities(
+        what="a prefix in a bucket",
+        on_this_computer=False,
+        writable=True,
+        resize_in_place=True,  # where the store honours conditional writes (refused with the reason elsewhere)
+        server_side_copy=True,  # a copy in the bucket: the payload copied by the store
+        locks=True,  # a lock object created with If-None-Match
+        copies_to=frozenset({BucketPrefix, LocalFolder, ServerFolder}),
+        copies_beside=False,  # reading a bucket proves no right to write into it: a copy defaults to a folder here
+    )
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
         from rbln_artifact_studio.objectstore.scan import scan_bucket
@@ -72,6 +84,20 @@ class BucketKind:
 
                 return server_to_bucket(source, output, order.target, budget, progress)
         raise cross_kind_error(order)
+
+    def check_output(self, output: Location, report: Report) -> None:
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.objectstore.resize import check_output_prefix
+
+        check_output_prefix(_prefix(output), Progress(report.progress, report.cancel))
+
+    def receive(self, folder: Path, output: Location, report: Report) -> int:
+        """Uploaded below output, the marker object first and rbln_config.json last (a scan calls it incomplete
+        until then)."""
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.objectstore.resize import upload_folder
+
+        return upload_folder(folder, _prefix(output), Progress(report.progress, report.cancel))
 
 
 KIND = BucketKind()

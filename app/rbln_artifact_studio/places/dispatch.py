@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, cast
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder, ScanOptions, cross_kind_error
+from rbln_artifact_studio.places.kind import (
+    Capabilities,
+    Kind,
+    Report,
+    ResizeOrder,
+    ScanOptions,
+    cross_kind_error,
+)
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -31,20 +38,23 @@ CROSSINGS: dict[tuple[type, type], type] = {
     (LocalFolder, BucketPrefix): BucketPrefix,  # uploaded with the new headers, rbln_config.json last
     (BucketPrefix, ServerFolder): BucketPrefix,  # staged and resized here, sent, renamed into place there when whole
     (ServerFolder, BucketPrefix): BucketPrefix,  # fetched here under the server's lock, then uploaded as from here
+    (LocalFolder, ServerFolder): ServerFolder,  # resized into a staging folder here, sent, renamed into place there
 }
 """Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
 A pair not listed is refused with the reason (cross_kind_error)."""
 
 
-def kind_of(where: Location, kind: type | None = None) -> Kind:
+def kind_of(where: Location | None, kind: type | None = None) -> Kind:
     """The Kind that serves where's type of Location (or the given type's)."""
-    name = KIND_MODULES[kind or type(where)]
+    kind = kind or type(where)
+    name = KIND_MODULES[kind]
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name != name:
             raise  # a library the kind needs: its module says which (a ModuleNotFoundError of its own is a bug)
-        raise StudioError(f"{where}: this build of the studio cannot reach this kind of place.") from None
+        label = where if where is not None else kind.__name__
+        raise StudioError(f"{label}: this build of the studio cannot reach this kind of place.") from None
     return cast(Kind, module.KIND)
 
 
@@ -62,13 +72,29 @@ def read_block_count(where: Location) -> int:
     return kind_of(where).read_block_count(where)
 
 
+def capabilities(where: Location | type) -> Capabilities:
+    """What where's kind of place allows (or a Location type's), from its Kind: asked instead of guessing."""
+    if isinstance(where, type):
+        return kind_of(None, where).capabilities
+    return kind_of(where).capabilities
+
+
+def write_refusal(output: Location) -> str | None:
+    """Why nothing may be written at output, from its kind's capabilities (None: its kind takes new artifacts)."""
+    caps = capabilities(output)
+    if caps.writable:
+        return None
+    return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} Nothing was written."
+
+
 def copy_refusal(source: Location, output: Location) -> str | None:
     """Why a resize of source cannot write its copy at output, before anything is read (None: a Kind makes it).
 
-    The rules resize applies by the kinds of the two places, for a dialog to say as the user types."""
-    if type(output) is not type(source):
-        if (type(source), type(output)) in CROSSINGS:
-            return None
+    The rules resize applies by the capabilities of the two places, for a dialog to say as the user types."""
+    refusal = write_refusal(output)
+    if refusal is not None:
+        return refusal
+    if type(output) not in capabilities(source).copies_to:
         return cross_kind_error(ResizeOrder(source, 1, None, output)).one_line()
     if isinstance(source, ServerFolder) and isinstance(output, ServerFolder) and output.host != source.host:
         from rbln_artifact_studio.places.ssh import other_server_error
@@ -77,10 +103,25 @@ def copy_refusal(source: Location, output: Location) -> str | None:
     return None
 
 
+def compile_refusal(output: Location) -> str | None:
+    """Why a compile (made on this computer) cannot be delivered at output, before any work (None: it can)."""
+    refusal = write_refusal(output)
+    if refusal is not None:
+        return refusal
+    if type(output) not in capabilities(LocalFolder).copies_to:
+        return (
+            f"A compile is made on this computer and delivered where a copy from here may go; {output} is "
+            f"{capabilities(output).what}, which no copy from here reaches. Nothing was written."
+        )
+    return None
+
+
 def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
     by the Kind CROSSINGS names for the pair."""
     kind = type(order.source)
+    if order.output is not None and (refusal := write_refusal(order.output)) is not None:
+        raise StudioError(refusal)
     if order.output is not None and type(order.output) is not kind:
         crossing = CROSSINGS.get((kind, type(order.output)))
         if crossing is None:

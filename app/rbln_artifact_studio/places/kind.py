@@ -6,6 +6,7 @@ A kind is one module with a `KIND` object that satisfies `Kind`; dispatch.py fin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -47,6 +48,32 @@ class ResizeOrder(NamedTuple):
     toolchain: ToolchainSettings | None = None
 
 
+class Capabilities(NamedTuple):
+    """What a kind of place allows, asked before any work (by the CLI and the desktop) instead of guessing from a
+    URL: a frozen record on each Kind (a NamedTuple: the `get-kvcache-num-blocks` fast path loads this module)."""
+
+    what: str
+    """The kind of place in a sentence's words: "a folder on this computer", "a folder on a server"."""
+    on_this_computer: bool
+    """Its bytes are files here: a file manager shows them, the Trash takes them, a file dialog picks them."""
+    writable: bool
+    """A copy or a compile may be written into it (a read-only kind says why in read_only_reason)."""
+    resize_in_place: bool
+    """Its artifacts can be resized where they are."""
+    server_side_copy: bool
+    """A copy within it is made where it lives, without its bytes passing through this computer."""
+    locks: bool
+    """A resize holds a lock there that another resize of the same artifact waits for or is refused by."""
+    copies_to: frozenset[type]
+    """The kinds of Location a resized copy of one of its artifacts (or a compile made here, for this computer's
+    kind) may go to; a kind other than its own is crossed by dispatch.CROSSINGS."""
+    copies_beside: bool
+    """A copy proposed by default may go beside the source (a bucket's copy defaults to a folder here instead:
+    listing a bucket proves no right to write into it)."""
+    read_only_reason: str = ""
+    """Why nothing may be written there, for a kind that is not writable."""
+
+
 class Report(NamedTuple):
     """Where long work reports: log lines, progress (bytes, or 0 of 0 for a step), and the token that stops it."""
 
@@ -57,6 +84,8 @@ class Report(NamedTuple):
 
 class Kind(Protocol):
     """Everything the studio does with artifacts in one kind of place. Each method gets a Location of its kind."""
+
+    capabilities: Capabilities
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
         """Every artifact under root, in path order, each row with the full check's verdict; writes nothing."""
@@ -73,6 +102,15 @@ class Kind(Protocol):
     def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
         """Resize order.source in place or into order.output; nothing is changed when it fails. Both are of this
         kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind."""
+        ...
+
+    def check_output(self, output: Location, report: Report) -> None:
+        """Refuse (StudioError) an output of this kind that cannot take a new artifact, before any work starts."""
+        ...
+
+    def receive(self, folder: Path, output: Location, report: Report) -> int:
+        """Put a whole artifact folder made on this computer (a compile's staging folder) at output, of this kind,
+        visible only once whole; bytes written. Nothing is left at output when it fails."""
         ...
 
 

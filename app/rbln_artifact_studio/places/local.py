@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import LocalFolder, Location
-from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -24,6 +25,17 @@ def _folder(where: Location) -> LocalFolder:
 
 class LocalKind:
     """A folder on this computer."""
+
+    capabilities = Capabilities(
+        what="a folder on this computer",
+        on_this_computer=True,
+        writable=True,
+        resize_in_place=True,
+        server_side_copy=False,
+        locks=True,  # the artifact's lock file (core/portable/lock.py)
+        copies_to=frozenset({LocalFolder, BucketPrefix, ServerFolder}),
+        copies_beside=True,
+    )
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
         from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
@@ -72,6 +84,26 @@ class LocalKind:
             cancel=report.cancel,
             toolchain=order.toolchain,
         )
+
+    def check_output(self, output: Location, report: Report) -> None:
+        from rbln_artifact_studio.core.storage.fsutil import check_new_output_dir
+
+        check_new_output_dir(_folder(output).path)
+
+    def receive(self, folder: Path, output: Location, report: Report) -> int:
+        """Copied into a staging folder beside output, published by one rename."""
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, copy_tree, iter_files
+
+        final = check_new_output_dir(_folder(output).path)
+        progress = Progress(report.progress, report.cancel)
+        total = sum(st.st_size for _, st in iter_files(folder))
+        progress.start(total, f"Copying {folder.name} to {final}")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with StagingDir(final) as staging:
+            copy_tree(folder, staging.path, progress.advance)
+            staging.publish()
+        return total
 
 
 KIND = LocalKind()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import Location, ServerFolder
-from rbln_artifact_studio.places.kind import Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
@@ -49,6 +50,17 @@ def other_server_error(source: ServerFolder, output: Location) -> StudioError:
 class ServerKind:
     """A folder on a server reached over SSH. Nothing is read or written on this computer but what is shown."""
 
+    capabilities = Capabilities(
+        what="a folder on a server",
+        on_this_computer=False,
+        writable=True,
+        resize_in_place=True,
+        server_side_copy=True,  # a copy on the server is made there by a job
+        locks=True,  # the artifact's lock file there, as here
+        copies_to=frozenset({ServerFolder, BucketPrefix}),  # on the same server (other_server_error)
+        copies_beside=True,  # the server's job checks the folder where it writes
+    )
+
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
         from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
@@ -71,6 +83,10 @@ class ServerKind:
         the job goes on there)."""
         from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
 
+        if isinstance(order.source, LocalFolder):  # dispatch.CROSSINGS: a copy from here, sent when whole
+            from rbln_artifact_studio.places.delivery import resize_here_and_deliver
+
+            return resize_here_and_deliver(order, report)
         source = _folder(order.source)
         output = output_on(source, order.output)
         s = server(source.host)
@@ -86,6 +102,21 @@ class ServerKind:
         return RemoteResizeResult.on(
             source.at(outcome.path), outcome.previous, outcome.kvcache_num_blocks, outcome.warnings, outcome.job.id
         )
+
+    def check_output(self, output: Location, report: Report) -> None:
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.remote.transfer import check_output
+
+        folder = _folder(output)
+        check_output(server(folder.host), folder, Progress(report.progress, report.cancel))
+
+    def receive(self, folder: Path, output: Location, report: Report) -> int:
+        """Sent into a staging folder beside output there, renamed into place when all of it is on its disk."""
+        from rbln_artifact_studio.core.progress import Progress
+        from rbln_artifact_studio.remote.transfer import send_folder
+
+        there = _folder(output)
+        return send_folder(server(there.host), folder, there, Progress(report.progress, report.cancel))
 
 
 KIND = ServerKind()

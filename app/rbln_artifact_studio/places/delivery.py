@@ -1,0 +1,93 @@
+"""Outputs made on this computer and delivered elsewhere: a compile into a server's folder or a bucket's prefix, and
+a resized copy of a folder here sent to a server.
+
+The artifact is made in a private staging folder here (bucket_server.staging_root) and handed to the Kind of the
+output, which puts it there whole or not at all (a server's folder renamed into place, a bucket's prefix marked
+incomplete until its rbln_config.json is written). The output is checked before any work, so a compile that could
+not be delivered is refused before it runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.base import CompileResult
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+
+
+def _crossing_kind(output: Location) -> Kind:
+    """The Kind that takes a folder from here to output's kind of place (dispatch.CROSSINGS)."""
+    kind = dispatch.CROSSINGS.get((LocalFolder, type(output)))
+    if kind is None:
+        raise StudioError(dispatch.compile_refusal(output) or f"Nothing from this computer reaches {output}.")
+    return dispatch.kind_of(output, kind)
+
+
+def compile_to(
+    request: CompileRequest,
+    output: Location,
+    backend: BackendChoice,
+    report: Report,
+    toolchain: ToolchainSettings | None = None,
+) -> CompileResult:
+    """Compile into output: a folder here directly, anywhere else through a staging folder here and the crossing
+    into output's kind; refused with the reason (its capabilities, or the output's own check) before any work."""
+    from rbln_artifact_studio.backends.registry import compile_model
+    from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
+    from rbln_artifact_studio.places.bucket_server import staging_root
+
+    def run(folder: LocalFolder) -> CompileResult:
+        return compile_model(
+            request, folder.path, backend, progress=report.progress, log=report.log, cancel=report.cancel,
+            toolchain=toolchain,
+        )  # fmt: skip
+
+    refusal = dispatch.compile_refusal(output)
+    if refusal is not None:
+        raise StudioError(refusal)
+    if isinstance(output, LocalFolder):
+        return run(output)
+    kind = _crossing_kind(output)
+    kind.check_output(output, report)  # an output that exists, or a place that cannot be reached: before compiling
+    name = output.name or "artifact"
+    try:
+        with StagingDir(staging_root() / name) as staging:
+            result = run(LocalFolder(staging.path / name))
+            kind.receive(result.path, output, report)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the compile here") + f" {output} was not written.") from None
+    if report.log is not None:
+        report.log(f"Delivered the compile to {output}")
+    return dataclasses.replace(result, delivered_to=output)
+
+
+def resize_here_and_deliver(order: ResizeOrder, report: Report) -> ResizeResult:
+    """A resized copy of a folder here at an output of another kind (a server's folder): resized into a staging
+    folder here by the local Kind, then delivered whole; the source is only read."""
+    from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
+    from rbln_artifact_studio.places.bucket_server import staging_root
+    from rbln_artifact_studio.remote.transfer import ServerCopyResult
+
+    source, output = order.source, order.output
+    assert isinstance(source, LocalFolder) and isinstance(output, ServerFolder), order  # dispatch.CROSSINGS
+    kind = dispatch.kind_of(output)
+    kind.check_output(output, report)  # before a byte is read or written
+    name = output.name or source.name
+    try:
+        with StagingDir(staging_root() / name) as staging:
+            here = LocalFolder(staging.path / name)
+            made = dispatch.kind_of(source).resize(order._replace(output=here), report)
+            sent = kind.receive(made.path, output, report)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None
+    return ServerCopyResult.on(output, made.previous, made.target, made.warnings, sent)
