@@ -21,7 +21,7 @@ from rbln_artifact_studio.core.location import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.places import dispatch, local, ssh
-from rbln_artifact_studio.places.kind import ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, ResizeOrder, ScanOptions
 
 APP = Path(__file__).resolve().parents[1] / "app" / "rbln_artifact_studio"
 
@@ -118,14 +118,30 @@ def test_scanning_a_local_folder_that_is_not_there_says_so(tmp_path: Path) -> No
 
 
 def test_a_copy_into_another_kind_of_place_is_refused_and_nothing_changes(cr13_artifact: Path) -> None:
-    order = ResizeOrder(LocalFolder(cr13_artifact), 12, output=ServerFolder("npu1", "/srv/copy"))
+    order = ResizeOrder(ServerFolder("npu1", "/srv/a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
     with pytest.raises(StudioError, match="Nothing was changed"):
-        dispatch.resize(order)
-    assert read_block_count(cr13_artifact) == 21
+        dispatch.resize(order)  # refused before connecting: no server by that name exists
+    assert not (cr13_artifact.parent / "copy").exists()
+
+
+def test_each_kind_says_where_its_copies_may_go_as_the_crossings_make_them() -> None:
+    """What a dialog offers (capabilities) and what resize does (CROSSINGS) never disagree."""
+    kinds = list(dispatch.KIND_MODULES)
+    for source in kinds:
+        caps = dispatch.capabilities(source)
+        assert source in caps.copies_to, source  # a copy in its own kind of place
+        for output in kinds:
+            if output is not source:
+                assert (output in caps.copies_to) == ((source, output) in dispatch.CROSSINGS), (source, output)
+    assert dispatch.capabilities(LocalFolder).on_this_computer
+    assert not dispatch.capabilities(ServerFolder).on_this_computer
+    assert not dispatch.capabilities(BucketPrefix).copies_beside  # a bucket's copy defaults to a folder here
 
 
 class _RecordingKind:
     """A kind of place for the dispatch tests: it records the orders it is given (this module is its module)."""
+
+    capabilities = Capabilities("a recording", False, True, True, False, False, frozenset({BucketPrefix}), False)
 
     def __init__(self) -> None:
         self.orders: list[ResizeOrder] = []

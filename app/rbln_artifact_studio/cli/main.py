@@ -354,7 +354,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places.delivery import compile_to
     from rbln_artifact_studio.places.kind import Report
 
-    output = parse_location(args.output_dir)  # a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX
+    output = parse_location(args.output_dir)  # a folder here, on a server or in a bucket: parsed once
     # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
     request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
     result = compile_to(request, output, BackendChoice.parse(args.backend), Report(_log_line, _bar_progress()))
