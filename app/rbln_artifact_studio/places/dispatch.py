@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, parse_location
 from rbln_artifact_studio.places.kind import (
     Capabilities,
     Kind,
@@ -100,7 +101,26 @@ def copy_refusal(source: Location, output: Location) -> str | None:
         from rbln_artifact_studio.places.ssh import other_server_error
 
         return other_server_error(source, output).one_line()
+    if isinstance(output, ServerFolder) and not output.path.startswith("/"):  # say what to type, not only what is wrong
+        return f"Give the copy's folder on {output.host} as an absolute path: {output.at('/PATH')} or /PATH there."
     return None
+
+
+def default_copy(source: Location, name: str, remembered: str, home: Path) -> Location:
+    """Where a copy of source named name is proposed: in the folder last chosen for copies (remembered, a
+    Location's text) when a copy of source may go there, else beside source where its kind allows it, else in
+    home; never a path made from a server's path or a bucket's key in another kind of place."""
+    if remembered:
+        try:
+            folder = parse_location(remembered)
+        except StudioError:
+            folder = None  # a stored value that no longer parses: as if none were stored
+        if folder is not None and copy_refusal(source, folder.child(name)) is None:
+            return folder.child(name)
+    caps = capabilities(source)
+    if caps.copies_beside or LocalFolder not in caps.copies_to:
+        return source.parent.child(name)
+    return LocalFolder(home / name)
 
 
 def compile_refusal(output: Location) -> str | None:

@@ -15,10 +15,13 @@ def _absolute(text: str) -> Path:
     return Path(os.path.abspath(os.path.expanduser(text.strip())))
 
 
-def path_problem(text: str, source: str | Path) -> str | None:
-    """What the typed path alone shows (no disk access): empty, the source itself, or inside the source."""
+def path_problem(text: str, source: str | Path | None) -> str | None:
+    """What the typed path alone shows (no disk access): empty, the source itself, or inside the source (None: a
+    source that is not on this computer)."""
     if not text.strip():
         return CHOOSE_FOLDER
+    if source is None:
+        return None
     output, src = _absolute(text), Path(os.path.abspath(source))
     if output == src:
         return f"The output folder {output} is the source artifact; choose a new folder."
@@ -27,7 +30,7 @@ def path_problem(text: str, source: str | Path) -> str | None:
     return None
 
 
-def folder_problem(text: str, source: str | Path) -> str | None:
+def folder_problem(text: str, source: str | Path | None) -> str | None:
     """The message check_new_output_dir would raise for this folder, or None; reads the disk, writes nothing.
 
     Where the parent folders do not exist yet (the copy would create them), the nearest folder that exists
@@ -42,7 +45,7 @@ def folder_problem(text: str, source: str | Path) -> str | None:
             return f"{probe.parent} exists and is not a folder; choose another place for the copy."
         probe = probe.parent
     try:
-        check_new_output_dir(probe, Path(source))  # its parent exists, so it creates nothing
+        check_new_output_dir(probe, Path(source) if source is not None else None)  # its parent exists: creates nothing
     except StudioError as exc:
         return exc.one_line()
     return None

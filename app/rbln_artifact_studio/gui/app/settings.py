@@ -219,6 +219,7 @@ class Settings:
         self._states: dict[str, QByteArray] = {}
         self._servers = read_servers(store)
         self._seen_jobs = read_seen_jobs(store)
+        self._copy_folder = stored_text(store, "copies/lastFolder")
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -302,6 +303,18 @@ class Settings:
         def change(store: QSettings) -> None:
             stored = [entry, *(e for e in read_servers(store) if e.host != entry.host)][:MAX_SERVERS]
             store.setValue("servers/list", json.dumps([{"host": e.host, "folders": list(e.folders)} for e in stored]))
+
+        self._write(change)
+
+    def copy_folder(self) -> str:
+        """The folder the user last chose for a resized copy (a Location's text; empty: none yet)."""
+        return self._copy_folder
+
+    def set_copy_folder(self, folder: str) -> None:
+        chosen = self._copy_folder = folder
+
+        def change(store: QSettings) -> None:
+            store.setValue("copies/lastFolder", chosen)
 
         self._write(change)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QWidget, QWizard
@@ -34,7 +33,7 @@ class CompileWizard(QWizard):
     typed into keeps what was typed.
     """
 
-    compileRequested = Signal(object, str, object)  # CompileRequest, output folder, BackendChoice
+    compileRequested = Signal(object, object, object)  # CompileRequest, output Location, BackendChoice
 
     def __init__(
         self,
@@ -175,8 +174,8 @@ class CompileWizard(QWizard):
 
     def accept(self) -> None:
         plan = self.plan()
-        output = self.output_page.output_dir()
-        if plan is None or not output:
+        output = self.output_page.output_location()
+        if plan is None or output is None:
             return
-        self.compileRequested.emit(plan.request, str(Path(output).expanduser()), self.backend())
+        self.compileRequested.emit(plan.request, output, self.backend())
         super().accept()

@@ -10,15 +10,15 @@ from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
-from rbln_artifact_studio.core.location import ServerFolder, host_of, parse_beside, server_url
+from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
 from rbln_artifact_studio.core.storage.output_check import CHOOSE_FOLDER, folder_problem, path_problem
 from rbln_artifact_studio.gui.models.jobs import JobManager
-from rbln_artifact_studio.places.dispatch import copy_refusal
+from rbln_artifact_studio.places.dispatch import capabilities, copy_refusal
 
 CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 
 
-def _disk_problem(text: str, source: Path) -> str | None:
+def _disk_problem(text: str, source: Path | None) -> str | None:
     """folder_problem in a worker; a check that fails blocks Apply with its reason instead of vanishing."""
     try:
         return folder_problem(text, source)
@@ -51,7 +51,8 @@ class CopyFolderCheck(QObject):
     ) -> None:
         super().__init__(owner)
         self.artifact, self.jobs, self._typed, self._wanted, self._owner = artifact, jobs, typed, wanted, owner
-        self.host = host_of(artifact.where)  # on a server: the copy is written there, its folder checked there
+        # A folder here is checked here (on disk, in a worker); a folder elsewhere where the copy is written.
+        self._source_here = capabilities(artifact.where).on_this_computer
         self.answer: str | None = None  # what the disk check said about _checked
         self._checked: str | None = None
         self._timer = QTimer(self)
@@ -60,10 +61,22 @@ class CopyFolderCheck(QObject):
         self._timer.timeout.connect(self._ask)
 
     def problem(self, output: str) -> str | None:
-        """The typed path's problem now; the disk's answer once the check of this very text is back."""
-        if self.host:
-            return self._remote_problem(output)
-        problem = path_problem(output, self.artifact.path)
+        """The typed place's problem now; for a folder here, the disk's answer once the check of this very text is
+        back. What may be written where comes from the kinds' capabilities (dispatch.copy_refusal)."""
+        where = self.artifact.where
+        if not output.strip():
+            return CHOOSE_FOLDER
+        try:
+            target = parse_beside(output, where)
+        except StudioError as exc:
+            return exc.one_line()
+        refusal = copy_refusal(where, target)
+        if refusal is not None:
+            return refusal
+        if not isinstance(target, LocalFolder):
+            same = str(target).rstrip("/") == str(where).rstrip("/")
+            return "The copy needs a folder of its own, not the artifact's." if same else None
+        problem = path_problem(str(target.path), self._source_path())
         if problem is not None:
             return problem
         if output == self._checked:
@@ -72,34 +85,28 @@ class CopyFolderCheck(QObject):
             self._timer.start()  # (re)started by each key: one check once typing pauses
         return None
 
-    def _remote_problem(self, output: str) -> str | None:
-        """A copy of an artifact on a server or in a bucket: a new place that a Kind can write the copy to (the
-        job checks that it is new when it starts, where the copy is written)."""
-        where = self.artifact.where
-        if not output.strip():
-            return CHOOSE_FOLDER
+    def _source_path(self) -> Path | None:
+        """The source's folder when it is on this computer (a copy must not go inside it), else None."""
+        return self.artifact.path if self._source_here else None
+
+    def target(self, output: str) -> Location | None:
+        """The typed text as the place the copy goes (None: it names none)."""
         try:
-            target = parse_beside(output, where)
-        except StudioError as exc:
-            return exc.one_line()
-        if isinstance(target, ServerFolder):
-            host = where.host if isinstance(where, ServerFolder) else target.host  # a server's copy stays there
-            if target.host != host or not target.path.startswith("/"):  # say what to type, not only what is wrong
-                return f"Give the copy's folder on {host}: {server_url(host)}/PATH or an absolute /PATH there."
-        refusal = copy_refusal(where, target)
-        if refusal is not None:
-            return refusal
-        if type(target) is type(where) and str(target).rstrip("/") == str(where).rstrip("/"):
-            return "The copy needs a folder of its own, not the artifact's."
-        return None
+            return parse_beside(output, self.artifact.where)
+        except StudioError:
+            return None
 
     @Slot()
     def _ask(self) -> None:
         """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
-        if self.jobs is None or not _top_window(self._owner).isVisible() or not self._wanted() or self.host:
+        if self.jobs is None or not _top_window(self._owner).isVisible() or not self._wanted():
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
-        output, source = self._typed(), self.artifact.path
-        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _disk_problem(output, source)), visible=False)
+        output, source = self._typed(), self._source_path()
+        target = self.target(output)
+        if not isinstance(target, LocalFolder):
+            return  # checked where it is written, by the job
+        folder = str(target.path)
+        job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _disk_problem(folder, source)), visible=False)
         job.succeeded.connect(self._on_answer)
 
     @Slot(object)

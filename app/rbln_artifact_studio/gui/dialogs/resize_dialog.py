@@ -30,7 +30,7 @@ from rbln_artifact_studio.core.display.presentation import block_facts, breakdow
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
-from rbln_artifact_studio.core.location import Location, host_of, parse_beside
+from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
 from rbln_artifact_studio.gui.app.tones import Tone, style
@@ -40,6 +40,7 @@ from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
+from rbln_artifact_studio.places.dispatch import capabilities, default_copy
 
 MAX_BLOCKS = 1_000_000
 
@@ -77,12 +78,14 @@ class ResizeDialog(QDialog):
         jobs: JobManager | None = None,
         target: int | None = None,
         budget_text: str | None = None,
+        copy_folder: str = "",
     ) -> None:
         super().__init__(parent)
         self.setObjectName("resizeDialog")
         self.setWindowTitle(f"Resize KV cache: {artifact.name}")
         self.artifact = artifact
-        self.host = host_of(artifact.where)  # on a server: the copy is written there, its folder checked there
+        self.capabilities = capabilities(artifact.where)  # where its copy may go, asked of its kind of place
+        self._copy_folder = copy_folder  # the folder last chosen for copies (settings), proposed first
         self.jobs = jobs
         self._init_checks()
         body = QVBoxLayout()
@@ -183,9 +186,10 @@ class ResizeDialog(QDialog):
         self.mode_copy.setChecked(True)
         self.output_edit = QLineEdit()
         self.output_edit.setObjectName("resizeOutputEdit")
-        browse = QPushButton("Browse…")
+        browse = self.browse_button = QPushButton("Browse…")
+        browse.setObjectName("resizeBrowseButton")
         browse.clicked.connect(self._browse)
-        browse.setEnabled(not self.host)
+        browse.setEnabled(LocalFolder in self.capabilities.copies_to)  # a folder here is one place it may go
         output_box = QGroupBox("Where")
         output_layout = QGridLayout(output_box)
         output_layout.addWidget(self.mode_copy, 0, 0)
@@ -252,9 +256,11 @@ class ResizeDialog(QDialog):
 
     @Slot()
     def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Parent folder of the copy", str(self.artifact.path.parent))
+        target = self._copy_check.target(self.output_edit.text().strip())
+        start = target.parent.path if isinstance(target, LocalFolder) else Path.home()
+        folder = QFileDialog.getExistingDirectory(self, "Parent folder of the copy", str(start))
         if folder:
-            name = Path(self.output_edit.text()).name or self.artifact.name
+            name = (target.name if target is not None else "") or self.artifact.name
             self.output_edit.setText(str(Path(folder) / name))
             self._on_output_edited()
 
@@ -291,9 +297,7 @@ class ResizeDialog(QDialog):
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
-            self.output_edit.setText(
-                str(parse_beside(resized_copy_dir(self.artifact.path, target), self.artifact.where))
-            )
+            self.output_edit.setText(str(self.default_output(target)))
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._copy_check.problem(output)
@@ -321,6 +325,11 @@ class ResizeDialog(QDialog):
     def output_problem(self) -> str | None:
         """What the last check on disk said about the copy's folder (outputChecked says when it is back)."""
         return self._copy_check.answer
+
+    def default_output(self, target: int) -> Location:
+        """The copy proposed for a count: in the folder last chosen for copies, beside the artifact, or at home."""
+        name = resized_copy_dir(self.artifact.name, target).name
+        return default_copy(self.artifact.where, name, self._copy_folder, Path.home())
 
     def _output_path(self, text: str) -> Location:
         return parse_beside(text, self.artifact.where)  # a plain path: beside the artifact (on its server)

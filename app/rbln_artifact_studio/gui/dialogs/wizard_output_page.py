@@ -12,9 +12,12 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLi
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
+from rbln_artifact_studio.places.dispatch import compile_refusal
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
@@ -32,6 +35,10 @@ class OutputPage(QWizardPage):
         self.output_edit.setObjectName("wizardOutputEdit")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
+        self.problem = QLabel()
+        self.problem.setObjectName("wizardOutputProblem")
+        self.problem.setWordWrap(True)
+        self.problem.setVisible(False)
         self.summary = QLabel()
         self.summary.setObjectName("wizardSummary")
         self.summary.setWordWrap(True)
@@ -42,10 +49,11 @@ class OutputPage(QWizardPage):
         row.addWidget(browse)
         layout.addWidget(QLabel("Output folder"), 0, 0)
         layout.addLayout(row, 0, 1)
-        layout.addWidget(self.summary, 1, 0, 1, 2)
-        layout.addWidget(QLabel("Command line:"), 2, 0, 1, 2)
-        layout.addWidget(self.command, 3, 0, 1, 2)
-        layout.setRowStretch(4, 1)
+        layout.addWidget(self.problem, 1, 0, 1, 2)
+        layout.addWidget(self.summary, 2, 0, 1, 2)
+        layout.addWidget(QLabel("Command line:"), 3, 0, 1, 2)
+        layout.addWidget(self.command, 4, 0, 1, 2)
+        layout.setRowStretch(5, 1)
         self._edited = False
         self.output_edit.textEdited.connect(self._on_edited)
         self.output_edit.textChanged.connect(self._refresh)
@@ -57,6 +65,30 @@ class OutputPage(QWizardPage):
     def output_dir(self) -> str:
         return self.output_edit.text().strip()
 
+    def output_location(self) -> Location | None:
+        """The output as typed, parsed once (a folder here, a server's folder, a bucket's prefix); None when it is
+        empty, malformed, or a place a compile made here cannot be delivered to (output_problem says why)."""
+        text = self.output_dir()
+        if not text:
+            return None
+        try:
+            output = parse_location(text)
+        except StudioError:
+            return None
+        if isinstance(output, LocalFolder):
+            output = LocalFolder(output.path.expanduser())
+        return output if compile_refusal(output) is None else None
+
+    def output_problem(self) -> str | None:
+        """Why the typed output cannot take the compile, from its kind's capabilities (None: it can)."""
+        text = self.output_dir()
+        if not text:
+            return None
+        try:
+            return compile_refusal(parse_location(text))
+        except StudioError as exc:
+            return exc.one_line()
+
     def initializePage(self) -> None:
         plan = self.plan()
         if plan is not None and not self._edited:
@@ -67,7 +99,7 @@ class OutputPage(QWizardPage):
         self._refresh()
 
     def isComplete(self) -> bool:
-        return bool(self.output_dir()) and self.plan() is not None
+        return self.output_location() is not None and self.plan() is not None
 
     @Slot()
     def _on_edited(self) -> None:
@@ -75,9 +107,11 @@ class OutputPage(QWizardPage):
 
     @Slot()
     def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Parent folder", self.default_parent)
+        typed = self.output_location()  # a folder here starts the dialog there; a place elsewhere gives its name
+        start = str(typed.parent) if isinstance(typed, LocalFolder) else self.default_parent
+        folder = QFileDialog.getExistingDirectory(self, "Parent folder", start)
         if folder:
-            name = Path(self.output_dir()).name or "artifact"
+            name = (typed.name if typed is not None else "") or "artifact"
             self.output_edit.setText(str(Path(folder) / name))
             self._edited = True
 
@@ -105,7 +139,10 @@ class OutputPage(QWizardPage):
             f"{plan.full}); {format_bytes(kv)} of KV cache on NPU 0; budget {html.escape(plan.budget.describe())}."
             f"<br>Compiled by {by}."
         )
-        output = self.output_dir()
+        problem = self.output_problem()
+        self.problem.setText(problem or "")
+        self.problem.setVisible(problem is not None)
+        output = self.output_dir() if problem is None else ""
         argv = [*compile_argv(plan.request, output), "--backend", target.backend().value] if output else None
         self.command.set_argv(argv)
         self.completeChanged.emit()

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.core.location import parse_location
+from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import Report, ResizeOrder
@@ -65,27 +65,20 @@ def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: Toolch
 
 
 def compile_artifact(
-    jobs: JobManager, request: CompileRequest, output_dir: str, backend: BackendChoice, toolchain: ToolchainSettings
+    jobs: JobManager, request: CompileRequest, output: Location, backend: BackendChoice, toolchain: ToolchainSettings
 ) -> Job:
-    """Compile into a new folder; a failed or cancelled compile leaves nothing behind (staging + rename)."""
+    """Compile into a new folder here, or here and then delivered to a server or a bucket (places/delivery.py); a
+    failed or cancelled compile leaves nothing behind (staging + rename)."""
 
     def work(ctx: JobContext) -> CompileResult:
-        from rbln_artifact_studio.backends.registry import compile_model
+        from rbln_artifact_studio.places.delivery import compile_to
 
-        ctx.log(f"compile {request.model_id} -> {output_dir} (backend {backend.value})")
-        result = compile_model(
-            request,
-            output_dir,
-            backend=backend,
-            progress=ctx.progress,
-            log=ctx.log,
-            cancel=ctx.cancel,
-            toolchain=toolchain,
-        )
+        ctx.log(f"compile {request.model_id} -> {output} (backend {backend.value})")
+        result = compile_to(request, output, backend, Report(ctx.log, ctx.progress, ctx.cancel), toolchain)
         _log_result(ctx, result.warnings, result.summary())
         return result
 
-    return jobs.submit(f"Compile {request.model_id} → {Path(output_dir).name}", work, writes=True)
+    return jobs.submit(f"Compile {request.model_id} → {output.name}", work, writes=True)
 
 
 def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings) -> Job:

@@ -16,7 +16,8 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QToolButton, QWidget
 
-from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
 from rbln_artifact_studio.gui.models.jobs import Job
@@ -54,6 +55,16 @@ class ButtonFollowsAction(QObject):
             watched.setEnabled(action.isEnabled())
             return True
         return False
+
+
+def on_this_computer(path: str) -> bool:
+    """Whether a row's artifact is files on this computer, as its kind of place says (its capabilities)."""
+    from rbln_artifact_studio.places.dispatch import capabilities
+
+    try:
+        return capabilities(parse_location(path)).on_this_computer
+    except StudioError:
+        return False  # a place this build cannot reach is not here either
 
 
 class BusyPaths(QObject):
@@ -256,7 +267,7 @@ class ArtifactActions(QObject):
         paths = self.window.browser.selected_paths()
         if not paths:
             return False
-        if host_of(paths[0]):  # a server's folder or a bucket's prefix: nothing of it is on this computer
+        if not on_this_computer(paths[0]):  # a server's folder or a bucket's prefix: no folder here to show
             self.window.statusBar().showMessage(
                 f"{paths[0]} is not on this computer: there is no folder to show.", 10_000
             )
@@ -298,7 +309,7 @@ class ArtifactActions(QObject):
         paths = w.browser.selected_paths()
         if not paths:
             return None
-        elsewhere = [p for p in paths if host_of(p)]
+        elsewhere = [p for p in paths if not on_this_computer(p)]
         if elsewhere:  # the Trash is this computer's: a server's or a bucket's artifact is deleted with its tools
             box = self._box(
                 "trashRefused",

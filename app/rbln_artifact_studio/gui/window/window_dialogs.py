@@ -14,6 +14,7 @@ from rbln_artifact_studio.gui.models.jobs import Job
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.location import Location
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
     from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog
     from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog
@@ -42,18 +43,18 @@ class DialogLauncher(QObject):
         wizard.open()
         return wizard
 
-    @Slot(object, str, object)
-    def start_compile(self, request: CompileRequest, output_dir: str, backend: BackendChoice) -> Job:
+    @Slot(object, object, object)
+    def start_compile(self, request: CompileRequest, output: Location, backend: BackendChoice) -> Job:
         from rbln_artifact_studio.gui.models import operations
 
         w = self.window
-        job = operations.compile_artifact(w.jobs, request, output_dir, backend, w.settings.toolchain().settings())
-        w.artifact_actions.busy.track(job, output_dir)
+        job = operations.compile_artifact(w.jobs, request, output, backend, w.settings.toolchain().settings())
+        w.artifact_actions.busy.track(job, str(output))
         from rbln_artifact_studio.core.display.commandline import compile_argv
 
-        job.command, job.output = compile_argv(request, output_dir), output_dir
+        job.command, job.output = compile_argv(request, str(output)), str(output)
         job.succeeded.connect(self._on_written)
-        w.statusBar().showMessage(f"Compiling {request.model_id} into {output_dir}…")
+        w.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
         return job
 
     @Slot()
@@ -82,7 +83,9 @@ class DialogLauncher(QObject):
         """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
         from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 
-        dialog = ResizeDialog(artifact, parent or self.window, self.window.jobs, target, budget_text)
+        dialog = ResizeDialog(
+            artifact, parent or self.window, self.window.jobs, target, budget_text, self.window.settings.copy_folder()
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
         dialog.open()
@@ -102,6 +105,8 @@ class DialogLauncher(QObject):
             job.command = dialog.choice.argv
             job.output = str(dialog.choice.output_dir or dialog.choice.artifact_dir)
             job.succeeded.connect(self._on_written)
+            if dialog.choice.output_dir is not None:  # proposed first for the next copy (of any artifact)
+                w.settings.set_copy_folder(str(dialog.choice.output_dir.parent))
 
     @Slot()
     def open_planner(self) -> QWidget | None:
@@ -144,7 +149,8 @@ class DialogLauncher(QObject):
     @Slot(object)
     def _on_written(self, result: object) -> None:
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
-        path = str(getattr(result, "path", ""))
+        where = getattr(result, "where", None)  # a result elsewhere (a server, a bucket) names its place there
+        path = str(where) if where is not None else ""
         if not path:
             return
         w = self.window
