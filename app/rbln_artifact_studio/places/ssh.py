@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, server_url
 from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ def output_on(source: ServerFolder, output: Location | None) -> str | None:
 def other_server_error(source: ServerFolder, output: Location) -> StudioError:
     """The refusal of a copy of a server's artifact anywhere but that server (or a bucket: dispatch.CROSSINGS)."""
     return StudioError(
-        f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. "
-        "Copy the result afterwards."
+        f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. Give the copy's "
+        f"folder on {source.host}: {server_url(source.host)}/PATH or an absolute /PATH there."
     )
 
 

@@ -154,6 +154,14 @@ class ServerSources(QObject):
     def _server(self, host: str) -> Server:
         """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
         from rbln_artifact_studio.remote import registry
+
+        self.configure()
+        return registry.server(host)
+
+    def configure(self) -> None:
+        """Give remote/ this window's ssh options now: a job about to write to a server it has not connected to
+        (a compile's or a copy's output) reaches it as a connection from this window would."""
+        from rbln_artifact_studio.remote import registry
         from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
         from rbln_artifact_studio.remote.transport import SshOptions
 
@@ -161,7 +169,6 @@ class ServerSources(QObject):
             python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
             registry.configure(SshOptions(config_file=self._ssh_config), python)
             self._configured = True
-        return registry.server(host)
 
     def hosts(self) -> list[str]:
         return list(self.entries)

@@ -48,6 +48,7 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.models import operations
 
         w = self.window
+        self._reach(output)
         job = operations.compile_artifact(w.jobs, request, output, backend, w.settings.toolchain().settings())
         w.artifact_actions.busy.track(job, str(output))
         from rbln_artifact_studio.core.display.commandline import compile_argv
@@ -57,7 +58,13 @@ class DialogLauncher(QObject):
         w.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
         return job
 
-    @Slot()
+    def _reach(self, output: Location) -> None:
+        """A job writing to a place elsewhere reaches servers with this window's ssh options (its settings)."""
+        from rbln_artifact_studio.places.dispatch import capabilities
+
+        if not capabilities(output).on_this_computer:
+            self.window.server_menu.servers.configure()
+
     @Slot()
     def open_bucket_dialog(self) -> BucketDialog:
         """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/dialogs/bucket_dialog.py)."""
@@ -99,6 +106,8 @@ class DialogLauncher(QObject):
 
         w = self.window
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
+            if dialog.choice.output_dir is not None:
+                self._reach(dialog.choice.output_dir)
             job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings())
             outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
             w.artifact_actions.busy.track(job, str(dialog.choice.artifact_dir), *map(str, outputs))
@@ -149,13 +158,16 @@ class DialogLauncher(QObject):
     @Slot(object)
     def _on_written(self, result: object) -> None:
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
-        where = getattr(result, "where", None)  # a result elsewhere (a server, a bucket) names its place there
-        path = str(where) if where is not None else ""
-        if not path:
+        where: Location | None = getattr(result, "where", None)  # a result elsewhere names its place there
+        if where is None:
             return
+        path = str(where)
         w = self.window
         w.statusBar().showMessage(f"Wrote {path}", 10_000)
-        w.workspace.rescan([path, os.path.dirname(path)])
+        from rbln_artifact_studio.places.dispatch import capabilities
+
+        if capabilities(where).on_this_computer:  # the folder's watcher and scan show it; a place elsewhere its own
+            w.workspace.rescan([path, os.path.dirname(path)])
         w.selection.select_once_shown(path)
 
     @Slot()
