@@ -120,17 +120,17 @@ def test_a_copy_of_a_bucket_artifact_is_proposed_here_and_lands_where_asked(
     bucket.upload(cr13_artifact, "fleet/qwen")
     _open_bucket_row(qtbot, w, bucket, "fleet/qwen")
     dialog = _resize_copy(qtbot, w, 12)
-    with qtbot.waitSignal(dialog.outputChecked, timeout=10_000):
-        pass  # the proposed folder checked on disk, here
     edit = child(dialog, QLineEdit, "resizeOutputEdit")
     assert edit.text() == str(home / "qwen-kv12"), "a folder here the user can write, not one made from the key"
+    with qtbot.waitSignal(dialog.outputChecked, timeout=10_000):
+        pass  # the proposed folder checked on disk, here
     assert os.access(home, os.W_OK) and dialog.output_problem is None
     assert child(dialog, QPushButton, "resizeBrowseButton").isEnabled()
     chosen = tmp_path / "copies" / "qwen-12"
     _retype(qtbot, edit, str(chosen))
     _apply(qtbot, w, dialog)
     assert read_block_count(chosen) == 12 and open_artifact(chosen).status.value == "ok"
-    assert w.settings.copy_folder() == str(chosen.parent)
+    assert w.settings.copy_folder.get() == str(chosen.parent)
     assert not (home / "started-here" / "fleet").exists() and not Path("/fleet").exists()
 
     again = _resize_copy(qtbot, w, 14)  # the folder chosen last is proposed next
@@ -148,7 +148,7 @@ def test_a_copy_of_a_server_artifact_goes_beside_it_or_to_a_bucket(
     tmp_path: Path,
 ) -> None:
     w = place_window
-    w.settings.set_copy_folder(str(tmp_path / "copies"))  # a folder here: no place for a server's copy
+    w.settings.copy_folder.set(str(tmp_path / "copies"))  # a folder here: no place for a server's copy
     folder = tmp_path / "srv"
     folder.mkdir()
     real = Path(shutil.move(cr13_artifact, folder / "real"))  # the server is this machine seen through sshd

@@ -193,6 +193,22 @@ def merge_lock(settings_file: str) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
+class RememberedText:
+    """One text the app remembers between sessions (read once, each change written at once by the settings)."""
+
+    def __init__(self, settings: Settings, key: str) -> None:
+        self._settings, self._key = settings, key
+        self._value = stored_text(settings.store, key)
+
+    def get(self) -> str:
+        return self._value
+
+    def set(self, value: str) -> None:
+        self._value = value
+        key = self._key
+        self._settings._write(lambda store: store.setValue(key, value))
+
+
 class Settings:
     """A thin typed layer over QSettings; every value has a default and a bad stored value reads as that.
 
@@ -219,7 +235,7 @@ class Settings:
         self._states: dict[str, QByteArray] = {}
         self._servers = read_servers(store)
         self._seen_jobs = read_seen_jobs(store)
-        self._copy_folder = stored_text(store, "copies/lastFolder")
+        self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -303,18 +319,6 @@ class Settings:
         def change(store: QSettings) -> None:
             stored = [entry, *(e for e in read_servers(store) if e.host != entry.host)][:MAX_SERVERS]
             store.setValue("servers/list", json.dumps([{"host": e.host, "folders": list(e.folders)} for e in stored]))
-
-        self._write(change)
-
-    def copy_folder(self) -> str:
-        """The folder the user last chose for a resized copy (a Location's text; empty: none yet)."""
-        return self._copy_folder
-
-    def set_copy_folder(self, folder: str) -> None:
-        chosen = self._copy_folder = folder
-
-        def change(store: QSettings) -> None:
-            store.setValue("copies/lastFolder", chosen)
 
         self._write(change)
 

@@ -91,7 +91,12 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 
         dialog = ResizeDialog(
-            artifact, parent or self.window, self.window.jobs, target, budget_text, self.window.settings.copy_folder()
+            artifact,
+            parent or self.window,
+            self.window.jobs,
+            target,
+            budget_text,
+            self.window.settings.copy_folder.get(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -115,7 +120,7 @@ class DialogLauncher(QObject):
             job.output = str(dialog.choice.output_dir or dialog.choice.artifact_dir)
             job.succeeded.connect(self._on_written)
             if dialog.choice.output_dir is not None:  # proposed first for the next copy (of any artifact)
-                w.settings.set_copy_folder(str(dialog.choice.output_dir.parent))
+                w.settings.copy_folder.set(str(dialog.choice.output_dir.parent))
 
     @Slot()
     def open_planner(self) -> QWidget | None:
