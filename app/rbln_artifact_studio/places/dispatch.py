@@ -80,6 +80,15 @@ def capabilities(where: Location | type) -> Capabilities:
     return kind_of(where).capabilities
 
 
+def path_here(where: Location) -> Path | None:
+    """The folder on this computer that where names, when its kind keeps its bytes here (None: a place elsewhere):
+    what a file dialog starts in, a disk check reads, a file manager shows."""
+    if not capabilities(where).on_this_computer:
+        return None
+    assert isinstance(where, LocalFolder), where  # the one kind whose bytes are files here
+    return where.path
+
+
 def write_refusal(output: Location) -> str | None:
     """Why nothing may be written at output, from its kind's capabilities (None: its kind takes new artifacts)."""
     caps = capabilities(output)

@@ -13,7 +13,7 @@ from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
 from rbln_artifact_studio.core.storage.output_check import CHOOSE_FOLDER, folder_problem, path_problem
 from rbln_artifact_studio.gui.models.jobs import JobManager
-from rbln_artifact_studio.places.dispatch import capabilities, copy_refusal
+from rbln_artifact_studio.places.dispatch import capabilities, copy_refusal, default_copy, path_here
 
 CHECK_DELAY_MS = 150  # the folder is checked on disk once typing pauses, not once per key
 
@@ -48,17 +48,22 @@ class CopyFolderCheck(QObject):
         typed: Callable[[], str],
         wanted: Callable[[], bool],
         owner: QWidget,
+        remembered: str = "",
     ) -> None:
         super().__init__(owner)
         self.artifact, self.jobs, self._typed, self._wanted, self._owner = artifact, jobs, typed, wanted, owner
         # A folder here is checked here (on disk, in a worker); a folder elsewhere where the copy is written.
-        self._source_here = capabilities(artifact.where).on_this_computer
+        self._source_here = path_here(artifact.where)
         self.answer: str | None = None  # what the disk check said about _checked
         self._checked: str | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(CHECK_DELAY_MS)
         self._timer.timeout.connect(self._ask)
+        self._remembered = remembered  # the folder last chosen for copies (settings), proposed first
+        self._proposed: str | None = None
+        self._proposal_refused = False  # the disk refused the first proposal: home is proposed instead
+        self.checked.connect(self._on_checked)  # before the owner's slots: they propose again
 
     def problem(self, output: str) -> str | None:
         """The typed place's problem now; for a folder here, the disk's answer once the check of this very text is
@@ -73,10 +78,11 @@ class CopyFolderCheck(QObject):
         refusal = copy_refusal(where, target)
         if refusal is not None:
             return refusal
-        if not isinstance(target, LocalFolder):
+        here = path_here(target)
+        if here is None:  # checked where it is written, by the job
             same = str(target).rstrip("/") == str(where).rstrip("/")
             return "The copy needs a folder of its own, not the artifact's." if same else None
-        problem = path_problem(str(target.path), self._source_path())
+        problem = path_problem(str(here), self._source_path())
         if problem is not None:
             return problem
         if output == self._checked:
@@ -87,7 +93,7 @@ class CopyFolderCheck(QObject):
 
     def _source_path(self) -> Path | None:
         """The source's folder when it is on this computer (a copy must not go inside it), else None."""
-        return self.artifact.path if self._source_here else None
+        return self._source_here
 
     def target(self, output: str) -> Location | None:
         """The typed text as the place the copy goes (None: it names none)."""
@@ -96,6 +102,22 @@ class CopyFolderCheck(QObject):
         except StudioError:
             return None
 
+    def proposal(self, name: str) -> Location:
+        """Where a copy named name is proposed: in the folder last chosen for copies, beside the artifact or in the
+        home folder (places/dispatch.default_copy); in the home folder once the disk refused that proposal."""
+        where = self.artifact.where
+        if self._proposal_refused and LocalFolder in capabilities(where).copies_to:
+            proposed: Location = LocalFolder(Path.home() / name)
+        else:
+            proposed = default_copy(where, name, self._remembered, Path.home())
+        self._proposed = str(proposed)
+        return proposed
+
+    @Slot(str)
+    def _on_checked(self, text: str) -> None:
+        if text == self._proposed and self.answer is not None:
+            self._proposal_refused = True  # a folder the user cannot write, say: the next proposal is at home
+
     @Slot()
     def _ask(self) -> None:
         """Ask a worker about the folder typed now (a few stat calls); an answer for older text is dropped."""
@@ -103,9 +125,10 @@ class CopyFolderCheck(QObject):
             return  # the window is closing (its jobs are being stopped), or no copy is asked for
         output, source = self._typed(), self._source_path()
         target = self.target(output)
-        if not isinstance(target, LocalFolder):
+        here = path_here(target) if target is not None else None
+        if here is None:
             return  # checked where it is written, by the job
-        folder = str(target.path)
+        folder = str(here)
         job = self.jobs.submit(f"Check {output}", lambda ctx: (output, _disk_problem(folder, source)), visible=False)
         job.succeeded.connect(self._on_answer)
 

@@ -40,7 +40,7 @@ from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
-from rbln_artifact_studio.places.dispatch import capabilities, default_copy
+from rbln_artifact_studio.places.dispatch import capabilities, path_here
 
 MAX_BLOCKS = 1_000_000
 
@@ -111,7 +111,12 @@ class ResizeDialog(QDialog):
         self._output_edited = False
         self.choice: ResizeChoice | None = None
         self._copy_check = CopyFolderCheck(
-            self.artifact, self.jobs, lambda: self.output_edit.text().strip(), lambda: self.mode_copy.isChecked(), self
+            self.artifact,
+            self.jobs,
+            lambda: self.output_edit.text().strip(),
+            lambda: self.mode_copy.isChecked(),
+            self,
+            self._copy_folder,
         )
         self._copy_check.checked.connect(self.validate)
         self._copy_check.checked.connect(self.outputChecked)
@@ -189,7 +194,7 @@ class ResizeDialog(QDialog):
         browse = self.browse_button = QPushButton("Browse…")
         browse.setObjectName("resizeBrowseButton")
         browse.clicked.connect(self._browse)
-        browse.setEnabled(LocalFolder in self.capabilities.copies_to)  # a folder here is one place it may go
+        browse.setEnabled(LocalFolder in self.capabilities.copies_to)  # a folder here is a place it may go
         output_box = QGroupBox("Where")
         output_layout = QGridLayout(output_box)
         output_layout.addWidget(self.mode_copy, 0, 0)
@@ -257,7 +262,8 @@ class ResizeDialog(QDialog):
     @Slot()
     def _browse(self) -> None:
         target = self._copy_check.target(self.output_edit.text().strip())
-        start = target.parent.path if isinstance(target, LocalFolder) else Path.home()
+        here = path_here(target) if target is not None else None
+        start = here.parent if here is not None else Path.home()
         folder = QFileDialog.getExistingDirectory(self, "Parent folder of the copy", str(start))
         if folder:
             name = (target.name if target is not None else "") or self.artifact.name
@@ -297,7 +303,8 @@ class ResizeDialog(QDialog):
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
         if copy and target is not None and not self._output_edited:
-            self.output_edit.setText(str(self.default_output(target)))
+            name = resized_copy_dir(self.artifact.name, target).name
+            self.output_edit.setText(str(self._copy_check.proposal(name)))
         output = self.output_edit.text().strip()
         if error is None and copy:
             error = self._copy_check.problem(output)
@@ -325,11 +332,6 @@ class ResizeDialog(QDialog):
     def output_problem(self) -> str | None:
         """What the last check on disk said about the copy's folder (outputChecked says when it is back)."""
         return self._copy_check.answer
-
-    def default_output(self, target: int) -> Location:
-        """The copy proposed for a count: in the folder last chosen for copies, beside the artifact, or at home."""
-        name = resized_copy_dir(self.artifact.name, target).name
-        return default_copy(self.artifact.where, name, self._copy_folder, Path.home())
 
     def _output_path(self, text: str) -> Location:
         return parse_beside(text, self.artifact.where)  # a plain path: beside the artifact (on its server)

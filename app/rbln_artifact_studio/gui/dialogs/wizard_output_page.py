@@ -13,11 +13,11 @@ from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
+from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
-from rbln_artifact_studio.places.dispatch import compile_refusal
+from rbln_artifact_studio.places.dispatch import compile_refusal, path_here
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
@@ -75,8 +75,9 @@ class OutputPage(QWizardPage):
             output = parse_location(text)
         except StudioError:
             return None
-        if isinstance(output, LocalFolder):
-            output = LocalFolder(output.path.expanduser())
+        here = path_here(output)
+        if here is not None:
+            output = parse_location(here.expanduser())  # ~ as a shell would read it
         return output if compile_refusal(output) is None else None
 
     def output_problem(self) -> str | None:
@@ -108,7 +109,8 @@ class OutputPage(QWizardPage):
     @Slot()
     def _browse(self) -> None:
         typed = self.output_location()  # a folder here starts the dialog there; a place elsewhere gives its name
-        start = str(typed.parent) if isinstance(typed, LocalFolder) else self.default_parent
+        here = path_here(typed) if typed is not None else None
+        start = str(here.parent) if here is not None else self.default_parent
         folder = QFileDialog.getExistingDirectory(self, "Parent folder", start)
         if folder:
             name = (typed.name if typed is not None else "") or "artifact"
