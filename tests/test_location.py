@@ -208,3 +208,18 @@ def _scheme_lines(scheme: str) -> list[str]:
 @pytest.mark.parametrize("scheme", ["ssh://", "s3://"])
 def test_only_the_location_module_writes_a_scheme(scheme: str) -> None:
     assert _scheme_lines(scheme) == []
+
+
+def test_a_folder_made_here_is_received_whole_into_a_new_local_folder(cr13_artifact: Path, tmp_path: Path) -> None:
+    """What a compile delivers: published by one rename, nothing staged left, an output that exists refused."""
+    from fakes.helpers import leftovers
+
+    from rbln_artifact_studio.places.kind import Report
+
+    output = LocalFolder(tmp_path / "out" / "qwen")
+    kind = dispatch.kind_of(output)
+    kind.check_output(output, Report())
+    sent = kind.receive(cr13_artifact, output, Report())
+    assert read_block_count(output.path) == 21 and sent > 0 and leftovers(output.path.parent) == []
+    with pytest.raises(StudioError, match="exists and is not empty"):
+        kind.check_output(output, Report())
