@@ -65,9 +65,7 @@ def nothing_staged(folder: Path) -> bool:
     return not [p for p in folder.rglob("*") if p.is_file()]
 
 
-def test_a_compile_for_a_server_lands_there_and_nothing_here(
-    cli, tiny_model: Path, here: Path, tmp_path: Path
-) -> None:
+def test_a_compile_for_a_server_lands_there_and_nothing_here(cli, tiny_model: Path, here: Path, tmp_path: Path) -> None:
     on_server = tmp_path / "srv" / "compiled" / "tiny-cr13"  # its parent does not exist yet: made there
     made = _compile(cli, tiny_model, url(on_server))
     assert made.returncode == 0, made.stderr
