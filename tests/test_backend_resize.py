@@ -229,3 +229,17 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
         resize_artifact(real_artifact, target=12, output_dir=real_artifact.parent / "copy", cancel=cancel)
     assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
     assert not (real_artifact.parent / "copy").exists() and read_block_count(real_artifact) == 16
+
+
+def test_a_simulator_artifact_is_resized_without_looking_for_a_toolchain(
+    cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The toolchain is consulted only for artifacts that need it: a broken one never fails a simulator resize."""
+    from rbln_artifact_studio.backends import registry
+
+    def no_toolchain(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the toolchain was looked for")
+
+    monkeypatch.setattr(registry, "locate", no_toolchain)
+    resize_artifact(cr13_artifact, target=12)
+    assert read_block_count(cr13_artifact) == 12

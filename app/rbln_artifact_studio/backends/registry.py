@@ -125,7 +125,7 @@ def resize_artifact(
     toolchain: ToolchainSettings | None = None,
 ) -> ResizeResult:
     """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
-    choice, located = BackendChoice.parse(backend), locate(toolchain)
+    choice = BackendChoice.parse(backend)
     request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
     location = kv_location(request.artifact_dir)  # kinds without a resizable KV cache are refused here
     real = has_real_graphs(location.model_dir)
@@ -138,8 +138,12 @@ def resize_artifact(
         )
     if choice == BackendChoice.AUTO:
         choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
-        status = optimum_status(located, cancel) if real else None
-        if status is not None and not status.available:
+    if choice == BackendChoice.SIM:  # the simulator's own engine: no toolchain is looked for, nothing is run
+        return SimulatorBackend().resize(request, progress, log, cancel)
+    located = locate(toolchain)
+    if real and BackendChoice.parse(backend) == BackendChoice.AUTO:
+        status = optimum_status(located, cancel)
+        if not status.available:
             raise StudioError(
                 f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."

@@ -1,7 +1,10 @@
-"""Where an artifact lives: a local folder, a folder on an SSH server or a prefix in an object store, parsed once.
+"""Where an artifact lives: a local folder, a folder on an SSH server, a prefix in an object store, or a folder at a
+URL of a kind of place registered by its own module; parsed once.
 
 This is the one module that knows the URL schemes. Everything else takes a Location (or text it parses here), asks its
-kind through isinstance, and prints it with str().
+kind through isinstance, and prints it with str(). A new kind of place is one module (its UrlFolder subclass and its
+Kind, places/kind.py) plus its registration: register_scheme here, or an entry point in the
+`rbln_artifact_studio.places` group (name: the scheme; value: the module, which defines LOCATION and KIND).
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, ClassVar, NamedTuple, TypeAlias
 
 from rbln_artifact_studio.core.errors import StudioError
 
@@ -144,7 +147,81 @@ class BucketPrefix(_OwnKind, _BucketPrefixFields):
         return self.url
 
 
-Location: TypeAlias = LocalFolder | ServerFolder | BucketPrefix
+class _UrlFolderFields(NamedTuple):  # UrlFolder's fields (a NamedTuple takes no second base)
+    host: str
+    path: str
+
+
+class UrlFolder(_OwnKind, _UrlFolderFields):
+    """A folder at `SCHEME://HOST/PATH`, for a kind of place registered by its own module: each such kind subclasses
+    this with its `scheme` and the `kind_module` whose KIND serves it (places/dispatch.py). `path` starts with /."""
+
+    scheme: ClassVar[str] = ""
+    kind_module: ClassVar[str] = ""
+
+    @classmethod
+    def parse(cls, text: str) -> UrlFolder:
+        """`SCHEME://HOST/PATH` as this kind's Location; StudioError with an example when it is malformed."""
+        rest = text[len(cls.scheme) + 3 :]
+        host, _, path = rest.partition("/")
+        if not host or any(c.isspace() for c in host):
+            raise StudioError(f"{text} names no host; write {cls.scheme}://HOST/PATH.")
+        parts = [part for part in path.split("/") if part]
+        if any(part in (".", "..") for part in parts):
+            raise StudioError(f"{text}: a path of . or .. names no folder there; write the folder's own path.")
+        return cls(host, "/" + "/".join(parts))
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}{self.path if self.path != '/' else ''}"
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1] or self.host
+
+    def child(self, name: str) -> UrlFolder:
+        return type(self)(self.host, self.path.rstrip("/") + "/" + name)
+
+    def at(self, path: str) -> UrlFolder:
+        """Another folder of the same host."""
+        return type(self)(self.host, "/" + path.strip("/"))
+
+    @property
+    def parent(self) -> UrlFolder:
+        return type(self)(self.host, self.path.rstrip("/").rsplit("/", 1)[0] or "/")
+
+    def __str__(self) -> str:
+        return self.url
+
+
+Location: TypeAlias = LocalFolder | ServerFolder | BucketPrefix | UrlFolder
+
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCHEMES: dict[str, type[UrlFolder]] = {}
+"""The kinds of place registered beyond the three built in, by scheme."""
+ENTRY_POINT_GROUP = "rbln_artifact_studio.places"
+
+
+def register_scheme(location: type[UrlFolder]) -> None:
+    """Make `location.scheme://` URLs parse as that kind of place (its kind_module serves it)."""
+    if not location.scheme or not location.kind_module:
+        raise ValueError(f"{location.__name__} names no scheme or no kind module")
+    _SCHEMES[location.scheme.lower()] = location
+
+
+def _registered(scheme: str) -> type[UrlFolder] | None:
+    """The kind of place registered for scheme, looking at the installed entry points once, when a URL of an
+    unknown scheme is first met (a command on local folders never pays for it)."""
+    scheme = scheme.lower()
+    if scheme not in _SCHEMES:
+        import importlib
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group=ENTRY_POINT_GROUP, name=scheme):
+            location = getattr(importlib.import_module(entry.value), "LOCATION", None)
+            if isinstance(location, type) and issubclass(location, UrlFolder):
+                register_scheme(location)
+    return _SCHEMES.get(scheme)
 
 
 def check_host(host: str) -> str:
@@ -158,19 +235,29 @@ def check_host(host: str) -> str:
 
 
 def is_local(text: str | os.PathLike[str]) -> bool:
-    """Whether text names a folder on this computer (no URL scheme of ours)."""
-    return not str(text).startswith((SSH_SCHEME, S3_SCHEME))
+    """Whether text names a folder on this computer (no URL scheme)."""
+    value = str(text)
+    return not value.startswith((SSH_SCHEME, S3_SCHEME)) and _URL.match(value) is None
 
 
 def parse_location(text: str | os.PathLike[str] | Location) -> Location:
     """What a user typed (`/path`, `ssh://HOST/PATH`, `s3://BUCKET/PREFIX`) as a Location; StudioError when malformed."""
-    if isinstance(text, LocalFolder | ServerFolder | BucketPrefix):
+    if isinstance(text, LocalFolder | ServerFolder | BucketPrefix | UrlFolder):
         return text
     value = os.fspath(text)
     if value.startswith(SSH_SCHEME):
         return parse_server_folder(value)
     if value.startswith(S3_SCHEME):
         return parse_bucket_prefix(value)
+    url = _URL.match(value)
+    if url is not None:
+        location = _registered(url.group(1))
+        if location is None:
+            raise StudioError(
+                f"{value}: no kind of place here reads {url.group(1)}:// URLs. Give a folder on this computer, "
+                "ssh://HOST/PATH or s3://BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
+            )
+        return location.parse(value)
     return LocalFolder(Path(value))
 
 
@@ -236,6 +323,8 @@ def host_of(text: str | Location) -> str:
         return location.host
     if isinstance(location, BucketPrefix):
         return f"{S3_SCHEME}{location.bucket}"
+    if isinstance(location, UrlFolder):
+        return f"{location.scheme}://{location.host}"
     return ""
 
 
@@ -253,6 +342,8 @@ def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
         return parse_location(value)
     if isinstance(source, ServerFolder):
         return source.at(value)
+    if isinstance(source, UrlFolder):
+        return LocalFolder(Path(value).expanduser())  # its own places are written as URLs
     if isinstance(source, BucketPrefix):
         if value.startswith(("/", "~", "./", "../")) or value in (".", ".."):  # a folder here (keys have no /, ~, .)
             return LocalFolder(Path(value).expanduser())

@@ -89,16 +89,16 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
         window.open_demo()
     elif args.folder:
         from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.core.location import BucketPrefix, parse_location
+        from rbln_artifact_studio.core.location import LocalFolder, ServerFolder, parse_location
 
         try:
             where = parse_location(args.folder)
         except StudioError:
             where = None  # open_folder says what is wrong with it, in the window
-        if isinstance(where, BucketPrefix):  # a bucket's URL: its rows, in a job
-            from rbln_artifact_studio.gui.dialogs.bucket_dialog import open_bucket
+        if where is not None and not isinstance(where, LocalFolder | ServerFolder):  # a bucket's or another place's
+            from rbln_artifact_studio.gui.models.place_scan import open_place
 
-            open_bucket(window.jobs, window.model, where)
+            open_place(window.jobs, window.model, where)  # its rows, in a job
         else:
             window.open_folder(args.folder)
     status = app.exec()

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, parse_location
+from rbln_artifact_studio.core.location import (
+    BucketPrefix,
+    LocalFolder,
+    Location,
+    ServerFolder,
+    parse_location,
+)
 from rbln_artifact_studio.places.kind import (
     Capabilities,
     Kind,
@@ -32,7 +38,8 @@ KIND_MODULES: dict[type, str] = {
     ServerFolder: "rbln_artifact_studio.places.ssh",
     BucketPrefix: "rbln_artifact_studio.places.bucket",
 }
-"""The module implementing each kind of Location (its `KIND`)."""
+"""The module implementing each built-in kind of Location (its `KIND`); a registered one (a UrlFolder subclass,
+core/location.py) names its module itself."""
 
 CROSSINGS: dict[tuple[type, type], type] = {
     (BucketPrefix, LocalFolder): BucketPrefix,  # downloaded into a staging folder, resized there
@@ -48,7 +55,8 @@ A pair not listed is refused with the reason (cross_kind_error)."""
 def kind_of(where: Location | None, kind: type | None = None) -> Kind:
     """The Kind that serves where's type of Location (or the given type's)."""
     kind = kind or type(where)
-    name = KIND_MODULES[kind]
+    registered: str = getattr(kind, "kind_module", "")  # a registered kind of place (UrlFolder) names its module
+    name = registered or KIND_MODULES[kind]
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -97,11 +105,25 @@ def write_refusal(output: Location) -> str | None:
     return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} Nothing was written."
 
 
+def _copy_out_refusal(source: Location) -> str | None:
+    """Why no resized copy of source can be made anywhere: its kind is one the studio only reads."""
+    caps = capabilities(source)
+    if caps.copies_to:
+        return None
+    return (
+        f"{source} is {caps.what}, which the studio only reads: {caps.read_only_reason} Copy the artifact to a folder "
+        "here first, then resize the copy. Nothing was written."
+    )
+
+
 def copy_refusal(source: Location, output: Location) -> str | None:
     """Why a resize of source cannot write its copy at output, before anything is read (None: a Kind makes it).
 
     The rules resize applies by the capabilities of the two places, for a dialog to say as the user types."""
     refusal = write_refusal(output)
+    if refusal is not None:
+        return refusal
+    refusal = _copy_out_refusal(source)
     if refusal is not None:
         return refusal
     if type(output) not in capabilities(source).copies_to:
@@ -149,7 +171,7 @@ def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
     by the Kind CROSSINGS names for the pair."""
     kind = type(order.source)
-    if order.output is not None and (refusal := write_refusal(order.output)) is not None:
+    if order.output is not None and (refusal := write_refusal(order.output) or _copy_out_refusal(order.source)):
         raise StudioError(refusal)
     if order.output is not None and type(order.output) is not kind:
         crossing = CROSSINGS.get((kind, type(order.output)))

@@ -8,7 +8,6 @@ The bucket's rows show its URL in the Host column (core/location.host_of); the s
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
@@ -18,9 +17,7 @@ from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
-
-BATCH_SECONDS = 0.1
+    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 
 
 class BucketDialog(QDialog):
@@ -78,28 +75,8 @@ class BucketDialog(QDialog):
         super().accept()
 
 
-def _scan_bucket(root: BucketPrefix, ctx: JobContext) -> int:
-    """Worker side: the bucket's rows to the table in batches, each with the full check's verdict."""
-    from rbln_artifact_studio.gui.models.artifact_model import TableRow
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import ScanOptions
-
-    found, batch, last = 0, [], time.monotonic()
-    ctx.progress(0, 0, f"Listing {root}")
-    for summary in dispatch.scan(root, ScanOptions(cancel=ctx.cancel)):
-        batch.append(TableRow.of(summary))
-        found += 1
-        if time.monotonic() - last >= BATCH_SECONDS:
-            ctx.progress(found, 0, f"{found:,} artifacts read in {root}")
-            ctx.partial(batch)
-            batch, last = [], time.monotonic()
-    ctx.partial(batch)
-    ctx.progress(found, found, f"{found:,} artifacts read in {root}")
-    return found
-
-
 def open_bucket(jobs: JobManager, model: ArtifactTableModel, root: BucketPrefix) -> Job:
     """Scan root in a job; its rows join the table beside the folder's and the servers' (a failure is the job's)."""
-    job = jobs.submit(f"Scan {root}", lambda ctx: _scan_bucket(root, ctx))
-    job.partial.connect(model.upsert)
-    return job
+    from rbln_artifact_studio.gui.models.place_scan import open_place
+
+    return open_place(jobs, model, root)
