@@ -25,7 +25,7 @@ import threading
 import zlib
 
 from rbln_artifact_studio.core.portable.files import read_small
-from rbln_artifact_studio.core.portable.walk import walk
+from rbln_artifact_studio.core.portable.walk import VolumeVersions, volume_version, walk
 
 ROOT = sys.argv[1]
 if ROOT == "~" or ROOT.startswith("~/"):  # a server folder below the login folder (rows show its full path)
@@ -219,21 +219,57 @@ def issue(path, message):
     emit({"i": text(os.fsencode(message))})  # the message names paths as the file system gave them
 
 
+def read_row(found):
+    """The row's record and blob, or the OSError its listing failed with (the caller sends a failed row)."""
+    try:
+        size, graphs, newest = listing(found.entries)
+    except OSError as exc:
+        return exc
+    return row(found.folder, found.entries, size, graphs, found.link_target, newest)
+
+
+def send(found, record):
+    if found.entries is None:
+        failed(found.folder, found.error, found.action)
+    elif isinstance(record, OSError):
+        failed(found.folder, record, "list")
+    else:
+        emit(*record)
+
+
+def one_version(found, versions):
+    """A Kubernetes volume's row read while one version was current: read again when its `..data` was swapped
+    under it (its files could come from both), noted with its version to say which rows come from which."""
+    version = volume_version(found.volume)
+    record = None
+    for _ in range(3):
+        record = read_row(found) if found.entries is not None else None
+        now = volume_version(found.volume)
+        if now == version:
+            break
+        version = now
+        try:
+            with os.scandir(found.folder) as it:
+                found = found._replace(entries=list(it))
+        except OSError as exc:
+            found = found._replace(entries=None, error=exc, action="list")
+    send(found, record)
+    versions.note(found.volume, version, found.folder)
+
+
 def scan_walk(root):
     """The local scan's walk (core/portable/walk.py) with the server's rules: a row per artifact, a failed row per
     entry that could not be read, and the count last."""
     count = 0
+    versions = VolumeVersions()
     for found in walk(root, is_artifact, issue):
         count += 1
-        if found.entries is None:
-            failed(found.folder, found.error, found.action)
-            continue
-        try:
-            size, graphs, newest = listing(found.entries)
-        except OSError as exc:
-            failed(found.folder, exc, "list")
+        if found.volume is not None:
+            one_version(found, versions)
         else:
-            emit(*row(found.folder, found.entries, size, graphs, found.link_target, newest))
+            send(found, read_row(found) if found.entries is not None else None)
+    for message in versions.messages():
+        issue(root, message)
     emit({"end": count})
 
 
