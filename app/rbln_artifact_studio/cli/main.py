@@ -250,6 +250,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_INVALID if artifact.status.value == "invalid" else 0
 
 
+def _stop_reason(exc: BaseException) -> str:
+    """Why a command stopped early, in the words main() prints for it."""
+    from rbln_artifact_studio.core.errors import StudioError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return "cancelled"
+    if isinstance(exc, StudioError):
+        return exc.one_line()
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
@@ -281,9 +292,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
         rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
     if args.format == "json":
-        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+        from rbln_artifact_studio.core.fleet.fleet_report import write_json
 
-        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        # Row by row (the report of a large fleet is never held whole), and one whole array even when stopped.
+        write_json(rows, sys.stdout.write, _stop_reason)
         return EXIT_INVALID if invalid else 0
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
@@ -111,6 +111,24 @@ def json_pieces(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
         yield separator + json.dumps(row.to_json())
         separator = ",\n"
     yield "[\n\n]\n" if separator == "[\n" else "\n]\n"
+
+
+def write_json(
+    rows: Iterable[ArtifactSummary], write: Callable[[str], object], reason: Callable[[BaseException], str]
+) -> None:
+    """The `scan --json` array written a row at a time, and whole even when the run stops early (a failure, Ctrl-C,
+    SIGTERM, also while a write waits): its last element is then {"incomplete": true, "error": reason(exc)}, so a
+    consumer can tell, and the exception goes on. Only a SIGKILL leaves the array open (no JSON parser takes it)."""
+    started = False
+    try:
+        for piece in json_pieces(rows):
+            started = True  # before the write: a write stopped midway has its text in the buffer
+            write(piece)
+    except (Exception, KeyboardInterrupt) as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise  # nobody reads on
+        write(("[\n" if not started else ",\n") + json.dumps({"incomplete": True, "error": reason(exc)}) + "\n]\n")
+        raise
 
 
 def to_json(rows: Iterable[ArtifactSummary]) -> str:

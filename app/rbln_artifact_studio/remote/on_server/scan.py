@@ -287,6 +287,8 @@ def studio_scan(cli):
     count = 0
     for line in proc.stdout:
         line = line.strip().rstrip(b",")
+        if line.startswith(b'{"incomplete"'):  # it stopped early: no row; its error output says why
+            continue
         if line.startswith(b"{"):
             OUT.write(b'{"row": ' + line + b"}\n")
             count += 1
