@@ -157,9 +157,10 @@ def scan_fleet(
     entries: Sequence[str],
     timeout: float | None = None,
     on_issue: Callable[[str, str], None] | None = None,
+    failed: list[str] | None = None,
 ) -> Iterator[ArtifactSummary]:
     """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
-    once; a server that cannot be read is a row with its reason."""
+    once; a server that cannot be read is a row with its reason (its URL also appended to `failed`: no artifact)."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
     registry.configure_from_environment()
@@ -191,6 +192,8 @@ def scan_fleet(
             yield from result.value
         else:
             folder = by_url[result.host]
+            if failed is not None:
+                failed.append(folder.url)
             yield ArtifactSummary(
                 folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
             )

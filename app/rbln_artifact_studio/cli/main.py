@@ -273,6 +273,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     args.root = ", ".join(args.roots)
     root = None if several else parse_location(args.roots[0])
     invalid = count = 0
+    failed: list[str] = []  # servers' folders that could not be read: a row each, yet no artifact
 
     def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
         nonlocal invalid, count
@@ -287,7 +288,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if root is None:
         from rbln_artifact_studio.cli.fleet import scan_fleet
 
-        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue, failed))
     else:
         options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
         rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
@@ -304,9 +305,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return EXIT_INVALID if invalid else 0
     from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
-    for line in text_lines(rows):
+    for line in text_lines(rows, with_host=several):
         print(line)
-    print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
+    if failed:
+        print(f"{count - len(failed)} artifact(s) under {args.root}; {len(failed)} could not be read", file=sys.stderr)
+    else:
+        print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
     return EXIT_INVALID if invalid else 0
 
 

@@ -12,6 +12,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
+HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")
+"""Where a row is: `local`, the server, `s3://BUCKET`; the text output shows it when several servers are read."""
+
 FORMATS = ("csv", "json", "markdown")
 
 
@@ -84,19 +87,21 @@ def _pad(cell: str, width: int, right: bool) -> str:
     return fill + cell if right else cell + fill
 
 
-def text_lines(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
+def text_lines(rows: Iterable[ArtifactSummary], with_host: bool = False) -> Iterator[str]:
     """`scan`'s plain output: a title line, then per artifact a line of CLI_COLUMNS and its problems below it.
-    Cells are aligned by display width, control characters escaped as ls does."""
-    widths = [max(len(c.title), 30 if i == 0 else 8) for i, c in enumerate(CLI_COLUMNS)]
+    Cells are aligned by display width, control characters escaped as ls does. with_host (several servers at
+    once) adds the Host column after the name: the same folder on two servers is two rows."""
+    columns = (CLI_COLUMNS[0], HOST_COLUMN, *CLI_COLUMNS[1:]) if with_host else CLI_COLUMNS
+    widths = [max(len(c.title), 30 if i == 0 else 8) for i, c in enumerate(columns)]
 
     def line(cells: Iterable[str]) -> str:
         return "  ".join(
-            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(CLI_COLUMNS, cells, widths, strict=True)
+            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(columns, cells, widths, strict=True)
         ).rstrip()
 
-    yield line(c.title for c in CLI_COLUMNS)
+    yield line(c.title for c in columns)
     for row in rows:
-        yield line(c.text(row) for c in CLI_COLUMNS)
+        yield line(c.text(row) for c in columns)
         for problem in row.problems:
             yield f"    {control_escaped(problem)}"
 
