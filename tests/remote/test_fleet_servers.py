@@ -43,6 +43,8 @@ def test_five_servers_at_once_each_a_row_the_hung_and_the_garbage_named(cli: Run
     assert [d["memory_total"] for d in c["devices"]] == [ATOM, ATOM] and c["form"] == "text"
     # The fan-out's own words, or the transport's when it ends the call at the same limit (and says more).
     assert hang["error"].startswith("npu-hang did not answer within 15 s") and hang["devices"] == []
+    # The longer limit named is the command's own (the ssh-wide RBLN_STUDIO_SSH_TIMEOUT is not what to set).
+    assert hang["error"].endswith("longer limit: --timeout SECONDS or RBLN_STUDIO_SERVER_TIMEOUT=SECONDS.")
     assert "cannot be true" in junk["error"] and "line 1: not JSON" in junk["error"]
     assert fleet.hung_pid("npu-hang") is not None  # the fake did start, and hung
 

@@ -42,6 +42,7 @@ from rbln_artifact_studio.remote.fleet import (
 )
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
+LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran out of time is told to need
 
 
 def _print_json(data: Any) -> None:
@@ -83,7 +84,7 @@ def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[st
 def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
     """`devices SERVER [SERVER | @group ...]`: one host as before (its error is the command's); several: a row each."""
     hosts = hosts_of(entries)
-    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
+    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL, longer=LONGER)
     if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
         [reading] = readings
         if reading.error is not None:
@@ -99,7 +100,7 @@ def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = N
 
 
 def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus], dict[str, str]]:
-    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False)
+    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False, longer=LONGER)
     statuses = [r.status for r in readings if r.status is not None]
     failures = {r.host: r.error or "not read" for r in readings if r.status is None}
     return statuses, failures
@@ -187,7 +188,9 @@ def scan_fleet(
                 on_issue(url, message)
         return rows
 
-    for result in fan_out(list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL):
+    for result in fan_out(
+        list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL, longer="--timeout SECONDS"
+    ):
         if result.value is not None:
             yield from result.value
         else:

@@ -30,6 +30,7 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
 from rbln_artifact_studio.remote.server import Server, assembled_program
+from rbln_artifact_studio.remote.transport import ENV_TIMEOUT, TimedOutError
 
 T = TypeVar("T")
 DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
@@ -60,9 +61,11 @@ def fan_out(
     timeout: float = DEFAULT_TIMEOUT,
     parallel: int = DEFAULT_PARALLEL,
     cancel: CancelToken | None = None,
+    longer: str | None = None,
 ) -> list[HostResult[T]]:
     """work(host, cancel, timeout) for every host, at most `parallel` at once, each given `timeout` seconds from
-    its start; the results in the order of `hosts`, a failure or a timeout as the error of its row."""
+    its start; the results in the order of `hosts`, a failure or a timeout as the error of its row. longer: how
+    the caller's user gives a longer limit (a command's `--timeout`), named where a server ran out of time."""
     gate = threading.Semaphore(max(parallel, 1))
     slots = {host: _Slot() for host in dict.fromkeys(hosts)}
 
@@ -75,6 +78,8 @@ def fan_out(
             slot.started = time.monotonic()
             try:
                 slot.value = work(host, slot.cancel, timeout)
+            except TimedOutError as exc:
+                slot.error = (exc.with_longer(longer) if longer else exc).one_line()
             except StudioError as exc:
                 slot.error = exc.one_line()
             except Exception as exc:  # a bug must not take the other servers' rows with it
@@ -102,7 +107,9 @@ def fan_out(
     out: list[HostResult[T]] = []
     for host, slot in slots.items():
         if host in late:  # what its stopped call says ("Cancelled…") is not why: the limit is
-            out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s."))
+            out.append(
+                HostResult(host, None, TimedOutError(host, timeout, longer or ENV_TIMEOUT + "=SECONDS").one_line())
+            )
         elif slot.done.is_set():
             out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
         else:
@@ -307,15 +314,17 @@ def read_fleet(
     threshold: float = DRIFT_THRESHOLD_PERCENT,
     with_drift: bool = True,
     cancel: CancelToken | None = None,
+    longer: str | None = None,
 ) -> list[ServerReading]:
-    """Every server's reading, in the order given; a server that failed or timed out is a reading with its error."""
+    """Every server's reading, in the order given; a server that failed or timed out is a reading with its error
+    (longer: how to give it more time, as fan_out names it)."""
 
     def work(host: str, token: CancelToken, limit: float) -> ServerReading:
         return read_server(host, token, limit, threshold, with_drift)
 
     return [
         r.value if r.value is not None else ServerReading(r.host, None, error=r.error)
-        for r in fan_out(hosts, work, timeout, parallel, cancel)
+        for r in fan_out(hosts, work, timeout, parallel, cancel, longer)
     ]
 
 
