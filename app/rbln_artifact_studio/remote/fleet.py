@@ -24,6 +24,7 @@ from rbln_artifact_studio.core.planning.drift import (
     ProcessArtifact,
     choose_artifact,
     drifts,
+    path_arguments,
 )
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
@@ -141,6 +142,21 @@ class ServerReading:
         }
 
 
+def _why_no_folder(record: dict[str, Any], argv: Sequence[str]) -> str:
+    """Why no argument of a process names an artifact: the login may not read it, or there is none."""
+    unreadable = {str(k): str(v) for k, v in (record.get("unreadable") or {}).items()}
+    for arg in path_arguments(argv):
+        if arg in unreadable:
+            return f"this login cannot read {unreadable[arg]}, which its command line names"
+    relative = [a for a in path_arguments(argv) if not a.startswith("/")]
+    if record.get("cwd_error") and relative:
+        return (
+            f"this login cannot read its working folder ({record['cwd_error']}), which its command line's "
+            f"{relative[0]} is relative to"
+        )
+    return "its command line names no artifact folder"
+
+
 def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, ProcessArtifact], dict[int, str]]:
     """From processes.py's records: the processes with no artifact (and why), and the folder each other names."""
     unmatched: dict[int, ProcessArtifact] = {}
@@ -154,7 +170,7 @@ def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, Process
         folders = {str(k): str(v) for k, v in (record.get("folders") or {}).items()}
         path = choose_artifact(argv, folders)
         if path is None:
-            unmatched[pid] = ProcessArtifact(pid, None, None, "its command line names no artifact folder")
+            unmatched[pid] = ProcessArtifact(pid, None, None, _why_no_folder(record, argv))
         else:
             paths[pid] = path
     return unmatched, paths
