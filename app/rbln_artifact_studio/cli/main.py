@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -841,13 +842,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
-        if os.environ.get("RBLN_STUDIO_DEBUG"):
-            raise
-        print(
-            f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr
-        )
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG or os.environ.get("RBLN_STUDIO_DEBUG"):
+            return _internal_error(exc)
+        print(f"error: {_name_too_long(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("RBLN_STUDIO_DEBUG"):
+        raise exc
+    print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _name_too_long(exc: OSError) -> str:
+    """ENAMETOOLONG in words: which path, and the limits it broke (a name of 255 bytes, a path of 4,096)."""
+    path = os.fsdecode(exc.filename) if exc.filename is not None else "a path given"
+    longest = max((len(os.fsencode(part)) for part in path.split(os.sep)), default=0)
+    what = (
+        f"one of its names is {longest} bytes long, and a file system allows 255"
+        if longest > 255
+        else f"it is {len(os.fsencode(path))} bytes long, more than the system allows"
+    )
+    shown = os.sep.join(part if len(os.fsencode(part)) <= 255 else f"{part[:24]}…" for part in path.split(os.sep))
+    return f"The path {shown} is too long ({what}); give a shorter name."
 
 
 if __name__ == "__main__":
