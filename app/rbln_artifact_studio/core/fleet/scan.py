@@ -216,6 +216,7 @@ def _from_config(
         describe_config,
         describe_folder,
         kind_of,
+        missing_graph,
         out_of_step,
         read_json,
         upstream_problems,
@@ -288,7 +289,8 @@ def _from_config(
         problems += [empty_graph_problem(graph) for graph, graph_size in sorted(graphs.items()) if graph_size == 0]
         for graph in expected:
             if graph not in graphs:
-                problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+                where = Path(folder, f"{graph}{GRAPH_SUFFIX}") if local else None
+                problems.append(missing_graph(where, f"{graph}.rbln"))
     problems += extra
     kv_per_npu = config.kv_bytes_per_npu(config.kvcache_num_blocks)
     return ArtifactSummary(
