@@ -176,11 +176,12 @@ def scan_fleet(
             raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
     by_url = {f.url: f for f in folders}
 
-    def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:
+    def work(url: str, cancel: CancelToken, limit: float) -> list[ArtifactSummary]:
         folder = by_url[url]
         server = registry.server(folder.host)
         issues: list[str] = []
-        rows = list(checked_rows(server, scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m))))
+        found = scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m), total=limit)
+        rows = list(checked_rows(server, found))
         if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
             raise StudioError(" ".join(issues))
         if on_issue is not None:

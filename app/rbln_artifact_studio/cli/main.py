@@ -291,7 +291,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
         rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue, failed))
     else:
-        options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
+        options = ScanOptions(
+            issue, not args.no_cache, processes, inspector=lambda: _inspector(args), timeout=args.timeout
+        )
         rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
     if args.format == "json":
         from rbln_artifact_studio.core.fleet.fleet_report import write_json
@@ -606,7 +608,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="scan root (a path) on each of these servers or @GROUP",
     )
     p.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="with several servers: give each this long (default 600)"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="a server's folder: give each server this long in all (default 600)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")

@@ -246,7 +246,7 @@ def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _On
     probe = Path(rebel_probe.__file__).read_text(encoding="utf-8")
     args = [SCRIPT, CONFIG_NAME, assembled_program("processes"), assembled_program("snapshot"), RULES, probe]
     trip = _OneTrip()
-    answers = server.stream("devices", args, cancel, timeout)
+    answers = server.stream("devices", args, cancel, timeout, total=timeout)  # the server's --timeout, in all
     try:
         for record in answers:
             if trip.status is None:

@@ -21,7 +21,7 @@ from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.server import OPERATION_LIMIT, Server
 
 if TYPE_CHECKING:  # the reader of what was sent loads with the first artifact to check
     from rbln_artifact_studio.remote.artifact import Pieces
@@ -135,8 +135,10 @@ def scan_remote(
     cancel: CancelToken | None = None,
     on_issue: IssueCallback | None = None,
     processes: int = 1,
+    total: float = OPERATION_LIMIT,
 ) -> Iterator[ArtifactSummary]:
     """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there.
+    The whole walk ends within `total` seconds (then StudioError; what ran there is stopped).
 
     processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
     single-threaded CLI), as the local scan does.
@@ -145,7 +147,7 @@ def scan_remote(
 
     def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:
         nonlocal ended
-        for record in server.stream("scan", [root.path, RULES], cancel):
+        for record in server.stream("scan", [root.path, RULES], cancel, total=total):
             if "i" in record:
                 if on_issue is not None:
                     on_issue(Path(root.path), str(record["i"]))

@@ -176,7 +176,9 @@ def without_mark(stderr: str) -> str:
 class TimedOutError(StudioError):
     """A server did not answer (or finish) within a limit; what the studio started there was stopped."""
 
-    def __init__(self, host: str, limit: float, longer: str = f"{ENV_TIMEOUT}=SECONDS", what: str = "answer") -> None:
+    def __init__(self, host: str, limit: float, longer: str | None = None, what: str = "answer") -> None:
+        if longer is None:  # silence: the transport's limit; a whole call: the command's own
+            longer = f"{ENV_TIMEOUT}=SECONDS" if what == "answer" else "the command's --timeout SECONDS"
         super().__init__(
             f"{host} did not {what} within {limit:g} s; what the studio started there was stopped.",
             hint=f"Check that the server responds (`ssh {host}` in a terminal); a hung tool or file system there is "
