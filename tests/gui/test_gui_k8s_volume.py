@@ -36,6 +36,11 @@ def test_the_window_follows_a_volume_across_swaps(
 
     for blocks in (17, 18):  # every update, not only the first
         write_volume(volume, version(blocks))
-        qtbot.waitUntil(lambda b=blocks: _blocks(window) == {"qwen-a": b, "qwen-b": b}, timeout=20_000)
+        expected: dict[str, int | None] = {"qwen-a": blocks, "qwen-b": blocks}
+
+        def shown(want: dict[str, int | None] = expected) -> bool:
+            return _blocks(window) == want
+
+        qtbot.waitUntil(shown, timeout=20_000)
         qtbot.waitUntil(lambda: not window.state_notices._checking and not window.workspace.busy, timeout=20_000)
         assert gone == [] and window.workspace.root == str(root)

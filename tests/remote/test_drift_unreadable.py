@@ -32,6 +32,7 @@ def test_a_working_folder_this_login_cannot_read_is_named_as_the_reason(cr13_art
     )
     try:
         # The server's processes.py as a login of another user reads it (a user namespace: no rights on root's).
+        assert UNSHARE is not None
         done = subprocess.run(
             [UNSHARE, "-U", sys.executable, str(PROGRAMS / "processes.py"), "rbln_config.json", str(served.pid)],
             capture_output=True,
