@@ -31,7 +31,7 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
 from rbln_artifact_studio.remote.server import Server, assembled_program
-from rbln_artifact_studio.remote.transport import ENV_TIMEOUT, TimedOutError
+from rbln_artifact_studio.remote.transport import TimedOutError
 
 T = TypeVar("T")
 DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
@@ -108,9 +108,8 @@ def fan_out(
     out: list[HostResult[T]] = []
     for host, slot in slots.items():
         if host in late:  # what its stopped call says ("Cancelled…") is not why: the limit is
-            out.append(
-                HostResult(host, None, TimedOutError(host, timeout, longer or ENV_TIMEOUT + "=SECONDS").one_line())
-            )
+            more = f" A slow server may need a longer limit: {longer}." if longer else ""
+            out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s.{more}"))
         elif slot.done.is_set():
             out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
         else:
