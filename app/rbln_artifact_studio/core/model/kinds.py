@@ -206,6 +206,11 @@ def missing_graph(path: Path | None, shown: str) -> Problem:
             what = next((words for test, words in _NOT_A_FILE if test(mode)), None)
     if what is None:
         return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is missing.")
+    return graph_not_a_file(shown, what)
+
+
+def graph_not_a_file(shown: str, what: str) -> Problem:
+    """The problem of an expected graph whose name holds `what` ("a named pipe (FIFO)") instead of a file."""
     return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is not a regular file: it is {what}.")
 
 

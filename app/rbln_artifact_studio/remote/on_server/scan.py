@@ -7,7 +7,7 @@ to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in 
 "x": [[name, offset, length]] the pieces the studio's full check reads (configs whole; a simulator graph's
 preamble and used header slots without trailing zeros), one after another and zlib'd as one, after the config in
 the blob, "real": true when a graph was written by the real compiler (its check needs the server's rebel: a second
-round trip)},
+round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
 The walk is the local scan's own (core/portable/walk.py, sent with this program: remote/server.py assembles it),
@@ -18,6 +18,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -190,8 +191,41 @@ def check_files(entries, record, blob):
         blob.append(zlib.compress(b"".join(raw), 1))
 
 
+NOT_A_FILE = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)  # as core/model/kinds.py words them
+
+
+def not_files(entries):
+    """{name: what it is} of each `.rbln` name that is no regular file (a FIFO, a folder, a link to nothing)."""
+    out = {}
+    for entry in entries:
+        if not entry.name.endswith(".rbln") or internal(entry.name):
+            continue
+        try:
+            if entry.is_file():
+                continue
+            mode = os.stat(entry.path).st_mode
+        except FileNotFoundError:
+            out[text(os.fsencode(entry.name))] = "a link to nothing"
+            continue
+        except OSError:
+            continue
+        what = next((words for test, words in NOT_A_FILE if test(mode)), None)
+        if what is not None:
+            out[text(os.fsencode(entry.name))] = what
+    return out
+
+
 def row(folder, entries, size, graphs, link_target, newest=0):
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    odd = not_files(entries)
+    if odd:
+        record["nf"] = odd
     if newest:
         record["m"] = newest // 1000000000  # when it was compiled or last changed (the Modified column)
     if link_target is not None:
