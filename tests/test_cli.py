@@ -237,3 +237,17 @@ def test_a_budget_below_the_weights_says_so_with_both_numbers(run_cli, cr13_arti
     )
     out = run_cli("set-memory-budget", cr13_artifact, "0.01", "--output-dir", tmp_path / "y")
     assert out.returncode == 1 and "the weights alone, 15.27 GiB" in out.stderr and not (tmp_path / "y").exists()
+
+
+def test_a_name_too_long_is_said_not_an_internal_error(run_cli, cr13_artifact: Path, tmp_path: Path) -> None:
+    """ENAMETOOLONG (a 300-byte name) is the user's path, not a bug: named, with the limit, exit 1."""
+    long_name = "a" * 300
+    for args in (
+        ["inspect", tmp_path / long_name],
+        ["set-kvcache-num-blocks", cr13_artifact, 20, "--output-dir", tmp_path / long_name],
+    ):
+        done = run_cli(*args)
+        assert done.returncode == 1 and "internal error" not in done.stderr, done.stderr
+        assert done.stderr.startswith(f"error: The path {tmp_path}/{'a' * 24}… is too long")
+        assert "is too long (one of its names is 300 bytes long, and a file system allows 255)" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [cr13_artifact.name]  # nothing written beside it

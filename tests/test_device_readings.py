@@ -108,3 +108,32 @@ def test_garbage_is_an_error_naming_the_line() -> None:
         parse_device_table("\n".join(lines))
     with pytest.raises(StudioError, match=r"listed no NPUs \(it printed: 'Segmentation fault'\)"):
         parse_tool_output("npu1", "#tool rbln-smi text\nSegmentation fault\n")
+
+
+def test_a_total_no_npu_has_is_refused_with_where_it_was_printed() -> None:
+    data = json.loads(fake_npu_tool._json(SETUP))
+    data["devices"][1]["memory"]["total"] = str(10**31)  # would rank first in `place`
+    with pytest.raises(StudioError, match=r"devices\[1\]: NPU 1 reports .* in all, more than any Rebel100 NPU has"):
+        parse_device_json(json.dumps(data))
+    lines = _rows(fake_npu_tool._text(SETUP))
+    row = next(i for i, line in enumerate(lines) if line.startswith("| 0 "))
+    lines[row] = lines[row].replace("2.4GiB / 15.7GiB", "2.4GiB / 900.0GiB")
+    with pytest.raises(StudioError, match=rf"line {row + 1}: NPU 0 reports 900 GiB in all, more than any ATOM NPU"):
+        parse_device_table("\n".join(lines), "rbln-smi", "npu1")
+
+
+def test_a_context_larger_than_its_npu_or_than_its_used_memory_is_refused() -> None:
+    data = json.loads(fake_npu_tool._json(SETUP))
+    data["devices"][0]["memory"]["used"] = "100"
+    data["contexts"][0]["memalloc"] = str(3 * ATOM_AVAILABLE)
+    with pytest.raises(
+        StudioError, match=r"contexts\[0\]: the context of process 4242 allocates .* more than its NPU 0"
+    ):
+        parse_device_json(json.dumps(data))
+    data["contexts"][0]["memalloc"] = str(8 * 2**30)  # fits the NPU, yet the NPU says 100 B are used
+    with pytest.raises(StudioError, match=r"contexts\[0\]: the contexts on NPU 0 allocate 8 GiB, while the NPU re"):
+        parse_device_json(json.dumps(data))
+    text = fake_npu_tool._text(SETUP).replace("2.4GiB / 15.7GiB", "0.0GiB / 15.7GiB")
+    row = next(i for i, line in enumerate(_rows(text)) if "4242" in line)
+    with pytest.raises(StudioError, match=rf"line {row + 1}: the contexts on NPU 0 allocate 2.4 GiB, while the NPU"):
+        parse_device_table(text, "rbln-smi", "npu1")

@@ -126,3 +126,15 @@ def test_cli_scan_prints_the_tables_first_columns_as_the_table_does(fleet: Path)
     assert cr13.split()[2:] == ["ok", "21", "9", "40", "23.62", "GiB", "RBLN-CR13", "1"]
     broken = lines.index(next(line for line in lines if line.startswith("broken")))
     assert "?" in lines[broken].split() and lines[broken + 1].startswith("    ")  # unknown cells, then the reason
+
+
+def test_the_cli_docs_name_every_exported_column_in_order() -> None:
+    """docs/cli.md lists the CSV/Markdown columns; Host and Modified were missing from it (issue 34)."""
+    import re
+
+    from rbln_artifact_studio.core.fleet.columns import REPORT_COLUMNS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    paragraph = docs[docs.index("CSV and Markdown carry the artifact table's columns") :].split("\n\n")[0]
+    named = [n for n in re.findall(r"`([^`]+)`", paragraph) if n in {c.title for c in REPORT_COLUMNS}]
+    assert named == [c.title for c in REPORT_COLUMNS]

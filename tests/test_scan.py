@@ -111,3 +111,13 @@ def test_corrupt_cache_is_ignored(cr13_artifact: Path) -> None:
     list(scan(cr13_artifact.parent))
     ScanCache(cr13_artifact.parent).path.write_text("{not json")
     assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]
+
+
+def test_a_fifo_under_a_graphs_name_is_said_to_be_no_file_not_missing(cr13_artifact: Path) -> None:
+    graph = cr13_artifact / "prefill.rbln"
+    graph.unlink()
+    os.mkfifo(graph)  # never opened: a read would wait for a writer forever
+    said = "Expected compiled graph 'prefill.rbln' is not a regular file: it is a named pipe (FIFO)."
+    for verify in (True, False):  # the full check's verdict, and the fast row before it
+        [row] = scan(cr13_artifact.parent, use_cache=False, verify=verify)
+        assert said in row.problems and not any("missing" in p for p in row.problems)

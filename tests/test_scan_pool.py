@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -115,3 +116,69 @@ def test_by_default_a_scan_uses_only_the_cpus_other_work_leaves_idle(
     monkeypatch.setattr(scan_pool, "available_cpus", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert scan_pool.idle_cpus() == expected
+
+
+STOPPED_MID_TASK = """
+import os, sys, time
+from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
+from rbln_artifact_studio.core.stop_signals import terminate_raises
+
+parent, marker = os.getpid(), sys.argv[1]
+
+def compute(task):
+    if os.getpid() != parent:  # a worker: busy with its batch when the parent stops
+        open(marker, "a").close()
+        time.sleep(60)
+    return task
+
+def items():
+    i = 0
+    while not os.path.exists(marker):
+        yield i
+        i += 1
+    raise KeyboardInterrupt  # Ctrl-C, or the CLI's SIGTERM, while a worker reads
+
+try:
+    with terminate_raises():  # as the CLI runs every command
+        for _ in ordered_map(compute, items(), 2):
+            pass
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_workers_stopped_mid_task_print_no_traceback(tmp_path: Path) -> None:
+    """Issue 34: `scan --json --no-cache --jobs 2` printed "Process ForkPoolWorker-1 ... Terminated: SIGTERM" and
+    a traceback: the workers inherited the CLI's SIGTERM handler, and the parent ends them with SIGTERM."""
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_MID_TASK, str(tmp_path / "busy")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert (done.stdout, done.stderr) == ("stopped\n", "")
+
+
+def test_a_json_scan_stopped_mid_stream_ends_its_array_saying_so(cr13_artifact: Path, tmp_path: Path) -> None:
+    """SIGTERM while `scan --json` streams (the reader is slow: the scan waits on the pipe): stdout is still one
+    JSON array, its last element says the run is incomplete and why; no traceback; 143 as a shell reports it."""
+    from conftest import cli_command, cli_env
+
+    root = tmp_path / "fleet"
+    for i in range(250):  # about 250 kB of rows: more than a pipe holds, so the scan is mid-stream when stopped
+        shutil.copytree(cr13_artifact, root / f"{i:03d}-{'x' * 200}")
+    proc = subprocess.Popen(
+        [*cli_command(), "scan", str(root), "--json", "--no-cache", "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
+    assert proc.stdout is not None
+    first = os.read(proc.stdout.fileno(), 100)  # rows are coming (read below the file object: communicate does)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    rows = json.loads(first + out)
+    assert rows[-1] == {"incomplete": True, "error": "cancelled"}
+    assert 0 < len(rows) - 1 < 250 and all("path" in row for row in rows[:-1])
+    assert (proc.returncode, err.decode()) == (143, "cancelled: nothing was left half-done\n")

@@ -4,6 +4,7 @@ text-table readings, one that hangs (bounded, named), one that prints garbage, a
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +43,9 @@ def test_five_servers_at_once_each_a_row_the_hung_and_the_garbage_named(cli: Run
     assert not b["devices"][0]["memory_exact"]
     assert [d["memory_total"] for d in c["devices"]] == [ATOM, ATOM] and c["form"] == "text"
     # The fan-out's own words, or the transport's when it ends the call at the same limit (and says more).
-    assert hang["error"].startswith("npu-hang did not answer within 15 s") and hang["devices"] == []
+    assert re.match(r"npu-hang did not (answer|finish) within 15 s", hang["error"]) and hang["devices"] == []
+    # The longer limit named is the command's own (the ssh-wide RBLN_STUDIO_SSH_TIMEOUT is not what to set).
+    assert hang["error"].endswith("longer limit: --timeout SECONDS or RBLN_STUDIO_SERVER_TIMEOUT=SECONDS.")
     assert "cannot be true" in junk["error"] and "line 1: not JSON" in junk["error"]
     assert fleet.hung_pid("npu-hang") is not None  # the fake did start, and hung
 
@@ -68,7 +71,7 @@ def test_each_context_against_what_its_artifact_predicts(cli: Run, fleet: Fleet)
     assert f"pid {fleet.serving} vllm on NPU 0: serves ssh://npu-a{fleet.artifact} (node 0)" in text.stdout
     assert "(+25.0%)  <- past 10%" in text.stdout
     assert f"pid {fleet.anonymous} python3 on NPU 1: drift unknown (its command line names no artifact" in text.stdout
-    assert "npu-hang: FAILED: npu-hang did not answer within 15 s" in text.stdout
+    assert re.search(r"npu-hang: FAILED: npu-hang did not (answer|finish) within 15 s", text.stdout)
 
 
 def test_place_answers_per_artifact_across_servers(cli: Run, fleet: Fleet, tmp_path: Path) -> None:  # noqa: F811

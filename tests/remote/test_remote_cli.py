@@ -195,3 +195,18 @@ def test_a_path_below_the_login_folder(remote_cli: Run, ca25_artifact: Path) -> 
         assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "ok", shown.stderr
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_text_scan_of_several_servers_names_the_host_and_counts_no_failure_as_an_artifact(
+    remote_cli: Run, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no such folder"
+    done = remote_cli("scan", url(cr13_artifact.parent), url(missing))
+    assert done.returncode == 3, done.stderr  # the failed server's row is invalid, as documented
+    title, row = done.stdout.splitlines()[:2]
+    assert title.split()[:2] == ["Name", "Host"]
+    assert row.split()[:2] == ["qwen3-8b-cr13", HOST_ALIAS]
+    assert f"Cannot scan {url(missing)}" in done.stdout
+    assert done.stderr.splitlines()[-1] == (
+        f"1 artifact(s) under {url(cr13_artifact.parent)}, {url(missing)}; 1 could not be read"
+    )

@@ -89,3 +89,28 @@ def test_every_call_to_a_server_whose_python_hangs_ends_within_the_limit(
     _ends_in_time(remote_cli, *(part.format(url=url(cr13_artifact)) for part in command), env=env)
     assert _none_left(pids) == [], "the program still runs on the server"
     assert os.environ.get("RBLN_STUDIO_SSH_TIMEOUT") is None
+
+
+# Answers a sign of life every 0.2 s forever and never a row: a server that is never silent, never done.
+TRICKLE = "#!/bin/sh\necho $$ >> {pids}\nwhile :; do printf '{{\"alive\": true}}\\n'; sleep 0.2; done\n"
+
+
+def test_a_scan_of_a_server_that_trickles_its_answer_ends_within_its_timeout(
+    remote_cli: Run, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    """The per-answer limit never runs out on a server that keeps talking: `scan ssh://` has a limit of its own
+    for the whole call (`--timeout`), and the call ends there, leaving nothing running on the server."""
+    pids = tmp_path / "pids"
+    python = tmp_path / "python3"
+    python.write_text(TRICKLE.format(pids=pids))
+    python.chmod(0o755)
+    done = remote_cli(
+        "scan", url(cr13_artifact.parent), "--timeout", str(LIMIT), env={"RBLN_STUDIO_REMOTE_PYTHON": str(python)}
+    )
+    assert done.returncode == 1, done
+    assert done.stderr.startswith(f"error: {HOST_ALIAS} did not finish within {LIMIT} s; what the studio started "), (
+        done.stderr
+    )
+    assert done.stderr.rstrip().endswith("A slow link may need a longer limit: the command's --timeout SECONDS.")
+    assert "Traceback" not in done.stderr
+    assert _none_left(pids) == [], "the program still runs on the server"

@@ -17,7 +17,7 @@ from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
-from rbln_artifact_studio.remote.scan import scan_remote
+from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
 from remote.conftest import HOST_ALIAS, SshServer
 from remote.pythons import OLD, SLOW, make_python
@@ -228,3 +228,16 @@ def test_models_of_every_kind_on_a_server_get_the_rows_a_local_scan_gives(
     assert remote["llava"].kind == "multimodal" and remote["llava"].kvcache_num_blocks is not None
     assert remote["whisper"].kind == "encoder-decoder" and remote["whisper"].kv_note
     assert tree_state(served) == before
+
+
+def test_a_fifo_under_a_graphs_name_on_a_server_is_said_as_here(
+    server: SshServer, control_dir: Path, cr13_artifact: Path
+) -> None:
+    graph = cr13_artifact / "prefill.rbln"
+    graph.unlink()
+    os.mkfifo(graph)  # never opened there either
+    said = "Expected compiled graph 'prefill.rbln' is not a regular file: it is a named pipe (FIFO)."
+    [local] = scan(cr13_artifact.parent, use_cache=False)
+    s = Server(HOST_ALIAS, server.options(control_dir))
+    [remote] = checked_rows(s, scan_remote(s, ServerFolder(HOST_ALIAS, str(cr13_artifact.parent))))
+    assert said in local.problems and remote.problems == local.problems

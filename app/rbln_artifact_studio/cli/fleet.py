@@ -42,6 +42,7 @@ from rbln_artifact_studio.remote.fleet import (
 )
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
+LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran out of time is told to need
 
 
 def _print_json(data: Any) -> None:
@@ -83,7 +84,7 @@ def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[st
 def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
     """`devices SERVER [SERVER | @group ...]`: one host as before (its error is the command's); several: a row each."""
     hosts = hosts_of(entries)
-    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
+    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL, longer=LONGER)
     if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
         [reading] = readings
         if reading.error is not None:
@@ -99,7 +100,7 @@ def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = N
 
 
 def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus], dict[str, str]]:
-    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False)
+    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False, longer=LONGER)
     statuses = [r.status for r in readings if r.status is not None]
     failures = {r.host: r.error or "not read" for r in readings if r.status is None}
     return statuses, failures
@@ -157,9 +158,10 @@ def scan_fleet(
     entries: Sequence[str],
     timeout: float | None = None,
     on_issue: Callable[[str, str], None] | None = None,
+    failed: list[str] | None = None,
 ) -> Iterator[ArtifactSummary]:
     """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
-    once; a server that cannot be read is a row with its reason."""
+    once; a server that cannot be read is a row with its reason (its URL also appended to `failed`: no artifact)."""
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
     registry.configure_from_environment()
@@ -174,11 +176,12 @@ def scan_fleet(
             raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
     by_url = {f.url: f for f in folders}
 
-    def work(url: str, cancel: CancelToken, _limit: float) -> list[ArtifactSummary]:
+    def work(url: str, cancel: CancelToken, limit: float) -> list[ArtifactSummary]:
         folder = by_url[url]
         server = registry.server(folder.host)
         issues: list[str] = []
-        rows = list(checked_rows(server, scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m))))
+        found = scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m), total=limit)
+        rows = list(checked_rows(server, found))
         if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
             raise StudioError(" ".join(issues))
         if on_issue is not None:
@@ -186,11 +189,15 @@ def scan_fleet(
                 on_issue(url, message)
         return rows
 
-    for result in fan_out(list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL):
+    for result in fan_out(
+        list(by_url), work, timeout or default_timeout(), DEFAULT_PARALLEL, longer="--timeout SECONDS"
+    ):
         if result.value is not None:
             yield from result.value
         else:
             folder = by_url[result.host]
+            if failed is not None:
+                failed.append(folder.url)
             yield ArtifactSummary(
                 folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -250,6 +251,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_INVALID if artifact.status.value == "invalid" else 0
 
 
+def _stop_reason(exc: BaseException) -> str:
+    """Why a command stopped early, in the words main() prints for it."""
+    from rbln_artifact_studio.core.errors import StudioError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return "cancelled"
+    if isinstance(exc, StudioError):
+        return exc.one_line()
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     def issue(path: object, message: str) -> None:
         _warn(message)
@@ -262,6 +274,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     args.root = ", ".join(args.roots)
     root = None if several else parse_location(args.roots[0])
     invalid = count = 0
+    failed: list[str] = []  # servers' folders that could not be read: a row each, yet no artifact
 
     def counted(rows: Iterable[ArtifactSummary]) -> Iterator[ArtifactSummary]:
         nonlocal invalid, count
@@ -276,14 +289,17 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if root is None:
         from rbln_artifact_studio.cli.fleet import scan_fleet
 
-        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue))
+        rows = counted(scan_fleet(args.roots, args.on, args.timeout or 600.0, issue, failed))
     else:
-        options = ScanOptions(issue, not args.no_cache, processes, inspector=lambda: _inspector(args))
+        options = ScanOptions(
+            issue, not args.no_cache, processes, inspector=lambda: _inspector(args), timeout=args.timeout
+        )
         rows = counted(dispatch.scan(root, options))  # inspect's check: one verdict for both
     if args.format == "json":
-        from rbln_artifact_studio.core.fleet.fleet_report import json_pieces
+        from rbln_artifact_studio.core.fleet.fleet_report import write_json
 
-        sys.stdout.writelines(json_pieces(rows))  # row by row: the report of a large fleet is never held whole
+        # Row by row (the report of a large fleet is never held whole), and one whole array even when stopped.
+        write_json(rows, sys.stdout.write, _stop_reason)
         return EXIT_INVALID if invalid else 0
     if args.format:
         from rbln_artifact_studio.core.fleet.fleet_report import render
@@ -292,9 +308,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return EXIT_INVALID if invalid else 0
     from rbln_artifact_studio.core.fleet.fleet_report import text_lines
 
-    for line in text_lines(rows):
+    for line in text_lines(rows, with_host=several):
         print(line)
-    print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
+    if failed:
+        print(f"{count - len(failed)} artifact(s) under {args.root}; {len(failed)} could not be read", file=sys.stderr)
+    else:
+        print(f"{count} artifact(s) under {args.root}", file=sys.stderr)
     return EXIT_INVALID if invalid else 0
 
 
@@ -590,7 +609,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="scan root (a path) on each of these servers or @GROUP",
     )
     p.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="with several servers: give each this long (default 600)"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="a server's folder: give each server this long in all (default 600)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--format", choices=["csv", "json", "markdown"], help="print the fleet report in this format")
@@ -826,13 +848,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
-        if os.environ.get("RBLN_STUDIO_DEBUG"):
-            raise
-        print(
-            f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr
-        )
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG or os.environ.get("RBLN_STUDIO_DEBUG"):
+            return _internal_error(exc)
+        print(f"error: {_name_too_long(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("RBLN_STUDIO_DEBUG"):
+        raise exc
+    print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _name_too_long(exc: OSError) -> str:
+    """ENAMETOOLONG in words: which path, and the limits it broke (a name of 255 bytes, a path of 4,096)."""
+    path = os.fsdecode(exc.filename) if exc.filename is not None else "a path given"
+    longest = max((len(os.fsencode(part)) for part in path.split(os.sep)), default=0)
+    what = (
+        f"one of its names is {longest} bytes long, and a file system allows 255"
+        if longest > 255
+        else f"it is {len(os.fsencode(path))} bytes long, more than the system allows"
+    )
+    shown = os.sep.join(part if len(os.fsencode(part)) <= 255 else f"{part[:24]}…" for part in path.split(os.sep))
+    return f"The path {shown} is too long ({what}); give a shorter name."
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ class ScanOptions(NamedTuple):
     processes: int = 1
     cancel: CancelToken | None = None
     inspector: Callable[[], GraphInspector | None] | None = None
+    timeout: float | None = None  # seconds a scan elsewhere (a server) may take in all; None: the kind's own limit
 
 
 class ResizeOrder(NamedTuple):

@@ -66,7 +66,8 @@ class ServerKind:
 
         folder = _folder(root)
         s = server(folder.host)
-        rows = scan_remote(s, folder, options.cancel, on_issue=options.on_issue, processes=options.processes)
+        limit = {} if options.timeout is None else {"total": options.timeout}
+        rows = scan_remote(s, folder, options.cancel, on_issue=options.on_issue, processes=options.processes, **limit)
         return checked_rows(s, rows, options.cancel)  # rebel reads real graphs there, a round trip per 1,000 rows
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:

@@ -40,7 +40,7 @@ from rbln_artifact_studio.core.simulator.container import (
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.server import OPERATION_LIMIT, Server
 
 REBEL_TIMEOUT = 180
 RULES = json.dumps(
@@ -150,7 +150,9 @@ def open_remote_artifacts(
     """Several artifacts of one server in one round trip, each as it arrives (or the error that says why not)."""
     probe = Path(rebel_probe.__file__).read_text()
     # the server may run rebel on each graph (up to REBEL_TIMEOUT) before it says anything more
-    answers = server.stream("snapshot", [RULES, probe, *(t.path for t in targets)], cancel, REBEL_TIMEOUT + 60)
+    args = [RULES, probe, *(t.path for t in targets)]
+    total = OPERATION_LIMIT + REBEL_TIMEOUT * len(targets)  # each artifact may need its rebel run, in turn
+    answers = server.stream("snapshot", args, cancel, REBEL_TIMEOUT + 60, total=total)
     count = 0
     try:
         for record in answers:  # to its end: the program's exit status is checked there

@@ -6,7 +6,7 @@ import json
 
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
-from rbln_artifact_studio.core.model.npu import get_npu
+from rbln_artifact_studio.core.model.npu import FAMILIES, get_npu
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
 from rbln_artifact_studio.remote.server import NOT_FOUND, Server
@@ -28,6 +28,9 @@ SCRIPT = (
     "done; echo 'neither rbln-smi nor rbln-stat is on the PATH' >&2; exit 127"
 )
 ROUNDING = int(0.05 * 2**30)  # the text table prints one decimal of GiB
+# How far the contexts' allocations may exceed the NPU's used figure before it cannot be true: the two tables are
+# read a moment apart and rounded (a context starting meanwhile); a whole GiB more is no rounding.
+CONTEXT_SLACK = 2**30
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -50,6 +53,56 @@ def _exact_total(name: str, shown: int) -> int:
     except UnknownNpuError:
         return shown
     return available if abs(available - shown) <= ROUNDING else shown
+
+
+def _largest_dram(name: str) -> tuple[int, str]:
+    """The most DRAM an NPU of this name can have (its family's; any known family's for an unknown name)."""
+    try:
+        family = get_npu(name).family
+    except UnknownNpuError:
+        family = max(FAMILIES, key=lambda f: f.dram_bytes)
+    return family.dram_bytes, family.name
+
+
+def _check_figures(
+    devices: list[Device], device_at: dict[int, str], context_at: list[str], tool: str, host: str
+) -> None:
+    """Refuse figures no NPU can have, naming where they were printed (device_at: an NPU's line, context_at: each
+    context's, in the order of the devices' processes): a total beyond any NPU the catalog knows, a context larger
+    than its NPU, contexts allocating far more than the NPU reports used."""
+    places = iter(context_at)
+    for device in devices:
+        largest, family = _largest_dram(device.name)
+        if device.total > largest:
+            raise _bad(
+                tool,
+                host,
+                None,
+                f"{device_at[device.index]}NPU {device.index} reports {format_bytes(device.total)} in all, more than "
+                f"any {family} NPU has ({format_bytes(largest)})",
+            )
+        allocated = 0
+        for ctx in device.processes:
+            where = next(places)
+            if ctx.memory is None:
+                continue
+            allocated += ctx.memory
+            if ctx.memory > device.total:
+                raise _bad(
+                    tool,
+                    host,
+                    None,
+                    f"{where}the context of process {ctx.pid} allocates {format_bytes(ctx.memory)}, more than its "
+                    f"NPU {device.index} has ({format_bytes(device.total)})",
+                )
+            if allocated > device.used + CONTEXT_SLACK:
+                raise _bad(
+                    tool,
+                    host,
+                    None,
+                    f"{where}the contexts on NPU {device.index} allocate {format_bytes(allocated)}, while the NPU "
+                    f"reports {format_bytes(device.used)} used",
+                )
 
 
 # ---- the text table --------------------------------------------------------------------------------------------
@@ -153,10 +206,16 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
     for line, npu in context_lines:
         if npu not in devices:
             raise _bad(tool, host, line, f"a context on NPU {npu}, which the device table does not list")
-    return [
+    out = [
         Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(i, ())))
         for i, (_, d) in sorted(devices.items())
     ]
+    lines_of: dict[int, list[str]] = {}
+    for line, npu in context_lines:
+        lines_of.setdefault(npu, []).append(_where(line))
+    context_at = [where for d in out for where in lines_of.get(d.index, [])]
+    _check_figures(out, {i: _where(line) for i, (line, _) in devices.items()}, context_at, tool, host)
+    return out
 
 
 # ---- the JSON form ---------------------------------------------------------------------------------------------
@@ -194,6 +253,8 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
     if not isinstance(data, dict) or not isinstance(data.get("devices"), list):
         raise _bad(tool, host, None, 'no "devices" list in its JSON')
     devices: dict[int, Device] = {}
+    device_places: dict[int, str] = {}  # where each NPU was listed, for a figure refused later
+    context_places: dict[int, list[int]] = {}  # each NPU's contexts' indexes, in order
     for i, entry in enumerate(data["devices"]):
         where = f"devices[{i}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("memory"), dict):
@@ -205,6 +266,7 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
         total = _json_bytes(entry["memory"].get("total"), tool, host, f"{where}.memory.total")
         if used > total:
             raise _bad(tool, host, None, f"{where}: NPU {index} uses {used:,} bytes of {total:,}")
+        device_places[index] = f"{where}: "
         devices[index] = Device(
             index,
             str(entry.get("name", "")),
@@ -228,6 +290,7 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
         if npu not in devices:
             raise _bad(tool, host, None, f'{where} is on NPU {npu}, which "devices" does not list')
         memalloc = ctx.get("memalloc")
+        context_places.setdefault(npu, []).append(i)
         processes.setdefault(npu, []).append(
             NpuProcess(
                 npu,
@@ -242,6 +305,8 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
         Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(d.index, ())), True, d.group_id)
         for _, d in sorted(devices.items())
     ]
+    context_at = [f"contexts[{i}]: " for _, places in sorted(context_places.items()) for i in places]
+    _check_figures(out, device_places, context_at, tool, host)
     return out, str(data.get("KMD_version", ""))
 
 

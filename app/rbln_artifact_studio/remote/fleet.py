@@ -24,12 +24,14 @@ from rbln_artifact_studio.core.planning.drift import (
     ProcessArtifact,
     choose_artifact,
     drifts,
+    path_arguments,
 )
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
 from rbln_artifact_studio.remote.server import Server, assembled_program
+from rbln_artifact_studio.remote.transport import TimedOutError
 
 T = TypeVar("T")
 DEFAULT_PARALLEL = 16  # servers read at once: ssh processes are cheap, the waiting is on the servers
@@ -60,9 +62,11 @@ def fan_out(
     timeout: float = DEFAULT_TIMEOUT,
     parallel: int = DEFAULT_PARALLEL,
     cancel: CancelToken | None = None,
+    longer: str | None = None,
 ) -> list[HostResult[T]]:
     """work(host, cancel, timeout) for every host, at most `parallel` at once, each given `timeout` seconds from
-    its start; the results in the order of `hosts`, a failure or a timeout as the error of its row."""
+    its start; the results in the order of `hosts`, a failure or a timeout as the error of its row. longer: how
+    the caller's user gives a longer limit (a command's `--timeout`), named where a server ran out of time."""
     gate = threading.Semaphore(max(parallel, 1))
     slots = {host: _Slot() for host in dict.fromkeys(hosts)}
 
@@ -75,6 +79,8 @@ def fan_out(
             slot.started = time.monotonic()
             try:
                 slot.value = work(host, slot.cancel, timeout)
+            except TimedOutError as exc:
+                slot.error = (exc.with_longer(longer) if longer else exc).one_line()
             except StudioError as exc:
                 slot.error = exc.one_line()
             except Exception as exc:  # a bug must not take the other servers' rows with it
@@ -102,7 +108,8 @@ def fan_out(
     out: list[HostResult[T]] = []
     for host, slot in slots.items():
         if host in late:  # what its stopped call says ("Cancelled…") is not why: the limit is
-            out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s."))
+            more = f" A slow server may need a longer limit: {longer}." if longer else ""
+            out.append(HostResult(host, None, f"{host} did not answer within {timeout:g} s.{more}"))
         elif slot.done.is_set():
             out.append(HostResult(host, slot.value if slot.error is None else None, slot.error))
         else:
@@ -134,6 +141,21 @@ class ServerReading:
         }
 
 
+def _why_no_folder(record: dict[str, Any], argv: Sequence[str]) -> str:
+    """Why no argument of a process names an artifact: the login may not read it, or there is none."""
+    unreadable = {str(k): str(v) for k, v in (record.get("unreadable") or {}).items()}
+    for arg in path_arguments(argv):
+        if arg in unreadable:
+            return f"this login cannot read {unreadable[arg]}, which its command line names"
+    relative = [a for a in path_arguments(argv) if not a.startswith("/")]
+    if record.get("cwd_error") and relative:
+        return (
+            f"this login cannot read its working folder ({record['cwd_error']}), which its command line's "
+            f"{relative[0]} is relative to"
+        )
+    return "its command line names no artifact folder"
+
+
 def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, ProcessArtifact], dict[int, str]]:
     """From processes.py's records: the processes with no artifact (and why), and the folder each other names."""
     unmatched: dict[int, ProcessArtifact] = {}
@@ -147,7 +169,7 @@ def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, Process
         folders = {str(k): str(v) for k, v in (record.get("folders") or {}).items()}
         path = choose_artifact(argv, folders)
         if path is None:
-            unmatched[pid] = ProcessArtifact(pid, None, None, "its command line names no artifact folder")
+            unmatched[pid] = ProcessArtifact(pid, None, None, _why_no_folder(record, argv))
         else:
             paths[pid] = path
     return unmatched, paths
@@ -223,7 +245,7 @@ def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _On
     probe = Path(rebel_probe.__file__).read_text(encoding="utf-8")
     args = [SCRIPT, CONFIG_NAME, assembled_program("processes"), assembled_program("snapshot"), RULES, probe]
     trip = _OneTrip()
-    answers = server.stream("devices", args, cancel, timeout)
+    answers = server.stream("devices", args, cancel, timeout, total=timeout)  # the server's --timeout, in all
     try:
         for record in answers:
             if trip.status is None:
@@ -307,15 +329,17 @@ def read_fleet(
     threshold: float = DRIFT_THRESHOLD_PERCENT,
     with_drift: bool = True,
     cancel: CancelToken | None = None,
+    longer: str | None = None,
 ) -> list[ServerReading]:
-    """Every server's reading, in the order given; a server that failed or timed out is a reading with its error."""
+    """Every server's reading, in the order given; a server that failed or timed out is a reading with its error
+    (longer: how to give it more time, as fan_out names it)."""
 
     def work(host: str, token: CancelToken, limit: float) -> ServerReading:
         return read_server(host, token, limit, threshold, with_drift)
 
     return [
         r.value if r.value is not None else ServerReading(r.host, None, error=r.error)
-        for r in fan_out(hosts, work, timeout, parallel, cancel)
+        for r in fan_out(hosts, work, timeout, parallel, cancel, longer)
     ]
 
 

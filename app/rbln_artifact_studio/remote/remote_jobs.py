@@ -168,7 +168,8 @@ def follow(
         watch = CancelToken()
         outcome: JobOutcome | None = None
         try:
-            stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel)
+            # Following a log lasts as long as the job (signs of life keep it from falling silent): no total limit.
+            stream = server.stream("jobs", ["follow", job.id, str(offset)], watch if requested else cancel, total=None)
             with contextlib.closing(stream) as records:  # ended here, even when left at the result
                 for record in records:
                     if "log" in record:

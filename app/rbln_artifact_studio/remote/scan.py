@@ -15,13 +15,13 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
-from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
+from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, graph_not_a_file, missing_graph
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.server import OPERATION_LIMIT, Server
 
 if TYPE_CHECKING:  # the reader of what was sent loads with the first artifact to check
     from rbln_artifact_studio.remote.artifact import Pieces
@@ -109,6 +109,16 @@ def _checked_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     return with_verdict(found, artifact)
 
 
+def _with_not_files(row: ArtifactSummary, record: dict[str, Any]) -> ArtifactSummary:
+    """A graph the server found under its name but as no regular file (a FIFO, a folder) is said to be that, as
+    the local scan says it, not missing (the server sent only its files)."""
+    odd = {str(k): str(v) for k, v in (record.get("nf") or {}).items()}
+    if not odd:
+        return row
+    said = {missing_graph(None, name).message: graph_not_a_file(name, what).message for name, what in odd.items()}
+    return dataclasses.replace(row, problems=[said.get(p, p) for p in row.problems])
+
+
 def _failed_row(host: str, record: dict[str, Any]) -> ArtifactSummary:
     """The row of an entry the server could not read (a link to itself, no permission), as the local scan words it."""
     code, message = record["e"]
@@ -125,7 +135,7 @@ def _studio_row(host: str, data: dict[str, Any]) -> ArtifactSummary:
 def _artifact_row(task: tuple[str, dict[str, Any]]) -> ArtifactSummary:
     """The row of an artifact the server reported (in whichever process checks it: scan_pool)."""
     host, record = task
-    row = _row(host, record)
+    row = _with_not_files(_row(host, record), record)
     return row if "lt" not in record else dataclasses.replace(row, link_target=str(record["lt"]))
 
 
@@ -135,8 +145,10 @@ def scan_remote(
     cancel: CancelToken | None = None,
     on_issue: IssueCallback | None = None,
     processes: int = 1,
+    total: float = OPERATION_LIMIT,
 ) -> Iterator[ArtifactSummary]:
     """Every artifact under root on the server, in path order, as the server finds them. Writes nothing there.
+    The whole walk ends within `total` seconds (then StudioError; what ran there is stopped).
 
     processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
     single-threaded CLI), as the local scan does.
@@ -145,7 +157,7 @@ def scan_remote(
 
     def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:
         nonlocal ended
-        for record in server.stream("scan", [root.path, RULES], cancel):
+        for record in server.stream("scan", [root.path, RULES], cancel, total=total):
             if "i" in record:
                 if on_issue is not None:
                     on_issue(Path(root.path), str(record["i"]))

@@ -37,6 +37,9 @@ POLL = 0.05
 ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
 ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server counts as not answering
+# Seconds a whole program may take, however it trickles its answer (signs of life, one row at a time): a call
+# ends by then, what it started on the server stopped. A command with a --timeout passes that instead.
+OPERATION_LIMIT = 600.0
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.
@@ -129,16 +132,24 @@ class Server:
         return self.connection.host
 
     def stream(
-        self, program: str, args: Sequence[str], cancel: CancelToken | None = None, limit: float = ANSWER_LIMIT
+        self,
+        program: str,
+        args: Sequence[str],
+        cancel: CancelToken | None = None,
+        limit: float = ANSWER_LIMIT,
+        total: float | None = OPERATION_LIMIT,
     ) -> Generator[dict[str, Any], None, None]:
         """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
 
         Cancel (or closing the generator) closes the connection's stdin and stops ssh: the program on the
         server ends at once. Raises StudioError when python3 is missing or too old, or the program failed, and
-        when no line arrives for `limit` seconds (the options' answer_timeout replaces it): then what the call
-        started on the server is stopped, whether it reads its stdin or not.
+        when no line arrives for `limit` seconds (the options' answer_timeout replaces it) or the whole call
+        takes more than `total` seconds (None: a call that lasts as long as what it follows, a job's log): then
+        what the call started on the server is stopped, whether it reads its stdin or not. The time the caller
+        spends on each line counts too: `total` is the call's, from its start to its end.
         """
         limit = self.connection.options.limit(limit)
+        deadline = None if total is None else time.monotonic() + total
         code = program_source(program)
         proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -163,6 +174,10 @@ class Server:
                 if time.monotonic() - heard > limit:
                     stop_there()
                     raise timed_out(self.host, limit)
+                if deadline is not None and time.monotonic() > deadline:
+                    assert total is not None
+                    stop_there()  # a server that trickles its answer never falls silent: the call's own limit
+                    raise timed_out(self.host, total, what="finish")
                 try:
                     record = answer.next(POLL)
                 except AnswerError as exc:
@@ -221,6 +236,8 @@ class Server:
             )
         raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")
 
-    def run_program(self, program: str, args: Sequence[str], cancel: CancelToken | None = None) -> list[dict[str, Any]]:
-        """Every JSON line of a program, once it has finished."""
-        return list(self.stream(program, args, cancel))
+    def run_program(
+        self, program: str, args: Sequence[str], cancel: CancelToken | None = None, total: float = OPERATION_LIMIT
+    ) -> list[dict[str, Any]]:
+        """Every JSON line of a program, once it has finished (within `total` seconds)."""
+        return list(self.stream(program, args, cancel, total=total))

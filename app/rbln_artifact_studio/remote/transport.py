@@ -173,12 +173,28 @@ def without_mark(stderr: str) -> str:
     return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(GROUP_MARK))
 
 
-def timed_out(host: str, limit: float) -> StudioError:
-    return StudioError(
-        f"{host} did not answer within {limit:g} s; what the studio started there was stopped.",
-        hint=f"Check that the server responds (`ssh {host}` in a terminal); a hung tool or file system there is "
-        f"the usual cause. A slow link may need a longer limit: {ENV_TIMEOUT}=SECONDS.",
-    )
+class TimedOutError(StudioError):
+    """A server did not answer (or finish) within a limit; what the studio started there was stopped."""
+
+    def __init__(self, host: str, limit: float, longer: str | None = None, what: str = "answer") -> None:
+        if longer is None:  # silence: the transport's limit; a whole call: the command's own
+            longer = f"{ENV_TIMEOUT}=SECONDS" if what == "answer" else "the command's --timeout SECONDS"
+        super().__init__(
+            f"{host} did not {what} within {limit:g} s; what the studio started there was stopped.",
+            hint=f"Check that the server responds (`ssh {host}` in a terminal); a hung tool or file system there is "
+            f"the usual cause. A slow link may need a longer limit: {longer}.",
+        )
+        self.host = host
+        self.limit = limit
+        self.what = what
+
+    def with_longer(self, longer: str) -> TimedOutError:
+        """The same error naming the setting the caller's user has for a longer limit (a command's --timeout)."""
+        return TimedOutError(self.host, self.limit, longer, self.what)
+
+
+def timed_out(host: str, limit: float, what: str = "answer") -> TimedOutError:
+    return TimedOutError(host, limit, what=what)
 
 
 class SshConnection:

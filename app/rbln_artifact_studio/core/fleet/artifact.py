@@ -30,6 +30,7 @@ from rbln_artifact_studio.core.model.kinds import (
     ModelKind,
     kind_of,
     kv_location,
+    missing_graph,
     nested_count,
     out_of_step,
     read_json,
@@ -394,7 +395,8 @@ def _read_once(
     problems += batch_problems(config.batch_size, present, loaded.data)
     for expected in loaded.graph_names:
         if expected not in present:
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{expected}.rbln' is missing."))
+            where = model_dir / f"{expected}{GRAPH_SUFFIX}" if files is DISK else None
+            problems.append(missing_graph(where, f"{expected}.rbln"))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
     if files is DISK:
         folders = dict.fromkeys([folder, model_dir, location.lock_dir])

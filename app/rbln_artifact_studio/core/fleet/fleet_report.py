@@ -6,11 +6,14 @@ import csv
 import io
 import json
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+
+HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")
+"""Where a row is: `local`, the server, `s3://BUCKET`; the text output shows it when several servers are read."""
 
 FORMATS = ("csv", "json", "markdown")
 
@@ -84,19 +87,21 @@ def _pad(cell: str, width: int, right: bool) -> str:
     return fill + cell if right else cell + fill
 
 
-def text_lines(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
+def text_lines(rows: Iterable[ArtifactSummary], with_host: bool = False) -> Iterator[str]:
     """`scan`'s plain output: a title line, then per artifact a line of CLI_COLUMNS and its problems below it.
-    Cells are aligned by display width, control characters escaped as ls does."""
-    widths = [max(len(c.title), 30 if i == 0 else 8) for i, c in enumerate(CLI_COLUMNS)]
+    Cells are aligned by display width, control characters escaped as ls does. with_host (several servers at
+    once) adds the Host column after the name: the same folder on two servers is two rows."""
+    columns = (CLI_COLUMNS[0], HOST_COLUMN, *CLI_COLUMNS[1:]) if with_host else CLI_COLUMNS
+    widths = [max(len(c.title), 30 if i == 0 else 8) for i, c in enumerate(columns)]
 
     def line(cells: Iterable[str]) -> str:
         return "  ".join(
-            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(CLI_COLUMNS, cells, widths, strict=True)
+            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(columns, cells, widths, strict=True)
         ).rstrip()
 
-    yield line(c.title for c in CLI_COLUMNS)
+    yield line(c.title for c in columns)
     for row in rows:
-        yield line(c.text(row) for c in CLI_COLUMNS)
+        yield line(c.text(row) for c in columns)
         for problem in row.problems:
             yield f"    {control_escaped(problem)}"
 
@@ -111,6 +116,24 @@ def json_pieces(rows: Iterable[ArtifactSummary]) -> Iterator[str]:
         yield separator + json.dumps(row.to_json())
         separator = ",\n"
     yield "[\n\n]\n" if separator == "[\n" else "\n]\n"
+
+
+def write_json(
+    rows: Iterable[ArtifactSummary], write: Callable[[str], object], reason: Callable[[BaseException], str]
+) -> None:
+    """The `scan --json` array written a row at a time, and whole even when the run stops early (a failure, Ctrl-C,
+    SIGTERM, also while a write waits): its last element is then {"incomplete": true, "error": reason(exc)}, so a
+    consumer can tell, and the exception goes on. Only a SIGKILL leaves the array open (no JSON parser takes it)."""
+    started = False
+    try:
+        for piece in json_pieces(rows):
+            started = True  # before the write: a write stopped midway has its text in the buffer
+            write(piece)
+    except (Exception, KeyboardInterrupt) as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise  # nobody reads on
+        write(("[\n" if not started else ",\n") + json.dumps({"incomplete": True, "error": reason(exc)}) + "\n]\n")
+        raise
 
 
 def to_json(rows: Iterable[ArtifactSummary]) -> str:

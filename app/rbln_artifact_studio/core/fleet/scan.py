@@ -17,7 +17,7 @@ from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.files import read_small
-from rbln_artifact_studio.core.portable.walk import Found, walk
+from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
 from rbln_artifact_studio.core.portable.walk import is_inside as is_inside  # rescan and the GUI ask it here
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
@@ -216,6 +216,7 @@ def _from_config(
         describe_config,
         describe_folder,
         kind_of,
+        missing_graph,
         out_of_step,
         read_json,
         upstream_problems,
@@ -288,7 +289,8 @@ def _from_config(
         problems += [empty_graph_problem(graph) for graph, graph_size in sorted(graphs.items()) if graph_size == 0]
         for graph in expected:
             if graph not in graphs:
-                problems.append(Problem(Status.INVALID, f"Expected compiled graph '{graph}.rbln' is missing."))
+                where = Path(folder, f"{graph}{GRAPH_SUFFIX}") if local else None
+                problems.append(missing_graph(where, f"{graph}.rbln"))
     problems += extra
     kv_per_npu = config.kv_bytes_per_npu(config.kvcache_num_blocks)
     return ArtifactSummary(
@@ -363,6 +365,7 @@ class _RowTask:
     size: int
     graphs: dict[str, int]
     link_target: str | None
+    volume: str | None = None  # the Kubernetes volume it is read through (a swap of its `..data` is looked for)
 
     @property
     def modified(self) -> int | None:
@@ -474,6 +477,27 @@ def _failure(found: Found) -> ArtifactSummary:
     return failed_row(found.folder, found.error, found.action)
 
 
+def _one_version(
+    row: ArtifactSummary,
+    volume: str,
+    version: str | None,
+    after: str | None,
+    versions: VolumeVersions,
+    cache: ScanCache | None,
+    verify: Verifier | None,
+) -> ArtifactSummary:
+    """A Kubernetes volume's row read while one version was current: read again when `..data` was swapped under it
+    (its files could come from both), and noted with its version so the scan can say which rows are from which."""
+    for _ in range(3):  # a volume updated faster than a row is read: the last reading, said to be mixed below
+        if after == version:
+            break
+        version = after
+        row = replace(summarize(row.path, cache, verify or False, row.link_target), modified=row.modified)
+        after = volume_version(volume)
+    versions.note(volume, version, row.path)
+    return row
+
+
 def scan(
     root: Path,
     cancel: CancelToken | None = None,
@@ -500,17 +524,38 @@ def scan(
     whole = os.path.realpath(cache_root) == os.path.realpath(root) and not skip_children
     verifier = default_verifier() if verify is True else (verify or None)
     complete = False
+    read_from: dict[str, tuple[str, str | None]] = {}  # a Kubernetes volume's row: the volume, its version listed
+    versions = VolumeVersions()
+
+    def listed(found: Found) -> _RowTask | Done[tuple[ArtifactSummary, str | None]]:
+        version = None if found.volume is None else volume_version(found.volume)
+        if found.volume is not None:
+            read_from[found.folder] = (found.volume, version)
+        item = (
+            Done(_failure(found))
+            if found.entries is None
+            else _listed(found.folder, found.entries, cache, found.link_target)
+        )
+        if isinstance(item, Done):
+            return Done((item.result, version))
+        return replace(item, volume=found.volume)
+
+    def read(task: _RowTask) -> tuple[ArtifactSummary, str | None]:
+        row = _read_row(task, verifier)
+        return row, None if task.volume is None else volume_version(task.volume)  # which version it ended in
+
     try:
         walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
-        items = (
-            _listed(found.folder, found.entries, cache, found.link_target)
-            if found.entries is not None
-            else Done(_failure(found))
-            for found in walk
-        )
-        for task, summary in ordered_map(lambda task: _read_row(task, verifier), items, processes):
-            yield _remember(task, summary, cache)
+        for task, (summary, after) in ordered_map(read, (listed(found) for found in walk), processes):
+            row = _remember(task, summary, cache)
+            if row.path in read_from:
+                volume, before = read_from.pop(row.path)
+                row = _one_version(row, volume, before, after, versions, cache, verifier)
+            yield row
         complete = True
+        if on_issue is not None:
+            for message in versions.messages():
+                on_issue(Path(root), message)
     finally:
         if cache is not None:
             cache.save(complete and whole)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from collections import deque
@@ -61,8 +62,15 @@ _installed: Callable[[Any], Any] | None = None  # a worker's compute, set when i
 
 
 def _install(compute: Callable[[Any], Any]) -> None:
+    """A forked worker's start: its compute, and the stop signals a worker must not handle as its parent does.
+
+    The parent ends its workers with SIGTERM (Pool.terminate) and handles Ctrl-C itself; a worker that inherited
+    the CLI's SIGTERM handler (stop_signals) raised there instead and printed a traceback on the user's terminal.
+    """
     global _installed
     _installed = compute
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # ended quietly when the parent stops the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent answers it
 
 
 def _run_installed(tasks: list[Any]) -> list[Any]:

@@ -8,6 +8,7 @@ Everything here reads JSON with the standard library only (scans call it).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -178,6 +179,41 @@ def _kv_note(kind: ModelKind, cls_name: str | None, raw: dict[str, Any]) -> str:
     return f"{who} has no KV cache (it is {'an encoder' if kind is ModelKind.ENCODER else 'not a causal LM'}), so there is nothing to resize."
 
 
+_NOT_A_FILE = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def missing_graph(path: Path | None, shown: str) -> Problem:
+    """The problem of an expected graph (`shown`: its name as the row says it) that is no file: missing, or
+    something else under its name (a FIFO, a folder, a link to nothing), said as such. path None: the folder is
+    not on this computer (what a server sent is all there is)."""
+    what = None
+    if path is not None:
+        try:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            what = "a link to nothing" if os.path.islink(path) else None
+        except OSError as exc:
+            what = f"unreadable ({exc.strerror or exc})"
+        else:
+            what = next((words for test, words in _NOT_A_FILE if test(mode)), None)
+    if what is None:
+        return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is missing.")
+    return graph_not_a_file(shown, what)
+
+
+def graph_not_a_file(shown: str, what: str) -> Problem:
+    """The problem of an expected graph whose name holds `what` ("a named pipe (FIFO)") instead of a file."""
+    return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is not a regular file: it is {what}.")
+
+
 def _missing_graphs(folder: Path, part: Part) -> list[Problem]:
     where = folder / part.name if part.name else folder
     prefix = f"{part.name}/" if part.name else ""
@@ -186,7 +222,7 @@ def _missing_graphs(folder: Path, part: Part) -> list[Problem]:
         return [Problem(Status.INVALID, f"The {part.name}/ subfolder is missing.")]
     for graph in part.graphs:
         if not (where / f"{graph}{GRAPH_SUFFIX}").is_file():
-            problems.append(Problem(Status.INVALID, f"Expected compiled graph '{prefix}{graph}.rbln' is missing."))
+            problems.append(missing_graph(where / f"{graph}{GRAPH_SUFFIX}", f"{prefix}{graph}.rbln"))
     if part.name and not (where / CONFIG_NAME).is_file():
         problems.append(Problem(Status.INVALID, f"{part.name}/{CONFIG_NAME} is missing."))
     return problems

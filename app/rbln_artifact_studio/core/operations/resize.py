@@ -26,6 +26,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
     copy_tree,
     describe_os_error,
     is_internal_name,
+    owner_not_kept,
     remove_stale_temp_files,
     tree_size,
 )
@@ -199,6 +200,15 @@ def _check_writable(folder: Path) -> KvLocation:
     if blocked:
         which = "" if blocked[0] == folder else f" ({blocked[0].relative_to(location.lock_dir)})"
         raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
+    # The configs are replaced by a rename: the new file must keep the old one's owner, group and mode.
+    # A shared file is copied before the write: the copy, too, replaces it by a rename.
+    replaced = [p for p in files if p.exists() and (p.name == CONFIG_NAME or sharing_of(p) is not None)]
+    for config in replaced:
+        reason = owner_not_kept(config)
+        if reason is not None:
+            raise ResizeError(
+                f"{reason}; nothing was changed. Resize it as its owner (or as root), or to a copy with --output-dir."
+            )
     return location
 
 

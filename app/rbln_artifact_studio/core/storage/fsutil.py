@@ -118,6 +118,57 @@ def atomic_write_bytes(path: Path, data: bytes, step: str = "file") -> None:
     replace_via_temp(path, fill, f"{step}.tmp_written", f"{step}.renamed", "was replaced")
 
 
+def owner_not_kept(path: Path) -> str | None:
+    """Why a file replaced by a rename would not keep its owner and group (this process may not give them to the
+    new file), in words; None when it would (or path is not there). A caller refuses before it writes anything."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    euid = os.geteuid() if hasattr(os, "geteuid") else 0
+    if euid == 0:  # root may give any owner (CAP_CHOWN)
+        return None
+    if st.st_uid != euid:
+        return f"{path} belongs to {_user_name(st.st_uid)}, and a file this login writes would belong to it instead"
+    if st.st_gid != os.getegid() and st.st_gid not in os.getgroups():
+        return f"{path} has the group {_group_name(st.st_gid)}, which this login is not in (the new file would lose it)"
+    return None
+
+
+def _user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"user {uid}"
+
+
+def _group_name(gid: int) -> str:
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return f"group {gid}"
+
+
+def _keep_owner(path: Path, tmp: Path) -> None:
+    """Give the new file the owner and group of the one it replaces (a resize run as root left root:root)."""
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        return  # a new file: the writer's
+    new = os.stat(tmp)
+    if (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid) and hasattr(os, "chown"):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except PermissionError:
+            raise PermissionError(
+                errno.EPERM, f"{owner_not_kept(path) or 'its owner cannot be kept'}; it was left as it was", str(path)
+            ) from None
+
+
 def replace_via_temp(path: Path, fill: Callable[[Path], None], written: str, renamed: str, done: str) -> None:
     """Replace path by a temp file beside it that fill writes and fsyncs, renamed over it (old or new, never a mix).
 
@@ -127,8 +178,9 @@ def replace_via_temp(path: Path, fill: Callable[[Path], None], written: str, ren
     tmp = path.with_name(hidden_sibling_name(path.name, TMP_TAG))
     try:
         fill(tmp)
+        _keep_owner(path, tmp)
         with contextlib.suppress(OSError):
-            shutil.copymode(path, tmp)
+            shutil.copymode(path, tmp)  # after the owner: chown clears set-id bits
         faults.checkpoint(written)
         os.replace(tmp, path)
     except BaseException:

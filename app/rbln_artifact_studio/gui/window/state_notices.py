@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QMessageBox
 
+from rbln_artifact_studio.core.portable.walk import DATA_LINK
 from rbln_artifact_studio.gui.models.jobs import JobContext
 
 if TYPE_CHECKING:
@@ -22,9 +23,13 @@ Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder
 
 
 def folder_identity(root: str) -> Identity | None:
-    """The folder's device and inode, or None when root is no folder (gone, or replaced by a file)."""
+    """The folder's device and inode, or None when root is no folder (gone, or replaced by a file).
+
+    A Kubernetes volume's `..data` (DATA_LINK) is the volume's: each update links it to a new folder, and the
+    folder opened through it is still the one the user chose."""
     try:
-        st = os.stat(root)
+        is_volume_view = os.path.basename(root) == DATA_LINK and os.path.islink(root) and os.path.isdir(root)
+        st = os.stat(os.path.dirname(root) if is_volume_view else root)
     except OSError:
         return None
     return (st.st_dev, st.st_ino) if os.path.isdir(root) else None

@@ -3,7 +3,9 @@
 Arguments: the config file name an artifact folder holds (rbln_config.json), then one or more PIDs. Writes one
 JSON line per pid, in order: {"pid", "argv": [...], "cwd": path or null, "folders": {argument: absolute folder}}
 for each argument (or a flag's value after "=") that names a folder holding that file, relative ones from the
-process's working directory; or {"pid", "error": message} when the process cannot be read (gone, not ours).
+process's working directory, with "cwd_error" (why) when that directory cannot be read and "unreadable"
+{argument: "path (why)"} for folders this login may not look into; or {"pid", "error": message} when the process
+cannot be read (gone, not ours).
 Reads /proc only; writes nothing.
 """
 
@@ -24,7 +26,8 @@ def text(raw):
     return raw.decode("utf-8", "replace")
 
 
-def folders(argv, cwd):
+def folders(argv, cwd, unreadable):
+    """The arguments that name artifact folders; those this login may not look into go to unreadable (why)."""
     found = {}
     for arg in argv[1:]:
         tokens = [arg]
@@ -42,6 +45,10 @@ def folders(argv, cwd):
             try:
                 if os.path.isfile(os.path.join(path, CONFIG)):
                     found[token] = os.path.normpath(path)
+                else:
+                    os.stat(os.path.join(path, CONFIG))  # why not: a missing file is no artifact, a denial is said
+            except PermissionError as exc:
+                unreadable[token] = f"{os.path.normpath(path)} ({exc.strerror})"
             except (OSError, ValueError):
                 pass
     return found
@@ -62,9 +69,13 @@ def main():
             argv.pop()
         try:
             cwd = os.readlink(f"/proc/{int(pid)}/cwd")
-        except OSError:
+        except OSError as exc:
             cwd = None
-        record.update(argv=argv, cwd=cwd, folders=folders(argv, cwd))
+            record["cwd_error"] = exc.strerror or str(exc)  # another user's process: its relative paths are unknown
+        unreadable = {}  # type: dict[str, str]
+        record.update(argv=argv, cwd=cwd, folders=folders(argv, cwd, unreadable))
+        if unreadable:
+            record["unreadable"] = unreadable
         emit(record)
 
 

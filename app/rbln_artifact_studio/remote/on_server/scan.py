@@ -7,7 +7,7 @@ to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in 
 "x": [[name, offset, length]] the pieces the studio's full check reads (configs whole; a simulator graph's
 preamble and used header slots without trailing zeros), one after another and zlib'd as one, after the config in
 the blob, "real": true when a graph was written by the real compiler (its check needs the server's rebel: a second
-round trip)},
+round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
 The walk is the local scan's own (core/portable/walk.py, sent with this program: remote/server.py assembles it),
@@ -18,6 +18,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import threading
 import zlib
 
 from rbln_artifact_studio.core.portable.files import read_small
-from rbln_artifact_studio.core.portable.walk import walk
+from rbln_artifact_studio.core.portable.walk import VolumeVersions, volume_version, walk
 
 ROOT = sys.argv[1]
 if ROOT == "~" or ROOT.startswith("~/"):  # a server folder below the login folder (rows show its full path)
@@ -190,8 +191,41 @@ def check_files(entries, record, blob):
         blob.append(zlib.compress(b"".join(raw), 1))
 
 
+NOT_A_FILE = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)  # as core/model/kinds.py words them
+
+
+def not_files(entries):
+    """{name: what it is} of each `.rbln` name that is no regular file (a FIFO, a folder, a link to nothing)."""
+    out = {}
+    for entry in entries:
+        if not entry.name.endswith(".rbln") or internal(entry.name):
+            continue
+        try:
+            if entry.is_file():
+                continue
+            mode = os.stat(entry.path).st_mode
+        except FileNotFoundError:
+            out[text(os.fsencode(entry.name))] = "a link to nothing"
+            continue
+        except OSError:
+            continue
+        what = next((words for test, words in NOT_A_FILE if test(mode)), None)
+        if what is not None:
+            out[text(os.fsencode(entry.name))] = what
+    return out
+
+
 def row(folder, entries, size, graphs, link_target, newest=0):
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
+    odd = not_files(entries)
+    if odd:
+        record["nf"] = odd
     if newest:
         record["m"] = newest // 1000000000  # when it was compiled or last changed (the Modified column)
     if link_target is not None:
@@ -219,21 +253,57 @@ def issue(path, message):
     emit({"i": text(os.fsencode(message))})  # the message names paths as the file system gave them
 
 
+def read_row(found):
+    """The row's record and blob, or the OSError its listing failed with (the caller sends a failed row)."""
+    try:
+        size, graphs, newest = listing(found.entries)
+    except OSError as exc:
+        return exc
+    return row(found.folder, found.entries, size, graphs, found.link_target, newest)
+
+
+def send(found, record):
+    if found.entries is None:
+        failed(found.folder, found.error, found.action)
+    elif isinstance(record, OSError):
+        failed(found.folder, record, "list")
+    else:
+        emit(*record)
+
+
+def one_version(found, versions):
+    """A Kubernetes volume's row read while one version was current: read again when its `..data` was swapped
+    under it (its files could come from both), noted with its version to say which rows come from which."""
+    version = volume_version(found.volume)
+    record = None
+    for _ in range(3):
+        record = read_row(found) if found.entries is not None else None
+        now = volume_version(found.volume)
+        if now == version:
+            break
+        version = now
+        try:
+            with os.scandir(found.folder) as it:
+                found = found._replace(entries=list(it))
+        except OSError as exc:
+            found = found._replace(entries=None, error=exc, action="list")
+    send(found, record)
+    versions.note(found.volume, version, found.folder)
+
+
 def scan_walk(root):
     """The local scan's walk (core/portable/walk.py) with the server's rules: a row per artifact, a failed row per
     entry that could not be read, and the count last."""
     count = 0
+    versions = VolumeVersions()
     for found in walk(root, is_artifact, issue):
         count += 1
-        if found.entries is None:
-            failed(found.folder, found.error, found.action)
-            continue
-        try:
-            size, graphs, newest = listing(found.entries)
-        except OSError as exc:
-            failed(found.folder, exc, "list")
+        if found.volume is not None:
+            one_version(found, versions)
         else:
-            emit(*row(found.folder, found.entries, size, graphs, found.link_target, newest))
+            send(found, read_row(found) if found.entries is not None else None)
+    for message in versions.messages():
+        issue(root, message)
     emit({"end": count})
 
 
@@ -251,6 +321,8 @@ def studio_scan(cli):
     count = 0
     for line in proc.stdout:
         line = line.strip().rstrip(b",")
+        if line.startswith(b'{"incomplete"'):  # it stopped early: no row; its error output says why
+            continue
         if line.startswith(b"{"):
             OUT.write(b'{"row": ' + line + b"}\n")
             count += 1

@@ -1,0 +1,50 @@
+"""Drift's reason when the login that reads a server cannot see a process's working folder: said, not "no folder"."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rbln_artifact_studio.remote.fleet import _named_folders
+from rbln_artifact_studio.remote.server import PROGRAMS
+
+UNSHARE = shutil.which("unshare")
+
+
+def _unprivileged_can_run() -> bool:
+    if UNSHARE is None:
+        return False
+    return subprocess.run([UNSHARE, "-U", sys.executable, "-c", "pass"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _unprivileged_can_run(), reason="needs `unshare -U` (an unprivileged user namespace)")
+def test_a_working_folder_this_login_cannot_read_is_named_as_the_reason(cr13_artifact: Path) -> None:
+    # A server process (root's) serving `--model ./qwen3-8b-cr13` from the artifact's parent folder, as vllm runs.
+    served = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()", "--model", f"./{cr13_artifact.name}"],
+        cwd=cr13_artifact.parent,
+        stdin=subprocess.PIPE,
+    )
+    try:
+        # The server's processes.py as a login of another user reads it (a user namespace: no rights on root's).
+        assert UNSHARE is not None
+        done = subprocess.run(
+            [UNSHARE, "-U", sys.executable, str(PROGRAMS / "processes.py"), "rbln_config.json", str(served.pid)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        served.communicate(b"", timeout=10)
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    unmatched, paths = _named_folders(records)
+    assert paths == {}
+    assert unmatched[served.pid].reason == (
+        "this login cannot read its working folder (Permission denied), which its command line's "
+        f"./{cr13_artifact.name} is relative to"
+    )
