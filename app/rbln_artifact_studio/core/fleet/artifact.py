@@ -152,7 +152,9 @@ class Artifact:
         if self.allocations is None or self.config.kvcache_num_blocks <= 0:
             return None
         graphs = {**self.allocations, **self.colocated.graphs}  # every part on the NPU counts against its DRAM
-        return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
+        if not self.is_simulated:
+            return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
+        return _shared_layout(graphs, self.resizable, self.config.kvcache_num_blocks)
 
     def breakdown(self, budget: MemoryBudget = UNSET, num_blocks: int | None = None) -> Breakdown | None:
         layout, npu = self.layout(), self.npu
@@ -201,6 +203,29 @@ class Artifact:
             self.location = replace(
                 self.location, model_dir=there(self.location.model_dir), vlm_root=vlm_root and there(vlm_root)
             )
+
+
+_LAYOUTS: dict[tuple[object, ...], tuple[tuple[GraphAllocations, ...], MemoryLayout]] = {}
+_LAYOUTS_MAX = 256  # distinct layouts remembered; forgotten all at once
+
+
+def _shared_layout(
+    graphs: dict[str, GraphAllocations], resizable: frozenset[str], current_blocks: int
+) -> MemoryLayout:
+    """MemoryLayout.from_graphs, made once per distinct set of simulator headers (with its buckets and fit).
+
+    A container's header read again from identical bytes is the same object with the same GraphAllocations
+    (container._known_header), so the key is those objects' identities, kept alive by the entry (an id is never
+    reused while it is stored); headers and layouts are never changed once made."""
+    key = (tuple((name, id(g)) for name, g in graphs.items()), resizable, current_blocks)
+    known = _LAYOUTS.get(key)
+    if known is not None:
+        return known[1]
+    layout = MemoryLayout.from_graphs(graphs, resizable, current_blocks)
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (tuple(graphs.values()), layout)
+    return layout
 
 
 def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
