@@ -209,9 +209,7 @@ _LAYOUTS: dict[tuple[object, ...], tuple[tuple[GraphAllocations, ...], MemoryLay
 _LAYOUTS_MAX = 256  # distinct layouts remembered; forgotten all at once
 
 
-def _shared_layout(
-    graphs: dict[str, GraphAllocations], resizable: frozenset[str], current_blocks: int
-) -> MemoryLayout:
+def _shared_layout(graphs: dict[str, GraphAllocations], resizable: frozenset[str], current_blocks: int) -> MemoryLayout:
     """MemoryLayout.from_graphs, made once per distinct set of simulator headers (with its buckets and fit).
 
     A container's header read again from identical bytes is the same object with the same GraphAllocations
