@@ -21,6 +21,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
 )
 from rbln_artifact_studio.core.fleet.colocated import Colocated, colocated_parts
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
+from rbln_artifact_studio.core.fleet.deferred import DeferredInspector, chosen
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
@@ -50,6 +51,8 @@ DECODER_PREFIX_RE = re.compile(r"decoder_batch_\d+")
 
 GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 """Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
+Inspector = GraphInspector | DeferredInspector | None
+"""A reader, one chosen when first needed (a scan's), or none."""
 
 
 @dataclass(frozen=True)
@@ -373,10 +376,11 @@ def _decoder_config(path: Path, data: bytes) -> LoadedConfig | None:
 
 def _read_once(
     folder: Path,
-    inspector: GraphInspector | None,
+    inspector: Inspector,
     location: KvLocation,
     loaded: LoadedConfig | None = None,
     files: Files = DISK,
+    sharing: bool = True,
 ) -> Artifact:
     model_dir = location.model_dir
     loaded = loaded or load_config(model_dir)
@@ -424,12 +428,13 @@ def _read_once(
         artifact.incomplete = incomplete_reason(list(folders))
         if artifact.incomplete is not None:
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
-    artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
+    if sharing:
+        artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 
 
-def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspector | None) -> None:
+def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector) -> None:
     config = artifact.config
     if damaged:
         artifact.unknown_reason = "Some .rbln files could not be read (see the problems above)."
@@ -448,14 +453,14 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
         artifact.allocations = {name: h.allocations for name, h in headers.items()}
     elif not artifact.graph_files:
         artifact.unknown_reason = "There are no .rbln files."
-    elif inspector is None:
+    elif (reader := chosen(inspector)) is None:
         artifact.unknown_reason = (
             "The .rbln files were written by the real compiler; their allocations need the rebel package "
             "(rebel-compiler) to read. Counts, floor, full pool and KV bytes come from rbln_config.json."
         )
     else:
         try:
-            artifact.allocations = inspector(artifact.path, [g.path for g in artifact.graph_files])
+            artifact.allocations = reader(artifact.path, [g.path for g in artifact.graph_files])
         except CancelledError:
             raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
         except StudioError as exc:
@@ -479,7 +484,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             )
 
 
-def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocated:
+def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
     location = artifact.location
     if location is None or location.description is None:
         return Colocated()  # one part: nothing else on its NPUs
@@ -494,11 +499,12 @@ def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocate
     return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
-def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:
+def open_artifact(path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True) -> Artifact:
     """Read an artifact with a KV cache; if rbln_config.json changes while its graphs are read, read again.
 
     A multimodal model (or its language_model/ folder) opens as its language model; a model without a
-    resizable KV cache raises NoKvCacheError, whose description says what the folder holds.
+    resizable KV cache raises NoKvCacheError, whose description says what the folder holds. sharing=False leaves
+    `shared` empty (which files another path reaches: what a resize needs, not a verdict; two stats a graph).
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -512,15 +518,13 @@ def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts:
             location = kv_location(folder)
             watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
             before = [_config_identity(f) for f in watched]
-        artifact = _read_once(folder, inspector, location, loaded)
+        artifact = _read_once(folder, inspector, location, loaded, sharing=sharing)
         if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")
 
 
-def open_decoder_from(
-    folder: Path, config: bytes, files: Files, inspector: GraphInspector | None = None
-) -> Artifact | None:
+def open_decoder_from(folder: Path, config: bytes, files: Files, inspector: Inspector = None) -> Artifact | None:
     """open_artifact of a decoder-only model with its KV settings at the top level, its rbln_config.json given and
     its other files read through files (a server's, from what it sent); None for any other layout, which needs
     the folder itself (kv_location reads around it)."""

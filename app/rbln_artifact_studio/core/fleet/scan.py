@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +30,7 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYT
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import GraphInspector
+    from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
@@ -322,14 +322,18 @@ def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary
 
 
 def default_verifier(inspector: Callable[[], GraphInspector | None] = lambda: None) -> Verifier:
-    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. Both are
-    loaded on first use: a scan served from the cache never needs them, nor pydantic, nor the backends."""
-    chosen = functools.cache(inspector)  # asked once, when the first artifact is read
+    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. The check
+    loads with the first artifact read (a scan served from the cache never needs it, nor pydantic), the reader with
+    the first graph of the real compiler (a scan of simulator artifacts never loads the backends)."""
+    deferred: list[DeferredInspector] = []  # asked once, when the first artifact with real compiler graphs is read
 
     def verify(row: ArtifactSummary) -> ArtifactSummary:
+        from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
         from rbln_artifact_studio.core.fleet.verify import verify_summary
 
-        return verify_summary(row, chosen())
+        if not deferred:
+            deferred.append(DeferredInspector(inspector))
+        return verify_summary(row, deferred[0])
 
     return verify
 
@@ -383,8 +387,20 @@ def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
     if verify is not None:
         folder = task.folder
         name = os.path.basename(folder)
-        found = ArtifactSummary(folder, name, Status.CHECKING, model=_model_name(folder, None), size_on_disk=task.size)
-        return replace(verify(found), link_target=task.link_target, modified=task.modified)
+        link_target, modified = task.link_target, task.modified
+        found = ArtifactSummary(
+            folder,
+            name,
+            Status.CHECKING,
+            model=_model_name(folder, None),
+            size_on_disk=task.size,
+            link_target=link_target,
+            modified=modified,
+        )
+        verified = verify(found)  # the full check keeps them; a verifier that makes a new row gets them here
+        if verified.link_target == link_target and verified.modified == modified:
+            return verified
+        return replace(verified, link_target=link_target, modified=modified)
     return replace(
         _from_config(task.folder, task.size, task.graphs), link_target=task.link_target, modified=task.modified
     )
