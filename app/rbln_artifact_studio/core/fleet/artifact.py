@@ -371,7 +371,7 @@ def _decoder_config(path: Path, data: bytes) -> LoadedConfig | None:
     stand_in = view.top_level_stand_in()
     if kind_of(stand_in) != (ModelKind.DECODER, "") or section_names(stand_in):  # parts of its own: kv_location
         return None
-    return LoadedConfig(path, None, view, data)
+    return LoadedConfig(path, None, view, data, stand_in)
 
 
 def _read_once(
