@@ -246,6 +246,10 @@ def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[s
     return graphs, others
 
 
+Listing = tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]
+"""A folder's graphs (name without .rbln, path, size) and other files (name, size), by name."""
+
+
 class Files(Protocol):
     """Where the reader finds an artifact's files: this machine's disk (DISK), or what a server sent of them."""
 
@@ -381,11 +385,12 @@ def _read_once(
     loaded: LoadedConfig | None = None,
     files: Files = DISK,
     sharing: bool = True,
+    listing: Listing | None = None,
 ) -> Artifact:
     model_dir = location.model_dir
     loaded = loaded or load_config(model_dir)
     config = loaded.model
-    graph_entries, others = files.listing(model_dir)
+    graph_entries, others = listing if listing is not None else files.listing(model_dir)
     problems = config_problems(config)
     prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
     problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.top_level)]
@@ -499,12 +504,16 @@ def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
     return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
-def open_artifact(path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True) -> Artifact:
+def open_artifact(
+    path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True, listing: Listing | None = None
+) -> Artifact:
     """Read an artifact with a KV cache; if rbln_config.json changes while its graphs are read, read again.
 
     A multimodal model (or its language_model/ folder) opens as its language model; a model without a
     resizable KV cache raises NoKvCacheError, whose description says what the folder holds. sharing=False leaves
     `shared` empty (which files another path reaches: what a resize needs, not a verdict; two stats a graph).
+    `listing` is the folder's files as the caller listed them just before (a scan has), read for a decoder with
+    its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -512,13 +521,15 @@ def open_artifact(path: Path, inspector: Inspector = None, attempts: int = 5, sh
     for _ in range(attempts):
         own = _config_identity(folder)
         loaded = _plain_decoder(folder)  # the common case, its config read once
+        given = None
         if loaded is not None:
-            location, watched, before = KvLocation(folder), [folder], [own]
+            location, watched, before, given = KvLocation(folder), [folder], [own], listing
         else:
             location = kv_location(folder)
             watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
             before = [_config_identity(f) for f in watched]
-        artifact = _read_once(folder, inspector, location, loaded, sharing=sharing)
+        listing = None
+        artifact = _read_once(folder, inspector, location, loaded, sharing=sharing, listing=given)
         if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")
