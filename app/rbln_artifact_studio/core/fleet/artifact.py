@@ -21,6 +21,7 @@ from rbln_artifact_studio.core.estimation.estimator import (
 )
 from rbln_artifact_studio.core.fleet.colocated import Colocated, colocated_parts
 from rbln_artifact_studio.core.fleet.damage import damage_without_magic, damaged_message
+from rbln_artifact_studio.core.fleet.deferred import DeferredInspector, chosen
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
@@ -51,6 +52,8 @@ DECODER_PREFIX_RE = re.compile(r"decoder_batch_\d+")
 
 GraphInspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 """Reads real compiler .rbln files (through the rebel package); raises StudioError when it cannot."""
+Inspector = GraphInspector | DeferredInspector | None
+"""A reader, one chosen when first needed (a scan's), or none."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,9 @@ class Artifact:
         if self.allocations is None or self.config.kvcache_num_blocks <= 0:
             return None
         graphs = {**self.allocations, **self.colocated.graphs}  # every part on the NPU counts against its DRAM
-        return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
+        if not self.is_simulated:
+            return MemoryLayout.from_graphs(graphs, self.resizable, self.config.kvcache_num_blocks)
+        return _shared_layout(graphs, self.resizable, self.config.kvcache_num_blocks)
 
     def breakdown(self, budget: MemoryBudget = UNSET, num_blocks: int | None = None) -> Breakdown | None:
         layout, npu = self.layout(), self.npu
@@ -204,6 +209,27 @@ class Artifact:
             )
 
 
+_LAYOUTS: dict[tuple[object, ...], tuple[tuple[GraphAllocations, ...], MemoryLayout]] = {}
+_LAYOUTS_MAX = 256  # distinct layouts remembered; forgotten all at once
+
+
+def _shared_layout(graphs: dict[str, GraphAllocations], resizable: frozenset[str], current_blocks: int) -> MemoryLayout:
+    """MemoryLayout.from_graphs, made once per distinct set of simulator headers (with its buckets and fit).
+
+    A container's header read again from identical bytes is the same object with the same GraphAllocations
+    (container._known_header), so the key is those objects' identities, kept alive by the entry (an id is never
+    reused while it is stored); headers and layouts are never changed once made."""
+    key = (tuple((name, id(g)) for name, g in graphs.items()), resizable, current_blocks)
+    known = _LAYOUTS.get(key)
+    if known is not None:
+        return known[1]
+    layout = MemoryLayout.from_graphs(graphs, resizable, current_blocks)
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (tuple(graphs.values()), layout)
+    return layout
+
+
 def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
     graphs, others = [], []
     try:
@@ -219,6 +245,10 @@ def _list_files(folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[s
         else:
             others.append((entry.name, size))
     return graphs, others
+
+
+Listing = tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]
+"""A folder's graphs (name without .rbln, path, size) and other files (name, size), by name."""
 
 
 class Files(Protocol):
@@ -346,20 +376,22 @@ def _decoder_config(path: Path, data: bytes) -> LoadedConfig | None:
     stand_in = view.top_level_stand_in()
     if kind_of(stand_in) != (ModelKind.DECODER, "") or section_names(stand_in):  # parts of its own: kv_location
         return None
-    return LoadedConfig(path, None, view, data)
+    return LoadedConfig(path, None, view, data, stand_in)
 
 
 def _read_once(
     folder: Path,
-    inspector: GraphInspector | None,
+    inspector: Inspector,
     location: KvLocation,
     loaded: LoadedConfig | None = None,
     files: Files = DISK,
+    sharing: bool = True,
+    listing: Listing | None = None,
 ) -> Artifact:
     model_dir = location.model_dir
     loaded = loaded or load_config(model_dir)
     config = loaded.model
-    graph_entries, others = files.listing(model_dir)
+    graph_entries, others = listing if listing is not None else files.listing(model_dir)
     problems = config_problems(config)
     prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
     problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.top_level)]
@@ -403,12 +435,13 @@ def _read_once(
         artifact.incomplete = incomplete_reason(list(folders))
         if artifact.incomplete is not None:
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
-    artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
+    if sharing:
+        artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
     _attach_allocations(artifact, bool(sim_errors), inspector)
     return artifact
 
 
-def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspector | None) -> None:
+def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector) -> None:
     config = artifact.config
     if damaged:
         artifact.unknown_reason = "Some .rbln files could not be read (see the problems above)."
@@ -427,14 +460,14 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
         artifact.allocations = {name: h.allocations for name, h in headers.items()}
     elif not artifact.graph_files:
         artifact.unknown_reason = "There are no .rbln files."
-    elif inspector is None:
+    elif (reader := chosen(inspector)) is None:
         artifact.unknown_reason = (
             "The .rbln files were written by the real compiler; their allocations need the rebel package "
             "(rebel-compiler) to read. Counts, floor, full pool and KV bytes come from rbln_config.json."
         )
     else:
         try:
-            artifact.allocations = inspector(artifact.path, [g.path for g in artifact.graph_files])
+            artifact.allocations = reader(artifact.path, [g.path for g in artifact.graph_files])
         except CancelledError:
             raise  # the read was cancelled: no artifact, rather than one that says its inspection failed
         except StudioError as exc:
@@ -458,7 +491,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: GraphInspe
             )
 
 
-def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocated:
+def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
     location = artifact.location
     if location is None or location.description is None:
         return Colocated()  # one part: nothing else on its NPUs
@@ -473,11 +506,16 @@ def _colocated(artifact: Artifact, inspector: GraphInspector | None) -> Colocate
     return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
-def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts: int = 5) -> Artifact:
+def open_artifact(
+    path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True, listing: Listing | None = None
+) -> Artifact:
     """Read an artifact with a KV cache; if rbln_config.json changes while its graphs are read, read again.
 
     A multimodal model (or its language_model/ folder) opens as its language model; a model without a
-    resizable KV cache raises NoKvCacheError, whose description says what the folder holds.
+    resizable KV cache raises NoKvCacheError, whose description says what the folder holds. sharing=False leaves
+    `shared` empty (which files another path reaches: what a resize needs, not a verdict; two stats a graph).
+    `listing` is the folder's files as the caller listed them just before (a scan has), read for a decoder with
+    its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -485,21 +523,21 @@ def open_artifact(path: Path, inspector: GraphInspector | None = None, attempts:
     for _ in range(attempts):
         own = _config_identity(folder)
         loaded = _plain_decoder(folder)  # the common case, its config read once
+        given = None
         if loaded is not None:
-            location, watched, before = KvLocation(folder), [folder], [own]
+            location, watched, before, given = KvLocation(folder), [folder], [own], listing
         else:
             location = kv_location(folder)
             watched = [location.model_dir, *([location.vlm_root] if location.vlm_root else [])]
             before = [_config_identity(f) for f in watched]
-        artifact = _read_once(folder, inspector, location, loaded)
+        listing = None
+        artifact = _read_once(folder, inspector, location, loaded, sharing=sharing, listing=given)
         if before == [_config_identity(f) for f in watched]:
             return artifact
     raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")
 
 
-def open_decoder_from(
-    folder: Path, config: bytes, files: Files, inspector: GraphInspector | None = None
-) -> Artifact | None:
+def open_decoder_from(folder: Path, config: bytes, files: Files, inspector: Inspector = None) -> Artifact | None:
     """open_artifact of a decoder-only model with its KV settings at the top level, its rbln_config.json given and
     its other files read through files (a server's, from what it sent); None for any other layout, which needs
     the folder itself (kv_location reads around it)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import KV_KEY, GraphAllocations
+from rbln_artifact_studio.core.fleet.deferred import DeferredInspector, chosen
 from rbln_artifact_studio.core.model.kinds import KvLocation, Part
 from rbln_artifact_studio.core.simulator.container import probe_container
 
@@ -83,7 +84,7 @@ def colocated_parts(
     location: KvLocation | None,
     root_raw: dict[str, Any] | None,
     lm_shape: list[int],
-    inspector: Inspector | None,
+    inspector: Inspector | DeferredInspector | None,
 ) -> Colocated:
     """What the model's other parts put on the language model's nodes (lm_shape: chiplets per LM node)."""
     out = Colocated()
@@ -117,7 +118,9 @@ def colocated_parts(
     return out
 
 
-def _read(paths: list[Path], folder: Path, inspector: Inspector | None) -> dict[str, GraphAllocations] | None:
+def _read(
+    paths: list[Path], folder: Path, inspector: Inspector | DeferredInspector | None
+) -> dict[str, GraphAllocations] | None:
     """The parts' graphs' allocations: simulator containers read here, real ones through rebel; None if unknown."""
     found: dict[str, GraphAllocations] = {}
     real: list[Path] = []
@@ -131,10 +134,11 @@ def _read(paths: list[Path], folder: Path, inspector: Inspector | None) -> dict[
         else:
             found[path.stem] = info.current().header.allocations
     if real:
-        if inspector is None:
+        reader = chosen(inspector)
+        if reader is None:
             return None
         try:
-            found.update(inspector(folder, real))
+            found.update(reader(folder, real))
         except StudioError:
             return None
     return found

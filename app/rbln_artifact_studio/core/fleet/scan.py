@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +29,8 @@ from rbln_artifact_studio.core.storage.fsutil import (
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.artifact import GraphInspector
+    from rbln_artifact_studio.core.fleet.artifact import GraphInspector, Listing
+    from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
@@ -324,16 +324,42 @@ def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary
 
 
 def default_verifier(inspector: Callable[[], GraphInspector | None] = lambda: None) -> Verifier:
-    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. Both are
-    loaded on first use: a scan served from the cache never needs them, nor pydantic, nor the backends."""
-    chosen = functools.cache(inspector)  # asked once, when the first artifact is read
+    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. The check
+    loads with the first artifact read (a scan served from the cache never needs it, nor pydantic), the reader with
+    the first graph of the real compiler (a scan of simulator artifacts never loads the backends)."""
+    return _FullCheck(inspector)
 
-    def verify(row: ArtifactSummary) -> ArtifactSummary:
+
+class _FullCheck:
+    """default_verifier's check; a scan also hands it the folder's files as its walk listed them (_listing_of)."""
+
+    def __init__(self, inspector: Callable[[], GraphInspector | None]) -> None:
+        self._inspector = inspector
+        self._deferred: DeferredInspector | None = None  # asked once, when the first real compiler graph is read
+
+    def __call__(self, row: ArtifactSummary, listing: Listing | None = None) -> ArtifactSummary:
+        from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
         from rbln_artifact_studio.core.fleet.verify import verify_summary
 
-        return verify_summary(row, chosen())
+        if self._deferred is None:
+            self._deferred = DeferredInspector(self._inspector)
+        return verify_summary(row, self._deferred, listing)
 
-    return verify
+
+def _listing_of(task: _RowTask) -> Listing:
+    """The folder's own files as the scan's listing has them, in the reader's form (artifact.Files.listing): the
+    same names, sizes and order a second scandir would give, without it."""
+    graphs: list[tuple[str, Path, int]] = []
+    others: list[tuple[str, int]] = []
+    folder = task.folder
+    for name, size, *_ in task.signature:
+        if "/" in name:  # a compiled part's file in a subfolder
+            continue
+        if name.endswith(GRAPH_SUFFIX):
+            graphs.append((name[: -len(GRAPH_SUFFIX)], Path(folder, name), size))
+        else:
+            others.append((name, size))
+    return graphs, others
 
 
 def summarize(
@@ -386,8 +412,21 @@ def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
     if verify is not None:
         folder = task.folder
         name = os.path.basename(folder)
-        found = ArtifactSummary(folder, name, Status.CHECKING, model=_model_name(folder, None), size_on_disk=task.size)
-        return replace(verify(found), link_target=task.link_target, modified=task.modified)
+        link_target, modified = task.link_target, task.modified
+        found = ArtifactSummary(
+            folder,
+            name,
+            Status.CHECKING,
+            model=_model_name(folder, None),
+            size_on_disk=task.size,
+            link_target=link_target,
+            modified=modified,
+        )
+        # The full check keeps them; a verifier that makes a new row gets them here.
+        verified = verify(found, _listing_of(task)) if isinstance(verify, _FullCheck) else verify(found)
+        if verified.link_target == link_target and verified.modified == modified:
+            return verified
+        return replace(verified, link_target=link_target, modified=modified)
     return replace(
         _from_config(task.folder, task.size, task.graphs), link_target=task.link_target, modified=task.modified
     )

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, Inspector, Listing, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
@@ -17,10 +17,13 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status, worst
 
 
-def verify_summary(row: ArtifactSummary, inspector: GraphInspector | None = None) -> ArtifactSummary:
-    """The row with inspect's status and problems (every .rbln header read), never "checking"."""
+def verify_summary(
+    row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None
+) -> ArtifactSummary:
+    """The row with inspect's status and problems (every .rbln header read), never "checking"; `listing`: the
+    folder's files as a scan just listed them (open_artifact)."""
     try:
-        artifact = open_artifact(Path(row.path), inspector)
+        artifact = open_artifact(Path(row.path), inspector, sharing=False, listing=listing)  # a row shows no sharing
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
     except StudioError as exc:
@@ -73,7 +76,7 @@ def described_row(row: ArtifactSummary, description: ModelDescription) -> Artifa
 def verify_rows(
     root: Path,
     rows: Iterable[ArtifactSummary],
-    inspector: GraphInspector | None = None,
+    inspector: Inspector = None,
     cancel: CancelToken | None = None,
     use_cache: bool = True,
     processes: int = 1,
@@ -101,6 +104,6 @@ def verify_rows(
             cache.release()
 
 
-def _checked(row: ArtifactSummary, inspector: GraphInspector | None) -> tuple[Signature | None, ArtifactSummary]:
+def _checked(row: ArtifactSummary, inspector: Inspector) -> tuple[Signature | None, ArtifactSummary]:
     """The listing taken before the check, and the verified row (what a worker process hands back)."""
     return folder_signature(row.path), verify_summary(row, inspector)

@@ -422,13 +422,21 @@ class LoadedConfig:
     it (a rewrite, a report): reading an artifact parses its config once.
     """
 
-    def __init__(self, path: Path, raw: dict[str, Any] | None, model: ConfigFields, data: bytes | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        raw: dict[str, Any] | None,
+        model: ConfigFields,
+        data: bytes | None = None,
+        stand_in: dict[str, Any] | None = None,
+    ) -> None:
         if raw is None and data is None:
             raise ValueError("LoadedConfig needs the raw mapping or the file's bytes")
         self.path = path
         self.model = model
         self._raw = raw
         self._data = data
+        self._stand_in = stand_in  # the view's top_level_stand_in() when the reader made it already (read only)
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -450,7 +458,9 @@ class LoadedConfig:
     def top_level(self) -> dict[str, Any]:
         """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
         if self._raw is None and isinstance(self.model, ConfigView):
-            return self.model.top_level_stand_in()
+            if self._stand_in is None:
+                self._stand_in = self.model.top_level_stand_in()
+            return self._stand_in
         return self.raw
 
     @property

@@ -12,6 +12,7 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
@@ -47,8 +48,10 @@ class GraphHeader(BaseModel):
     alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
     dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
 
-    @property
+    @cached_property
     def allocations(self) -> GraphAllocations:
+        # One object per header: a header read again from an identical slot is the same object (_known_header), so
+        # what is derived from its tables (the DRAM layout, artifact.py) is keyed by this object and made once.
         return GraphAllocations(self.alloc_per_chiplet_by_key, self.dram_tensor_sizes)
 
 
@@ -131,13 +134,34 @@ def _read_slot(read_at: ReadAt, index: int, offset: int, slot_size: int, head: b
         body += read_at(length - len(body), offset + _SLOT.size + len(body))
         if len(body) < length:
             return None
+    header = _known_header(generation, length, crc, body)
+    return None if header is None else Slot(index, generation, header)
+
+
+_KNOWN: dict[tuple[int, int, int], tuple[bytes, GraphHeader]] = {}
+_KNOWN_MAX = 256  # distinct headers remembered (a fleet holds many copies of few models); forgotten all at once
+
+
+def _known_header(generation: int, length: int, crc: int, body: bytes) -> GraphHeader | None:
+    """The header a slot's body holds when its checksum holds, else None; validated once per distinct body.
+
+    Keyed by the slot's own checksum and length, and proven by comparing the body with the one validated: equal
+    bytes under the same generation and length pass the same checksum and give the same header, so a scan of many
+    copies of one model checks and parses each distinct header once (never keyed by path: a file may change)."""
+    key = (crc, length, generation)
+    known = _KNOWN.get(key)
+    if known is not None and known[0] == body:
+        return known[1]
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
         return None
     try:
         header = GraphHeader.model_validate_json(body)
     except (ValidationError, ValueError, RecursionError):
         return None
-    return Slot(index, generation, header)
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN[key] = (body, header)
+    return header
 
 
 def probe_container(path: Path) -> ContainerInfo | None:

@@ -31,6 +31,7 @@ from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.models.table_rows import TableRow
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 SCAN_PROCESS_FLAG = "--scan-process"  # the bundled rbln-studio runs this module's main() when given it first
@@ -185,11 +186,16 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
     if not checking:
         return found  # nothing to check (rows from the cache, a folder emptied): pydantic and the backends never load
     # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
-    from rbln_artifact_studio.backends.registry import inspector_for
+    from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
     from rbln_artifact_studio.core.fleet.verify import verify_rows
 
+    def choose() -> GraphInspector | None:
+        from rbln_artifact_studio.backends.registry import inspector_for
+
+        return inspector_for(cancel=cancel)
+
     batch = _Batch(send)
-    inspector = inspector_for(cancel=cancel)
+    inspector = DeferredInspector(choose)  # the backends load with the first graph of the real compiler, if any
     total = len(checking)
     for i, verified in enumerate(verify_rows(Path(root), checking, inspector, cancel, processes=processes), 1):
         cancel.raise_if_cancelled()
