@@ -57,6 +57,10 @@ class Vanished(StudioError):
     """The object a listing named is gone (removed or replaced meanwhile)."""
 
 
+class Truncated(StudioError):
+    """The store's answer ended before the bytes it announced (a connection dropped mid-answer)."""
+
+
 class Overran(TimeoutError):
     """One try of a request did not end within its limit (the store trickles its answer, or never answers)."""
 
@@ -225,14 +229,22 @@ def transient(exc: BaseException) -> bool:
 
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
         return True
-    if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
+    if isinstance(exc, bex.ConnectionError | bex.HTTPClientError) or _cut(exc):
         return True
     if isinstance(exc, bex.ClientError):
         code, status = _code(exc)
         return status >= 500 or code in _TRANSIENT_CODES
     if isinstance(exc, bex.BotoCoreError):
         return False
-    return _unanswered(exc) or any(f" {n} " in _first_line(exc) for n in ("500", "502", "503", "504"))
+    return _unanswered(exc) or _cut(exc) or any(f" {n} " in _first_line(exc) for n in ("500", "502", "503", "504"))
+
+
+def _cut(exc: BaseException) -> bool:
+    """An answer that ended before the bytes it announced: botocore's IncompleteRead, obstore's body error (one that
+    is not a timeout)."""
+    text = f"{type(exc).__name__} {_first_line(exc)}".lower()
+    words = ("incompleteread", "incomplete read", "responsestreaming", "body error", "decoding response body")
+    return any(w in text for w in words) and not _unanswered(exc)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -242,9 +254,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unanswered(exc: BaseException) -> bool:
-    """An obstore error that means the store did not answer (connect failed, timed out, request not sent)."""
+    """An obstore error that means the store did not answer in time or at all (its debug dump names the kind)."""
     text = _first_line(exc).lower()
-    return any(word in text for word in ("connect", "timed out", "timeout", "error sending request"))
+    dump = str(exc).lower()
+    return any(word in text for word in ("connect", "timed out", "timeout", "error sending request")) or any(
+        kind in dump for kind in ("kind: timeout", "timedout", "kind: connect")
+    )
 
 
 _endpoint_lock = threading.Lock()
@@ -304,6 +319,15 @@ def _unreachable(url: str, what: str, reason: str, tries: Tries | None) -> Unrea
     )
 
 
+def truncated(url: str, what: str, tries: Tries | None) -> Truncated:
+    spent = f" ({tries})" if tries is not None else ""
+    return Truncated(
+        f"The object store at {url} cut its answer for {what} short{spent}: the connection dropped before the "
+        "bytes it announced had come; nothing of that answer was used. Check the store's health and the link, "
+        "then try again."
+    )
+
+
 def vanished(what: str) -> Vanished:
     return Vanished(
         f"{what} was listed but is gone now (removed or replaced by another writer while this run read it); scan again."
@@ -348,6 +372,8 @@ def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries |
                 + "; try again later."
             )
         return StudioError(f"The object store at {url} refused a request for {what}: {code or status} {exc}.")
+    if _cut(exc):
+        return truncated(url, what, tries)
     if isinstance(exc, bex.BotoCoreError):
         if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
             return _unreachable(url, what, str(exc), tries)
@@ -368,5 +394,8 @@ def _explain_obstore(exc: BaseException, what: str, bucket: str, url: str, tries
     if isinstance(exc, oex.PermissionDeniedError):
         return StudioError(f"Access to {what} is denied for these credentials. Check the identity's permissions.")
     if isinstance(exc, TimeoutError | ConnectionError) or _unanswered(exc):
+        dump = str(exc).lower()
+        if tries is not None and ("kind: timeout" in dump or "timedout" in dump):
+            text = str(Overran(tries.limit))  # obstore's words for it are a debug dump
         return _unreachable(url, what, text, tries)
     return StudioError(f"A request to the object store at {url} for {what} failed: {text}.")

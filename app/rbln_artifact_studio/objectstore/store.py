@@ -28,6 +28,7 @@ from rbln_artifact_studio.objectstore.client import (
     COPY_FACTOR,
     ConditionFailed,
     Endpoint,
+    Truncated,
     Unreachable,
     Vanished,
     endpoint,
@@ -41,10 +42,6 @@ UPLOAD_PART = 64 << 20  # a part uploaded from a local file
 COPY_OBJECT_LIMIT = 5 << 30  # CopyObject's largest source; larger ones are copied in parts
 PARALLEL_PARTS = 8
 DOWNLOAD_PIECE = 8 << 20  # a download's ranged GET: each bounded as any request is (client.py)
-
-
-class Truncated(StudioError):
-    """The store's answer was shorter than the bytes asked for."""
 
 
 class _Unnamed(StudioError):
@@ -170,8 +167,8 @@ class Bucket:
     def _truncated(self, key: str, start: int, want: int, got: int) -> str:
         return (
             f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {url(self.name, key)} "
-            f"(from byte {start}): the answer was cut short (the connection dropped, or the object changed); "
-            "nothing of it was used. Try again."
+            f"from byte {start}: its answer was cut short; nothing of it was used. Check the store's health and the "
+            "link, then try again."
         )
 
     def head(self, key: str) -> Obj | None:
