@@ -206,7 +206,7 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
                 raise StudioError(incomplete_message(prefix))
             return bucket, item
     if not objects:
-        raise StudioError(f"{prefix} holds no objects; check the bucket and prefix the bucket and the prefix.")
+        raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
     raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
 
 

@@ -257,13 +257,13 @@ class Bucket:
         reach = max((offset + len(data) for offset, data in patches), default=0)
         first = max(MIN_PART, reach)
         if source.size <= first + MIN_PART:
-            body = bytearray(self.read(source.key))
+            body = bytearray(self.read(source.key, if_match=source.etag))
             if len(body) != source.size:
                 raise ConditionFailed(f"{url(self.name, source.key)} changed while it was read; nothing was written.")
             for offset, data in patches:
                 body[offset : offset + len(data)] = data
             return self.put(key, bytes(body), if_match, create)
-        head = bytearray(self.read(source.key, 0, first))
+        head = bytearray(self.read(source.key, 0, first, if_match=source.etag))
         for offset, data in patches:
             head[offset : offset + len(data)] = data
         ranges = [(start, min(start + COPY_PART, source.size)) for start in range(first, source.size, COPY_PART)]
