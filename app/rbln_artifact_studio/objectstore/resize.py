@@ -57,7 +57,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
-from rbln_artifact_studio.objectstore.client import ConditionFailed
+from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch, url
 
 _conditional: dict[tuple[str, str], bool] = {}
@@ -232,15 +232,25 @@ def resize_bucket_in_place(
         count, warnings = _plan(read, target, budget)
         previous = read.artifact.config.kvcache_num_blocks
         if previous != count:
+            committing = False
             try:
                 for i, (name, patch) in enumerate(_header_patches(read.artifact, count).items()):
                     obj = read.found.objects[name]
                     bucket.rewrite(obj, obj.key, [patch], if_match=obj.etag)
                     faults.checkpoint(f"resize.header_written.{i}")
                 faults.checkpoint("resize.config")
+                committing = True
                 for name, data in new_configs(read.artifact, read.texts, count).items():
                     config = read.found.objects[name]
                     bucket.put(config.key, data, if_match=config.etag)
+            except Unreachable as exc:  # a try that ran out may still land: the commit may be in
+                keeps = f"{prefix} keeps kvcache_num_blocks={previous}"
+                if committing:
+                    keeps += (
+                        f" unless the last write reached the store after all: get-kvcache-num-blocks {prefix} "
+                        "says which count holds"
+                    )
+                raise Unreachable(f"{exc.message} {keeps}.") from None
             except StudioError as exc:
                 raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
         faults.checkpoint("resize.done")
