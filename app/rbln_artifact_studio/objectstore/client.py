@@ -36,6 +36,7 @@ ENV_TIMEOUT = "RBLN_STUDIO_S3_TIMEOUT"  # seconds one try of a request may take 
 TIMEOUT = 30.0  # its default: from connecting to the answer's last byte
 CONNECT_TIMEOUT = 5.0  # seconds to reach the endpoint (at most the try's own limit)
 COPY_FACTOR = 10  # a server-side copy sends nothing back until its part is copied (a store may move the bytes)
+COPY_TIMEOUT = TIMEOUT * COPY_FACTOR  # a server-side copy's default limit (benchmarks give their boto3 the same)
 ATTEMPTS = 3  # tries of one request in all, with a pause of PAUSE, then twice that, between them
 PAUSE = 0.5
 POOL = 64  # connections kept to the endpoint: the scan's reads in flight
@@ -61,6 +62,10 @@ class Truncated(StudioError):
     """The store's answer ended before the bytes it announced (a connection dropped mid-answer)."""
 
 
+class Stopped(StudioError):
+    """The work this request was part of stopped (a cancel, another part's failure); nobody waits for it."""
+
+
 class Overran(TimeoutError):
     """One try of a request did not end within its limit (the store trickles its answer, or never answers)."""
 
@@ -82,10 +87,11 @@ def request_timeout() -> float:
     return value
 
 
-def within(call: Callable[[], T], seconds: float) -> T:
-    """call() run on a daemon thread, waited for at most seconds (Overran after). botocore bounds each socket read,
-    not a whole answer: a store sending one byte every few seconds would hold the request without end. A try that
-    overran is left to end on its own; nothing waits for it (a daemon thread never holds the process open)."""
+def within(call: Callable[[], T], seconds: float, stop: threading.Event | None = None) -> T:
+    """call() run on a daemon thread, waited for at most seconds (Overran after), or until stop is set (Stopped).
+    botocore bounds each socket read, not a whole answer: a store sending one byte every few seconds would hold the
+    request without end. A try that overran is left to end on its own; nothing waits for it (a daemon thread never
+    holds the process open)."""
     box: list[Any] = []
     done = threading.Event()
 
@@ -98,8 +104,12 @@ def within(call: Callable[[], T], seconds: float) -> T:
             done.set()
 
     threading.Thread(target=run, name="s3-request", daemon=True).start()
-    if not done.wait(seconds):
-        raise Overran(seconds)
+    deadline = time.monotonic() + seconds
+    while not done.wait(seconds if stop is None else min(0.25, max(0.0, deadline - time.monotonic()))):
+        if stop is not None and stop.is_set():
+            raise Stopped("stopped")
+        if time.monotonic() >= deadline:
+            raise Overran(seconds)
     ok, value = box[0]
     if not ok:
         raise value
@@ -189,7 +199,16 @@ class Endpoint:
         """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
         return explain(exc, what, bucket, self.url, tries)
 
-    def request(self, call: Callable[[], T], what: str, bucket: str, *, factor: int = 1, threaded: bool = True) -> T:
+    def request(
+        self,
+        call: Callable[[], T],
+        what: str,
+        bucket: str,
+        *,
+        factor: float = 1,
+        threaded: bool = True,
+        stop: threading.Event | None = None,
+    ) -> T:
         """call() (one request) tried up to ATTEMPTS times while it fails in a way a new try may cure (no answer,
         a server error, throttling); each try bounded by the timeout x factor, on a thread of its own when the
         client bounds only each read (threaded: botocore); obstore bounds the whole request itself."""
@@ -197,7 +216,7 @@ class Endpoint:
         started = time.monotonic()
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                return within(call, seconds) if threaded else call()
+                return within(call, seconds, stop) if threaded else call()
             except Exception as exc:
                 if attempt == ATTEMPTS or not transient(exc):
                     raise self.explain(exc, what, bucket, Tries(attempt, time.monotonic() - started, seconds)) from None

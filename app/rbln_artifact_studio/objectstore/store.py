@@ -80,9 +80,10 @@ class Bucket:
     def _fail(self, exc: BaseException, key: str) -> StudioError:
         return self.ep.explain(exc, url(self.name, key), self.name)
 
-    def _boto(self, call: Callable[[], T], key: str, factor: int = 1) -> T:
-        """A boto3 request about key, tried and bounded as client.Endpoint.request says; a StudioError otherwise."""
-        return self.ep.request(call, url(self.name, key), self.name, factor=factor)
+    def _boto(self, call: Callable[[], T], key: str, factor: float = 1, stop: threading.Event | None = None) -> T:
+        """A boto3 request about key, tried and bounded as client.Endpoint.request says; a StudioError otherwise.
+        stop: set when the work it is part of stopped (a multipart upload's other part failed, or a cancel)."""
+        return self.ep.request(call, url(self.name, key), self.name, factor=factor, stop=stop)
 
     def _obstore(self, call: Callable[[], T], key: str) -> T:
         """An obstore request about key (obstore bounds the whole request itself), tried as request() says."""
@@ -268,7 +269,7 @@ class Bucket:
             head[offset : offset + len(data)] = data
         ranges = [(start, min(start + COPY_PART, source.size)) for start in range(first, source.size, COPY_PART)]
 
-        def copy_part(number: int, start: int, end: int, upload: str) -> str:
+        def copy_part(number: int, start: int, end: int, upload: str, stop: threading.Event) -> str:
             answer = self._boto(
                 lambda: self.copier.upload_part_copy(
                     Bucket=self.name,
@@ -281,13 +282,14 @@ class Bucket:
                 ),
                 key,
                 COPY_FACTOR,
+                stop,
             )
             return str(answer["CopyPartResult"]["ETag"])
 
-        def parts(upload: str) -> Iterator[tuple[int, Callable[[], str]]]:
-            yield 1, partial(self._part, key, upload, 1, bytes(head))
+        def parts(upload: str, stop: threading.Event) -> Iterator[tuple[int, Callable[[], str]]]:
+            yield 1, partial(self._part, key, upload, 1, bytes(head), stop)
             for number, (start, end) in enumerate(ranges, 2):
-                yield number, partial(copy_part, number, start, end, upload)
+                yield number, partial(copy_part, number, start, end, upload, stop)
 
         return self._multipart(key, parts, if_match, create)
 
@@ -309,23 +311,24 @@ class Bucket:
             return self.put(key, piece(0, size), create=create)
         ranges = [(start, min(start + UPLOAD_PART, size)) for start in range(0, size, UPLOAD_PART)]
 
-        def parts(upload: str) -> Iterator[tuple[int, Callable[[], str]]]:
+        def parts(upload: str, stop: threading.Event) -> Iterator[tuple[int, Callable[[], str]]]:
             for number, (start, end) in enumerate(ranges, 1):
 
                 def send(number: int = number, start: int = start, end: int = end) -> str:
-                    return self._part(key, upload, number, piece(start, end))
+                    return self._part(key, upload, number, piece(start, end), stop)
 
                 yield number, send
 
         return self._multipart(key, parts, None, create)
 
-    def _part(self, key: str, upload: str, number: int, body: bytes) -> str:
+    def _part(self, key: str, upload: str, number: int, body: bytes, stop: threading.Event) -> str:
         """One uploaded part; its try may take a second per MiB beyond the limit (a slow uplink still moves it)."""
-        factor = 1 + len(body) // (int(self.ep.timeout) << 20 or 1)
+        factor = 1 + len(body) / (1 << 20) / self.ep.timeout
         answer = self._boto(
             lambda: self.s3.upload_part(Bucket=self.name, Key=key, UploadId=upload, PartNumber=number, Body=body),
             key,
             factor,
+            stop,
         )
         return str(answer["ETag"])
 
@@ -342,7 +345,7 @@ class Bucket:
     def _multipart(
         self,
         key: str,
-        parts: Callable[[str], Iterator[tuple[int, Callable[[], str]]]],
+        parts: Callable[[str, threading.Event], Iterator[tuple[int, Callable[[], str]]]],
         if_match: str | None,
         create: bool,
     ) -> str:
@@ -351,12 +354,16 @@ class Bucket:
         upload = str(self._boto(lambda: self.s3.create_multipart_upload(Bucket=self.name, Key=key), key)["UploadId"])
         try:
             faults.checkpoint("multipart.started")
+            stop = threading.Event()
             pool = ThreadPoolExecutor(PARALLEL_PARTS)
             try:
-                futures = [(number, pool.submit(call)) for number, call in parts(upload)]
+                futures = [(number, pool.submit(call)) for number, call in parts(upload, stop)]
                 done = [{"PartNumber": number, "ETag": future.result()} for number, future in futures]
             finally:
-                pool.shutdown(wait=True, cancel_futures=True)  # on a failure or a cancel: no part starts after it
+                # On a failure or a cancel no part starts after it, and those in flight are not waited for (their
+                # requests end on their own; the abort below drops whatever they send).
+                stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
             args: dict[str, Any] = {
                 "Bucket": self.name,
                 "Key": key,
