@@ -213,7 +213,8 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
 def incomplete_message(prefix: BucketPrefix) -> str:
     return (
         f"{prefix} is an incomplete copy (a resize to a copy stopped before it finished): run that copy again, "
-        "which cleans it up first, or delete the prefix."
+        "which removes it and the multipart uploads it left first, or delete the prefix (and abort its uploads: "
+        "aws s3api list-multipart-uploads lists them)."
     )
 
 

@@ -168,8 +168,8 @@ class Bucket:
     def _truncated(self, key: str, start: int, want: int, got: int) -> str:
         return (
             f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {url(self.name, key)} "
-            f"from byte {start}: its answer was cut short; nothing of it was used. Check the store's health and the "
-            "link, then try again."
+            f"from byte {start}: its answer was cut short (the object was replaced by a shorter one since it was "
+            "listed, or the store or the link dropped it); nothing of it was used. Scan or try again."
         )
 
     def head(self, key: str) -> Obj | None:
@@ -222,7 +222,14 @@ class Bucket:
     def abort_uploads(self, prefix: BucketPrefix, keys: set[str]) -> int:
         """Abort the unfinished multipart uploads below the prefix to these keys (a killed run's: the store keeps,
         and bills, their parts until then); how many."""
-        stale = [(key, upload) for key, upload in self.uploads(prefix) if key in keys]
+        try:
+            stale = [(key, upload) for key, upload in self.uploads(prefix) if key in keys]
+        except Unreachable:
+            raise
+        except StudioError:
+            # A store without ListMultipartUploads, or an identity not allowed it (s3:ListBucketMultipartUploads):
+            # there is nothing this run can find to abort, and that must not stop the work it was asked for.
+            return 0
         for key, upload in stale:
 
             def abort(key: str = key, upload: str = upload) -> object:
