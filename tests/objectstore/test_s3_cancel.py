@@ -18,8 +18,10 @@ from harness import ENV_ACTION, ENV_STEP, cli_command, cli_env
 
 from objectstore.conftest import BucketFixture
 from objectstore.test_s3_kills import drive, rows
+from rbln_artifact_studio.core.errors import CancelledError
 from rbln_artifact_studio.core.location import parse_bucket_prefix
-from rbln_artifact_studio.objectstore.resize import resize_bucket_in_place
+from rbln_artifact_studio.core.progress import CancelToken, Progress
+from rbln_artifact_studio.objectstore.resize import resize_bucket_in_place, resize_bucket_to_copy
 
 
 def uploads(bucket: BucketFixture, prefix: str) -> list[str]:
@@ -127,3 +129,25 @@ def test_a_copy_whose_source_changes_says_which_and_removes_its_writes(
     assert f"What this copy had written at {out} was removed." in err
     assert "nothing of this run replaced it" not in err
     assert bucket.objects("fleet/qwen-12/") == {} and uploads(bucket, "fleet/") == []
+
+
+def test_a_cancel_from_the_desktop_removes_what_the_copy_wrote(bucket: BucketFixture, cr13_artifact: Path) -> None:
+    """The desktop's Cancel (the job's token, checked on each object copied): the same clean-up, and the error the
+    job ends with says what became of the prefix instead of "nothing was changed"."""
+    bucket.upload(cr13_artifact, "fleet/qwen")
+    token = CancelToken()
+    written: list[int] = []
+
+    def on_progress(done: int, total: int, _message: str) -> None:
+        if done:  # an object is copied: the user presses Cancel
+            written.append(done)
+            token.cancel()
+
+    out = parse_bucket_prefix(bucket.url("fleet/qwen-12"))
+    with pytest.raises(CancelledError) as err:
+        resize_bucket_to_copy(
+            parse_bucket_prefix(bucket.url("fleet/qwen")), out, 12, None, Progress(on_progress, token)
+        )
+    assert written
+    assert str(err.value) == f"Cancelled; what this copy had written at {out} was removed."
+    assert bucket.objects("fleet/qwen-12/") == {}

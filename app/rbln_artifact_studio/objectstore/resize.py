@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.errors import CancelledError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.location import BucketPrefix, Location
@@ -297,7 +297,13 @@ class CopyWrites:
             return
         told = self.undo()
         if isinstance(exc, StudioError):
-            raise type(exc)(f"{exc.message} {told[0].upper()}{told[1:]}", hint=exc.hint) from None
+            # A cancel's own words ("nothing was changed") would contradict a prefix left incomplete: replaced.
+            said = (
+                f"Cancelled; {told}"
+                if isinstance(exc, CancelledError)
+                else f"{exc.message} {told[0].upper()}{told[1:]}"
+            )
+            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes) from None
         if isinstance(exc, KeyboardInterrupt):
             say_left(exc, told)  # the CLI's "cancelled:" line says it
 
