@@ -35,8 +35,9 @@ def test_missing_bucket_is_named(bucket: BucketFixture) -> None:
 
 
 def test_no_artifact_at_a_prefix(bucket: BucketFixture) -> None:
-    with pytest.raises(StudioError, match="holds no objects"):
+    with pytest.raises(StudioError) as err:
         open_bucket_artifact(parse_bucket_prefix(bucket.url("nothing/here")))
+    assert str(err.value) == f"{bucket.url('nothing/here')} holds no objects; check the bucket name and the prefix."
 
 
 def test_unreachable_endpoint_fails_fast(bucket: BucketFixture, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -841,9 +841,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
-        from rbln_artifact_studio.core.stop_signals import exit_status
+        from rbln_artifact_studio.core.stop_signals import exit_status, left_by
 
-        print("cancelled: nothing was left half-done", file=sys.stderr)
+        print(f"cancelled: {left_by(exc) or 'nothing was left half-done'}", file=sys.stderr)
         return exit_status(exc)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

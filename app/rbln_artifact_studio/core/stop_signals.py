@@ -27,6 +27,21 @@ def exit_status(exc: KeyboardInterrupt) -> int:
     return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
 
 
+_LEFT = "rbln_studio_left"
+
+
+def say_left(exc: BaseException, text: str) -> None:
+    """Record on a cancel what the stopped work left, or that it removed what it wrote: the CLI's `cancelled:`
+    line says this instead of its general words (a copy into a bucket cannot always remove its objects)."""
+    setattr(exc, _LEFT, text)
+
+
+def left_by(exc: BaseException) -> str | None:
+    """What say_left recorded on the cancel, if anything."""
+    text = getattr(exc, _LEFT, None)
+    return text if isinstance(text, str) else None
+
+
 def _raise(signum: int, _frame: FrameType | None) -> None:
     raise Terminated(signum)
 

@@ -206,14 +206,15 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
                 raise StudioError(incomplete_message(prefix))
             return bucket, item
     if not objects:
-        raise StudioError(f"{prefix} holds no objects; check the bucket and prefix the bucket and the prefix.")
+        raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
     raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
 
 
 def incomplete_message(prefix: BucketPrefix) -> str:
     return (
         f"{prefix} is an incomplete copy (a resize to a copy stopped before it finished): run that copy again, "
-        "which cleans it up first, or delete the prefix."
+        "which removes it and the multipart uploads it left first, or delete the prefix (and abort its uploads: "
+        "aws s3api list-multipart-uploads lists them)."
     )
 
 

@@ -4,6 +4,12 @@ botocore resolves credentials, profile, region and endpoint exactly as the AWS C
 ~/.aws/credentials, ~/.aws/config profiles, AWS_PROFILE, endpoint_url / AWS_ENDPOINT_URL); boto3 does the writes
 (conditional PUTs, CopyObject, UploadPartCopy) and obstore the many small reads, fed with botocore's credentials.
 Nothing secret is stored or logged here: errors name the access key's first characters at most.
+
+Every request is bounded as a whole, not only per connect or per read: one try may take RBLN_STUDIO_S3_TIMEOUT
+seconds (30 by default) from connecting to the last byte of the answer (a server-side copy ten times that), and a
+request gets ATTEMPTS tries. The tries are ours (the libraries' own retries are off), so an error says how many
+were made and how long they took: a store that trickles its answer, or a port that accepts and never answers,
+ends a request within ATTEMPTS x the limit plus a few seconds of pauses.
 """
 
 from __future__ import annotations
@@ -11,20 +17,28 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import random
 import threading
+import time
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+T = TypeVar("T")
+
 EXTRA = "pip install 'rbln-artifact-studio[s3]'"
-CONNECT_TIMEOUT = 5  # seconds to reach the endpoint
-READ_TIMEOUT = 30  # seconds without a byte on an open request
-COPY_TIMEOUT = 300  # a server-side copy sends nothing back until its part is copied (a store may move the bytes)
-ATTEMPTS = 3  # tries of one request in all (botocore's standard mode: backoff with jitter)
+ENV_TIMEOUT = "RBLN_STUDIO_S3_TIMEOUT"  # seconds one try of a request may take in all (tests, slow links)
+TIMEOUT = 30.0  # its default: from connecting to the answer's last byte
+CONNECT_TIMEOUT = 5.0  # seconds to reach the endpoint (at most the try's own limit)
+COPY_FACTOR = 10  # a server-side copy sends nothing back until its part is copied (a store may move the bytes)
+COPY_TIMEOUT = TIMEOUT * COPY_FACTOR  # a server-side copy's default limit (benchmarks give their boto3 the same)
+ATTEMPTS = 3  # tries of one request in all, with a pause of PAUSE, then twice that, between them
+PAUSE = 0.5
 POOL = 64  # connections kept to the endpoint: the scan's reads in flight
 CHECK = (
     "Check AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config), AWS_PROFILE and the keys in ~/.aws/credentials "
@@ -38,6 +52,68 @@ class Unreachable(StudioError):
 
 class ConditionFailed(StudioError):
     """A conditional write found the object changed (If-Match) or present (If-None-Match)."""
+
+
+class Vanished(StudioError):
+    """The object a listing named is gone (removed or replaced meanwhile)."""
+
+
+class Truncated(StudioError):
+    """The store's answer ended before the bytes it announced (a connection dropped mid-answer)."""
+
+
+class Stopped(StudioError):
+    """The work this request was part of stopped (a cancel, another part's failure); nobody waits for it."""
+
+
+class Overran(TimeoutError):
+    """One try of a request did not end within its limit (the store trickles its answer, or never answers)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the store did not finish answering within {seconds:g} s")
+
+
+def request_timeout() -> float:
+    """Seconds one try of a request may take: RBLN_STUDIO_S3_TIMEOUT, or TIMEOUT."""
+    text = os.environ.get(ENV_TIMEOUT, "").strip()
+    if not text:
+        return TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1e6:
+        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds above 0; set it to e.g. 30, or unset it.")
+    return value
+
+
+def within(call: Callable[[], T], seconds: float, stop: threading.Event | None = None) -> T:
+    """call() run on a daemon thread, waited for at most seconds (Overran after), or until stop is set (Stopped).
+    botocore bounds each socket read, not a whole answer: a store sending one byte every few seconds would hold the
+    request without end. A try that overran is left to end on its own; nothing waits for it (a daemon thread never
+    holds the process open)."""
+    box: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append((True, call()))
+        except BaseException as exc:  # handed to the waiting thread
+            box.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="s3-request", daemon=True).start()
+    deadline = time.monotonic() + seconds
+    while not done.wait(seconds if stop is None else min(0.25, max(0.0, deadline - time.monotonic()))):
+        if stop is not None and stop.is_set():
+            raise Stopped("stopped")
+        if time.monotonic() >= deadline:
+            raise Overran(seconds)
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
 
 
 def _require_extra() -> None:
@@ -62,12 +138,15 @@ class Endpoint:
         except botocore.exceptions.ProfileNotFound as exc:
             raise StudioError(f"{exc}. Name a profile of ~/.aws/config in AWS_PROFILE, or unset it.") from None
 
-        def config(path_style: bool, read_timeout: int = READ_TIMEOUT) -> Config:
+        self.timeout = request_timeout()
+        self.connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
+
+        def config(path_style: bool, factor: int = 1) -> Config:
             return Config(
-                connect_timeout=CONNECT_TIMEOUT,
-                read_timeout=read_timeout,
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.timeout * factor,
                 max_pool_connections=POOL,
-                retries={"max_attempts": ATTEMPTS, "mode": "standard"},
+                retries={"max_attempts": 1, "mode": "standard"},  # the tries are request()'s, counted
                 s3={"addressing_style": "path"} if path_style else None,
             )
 
@@ -78,7 +157,7 @@ class Endpoint:
         if self.custom:  # MinIO, Ceph, SeaweedFS: buckets are paths, not host names
             client = self.session.client("s3", config=config(True))
         self.s3: S3Client = client
-        self.copier: S3Client = self.session.client("s3", config=config(self.custom, COPY_TIMEOUT))
+        self.copier: S3Client = self.session.client("s3", config=config(self.custom, COPY_FACTOR))
         self._readers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -99,11 +178,11 @@ class Endpoint:
                     credential_provider=Boto3CredentialProvider(self.session),
                     client_options={
                         "allow_http": self.url.startswith("http://"),
-                        "connect_timeout": timedelta(seconds=CONNECT_TIMEOUT),
-                        "timeout": timedelta(seconds=READ_TIMEOUT),
+                        "connect_timeout": timedelta(seconds=self.connect_timeout),
+                        "timeout": timedelta(seconds=self.timeout),  # the whole request, its body included
                         "pool_max_idle_per_host": str(POOL),
                     },
-                    retry_config={"max_retries": ATTEMPTS - 1, "retry_timeout": timedelta(seconds=READ_TIMEOUT)},
+                    retry_config={"max_retries": 0, "retry_timeout": timedelta(seconds=self.timeout)},
                 )
                 self._readers[bucket] = store
             return store
@@ -116,9 +195,90 @@ class Endpoint:
                 "or a profile in ~/.aws/credentials (AWS_PROFILE names which)."
             )
 
-    def explain(self, exc: BaseException, what: str, bucket: str) -> StudioError:
+    def explain(self, exc: BaseException, what: str, bucket: str, tries: Tries | None = None) -> StudioError:
         """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
-        return explain(exc, what, bucket, self.url)
+        return explain(exc, what, bucket, self.url, tries)
+
+    def request(
+        self,
+        call: Callable[[], T],
+        what: str,
+        bucket: str,
+        *,
+        factor: float = 1,
+        threaded: bool = True,
+        stop: threading.Event | None = None,
+    ) -> T:
+        """call() (one request) tried up to ATTEMPTS times while it fails in a way a new try may cure (no answer,
+        a server error, throttling); each try bounded by the timeout x factor, on a thread of its own when the
+        client bounds only each read (threaded: botocore); obstore bounds the whole request itself."""
+        seconds = self.timeout * factor
+        started = time.monotonic()
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return within(call, seconds, stop) if threaded else call()
+            except Exception as exc:
+                if attempt == ATTEMPTS or not transient(exc):
+                    raise self.explain(exc, what, bucket, Tries(attempt, time.monotonic() - started, seconds)) from None
+            time.sleep(PAUSE * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))  # jitter: many readers, one store
+        raise AssertionError("unreachable")
+
+
+class Tries:
+    """How many tries a request had and how long they took, for a message that says so."""
+
+    def __init__(self, count: int, elapsed: float, limit: float) -> None:
+        self.count, self.elapsed, self.limit = count, elapsed, limit
+
+    def __str__(self) -> str:
+        tries = "1 try" if self.count == 1 else f"{self.count} tries"
+        return f"{tries} in {self.elapsed:.0f} s, each limited to {self.limit:g} s by {ENV_TIMEOUT}"
+
+
+_TRANSIENT_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError"})
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a new try may cure the failure: no answer in time, a refused or reset connection, a 5xx, throttling."""
+    if isinstance(exc, Overran | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, StudioError | FileNotFoundError | ValueError | PermissionError):
+        return False
+    import botocore.exceptions as bex
+
+    if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
+        return True
+    if isinstance(exc, bex.ConnectionError | bex.HTTPClientError) or _cut(exc):
+        return True
+    if isinstance(exc, bex.ClientError):
+        code, status = _code(exc)
+        return status >= 500 or code in _TRANSIENT_CODES
+    if isinstance(exc, bex.BotoCoreError):
+        return False
+    return _unanswered(exc) or _cut(exc) or any(f" {n} " in _first_line(exc) for n in ("500", "502", "503", "504"))
+
+
+def _cut(exc: BaseException) -> bool:
+    """An answer that ended before the bytes it announced: botocore's IncompleteRead, obstore's body error (one that
+    is not a timeout)."""
+    text = f"{type(exc).__name__} {_first_line(exc)}".lower()
+    words = ("incompleteread", "incomplete read", "responsestreaming", "body error", "decoding response body")
+    return any(w in text for w in words) and not _unanswered(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error's text: obstore appends a debug dump whose field names (retry_timeout) would
+    read as a timeout."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _unanswered(exc: BaseException) -> bool:
+    """An obstore error that means the store did not answer in time or at all (its debug dump names the kind)."""
+    text = _first_line(exc).lower()
+    dump = str(exc).lower()
+    return any(word in text for word in ("connect", "timed out", "timeout", "error sending request")) or any(
+        kind in dump for kind in ("kind: timeout", "timedout", "kind: connect")
+    )
 
 
 _endpoint_lock = threading.Lock()
@@ -135,6 +295,7 @@ _CHAIN_VARIABLES = (
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
+    ENV_TIMEOUT,
 )
 
 
@@ -168,19 +329,43 @@ def _code(exc: BaseException) -> tuple[str, int]:
     return code, status
 
 
-def explain(exc: BaseException, what: str, bucket: str, url: str) -> StudioError:
-    """A botocore or obstore failure as a StudioError naming what to check."""
+def _unreachable(url: str, what: str, reason: str, tries: Tries | None) -> Unreachable:
+    spent = f" ({tries})" if tries is not None else ""
+    return Unreachable(
+        f"Cannot reach the object store at {url} for {what}: {reason}{spent}. Check that the store is running and "
+        "that AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config) names it; on a slow link raise "
+        f"{ENV_TIMEOUT} (seconds)."
+    )
+
+
+def truncated(url: str, what: str, tries: Tries | None) -> Truncated:
+    spent = f" ({tries})" if tries is not None else ""
+    return Truncated(
+        f"The object store at {url} cut its answer for {what} short{spent}: the connection dropped before the "
+        "bytes it announced had come; nothing of that answer was used. Check the store's health and the link, "
+        "then try again."
+    )
+
+
+def vanished(what: str) -> Vanished:
+    return Vanished(
+        f"{what} was listed but is gone now (removed or replaced by another writer while this run read it); scan again."
+    )
+
+
+def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries | None = None) -> StudioError:
+    """A botocore or obstore failure as a StudioError naming what to check (and, for a store that did not answer,
+    how many tries were made in how long)."""
     if isinstance(exc, StudioError):
         return exc
+    if isinstance(exc, Overran):
+        return _unreachable(url, what, str(exc), tries)
     import botocore.exceptions as bex
 
     if isinstance(exc, bex.NoCredentialsError | bex.PartialCredentialsError):
         return StudioError(f"No usable AWS credentials for {what}: {exc}. {CHECK}")
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
-        return Unreachable(
-            f"Cannot reach the object store at {url} for {what} (after {ATTEMPTS} tries): {exc}. Check that the "
-            "store is running and that AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config) names it."
-        )
+        return _unreachable(url, what, str(exc), tries)
     if isinstance(exc, bex.ClientError):
         code, status = _code(exc)
         if code in ("PreconditionFailed", "ConditionalRequestConflict") or status == 412:
@@ -193,35 +378,43 @@ def explain(exc: BaseException, what: str, bucket: str, url: str) -> StudioError
                 "profile's endpoint_url (another store may hold it)."
             )
         if code in ("NoSuchKey", "404", "NotFound"):
-            return StudioError(f"{what} does not exist (it was removed meanwhile?); scan the bucket again.")
+            return vanished(what)
         if code in ("AccessDenied", "403", "AllAccessDisabled"):
             return StudioError(
                 f"Access to {what} is denied for these credentials ({code}). Check the identity's permissions on "
                 f"bucket {bucket!r} (read: s3:GetObject and s3:ListBucket; a resize also s3:PutObject)."
             )
+        if status >= 500 or code in _TRANSIENT_CODES:
+            return StudioError(
+                f"The object store at {url} failed a request for {what}: {code or status}"
+                + (f" ({tries})" if tries else "")
+                + "; try again later."
+            )
         return StudioError(f"The object store at {url} refused a request for {what}: {code or status} {exc}.")
+    if _cut(exc):
+        return truncated(url, what, tries)
     if isinstance(exc, bex.BotoCoreError):
-        return StudioError(f"A request to the object store at {url} for {what} failed: {exc}. {CHECK}")
-    return _explain_obstore(exc, what, bucket, url)
+        if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
+            return _unreachable(url, what, str(exc), tries)
+        return StudioError(f"A request to the object store at {url} for {what} failed: {exc}.")
+    return _explain_obstore(exc, what, bucket, url, tries)
 
 
-def _explain_obstore(exc: BaseException, what: str, bucket: str, url: str) -> StudioError:
+def _explain_obstore(exc: BaseException, what: str, bucket: str, url: str, tries: Tries | None) -> StudioError:
     import obstore.exceptions as oex
 
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = _first_line(exc)
     if isinstance(exc, oex.PreconditionError | oex.AlreadyExistsError):
         return ConditionFailed(f"{what} was changed by another writer meanwhile; nothing of this run replaced it.")
-    if isinstance(exc, oex.NotFoundError):
-        return StudioError(f"{what} does not exist (it was removed meanwhile?); scan the bucket again.")
+    if isinstance(exc, oex.NotFoundError | FileNotFoundError):  # obstore raises the built-in one for a 404
+        return vanished(what)
     if isinstance(exc, oex.UnauthenticatedError):
         return StudioError(f"The object store at {url} refused the credentials for {what}. {CHECK}")
     if isinstance(exc, oex.PermissionDeniedError):
         return StudioError(f"Access to {what} is denied for these credentials. Check the identity's permissions.")
-    if any(word in str(exc).lower() for word in ("connect", "timed out", "timeout", "error sending request")):
-        return Unreachable(
-            f"Cannot reach the object store at {url} for {what} (after {ATTEMPTS} tries): {text}. Check that the "
-            "store is running and that AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config) names it."
-        )
-    if isinstance(exc, oex.BaseError | OSError | TimeoutError):
-        return StudioError(f"A request to the object store at {url} for {what} failed: {text}. {CHECK}")
+    if isinstance(exc, TimeoutError | ConnectionError) or _unanswered(exc):
+        dump = str(exc).lower()
+        if tries is not None and ("kind: timeout" in dump or "timedout" in dump):
+            text = str(Overran(tries.limit))  # obstore's words for it are a debug dump
+        return _unreachable(url, what, text, tries)
     return StudioError(f"A request to the object store at {url} for {what} failed: {text}.")

@@ -10,7 +10,11 @@ rbln_config.json (the nested section), then the language model's own, which comm
 
 To a copy: a marker object first (the prefix is incomplete until it is gone), the payload objects copied
 server-side (the graphs rebuilt around their new header: UploadPartCopy of the rest), rbln_config.json last,
-then the marker removed. A killed copy leaves a prefix scans call incomplete; the same copy run again cleans it.
+then the marker removed. A copy that fails or is cancelled (Ctrl-C, SIGTERM, the desktop's Cancel) aborts its
+multipart uploads and removes what it wrote, the marker last; what it could not remove is named in its error. A
+killed copy leaves a prefix scans call incomplete; the same copy run again removes it, and aborts the multipart
+uploads the killed run left to its keys (a store keeps, and bills, their parts until then). An in-place resize
+aborts those a killed one left to the artifact's keys, under its lock.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.errors import CancelledError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.location import BucketPrefix, Location
@@ -40,6 +44,7 @@ from rbln_artifact_studio.core.operations.resize import (
 from rbln_artifact_studio.core.portable.staging import pid_alive
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import pending_slot
+from rbln_artifact_studio.core.stop_signals import say_left
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import (
     INCOMPLETE_MARKER,
@@ -52,7 +57,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
-from rbln_artifact_studio.objectstore.client import ConditionFailed
+from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch, url
 
 _conditional: dict[tuple[str, str], bool] = {}
@@ -222,18 +227,30 @@ def resize_bucket_in_place(
     with BucketLock(bucket, prefix, "resize in place"):
         faults.checkpoint("resize.locked")
         read = _read(prefix, bucket)  # again, now under the lock: these ETags are the conditions
+        # A killed run's uploads to these keys: no other run of the studio writes them while the lock is ours.
+        bucket.abort_uploads(prefix, {obj.key for obj in read.found.objects.values()})
         count, warnings = _plan(read, target, budget)
         previous = read.artifact.config.kvcache_num_blocks
         if previous != count:
+            committing = False
             try:
                 for i, (name, patch) in enumerate(_header_patches(read.artifact, count).items()):
                     obj = read.found.objects[name]
                     bucket.rewrite(obj, obj.key, [patch], if_match=obj.etag)
                     faults.checkpoint(f"resize.header_written.{i}")
                 faults.checkpoint("resize.config")
+                committing = True
                 for name, data in new_configs(read.artifact, read.texts, count).items():
                     config = read.found.objects[name]
                     bucket.put(config.key, data, if_match=config.etag)
+            except Unreachable as exc:  # a try that ran out may still land: the commit may be in
+                keeps = f"{prefix} keeps kvcache_num_blocks={previous}"
+                if committing:
+                    keeps += (
+                        f" unless the last write reached the store after all: get-kvcache-num-blocks {prefix} "
+                        "says which count holds"
+                    )
+                raise Unreachable(f"{exc.message} {keeps}.") from None
             except StudioError as exc:
                 raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
         faults.checkpoint("resize.done")
@@ -244,15 +261,67 @@ def _expected_objects(found: Found) -> dict[str, int]:
     return {name: obj.size for name, obj in found.objects.items()}
 
 
-def _prepare_output(bucket: Bucket, output: BucketPrefix, progress: Progress) -> list[Obj]:
-    """Refuse an output prefix that holds anything but an unfinished copy of ours; clean that one. Its objects."""
+def _prepare_output(
+    bucket: Bucket, output: BucketPrefix, progress: Progress, names: set[str] | None = None
+) -> list[Obj]:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours; clean that one, and abort the
+    multipart uploads a killed copy left to the keys this copy writes (names, below output). Its objects."""
     objects = bucket.listing(output)
-    names = {o.key[len(output.key_prefix) :] for o in objects}
-    if INCOMPLETE_MARKER in names:
+    held = {o.key[len(output.key_prefix) :] for o in objects}
+    if objects and INCOMPLETE_MARKER not in held:
+        return objects
+    if names is not None:
+        aborted = bucket.abort_uploads(output, {output.key_prefix + name for name in names})
+        if aborted:
+            progress.say(f"{output}: aborted {aborted} unfinished upload(s) a stopped copy left")
+    if objects:
         progress.say(f"{output} holds an unfinished copy (a run was stopped); removing it first")
-        bucket.delete([o.key for o in objects])
-        return []
-    return objects
+        bucket.delete([o.key for o in objects if not o.key.endswith(INCOMPLETE_MARKER)])
+        bucket.delete([output.key_prefix + INCOMPLETE_MARKER])  # last: until it is gone, scans skip the prefix
+    return []
+
+
+class CopyWrites:
+    """A copy's writes below its output prefix: on a failure or a cancel, its multipart uploads are aborted and
+    what it wrote removed, the marker last; the error then says so, or says what is left and how to recover it."""
+
+    def __init__(self, bucket: Bucket, output: BucketPrefix, names: set[str]) -> None:
+        self.bucket, self.output, self.names = bucket, output, names
+        self.marker = output.key_prefix + INCOMPLETE_MARKER
+
+    def __enter__(self) -> CopyWrites:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        if exc is None:
+            return
+        told = self.undo()
+        if isinstance(exc, StudioError):
+            # A cancel's own words ("nothing was changed") would contradict a prefix left incomplete: replaced.
+            said = (
+                f"Cancelled; {told}"
+                if isinstance(exc, CancelledError)
+                else f"{exc.message} {told[0].upper()}{told[1:]}"
+            )
+            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes) from None
+        if isinstance(exc, KeyboardInterrupt):
+            say_left(exc, told)  # the CLI's "cancelled:" line says it
+
+    def undo(self) -> str:
+        """Remove the copy's writes; a sentence saying that they are gone, or what is left."""
+        keys = {self.output.key_prefix + name for name in self.names}
+        try:
+            self.bucket.abort_uploads(self.output, keys)
+            written = [o.key for o in self.bucket.listing(self.output) if o.key in keys]
+            self.bucket.delete(written)
+            self.bucket.delete([self.marker])
+        except (StudioError, KeyboardInterrupt):
+            return (
+                f"{self.output} is left incomplete (its {INCOMPLETE_MARKER} object stays, so scans call it an "
+                "incomplete copy and nothing takes it for an artifact): run the same copy again, which removes it "
+                "and its unfinished uploads first, or delete the prefix."
+            )
+        return f"what this copy had written at {self.output} was removed."
 
 
 def _already_done(bucket: Bucket, output: BucketPrefix, source: Read, configs: dict[str, bytes]) -> bool:
@@ -305,29 +374,40 @@ def resize_bucket_to_copy(
         return BucketResizeResult.at(
             output, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True
         )
-    if _prepare_output(bucket, output, progress):
+    if _prepare_output(bucket, output, progress, set(read.found.objects) | set(configs)):
         raise StudioError(f"The output {output} is not empty; choose a new prefix.")
     patches = _header_patches(read.artifact, count) if read.artifact.config.kvcache_num_blocks != count else {}
     total = read.found.size
     marker = output.key_prefix + INCOMPLETE_MARKER
+    # The marker outside CopyWrites: a marker already there is another run's copy, never ours to remove.
     bucket.put(marker, json.dumps({"source": source.url, "kvcache_num_blocks": count}).encode(), create=True)
-    faults.checkpoint("copy.locked")
-    progress.start(total, f"Copying {source.name} to {output.name}")
-    for i, (name, obj) in enumerate(sorted(read.found.objects.items())):
-        if name in configs:
-            continue
-        key = output.key_prefix + name
-        if name in patches:
-            bucket.rewrite(obj, key, [patches[name]], create=True)
-        else:
-            bucket.copy(obj, key)
-        progress.advance(obj.size)
-        faults.checkpoint(f"copy.object.{i}")
-    faults.checkpoint("copy.copied")
-    for name, data in configs.items():  # the language model's own last
-        bucket.put(output.key_prefix + name, data, create=True)
-    faults.checkpoint("copy.config_written")
-    bucket.delete([marker])
+    with CopyWrites(bucket, output, set(read.found.objects) | set(configs)):
+        faults.checkpoint("copy.locked")
+        progress.start(total, f"Copying {source.name} to {output.name}")
+        for i, (name, obj) in enumerate(sorted(read.found.objects.items())):
+            if name in configs:
+                continue
+            key = output.key_prefix + name
+            try:
+                if name in patches:
+                    bucket.rewrite(obj, key, [patches[name]], create=True)
+                else:
+                    bucket.copy(obj, key)
+            except ConditionFailed as exc:
+                now = bucket.head(obj.key)
+                if now is not None and now.etag == obj.etag:
+                    raise  # the destination was written by another run meanwhile: its own words name it
+                raise ConditionFailed(
+                    f"{url(bucket.name, obj.key)} was changed by another writer while it was copied (a resize in "
+                    f"place of {source}?); the copy stopped."
+                ) from exc
+            progress.advance(obj.size)
+            faults.checkpoint(f"copy.object.{i}")
+        faults.checkpoint("copy.copied")
+        for name, data in configs.items():  # the language model's own last
+            bucket.put(output.key_prefix + name, data, create=True)
+        faults.checkpoint("copy.config_written")
+        bucket.delete([marker])
     progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
     return BucketResizeResult.at(output, read.artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
 
@@ -388,11 +468,14 @@ def resize_bucket_to_folder(
     return ResizeResult(output, plan.previous, plan.count, plan.warnings, plan.size)
 
 
-def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
-    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed); its bucket.
-    A copy into a bucket asks this before it fetches anything, and again when it writes."""
+def check_output_prefix(
+    output: BucketPrefix, progress: Progress | None = None, names: set[str] | None = None
+) -> Bucket:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed, with the
+    uploads a stopped copy left to the keys named); its bucket. A copy into a bucket asks this before it fetches
+    anything, and again when it writes."""
     bucket = Bucket(output.bucket)
-    if _prepare_output(bucket, output, progress or Progress()):
+    if _prepare_output(bucket, output, progress or Progress(), names):
         raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
     return bucket
 
@@ -434,12 +517,13 @@ def upload_folder(
     label = label or str(folder)
     configs = configs or {}
     patches = patches or {}
-    bucket = check_output_prefix(output, progress)
     files = sorted(
         (path.relative_to(folder).as_posix(), path)
         for path, _ in iter_files(folder)
         if path.is_file() and not any(is_internal_name(part) for part in path.relative_to(folder).parts)
     )
+    names = {name for name, _ in files} | set(configs)
+    bucket = check_output_prefix(output, progress, names)
     total = sum(path.stat().st_size for _, path in files)
     last = [name for name, _ in files if name.rsplit("/", 1)[-1] == CONFIG_NAME and name not in configs]
     last.sort(key=lambda name: -name.count("/"))  # a part's config before the model's own, which says it is whole
@@ -448,23 +532,24 @@ def upload_folder(
     if count is not None:
         described["kvcache_num_blocks"] = count
     bucket.put(marker, json.dumps(described).encode(), create=True)
-    faults.checkpoint("copy.locked")
-    progress.start(total, f"Uploading {Path(label).name} to {output}")
-    for i, (name, path) in enumerate(files):
-        if name in configs or name in last:
-            continue
-        patch = patches.get(name) if name.endswith(GRAPH_SUFFIX) else None
-        bucket.upload(path, output.key_prefix + name, [patch] if patch else [])
-        progress.advance(path.stat().st_size)
-        faults.checkpoint(f"copy.object.{i}")
-    faults.checkpoint("copy.copied")
-    for name, data in configs.items():  # the language model's own last
-        bucket.put(output.key_prefix + name, data, create=True)
-    for name in last:
-        bucket.upload(folder / name, output.key_prefix + name, [])
-        progress.advance((folder / name).stat().st_size)
-    faults.checkpoint("copy.config_written")
-    bucket.delete([marker])
+    with CopyWrites(bucket, output, names):
+        faults.checkpoint("copy.locked")
+        progress.start(total, f"Uploading {Path(label).name} to {output}")
+        for i, (name, path) in enumerate(files):
+            if name in configs or name in last:
+                continue
+            patch = patches.get(name) if name.endswith(GRAPH_SUFFIX) else None
+            bucket.upload(path, output.key_prefix + name, [patch] if patch else [])
+            progress.advance(path.stat().st_size)
+            faults.checkpoint(f"copy.object.{i}")
+        faults.checkpoint("copy.copied")
+        for name, data in configs.items():  # the language model's own last
+            bucket.put(output.key_prefix + name, data, create=True)
+        for name in last:
+            bucket.upload(folder / name, output.key_prefix + name, [])
+            progress.advance((folder / name).stat().st_size)
+        faults.checkpoint("copy.config_written")
+        bucket.delete([marker])
     what = f" with kvcache_num_blocks={count}" if count is not None else ""
     progress.say(f"Wrote {output}{what}")
     return total
