@@ -203,7 +203,7 @@ def follow(
 def request_cancel(server: Server, job: RemoteJob) -> None:
     """Ask a job to stop: its runner polls for this file and leaves the artifact unchanged."""
     script = 'touch "${RBLN_STUDIO_JOBS_DIR:-$HOME/.rbln-studio/jobs}/$1/cancel"'  # $1: the id, quoted
-    result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
+    result = server.run(["sh", "-c", script, "sh", job.id], timeout=30)
     if result.returncode != 0:
         raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
 
