@@ -17,7 +17,6 @@ from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
@@ -33,10 +32,7 @@ RULES = json.dumps(
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
-        "pipeline_index": PIPELINE_INDEX,
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
-        "magic": MAGIC.decode("latin-1"),
-        "preamble_size": PREAMBLE_SIZE,
     }
 )
 CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
