@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Scan caches, settings and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
+# Scan caches, settings, logs and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
 _THROWAWAY = tempfile.mkdtemp(prefix="rbln-studio-test-")
-for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share")):
+for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share"), ("LOG", "log")):
     os.environ.setdefault(f"RBLN_STUDIO_{_variable}_DIR", os.path.join(_THROWAWAY, _kind, "rbln-studio"))
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -37,6 +38,7 @@ POLL = 0.05
 ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
 ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server counts as not answering
+log = logging.getLogger(__name__)
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.
@@ -141,6 +143,8 @@ class Server:
         """
         limit = self.transport.limit(limit)
         code = program_source(program)
+        log.debug("%s: running %s", self.host, program)
+        started, records = time.monotonic(), 0
         proc = self.transport.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         errors: list[bytes] = []
@@ -176,6 +180,7 @@ class Server:
                     answered = True
                     heard = time.monotonic()
                     if "alive" not in record:  # a long step's sign of life, nothing to show
+                        records += 1
                         yield record
                 elif answer.ended:
                     break
@@ -189,6 +194,13 @@ class Server:
                     hint="Reconnect to try again.",
                 )
             self._check_status(proc.returncode, stderr)
+            log.debug("%s: %s answered %d records in %.2f s", self.host, program, records, time.monotonic() - started)
+        except CancelledError:
+            log.info("%s: %s cancelled", self.host, program)
+            raise
+        except StudioError as exc:
+            log.warning("%s: %s failed: %s", self.host, program, exc.one_line())
+            raise
         finally:
             _end(proc, (err_thread,))
 
@@ -226,7 +238,14 @@ class Server:
         self, argv: Sequence[str], input: bytes = b"", timeout: float | None = None, cancel: CancelToken | None = None
     ) -> RemoteResult:
         """A command run there to its end (a shell script, a tool), within timeout; see transport.run_to_end."""
-        return run_to_end(self.transport, argv, input, timeout, cancel)
+        log.debug("%s: running %s", self.host, argv[0] if argv else "nothing")
+        try:
+            result = run_to_end(self.transport, argv, input, timeout, cancel)
+        except StudioError as exc:
+            log.warning("%s: %s failed: %s", self.host, argv[0] if argv else "nothing", exc.one_line())
+            raise
+        log.debug("%s: %s ended with status %d", self.host, argv[0] if argv else "nothing", result.returncode)
+        return result
 
     def run_program(self, program: str, args: Sequence[str], cancel: CancelToken | None = None) -> list[dict[str, Any]]:
         """Every JSON line of a program, once it has finished."""
