@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,16 @@ def test_only_the_object_stores_retries_are_kept_from_botocore(log_folder: Path)
     assert len(lines) == 1 and lines[0].endswith(
         "WARNING botocore.retries.standard: Retry needed, retrying request after delay of: 0.4"
     )
+
+
+def test_the_cli_says_what_it_does_on_stderr_only_when_verbose(
+    run_cli: Callable[..., subprocess.CompletedProcess[str]], cr13_artifact: Path
+) -> None:
+    quiet = run_cli("scan", cr13_artifact.parent)
+    assert quiet.returncode == 0 and "Scan of" not in quiet.stderr and "INFO" not in quiet.stderr
+    for args in (("--verbose", "scan", cr13_artifact.parent), ("scan", cr13_artifact.parent, "-v")):
+        loud = run_cli(*args)
+        assert loud.returncode == 0, loud.stderr
+        assert loud.stdout == quiet.stdout, "the answer is the same; only stderr says more"
+        assert f"rbln_artifact_studio.core.fleet.scan: Scan of {cr13_artifact.parent}: started" in loud.stderr
+        assert f"Scan of {cr13_artifact.parent}: done, 1 found in" in loud.stderr
