@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -80,3 +81,15 @@ def test_the_cli_says_what_it_does_on_stderr_only_when_verbose(
         assert loud.stdout == quiet.stdout, "the answer is the same; only stderr says more"
         assert f"rbln_artifact_studio.core.fleet.scan: Scan of {cr13_artifact.parent}: started" in loud.stderr
         assert f"Scan of {cr13_artifact.parent}: done, 1 found in" in loud.stderr
+
+
+def test_verbose_alone_starts_no_thread(capfd: pytest.CaptureFixture[str]) -> None:
+    """The CLI's scan forks its workers only while it is single-threaded: --verbose must not take that away."""
+    before = threading.active_count()
+    try:
+        assert logs.setup(verbose=True) is None
+        assert threading.active_count() == before
+        logging.getLogger("rbln_artifact_studio.test").debug("said at once")
+        assert "DEBUG rbln_artifact_studio.test: said at once" in capfd.readouterr().err
+    finally:
+        logs.stop()

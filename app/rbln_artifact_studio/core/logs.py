@@ -1,8 +1,8 @@
 """The studio's log: the named loggers under `rbln_artifact_studio` (and botocore's retries), sent to stderr with
 --verbose and, for the desktop, to a rotating file in the app's log folder.
 
-Records go through a queue to a thread that writes them, so no caller (the GUI thread least of all) waits on the
-disk or on a terminal. Without setup() nothing is written anywhere: the package's NullHandler keeps a library
+With a file, records go through a queue to a thread that writes them, so no caller (the GUI thread least of all)
+waits on the disk or on a terminal; stderr alone (the CLI) is written directly, keeping the CLI single-threaded. Without setup() nothing is written anywhere: the package's NullHandler keeps a library
 user's stderr quiet.
 """
 
@@ -34,7 +34,7 @@ _RETRY_WORDS = ("Retry needed", "Max attempts")
 T = TypeVar("T")
 
 _listener: logging.handlers.QueueListener | None = None
-_queue_handler: logging.Handler | None = None
+_handler: logging.Handler | None = None
 
 
 class _RetriesOnly(logging.Filter):
@@ -73,37 +73,43 @@ def setup(verbose: bool = False, to_file: bool = False) -> Path | None:
     formatter = logging.Formatter(FORMAT)
     for handler in handlers:
         handler.setFormatter(formatter)
-    global _listener, _queue_handler
-    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-    _queue_handler = logging.handlers.QueueHandler(records)
-    _listener = logging.handlers.QueueListener(records, *handlers, respect_handler_level=True)
-    _listener.start()
-    atexit.register(stop)
+    global _listener, _handler
+    if path is None:
+        # stderr alone (the CLI): written as it comes, no thread, so the CLI stays single-threaded and may still
+        # fork its scan workers (scan_pool.can_fork_workers).
+        _handler = handlers[0]
+    else:
+        records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+        _handler = logging.handlers.QueueHandler(records)
+        _listener = logging.handlers.QueueListener(records, *handlers, respect_handler_level=True)
+        _listener.start()
+        atexit.register(stop)
     package = logging.getLogger(PACKAGE)
     package.setLevel(logging.DEBUG if verbose else logging.INFO)
-    package.addHandler(_queue_handler)
+    package.addHandler(_handler)
     retries = logging.getLogger(RETRIES)
     retries.setLevel(logging.DEBUG)  # its decisions are debug records: the filter keeps those and raises them
     retries.addFilter(_RetriesOnly())
-    retries.addHandler(_queue_handler)
+    retries.addHandler(_handler)
     return path
 
 
 def stop() -> None:
     """Write what is queued and detach the handlers setup() added (at exit, or before a new setup)."""
-    global _listener, _queue_handler
+    global _listener, _handler
     if _listener is not None:
         _listener.stop()
         for handler in _listener.handlers:
             handler.close()
         _listener = None
-    if _queue_handler is not None:
-        logging.getLogger(PACKAGE).removeHandler(_queue_handler)
+    if _handler is not None:
+        logging.getLogger(PACKAGE).removeHandler(_handler)
         retries = logging.getLogger(RETRIES)
-        retries.removeHandler(_queue_handler)
+        retries.removeHandler(_handler)
         for f in [f for f in retries.filters if isinstance(f, _RetriesOnly)]:
             retries.removeFilter(f)
-        _queue_handler = None
+        _handler.close()
+        _handler = None
 
 
 def logged(logger: logging.Logger, what: str, rows: Iterable[T]) -> Iterator[T]:
