@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -114,3 +114,14 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture
+def log_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The app's log folder, empty, for this test; the log set up by the test is shut down after it."""
+    from rbln_artifact_studio.core import app_dirs, logs
+
+    folder = tmp_path / "log"
+    monkeypatch.setenv(app_dirs.LOG_ENV, str(folder))
+    yield folder
+    logs.stop()

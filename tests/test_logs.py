@@ -15,14 +15,6 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import scan
 
 
-@pytest.fixture
-def log_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "log"
-    monkeypatch.setenv(app_dirs.LOG_ENV, str(folder))
-    yield folder
-    logs.stop()
-
-
 def test_the_log_folder_is_the_platforms(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(app_dirs.LOG_ENV, raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)

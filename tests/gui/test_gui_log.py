@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,6 @@ from rbln_artifact_studio import __version__
 from rbln_artifact_studio.core import app_dirs, logs
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.models.jobs import JobContext, JobManager
-
-
-@pytest.fixture
-def log_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "log"
-    monkeypatch.setenv(app_dirs.LOG_ENV, str(folder))
-    yield folder
-    logs.stop()
 
 
 def test_a_jobs_log_and_its_failure_are_in_the_log_file(qtbot: QtBot, log_folder: Path) -> None:
