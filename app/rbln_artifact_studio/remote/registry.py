@@ -49,3 +49,11 @@ def ssh_connection(host: str) -> SshConnection:
     if not _configured:
         configure_from_environment()
     return SshConnection(host, _options)
+
+
+def forget() -> None:
+    """Back to the start: no server kept, and the next server() reads the environment again (tests)."""
+    global _options, _python, _configured
+    with _lock:
+        _options, _python, _configured = None, "python3", False
+        _servers.clear()
