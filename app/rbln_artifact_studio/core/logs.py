@@ -2,8 +2,8 @@
 --verbose and, for the desktop, to a rotating file in the app's log folder.
 
 With a file, records go through a queue to a thread that writes them, so no caller (the GUI thread least of all)
-waits on the disk or on a terminal; stderr alone (the CLI) is written directly, keeping the CLI single-threaded. Without setup() nothing is written anywhere: the package's NullHandler keeps a library
-user's stderr quiet.
+waits on the disk or on a terminal; stderr alone (the CLI) is written directly, keeping the CLI single-threaded.
+Without setup() nothing is written anywhere: the package's NullHandler keeps a library user's stderr quiet.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A server over a transport (SSH): run the studio's small read-only programs in its python3, stream their JSON lines back."""
+"""A server over a transport (SSH): run the studio's small programs in its python3, stream their JSON lines back."""
 
 from __future__ import annotations
 

@@ -245,8 +245,8 @@ def run_to_end(
 ) -> RemoteResult:
     """Run to completion over a transport; raise for its own failures, return the program's status.
 
-    Raises CancelledError on a cancel; with a timeout (which the transport's limit may replace), a command still running then is stopped, here and
-    on the server, and StudioError says the host did not answer."""
+    Raises CancelledError on a cancel. With a timeout (which the transport's limit may replace), a command still
+    running then is stopped, here and on the server, and StudioError says the host did not answer."""
     limit = None if timeout is None else transport.limit(timeout)
     proc = transport.start(remote_argv)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
