@@ -25,25 +25,22 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
 fi
 
 if [ ! -x "$env_dir/bin/python" ]; then
-  # Debian's python3 without the python3-venv package has no ensurepip: make the environment without pip, then
-  # bring pip in from PyPI (a pip wheel runs as a zip: python pip.whl/pip install pip).
-  if ! "$python" -m venv "$env_dir" 2>/dev/null; then
-    rm -rf "$env_dir"
-    "$python" -m venv --without-pip "$env_dir"
-    wheel_dir=$(mktemp -d)
-    trap 'rm -rf "$wheel_dir"' EXIT
-    "$env_dir/bin/python" - "$wheel_dir" <<'PY'
-import json, sys, urllib.parse, urllib.request
-from pathlib import Path
-
-index = "https://pypi.org/pypi/pip/json"
-release = json.load(urllib.request.urlopen(index, timeout=60))
-url = urllib.parse.urljoin(index, next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl")))
-target = Path(sys.argv[1]) / url.rsplit("/", 1)[1]
-target.write_bytes(urllib.request.urlopen(url, timeout=300).read())
-PY
-    "$env_dir/bin/python" "$(ls "$wheel_dir"/pip-*.whl)/pip" install -q "$(ls "$wheel_dir"/pip-*.whl)"
+  # Debian's python3 keeps ensurepip (what gives a new environment its pip) in the python3.X-venv package: install
+  # it where this may (root, with apt-get), else say the one command that does.
+  if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
+    venv_package="python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "$python has no ensurepip: installing $venv_package" >&2
+      apt-get update -q
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$venv_package"
+    fi
+    if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
+      echo "error: $python has no ensurepip, so it cannot give the environment pip. Install it, then run this again:" >&2
+      echo "  sudo apt-get install $venv_package" >&2
+      exit 1
+    fi
   fi
+  "$python" -m venv "$env_dir"
 fi
 
 "$env_dir/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra"

@@ -7,15 +7,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Scan caches, settings and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
+# Scan caches, settings, logs and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
 _THROWAWAY = tempfile.mkdtemp(prefix="rbln-studio-test-")
-for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share")):
+for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share"), ("LOG", "log")):
     os.environ.setdefault(f"RBLN_STUDIO_{_variable}_DIR", os.path.join(_THROWAWAY, _kind, "rbln-studio"))
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,3 +114,38 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture
+def log_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The app's log folder, empty, for this test; the log set up by the test is shut down after it."""
+    from rbln_artifact_studio.core import app_dirs, logs
+
+    folder = tmp_path / "log"
+    monkeypatch.setenv(app_dirs.LOG_ENV, str(folder))
+    yield folder
+    logs.stop()
+
+
+@pytest.fixture(autouse=True)
+def _nothing_leaks_into_the_next_test() -> Iterator[None]:
+    """Put back what a test changed in this process's shared state, so that no test depends on which ran before
+    it (the suite passes in any order, pytest-randomly's included):
+    - the environment: the desktop's Open Bucket dialog sets AWS_ENDPOINT_URL and AWS_PROFILE in it (for the CLIs
+      the app starts), and a variable left there changes every later CLI a test runs;
+    - the servers' registry: a test that configures it for its sshd, or back to ssh's defaults, would otherwise
+      decide how every later in-process call reaches a server, instead of the environment;
+    - the toolchain detection, and the optimum-rbln version it noted: a version found once (a test's fake
+      toolchain) made later artifact checks compare against it.
+    """
+    environ = dict(os.environ)
+    yield
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
+    registry = sys.modules.get("rbln_artifact_studio.remote.registry")
+    if registry is not None:
+        registry.forget()
+    toolchain = sys.modules.get("rbln_artifact_studio.backends.toolchain")
+    if toolchain is not None:
+        toolchain.clear_cache()

@@ -99,11 +99,18 @@ def test_mypy_fails_on_a_violation(app_copy: Path, tmp_path: Path) -> None:
     ("module", "line", "contract"),
     [
         ("core/errors.py", "import PySide6.QtCore", "import no Qt"),
+        ("objectstore/store.py", "import PySide6.QtCore", "import no Qt"),
         ("core/errors.py", "import rbln_artifact_studio.backends.registry", "sit above the core"),
         ("backends/base.py", "import rbln_artifact_studio.gui.models.jobs", "sit above the core"),
         ("core/model/npu.py", "import rbln_artifact_studio.core.planning.planner", "Core parts"),
     ],
-    ids=["core-imports-qt", "core-imports-backends", "backends-import-gui", "model-imports-planning"],
+    ids=[
+        "core-imports-qt",
+        "objectstore-imports-qt",
+        "core-imports-backends",
+        "backends-import-gui",
+        "model-imports-planning",
+    ],
 )
 def test_contracts_fail_on_a_violation(app_copy: Path, tmp_path: Path, module: str, line: str, contract: str) -> None:
     target = app_copy / PACKAGE / module

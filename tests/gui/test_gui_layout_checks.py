@@ -165,8 +165,15 @@ def test_every_window_passes_the_audit(
 
 
 def test_backend_lines_wrap_in_a_fixed_pitch_font(qtbot: QtBot, window: MainWindow) -> None:
-    """About and Preferences: the columns line up and no line runs off the right edge (nothing to scroll to)."""
+    """About and Preferences: the columns line up and no line runs off the right edge (nothing to scroll to).
+
+    The columns line up in the system's fixed-pitch font, whichever this machine has: the text must be shown in that
+    font, as fixed as it is here (a machine without a monospaced font falls back to another, and so does the text).
+    """
+    from PySide6.QtGui import QFontDatabase, QFontInfo
     from PySide6.QtWidgets import QPlainTextEdit
+
+    fixed = QFontInfo(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
 
     for open_dialog, name in (
         (window.dialogs.show_about, "aboutText"),
@@ -177,6 +184,7 @@ def test_backend_lines_wrap_in_a_fixed_pitch_font(qtbot: QtBot, window: MainWind
         text.setPlainText(text.toPlainText() + "\n  optimum  not available  -  " + "a very long detail " * 20)
         qtbot.waitUntil(text.isVisible)
         assert text.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
-        assert text.fontInfo().fixedPitch()
+        assert text.fontInfo().family() == fixed.family(), "not the system's fixed-pitch font"
+        assert text.fontInfo().fixedPitch() == fixed.fixedPitch()
         assert text.horizontalScrollBar().maximum() == 0
         dialog.close()

@@ -113,6 +113,7 @@ def test_the_servers_python_from_the_environment_reaches_the_lazily_loaded_ssh_l
     from rbln_artifact_studio.gui.models.jobs import JobManager
     from rbln_artifact_studio.gui.models.servers import ServerSources
     from rbln_artifact_studio.remote import registry
+    from rbln_artifact_studio.remote.transport import SshConnection
 
     monkeypatch.setenv("RBLN_STUDIO_REMOTE_PYTHON", "/opt/python3.12/bin/python3")
     config = tmp_path / "ssh_config"
@@ -120,7 +121,8 @@ def test_the_servers_python_from_the_environment_reaches_the_lazily_loaded_ssh_l
     try:
         server = ServerSources(jobs, ArtifactTableModel(), settings, config)._server("lazy-test-host")
         assert server.python == "/opt/python3.12/bin/python3"
-        assert server.connection.options.config_file == config
+        assert isinstance(server.transport, SshConnection)
+        assert server.transport.options.config_file == config
         given = ServerSources(jobs, ArtifactTableModel(), settings, None, python="python3.11")
         assert given._server("lazy-test-host").python == "python3.11"
     finally:

@@ -17,6 +17,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.remote.local import LocalTransport
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
@@ -134,14 +135,14 @@ def test_rows_with_their_verdict_need_no_second_round_trip() -> None:
 
 def test_a_login_banner_in_the_answer_is_named_with_what_to_do(tmp_path: Path) -> None:
     """A server whose shell startup files print text: the studio says so instead of scanning nothing."""
-    server = Server("npu-7", python=sys.executable)
 
-    def start(argv: Sequence[str]) -> subprocess.Popen[bytes]:  # the "server" is this machine, its shell chatty
-        chatty = ["sh", "-c", 'echo "Welcome to npu-7"; exec "$@"', "sh", *argv]
-        pipe = subprocess.PIPE
-        return subprocess.Popen(chatty, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
+    class Chatty(LocalTransport):
+        """This machine as the server, its shell printing a banner before each command, as a login shell may."""
 
-    server.connection.start = start  # type: ignore[method-assign, assignment]  # the chatty shell stands in for ssh
+        def start(self, remote_argv: Sequence[str]) -> subprocess.Popen[bytes]:
+            return super().start(["sh", "-c", 'echo "Welcome to npu-7"; exec "$@"', "sh", *remote_argv])
+
+    server = Server(Chatty("npu-7"), python=sys.executable)
     with pytest.raises(StudioError, match="cannot read") as caught:
         list(scan_remote(server, ServerFolder("npu-7", str(tmp_path))))
     assert "startup files" in (caught.value.hint or "")

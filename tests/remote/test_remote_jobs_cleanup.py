@@ -23,6 +23,7 @@ from rbln_artifact_studio.remote.remote_jobs import (
     start_resize,
 )
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, Run, SshServer
 
 
@@ -49,7 +50,7 @@ def finished_unread(s: Server, server: SshServer, real: Path, target: int) -> Re
 def test_a_job_unread_for_a_week_is_cleaned_a_recent_one_stays_listed(
     server: SshServer, control_dir: Path, real: Path, remote_cli: Run
 ) -> None:
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     old = finished_unread(s, server, real, 12)
     recent = finished_unread(s, server, real, 14)
     age(server.jobs / old.id, UNREAD_JOBS_KEPT_DAYS + 1)
@@ -65,7 +66,7 @@ def test_a_job_unread_for_a_week_is_cleaned_a_recent_one_stays_listed(
 
 def test_a_running_job_is_never_cleaned(server: SshServer, control_dir: Path, real: Path) -> None:
     server.gate.unlink()  # the tool waits on the server
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=12)
     wait_for(lambda: any(j.job == job and j.state == "running" for j, _ in list_jobs(s)), timeout=30, what="a start")
     age(server.jobs / job.id, UNREAD_JOBS_KEPT_DAYS + 30)
@@ -80,7 +81,7 @@ def test_a_running_job_is_never_cleaned(server: SshServer, control_dir: Path, re
 def test_reading_a_cleaned_job_says_why_it_is_gone(
     server: SshServer, control_dir: Path, real: Path, remote_cli: Run
 ) -> None:
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     job = finished_unread(s, server, real, 12)
     first = remote_cli("jobs", f"ssh://{HOST_ALIAS}", job.id)
     assert first.returncode == 0 and "Set kvcache_num_blocks to 12" in first.stdout
@@ -95,5 +96,5 @@ def test_a_folder_that_is_not_a_job_is_left_alone(server: SshServer, control_dir
     stranger.mkdir(exist_ok=True)
     (stranger / "result.json").write_text("{}")
     age(stranger, UNREAD_JOBS_KEPT_DAYS + 1)
-    forget_jobs(Server(HOST_ALIAS, server.options(control_dir)), [])
+    forget_jobs(Server(SshConnection(HOST_ALIAS, server.options(control_dir))), [])
     assert stranger.exists()

@@ -21,6 +21,7 @@ from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.job_progress import PREFIX
 from rbln_artifact_studio.remote.remote_jobs import RemoteJob, follow, list_jobs, resize_remote
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, SshServer, url
 
 Update = tuple[int, int, str]
@@ -40,7 +41,7 @@ def tree_size(folder: Path) -> int:
 def test_a_simulator_copy_on_the_server_counts_its_bytes(
     server: SshServer, control_dir: Path, cr13_artifact: Path, studio_on_server: None, tmp_path: Path
 ) -> None:
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     updates = Updates()
     lines: list[str] = []
     copy = tmp_path / "copy 12"
@@ -61,7 +62,7 @@ def test_a_real_resize_on_the_server_reports_the_tools_steps(
     server: SshServer, control_dir: Path, tiny_model: Path, tmp_path: Path
 ) -> None:
     real = fake_compile(server.toolchain, tiny_model, tmp_path / "srv" / "real", *TINY_CA25, "--memory-budget", "0.5")
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     updates = Updates()
     outcome = resize_remote(s, ServerFolder(HOST_ALIAS, str(real)), 12, None, None, None, None, updates)
     assert outcome.ok
@@ -77,8 +78,8 @@ def test_progress_then_a_dropped_connection_leaves_the_job_running(
 ) -> None:
     real = fake_compile(server.toolchain, tiny_model, tmp_path / "srv" / "real", *TINY_CA25, "--memory-budget", "0.5")
     server.gate.unlink()  # the tool waits after loading the graphs
-    s = Server(HOST_ALIAS, server.options(control_dir))
-    s.connection.connect()
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
+    s.transport.connect()
     updates = Updates()
     failure: list[BaseException] = []
 
@@ -92,7 +93,11 @@ def test_progress_then_a_dropped_connection_leaves_the_job_running(
     worker.start()
     wait_for(lambda: any(m.startswith("Loaded") for _, _, m in updates), timeout=30, what="the tool's first steps")
     [running] = [j for j, spec in list_jobs(s) if j.state == "running" and spec["artifact"] == str(real)]
-    check = subprocess.run([*s.connection.base_argv(), "-O", "check", "--", HOST_ALIAS], capture_output=True, text=True)
+    check = subprocess.run(
+        [*SshConnection(HOST_ALIAS, server.options(control_dir)).base_argv(), "-O", "check", "--", HOST_ALIAS],
+        capture_output=True,
+        text=True,
+    )
     os.kill(int(check.stderr.split("pid=")[1].split(")")[0]), signal.SIGKILL)  # the network goes away
     worker.join(60)
     assert len(failure) == 1 and isinstance(failure[0], StudioError)

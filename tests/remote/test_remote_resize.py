@@ -19,6 +19,7 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, resize_remote, start_resize
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.test_remote_scan import HOSTILE_NAME, tree_state
 
@@ -91,7 +92,7 @@ def test_a_count_below_the_floor_is_refused_before_anything_starts(remote_cli: R
 def test_cancel_mid_resize_leaves_the_artifact_unchanged(server: SshServer, control_dir: Path, real: Path) -> None:
     server.gate.unlink()  # the tool stops after loading the graphs, until the gate opens
     before = tree_state(real)
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     cancel = CancelToken()
     lines: list[str] = []
 
@@ -107,7 +108,12 @@ def test_cancel_mid_resize_leaves_the_artifact_unchanged(server: SshServer, cont
 
 
 def _master_pid(s: Server) -> int:
-    check = subprocess.run([*s.connection.base_argv(), "-O", "check", "--", HOST_ALIAS], capture_output=True, text=True)
+    assert isinstance(s.transport, SshConnection)
+    check = subprocess.run(
+        [*s.transport.base_argv(), "-O", "check", "--", HOST_ALIAS],
+        capture_output=True,
+        text=True,
+    )
     return int(check.stderr.split("pid=")[1].split(")")[0])
 
 
@@ -115,7 +121,7 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
     server: SshServer, control_dir: Path, real: Path, run_cli: Run
 ) -> None:
     server.gate.unlink()
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     source = ServerFolder(HOST_ALIAS, str(real))
     env = {**cli_env(), "RBLN_STUDIO_SSH_CONFIG": str(server.client_config), "XDG_RUNTIME_DIR": str(control_dir)}
     cli = subprocess.Popen(
@@ -153,7 +159,7 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
 
 
 def test_start_resize_reports_the_job(server: SshServer, control_dir: Path, real: Path) -> None:
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     job, warnings = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=20)
     assert any("above" in w for w in warnings)  # more than the compiled count: DESIGN section 6's warning
     spec = json.loads((server.jobs / job.id / "spec.json").read_text())

@@ -19,6 +19,7 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, SshServer
 from remote.pythons import OLD, SLOW, make_python
 
@@ -59,7 +60,11 @@ def test_remote_scan_gives_the_local_rows(server: SshServer, control_dir: Path, 
     verdict the local scan gives (paths as ssh:// URLs)."""
     local = list(scan(fleet, use_cache=False))
     before = tree_state(fleet)
-    remote = list(scan_remote(Server(HOST_ALIAS, server.options(control_dir)), ServerFolder(HOST_ALIAS, str(fleet))))
+    remote = list(
+        scan_remote(
+            Server(SshConnection(HOST_ALIAS, server.options(control_dir))), ServerFolder(HOST_ALIAS, str(fleet))
+        )
+    )
     assert [r.path for r in remote] == [f"ssh://{HOST_ALIAS}{r.path}" for r in local]
     relabelled = [
         dataclasses.replace(r, problems=[p.replace(str(fleet), f"ssh://{HOST_ALIAS}{fleet}") for p in r.problems])
@@ -76,7 +81,7 @@ def test_missing_folder_is_an_issue_not_a_crash(server: SshServer, control_dir: 
     issues: list[str] = []
     rows = list(
         scan_remote(
-            Server(HOST_ALIAS, server.options(control_dir)),
+            Server(SshConnection(HOST_ALIAS, server.options(control_dir))),
             ServerFolder(HOST_ALIAS, str(tmp_path / "nowhere")),
             on_issue=lambda _p, m: issues.append(m),
         )
@@ -85,7 +90,7 @@ def test_missing_folder_is_an_issue_not_a_crash(server: SshServer, control_dir: 
 
 
 def test_server_without_python3_is_told_clearly(server: SshServer, control_dir: Path, fleet: Path) -> None:
-    s = Server(HOST_ALIAS, server.options(control_dir), python="/opt/no-such/python3")
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)), python="/opt/no-such/python3")
     with pytest.raises(StudioError, match="has no /opt/no-such/python3 on its PATH") as caught:
         list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))
     assert "install python3 on the server" in caught.value.one_line()
@@ -97,7 +102,7 @@ def test_server_with_an_old_python_is_told_clearly(
     server: SshServer, control_dir: Path, fleet: Path, tmp_path: Path
 ) -> None:
     old = make_python(tmp_path, "python3.5", OLD)
-    s = Server(HOST_ALIAS, server.options(control_dir), python=str(old))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)), python=str(old))
     with pytest.raises(StudioError, match=r"is too old: rbln-studio: python 3\.5\.2 is too old"):
         list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))
 
@@ -128,7 +133,9 @@ def test_cancel_mid_scan_stops_the_program_on_the_server(
     root = _slow_fleet(tmp_path, ca25_artifact)
     cancel = CancelToken()
     rows = scan_remote(
-        Server(HOST_ALIAS, server.options(control_dir), str(slow)), ServerFolder(HOST_ALIAS, str(root)), cancel
+        Server(SshConnection(HOST_ALIAS, server.options(control_dir)), str(slow)),
+        ServerFolder(HOST_ALIAS, str(root)),
+        cancel,
     )
     assert next(rows).name == "a00"
     assert _remote_pids(str(slow)), "the scan runs on the server"
@@ -141,11 +148,15 @@ def test_cancel_mid_scan_stops_the_program_on_the_server(
 def test_connection_killed_mid_scan(server: SshServer, control_dir: Path, tmp_path: Path, ca25_artifact: Path) -> None:
     slow = make_python(tmp_path, "slow-python3", SLOW)
     root = _slow_fleet(tmp_path, ca25_artifact)
-    s = Server(HOST_ALIAS, server.options(control_dir), str(slow))
-    s.connection.connect()
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)), str(slow))
+    s.transport.connect()
     rows = scan_remote(s, ServerFolder(HOST_ALIAS, str(root)))
     assert next(rows).name == "a00"
-    check = subprocess.run([*s.connection.base_argv(), "-O", "check", "--", HOST_ALIAS], capture_output=True, text=True)
+    check = subprocess.run(
+        [*SshConnection(HOST_ALIAS, server.options(control_dir)).base_argv(), "-O", "check", "--", HOST_ALIAS],
+        capture_output=True,
+        text=True,
+    )
     master = int(check.stderr.split("pid=")[1].split(")")[0])
     os.kill(master, signal.SIGKILL)  # the network goes away: the shared connection dies
     with pytest.raises(StudioError, match="connection to npu-test was lost before the answer was complete"):
@@ -165,7 +176,9 @@ def test_the_servers_own_studio_scans_when_installed(
     try:
         before = tree_state(fleet)
         remote = list(
-            scan_remote(Server(HOST_ALIAS, server.options(control_dir)), ServerFolder(HOST_ALIAS, str(fleet)))
+            scan_remote(
+                Server(SshConnection(HOST_ALIAS, server.options(control_dir))), ServerFolder(HOST_ALIAS, str(fleet))
+            )
         )
     finally:
         wrapper.unlink()
@@ -187,7 +200,7 @@ def test_the_full_check_of_a_servers_rows_gives_inspects_verdict(
     data = bytearray(graph.read_bytes())
     data[12:20] = b"garbage!"  # inside the preamble: its checksum fails, as inspect would find
     graph.write_bytes(bytes(data))
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     scanned = list(scan_remote(s, ServerFolder(HOST_ALIAS, str(fleet))))  # checked with what the scan sent
     # The second round trip (for graphs only the server's rebel reads) gives the same verdicts.
     again = list(verify_remote_rows(s, [dataclasses.replace(r, status=Status.CHECKING) for r in scanned]))
@@ -213,7 +226,7 @@ def test_models_of_every_kind_on_a_server_get_the_rows_a_local_scan_gives(
     for name in ("qwen3", "llava", "whisper", "t5", "bert"):
         shutil.copytree(kinds / name, root / name)
     mirror = {r.name: r for r in scan(root, use_cache=False)}  # read here, before the folder leaves this disk
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     served = root.rename(tmp_path / "served")  # the server's folder: the old path no longer exists here
     before = tree_state(served)
     remote = {r.name: r for r in checked_rows(s, scan_remote(s, ServerFolder(HOST_ALIAS, str(served))))}

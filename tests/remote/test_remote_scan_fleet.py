@@ -22,6 +22,7 @@ from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, Run, SshServer, url
 from remote.pythons import can_hide_trees, server_only_python
 
@@ -61,7 +62,7 @@ def remote_scan(
     server: SshServer, control_dir: Path, hidden: Hidden, root: Path
 ) -> tuple[list[ArtifactSummary], list[str]]:
     issues: list[str] = []
-    s = Server(HOST_ALIAS, server.options(control_dir), python=str(hidden.python))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)), python=str(hidden.python))
     found = scan_remote(s, ServerFolder(HOST_ALIAS, hidden.there(str(root))), on_issue=lambda _p, m: issues.append(m))
     rows = list(checked_rows(s, found))  # what scan ssh:// prints: rows checked with what the scan sent, or there
     return rows, issues

@@ -11,7 +11,7 @@ import pytest
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_server_folder
-from rbln_artifact_studio.remote.transport import HostKeyError, SshConnection, SshOptions, accept_host_key
+from rbln_artifact_studio.remote.transport import HostKeyError, SshConnection, SshOptions, accept_host_key, run_to_end
 from remote.conftest import HOST_ALIAS, SshServer
 
 HOSTILE = [
@@ -47,7 +47,7 @@ def test_every_argument_reaches_the_server_byte_for_byte(server: SshServer, cont
     canary = tmp_path / "pwned"
     args = [a.format(canary=canary) for a in HOSTILE]
     conn = SshConnection(HOST_ALIAS, server.options(control_dir))
-    result = conn.run(["printf", "%s\\0", *args])
+    result = run_to_end(conn, ["printf", "%s\\0", *args])
     assert result.returncode == 0, result.stderr
     assert result.stdout.split(b"\0")[:-1] == [os.fsencode(a) for a in args]
     assert not canary.exists(), "an argument was run by the remote shell"
@@ -63,7 +63,7 @@ def test_commands_share_one_connection(server: SshServer, control_dir: Path) -> 
     )
     assert check.returncode == 0, check.stderr
     for _ in range(3):
-        assert conn.run(["true"]).returncode == 0
+        assert run_to_end(conn, ["true"]).returncode == 0
     assert list(control_dir.iterdir()) == sockets
     conn.close()
     assert subprocess.run([*conn.base_argv(), "-O", "check", "--", HOST_ALIAS], capture_output=True).returncode != 0
@@ -84,7 +84,7 @@ def test_unknown_host_key_is_shown_and_recorded_only_when_accepted(
     assert (tmp_path / "known_hosts").read_text() == "", "nothing is recorded before the user decides"
     accept_host_key(check)
     conn.connect()  # now trusted
-    assert conn.run(["echo", "ok"]).stdout == b"ok\n"
+    assert run_to_end(conn, ["echo", "ok"]).stdout == b"ok\n"
 
 
 def test_changed_host_key_is_refused_and_never_replaced(server: SshServer, tmp_path: Path, control_dir: Path) -> None:
@@ -110,7 +110,7 @@ def test_user_at_host_port_form(server: SshServer, tmp_path: Path, control_dir: 
     )
     user = subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
     conn = SshConnection(f"{user}@127.0.0.1:{server.port}", SshOptions(config_file=config, control_dir=control_dir))
-    assert conn.run(["echo", "hi"]).stdout == b"hi\n"
+    assert run_to_end(conn, ["echo", "hi"]).stdout == b"hi\n"
     conn.close()
 
 

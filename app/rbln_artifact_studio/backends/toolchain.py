@@ -157,11 +157,12 @@ def _cached(key: tuple[object, ...], compute: Callable[[], T], cancel: CancelTok
 
 
 def clear_cache() -> None:
-    """Forget earlier detection results (the GUI's "detect again" button; tests)."""
+    """Forget earlier detection results (the GUI's "detect again" button; tests), the version found among them."""
     global _generation
     with _cache_lock:
         _cache.clear()
         _generation += 1
+    upstream.note_installed_version(None)  # until a detection finds one again: it was a result like the others
 
 
 def tool_env() -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,6 +23,7 @@ PROG = "rbln-studio-cli"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INVALID = 3  # inspect, serving, plan and scan: an artifact read is invalid (docs/cli.md)
+VERBOSE_HELP = "say on stderr what the studio does (scans, calls to servers, jobs, retries), as it happens"
 
 # optimum-rbln-cli spells the artifact operations as flags on one command; map them onto our subcommands.
 _OPTIMUM_OPERATIONS = {
@@ -580,11 +582,14 @@ def build_parser() -> argparse.ArgumentParser:
         "and a bare --model-id ... compiles.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+        # After the command too; not given there, it leaves the value given before the command.
+        p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
         p.set_defaults(func=func)
         return p
 
@@ -827,6 +832,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = plain_get or build_parser().parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
+    if getattr(args, "verbose", False):
+        from rbln_artifact_studio.core.logs import setup
+
+        setup(verbose=True)
+        logging.getLogger(__name__).debug("%s %s", PROG, " ".join(given))
+
     try:
         if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
             return int(args.func(args))
@@ -858,6 +869,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error(exc: Exception) -> int:
+    logging.getLogger(__name__).debug("internal error", exc_info=exc)  # the traceback, with --verbose
     if os.environ.get("RBLN_STUDIO_DEBUG"):
         raise exc
     print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)

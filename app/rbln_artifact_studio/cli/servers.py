@@ -9,7 +9,7 @@ from collections.abc import Callable
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import ServerFolder, parse_host
 from rbln_artifact_studio.core.progress import ProgressCallback
-from rbln_artifact_studio.remote.registry import server  # configured from the environment on first use
+from rbln_artifact_studio.remote.registry import server, ssh_connection  # configured from the environment on first use
 
 
 def cmd_jobs(
@@ -48,7 +48,7 @@ def cmd_trust_host(host_text: str, fingerprint: str | None) -> int:
     """Record a server's host key in known_hosts when the user vouches for its fingerprint (given, or typed y)."""
     from rbln_artifact_studio.remote.transport import accept_host_key
 
-    conn = server(parse_host(host_text)).connection
+    conn = ssh_connection(parse_host(host_text))
     check = conn.check_host_key()
     if check.changed:
         raise StudioError(check.message())

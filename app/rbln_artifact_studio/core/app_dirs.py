@@ -2,8 +2,9 @@
 
 The one module that names them (the GUI, the CLI and the scan worker all ask here). platformdirs gives the
 platform's answer, so on Linux they are where they always were: ~/.config/rbln-studio, ~/.local/share/rbln-studio,
-~/.cache/rbln-studio (XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME respected). RBLN_STUDIO_CONFIG_DIR,
-RBLN_STUDIO_DATA_DIR and RBLN_STUDIO_CACHE_DIR name a folder outright (tests and benchmarks point them at a
+~/.cache/rbln-studio, the log in ~/.local/state/rbln-studio/log (XDG_CONFIG_HOME, XDG_DATA_HOME,
+XDG_CACHE_HOME, XDG_STATE_HOME respected). RBLN_STUDIO_CONFIG_DIR, RBLN_STUDIO_DATA_DIR, RBLN_STUDIO_CACHE_DIR and
+RBLN_STUDIO_LOG_DIR name a folder outright (tests and benchmarks point them at a
 throwaway one, so a run never touches the user's own).
 """
 
@@ -25,6 +26,7 @@ LEGACY_SETTINGS_FOLDER = "RBLN Artifact Studio"  # 0.1.0 set an organization nam
 CONFIG_ENV = "RBLN_STUDIO_CONFIG_DIR"
 DATA_ENV = "RBLN_STUDIO_DATA_DIR"
 CACHE_ENV = "RBLN_STUDIO_CACHE_DIR"
+LOG_ENV = "RBLN_STUDIO_LOG_DIR"
 
 
 def _dirs() -> platformdirs.PlatformDirs:
@@ -65,6 +67,11 @@ def demo_dir() -> Path:
 def cache_dir() -> Path:
     """What can be rebuilt at any time (scan caches): ~/.cache/rbln-studio on Linux."""
     return _explicit(CACHE_ENV) or Path(_dirs().user_cache_dir)
+
+
+def log_dir() -> Path:
+    """The desktop's log files: ~/.local/state/rbln-studio/log on Linux."""
+    return _explicit(LOG_ENV) or Path(_dirs().user_log_dir)
 
 
 def control_socket_dir() -> Path:

@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open the main window, let it paint, print one line and exit (0 when it worked); for packaging checks",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also say on stderr what the app does (jobs, scans, calls to servers), as the log file records it",
+    )
     parser.add_argument("--version", action="version", version=f"rbln-studio {__version__}")
     return parser
 
@@ -63,6 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
+    import logging
+
+    from rbln_artifact_studio.core.logs import setup
+
+    log_file = setup(verbose=args.verbose, to_file=True)  # the jobs' logs and the rest, in the app's log folder
+    logging.getLogger(__name__).info("rbln-studio %s started (log: %s)", __version__, log_file)
     from rbln_artifact_studio.gui.app.application import create_application
     from rbln_artifact_studio.gui.app.stop_signals import StopSignals, stop_requested
     from rbln_artifact_studio.gui.window.main_window import MainWindow

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,6 +16,7 @@ from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 from rbln_artifact_studio.core.fleet.sent_files import Pieces
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
 from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.logs import logged
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
@@ -22,6 +24,7 @@ from rbln_artifact_studio.objectstore.artifacts import Found, check, fetched, gr
 from rbln_artifact_studio.objectstore.client import Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket
 
+log = logging.getLogger(__name__)
 WINDOW = 128
 
 
@@ -75,6 +78,12 @@ def scan_bucket(
     A store that stops answering ends the scan with an error naming the endpoint (every request is bounded), not
     with a row per artifact.
     """
+    return logged(log, f"Scan of {prefix.url}", _scan_bucket(prefix, cancel, use_cache, bucket, window))
+
+
+def _scan_bucket(
+    prefix: BucketPrefix, cancel: CancelToken | None, use_cache: bool, bucket: Bucket | None, window: int
+) -> Iterator[ArtifactSummary]:
     bucket = bucket or Bucket(prefix.bucket)
     items = group(prefix, bucket.listing(prefix))
     cache = ScanCache(cache_root(bucket, prefix)) if use_cache else None

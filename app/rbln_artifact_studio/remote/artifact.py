@@ -32,10 +32,7 @@ from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.simulator.container import (
-    MAGIC,
-    MAX_SLOT_SIZE,
     PREAMBLE_SIZE,
-    SLOT_MAGIC,
 )
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG, SKIP_NAMES, TMP_TAG
@@ -45,10 +42,6 @@ from rbln_artifact_studio.remote.server import OPERATION_LIMIT, Server
 REBEL_TIMEOUT = 180
 RULES = json.dumps(
     {
-        "magic": MAGIC.decode("latin-1"),
-        "slot_magic": SLOT_MAGIC.decode("latin-1"),
-        "preamble_size": PREAMBLE_SIZE,
-        "max_slot_size": MAX_SLOT_SIZE,
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],

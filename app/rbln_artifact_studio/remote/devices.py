@@ -335,7 +335,7 @@ def parse_tool_output(host: str, out: str) -> DeviceStatus:
 
 def read_devices(server: Server, cancel: CancelToken | None = None, timeout: float = DEFAULT_TIMEOUT) -> DeviceStatus:
     """The server's NPUs now; StudioError when neither tool is installed, it fails, or it prints what cannot be."""
-    result = server.connection.run(["sh", "-c", SCRIPT], timeout=timeout, cancel=cancel)
+    result = server.run(["sh", "-c", SCRIPT], timeout=timeout, cancel=cancel)
     return status_from_tool(server.host, result.returncode, result.stdout.decode("utf-8", "replace"), result.stderr)
 
 

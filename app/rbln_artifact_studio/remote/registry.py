@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
-from rbln_artifact_studio.remote.transport import SshOptions, options_from_environment
+from rbln_artifact_studio.remote.transport import SshConnection, SshOptions, options_from_environment
 
 ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
 
@@ -40,5 +40,20 @@ def server(host: str) -> Server:
         configure_from_environment()
     with _lock:
         if host not in _servers:
-            _servers[host] = Server(host, _options, _python)
+            _servers[host] = Server(SshConnection(host, _options), _python)
         return _servers[host]
+
+
+def ssh_connection(host: str) -> SshConnection:
+    """An ssh connection to a host with the configured options: for what is SSH's own, such as its host key."""
+    if not _configured:
+        configure_from_environment()
+    return SshConnection(host, _options)
+
+
+def forget() -> None:
+    """Back to the start: no server kept, and the next server() reads the environment again (tests)."""
+    global _options, _python, _configured
+    with _lock:
+        _options, _python, _configured = None, "python3", False
+        _servers.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import Server, assembled_program
 
 LogFn = Callable[[str], None]
+log = logging.getLogger(__name__)
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
 UNREAD_JOBS_KEPT_DAYS = 7  # a job whose outcome nobody read back is cleaned this long after it ended
 
@@ -120,7 +122,9 @@ def start_resize(
     [answer] = server.run_program("launch", [json.dumps(spec), runner], cancel)
     if "refused" in answer:
         raise StudioError(f"{source.name} cannot be resized on {server.host}: {answer['refused']}")
-    return RemoteJob(server.host, str(answer["job"])), warnings
+    job = RemoteJob(server.host, str(answer["job"]))
+    log.info("%s: job %s started: resize %s to %s", server.host, job.id, source.path, target or f"budget {budget}")
+    return job, warnings
 
 
 def follow(
@@ -181,6 +185,14 @@ def follow(
                     elif "error" in record:
                         raise StudioError(str(record["error"]))
             if outcome is not None:
+                log.log(
+                    logging.INFO if outcome.state == "done" else logging.WARNING,
+                    "%s: job %s ended %s%s",
+                    job.host,
+                    job.id,
+                    outcome.state,
+                    f": {outcome.error}" if outcome.error else "",
+                )
                 error = outcome.error or ""
                 for line in held:
                     if on_log is not None and line[len("error: ") :] not in error:
@@ -204,7 +216,7 @@ def follow(
 def request_cancel(server: Server, job: RemoteJob) -> None:
     """Ask a job to stop: its runner polls for this file and leaves the artifact unchanged."""
     script = 'touch "${RBLN_STUDIO_JOBS_DIR:-$HOME/.rbln-studio/jobs}/$1/cancel"'  # $1: the id, quoted
-    result = server.connection.run(["sh", "-c", script, "sh", job.id], timeout=30)
+    result = server.run(["sh", "-c", script, "sh", job.id], timeout=30)
     if result.returncode != 0:
         raise StudioError(f"Cannot ask job {job.id} on {job.host} to stop: {result.stderr.strip()}")
 

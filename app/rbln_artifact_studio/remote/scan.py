@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
+import logging
 import os
 import zlib
 from collections.abc import Iterable, Iterator
@@ -15,9 +16,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
+from rbln_artifact_studio.core.logs import logged
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, graph_not_a_file, missing_graph
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, SKIP_NAMES, TMP_TAG
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
@@ -33,12 +34,10 @@ RULES = json.dumps(
         "skip_names": sorted(SKIP_NAMES),
         "internal_tags": [TMP_TAG, PARTIAL_TAG],
         "max_json_bytes": MAX_JSON_BYTES,
-        "pipeline_index": PIPELINE_INDEX,
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
-        "magic": MAGIC.decode("latin-1"),
-        "preamble_size": PREAMBLE_SIZE,
     }
 )
+log = logging.getLogger(__name__)
 CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
 
@@ -153,6 +152,17 @@ def scan_remote(
     processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
     single-threaded CLI), as the local scan does.
     """
+    return logged(log, f"Scan of {root}", _scan_remote(server, root, cancel, on_issue, processes, total))
+
+
+def _scan_remote(
+    server: Server,
+    root: ServerFolder,
+    cancel: CancelToken | None,
+    on_issue: IssueCallback | None,
+    processes: int,
+    total: float,
+) -> Iterator[ArtifactSummary]:
     ended = False
 
     def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:

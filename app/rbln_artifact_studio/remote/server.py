@@ -1,9 +1,10 @@
-"""A server over SSH: run the studio's small read-only programs in its python3 and stream their JSON lines back."""
+"""A server over a transport (SSH): run the studio's small programs in its python3, stream their JSON lines back."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -18,11 +19,11 @@ from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.transport import (
-    SSH_FAILED,
-    SshConnection,
-    SshOptions,
+    RemoteResult,
+    Transport,
     kill_local,
     remote_group,
+    run_to_end,
     timed_out,
     without_mark,
 )
@@ -40,6 +41,7 @@ ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server count
 # Seconds a whole program may take, however it trickles its answer (signs of life, one row at a time): a call
 # ends by then, what it started on the server stopped. A command with a --timeout passes that instead.
 OPERATION_LIMIT = 600.0
+log = logging.getLogger(__name__)
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.
@@ -107,7 +109,7 @@ def program_source(name: str) -> bytes:
 
 
 def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> None:
-    """Close our side (the server's program sees stdin end and exits), then stop the local ssh."""
+    """Close our side (the server's program sees stdin end and exits), then stop the local end (ssh)."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
@@ -121,15 +123,16 @@ def _end(proc: subprocess.Popen[bytes], readers: Sequence[threading.Thread]) -> 
 
 
 class Server:
-    """One NPU server: its shared SSH connection and the python3 the studio's programs run in."""
+    """One NPU server: the transport that reaches it (an SshConnection, say) and the python3 the studio's programs
+    run in."""
 
-    def __init__(self, host: str, options: SshOptions | None = None, python: str = "python3") -> None:
-        self.connection = SshConnection(host, options)
+    def __init__(self, transport: Transport, python: str = "python3") -> None:
+        self.transport = transport
         self.python = python
 
     @property
     def host(self) -> str:
-        return self.connection.host
+        return self.transport.host
 
     def stream(
         self,
@@ -141,17 +144,19 @@ class Server:
     ) -> Generator[dict[str, Any], None, None]:
         """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
 
-        Cancel (or closing the generator) closes the connection's stdin and stops ssh: the program on the
+        Cancel (or closing the generator) closes the program's stdin and stops the local end: the program on the
         server ends at once. Raises StudioError when python3 is missing or too old, or the program failed, and
         when no line arrives for `limit` seconds (the options' answer_timeout replaces it) or the whole call
         takes more than `total` seconds (None: a call that lasts as long as what it follows, a job's log): then
         what the call started on the server is stopped, whether it reads its stdin or not. The time the caller
         spends on each line counts too: `total` is the call's, from its start to its end.
         """
-        limit = self.connection.options.limit(limit)
+        limit = self.transport.limit(limit)
         deadline = None if total is None else time.monotonic() + total
         code = program_source(program)
-        proc = self.connection.start([self.python, "-c", BOOT, str(len(code)), *args])
+        log.debug("%s: running %s", self.host, program)
+        started, records = time.monotonic(), 0
+        proc = self.transport.start([self.python, "-c", BOOT, str(len(code)), *args])
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         errors: list[bytes] = []
         err_thread = threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True)
@@ -161,7 +166,7 @@ class Server:
         heard = time.monotonic()
 
         def stop_there() -> None:
-            self.connection.stop_remote(remote_group(b"".join(errors[:20]).decode("utf-8", "replace")))
+            self.transport.stop_remote(remote_group(b"".join(errors[:20]).decode("utf-8", "replace")))
 
         try:
             with contextlib.suppress(BrokenPipeError):
@@ -190,27 +195,35 @@ class Server:
                     answered = True
                     heard = time.monotonic()
                     if "alive" not in record:  # a long step's sign of life, nothing to show
+                        records += 1
                         yield record
                 elif answer.ended:
                     break
             proc.wait()
             err_thread.join(5)
             stderr = without_mark(b"".join(errors[-STDERR_KEPT:]).decode("utf-8", "replace"))
-            if answered and proc.returncode == SSH_FAILED:
+            if answered and self.transport.failed(proc.returncode):
                 raise StudioError(
                     f"The connection to {self.host} was lost before the answer was complete "
                     f"({stderr.strip() or 'no reason given'}); what arrived is shown, the rest is missing.",
                     hint="Reconnect to try again.",
                 )
             self._check_status(proc.returncode, stderr)
+            log.debug("%s: %s answered %d records in %.2f s", self.host, program, records, time.monotonic() - started)
+        except CancelledError:
+            log.info("%s: %s cancelled", self.host, program)
+            raise
+        except StudioError as exc:
+            log.warning("%s: %s failed: %s", self.host, program, exc.one_line())
+            raise
         finally:
             _end(proc, (err_thread,))
 
     def _check_status(self, status: int, stderr: str) -> None:
         if status == 0:
             return
-        if status == SSH_FAILED:
-            self.connection.raise_for_ssh_failure(stderr)
+        if self.transport.failed(status):
+            self.transport.raise_for_failure(stderr)
         if status == NOT_FOUND:
             said = " ".join(stderr.strip().splitlines()[-1:])
             raise StudioError(
@@ -235,6 +248,19 @@ class Server:
                 f"Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ there with {ENV_REMOTE_PYTHON}=PATH.",
             )
         raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")
+
+    def run(
+        self, argv: Sequence[str], input: bytes = b"", timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> RemoteResult:
+        """A command run there to its end (a shell script, a tool), within timeout; see transport.run_to_end."""
+        log.debug("%s: running %s", self.host, argv[0] if argv else "nothing")
+        try:
+            result = run_to_end(self.transport, argv, input, timeout, cancel)
+        except StudioError as exc:
+            log.warning("%s: %s failed: %s", self.host, argv[0] if argv else "nothing", exc.one_line())
+            raise
+        log.debug("%s: %s ended with status %d", self.host, argv[0] if argv else "nothing", result.returncode)
+        return result
 
     def run_program(
         self, program: str, args: Sequence[str], cancel: CancelToken | None = None, total: float = OPERATION_LIMIT

@@ -28,7 +28,7 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.server import ANSWER_LIMIT, BOOT, Server, assembled_program
-from rbln_artifact_studio.remote.transport import SSH_FAILED, kill_local, remote_group, timed_out, without_mark
+from rbln_artifact_studio.remote.transport import kill_local, remote_group, timed_out, without_mark
 
 PROGRAM = "transfer"
 RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG})
@@ -160,9 +160,9 @@ class _Session:
 
     def __init__(self, server: Server, args: list[str], where: ServerFolder, what: str) -> None:
         self.server, self.where, self.what = server, where, what
-        self.limit = server.connection.options.limit(ANSWER_LIMIT)
+        self.limit = server.transport.limit(ANSWER_LIMIT)
         code = assembled_program(PROGRAM).encode()
-        self.proc = server.connection.start([server.python, "-c", BOOT, str(len(code)), *args])
+        self.proc = server.transport.start([server.python, "-c", BOOT, str(len(code)), *args])
         assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
         self.stdin = self.proc.stdin.fileno()
         os.set_blocking(self.stdin, False)
@@ -187,8 +187,8 @@ class _Session:
         self.proc.wait()
         self.err_thread.join(5)
         stderr = without_mark(b"".join(self.errors).decode("utf-8", "replace"))
-        if self.proc.returncode == SSH_FAILED:
-            self.server.connection.raise_for_ssh_failure(stderr)
+        if self.server.transport.failed(self.proc.returncode):
+            self.server.transport.raise_for_failure(stderr)
         tail = " ".join(stderr.strip().splitlines()[-3:]) or f"status {self.proc.returncode}"
         return StudioError(f"The copy {self.what} failed on {self.server.host}: {tail}. Nothing was written.")
 
@@ -250,7 +250,7 @@ class _Session:
         try:
             self.proc.wait(STOP_WAIT)
         except subprocess.TimeoutExpired:
-            self.server.connection.stop_remote(remote_group(b"".join(self.errors[:20]).decode("utf-8", "replace")))
+            self.server.transport.stop_remote(remote_group(b"".join(self.errors[:20]).decode("utf-8", "replace")))
         kill_local(self.proc)
         self.err_thread.join(5)
 

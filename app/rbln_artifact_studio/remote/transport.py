@@ -1,6 +1,8 @@
-"""The user's OpenSSH client as transport: one shared connection per host, quoted commands, checked host keys.
+"""How the studio reaches a server (the Transport interface), and the user's OpenSSH client as one.
 
-Every command runs as `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes ... -- HOST 'quoted argv'`, so
+A transport starts a program on the server with pipes and says why it could not; the studio's programs, their
+answers and their limits are the same over any. SSH: one shared connection per host, quoted commands, checked
+host keys. Every command runs as `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes ... -- HOST 'quoted argv'`, so
 ~/.ssh/config (aliases, ProxyJump, IdentityFile) and the agent apply, no password is ever asked for, and an
 unknown or changed host key stops the connection: `check_host_key` shows its fingerprint and only
 `accept_host_key`, called on the user's decision, records it.
@@ -19,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from rbln_artifact_studio.core.app_dirs import control_socket_dir
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
@@ -197,6 +200,118 @@ def timed_out(host: str, limit: float, what: str = "answer") -> TimedOutError:
     return TimedOutError(host, limit, what=what)
 
 
+class Transport(Protocol):
+    """One way to reach a server (SSH, or a local process); a second one (`kubectl exec` into a pod, `docker exec`
+    into a container) is one module that implements this.
+
+    `start` runs a program there with stdin, stdout and stderr as pipes, the local process in a process group of
+    its own, the program behind the GROUP_MARK wrapper (`wrapped`), so a call that is given up on can stop it there
+    (`stop_remote`). A status for which `failed` is true is the transport's own (it could not reach the server);
+    `raise_for_failure` then raises StudioError (or a subclass, such as HostKeyError) saying why in words the user
+    can act on. `run_to_end` runs a program to its end over any transport, within a deadline.
+    """
+
+    @property
+    def host(self) -> str:
+        """The server's name, as messages and Locations name it."""
+        ...
+
+    def limit(self, default: float) -> float:
+        """The seconds a call waits for the server's next word, given the call's own default."""
+        ...
+
+    def start(self, remote_argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """The program running there, with pipes (see the class)."""
+        ...
+
+    def failed(self, status: int) -> bool:
+        """Whether an exit status is the transport's own failure rather than the program's."""
+        ...
+
+    def raise_for_failure(self, stderr: str) -> None:
+        """Raise StudioError saying why the transport failed, from what it wrote on stderr."""
+        ...
+
+    def stop_remote(self, group: int | None) -> None:
+        """Stop there the process group a given-up call reported (best effort, bounded)."""
+        ...
+
+    def connect(self, cancel: CancelToken | None = None) -> None:
+        """Make sure the server can be reached (raises as raise_for_failure does)."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the transport holds open for this server."""
+        ...
+
+
+def wrapped(remote_argv: Sequence[str]) -> list[str]:
+    """The argv that runs remote_argv after reporting its process group on stderr (GROUP_MARK)."""
+    if not remote_argv:
+        raise ValueError("no remote command")
+    return ["sh", "-c", _REPORT_GROUP, "sh", *remote_argv]
+
+
+def run_to_end(
+    transport: Transport,
+    remote_argv: Sequence[str],
+    input: bytes = b"",
+    timeout: float | None = None,
+    cancel: CancelToken | None = None,
+) -> RemoteResult:
+    """Run to completion over a transport; raise for its own failures, return the program's status.
+
+    Raises CancelledError on a cancel. With a timeout (which the transport's limit may replace), a command still
+    running then is stopped, here and on the server, and StudioError says the host did not answer."""
+    limit = None if timeout is None else transport.limit(timeout)
+    proc = transport.start(remote_argv)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    deadline = None if limit is None else time.monotonic() + limit
+    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    pending = memoryview(input)
+    with selectors.DefaultSelector() as selector:
+        for fd in chunks:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        if pending:
+            os.set_blocking(proc.stdin.fileno(), False)
+            selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        while selector.get_map():
+            for key, _ in selector.select(POLL):
+                if key.fd in chunks:
+                    data = os.read(key.fd, 65536)
+                    if data:
+                        chunks[key.fd].append(data)
+                    else:
+                        selector.unregister(key.fd)
+                    continue
+                try:
+                    pending = pending[os.write(key.fd, pending[:65536]) :]
+                except BrokenPipeError:
+                    pending = pending[:0]
+                if not pending:
+                    selector.unregister(key.fd)
+                    proc.stdin.close()
+            stopped = cancel is not None and cancel.cancelled
+            if stopped or (deadline is not None and time.monotonic() > deadline):
+                transport.stop_remote(remote_group(b"".join(chunks[proc.stderr.fileno()]).decode("utf-8", "replace")))
+                kill_local(proc)
+                if stopped:
+                    raise CancelledError("Cancelled; the command on the server was stopped.")
+                assert limit is not None
+                raise timed_out(transport.host, limit)
+    out, err = (b"".join(chunks[pipe.fileno()]) for pipe in (proc.stdout, proc.stderr))
+    proc.wait()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
+    result = RemoteResult(proc.returncode, out, without_mark(err.decode("utf-8", "replace")))
+    if transport.failed(result.returncode):
+        transport.raise_for_failure(result.stderr)
+    return result
+
+
 class SshConnection:
     """Commands on one server through one shared OpenSSH connection (ControlMaster), never through a shell unquoted."""
 
@@ -244,9 +359,7 @@ class SshConnection:
     def argv_for(self, remote_argv: Sequence[str]) -> list[str]:
         """The local ssh command line; the remote command is one string, every argument quoted for sh, run
         after it reports its process group on stderr (GROUP_MARK)."""
-        if not remote_argv:
-            raise ValueError("no remote command")
-        command = f"exec sh -c {shlex.quote(_REPORT_GROUP)} sh {shlex.join(remote_argv)}"
+        command = f"exec {shlex.join(wrapped(remote_argv))}"
         return [*self.base_argv(), "--", self._destination, command]
 
     # ---- running --------------------------------------------------------------------------------------
@@ -261,64 +374,13 @@ class SshConnection:
             start_new_session=True,
         )
 
-    def run(
-        self,
-        remote_argv: Sequence[str],
-        input: bytes = b"",
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> RemoteResult:
-        """Run to completion; raise for connection and host-key failures, return the remote command's status.
+    def limit(self, default: float) -> float:
+        """The seconds a call waits for the server's next word: options.answer_timeout replaces its own default."""
+        return self.options.limit(default)
 
-        With a timeout (which options.answer_timeout replaces), a command still running then is stopped, here and
-        on the server, and StudioError says the host did not answer."""
-        limit = None if timeout is None else self.options.limit(timeout)
-        proc = self.start(remote_argv)
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        deadline = None if limit is None else time.monotonic() + limit
-        chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
-        pending = memoryview(input)
-        with selectors.DefaultSelector() as selector:
-            for fd in chunks:
-                os.set_blocking(fd, False)
-                selector.register(fd, selectors.EVENT_READ)
-            if pending:
-                os.set_blocking(proc.stdin.fileno(), False)
-                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-            else:
-                proc.stdin.close()
-            while selector.get_map():
-                for key, _ in selector.select(POLL):
-                    if key.fd in chunks:
-                        data = os.read(key.fd, 65536)
-                        if data:
-                            chunks[key.fd].append(data)
-                        else:
-                            selector.unregister(key.fd)
-                        continue
-                    try:
-                        pending = pending[os.write(key.fd, pending[:65536]) :]
-                    except BrokenPipeError:
-                        pending = pending[:0]
-                    if not pending:
-                        selector.unregister(key.fd)
-                        proc.stdin.close()
-                stopped = cancel is not None and cancel.cancelled
-                if stopped or (deadline is not None and time.monotonic() > deadline):
-                    self.stop_remote(remote_group(b"".join(chunks[proc.stderr.fileno()]).decode("utf-8", "replace")))
-                    kill_local(proc)
-                    if stopped:
-                        raise CancelledError("Cancelled; the command on the server was stopped.")
-                    assert limit is not None
-                    raise timed_out(self.host, limit)
-        out, err = (b"".join(chunks[pipe.fileno()]) for pipe in (proc.stdout, proc.stderr))
-        proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            pipe.close()
-        result = RemoteResult(proc.returncode, out, without_mark(err.decode("utf-8", "replace")))
-        if result.returncode == SSH_FAILED:
-            self.raise_for_ssh_failure(result.stderr)
-        return result
+    def failed(self, status: int) -> bool:
+        """Whether an exit status is ssh's own: the connection failed, not the command."""
+        return status == SSH_FAILED
 
     def stop_remote(self, group: int | None) -> None:
         """Stop, on the server, a command given up on and everything it started (best effort, bounded)."""
@@ -334,7 +396,7 @@ class SshConnection:
 
     def connect(self, cancel: CancelToken | None = None) -> None:
         """Open (or reuse) the shared connection; HostKeyError or StudioError say why it cannot be."""
-        self.run(["true"], timeout=self.options.connect_timeout + 10, cancel=cancel)
+        run_to_end(self, ["true"], timeout=self.options.connect_timeout + 10, cancel=cancel)
 
     def close(self) -> None:
         """End the shared connection (commands still running on it end too)."""
@@ -343,7 +405,7 @@ class SshConnection:
 
     # ---- failures and host keys -------------------------------------------------------------------------
 
-    def raise_for_ssh_failure(self, stderr: str) -> None:
+    def raise_for_failure(self, stderr: str) -> None:
         """ssh exited 255: say why, in words the user can act on."""
         lines = [line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("@@@")]
         if "Host key verification failed" in stderr or ("host key" in stderr.lower() and "known" in stderr.lower()):

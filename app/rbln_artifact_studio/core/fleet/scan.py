@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -14,6 +15,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
+from rbln_artifact_studio.core.logs import logged
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.files import read_small
 from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
+log = logging.getLogger(__name__)
 
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
@@ -558,6 +561,21 @@ def scan(
     rows the fast checks pass as "checking", for a caller that verifies them in the background (verify.py).
     boundary is the opened folder when root is one of its subfolders (links are judged against it).
     """
+    rows = _scan(root, cancel, on_issue, use_cache, verify, boundary, skip_children, seen, processes)
+    return logged(log, f"Scan of {root}", rows)
+
+
+def _scan(
+    root: Path,
+    cancel: CancelToken | None,
+    on_issue: IssueCallback | None,
+    use_cache: bool,
+    verify: Verifier | bool | None,
+    boundary: Path | None,
+    skip_children: frozenset[str],
+    seen: set[tuple[int, int]] | None,
+    processes: int,
+) -> Iterator[ArtifactSummary]:
     cache_root = Path(boundary or root)
     cache = ScanCache(cache_root) if use_cache else None
     whole = os.path.realpath(cache_root) == os.path.realpath(root) and not skip_children

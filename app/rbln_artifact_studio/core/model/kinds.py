@@ -17,10 +17,17 @@ from typing import Any
 from rbln_artifact_studio.core.errors import ConfigError, StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model import upstream
+from rbln_artifact_studio.core.portable.pipeline import PIPELINE_INDEX, is_rbln_pipeline, pipeline_components
+from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder as portable_is_pipeline_folder
 from rbln_artifact_studio.core.status import Problem, Status
-from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, decode_json, read_bytes, require_current_format
+from rbln_artifact_studio.core.storage.jsonfile import (
+    CONFIG_NAME,
+    MAX_JSON_BYTES,
+    decode_json,
+    read_bytes,
+    require_current_format,
+)
 
-PIPELINE_INDEX = "model_index.json"
 LANGUAGE_MODEL = "language_model"
 LM_SECTIONS = (LANGUAGE_MODEL, "text_model")  # where a multimodal model nests its language model (Idefics3: text_model)
 GRAPH_SUFFIX = ".rbln"
@@ -263,21 +270,6 @@ def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | 
     return ModelDescription(folder, kind, cls_name, tuple(parts), kv_section, note, tuple(problems))
 
 
-def pipeline_components(index: dict[str, Any]) -> list[tuple[str, str]]:
-    """(subfolder, class) of every component model_index.json says optimum-rbln compiled."""
-    return [
-        (name, str(v[1]))
-        for name, v in index.items()
-        if isinstance(v, list) and len(v) == 2 and v[0] == "optimum.rbln" and isinstance(v[1], str)
-    ]
-
-
-def is_rbln_pipeline(index: object) -> bool:
-    return isinstance(index, dict) and (
-        str(index.get("_class_name", "")).startswith("RBLN") or bool(pipeline_components(index))
-    )
-
-
 def describe_pipeline(folder: Path, index: dict[str, Any]) -> ModelDescription:
     """A diffusers pipeline: one artifact, its compiled components (text_encoder, unet, vae, ...) as parts."""
     cls_name = index.get("_class_name") if isinstance(index.get("_class_name"), str) else None
@@ -310,14 +302,7 @@ def describe_pipeline(folder: Path, index: dict[str, Any]) -> ModelDescription:
 
 def is_pipeline_folder(folder: str | Path) -> bool:
     """True for a folder with an optimum-rbln model_index.json and no rbln_config.json of its own."""
-    path = Path(folder)
-    if (path / CONFIG_NAME).exists():
-        return False
-    try:  # read_bytes never waits on a pipe or a device put in the file's place
-        index = decode_json(read_bytes(path / PIPELINE_INDEX), path / PIPELINE_INDEX)
-    except ConfigError:
-        return False
-    return is_rbln_pipeline(index)
+    return portable_is_pipeline_folder(folder, CONFIG_NAME, MAX_JSON_BYTES)
 
 
 def describe_folder(folder: Path) -> ModelDescription:

@@ -19,16 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
+from rbln_artifact_studio.core.portable.container import (  # the layout, written once (a server's scan reads it too)
+    MAGIC,
+    MIN_SLOT_SIZE,
+    PREAMBLE_SIZE,
+    SLOT_ALIGN,
+    SLOT_MAGIC,
+    VERSION,
+    valid_slot_size,
+)
+from rbln_artifact_studio.core.portable.container import PREAMBLE as _PREAMBLE
+from rbln_artifact_studio.core.portable.container import SLOT as _SLOT
 from rbln_artifact_studio.core.storage import faults
 
-MAGIC = b"RBLNSIM\x00"
-VERSION = 1
-PREAMBLE_SIZE = 4096
-_PREAMBLE = struct.Struct("<8sIIQQII")  # magic, version, slot_size, payload_offset, payload_length, payload_crc, crc
-SLOT_MAGIC = b"SLOT"
-_SLOT = struct.Struct("<4sQII")  # magic, generation, json length, crc32(generation, length, json)
-MIN_SLOT_SIZE = 64 * 1024
-MAX_SLOT_SIZE = 16 * 1024 * 1024
 PAYLOAD_CHUNK = 8 * 1024 * 1024
 
 
@@ -193,7 +196,7 @@ def probe_read(path: Path, size: int, read_at: ReadAt) -> ContainerInfo | None:
             f"{name} uses container format version {version}; this tool reads version {VERSION}. "
             "Update RBLN Artifact Studio or recompile."
         )
-    if not (MIN_SLOT_SIZE <= slot_size <= MAX_SLOT_SIZE and slot_size % 4096 == 0):
+    if not valid_slot_size(slot_size):
         raise ContainerError(f"{name} declares an invalid header slot size ({slot_size}).")
     if payload_offset != PREAMBLE_SIZE + 2 * slot_size or size < payload_offset + payload_length:
         raise ContainerError(
@@ -218,7 +221,7 @@ def read_container(path: Path) -> ContainerInfo:
 def slot_size_for(header: GraphHeader) -> int:
     """Room for the header to grow (block counts gain digits) without ever moving the payload."""
     needed = 2 * (len(header.model_dump_json()) + _SLOT.size)
-    return max(MIN_SLOT_SIZE, -(-needed // 4096) * 4096)
+    return max(MIN_SLOT_SIZE, -(-needed // SLOT_ALIGN) * SLOT_ALIGN)
 
 
 def _payload_chunks(length: int, seed: int) -> tuple[bytes, int]:

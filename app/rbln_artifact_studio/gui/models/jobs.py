@@ -9,6 +9,7 @@ Writes go through a single-thread pool so two never interleave.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -26,6 +27,7 @@ from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
+log = logging.getLogger(__name__)
 ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
 ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
 PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through
@@ -80,6 +82,8 @@ class JobContext:
         self.cancel.raise_if_cancelled()
 
     def log(self, line: str) -> None:
+        """A line of the job's log: shown in the jobs panel, and written to the app's log."""
+        log.log(self._job.level, "%s: %s", self._job.title, line)
         self._job.logged.emit(line)
 
     def partial(self, value: object, wait: bool = False) -> None:
@@ -158,19 +162,31 @@ class Job(QObject):
             return 0.0
         return (self.ended_at or time.monotonic()) - self.started_at
 
+    @property
+    def level(self) -> int:
+        """How its records are logged: a hidden bookkeeping job (a rescan, a detail read) only when verbose."""
+        return logging.INFO if self.visible else logging.DEBUG
+
     def run_in_worker(self) -> None:
-        """The worker thread's side: run fn and report how it ended; never raises."""
+        """The worker thread's side: run fn and report how it ended (to the log too); never raises."""
         if self.token.cancelled:
             self._ended.emit(JobState.CANCELLED.value, None)
             return
         self._began.emit()
+        log.log(self.level, "%s: started", self.title)
+        started = time.monotonic()
         try:
             result = self.fn(JobContext(self))
         except CancelledError:
+            log.log(self.level, "%s: cancelled after %.1f s", self.title, time.monotonic() - started)
             self._ended.emit(JobState.CANCELLED.value, None)
         except BaseException as exc:  # a worker must report every failure, never die silently
-            self._ended.emit(JobState.FAILED.value, JobFailure.from_exception(exc))
+            failure = JobFailure.from_exception(exc)
+            unexpected = not isinstance(exc, StudioError)
+            log.warning("%s: failed: %s", self.title, failure.reason, exc_info=exc if unexpected else None)
+            self._ended.emit(JobState.FAILED.value, failure)
         else:
+            log.log(self.level, "%s: done in %.1f s", self.title, time.monotonic() - started)
             self._ended.emit(JobState.SUCCEEDED.value, result)
 
     @Slot()

@@ -56,7 +56,7 @@ def _scan_server(
     server = server_of(entry.host)
     ctx.progress(0, 0, f"Connecting to {entry.host}")
     try:
-        server.connection.connect(ctx.cancel)
+        server.transport.connect(ctx.cancel)
     except HostKeyError as exc:
         return HostKeyQuestion(entry, exc.check)
     found = 0
@@ -207,7 +207,7 @@ class ServerSources(QObject):
 
         def close(_ctx: JobContext) -> None:
             try:
-                server.connection.close()
+                server.transport.close()
             finally:
                 closed.set()
 

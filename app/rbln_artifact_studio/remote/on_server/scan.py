@@ -10,8 +10,8 @@ the blob, "real": true when a graph was written by the real compiler (its check 
 round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
-The walk is the local scan's own (core/portable/walk.py, sent with this program: remote/server.py assembles it),
-in a bare python3. Reads only; writes nothing.
+The walk, the pipeline rule and the container's layout are the studio's own (core/portable, sent with this
+program: remote/server.py assembles it), in a bare python3. Reads only; writes nothing.
 """
 
 import io
@@ -19,13 +19,21 @@ import json
 import os
 import shutil
 import stat
-import struct
 import subprocess
 import sys
 import threading
 import zlib
 
+from rbln_artifact_studio.core.portable.container import (
+    MAGIC,
+    PREAMBLE_SIZE,
+    SLOT,
+    declared_slot_size,
+    slot_body_length,
+    valid_slot_size,
+)
 from rbln_artifact_studio.core.portable.files import read_small
+from rbln_artifact_studio.core.portable.pipeline import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.walk import VolumeVersions, volume_version, walk
 
 ROOT = sys.argv[1]
@@ -37,11 +45,7 @@ MARKER = RULES["incomplete_marker"]
 SKIP = set(RULES["skip_names"])
 TAGS = RULES["internal_tags"]
 MAX_BYTES = RULES["max_json_bytes"]
-PIPELINE_INDEX = RULES["pipeline_index"]
 TEXTS = set(RULES["texts"])
-MAGIC = RULES["magic"].encode("latin-1")
-PREAMBLE = RULES["preamble_size"]
-SLOT_HEAD = 20  # a header slot starts with magic, generation, length, crc: "<4sQII"
 # Written in large pieces (each small write costs ssh a packet at both ends), yet never held back long: a thread
 # sends what is written every FLUSH_EVERY seconds, so rows appear as the walk finds them.
 OUT = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False), buffer_size=1 << 18)
@@ -75,26 +79,11 @@ def flush_often():
         pass  # the client is gone: the prelude ends the program
 
 
-def is_pipeline(folder):
-    """An optimum-rbln pipeline's folder (kinds.is_pipeline_folder): model_index.json naming RBLN components,
-    no rbln_config.json of its own."""
-    if os.path.exists(os.path.join(folder, CONFIG)):
-        return False
-    try:
-        index = json.loads(read_small(os.path.join(folder, PIPELINE_INDEX), MAX_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    if not isinstance(index, dict):
-        return False
-    compiled = [v for v in index.values() if isinstance(v, list) and len(v) == 2 and v[0] == "optimum.rbln"]
-    return str(index.get("_class_name", "")).startswith("RBLN") or any(isinstance(v[1], str) for v in compiled)
-
-
 def is_artifact(names, folder):
     names = set(names)
     if MARKER in names:
         return False
-    return CONFIG in names or (PIPELINE_INDEX in names and is_pipeline(folder))
+    return CONFIG in names or (PIPELINE_INDEX in names and is_pipeline_folder(folder, CONFIG, MAX_BYTES))
 
 
 def listing(entries, top=True):
@@ -145,16 +134,16 @@ def head_pieces(path):
     container's magic (the real compiler's, or damage the studio names)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        head = os.pread(fd, PREAMBLE, 0)
+        head = os.pread(fd, PREAMBLE_SIZE, 0)
         if not head.startswith(MAGIC):
             return None
         pieces = [(0, head)]
-        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
-        if slot_size > 0 and slot_size % 4096 == 0:  # else a broken preamble: the check says so
-            for offset in (PREAMBLE, PREAMBLE + slot_size):
-                start = os.pread(fd, SLOT_HEAD, offset)
-                length = struct.unpack_from("<I", start, 12)[0] if len(start) == SLOT_HEAD else 0
-                pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT_HEAD), offset + SLOT_HEAD)))
+        slot_size = declared_slot_size(head)
+        if valid_slot_size(slot_size):  # else a broken preamble: the check says so
+            for offset in (PREAMBLE_SIZE, PREAMBLE_SIZE + slot_size):
+                start = os.pread(fd, SLOT.size, offset)
+                length = slot_body_length(start)
+                pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT.size), offset + SLOT.size)))
         stripped = [(offset, data.rstrip(b"\0")) for offset, data in pieces]
         return [(offset, data) for offset, data in stripped if data]
     finally:

@@ -14,10 +14,17 @@ import json
 import os
 import shutil
 import stat
-import struct
 import subprocess
 import sys
 import zlib
+
+from rbln_artifact_studio.core.portable.container import (
+    MAGIC,
+    MAX_SLOT_SIZE,
+    PREAMBLE_SIZE,
+    SLOT_MAGIC,
+    declared_slot_size,
+)
 
 RULES = json.loads(sys.argv[1])
 PROBE = sys.argv[2]
@@ -25,10 +32,6 @@ FOLDERS = [
     os.path.expanduser(f) if f == "~" or f.startswith("~/") else f for f in sys.argv[3:]
 ]  # ~/x: below the login folder
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
-MAGIC = RULES["magic"].encode("latin-1")
-SLOT_MAGIC = RULES["slot_magic"].encode("latin-1")
-PREAMBLE = RULES["preamble_size"]
-MAX_SLOT = RULES["max_slot_size"]
 TEXTS = set(RULES["texts"])
 TEXT_CONFIG = RULES["texts"][0]  # rbln_config.json: a subfolder holding one is a compiled part of the model
 
@@ -65,12 +68,11 @@ def read_head(path):
 
     A header slot after an overwritten preamble is sent too: the studio names that file damaged (damage.py)."""
     with open(path, "rb") as f:
-        head = f.read(PREAMBLE)
+        head = f.read(PREAMBLE_SIZE)
         if not head.startswith(MAGIC):
             slot = f.read(len(SLOT_MAGIC))
-            return head + slot if len(head) == PREAMBLE and slot == SLOT_MAGIC else None
-        slot_size = struct.unpack_from("<I", head, 12)[0] if len(head) >= 16 else 0
-        return head + f.read(2 * min(slot_size, MAX_SLOT))
+            return head + slot if len(head) == PREAMBLE_SIZE and slot == SLOT_MAGIC else None
+        return head + f.read(2 * min(declared_slot_size(head), MAX_SLOT_SIZE))
 
 
 def toolchain_python():
