@@ -43,7 +43,7 @@ def _bad(tool: str, host: str, line: int | None, what: str) -> StudioError:
     )
 
 
-def _exact_total(name: str, shown: int) -> int:
+def catalog_total(name: str, shown: int) -> int:
     """The catalog's available DRAM when the printed total is its rounding (15.7 GiB is 16,877,879,296 B)."""
     try:
         available = get_npu(name).available_per_npu
@@ -116,7 +116,7 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
                 if used > shown_total:
                     raise _bad(tool, host, line, f"NPU {index} uses {used_text.strip()} of {total_text.strip()}")
                 name = cells[col["Name"]]
-                total = _exact_total(name, shown_total)
+                total = catalog_total(name, shown_total)
                 device = Device(
                     index,
                     name,
