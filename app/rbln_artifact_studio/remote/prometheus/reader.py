@@ -101,10 +101,18 @@ def _selector(names: Iterable[str], match: str) -> str:
     return "{" + head + (f",{match}" if match else "") + "}"
 
 
-def status_query(match: str) -> str:
-    """Every exporter series now, both name families, and every target Prometheus could not scrape: one query."""
+GAUGES = ("used", "total", "util", "temperature", "power")
+MEMORY = ("used", "total")  # what placing needs: a fleet's answer is then two fifths of the series
+
+
+def status_query(match: str, gauges: Sequence[str] = GAUGES) -> str:
+    """The exporter's gauges now (both name families) and every target Prometheus could not scrape: one query."""
+    unknown = set(gauges) - set(GAUGES)
+    if unknown or not {"used", "total"} <= set(gauges):
+        raise ValueError(f"gauges must include used and total, from {GAUGES}; got {gauges}")
+    names = [family[g] for family in (LEGACY, CURRENT) for g in gauges]
     up = "up{" + match + "}" if match else "up"
-    return f"{_selector(KIND, match)} or ({up} == 0)"
+    return f"{_selector(names, match)} or ({up} == 0)"
 
 
 def peak_query(match: str, window: str) -> str:
@@ -425,6 +433,7 @@ def read_fleet(
     timeout: float = DEFAULT_TIMEOUT,
     http_config: HttpConfig | str | Path | None = None,
     at: float | None = None,
+    gauges: Sequence[str] = GAUGES,
 ) -> PrometheusFleet:
     """Every NPU node Prometheus knows from rbln-metrics-exporter, in one query (two with a window).
 
@@ -433,6 +442,7 @@ def read_fleet(
     Prometheus duration; each Device's `peak` is then its most used memory over it (DeviceStatus.at_peak()
     judges room by it). timeout: seconds for the whole read, both requests together. http_config: an
     HttpConfig or the path of a promtool --http.config.file YAML. at: the evaluation time (default now).
+    gauges: which of GAUGES to read (MEMORY: used and total only, all that placing needs; fewer series).
 
     Returns a PrometheusFleet whose `readings` are remote.fleet.ServerReading rows, one per node (its
     `hostname` label, else its `instance`), sorted by name: a node's NPUs as Device records (pods as
@@ -447,7 +457,7 @@ def read_fleet(
         duration_seconds(span)
     client = PrometheusClient(url, _config(http_config))
     when = time.time() if at is None else at
-    queries = [status_query(matchers)] + ([peak_query(matchers, span)] if span else [])
+    queries = [status_query(matchers, gauges)] + ([peak_query(matchers, span)] if span else [])
     series = client.query(queries[0], when, deadline)
     peaks = client.query(queries[1], when, deadline) if span else None
     fleet = fleet_from_series(client, series, peaks, when, matchers, span)
