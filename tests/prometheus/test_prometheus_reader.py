@@ -148,6 +148,19 @@ def test_credentials_in_the_url_are_used_and_never_shown(guarded: Prometheus) ->
     assert "secret-wrong" not in refused.value.one_line() and guarded.url in refused.value.one_line()
 
 
+def test_tls_checked_against_the_ca_of_the_http_config(https: Prometheus, tmp_path: Path) -> None:
+    with pytest.raises(PrometheusError) as untrusted:
+        read_fleet(https.url, timeout=20)
+    said = untrusted.value.one_line()
+    assert f"Prometheus at {https.url}: its certificate is not trusted" in said and "tls_config.ca_file" in said
+    config = tmp_path / "http.yml"
+    config.write_text(f"tls_config:\n  ca_file: {https.ca_file}\n")
+    fleet = read_fleet(https.url, timeout=20, http_config=config)
+    assert [r.host for r in fleet.readings] == ["legacy-1"] and fleet.readings[0].status is not None
+    config.write_text("tls_config:\n  insecure_skip_verify: true\n")
+    assert read_fleet(https.url, timeout=20, http_config=config).readings[0].status is not None
+
+
 def test_http_config_mistakes_are_named(tmp_path: Path) -> None:
     cases = {
         "basic_auth:\n  username: a\n  pasword: b\n": "basic_auth.pasword is not a setting",
