@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from prometheus.conftest import CR13, GIB, Monitoring
+from prometheus.conftest import CR13, GIB, NODES, Monitoring
 from prometheus.promserver import PASSWORD, USER, Prometheus
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.npu_status import ReadForm
@@ -45,6 +46,25 @@ def test_both_name_families_read_as_the_same_npus(monitoring: Monitoring) -> Non
         assert (second.index, second.used, second.temperature) == (1, 0, 38.0)
         assert first.uuid == f"{status.host}-rbln0-uuid" and first.firmware_version == "2.1.0"
         assert first.processes == ()  # no pod labels on these nodes
+
+
+def _queries_answered(prometheus: Prometheus) -> int:
+    """Prometheus' own count of instant queries it answered (its /metrics), this test's included."""
+    with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("prometheus_http_requests_total{") and 'handler="/api/v1/query"' in line
+    )
+
+
+def test_the_whole_fleet_in_one_query_two_with_a_window(monitoring: Monitoring) -> None:
+    before = _queries_answered(monitoring.prometheus)
+    fleet = read_fleet(monitoring.url, timeout=20)
+    assert len(fleet.readings) == len(NODES) and _queries_answered(monitoring.prometheus) == before + 1
+    read_fleet(monitoring.url, window="5m", timeout=20)
+    assert _queries_answered(monitoring.prometheus) == before + 3
 
 
 def test_a_pod_holding_an_npu_is_shown_like_a_process(monitoring: Monitoring) -> None:
