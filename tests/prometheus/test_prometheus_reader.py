@@ -95,6 +95,10 @@ def test_a_node_prometheus_cannot_scrape_is_a_row_with_that_reason(monitoring: M
     # The unrelated job's down target is no NPU node: only the exporter's jobs make rows.
     assert all(not h.startswith("127.0.0.1") for h in rows)
     assert rows["legacy-1"].status is not None and rows["pods-1"].status is not None
+    # --match narrows the down targets as it narrows the exporter's series (by the host of their instance).
+    assert "down-1:50051" in _rows(monitoring, 'hostname=~"down-.*|legacy-1"')
+    assert list(_rows(monitoring, 'hostname="legacy-1"')) == ["legacy-1"]
+    assert list(_rows(monitoring, 'hostname="legacy-1",card="RBLN-CR13"')) == ["legacy-1"]
 
 
 def test_series_that_cannot_be_true_are_named_not_guessed(monitoring: Monitoring) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -46,7 +47,7 @@ HISTORY_POINTS = 240  # a small chart's width: one point per 15 s over an hour
 MIN_STEP = 1.0
 
 _MATCHER = re.compile(
-    r"""\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*"""
+    r"""\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*"""
 )
 _DURATION = re.compile(r"(?:\d+(?:ms|s|m|h|d|w|y))+")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
@@ -106,13 +107,49 @@ MEMORY = ("used", "total")  # what placing needs: a fleet's answer is then two f
 
 
 def status_query(match: str, gauges: Sequence[str] = GAUGES) -> str:
-    """The exporter's gauges now (both name families) and every target Prometheus could not scrape: one query."""
+    """The exporter's gauges now (both name families) and every target Prometheus could not scrape: one query.
+
+    `up` is not narrowed here: a down target has only its target's labels, so --match is applied to it by
+    down_target_matches (its hostname taken from its instance), not by Prometheus."""
     unknown = set(gauges) - set(GAUGES)
     if unknown or not {"used", "total"} <= set(gauges):
         raise ValueError(f"gauges must include used and total, from {GAUGES}; got {gauges}")
     names = [family[g] for family in (LEGACY, CURRENT) for g in gauges]
-    up = "up{" + match + "}" if match else "up"
-    return f"{_selector(names, match)} or ({up} == 0)"
+    return f"{_selector(names, match)} or (up == 0)"
+
+
+def _unquote(text: str) -> str:
+    if text.startswith("`"):
+        return text[1:-1]
+    if text.startswith("'"):
+        text = '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
+    try:
+        value: str = json.loads(text)
+    except ValueError:
+        return text[1:-1]
+    return value
+
+
+def down_target_matches(match: str, labels: dict[str, str]) -> bool:
+    """Whether a down target's `up` series meets --match as the exporter's series of that node would: its
+    `hostname` is its instance without the port (the exporter's gateway mode: target HOST:50051); a label it
+    lacks is empty, as in PromQL (so `card="RBLN-CR13"` leaves it out, and a regex is anchored)."""
+    if not match:
+        return True
+    seen = dict(labels)
+    seen.setdefault("hostname", labels.get("instance", "").rsplit(":", 1)[0])
+    for name, op, quoted in _MATCHER.findall(match):
+        value, have = _unquote(quoted), seen.get(name, "")
+        if op in ("=", "!="):
+            ok = have == value
+        else:
+            try:
+                ok = re.fullmatch(value, have) is not None
+            except re.error:
+                return False  # Prometheus took it (RE2); what Python cannot read leaves the target out
+        if ok == (op in ("!=", "!~")):
+            return False
+    return True
 
 
 def peak_query(match: str, window: str) -> str:
@@ -351,7 +388,7 @@ def fleet_from_series(
         name = labels.get("__name__", "")
         kind = kind_of(name)
         if kind is None:
-            if name == "up":
+            if name == "up" and down_target_matches(match, labels):
                 down[labels.get("instance", "?")] = labels.get("job", "")
             continue  # --match may select another metric; only the exporter's are read
         node = labels.get("hostname") or labels.get("instance") or labels.get("job") or "?"
