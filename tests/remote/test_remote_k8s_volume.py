@@ -9,6 +9,7 @@ from k8s_volume import DATA, with_blocks, write_volume
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.remote.scan import scan_remote
 from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transport import SshConnection
 from remote.conftest import HOST_ALIAS, SshServer
 from remote.pythons import make_python
 
@@ -38,7 +39,7 @@ def test_a_volume_on_a_server_is_scanned_as_here_and_a_swap_told(
     issues: list[str] = []
     rows = list(
         scan_remote(
-            Server(HOST_ALIAS, server.options(control_dir), str(python)),
+            Server(SshConnection(HOST_ALIAS, server.options(control_dir)), str(python)),
             ServerFolder(HOST_ALIAS, str(volume)),
             on_issue=lambda _p, m: issues.append(m),
         )

@@ -251,6 +251,6 @@ def test_a_fifo_under_a_graphs_name_on_a_server_is_said_as_here(
     os.mkfifo(graph)  # never opened there either
     said = "Expected compiled graph 'prefill.rbln' is not a regular file: it is a named pipe (FIFO)."
     [local] = scan(cr13_artifact.parent, use_cache=False)
-    s = Server(HOST_ALIAS, server.options(control_dir))
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     [remote] = checked_rows(s, scan_remote(s, ServerFolder(HOST_ALIAS, str(cr13_artifact.parent))))
     assert said in local.problems and remote.problems == local.problems
