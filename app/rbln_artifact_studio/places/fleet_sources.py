@@ -128,7 +128,9 @@ def read_sources(
     if not by_reader:
         return []
     with concurrent.futures.ThreadPoolExecutor(len(by_reader), thread_name_prefix="fleet-source") as pool:
-        futures = {pool.submit(reader, group, timeout, cancel, with_drift): group for reader, group in by_reader.items()}
+        futures = {
+            pool.submit(reader, group, timeout, cancel, with_drift): group for reader, group in by_reader.items()
+        }
         readings: list[NodeReading] = []
         for future, group in futures.items():
             try:

@@ -10,7 +10,6 @@ from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
 from rbln_artifact_studio.remote.ssh_config import ENV_SSH_CONFIG
 from rbln_artifact_studio.remote.transport import SshOptions, options_from_environment
 
-
 _lock = threading.Lock()
 _servers: dict[str, Server] = {}
 _options: SshOptions | None = None

@@ -181,7 +181,16 @@ def node_row(source: str, node: str, error: str) -> ConsoleRow:
     )
     search = " ".join((source, node, error)).casefold()
     return ConsoleRow(
-        source, node, NODE_ROW, None, None, error, False, tuple(texts[c] for c in Column), tuple(keys[c] for c in Column), search
+        source,
+        node,
+        NODE_ROW,
+        None,
+        None,
+        error,
+        False,
+        tuple(texts[c] for c in Column),
+        tuple(keys[c] for c in Column),
+        search,
     )
 
 

@@ -65,6 +65,7 @@ class DialogLauncher(QObject):
         w = self.window
         dialog = BucketDialog(w)
         dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
+        dialog.accepted.connect(lambda: w.settings.add_opened_bucket(dialog.entry()))  # opened again on next start
         dialog.open()
         return dialog
 
@@ -171,5 +172,6 @@ class DialogLauncher(QObject):
         w = self.window
         dialog = PreferencesDialog(w.settings, w.backend_status, w)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(w.server_menu.ssh_config_changed)  # the ssh config chosen there, from now on
         dialog.open()
         return dialog
