@@ -14,10 +14,10 @@ from enum import Enum
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, Point, node_row, npu_row
+from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, NpuKey, Point, node_row, npu_row
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, check_group_name, expand
-from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
+from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus, NpuProcess
 from rbln_artifact_studio.core.location import parse_host
 from rbln_artifact_studio.core.planning.drift import ContextDrift
 from rbln_artifact_studio.core.progress import CancelToken
@@ -113,7 +113,7 @@ READERS: dict[SourceKind, Reader] = {
     SourceKind.GROUP: _read_ssh,
     SourceKind.PROMETHEUS: _no_prometheus,
 }
-HistoryReader = Callable[[Source, float, float, CancelToken | None], dict[tuple[str, int], list[Point]]]
+HistoryReader = Callable[[Source, float, float, CancelToken | None], dict[NpuKey, list[Point]]]
 HISTORY_READERS: dict[SourceKind, HistoryReader] = {}  # kinds that keep history themselves (Prometheus)
 
 
@@ -143,9 +143,9 @@ def read_sources(
 
 def read_history(
     sources: Sequence[Source], window: float, timeout: float, cancel: CancelToken | None = None
-) -> dict[tuple[str, int], list[Point]]:
+) -> dict[NpuKey, list[Point]]:
     """The sources that keep history (Prometheus): each NPU's used memory over the window, by (node, npu)."""
-    out: dict[tuple[str, int], list[Point]] = {}
+    out: dict[NpuKey, list[Point]] = {}
     for source in sources:
         reader = HISTORY_READERS.get(source.kind)
         if reader is not None:
@@ -168,6 +168,11 @@ def _drift_of(drifts: Sequence[ContextDrift]) -> tuple[float | None, str, bool, 
     return worst.percent, text, any(d.flagged for d in drifts), artifacts
 
 
+def _holder(process: NpuProcess) -> str:
+    label = getattr(process, "label", None)  # a pod, from Prometheus, names itself
+    return label() if callable(label) else f"pid {process.pid} {process.name}".strip()
+
+
 def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
     """The console's rows: one per NPU, one per node not read."""
     rows: list[ConsoleRow] = []
@@ -180,7 +185,7 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
             extra = r.extras.get(d.index, NpuExtras())
             drifts = [x for x in r.drifts if x.npu == d.index]
             percent, text, flagged, artifacts = _drift_of(drifts)
-            holders = extra.holders or tuple(f"pid {p.pid} {p.name}".strip() for p in d.processes)
+            holders = extra.holders or tuple(_holder(p) for p in d.processes)
             npu = Npu(
                 d.index,
                 d.device,
@@ -188,7 +193,7 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
                 d.used,
                 d.total,
                 extra.util if extra.util is not None else d.util,
-                extra.temperature if extra.temperature is not None else d.temperature,
+                extra.temperature if extra.temperature is not None else getattr(d, "temperature", None),
                 holders,
                 artifacts,
                 percent,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
@@ -126,7 +125,6 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
                     total,
                     cells[col["Util"]] if "Util" in col else "",
                     (),
-                    temperature=cells[col["Temp"]] if "Temp" in col else "",
                 )
                 devices[index] = (line, device)
         elif "PID" in col:
@@ -155,7 +153,10 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
     for line, npu in context_lines:
         if npu not in devices:
             raise _bad(tool, host, line, f"a context on NPU {npu}, which the device table does not list")
-    return [replace(d, processes=tuple(processes.get(i, ()))) for i, (_, d) in sorted(devices.items())]
+    return [
+        Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(i, ())))
+        for i, (_, d) in sorted(devices.items())
+    ]
 
 
 # ---- the JSON form ---------------------------------------------------------------------------------------------
@@ -214,7 +215,6 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
             (),
             exact=True,
             group_id=str(entry.get("group_id", "") or ""),
-            temperature=str(entry.get("temperature", "") or ""),
         )
     processes: dict[int, list[NpuProcess]] = {}
     contexts = data.get("contexts") or []
@@ -238,7 +238,10 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
                 str(ctx.get("status", "")),
             )
         )
-    out = [replace(d, processes=tuple(processes.get(d.index, ()))) for _, d in sorted(devices.items())]
+    out = [
+        Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(d.index, ())), True, d.group_id)
+        for _, d in sorted(devices.items())
+    ]
     return out, str(data.get("KMD_version", ""))
 
 

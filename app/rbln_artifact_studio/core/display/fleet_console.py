@@ -19,6 +19,7 @@ from rbln_artifact_studio.core.sizes import format_bytes
 HOUR = 3600.0
 MAX_POINTS = 240  # per NPU: an hour at a 15 s period; older points drop out first
 NODE_ROW = -1  # the npu of a node's own row: the node could not be read, its reason is the row
+NpuKey = tuple[str, str]  # (node, device): one NPU across readings
 
 
 class Column(IntEnum):
@@ -78,9 +79,9 @@ class ConsoleRow(NamedTuple):
         return None if self.used is None or self.total is None else self.total - self.used
 
     @property
-    def key(self) -> tuple[str, int]:
-        """The NPU across refreshes (its history's key)."""
-        return (self.node, self.npu)
+    def key(self) -> NpuKey:
+        """The NPU across refreshes (its history's key): the node and the device (rbln0) as every source names it."""
+        return (self.node, self.texts[Column.NPU])
 
 
 def _number(text: str) -> float | None:
@@ -279,7 +280,7 @@ class MemoryHistory:
 
     def __init__(self, window: float = HOUR) -> None:
         self.window = window
-        self._points: dict[tuple[str, int], deque[Point]] = {}
+        self._points: dict[NpuKey, deque[Point]] = {}
 
     def record(self, rows: Iterable[ConsoleRow], at: float | None = None) -> None:
         """One sample of each NPU row's used memory (a node's own row has none)."""
@@ -293,7 +294,7 @@ class MemoryHistory:
             points.append((now, row.used))
             self._trim(points, now)
 
-    def replace(self, key: tuple[str, int], points: Sequence[Point]) -> None:
+    def replace(self, key: NpuKey, points: Sequence[Point]) -> None:
         """A whole series (a range query's), replacing what was sampled."""
         series = deque(sorted(points)[-MAX_POINTS:], maxlen=MAX_POINTS)
         if series:
@@ -304,14 +305,14 @@ class MemoryHistory:
         while points and points[0][0] < now - self.window:
             points.popleft()
 
-    def points(self, key: tuple[str, int]) -> list[Point]:
+    def points(self, key: NpuKey) -> list[Point]:
         return list(self._points.get(key, ()))
 
-    def peak(self, key: tuple[str, int]) -> int | None:
+    def peak(self, key: NpuKey) -> int | None:
         points = self._points.get(key)
         return max(u for _, u in points) if points else None
 
-    def forget_except(self, keys: Iterable[tuple[str, int]]) -> None:
+    def forget_except(self, keys: Iterable[NpuKey]) -> None:
         """Drop the NPUs no longer shown (a removed source)."""
         keep = set(keys)
         for key in [k for k in self._points if k not in keep]:

@@ -39,7 +39,6 @@ class Device:
     processes: tuple[NpuProcess, ...]
     exact: bool = False  # True: bytes from the tool's JSON; False: the text table's rounding (to 0.1 GiB)
     group_id: str = ""
-    temperature: str = ""  # as the tool prints it ("38C"); empty when it does not
 
     @property
     def free(self) -> int:
@@ -56,7 +55,6 @@ class Device:
             "memory_exact": self.exact,
             "group_id": self.group_id,
             "util": self.util,
-            "temperature": self.temperature,
             "processes": [{"pid": p.pid, "name": p.name, "memory": p.memory} for p in self.processes],
         }
 

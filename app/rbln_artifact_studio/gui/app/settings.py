@@ -267,7 +267,7 @@ class Settings:
         self._console_sources = read_texts(store, "console/sources", MAX_SOURCES)
         self._buckets = read_buckets(store)
         self._short_free = read_bytes_value(store, "console/shortFreeBytes", DEFAULT_SHORT_FREE)
-        self._ssh_config = stored_text(store, "ssh/configFile")
+        self._ssh_config: str | None = None  # None: as the store says (read when asked)
         self._console_current = store.value("console/current", False) in (True, "true")
 
     def file_name(self) -> str:
@@ -344,7 +344,7 @@ class Settings:
 
     def ssh_config(self) -> str:
         """An ssh_config file to use instead of ~/.ssh/config (like ssh -F); empty: ssh's own."""
-        return self._ssh_config
+        return stored_text(self.store, "ssh/configFile") if self._ssh_config is None else self._ssh_config
 
     def set_ssh_config(self, path: str) -> None:
         chosen = self._ssh_config = path.strip()

@@ -8,7 +8,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, 
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from rbln_artifact_studio.core.display.fleet_console import Column
+from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
 from rbln_artifact_studio.gui.models.console_model import ROW, SHORT, ConsoleModel
 
@@ -70,7 +70,7 @@ class ConsoleDelegate(QStyledItemDelegate):
         painter: QPainter,
         option: QStyleOptionViewItem,
         rect: QRectF,
-        key: tuple[str, int],
+        key: NpuKey,
         total: int,
         short: bool,
     ) -> None:

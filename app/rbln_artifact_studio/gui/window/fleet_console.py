@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.core.display.fleet_console import Column
+from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
@@ -43,7 +43,7 @@ from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, Jo
 from rbln_artifact_studio.gui.widgets.console_delegate import ConsoleDelegate
 
 if TYPE_CHECKING:  # places/ and remote/ load with the first reading, in its worker
-    from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Point
+    from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, NpuKey, Point
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.planning.placement import Blocked, Placement
     from rbln_artifact_studio.places.fleet_sources import NodeReading, Source
@@ -108,7 +108,7 @@ def _read(
     return readings, rows_of(readings), sampled
 
 
-def _history(texts: list[str], timeout: float, ctx: JobContext) -> dict[tuple[str, int], list[Point]]:
+def _history(texts: list[str], timeout: float, ctx: JobContext) -> dict[NpuKey, list[Point]]:
     from rbln_artifact_studio.core.display.fleet_console import HOUR
     from rbln_artifact_studio.places.fleet_sources import read_history
 
@@ -488,7 +488,7 @@ class FleetConsole(QWidget):
         )
         self.model.set_rows(rows).finished.connect(self.refreshed)
 
-    def _show_history(self, series: dict[tuple[str, int], list[Point]]) -> None:
+    def _show_history(self, series: dict[NpuKey, list[Point]]) -> None:
         for key, points in series.items():
             self.model.history.replace(key, points)
         self.model.history_changed()
