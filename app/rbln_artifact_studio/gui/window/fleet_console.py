@@ -199,7 +199,7 @@ class FleetConsole(QWidget):
     placed = Signal(object)  # Placement: the answer to "Where does this fit?" is shown
     resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks: open Resize to a Copy… with it
     sourcesChanged = Signal(list)  # the console's own sources (texts), to remember
-    shortChanged = Signal(int)  # the user's threshold of free memory, in bytes, to remember
+    shortChanged = Signal(object)  # int: the user's threshold of free memory, in bytes, to remember
 
     def __init__(
         self,
@@ -330,6 +330,7 @@ class FleetConsole(QWidget):
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
+        self.place.hide()  # shown with the first "Where does this fit?": until then the NPUs have the room
         layout = QVBoxLayout(self)
         layout.addLayout(sources)
         layout.addLayout(view)
@@ -498,6 +499,7 @@ class FleetConsole(QWidget):
     @Slot()
     def where_does_it_fit(self) -> Job | None:
         artifact, texts = self._selected(), self.source_texts()
+        self.place.show()
         if artifact is None:
             self.place.title.setText("Select an artifact first: its placement is worked out on every source.")
             return None

@@ -57,7 +57,7 @@ class ServerMenu(QObject):
         self.action_devices = window._action("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
         self.action_plan_now = window._action("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
         self.action_servers_view = window._action(
-            "actionServersView", "Fleet &Console", self.open_servers_view, "Ctrl+Shift+V"
+            "actionServersView", "Fleet &Console", lambda: self.open_servers_view(), "Ctrl+Shift+V"
         )
         self.console: FleetConsole | None = None
         self.tabs: QTabWidget | None = None
@@ -192,7 +192,6 @@ class ServerMenu(QObject):
         dialog.open()
         return dialog
 
-    @Slot()
     def open_servers_view(self, focus: bool = True) -> FleetConsole:
         """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
         selection. Reading starts when it opens."""
