@@ -119,7 +119,7 @@ def test_sort_and_type_to_filter(qtbot: QtBot, console: FleetConsole, fleet: Fle
         {"form": "json", "devices": [{"name": "RBLN-CA12", "used": 2 * GIB, "total": 16_877_879_296}] * 2},
     )
     with qtbot.waitSignal(console.refreshed, timeout=WAIT):
-        assert console.add_source("npu-c")
+        assert console.sources.add("npu-c")
     model = console.model
     with qtbot.waitSignal(model.arranged, timeout=WAIT):
         console.table.horizontalHeader().setSortIndicator(Column.FREE, Qt.SortOrder.DescendingOrder)
@@ -149,8 +149,8 @@ def test_where_does_this_fit_works_across_every_source(
     groups: Path,
 ) -> None:
     save_group("rack", ["npu-b"])
-    console.remove_source("npu-b")
-    assert console.add_source("@rack")  # npu-b now through its group
+    console.sources.remove("npu-b")
+    assert console.sources.add("@rack")  # npu-b now through its group
     full = {"form": "json", "devices": [{"name": "RBLN-CR13", "used": CR13 - fleet.need + GIB, "total": CR13}]}
     fleet.setup("npu-b", full)
     with qtbot.waitSignal(console.placed, timeout=WAIT):
@@ -172,7 +172,7 @@ def test_where_does_this_fit_works_across_every_source(
     assert isinstance(artifact, Artifact) and artifact.path == fleet.artifact
     assert blocks == blocked["npu-b"]["fits_kvcache_num_blocks"]
     assert "npu-junk" in blocked and blocked["npu-junk"]["block"] == "unreachable"
-    assert console.add_source("not a host/") is False and "is not a source" in console.state.text()
+    assert console.sources.add("not a host/") is False and "is not a source" in console.state.text()
 
 
 # ---- in the window: a tab of its own, remembered, reconnected -------------------------------------------------
@@ -233,7 +233,7 @@ def test_the_console_is_a_tab_showing_every_source_with_its_key_columns_in_view(
 ) -> None:
     store = tmp_path / "s.ini"
     earlier = Settings(QSettings(str(store), QSettings.Format.IniFormat))
-    earlier.set_console_sources(["npu-a", "npu-b", "npu-junk"])
+    earlier.session.set_console_sources(["npu-a", "npu-b", "npu-junk"])
     earlier.flush()
     w = _window(qtbot, store, *size)
     console = present(w.server_menu.console, "the console, opened again with its remembered sources")
@@ -256,7 +256,7 @@ def test_sources_servers_and_threshold_are_there_again_on_the_next_start(
     store = tmp_path / "s.ini"
     first = _window(qtbot, store, 1280, 800)
     console = first.server_menu.open_servers_view()
-    console.add_source("npu-b")
+    console.sources.add("npu-b")
     entry = ServerEntry("npu-a", (str(fleet_env.artifact.parent),))
     first.settings.remember_server(entry)
     with qtbot.waitSignal(first.server_menu.servers.connected, timeout=WAIT):
@@ -273,7 +273,7 @@ def test_sources_servers_and_threshold_are_there_again_on_the_next_start(
     assert again.model.row_of(f"ssh://npu-a{fleet_env.artifact}") is not None  # its folder scanned again
     reopened = present(again.server_menu.console, "the console, opened again")
     assert present(again.server_menu.tabs).currentWidget() is reopened
-    assert reopened.own_sources == ["npu-b"] and reopened.source_texts() == ["npu-a", "npu-b"]
+    assert reopened.sources.own == ["npu-b"] and reopened.sources.texts() == ["npu-a", "npu-b"]
     assert reopened.short_spin.value() == 140.0
     with qtbot.waitSignal(reopened.refreshed, timeout=WAIT):
         reopened.refresh()

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QL
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
-from rbln_artifact_studio.gui.app.settings import BucketEntry
+from rbln_artifact_studio.gui.app.session_settings import BucketEntry
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel

@@ -192,13 +192,120 @@ class PlacementPanel(QWidget):
             self.resizeCopyRequested.emit(self._artifact, blocks)
 
 
+class SourcePicker(QWidget):
+    """The console's own sources: a field offering the ssh config's hosts and the groups, Add, and a menu to remove
+    them; the connected servers are listed there too (disconnected from the Server menu)."""
+
+    changed = Signal(list)  # the console's own sources (texts), to remember
+    added = Signal()  # a source was added (or added again): read them all
+    refused = Signal(str)  # what the user typed is not a source: why
+
+    def __init__(self, jobs: JobManager, connected: Callable[[], list[str]], own: list[str]) -> None:
+        super().__init__()
+        self.jobs, self._connected = jobs, connected
+        self.own: list[str] = list(dict.fromkeys(own))
+        self.edit = QComboBox()
+        self.edit.setObjectName("consoleSourceEdit")
+        self.edit.setEditable(True)
+        self.edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.edit.setMinimumContentsLength(24)
+        self.edit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        line = self.edit.lineEdit()
+        assert line is not None
+        line.setPlaceholderText("npu1, @rack1 or http://prometheus:9090")
+        self.edit.setToolTip("A server of your ssh config, a server group (@GROUP) or a Prometheus URL")
+        completer = QCompleter(self.edit.model(), self.edit)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.edit.setCompleter(completer)
+        self.add_button = QPushButton("&Add Source")
+        self.add_button.setObjectName("consoleAddSource")
+        self.button = QToolButton()
+        self.button.setObjectName("consoleSources")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.menu = QMenu(self)
+        self.button.setMenu(self.menu)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.add_button)
+        layout.addWidget(self.button)
+        self.add_button.clicked.connect(self._add_typed)
+        line.returnPressed.connect(self._add_typed)
+        self.fill_menu()
+
+    def texts(self) -> list[str]:
+        """Every source: the connected servers, then the console's own."""
+        return list(dict.fromkeys([*self._connected(), *self.own]))
+
+    def offer(self, names: list[str]) -> None:
+        """What the field offers to complete (the ssh config's hosts, the groups); what is typed stays."""
+        text = self.edit.currentText()
+        with QSignalBlocker(self.edit):
+            self.edit.clear()
+            self.edit.addItems(list(dict.fromkeys(names)))
+            self.edit.setEditText(text)
+
+    def load_names(self, ssh_config: str) -> Job:
+        """Read the ssh config's hosts and the groups in a worker, then offer them."""
+        job = self.jobs.submit("Hosts of the ssh config", lambda ctx: _source_names(ssh_config, ctx), visible=False)
+        job.succeeded.connect(self.offer)
+        return job
+
+    @Slot()
+    def _add_typed(self) -> None:
+        text = self.edit.currentText().strip()
+        if text:
+            self.add(text)
+
+    def add(self, text: str) -> bool:
+        """Add a source the user typed (refused with the reason); read at once."""
+        from rbln_artifact_studio.places.fleet_sources import parse_source
+
+        try:
+            source = parse_source(text)
+        except StudioError as exc:
+            self.refused.emit(exc.message)
+            return False
+        if source.name not in self.own:
+            self.own.append(source.name)
+            self.changed.emit(list(self.own))
+            self.fill_menu()
+        self.edit.setEditText("")
+        self.added.emit()
+        return True
+
+    def remove(self, text: str) -> None:
+        if text in self.own:
+            self.own.remove(text)
+            self.changed.emit(list(self.own))
+            self.fill_menu()
+            self.added.emit()
+
+    def fill_menu(self) -> None:
+        self.menu.clear()
+        texts = self.texts()
+        self.button.setText(f"Sources ({len(texts)})")
+        for text in texts:
+            if text in self.own:
+                action = QAction(f"Remove {text}", self.menu)
+                action.triggered.connect(lambda _checked=False, t=text: self.remove(t))
+            else:
+                action = QAction(f"{text} (connected: Server ▸ Disconnect)", self.menu)
+                action.setEnabled(False)
+            self.menu.addAction(action)
+        if not texts:
+            empty = QAction("No source yet: type one in the field", self.menu)
+            empty.setEnabled(False)
+            self.menu.addAction(empty)
+
+
 class FleetConsole(QWidget):
     """The console: its sources, the NPU table (model in a worker), the placement answer and a state line."""
 
     refreshed = Signal()  # every source's reading (or reason) is shown
     placed = Signal(object)  # Placement: the answer to "Where does this fit?" is shown
     resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks: open Resize to a Copy… with it
-    sourcesChanged = Signal(list)  # the console's own sources (texts), to remember
     shortChanged = Signal(object)  # int: the user's threshold of free memory, in bytes, to remember
 
     def __init__(
@@ -219,7 +326,7 @@ class FleetConsole(QWidget):
         self.setObjectName("fleetConsole")
         self.jobs, self._connected, self._selected, self._prepare = jobs, connected, selected, prepare
         self.timeout = timeout
-        self.own_sources: list[str] = list(dict.fromkeys(sources or []))
+        self.sources = SourcePicker(jobs, connected, sources or [])
         self.readings: list[NodeReading] = []
         self._reading: Job | None = None
         self.model = ConsoleModel(jobs, self)
@@ -229,34 +336,11 @@ class FleetConsole(QWidget):
         self._build_layout()
         self._connect()
         self._set_period(self.period.value())
-        self._fill_sources_menu()
 
     # ---- building -----------------------------------------------------------------------------------------
 
     def _build_controls(self, period: int, short_below: int) -> None:
         """The source field and its menu, the refresh period, the filter, the threshold and the buttons."""
-        self.source_edit = QComboBox()
-        self.source_edit.setObjectName("consoleSourceEdit")
-        self.source_edit.setEditable(True)
-        self.source_edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.source_edit.setMinimumContentsLength(24)
-        self.source_edit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        line = self.source_edit.lineEdit()
-        assert line is not None
-        line.setPlaceholderText("npu1, @rack1 or http://prometheus:9090")
-        self.source_edit.setToolTip("A server of your ssh config, a server group (@GROUP) or a Prometheus URL")
-        completer = QCompleter(self.source_edit.model(), self.source_edit)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        self.source_edit.setCompleter(completer)
-        self.add_button = QPushButton("&Add Source")
-        self.add_button.setObjectName("consoleAddSource")
-        self.sources_button = QToolButton()
-        self.sources_button.setObjectName("consoleSources")
-        self.sources_button.setText("Sources")
-        self.sources_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.sources_menu = QMenu(self)
-        self.sources_button.setMenu(self.sources_menu)
         self.period = QSpinBox()
         self.period.setObjectName("serversRefreshPeriod")
         self.period.setRange(0, 3600)
@@ -309,9 +393,7 @@ class FleetConsole(QWidget):
 
     def _build_layout(self) -> None:
         sources = QHBoxLayout()
-        sources.addWidget(self.source_edit, 1)
-        sources.addWidget(self.add_button)
-        sources.addWidget(self.sources_button)
+        sources.addWidget(self.sources, 1)
         sources.addSpacing(12)
         sources.addWidget(QLabel("Refresh every"))
         sources.addWidget(self.period)
@@ -343,10 +425,8 @@ class FleetConsole(QWidget):
         self.period.valueChanged.connect(self._set_period)
         self.refresh_button.clicked.connect(self.refresh)
         self.fit_button.clicked.connect(self.where_does_it_fit)
-        self.add_button.clicked.connect(self._add_typed)
-        line = self.source_edit.lineEdit()
-        assert line is not None
-        line.returnPressed.connect(self._add_typed)
+        self.sources.added.connect(self.refresh)
+        self.sources.refused.connect(self._refused)
         self.filter_edit.textChanged.connect(self.model.set_filter)
         self.short_spin.valueChanged.connect(self._set_short)
         self.place.resizeCopyRequested.connect(self.resizeCopyRequested)
@@ -355,76 +435,18 @@ class FleetConsole(QWidget):
 
     def source_texts(self) -> list[str]:
         """Every source shown: the connected servers, then the console's own."""
-        return list(dict.fromkeys([*self._connected(), *self.own_sources]))
-
-    def offer_sources(self, names: list[str]) -> None:
-        """What the source field offers to complete (the ssh config's hosts, the groups)."""
-        text = self.source_edit.currentText()
-        with QSignalBlocker(self.source_edit):
-            self.source_edit.clear()
-            self.source_edit.addItems(list(dict.fromkeys(names)))
-            self.source_edit.setEditText(text)
-
-    def load_source_names(self, ssh_config: str) -> Job:
-        """Read the ssh config's hosts and the groups in a worker, then offer them."""
-        job = self.jobs.submit("Hosts of the ssh config", lambda ctx: _source_names(ssh_config, ctx), visible=False)
-        job.succeeded.connect(self.offer_sources)
-        return job
-
-    @Slot()
-    def _add_typed(self) -> None:
-        text = self.source_edit.currentText().strip()
-        if text:
-            self.add_source(text)
-
-    def add_source(self, text: str) -> bool:
-        """Add a source the user typed (refused with the reason in the state line); read it at once."""
-        from rbln_artifact_studio.places.fleet_sources import parse_source
-
-        try:
-            source = parse_source(text)
-        except StudioError as exc:
-            self.state.setText(exc.message)
-            self.state.setStyleSheet(f"color:{qcolor(Tone.ERROR).name()}")
-            return False
-        self.state.setStyleSheet("")
-        if source.name not in self.own_sources:
-            self.own_sources.append(source.name)
-            self.sourcesChanged.emit(list(self.own_sources))
-            self._fill_sources_menu()
-        self.source_edit.setEditText("")
-        self.refresh()
-        return True
-
-    def remove_source(self, text: str) -> None:
-        if text in self.own_sources:
-            self.own_sources.remove(text)
-            self.sourcesChanged.emit(list(self.own_sources))
-            self._fill_sources_menu()
-            self.refresh()
-
-    def _fill_sources_menu(self) -> None:
-        self.sources_menu.clear()
-        self.sources_button.setText(f"Sources ({len(self.source_texts())})")
-        for text in self.source_texts():
-            if text in self.own_sources:
-                action = QAction(f"Remove {text}", self.sources_menu)
-                action.triggered.connect(lambda _checked=False, t=text: self.remove_source(t))
-            else:
-                action = QAction(f"{text} (connected: Server ▸ Disconnect)", self.sources_menu)
-                action.setEnabled(False)
-            self.sources_menu.addAction(action)
-        if not self.source_texts():
-            empty = QAction("No source yet: type one in the field", self.sources_menu)
-            empty.setEnabled(False)
-            self.sources_menu.addAction(empty)
+        return self.sources.texts()
 
     @Slot()
     def connected_changed(self) -> None:
-        self._fill_sources_menu()
+        self.sources.fill_menu()
         self.refresh()
 
     # ---- reading ----------------------------------------------------------------------------------------------
+
+    @Slot(str)
+    def _refused(self, why: str) -> None:
+        self.state.setText(why)
 
     @Slot(int)
     def _set_period(self, seconds: int) -> None:

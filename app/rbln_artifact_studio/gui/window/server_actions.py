@@ -68,9 +68,7 @@ class ServerMenu(QObject):
             file_menu.insertAction(window.action_demo, self.action_connect)
         server_menu = QMenu("&Server", window)
         server_menu.setObjectName("serverMenu")
-        server_menu.addAction(self.action_connect)
-        server_menu.addAction(self.action_devices)
-        server_menu.addAction(self.action_plan_now)
+        server_menu.addActions([self.action_connect, self.action_devices, self.action_plan_now])
         server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
@@ -84,7 +82,6 @@ class ServerMenu(QObject):
         self.servers.jobsReadBack.connect(self._show_outcomes)
         self.servers.changed.connect(self._fill_disconnect_menu)
         window.workspace.rootChanged.connect(self.servers.show_again)
-        self.servers.changed.connect(self._remember_connected)
         self._fill_disconnect_menu()
         self._reconnect()
 
@@ -92,21 +89,22 @@ class ServerMenu(QObject):
         """The servers connected and the buckets open when the studio last quit, and the console if it was in use (in
         jobs: never waited on)."""
         settings = self.window.settings
+        self.servers.changed.connect(self._remember_connected)
         remembered = {e.host: e for e in settings.servers()}
-        for host in settings.connected_hosts():
+        for host in settings.session.connected_hosts():
             entry = remembered.get(host)
             if entry is not None:
                 self.servers.connect_server(entry)
-        if settings.opened_buckets():
+        if settings.session.opened_buckets():
             from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
 
-            reopen_buckets(self.window.jobs, self.window.model, settings.opened_buckets())
-        if settings.console_sources() or settings.console_current():
-            self.open_servers_view(focus=settings.console_current())
+            reopen_buckets(self.window.jobs, self.window.model, settings.session.opened_buckets())
+        if settings.session.console_sources() or settings.session.console_current():
+            self.open_servers_view(focus=settings.session.console_current())
 
     @Slot()
     def _remember_connected(self) -> None:
-        self.window.settings.set_connected_hosts(self.servers.hosts())
+        self.window.settings.session.set_connected_hosts(self.servers.hosts())
 
     def ssh_config_changed(self) -> None:
         """Preferences chose another ssh config: servers reached from now on use it."""
@@ -209,14 +207,14 @@ class ServerMenu(QObject):
                 window.jobs,
                 self.servers.hosts,
                 lambda: window.artifact,
-                settings.console_sources(),
+                settings.session.console_sources(),
                 period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
-                settings.short_free_bytes(),
+                settings.session.short_free_bytes(),
                 prepare=self.servers.configure_remote,
             )
             console.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
-            console.sourcesChanged.connect(settings.set_console_sources)
-            console.shortChanged.connect(settings.set_short_free_bytes)
+            console.sources.changed.connect(settings.session.set_console_sources)
+            console.shortChanged.connect(settings.session.set_short_free_bytes)
             console.resizeCopyRequested.connect(self._resize_copy)
             self.servers.changed.connect(console.connected_changed)
             self.tabs = QTabWidget()
@@ -229,7 +227,7 @@ class ServerMenu(QObject):
             window.setCentralWidget(self.tabs)
             self.tabs.currentChanged.connect(self._remember_open)
             self.console = console
-            console.load_source_names(str(chosen_config(settings.ssh_config()) or ""))
+            console.sources.load_names(str(chosen_config(settings.ssh_config()) or ""))
             console.refresh()
         if focus:
             self.tabs.setCurrentWidget(self.console)
@@ -239,7 +237,7 @@ class ServerMenu(QObject):
     @Slot(int)
     def _remember_open(self, _index: int) -> None:
         shown = self.tabs is not None and self.tabs.currentWidget() is self.console
-        self.window.settings.set_console_current(shown)
+        self.window.settings.session.set_console_current(shown)
 
     def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
         """Resize to a Copy… at the count the Servers view found to fit."""

@@ -65,7 +65,9 @@ class DialogLauncher(QObject):
         w = self.window
         dialog = BucketDialog(w)
         dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
-        dialog.accepted.connect(lambda: w.settings.add_opened_bucket(dialog.entry()))  # opened again on next start
+        dialog.accepted.connect(
+            lambda: w.settings.session.add_opened_bucket(dialog.entry())
+        )  # opened again on next start
         dialog.open()
         return dialog
 
