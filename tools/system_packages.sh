@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Debian/Ubuntu packages some tests need beyond Python's: an X server for the screenshot tests (xvfb) and an SSH
-# server for the remote-server tests (openssh-server). Installs what is missing when run as root with apt-get;
+# Debian/Ubuntu packages some tests need beyond Python's: an X server for the screenshot tests (xvfb), an SSH
+# server for the remote-server tests (openssh-server) and Prometheus for the monitoring tests (prometheus; the
+# tests start their own on 127.0.0.1, the package's service is not used). Installs what is missing when run as root with apt-get;
 # otherwise says what to install (those tests skip, naming the package, when it is absent).
 set -euo pipefail
 need=()
@@ -14,11 +15,12 @@ if command -v dpkg-query >/dev/null 2>&1; then
 fi
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 else
-  echo "note: the screenshot and remote-server tests need: apt-get install ${need[*]} (they skip without it)" >&2
+  echo "note: the screenshot, remote-server and Prometheus tests need: apt-get install ${need[*]} (they skip without it)" >&2
 fi

@@ -1,13 +1,16 @@
 """The CLI's commands across many servers (devices, place, plan --on, scan: each server a row of one answer) and
-the server groups they take as @GROUP (server-groups, set-server-group, remove-server-group)."""
+the server groups they take as @GROUP (server-groups, set-server-group, remove-server-group); devices and place
+also read the nodes a Prometheus knows (--prometheus URL), beside the servers or alone."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -36,10 +39,14 @@ from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.fleet import (
     DEFAULT_PARALLEL,
     DEFAULT_TIMEOUT,
+    ServerReading,
     fan_out,
     fleet_text,
     read_fleet,
 )
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.remote.prometheus import HttpConfig
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
 
@@ -80,19 +87,100 @@ def split_on(on: Sequence[str], dirs: Sequence[str]) -> tuple[list[str], list[st
     return hosts, [t for t in on if not is_host_entry(t)] + list(dirs)
 
 
-def cmd_devices(entries: Sequence[str], as_json: bool, timeout: float | None = None) -> int:
-    """`devices SERVER [SERVER | @group ...]`: one host as before (its error is the command's); several: a row each."""
-    hosts = hosts_of(entries)
-    readings = read_fleet(hosts, timeout or default_timeout(), DEFAULT_PARALLEL)
-    if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
-        [reading] = readings
-        if reading.error is not None:
-            raise StudioError(reading.error)
-    if as_json:
-        data: Any = (
-            readings[0].to_json() if len(readings) == 1 and len(entries) == 1 else [r.to_json() for r in readings]
+@dataclass(frozen=True)
+class PrometheusSources:
+    """--prometheus URL (each), narrowed by --match, with --window's peak and --prometheus-http-config's credentials."""
+
+    urls: tuple[str, ...] = ()
+    match: str | None = None
+    window: str | None = None
+    http_config: str | None = None
+
+    def check(self) -> HttpConfig | None:
+        """StudioError for a flag that cannot be used, before anything is asked of any server."""
+        from rbln_artifact_studio.remote.prometheus import check_match, duration_seconds, load_http_config
+
+        if not self.urls:
+            for flag, value in (
+                ("--match", self.match),
+                ("--window", self.window),
+                ("--prometheus-http-config", self.http_config),
+            ):
+                if value is not None:
+                    raise StudioError(
+                        f"{flag} is for the nodes Prometheus knows: give --prometheus URL with it.",
+                        hint="Servers read over SSH have no history and take no label matchers.",
+                    )
+            return None
+        check_match(self.match)
+        if self.window is not None:
+            duration_seconds(self.window)
+        return load_http_config(self.http_config) if self.http_config else None
+
+
+def _read_sources(
+    hosts: Sequence[str],
+    sources: PrometheusSources,
+    config: HttpConfig | None,
+    timeout: float,
+    with_drift: bool = True,
+) -> tuple[list[ServerReading], list[str]]:
+    """The servers' rows and each Prometheus' node rows, read at once (a Prometheus that cannot be asked is a row
+    named by its URL, without credentials), and the errors of Prometheus URLs that failed as a whole."""
+    from rbln_artifact_studio.remote.prometheus import read_fleet as read_prometheus
+    from rbln_artifact_studio.remote.prometheus import redact
+
+    found: dict[str, list[ServerReading]] = {}
+    failed: dict[str, str] = {}
+
+    def ask(url: str) -> None:
+        try:
+            fleet = read_prometheus(url, sources.match, sources.window, timeout, config)
+            found[url] = list(fleet.readings)
+        except StudioError as exc:
+            failed[url] = exc.one_line()
+
+    threads = [threading.Thread(target=ask, args=(u,), name="prometheus", daemon=True) for u in sources.urls]
+    for thread in threads:
+        thread.start()
+    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=with_drift) if hosts else []
+    for thread in threads:
+        thread.join()  # each bounded by its own deadline (timeout)
+    for url in sources.urls:
+        readings += found.get(url) or [ServerReading(redact(url), None, error=failed.get(url, "not read"))]
+    return readings, [failed[u] for u in sources.urls if u in failed]
+
+
+def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: str) -> None:
+    if not entries and not sources.urls:
+        raise StudioError(
+            f"No server named; give {server_url('HOST')} (or @GROUP) or --prometheus URL to {command}.",
         )
-        _print_json(data)
+
+
+def cmd_devices(
+    entries: Sequence[str], as_json: bool, timeout: float | None = None, sources: PrometheusSources | None = None
+) -> int:
+    """`devices SERVER [SERVER | @group ...] [--prometheus URL]`: one host as before (its error is the command's);
+    several, or a Prometheus' nodes: a row each."""
+    sources = sources or PrometheusSources()
+    _need_a_source(entries, sources, "devices")
+    config = sources.check()
+    hosts = hosts_of(entries) if entries else []
+    limit = timeout or default_timeout()
+    if not sources.urls:
+        readings = read_fleet(hosts, limit, DEFAULT_PARALLEL)
+        if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
+            [reading] = readings
+            if reading.error is not None:
+                raise StudioError(reading.error)
+    else:
+        readings, failed = _read_sources(hosts, sources, config, limit)
+        if not hosts and len(sources.urls) == 1 and failed:
+            raise StudioError(failed[0])  # Prometheus alone: its error is the command's
+    if as_json:
+        single = len(readings) == 1 and len(entries) == 1 and not sources.urls
+        _print_json(readings[0].to_json() if single else [r.to_json() for r in readings])
     else:
         print(fleet_text(readings))
     return 1 if any(r.error is not None for r in readings) else 0
@@ -113,20 +201,46 @@ def _check(artifacts: list[Artifact]) -> list[Artifact]:
 
 
 def cmd_place(
-    targets: Sequence[str], opened: list[Artifact], entries: Sequence[str], as_json: bool, timeout: float | None
+    targets: Sequence[str],
+    opened: list[Artifact],
+    entries: Sequence[str],
+    as_json: bool,
+    timeout: float | None,
+    sources: PrometheusSources | None = None,
 ) -> int:
-    """`place ART... --on SERVER... | @group`: 0 when every artifact fits somewhere now, else 1."""
+    """`place ART... --on SERVER... | @group | --prometheus URL`: 0 when every artifact fits somewhere now (with
+    --window: at each NPU's peak over it), else 1."""
     from rbln_artifact_studio.core.planning.placement import place, placement_text
 
-    hosts = hosts_of(entries)
+    sources = sources or PrometheusSources()
+    _need_a_source(entries, sources, "place across")
+    config = sources.check()
+    hosts = hosts_of(entries) if entries else []
     if not targets:
         raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
     artifacts = _check(opened)
-    statuses, failures = _statuses(hosts, timeout or default_timeout())
+    limit = timeout or default_timeout()
+    if sources.urls:
+        readings, failed = _read_sources(hosts, sources, config, limit, with_drift=False)
+        if not hosts and len(sources.urls) == 1 and failed:
+            raise StudioError(failed[0])
+        statuses = [r.status.at_peak() for r in readings if r.status is not None]  # --window: room at the peak
+        failures = {r.host: r.error or "not read" for r in readings if r.status is None}
+        names = [r.host for r in readings]
+    else:
+        statuses, failures = _statuses(hosts, limit)
+        names = list(hosts)
     placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
     if as_json:
-        _print_json({"servers": hosts, "placements": [p.to_json() for p in placements]})
+        answer: dict[str, Any] = {"servers": names, "placements": [p.to_json() for p in placements]}
+        if sources.urls:
+            from rbln_artifact_studio.remote.prometheus import redact
+
+            answer.update(prometheus=[redact(u) for u in sources.urls], window=sources.window)
+        _print_json(answer)
     else:
+        if sources.window:
+            print(f"Free memory of the Prometheus nodes judged at each NPU's peak over the last {sources.window}.")
         print("\n".join(placement_text(p) for p in placements))
     return 0 if all(p.fits for p in placements) else 1
 

@@ -441,10 +441,19 @@ def _usage_error(command: str, message: str) -> int:
     return EXIT_USAGE
 
 
+def _sources(args: argparse.Namespace) -> Any:
+    from rbln_artifact_studio.cli.fleet import PrometheusSources
+
+    return PrometheusSources(tuple(args.prometheus or ()), args.match, args.window, args.prometheus_http_config)
+
+
 def cmd_devices(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.cli.fleet import cmd_devices as devices
+    from rbln_artifact_studio.core.location import server_url
 
-    return devices(args.hosts, args.json, args.timeout)
+    if not args.hosts and not args.prometheus:
+        return _usage_error("devices", f"name the servers ({server_url('HOST')}, @GROUP) or give --prometheus URL")
+    return devices(args.hosts, args.json, args.timeout, _sources(args))
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -452,10 +461,14 @@ def cmd_place(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.cli.fleet import split_on
     from rbln_artifact_studio.core.location import server_url
 
-    hosts, dirs = split_on(args.on, args.dirs)
+    hosts, dirs = split_on(args.on or [], args.dirs)
     if not dirs:
         return _usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
-    return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout)  # wherever they live
+    if not hosts and not args.prometheus:
+        return _usage_error("place", f"say where: --on {server_url('HOST')} ... (or @GROUP), or --prometheus URL")
+    sources = _sources(args)
+    sources.check()  # a wrong flag is said before any artifact is opened
+    return place(dirs, [_open(d, args) for d in dirs], hosts, args.json, args.timeout, sources)  # wherever they live
 
 
 def cmd_server_groups(args: argparse.Namespace) -> int:
@@ -537,13 +550,36 @@ def _add_compile_options(p: argparse.ArgumentParser) -> None:
     _add_backend(p)
 
 
-def _add_timeout(p: argparse.ArgumentParser) -> None:
+def _add_timeout(p: argparse.ArgumentParser, prometheus: bool = False) -> None:
+    also = " (a --prometheus: its whole read, every request together)" if prometheus else ""
     p.add_argument(
         "--timeout",
         type=float,
         metavar="SECONDS",
         help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
-        "in time is a row with that reason",
+        f"in time is a row with that reason{also}",
+    )
+
+
+def _add_prometheus(p: argparse.ArgumentParser, window_help: str) -> None:
+    p.add_argument(
+        "--prometheus",
+        action="append",
+        metavar="URL",
+        help="also read the NPU nodes this Prometheus knows from rbln-metrics-exporter (one query for all of them; "
+        "repeatable); http(s)://HOST:PORT",
+    )
+    p.add_argument(
+        "--match",
+        metavar="SELECTOR",
+        help="with --prometheus: only the series these label matchers select, e.g. 'hostname=~\"node-1.*\"'",
+    )
+    p.add_argument("--window", metavar="DURATION", help=window_help)
+    p.add_argument(
+        "--prometheus-http-config",
+        metavar="FILE",
+        help="with --prometheus: basic_auth, authorization (bearer token) and tls_config, in promtool's "
+        "--http.config.file YAML format",
     )
 
 
@@ -634,9 +670,10 @@ def build_parser() -> argparse.ArgumentParser:
         "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
         "context's allocation against what its artifact predicts",
     )
-    p.add_argument("hosts", nargs="+", metavar=server_url("HOST"), help="one or more servers, or @GROUP (read at once)")
+    p.add_argument("hosts", nargs="*", metavar=server_url("HOST"), help="one or more servers, or @GROUP (read at once)")
     p.add_argument("--json", action="store_true")
-    _add_timeout(p)
+    _add_timeout(p, prometheus=True)
+    _add_prometheus(p, "with --prometheus: also each NPU's peak used memory over this long (30m, 1h, 1d)")
 
     p = command(
         "place",
@@ -652,12 +689,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--on",
         nargs="+",
-        required=True,
         metavar=server_url("HOST"),
         help="the servers to consider, or @GROUP (read at once)",
     )
     p.add_argument("--json", action="store_true")
-    _add_timeout(p)
+    _add_timeout(p, prometheus=True)
+    _add_prometheus(
+        p,
+        "with --prometheus: judge each NPU's room by its peak used memory over this long (30m, 1h, 1d), not now",
+    )
     _add_backend(p)
 
     p = command("server-groups", cmd_server_groups, "list the server groups (@GROUP) and their servers")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
@@ -31,6 +32,18 @@ ROUNDING = int(0.05 * 2**30)  # the text table prints one decimal of GiB
 DEFAULT_TIMEOUT = 60.0
 
 
+def _gauge(text: object, unit: str) -> float | None:
+    """`38C`, `43.9W`, 38 or "38.0" as a number; None where the tool shows none or something else (`N/A`)."""
+    if isinstance(text, bool) or text is None:
+        return None
+    cleaned = str(text).strip().removesuffix(unit).removesuffix("°").strip()
+    try:
+        value = float(cleaned)
+    except ValueError:
+        return None
+    return value if value == value and value >= 0 else None  # NaN and negatives are no reading
+
+
 def _where(line: int | None) -> str:
     return f"line {line}: " if line is not None else ""
 
@@ -43,7 +56,7 @@ def _bad(tool: str, host: str, line: int | None, what: str) -> StudioError:
     )
 
 
-def _exact_total(name: str, shown: int) -> int:
+def catalog_total(name: str, shown: int) -> int:
     """The catalog's available DRAM when the printed total is its rounding (15.7 GiB is 16,877,879,296 B)."""
     try:
         available = get_npu(name).available_per_npu
@@ -116,7 +129,7 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
                 if used > shown_total:
                     raise _bad(tool, host, line, f"NPU {index} uses {used_text.strip()} of {total_text.strip()}")
                 name = cells[col["Name"]]
-                total = _exact_total(name, shown_total)
+                total = catalog_total(name, shown_total)
                 device = Device(
                     index,
                     name,
@@ -125,6 +138,8 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
                     total,
                     cells[col["Util"]] if "Util" in col else "",
                     (),
+                    temperature=_gauge(cells[col["Temp"]], "C") if "Temp" in col else None,
+                    power=_gauge(cells[col["Power"]], "W") if "Power" in col else None,
                 )
                 devices[index] = (line, device)
         elif "PID" in col:
@@ -153,10 +168,7 @@ def parse_device_table(text: str, tool: str = "rbln-smi", host: str = "the serve
     for line, npu in context_lines:
         if npu not in devices:
             raise _bad(tool, host, line, f"a context on NPU {npu}, which the device table does not list")
-    return [
-        Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(i, ())))
-        for i, (_, d) in sorted(devices.items())
-    ]
+    return [replace(d, processes=tuple(processes.get(i, ()))) for i, (_, d) in sorted(devices.items())]
 
 
 # ---- the JSON form ---------------------------------------------------------------------------------------------
@@ -215,6 +227,8 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
             (),
             exact=True,
             group_id=str(entry.get("group_id", "") or ""),
+            temperature=_gauge(entry.get("temperature"), "C"),
+            uuid=str(entry.get("uuid", "") or ""),
         )
     processes: dict[int, list[NpuProcess]] = {}
     contexts = data.get("contexts") or []
@@ -238,10 +252,7 @@ def parse_device_json(text: str, tool: str = "rbln-stat", host: str = "the serve
                 str(ctx.get("status", "")),
             )
         )
-    out = [
-        Device(d.index, d.name, d.device, d.used, d.total, d.util, tuple(processes.get(d.index, ())), True, d.group_id)
-        for _, d in sorted(devices.items())
-    ]
+    out = [replace(d, processes=tuple(processes.get(d.index, ()))) for _, d in sorted(devices.items())]
     return out, str(data.get("KMD_version", ""))
 
 
@@ -289,16 +300,32 @@ def status_from_tool(host: str, returncode: int, out: str, stderr: str) -> Devic
     return parse_tool_output(host, out)
 
 
+def _how(status: DeviceStatus) -> str:
+    if status.form is ReadForm.PROMETHEUS:
+        return f"{status.tool} via {status.source}, bytes" if status.source else f"{status.tool}, bytes"
+    return f"{status.tool}, " + ("exact bytes" if status.form is ReadForm.JSON else "text table, to 0.1 GiB")
+
+
+def device_line(d: Device, window: str = "") -> str:
+    """One NPU's line: memory, then utilization, temperature and the window's peak where the source gives them."""
+    line = (
+        f"  NPU {d.index} {d.name:10} {d.device:7} used {format_bytes(d.used):>10} of {format_bytes(d.total):>10}, "
+        f"free {format_bytes(d.free):>10}"
+    )
+    if d.util:
+        line += f"  util {d.util:>5}%"
+    if d.temperature is not None:
+        line += f"  {d.temperature:>4.0f}C"
+    if d.peak is not None:
+        line += f"  peak {format_bytes(d.peak)}" + (f" over {window}" if window else "")
+    return line
+
+
 def devices_text(status: DeviceStatus) -> str:
-    how = "exact bytes" if status.form is ReadForm.JSON else "text table, to 0.1 GiB"
-    lines = [f"{status.host}: {len(status.devices)} NPU(s) ({status.tool}, {how})"]
+    lines = [f"{status.host}: {len(status.devices)} NPU(s) ({_how(status)})"]
     for d in status.devices:
-        lines.append(
-            f"  NPU {d.index} {d.name:10} {d.device:7} used {format_bytes(d.used):>10} of {format_bytes(d.total):>10}, "
-            f"free {format_bytes(d.free)}"
-        )
+        lines.append(device_line(d, status.window))
         lines += [
-            f"      pid {p.pid} {p.name}" + (f" {format_bytes(p.memory)}" if p.memory is not None else "")
-            for p in d.processes
+            f"      {p.label()}" + (f" {format_bytes(p.memory)}" if p.memory is not None else "") for p in d.processes
         ]
     return "\n".join(lines)
