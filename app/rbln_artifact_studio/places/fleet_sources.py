@@ -8,6 +8,7 @@ server and group, each server once), Prometheus through its reader (one or two q
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -17,7 +18,7 @@ from urllib.parse import urlsplit
 from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, NpuKey, Point, node_row, npu_row
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, check_group_name, expand
-from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus, NpuProcess
+from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.location import parse_host
 from rbln_artifact_studio.core.planning.drift import ContextDrift
 from rbln_artifact_studio.core.progress import CancelToken
@@ -48,8 +49,17 @@ def parse_source(text: str) -> Source:
     if text.startswith(GROUP_PREFIX):
         return Source(SourceKind.GROUP, GROUP_PREFIX + check_group_name(text))
     if text.lower().startswith(("http://", "https://")):
-        parts = urlsplit(text)
-        if not parts.hostname:
+        try:
+            parts = urlsplit(text)
+            hostname, credentials = parts.hostname, parts.username is not None or parts.password is not None
+        except ValueError:
+            hostname, credentials = None, False
+        if credentials:  # remembered with the sources: a password would end up in the settings file
+            raise StudioError(
+                "Give Prometheus' credentials in an HTTP config file (Preferences ▸ Prometheus HTTP config, "
+                "promtool's --http.config.file format), not in the URL: the console remembers its sources."
+            )
+        if not hostname:
             raise StudioError(f"{text!r} names no host: give a Prometheus URL as http://prometheus:9090.")
         return Source(SourceKind.PROMETHEUS, text.rstrip("/"))
     try:
@@ -82,10 +92,21 @@ class NodeReading:
     extras: Mapping[int, NpuExtras] = field(default_factory=dict)  # per NPU index
 
 
-Reader = Callable[[Sequence[Source], float, CancelToken | None, bool], list[NodeReading]]
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read the sources: each server's (and each Prometheus') time limit, a cancel, whether to match the
+    processes with their artifacts (drift), and promtool's HTTP config file for the Prometheus sources."""
+
+    timeout: float
+    cancel: CancelToken | None = None
+    with_drift: bool = True
+    http_config: str = ""
 
 
-def _read_ssh(sources: Sequence[Source], timeout: float, cancel: CancelToken | None, drift: bool) -> list[NodeReading]:
+Reader = Callable[[Sequence[Source], ReadOptions], list[NodeReading]]
+
+
+def _read_ssh(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
     """Every server of the servers and groups given, each once (the first source naming it shows it)."""
     from rbln_artifact_studio.remote.fleet import read_fleet
 
@@ -99,27 +120,45 @@ def _read_ssh(sources: Sequence[Source], timeout: float, cancel: CancelToken | N
             continue
         for host in hosts:
             owner.setdefault(parse_host(host), source)
-    readings = read_fleet(list(owner), timeout, with_drift=drift, cancel=cancel)
+    readings = read_fleet(list(owner), options.timeout, with_drift=options.with_drift, cancel=options.cancel)
     return failed + [NodeReading(owner[r.host], r.host, r.status, r.error, r.drifts) for r in readings]
 
 
-def _no_prometheus(sources: Sequence[Source], _t: float, _c: CancelToken | None, _d: bool) -> list[NodeReading]:
-    why = "This build of the studio cannot read Prometheus yet."
-    return [NodeReading(s, s.name, None, why) for s in sources]
+def _read_prometheus(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
+    """Every node each Prometheus knows (one query each, all at once); one that cannot be asked is a row."""
+    from rbln_artifact_studio.remote.prometheus import read_fleet
+
+    def ask(source: Source) -> list[NodeReading]:
+        if options.cancel is not None and options.cancel.cancelled:
+            return [NodeReading(source, source.name, None, "Cancelled.")]
+        try:
+            fleet = read_fleet(source.name, None, None, options.timeout, options.http_config or None)
+        except StudioError as exc:
+            return [NodeReading(source, source.name, None, exc.one_line())]
+        return [NodeReading(source, r.host, r.status, r.error) for r in fleet.readings]
+
+    with concurrent.futures.ThreadPoolExecutor(min(len(sources), 8), thread_name_prefix="prometheus") as pool:
+        return [reading for readings in pool.map(ask, sources) for reading in readings]
+
+
+def _prometheus_history(source: Source, window: float, options: ReadOptions) -> dict[NpuKey, list[Point]]:
+    from rbln_artifact_studio.remote.prometheus import memory_history
+
+    duration = f"{round(window)}s"
+    series = memory_history(source.name, None, duration, options.timeout, options.http_config or None)
+    return {(h.host, h.device): list(h.points) for h in series}
 
 
 READERS: dict[SourceKind, Reader] = {
     SourceKind.SERVER: _read_ssh,
     SourceKind.GROUP: _read_ssh,
-    SourceKind.PROMETHEUS: _no_prometheus,
+    SourceKind.PROMETHEUS: _read_prometheus,
 }
-HistoryReader = Callable[[Source, float, float, CancelToken | None], dict[NpuKey, list[Point]]]
-HISTORY_READERS: dict[SourceKind, HistoryReader] = {}  # kinds that keep history themselves (Prometheus)
+HistoryReader = Callable[[Source, float, ReadOptions], dict[NpuKey, list[Point]]]
+HISTORY_READERS: dict[SourceKind, HistoryReader] = {SourceKind.PROMETHEUS: _prometheus_history}  # keep their own
 
 
-def read_sources(
-    sources: Sequence[Source], timeout: float, cancel: CancelToken | None = None, with_drift: bool = True
-) -> list[NodeReading]:
+def read_sources(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
     """Every node of every source, each kind's reader at once (SSH servers and groups share one fan-out); in the
     order the sources were given, a reader that failed as a row of its own."""
     by_reader: dict[Reader, list[Source]] = {}
@@ -128,9 +167,7 @@ def read_sources(
     if not by_reader:
         return []
     with concurrent.futures.ThreadPoolExecutor(len(by_reader), thread_name_prefix="fleet-source") as pool:
-        futures = {
-            pool.submit(reader, group, timeout, cancel, with_drift): group for reader, group in by_reader.items()
-        }
+        futures = {pool.submit(reader, group, options): group for reader, group in by_reader.items()}
         readings: list[NodeReading] = []
         for future, group in futures.items():
             try:
@@ -141,15 +178,15 @@ def read_sources(
     return sorted(readings, key=lambda r: order.get(r.source, len(order)))  # stable: each source's own order kept
 
 
-def read_history(
-    sources: Sequence[Source], window: float, timeout: float, cancel: CancelToken | None = None
-) -> dict[NpuKey, list[Point]]:
-    """The sources that keep history (Prometheus): each NPU's used memory over the window, by (node, npu)."""
+def read_history(sources: Sequence[Source], window: float, options: ReadOptions) -> dict[NpuKey, list[Point]]:
+    """The sources that keep history (Prometheus): each NPU's used memory over the window, by (node, device); a
+    source that cannot be asked has none (its reading says why)."""
     out: dict[NpuKey, list[Point]] = {}
     for source in sources:
         reader = HISTORY_READERS.get(source.kind)
         if reader is not None:
-            out.update(reader(source, window, timeout, cancel))
+            with contextlib.suppress(StudioError):
+                out.update(reader(source, window, options))
     return out
 
 
@@ -168,11 +205,6 @@ def _drift_of(drifts: Sequence[ContextDrift]) -> tuple[float | None, str, bool, 
     return worst.percent, text, any(d.flagged for d in drifts), artifacts
 
 
-def _holder(process: NpuProcess) -> str:
-    label = getattr(process, "label", None)  # a pod, from Prometheus, names itself
-    return label() if callable(label) else f"pid {process.pid} {process.name}".strip()
-
-
 def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
     """The console's rows: one per NPU, one per node not read."""
     rows: list[ConsoleRow] = []
@@ -185,7 +217,7 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
             extra = r.extras.get(d.index, NpuExtras())
             drifts = [x for x in r.drifts if x.npu == d.index]
             percent, text, flagged, artifacts = _drift_of(drifts)
-            holders = extra.holders or tuple(_holder(p) for p in d.processes)
+            holders = extra.holders or tuple(p.label() for p in d.processes)
             npu = Npu(
                 d.index,
                 d.device,
@@ -193,7 +225,7 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
                 d.used,
                 d.total,
                 extra.util if extra.util is not None else d.util,
-                extra.temperature if extra.temperature is not None else getattr(d, "temperature", None),
+                extra.temperature if extra.temperature is not None else d.temperature,
                 holders,
                 artifacts,
                 percent,
@@ -204,13 +236,13 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
     return rows
 
 
-def place_on_sources(
-    artifact: Artifact, sources: Sequence[Source], timeout: float, cancel: CancelToken | None = None
-) -> Placement:
+def place_on_sources(artifact: Artifact, sources: Sequence[Source], options: ReadOptions) -> Placement:
     """Where the artifact fits now, across every node of every source (one answer, as `place --on`)."""
+    from dataclasses import replace
+
     from rbln_artifact_studio.core.planning.placement import place
 
-    readings = read_sources(sources, timeout, cancel, with_drift=False)
+    readings = read_sources(sources, replace(options, with_drift=False))
     statuses = [r.status for r in readings if r.status is not None]
     failures = {r.node: r.error or "not read" for r in readings if r.status is None}
     return place(artifact, statuses, failures, label=str(artifact.path))

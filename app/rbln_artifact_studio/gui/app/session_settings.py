@@ -1,5 +1,6 @@
 """What was open when the studio last quit, opened again on the next start: the connected servers, the buckets,
-the fleet console's sources and its threshold (part of the app's settings, written by their writer thread)."""
+the fleet console's sources, its threshold and how its Prometheus sources are reached (part of the app's settings,
+written by their writer thread)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ class SessionSettings:
         self._buckets = read_buckets(store)
         self._short_free = read_bytes_value(store, "console/shortFreeBytes", DEFAULT_SHORT_FREE)
         self._console_current = store.value("console/current", False) in (True, "true")
+        value = store.value("prometheus/httpConfig", "")
+        self._http_config = value.strip() if isinstance(value, str) else ""
 
     def _set_json(self, key: str, value: object) -> None:
         text = json.dumps(value)
@@ -111,3 +114,11 @@ class SessionSettings:
         self._short_free = max(int(nbytes), 0)
         value = self._short_free
         self._write(lambda store: store.setValue("console/shortFreeBytes", value))
+
+    def prometheus_http_config(self) -> str:
+        """promtool's --http.config.file for the console's Prometheus sources (basic auth, a token, TLS); empty: none."""
+        return self._http_config
+
+    def set_prometheus_http_config(self, path: str) -> None:
+        self._http_config = value = path.strip()
+        self._write(lambda store: store.setValue("prometheus/httpConfig", value))

@@ -103,10 +103,19 @@ class PreferencesDialog(QDialog):
         )
         note.setObjectName("prefsSshNote")
         note.setWordWrap(True)
+        self.http_config_edit = QLineEdit(self.settings.session.prometheus_http_config())
+        self.http_config_edit.setObjectName("prefsPrometheusHttpConfig")
+        self.http_config_edit.setPlaceholderText("none: Prometheus answers without credentials")
+        self.http_config_edit.setToolTip(
+            "promtool's --http.config.file (basic_auth, authorization, tls_config) for the console's Prometheus URLs"
+        )
+        http_browse = QPushButton("Browse…")
+        http_browse.clicked.connect(self._browse_http_config)
         form = QFormLayout()
         form.addRow("ssh config file", _path_row(self.ssh_config_edit, browse))
         form.addRow(note)
-        box = QGroupBox("Servers (SSH)")
+        form.addRow("Prometheus HTTP config", _path_row(self.http_config_edit, http_browse))
+        box = QGroupBox("Servers (SSH) and Prometheus")
         box.setLayout(form)
         return box
 
@@ -115,6 +124,12 @@ class PreferencesDialog(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "An ssh config file", self.ssh_config_edit.text())
         if path:
             self.ssh_config_edit.setText(path)
+
+    @Slot()
+    def _browse_http_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Prometheus HTTP config (YAML)", self.http_config_edit.text())
+        if path:
+            self.http_config_edit.setText(path)
 
     def _build_found(self) -> QGroupBox:
         """What detection found, and Detect Again."""
@@ -177,6 +192,7 @@ class PreferencesDialog(QDialog):
 
     def accept(self) -> None:
         self.settings.set_ssh_config(self.ssh_config_edit.text())
+        self.settings.session.set_prometheus_http_config(self.http_config_edit.text())
         changed = self.paths() != self.settings.toolchain()
         self.settings.set_toolchain(self.paths())
         if changed or self._tried:

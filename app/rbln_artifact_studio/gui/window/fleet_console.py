@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # places/ and remote/ load with the first reading, in its wor
     from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, NpuKey, Point
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.planning.placement import Blocked, Placement
-    from rbln_artifact_studio.places.fleet_sources import NodeReading, Source
+    from rbln_artifact_studio.places.fleet_sources import NodeReading, ReadOptions, Source
 
 SETTING_PERIOD = "serversView/refreshSeconds"
 DEFAULT_PERIOD = 30
@@ -96,32 +96,32 @@ def _parse(texts: list[str]) -> list[Source]:
 
 
 def _read(
-    texts: list[str], timeout: float, prepare: Callable[[], None], ctx: JobContext
+    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
 ) -> tuple[list[NodeReading], list[ConsoleRow], set[str]]:
     """Worker side: every source's nodes, their rows, and the sources whose history the console samples itself."""
     from rbln_artifact_studio.places.fleet_sources import HISTORY_READERS, read_sources, rows_of
 
-    prepare()
     sources = _parse(texts)
-    readings = read_sources(sources, timeout, ctx.cancel)
+    readings = read_sources(sources, options(ctx))
     sampled = {s.name for s in sources if s.kind not in HISTORY_READERS}
     return readings, rows_of(readings), sampled
 
 
-def _history(texts: list[str], timeout: float, ctx: JobContext) -> dict[NpuKey, list[Point]]:
+def _history(
+    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
+) -> dict[NpuKey, list[Point]]:
     from rbln_artifact_studio.core.display.fleet_console import HOUR
     from rbln_artifact_studio.places.fleet_sources import read_history
 
-    return read_history(_parse(texts), HOUR, timeout, ctx.cancel)
+    return read_history(_parse(texts), HOUR, options(ctx))
 
 
 def _place(
-    texts: list[str], artifact: Artifact, timeout: float, prepare: Callable[[], None], ctx: JobContext
+    texts: list[str], artifact: Artifact, options: Callable[[JobContext], ReadOptions], ctx: JobContext
 ) -> Placement:
     from rbln_artifact_studio.places.fleet_sources import place_on_sources
 
-    prepare()
-    return place_on_sources(artifact, _parse(texts), timeout, ctx.cancel)
+    return place_on_sources(artifact, _parse(texts), options(ctx))
 
 
 def _source_names(config: str, ctx: JobContext) -> list[str]:
@@ -318,13 +318,16 @@ class FleetConsole(QWidget):
         short_below: int = DEFAULT_SHORT,
         timeout: float = SERVER_TIMEOUT,
         prepare: Callable[[], None] = lambda: None,
+        http_config: Callable[[], str] = lambda: "",
         parent: QWidget | None = None,
     ) -> None:
         """connected: the hosts connected by File ▸ Connect (shown with the console's own sources); prepare: called
-        in each reading's worker first (the window's ssh options given to remote/)."""
+        in each reading's worker first (the window's ssh options given to remote/); http_config: promtool's HTTP
+        config file for the Prometheus sources (empty: none)."""
         super().__init__(parent)
         self.setObjectName("fleetConsole")
         self.jobs, self._connected, self._selected, self._prepare = jobs, connected, selected, prepare
+        self._http_config = http_config
         self.timeout = timeout
         self.sources = SourcePicker(jobs, connected, sources or [])
         self.readings: list[NodeReading] = []
@@ -461,6 +464,18 @@ class FleetConsole(QWidget):
         self.model.set_short_below(nbytes)
         self.shortChanged.emit(nbytes)
 
+    def _options(self) -> Callable[[JobContext], ReadOptions]:
+        """How a worker reads the sources: these settings (taken now, on the GUI thread), its own cancel."""
+        timeout, http_config, prepare = self.timeout, self._http_config(), self._prepare
+
+        def options(ctx: JobContext) -> ReadOptions:
+            from rbln_artifact_studio.places.fleet_sources import ReadOptions
+
+            prepare()
+            return ReadOptions(timeout, ctx.cancel, http_config=http_config)
+
+        return options
+
     @Slot()
     def refresh(self) -> Job | None:
         """Read every source again (not while the last read is still running)."""
@@ -473,9 +488,10 @@ class FleetConsole(QWidget):
             self.model.set_rows([]).finished.connect(self.refreshed)
             return None
         self.state.setText(f"Reading {len(texts)} source(s)…")
+        options = self._options()
         job = self.jobs.submit(
             f"NPUs of {len(texts)} source(s)",
-            lambda ctx: _read(texts, self.timeout, self._prepare, ctx),
+            lambda ctx: _read(texts, options, ctx),
             visible=False,
         )
         job.succeeded.connect(lambda result, t=texts: self._show(t, *result))
@@ -498,8 +514,9 @@ class FleetConsole(QWidget):
         self.model.history.record(r for r in rows if r.source in sampled)
         self.model.history.forget_except(r.key for r in rows)
         if len(sampled) < len(texts):  # a source that keeps its own history (Prometheus): its last hour
+            options = self._options()
             history = self.jobs.submit(
-                "The last hour of the NPUs", lambda ctx: _history(texts, self.timeout, ctx), visible=False
+                "The last hour of the NPUs", lambda ctx: _history(texts, options, ctx), visible=False
             )
             history.succeeded.connect(self._show_history)
         failed = sum(r.status is None for r in readings)
@@ -529,9 +546,10 @@ class FleetConsole(QWidget):
             self.place.title.setText("No source yet: connect to a server, or add a source above.")
             return None
         self.place.title.setText(f"Reading {len(texts)} source(s) for {artifact.name}…")
+        options = self._options()
         job = self.jobs.submit(
             f"Where {artifact.name} fits",
-            lambda ctx: _place(texts, artifact, self.timeout, self._prepare, ctx),
+            lambda ctx: _place(texts, artifact, options, ctx),
             visible=False,
         )
         job.succeeded.connect(lambda placement, a=artifact: self._show_placement(a, placement))

@@ -211,6 +211,7 @@ class ServerMenu(QObject):
                 period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
                 settings.session.short_free_bytes(),
                 prepare=self.servers.configure_remote,
+                http_config=settings.session.prometheus_http_config,
             )
             console.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
             console.sources.changed.connect(settings.session.set_console_sources)
