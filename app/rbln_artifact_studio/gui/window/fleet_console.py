@@ -305,6 +305,7 @@ class FleetConsole(QWidget):
 
     refreshed = Signal()  # every source's reading (or reason) is shown
     placed = Signal(object)  # Placement: the answer to "Where does this fit?" is shown
+    historyShown = Signal()  # the last hour of the sources that keep it (Prometheus) is drawn
     resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks: open Resize to a Copy… with it
     shortChanged = Signal(object)  # int: the user's threshold of free memory, in bytes, to remember
 
@@ -532,6 +533,7 @@ class FleetConsole(QWidget):
         for key, points in series.items():
             self.model.history.replace(key, points)
         self.model.history_changed()
+        self.historyShown.emit()
 
     # ---- where does this fit --------------------------------------------------------------------------------
 

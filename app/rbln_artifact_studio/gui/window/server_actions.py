@@ -241,7 +241,7 @@ class ServerMenu(QObject):
         self.window.settings.session.set_console_current(shown)
 
     def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
-        """Resize to a Copy… at the count the Servers view found to fit."""
+        """Resize to a Copy… at the count the fleet console found to fit."""
         launcher: Any = getattr(self.window, "dialogs", self.window)  # the window's dialog launcher, where it has one
         dialog = launcher.resize_dialog_for(artifact, blocks)
         dialog.mode_copy.setChecked(True)
