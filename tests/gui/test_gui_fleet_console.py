@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 from remote.conftest import control_dir  # noqa: F401 (fixture)
 from remote.fleet_harness import CR13, GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
 
-from rbln_artifact_studio.core.display.fleet_console import Column, ConsoleRow
+from rbln_artifact_studio.core.display.fleet_console import Column, ConsoleRow, node_row
 from rbln_artifact_studio.core.fleet.artifact import Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.host_groups import save_group
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
@@ -262,6 +262,7 @@ def test_sources_servers_and_threshold_are_there_again_on_the_next_start(
     with qtbot.waitSignal(first.server_menu.servers.connected, timeout=WAIT):
         first.server_menu.servers.connect_server(entry)
     console.short_spin.setValue(140.0)
+    _stop_jobs(qtbot, first)  # a refresh may still run: quit without asking
     first.close()
     first.settings.flush()
     assert not first.isVisible()
@@ -405,5 +406,18 @@ def test_8000_rows_are_filtered_and_sorted_off_the_gui_thread(qtbot: QtBot) -> N
         model.set_filter("")  # a newer filter: the sort's answer is dropped, this one carries the sort in force
     frees = [model.row_at(i).free for i in range(model.rowCount())]
     assert len(frees) == 8000 and frees == sorted(frees)  # type: ignore[type-var]
+    jobs.cancel_all()
+    jobs.wait()
+
+
+def test_the_console_model_is_a_sound_qt_model(qtbot: QtBot, qtmodeltester: object) -> None:
+    jobs = JobManager()
+    model = ConsoleModel(jobs)
+    rows = _fleet_rows(5, 8)
+    rows.append(node_row("fleet", "node-9999", "did not answer within 60 s."))
+    with qtbot.waitSignal(model.arranged, timeout=WAIT):
+        model.set_rows(rows)
+    assert model.rowCount() == 41
+    qtmodeltester.check(model, force_py=True)  # type: ignore[attr-defined]
     jobs.cancel_all()
     jobs.wait()
