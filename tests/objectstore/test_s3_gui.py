@@ -114,3 +114,29 @@ def test_the_resize_dialog_takes_every_place_a_bucket_copy_can_go_and_makes_it(
     qtbot.waitUntil(lambda: not w.jobs.active(), timeout=60_000)
     assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen-12")).config.kvcache_num_blocks == 12
     assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen")).config.kvcache_num_blocks != 12
+
+
+def test_an_opened_bucket_is_opened_again_on_the_next_start(
+    qtbot: QtBot, window: MainWindow, bucket: BucketFixture, cr13_artifact: Path
+) -> None:
+    from PySide6.QtCore import QSettings
+
+    from rbln_artifact_studio.gui.app.settings import Settings
+
+    bucket.upload(cr13_artifact, "fleet/qwen")
+    url = bucket.url("fleet/qwen")
+    dialog = window.dialogs.open_bucket_dialog()
+    dialog.endpoint.setText(bucket.store.endpoint)
+    dialog.bucket.setText(bucket.name)
+    dialog.prefix.setText("fleet")
+    dialog.accept()
+    qtbot.waitUntil(lambda: window.model.row_of(url) is not None, timeout=30_000)
+    gui_fixtures._stop_jobs(qtbot, window)  # the bucket's checks may still run: quit without asking
+    window.close()
+    window.settings.flush()
+
+    again = MainWindow(Settings(QSettings(window.settings.file_name(), QSettings.Format.IniFormat)), debounce_ms=50)
+    qtbot.addWidget(again, before_close_func=lambda w: gui_fixtures._stop_jobs(qtbot, w))
+    qtbot.waitUntil(lambda: again.model.row_of(url) is not None, timeout=30_000)  # no dialog: reopened as it was
+    assert [b.url for b in again.settings.session.opened_buckets()] == [bucket.url("fleet")]
+    assert again.settings.session.opened_buckets()[0].endpoint == bucket.store.endpoint

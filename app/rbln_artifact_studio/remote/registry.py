@@ -7,9 +7,8 @@ import threading
 from pathlib import Path
 
 from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
+from rbln_artifact_studio.remote.ssh_config import ENV_SSH_CONFIG
 from rbln_artifact_studio.remote.transport import SshConnection, SshOptions, options_from_environment
-
-ENV_SSH_CONFIG = "RBLN_STUDIO_SSH_CONFIG"  # an ssh_config to use instead of ~/.ssh/config (like ssh -F)
 
 _lock = threading.Lock()
 _servers: dict[str, Server] = {}

@@ -24,9 +24,9 @@ from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core import app_dirs
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.app_paths import legacy_settings_store
+from rbln_artifact_studio.gui.app.session_settings import MAX_SERVERS, SessionSettings
 
 MAX_RECENT = 8
-MAX_SERVERS = 16
 MAX_SEEN_JOBS = 500  # per server: job ids are timestamps, older ones drop out first
 MAX_SETTINGS_BYTES = 4 << 20
 """Far above what the studio writes (its largest part, the seen jobs of 16 servers, is about 200 KB): a larger
@@ -236,6 +236,8 @@ class Settings:
         self._servers = read_servers(store)
         self._seen_jobs = read_seen_jobs(store)
         self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
+        self._ssh_config: str | None = None  # None: as the store says (read when asked)
+        self.session = SessionSettings(store, self._write)  # what was open: servers, buckets, the console
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -311,7 +313,11 @@ class Settings:
 
     def ssh_config(self) -> str:
         """An ssh_config file to use instead of ~/.ssh/config (like ssh -F); empty: ssh's own."""
-        return stored_text(self.store, "ssh/configFile")
+        return stored_text(self.store, "ssh/configFile") if self._ssh_config is None else self._ssh_config
+
+    def set_ssh_config(self, path: str) -> None:
+        chosen = self._ssh_config = path.strip()
+        self._write(lambda store: store.setValue("ssh/configFile", chosen))
 
     def remember_server(self, entry: ServerEntry) -> None:
         self._servers = [entry, *(e for e in self._servers if e.host != entry.host)][:MAX_SERVERS]

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QL
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
+from rbln_artifact_studio.gui.app.session_settings import BucketEntry
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
@@ -63,6 +64,10 @@ class BucketDialog(QDialog):
         bucket, prefix = self.bucket.text().strip(), self.prefix.text().strip().strip("/")
         return parse_bucket_prefix(BucketPrefix(bucket, prefix).url)
 
+    def entry(self) -> BucketEntry:
+        """What to remember of the bucket: its URL, endpoint and profile (its keys stay with the AWS chain)."""
+        return BucketEntry(self.location().url, self.endpoint.text().strip(), self.profile.text().strip())
+
     def accept(self) -> None:
         try:
             self.location()
@@ -73,6 +78,24 @@ class BucketDialog(QDialog):
 
         use(self.endpoint.text().strip() or None, self.profile.text().strip() or None)
         super().accept()
+
+
+def reopen_buckets(jobs: JobManager, model: ArtifactTableModel, entries: list[BucketEntry]) -> Job | None:
+    """The buckets open when the studio last quit, one after the other (each through its own endpoint and profile,
+    which the AWS chain reads from the environment when its scan starts)."""
+    from rbln_artifact_studio.objectstore.client import use
+
+    if not entries:
+        return None
+    first, rest = entries[0], entries[1:]
+    use(first.endpoint or None, first.profile or None)
+    try:
+        root = parse_bucket_prefix(first.url)
+    except StudioError:
+        return reopen_buckets(jobs, model, rest)  # an edited settings file: skip what is not a bucket
+    job = open_bucket(jobs, model, root)
+    job.finished.connect(lambda: reopen_buckets(jobs, model, rest))
+    return job
 
 
 def open_bucket(jobs: JobManager, model: ArtifactTableModel, root: BucketPrefix) -> Job:

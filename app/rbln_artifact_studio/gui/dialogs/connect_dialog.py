@@ -1,10 +1,12 @@
-"""File ▸ Connect to Server…: a host (ssh alias or user@host[:port]) and the folders on it to show."""
+"""File ▸ Connect to Server…: a host (ssh alias or user@host[:port]) and the folders on it to show; the remembered
+servers and the hosts of the ssh config are offered, completed as they are typed."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QSignalBlocker, Qt, Slot
 from PySide6.QtWidgets import (
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -36,7 +38,12 @@ class ConnectDialog(QDialog):
         self.host_combo = QComboBox()
         self.host_combo.setObjectName("connectHost")
         self.host_combo.setEditable(True)
+        self.host_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.host_combo.addItems(list(self.remembered))
+        completer = QCompleter(self.host_combo.model(), self.host_combo)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)  # "rack" finds gpu-rack1-npu3
+        self.host_combo.setCompleter(completer)
         line = self.host_combo.lineEdit()
         assert line is not None
         line.setPlaceholderText("npu1, or ops@10.0.0.5:2222")
@@ -64,6 +71,17 @@ class ConnectDialog(QDialog):
         self.folders_edit.textChanged.connect(self._validate)
         resize_to_fit(self, 560, 320)
         self._on_host(self.host_combo.currentText())
+
+    def offer_hosts(self, hosts: list[str]) -> None:
+        """Offer these hosts too (the ssh config's), after the remembered ones; what is typed stays."""
+        known = {self.host_combo.itemText(i) for i in range(self.host_combo.count())}
+        text = self.host_combo.currentText()
+        with QSignalBlocker(self.host_combo):
+            self.host_combo.addItems([h for h in dict.fromkeys(hosts) if h not in known])
+            self.host_combo.setEditText(text)
+
+    def hosts(self) -> list[str]:
+        return [self.host_combo.itemText(i) for i in range(self.host_combo.count())]
 
     @Slot(str)
     def _on_host(self, host: str) -> None:

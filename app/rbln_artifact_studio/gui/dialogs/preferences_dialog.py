@@ -1,4 +1,5 @@
-"""Preferences: where the real toolchain is (the Python of optimum-rbln, or optimum-rbln-cli itself), with detection."""
+"""Preferences: where the real toolchain is (the Python of optimum-rbln, or optimum-rbln-cli itself), with detection;
+and the ssh config the servers are reached through."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from rbln_artifact_studio.backends import settings as toolchain_settings
 from rbln_artifact_studio.gui.app.settings import Settings, ToolchainPaths
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
+from rbln_artifact_studio.remote.ssh_config import ENV_SSH_CONFIG
 
 
 def _path_row(edit: QLineEdit, browse: QPushButton) -> QHBoxLayout:
@@ -50,6 +52,7 @@ class PreferencesDialog(QDialog):
         self._tried = False
         layout = QVBoxLayout(self)
         layout.addWidget(self._build_toolchain(settings.toolchain()))
+        layout.addWidget(self._build_ssh(settings.ssh_config()))
         layout.addWidget(self._build_found(), 1)
         layout.addWidget(self._build_buttons())
         resize_to_fit(self, 760, 420)
@@ -84,6 +87,49 @@ class PreferencesDialog(QDialog):
         toolchain = QGroupBox("Real toolchain (optimum-rbln, rebel-compiler)")
         toolchain.setLayout(form)
         return toolchain
+
+    def _build_ssh(self, saved: str) -> QGroupBox:
+        """The ssh config file (ssh -F), with Browse…, and a note when RBLN_STUDIO_SSH_CONFIG wins over it."""
+        self.ssh_config_edit = QLineEdit(saved)
+        self.ssh_config_edit.setObjectName("prefsSshConfig")
+        self.ssh_config_edit.setPlaceholderText("~/.ssh/config (ssh's own)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_ssh_config)
+        env = os.environ.get(ENV_SSH_CONFIG, "").strip()
+        note = QLabel(
+            f"{ENV_SSH_CONFIG} is set ({html.escape(env)}) and takes precedence over the field above."
+            if env
+            else "The servers' aliases, ProxyJump and keys come from this file; leave it empty for ~/.ssh/config."
+        )
+        note.setObjectName("prefsSshNote")
+        note.setWordWrap(True)
+        self.http_config_edit = QLineEdit(self.settings.session.prometheus_http_config())
+        self.http_config_edit.setObjectName("prefsPrometheusHttpConfig")
+        self.http_config_edit.setPlaceholderText("none: Prometheus answers without credentials")
+        self.http_config_edit.setToolTip(
+            "promtool's --http.config.file (basic_auth, authorization, tls_config) for the console's Prometheus URLs"
+        )
+        http_browse = QPushButton("Browse…")
+        http_browse.clicked.connect(self._browse_http_config)
+        form = QFormLayout()
+        form.addRow("ssh config file", _path_row(self.ssh_config_edit, browse))
+        form.addRow(note)
+        form.addRow("Prometheus HTTP config", _path_row(self.http_config_edit, http_browse))
+        box = QGroupBox("Servers (SSH) and Prometheus")
+        box.setLayout(form)
+        return box
+
+    @Slot()
+    def _browse_ssh_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "An ssh config file", self.ssh_config_edit.text())
+        if path:
+            self.ssh_config_edit.setText(path)
+
+    @Slot()
+    def _browse_http_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Prometheus HTTP config (YAML)", self.http_config_edit.text())
+        if path:
+            self.http_config_edit.setText(path)
 
     def _build_found(self) -> QGroupBox:
         """What detection found, and Detect Again."""
@@ -145,6 +191,8 @@ class PreferencesDialog(QDialog):
             self.cli_edit.setText(path)
 
     def accept(self) -> None:
+        self.settings.set_ssh_config(self.ssh_config_edit.text())
+        self.settings.session.set_prometheus_http_config(self.http_config_edit.text())
         changed = self.paths() != self.settings.toolchain()
         self.settings.set_toolchain(self.paths())
         if changed or self._tried:

@@ -1,4 +1,5 @@
-"""The main window's server commands: File ▸ Connect to Server…, and the Server menu (devices, plan now, disconnect)."""
+"""The main window's server commands: File ▸ Connect to Server…, and the Server menu (devices, plan now, the fleet
+console, disconnect); the servers connected when the studio last quit are connected again."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtWidgets import QMenu, QMessageBox, QTabWidget
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.remote.ssh_config import chosen_config
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -19,8 +21,8 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
     from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
     from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
+    from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
     from rbln_artifact_studio.gui.window.main_window import MainWindow
-    from rbln_artifact_studio.gui.window.servers_view import ServersDock
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
@@ -32,15 +34,22 @@ def _menu(window: MainWindow, title: str) -> QMenu | None:
     return None
 
 
+def _config_hosts(config: Path | None) -> list[str]:
+    """Worker side: the Host entries of the ssh config in use (a file read: never on the GUI thread)."""
+    from rbln_artifact_studio.remote.ssh_config import config_hosts
+
+    return config_hosts(config)
+
+
 class ServerMenu(QObject):
     """Owns the ServerSources of a window and the actions that drive it."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        config = window.settings.ssh_config()
+        # RBLN_STUDIO_SSH_CONFIG first, as the CLI, then the file chosen in Preferences, else ssh's own
         self.servers = ServerSources(
-            window.jobs, window.model, window.settings, Path(config) if config else None, parent=self
+            window.jobs, window.model, window.settings, chosen_config(window.settings.ssh_config()), parent=self
         )
         self.action_connect = window._action(
             "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"
@@ -48,9 +57,10 @@ class ServerMenu(QObject):
         self.action_devices = window._action("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
         self.action_plan_now = window._action("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
         self.action_servers_view = window._action(
-            "actionServersView", "Servers &View", self.open_servers_view, "Ctrl+Shift+V"
+            "actionServersView", "Fleet &Console", lambda: self.open_servers_view(), "Ctrl+Shift+V"
         )
-        self.servers_dock: ServersDock | None = None
+        self.console: FleetConsole | None = None
+        self.tabs: QTabWidget | None = None
         self.disconnect_menu = QMenu("&Disconnect", window)
         self.disconnect_menu.setObjectName("disconnectMenu")
         file_menu = _menu(window, "&File")
@@ -58,9 +68,7 @@ class ServerMenu(QObject):
             file_menu.insertAction(window.action_demo, self.action_connect)
         server_menu = QMenu("&Server", window)
         server_menu.setObjectName("serverMenu")
-        server_menu.addAction(self.action_connect)
-        server_menu.addAction(self.action_devices)
-        server_menu.addAction(self.action_plan_now)
+        server_menu.addActions([self.action_connect, self.action_devices, self.action_plan_now])
         server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
@@ -75,6 +83,32 @@ class ServerMenu(QObject):
         self.servers.changed.connect(self._fill_disconnect_menu)
         window.workspace.rootChanged.connect(self.servers.show_again)
         self._fill_disconnect_menu()
+        self._reconnect()
+
+    def _reconnect(self) -> None:
+        """The servers connected and the buckets open when the studio last quit, and the console if it was in use (in
+        jobs: never waited on)."""
+        settings = self.window.settings
+        self.servers.changed.connect(self._remember_connected)
+        remembered = {e.host: e for e in settings.servers()}
+        for host in settings.session.connected_hosts():
+            entry = remembered.get(host)
+            if entry is not None:
+                self.servers.connect_server(entry)
+        if settings.session.opened_buckets():
+            from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
+
+            reopen_buckets(self.window.jobs, self.window.model, settings.session.opened_buckets())
+        if settings.session.console_sources() or settings.session.console_current():
+            self.open_servers_view(focus=settings.session.console_current())
+
+    @Slot()
+    def _remember_connected(self) -> None:
+        self.window.settings.session.set_connected_hosts(self.servers.hosts())
+
+    def ssh_config_changed(self) -> None:
+        """Preferences chose another ssh config: servers reached from now on use it."""
+        self.servers.set_ssh_config(chosen_config(self.window.settings.ssh_config()))
 
     @Slot()
     def open_connect_dialog(self) -> ConnectDialog:
@@ -83,6 +117,11 @@ class ServerMenu(QObject):
         dialog = ConnectDialog(self.window.settings.servers(), self.window)
         dialog.accepted.connect(lambda: self._connect(dialog))
         dialog.open()
+        config = chosen_config(self.window.settings.ssh_config())
+        self.config_hosts_job = self.window.jobs.submit(
+            "Hosts of the ssh config", lambda _ctx: _config_hosts(config), visible=False
+        )
+        self.config_hosts_job.succeeded.connect(dialog.offer_hosts)
         return dialog
 
     def _connect(self, dialog: ConnectDialog) -> None:
@@ -151,37 +190,58 @@ class ServerMenu(QObject):
         dialog.open()
         return dialog
 
-    @Slot()
-    def open_servers_view(self) -> ServersDock:
-        """Every connected server's NPUs, processes and drift, in a dock; "Where does this fit?" for the selection."""
-        from rbln_artifact_studio.gui.window.servers_view import (
+    def open_servers_view(self, focus: bool = True) -> FleetConsole:
+        """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
+        selection. Reading starts when it opens."""
+        from rbln_artifact_studio.gui.window.fleet_console import (
             DEFAULT_PERIOD,
             SETTING_PERIOD,
-            ServersDock,
-            ServersView,
+            FleetConsole,
             period_setting,
         )
 
-        if self.servers_dock is None:
-            store = self.window.settings.store
-            view = ServersView(
-                self.window.jobs,
+        window = self.window
+        if self.console is None or self.tabs is None:
+            settings, store = window.settings, window.settings.store
+            console = FleetConsole(
+                window.jobs,
                 self.servers.hosts,
-                lambda: self.window.artifact,
+                lambda: window.artifact,
+                settings.session.console_sources(),
                 period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
+                settings.session.short_free_bytes(),
+                prepare=self.servers.configure_remote,
+                http_config=settings.session.prometheus_http_config,
             )
-            view.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
-            view.resizeCopyRequested.connect(self._resize_copy)
-            self.servers.changed.connect(view.refresh)
-            self.servers_dock = ServersDock(view, self.window)
-            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.servers_dock)
-        self.servers_dock.show()
-        self.servers_dock.raise_()
-        self.servers_dock.view.refresh()
-        return self.servers_dock
+            console.period.valueChanged.connect(lambda seconds: store.setValue(SETTING_PERIOD, seconds))
+            console.sources.changed.connect(settings.session.set_console_sources)
+            console.shortChanged.connect(settings.session.set_short_free_bytes)
+            console.resizeCopyRequested.connect(self._resize_copy)
+            self.servers.changed.connect(console.connected_changed)
+            self.tabs = QTabWidget()
+            self.tabs.setObjectName("mainTabs")
+            self.tabs.setDocumentMode(True)
+            central = window.takeCentralWidget()  # the artifacts' table and details: the first tab
+            if central is not None:
+                self.tabs.addTab(central, "&Artifacts")
+            self.tabs.addTab(console, "Fleet &Console")
+            window.setCentralWidget(self.tabs)
+            self.tabs.currentChanged.connect(self._remember_open)
+            self.console = console
+            console.sources.load_names(str(chosen_config(settings.ssh_config()) or ""))
+            console.refresh()
+        if focus:
+            self.tabs.setCurrentWidget(self.console)
+            self.console.refresh()
+        return self.console
+
+    @Slot(int)
+    def _remember_open(self, _index: int) -> None:
+        shown = self.tabs is not None and self.tabs.currentWidget() is self.console
+        self.window.settings.session.set_console_current(shown)
 
     def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
-        """Resize to a Copy… at the count the Servers view found to fit."""
+        """Resize to a Copy… at the count the fleet console found to fit."""
         launcher: Any = getattr(self.window, "dialogs", self.window)  # the window's dialog launcher, where it has one
         dialog = launcher.resize_dialog_for(artifact, blocks)
         dialog.mode_copy.setChecked(True)

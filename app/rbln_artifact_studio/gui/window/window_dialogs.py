@@ -63,7 +63,7 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.places.dispatch import capabilities
 
         if not capabilities(output).on_this_computer:
-            self.window.server_menu.servers.configure()
+            self.window.server_menu.servers.configure_remote()
 
     @Slot()
     def open_bucket_dialog(self) -> BucketDialog:
@@ -73,6 +73,9 @@ class DialogLauncher(QObject):
         w = self.window
         dialog = BucketDialog(w)
         dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
+        dialog.accepted.connect(
+            lambda: w.settings.session.add_opened_bucket(dialog.entry())
+        )  # opened again on next start
         dialog.open()
         return dialog
 
@@ -194,5 +197,6 @@ class DialogLauncher(QObject):
         w = self.window
         dialog = PreferencesDialog(w.settings, w.backend_status, w)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(w.server_menu.ssh_config_changed)  # the ssh config chosen there, from now on
         dialog.open()
         return dialog

@@ -1,0 +1,563 @@
+"""Server ▸ Fleet Console: every NPU of every source at once (the connected servers, the console's own servers,
+@groups and Prometheus URLs) in one sortable, filterable table with each NPU's last hour; "Where does this fit?"
+across all of them, with Resize to a Copy… where a smaller count would fit.
+
+Reading, filtering and sorting run as background jobs: the window never waits on a server or on 8,000 rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QCompleter,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.tones import Tone, qcolor
+from rbln_artifact_studio.gui.models.console_model import DEFAULT_SHORT, ConsoleModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.gui.widgets.console_delegate import ConsoleDelegate
+
+if TYPE_CHECKING:  # places/ and remote/ load with the first reading, in its worker
+    from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, NpuKey, Point
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.planning.placement import Blocked, Placement
+    from rbln_artifact_studio.places.fleet_sources import NodeReading, ReadOptions, Source
+
+SETTING_PERIOD = "serversView/refreshSeconds"
+DEFAULT_PERIOD = 30
+SERVER_TIMEOUT = 60.0  # seconds per server (remote.fleet's default, not imported: remote loads in the worker)
+GIB = 1 << 30
+PLACE_HEADERS = ("Node", "NPUs", "Headroom / what blocks it")
+# Each column's width in characters of the table's font: the key columns (the node, Free, Memory, Last hour, Drift)
+# all in view at 1920 pixels; at 1024 the node, Free, Memory and the last hour.
+WIDTHS = {
+    Column.NODE: 16,
+    Column.NPU: 7,
+    Column.PRODUCT: 11,
+    Column.FREE: 11,
+    Column.MEMORY: 26,
+    Column.HISTORY: 16,
+    Column.UTIL: 6,
+    Column.TEMPERATURE: 7,
+    Column.USED: 11,
+    Column.TOTAL: 11,
+    Column.HOLDERS: 24,
+    Column.ARTIFACT: 28,
+    Column.DRIFT: 18,
+    Column.SOURCE: 18,
+}
+SEARCH_HELP = "Filter: node, product, pod, process, artifact, source; free<8GiB, free>=20G (all words must match)"
+
+
+def period_setting(value: object) -> int:
+    """The saved refresh period in seconds; the default for a value that is not one (an edited settings file)."""
+    try:
+        seconds = int(str(value))
+    except ValueError:
+        return DEFAULT_PERIOD
+    return seconds if 0 <= seconds <= 3600 else DEFAULT_PERIOD
+
+
+def _parse(texts: list[str]) -> list[Source]:
+    from rbln_artifact_studio.places.fleet_sources import parse_source
+
+    out = []
+    for text in texts:
+        try:
+            out.append(parse_source(text))
+        except StudioError:
+            continue  # a remembered source that no longer parses (an edited settings file): left out
+    return list(dict.fromkeys(out))
+
+
+def _read(
+    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
+) -> tuple[list[NodeReading], list[ConsoleRow], set[str]]:
+    """Worker side: every source's nodes, their rows, and the sources whose history the console samples itself."""
+    from rbln_artifact_studio.places.fleet_sources import HISTORY_READERS, read_sources, rows_of
+
+    sources = _parse(texts)
+    readings = read_sources(sources, options(ctx))
+    sampled = {s.name for s in sources if s.kind not in HISTORY_READERS}
+    return readings, rows_of(readings), sampled
+
+
+def _history(
+    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
+) -> dict[NpuKey, list[Point]]:
+    from rbln_artifact_studio.core.display.fleet_console import HOUR
+    from rbln_artifact_studio.places.fleet_sources import read_history
+
+    return read_history(_parse(texts), HOUR, options(ctx))
+
+
+def _place(
+    texts: list[str], artifact: Artifact, options: Callable[[JobContext], ReadOptions], ctx: JobContext
+) -> Placement:
+    from rbln_artifact_studio.places.fleet_sources import place_on_sources
+
+    return place_on_sources(artifact, _parse(texts), options(ctx))
+
+
+def _source_names(config: str, ctx: JobContext) -> list[str]:
+    """Worker side: what the source field offers: the ssh config's hosts, then the server groups."""
+    from pathlib import Path
+
+    from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, load_groups
+    from rbln_artifact_studio.remote.ssh_config import config_hosts
+
+    names = config_hosts(Path(config) if config else None)
+    with contextlib.suppress(StudioError):  # a broken groups file: named when a group is read
+        names += [GROUP_PREFIX + g for g in load_groups().groups]
+    return names
+
+
+class PlacementPanel(QWidget):
+    """The answer to "Where does this fit?": options best first, then what blocks each node, with Resize to a Copy…"""
+
+    resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.placement: Placement | None = None
+        self._artifact: Artifact | None = None
+        self.title = QLabel("Select an artifact, then Where does this fit?")
+        self.title.setObjectName("serversPlaceTitle")
+        self.title.setWordWrap(True)
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("serversPlaceTree")
+        self.tree.setHeaderLabels(list(PLACE_HEADERS))
+        self.tree.setRootIsDecorated(False)
+        self.tree.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.tree, 1)
+
+    def show_placement(self, artifact: Artifact, placement: Placement) -> None:
+        from rbln_artifact_studio.core.planning.placement import placement_text
+
+        self.placement, self._artifact = placement, artifact
+        self.tree.clear()
+        self.title.setText(placement_text(placement).splitlines()[0])
+        for rank, option in enumerate(placement.options, 1):
+            npus = ", ".join(f"NPU {n.device.index}" for n in option.npus)
+            item = QTreeWidgetItem(self.tree, [f"{rank}. {option.host}", npus, ""])
+            item.setText(2, f"{format_bytes(option.headroom)} left on the tightest NPU")
+            item.setData(2, Qt.ItemDataRole.UserRole, option.headroom)
+        for blocked in placement.blocked:
+            item = QTreeWidgetItem(self.tree, [blocked.host, "", f"{blocked.block.value}: {blocked.reason}"])
+            item.setToolTip(2, blocked.reason)
+            item.setForeground(2, qcolor(Tone.ERROR))
+            if blocked.fits_blocks is not None:
+                self.tree.setItemWidget(item, 1, self._resize_button(blocked))
+        for column in range(len(PLACE_HEADERS) - 1):
+            self.tree.resizeColumnToContents(column)
+
+    def _resize_button(self, blocked: Blocked) -> QPushButton:
+        button = QPushButton(f"Resize to a Copy… ({blocked.fits_blocks} blocks)")
+        button.setObjectName(f"serversResizeCopy-{blocked.host}")
+        button.setToolTip(f"A copy with kvcache_num_blocks {blocked.fits_blocks} would fit on {blocked.host} now")
+        count = blocked.fits_blocks or 0
+        button.clicked.connect(lambda _checked=False, n=count: self._ask_resize(n))
+        return button
+
+    def _ask_resize(self, blocks: int) -> None:
+        if self._artifact is not None:
+            self.resizeCopyRequested.emit(self._artifact, blocks)
+
+
+class SourcePicker(QWidget):
+    """The console's own sources: a field offering the ssh config's hosts and the groups, Add, and a menu to remove
+    them; the connected servers are listed there too (disconnected from the Server menu)."""
+
+    changed = Signal(list)  # the console's own sources (texts), to remember
+    added = Signal()  # a source was added (or added again): read them all
+    refused = Signal(str)  # what the user typed is not a source: why
+
+    def __init__(self, jobs: JobManager, connected: Callable[[], list[str]], own: list[str]) -> None:
+        super().__init__()
+        self.jobs, self._connected = jobs, connected
+        self.own: list[str] = list(dict.fromkeys(own))
+        self.edit = QComboBox()
+        self.edit.setObjectName("consoleSourceEdit")
+        self.edit.setEditable(True)
+        self.edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.edit.setMinimumContentsLength(24)
+        self.edit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        line = self.edit.lineEdit()
+        assert line is not None
+        line.setPlaceholderText("npu1, @rack1 or http://prometheus:9090")
+        self.edit.setToolTip("A server of your ssh config, a server group (@GROUP) or a Prometheus URL")
+        completer = QCompleter(self.edit.model(), self.edit)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.edit.setCompleter(completer)
+        self.add_button = QPushButton("&Add Source")
+        self.add_button.setObjectName("consoleAddSource")
+        self.button = QToolButton()
+        self.button.setObjectName("consoleSources")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.menu = QMenu(self)
+        self.button.setMenu(self.menu)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.add_button)
+        layout.addWidget(self.button)
+        self.add_button.clicked.connect(self._add_typed)
+        line.returnPressed.connect(self._add_typed)
+        self.fill_menu()
+
+    def texts(self) -> list[str]:
+        """Every source: the connected servers, then the console's own."""
+        return list(dict.fromkeys([*self._connected(), *self.own]))
+
+    def offer(self, names: list[str]) -> None:
+        """What the field offers to complete (the ssh config's hosts, the groups); what is typed stays."""
+        text = self.edit.currentText()
+        with QSignalBlocker(self.edit):
+            self.edit.clear()
+            self.edit.addItems(list(dict.fromkeys(names)))
+            self.edit.setEditText(text)
+
+    def load_names(self, ssh_config: str) -> Job:
+        """Read the ssh config's hosts and the groups in a worker, then offer them."""
+        job = self.jobs.submit("Hosts of the ssh config", lambda ctx: _source_names(ssh_config, ctx), visible=False)
+        job.succeeded.connect(self.offer)
+        return job
+
+    @Slot()
+    def _add_typed(self) -> None:
+        text = self.edit.currentText().strip()
+        if text:
+            self.add(text)
+
+    def add(self, text: str) -> bool:
+        """Add a source the user typed (refused with the reason); read at once."""
+        from rbln_artifact_studio.places.fleet_sources import parse_source
+
+        try:
+            source = parse_source(text)
+        except StudioError as exc:
+            self.refused.emit(exc.message)
+            return False
+        if source.name not in self.own:
+            self.own.append(source.name)
+            self.changed.emit(list(self.own))
+            self.fill_menu()
+        self.edit.setEditText("")
+        self.added.emit()
+        return True
+
+    def remove(self, text: str) -> None:
+        if text in self.own:
+            self.own.remove(text)
+            self.changed.emit(list(self.own))
+            self.fill_menu()
+            self.added.emit()
+
+    def fill_menu(self) -> None:
+        self.menu.clear()
+        texts = self.texts()
+        self.button.setText(f"Sources ({len(texts)})")
+        for text in texts:
+            if text in self.own:
+                action = QAction(f"Remove {text}", self.menu)
+                action.triggered.connect(lambda _checked=False, t=text: self.remove(t))
+            else:
+                action = QAction(f"{text} (connected: Server ▸ Disconnect)", self.menu)
+                action.setEnabled(False)
+            self.menu.addAction(action)
+        if not texts:
+            empty = QAction("No source yet: type one in the field", self.menu)
+            empty.setEnabled(False)
+            self.menu.addAction(empty)
+
+
+class FleetConsole(QWidget):
+    """The console: its sources, the NPU table (model in a worker), the placement answer and a state line."""
+
+    refreshed = Signal()  # every source's reading (or reason) is shown
+    placed = Signal(object)  # Placement: the answer to "Where does this fit?" is shown
+    historyShown = Signal()  # the last hour of the sources that keep it (Prometheus) is drawn
+    resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks: open Resize to a Copy… with it
+    shortChanged = Signal(object)  # int: the user's threshold of free memory, in bytes, to remember
+
+    def __init__(
+        self,
+        jobs: JobManager,
+        connected: Callable[[], list[str]],
+        selected: Callable[[], Artifact | None],
+        sources: list[str] | None = None,
+        period: int = DEFAULT_PERIOD,
+        short_below: int = DEFAULT_SHORT,
+        timeout: float = SERVER_TIMEOUT,
+        prepare: Callable[[], None] = lambda: None,
+        http_config: Callable[[], str] = lambda: "",
+        parent: QWidget | None = None,
+    ) -> None:
+        """connected: the hosts connected by File ▸ Connect (shown with the console's own sources); prepare: called
+        in each reading's worker first (the window's ssh options given to remote/); http_config: promtool's HTTP
+        config file for the Prometheus sources (empty: none)."""
+        super().__init__(parent)
+        self.setObjectName("fleetConsole")
+        self.jobs, self._connected, self._selected, self._prepare = jobs, connected, selected, prepare
+        self._http_config = http_config
+        self.timeout = timeout
+        self.sources = SourcePicker(jobs, connected, sources or [])
+        self.readings: list[NodeReading] = []
+        self._reading: Job | None = None
+        self.model = ConsoleModel(jobs, self)
+        self.model.short_below = short_below
+        self._build_controls(period, short_below)
+        self._build_table()
+        self._build_layout()
+        self._connect()
+        self._set_period(self.period.value())
+
+    # ---- building -----------------------------------------------------------------------------------------
+
+    def _build_controls(self, period: int, short_below: int) -> None:
+        """The source field and its menu, the refresh period, the filter, the threshold and the buttons."""
+        self.period = QSpinBox()
+        self.period.setObjectName("serversRefreshPeriod")
+        self.period.setRange(0, 3600)
+        self.period.setSuffix(" s")
+        self.period.setSpecialValueText("off")
+        self.period.setValue(period)
+        self.period.setToolTip("Read every source again this often (off: only with Refresh)")
+        self.refresh_button = QPushButton("&Refresh")
+        self.refresh_button.setObjectName("serversRefresh")
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("consoleFilter")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setPlaceholderText("Filter: node, product, pod, free<8GiB")
+        self.filter_edit.setToolTip(SEARCH_HELP)
+        self.short_spin = QDoubleSpinBox()
+        self.short_spin.setObjectName("consoleShortFree")
+        self.short_spin.setRange(0, 1024)
+        self.short_spin.setDecimals(1)
+        self.short_spin.setSuffix(" GiB")
+        self.short_spin.setValue(short_below / GIB)
+        self.short_spin.setToolTip("NPUs with less free memory than this are coloured")
+        self.fit_button = QPushButton("&Where does this fit?")
+        self.fit_button.setObjectName("serversWhereFits")
+        self.fit_button.setToolTip("Which nodes of every source, and which NPUs, can take the selected artifact now")
+        self.state = QLabel()
+        self.state.setObjectName("serversState")
+
+    def _build_table(self) -> None:
+        self.table = QTableView()
+        self.table.setObjectName("consoleTable")
+        self.table.setModel(self.model)
+        self.table.setItemDelegate(ConsoleDelegate(self.model, self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(Column.NODE, Qt.SortOrder.AscendingOrder)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        rows = self.table.verticalHeader()
+        rows.setVisible(False)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # uniform rows: 8,000 of them lay out at once
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        char = self.fontMetrics().averageCharWidth()
+        for column, chars in WIDTHS.items():
+            self.table.setColumnWidth(column, chars * char + 12)
+        self.place = PlacementPanel()
+
+    def _build_layout(self) -> None:
+        sources = QHBoxLayout()
+        sources.addWidget(self.sources, 1)
+        sources.addSpacing(12)
+        sources.addWidget(QLabel("Refresh every"))
+        sources.addWidget(self.period)
+        sources.addWidget(self.refresh_button)
+        view = QHBoxLayout()
+        view.addWidget(self.filter_edit, 1)
+        short_label = QLabel("Short of free memory below")
+        short_label.setBuddy(self.short_spin)
+        view.addWidget(short_label)
+        view.addWidget(self.short_spin)
+        view.addWidget(self.fit_button)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("consoleSplitter")
+        split.addWidget(self.table)
+        split.addWidget(self.place)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        self.place.hide()  # shown with the first "Where does this fit?": until then the NPUs have the room
+        layout = QVBoxLayout(self)
+        layout.addLayout(sources)
+        layout.addLayout(view)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.state)
+
+    def _connect(self) -> None:
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self.refresh)
+        self.period.valueChanged.connect(self._set_period)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.fit_button.clicked.connect(self.where_does_it_fit)
+        self.sources.added.connect(self.refresh)
+        self.sources.refused.connect(self._refused)
+        self.filter_edit.textChanged.connect(self.model.set_filter)
+        self.short_spin.valueChanged.connect(self._set_short)
+        self.place.resizeCopyRequested.connect(self.resizeCopyRequested)
+
+    # ---- the sources ----------------------------------------------------------------------------------------
+
+    def source_texts(self) -> list[str]:
+        """Every source shown: the connected servers, then the console's own."""
+        return self.sources.texts()
+
+    @Slot()
+    def connected_changed(self) -> None:
+        self.sources.fill_menu()
+        self.refresh()
+
+    # ---- reading ----------------------------------------------------------------------------------------------
+
+    @Slot(str)
+    def _refused(self, why: str) -> None:
+        self.state.setText(why)
+
+    @Slot(int)
+    def _set_period(self, seconds: int) -> None:
+        if seconds > 0:
+            self.timer.start(seconds * 1000)
+        else:
+            self.timer.stop()
+
+    @Slot(float)
+    def _set_short(self, gib: float) -> None:
+        nbytes = round(gib * GIB)
+        self.model.set_short_below(nbytes)
+        self.shortChanged.emit(nbytes)
+
+    def _options(self) -> Callable[[JobContext], ReadOptions]:
+        """How a worker reads the sources: these settings (taken now, on the GUI thread), its own cancel."""
+        timeout, http_config, prepare = self.timeout, self._http_config(), self._prepare
+
+        def options(ctx: JobContext) -> ReadOptions:
+            from rbln_artifact_studio.places.fleet_sources import ReadOptions
+
+            prepare()
+            return ReadOptions(timeout, ctx.cancel, http_config=http_config)
+
+        return options
+
+    @Slot()
+    def refresh(self) -> Job | None:
+        """Read every source again (not while the last read is still running)."""
+        if self._reading is not None:
+            return None
+        texts = self.source_texts()
+        if not texts:
+            self.readings = []
+            self.state.setText("No source yet: connect to a server, or add a server, @group or Prometheus URL above.")
+            self.model.set_rows([]).finished.connect(self.refreshed)
+            return None
+        self.state.setText(f"Reading {len(texts)} source(s)…")
+        options = self._options()
+        job = self.jobs.submit(
+            f"NPUs of {len(texts)} source(s)",
+            lambda ctx: _read(texts, options, ctx),
+            visible=False,
+        )
+        job.succeeded.connect(lambda result, t=texts: self._show(t, *result))
+        job.failed.connect(self._failed)
+        job.finished.connect(self._read_ended)
+        self._reading = job
+        return job
+
+    @Slot()
+    def _read_ended(self) -> None:
+        self._reading = None
+
+    @Slot(object)
+    def _failed(self, failure: JobFailure) -> None:
+        self.state.setText(failure.reason)
+        self.refreshed.emit()
+
+    def _show(self, texts: list[str], readings: list[NodeReading], rows: list[ConsoleRow], sampled: set[str]) -> None:
+        self.readings = readings
+        self.model.history.record(r for r in rows if r.source in sampled)
+        self.model.history.forget_except(r.key for r in rows)
+        if len(sampled) < len(texts):  # a source that keeps its own history (Prometheus): its last hour
+            options = self._options()
+            history = self.jobs.submit(
+                "The last hour of the NPUs", lambda ctx: _history(texts, options, ctx), visible=False
+            )
+            history.succeeded.connect(self._show_history)
+        failed = sum(r.status is None for r in readings)
+        npus = sum(len(r.status.devices) for r in readings if r.status is not None)
+        flagged = sum(d.flagged for r in readings for d in r.drifts)
+        self.state.setText(
+            f"{len(texts)} source(s): {len(readings)} node(s), {npus} NPU(s), {failed} not read, "
+            f"{flagged} context(s) past their drift threshold"
+        )
+        self.model.set_rows(rows).finished.connect(self.refreshed)
+
+    def _show_history(self, series: dict[NpuKey, list[Point]]) -> None:
+        for key, points in series.items():
+            self.model.history.replace(key, points)
+        self.model.history_changed()
+        self.historyShown.emit()
+
+    # ---- where does this fit --------------------------------------------------------------------------------
+
+    @Slot()
+    def where_does_it_fit(self) -> Job | None:
+        artifact, texts = self._selected(), self.source_texts()
+        self.place.show()
+        if artifact is None:
+            self.place.title.setText("Select an artifact first: its placement is worked out on every source.")
+            return None
+        if not texts:
+            self.place.title.setText("No source yet: connect to a server, or add a source above.")
+            return None
+        self.place.title.setText(f"Reading {len(texts)} source(s) for {artifact.name}…")
+        options = self._options()
+        job = self.jobs.submit(
+            f"Where {artifact.name} fits",
+            lambda ctx: _place(texts, artifact, options, ctx),
+            visible=False,
+        )
+        job.succeeded.connect(lambda placement, a=artifact: self._show_placement(a, placement))
+        job.failed.connect(lambda failure: self.place.title.setText(failure.reason))
+        return job
+
+    def _show_placement(self, artifact: Artifact, placement: Placement) -> None:
+        self.place.show_placement(artifact, placement)
+        self.placed.emit(placement)

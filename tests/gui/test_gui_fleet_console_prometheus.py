@@ -1,0 +1,222 @@
+"""The fleet console with a real Prometheus (scraping the exporter stand-in) beside the real sshd fleet: its nodes
+and pods shown with utilization and temperature, its NPUs' last hour from a range query, "Where does this fit?"
+across both, credentials kept out of the remembered URL; and the console drawn for docs/servers.md with 60 nodes
+at 1280x800 in both themes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus.conftest import CR13, NODES, Monitoring, _servers, guarded, monitoring  # noqa: F401 (fixtures)
+from prometheus.promserver import PASSWORD, USER, Prometheus, running_exporter, running_prometheus
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+from remote.conftest import control_dir  # noqa: F401 (fixture)
+from remote.fleet_harness import GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
+
+from rbln_artifact_studio.core.display.fleet_console import Column, ConsoleRow
+from rbln_artifact_studio.core.fleet.artifact import open_artifact
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.app.theme import Theme
+from rbln_artifact_studio.gui.models.console_model import ConsoleModel
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
+from rbln_artifact_studio.gui.window.main_window import MainWindow
+from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.transport import SshOptions
+
+from .conftest import _stop_jobs
+from .widgets import present
+
+WAIT = 90_000
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def mixed(
+    qtbot: QtBot,
+    fleet: Fleet,  # noqa: F811
+    control_dir: Path,  # noqa: F811
+    monitoring: Monitoring,  # noqa: F811
+) -> Iterator[FleetConsole]:
+    """npu-a over SSH and the session's Prometheus, in one console."""
+    default_setups(fleet)
+    registry.configure(SshOptions(config_file=fleet.client_config, control_dir=control_dir))
+    jobs = JobManager()
+    artifact = open_artifact(fleet.artifact)
+    c = FleetConsole(jobs, lambda: ["npu-a"], lambda: artifact, [monitoring.url], period=0, timeout=30)
+    qtbot.addWidget(c)
+    c.resize(1600, 800)
+    c.show()
+    yield c
+    jobs.cancel_all()
+    jobs.wait()
+    registry.configure()
+
+
+def _rows(model: ConsoleModel) -> list[ConsoleRow]:
+    return [model.row_at(i) for i in range(model.rowCount())]
+
+
+def test_prometheus_nodes_and_ssh_servers_in_one_table_with_their_last_hour(
+    qtbot: QtBot,
+    mixed: FleetConsole,
+    monitoring: Monitoring,  # noqa: F811
+) -> None:
+    with qtbot.waitSignals([mixed.refreshed, mixed.historyShown], timeout=WAIT):
+        mixed.refresh()
+    rows = _rows(mixed.model)
+    by_node: dict[str, list[ConsoleRow]] = {}
+    for row in rows:
+        by_node.setdefault(row.node, []).append(row)
+    # every Prometheus node (one it cannot scrape under its target's name) and the SSH server, at once
+    assert (set(NODES) - {"down-1"}) | {"down-1:50051", "npu-a"} <= set(by_node)
+    legacy = by_node["legacy-1"][0]
+    assert legacy.used == 40 * GIB and legacy.total == CR13 and legacy.source == monitoring.url
+    assert legacy.texts[Column.UTIL] == "56%" and legacy.texts[Column.TEMPERATURE] == "47 °C"
+    assert by_node["current-1"][0].texts[Column.TEMPERATURE] == "47 °C"  # the other name family
+    assert by_node["pods-1"][0].texts[Column.HOLDERS] == "pod team-a/llm-0 (vllm)"
+    [down] = by_node["down-1:50051"]
+    assert down.error and "up == 0" in down.error
+    [junk] = by_node["junk-1"]
+    assert "cannot all be true" in junk.error
+    npu_a = by_node["npu-a"][0]
+    assert npu_a.texts[Column.UTIL] == "0%" and npu_a.texts[Column.TEMPERATURE] == "38 °C"  # rbln-stat -j's
+    # the last hour from Prometheus' range query (the console samples only the SSH servers itself)
+    assert mixed.model.history.points(legacy.key) and all(
+        used == 40 * GIB for _, used in mixed.model.history.points(legacy.key)
+    )
+    assert len(mixed.model.history.points(npu_a.key)) == 1  # sampled: one reading so far
+    with qtbot.waitSignal(mixed.model.arranged, timeout=WAIT):
+        mixed.filter_edit.setText("llm-0")  # a pod
+    assert [r.node for r in _rows(mixed.model)] == ["pods-1"]
+
+
+def test_where_does_this_fit_across_prometheus_and_ssh(
+    qtbot: QtBot,
+    mixed: FleetConsole,
+) -> None:
+    with qtbot.waitSignal(mixed.placed, timeout=WAIT) as placed:
+        mixed.fit_button.click()
+    placement = placed.args[0]
+    hosts = {o.host for o in placement.options}
+    assert {"npu-a", "legacy-1", "current-1"} <= hosts  # 40 GiB used of a CR13: room for the 8B model
+    blocked = {b.host: b for b in placement.blocked}
+    assert blocked["down-1:50051"].block.name == "UNREACHABLE"
+    tree = mixed.place.tree
+    shown = [present(tree.topLevelItem(i)).text(0) for i in range(tree.topLevelItemCount())]
+    assert any(text.endswith("legacy-1") for text in shown) and any(text.endswith("npu-a") for text in shown)
+
+
+def test_a_prometheus_behind_basic_auth_is_read_with_the_http_config_and_no_password_is_remembered(
+    qtbot: QtBot,
+    guarded: Prometheus,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "http.yml"
+    config.write_text(f"basic_auth:\n  username: {USER}\n  password: {PASSWORD}\n")
+    jobs = JobManager()
+    console = FleetConsole(jobs, list, lambda: None, [], period=0, timeout=30, http_config=lambda: str(config))
+    qtbot.addWidget(console)
+    host = guarded.url.split("://", 1)[1]
+    assert not console.sources.add(f"http://{USER}:{PASSWORD}@{host}")
+    assert "HTTP config file" in console.state.text() and console.sources.own == []
+    with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+        assert console.sources.add(guarded.url)
+    [row] = [r for r in _rows(console.model) if r.node == "legacy-1"][:1]
+    assert row.used == 40 * GIB and not row.error
+    jobs.cancel_all()
+    jobs.wait()
+
+
+# ---- the picture in docs/servers.md ----------------------------------------------------------------------------
+
+
+def _rack(n: int) -> dict[str, object]:
+    """A node of 8 RBLN-CR13: some busy, one short of memory now and then, one hot."""
+    devices = []
+    for i in range(8):
+        used = ((n * 7 + i * 13) % 17) * 8 * GIB
+        if (n + i) % 23 == 0:
+            used = CR13 - 3 * GIB  # 3 GiB free: short
+        pod = {"namespace": "serving", "pod": f"llm-{n}-{i}", "container": "vllm"} if used > 40 * GIB else None
+        devices.append(
+            {
+                "card": "RBLN-CR13",
+                "name": f"rbln{i}",
+                "used": min(used, CR13),
+                "total": CR13,
+                "util": float((n * 11 + i * 5) % 100),
+                "temperature": 35 + (n + i * 3) % 40,
+                "power": 60.0,
+                "pod": pod,
+            }
+        )
+    return {"family": "legacy" if n % 2 else "current", "devices": devices}
+
+
+@pytest.fixture(scope="module")
+def big_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """60 nodes of 8 NPUs behind one Prometheus (one down), scraped through the stand-in's gateway mode."""
+    if shutil.which("prometheus") is None:
+        pytest.skip("needs the prometheus binary (tools/system_packages.sh installs it when root)")
+    root = tmp_path_factory.mktemp("big-prometheus")
+    nodes: dict[str, dict[str, object]] = {f"rack{n // 20 + 1}-node{n % 20 + 1:02d}": _rack(n) for n in range(60)}
+    nodes["rack2-node07"] = {**nodes["rack2-node07"], "down": True}
+    state = root / "exporter.json"
+    state.write_text(json.dumps({"nodes": nodes}))
+    with (
+        running_exporter(state) as gateway,
+        running_prometheus(root / "server", gateway, list(nodes), wait_targets=False) as prometheus,
+    ):
+        prometheus.wait_scraped(len(nodes))
+        yield prometheus.url
+
+
+@pytest.mark.parametrize("theme", [Theme.LIGHT, Theme.DARK], ids=["light", "dark"])
+def test_the_console_is_drawn_for_the_docs(
+    qtbot: QtBot,
+    big_prometheus: str,
+    fleet: Fleet,  # noqa: F811
+    control_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    theme: Theme,
+) -> None:
+    """60 Prometheus nodes and three SSH servers (one failing) at 1280x800, drawn into
+    build/screenshots/console-<theme>.png: the pictures docs/servers.md shows (copied to docs/screenshots/ when
+    the console changes)."""
+    default_setups(fleet)
+    monkeypatch.setenv("RBLN_STUDIO_SSH_CONFIG", str(fleet.client_config))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(control_dir))
+    screen = next((s for s in QGuiApplication.screens() if s.size().toTuple() == (1280, 800)), None)
+    if screen is None:
+        pytest.skip("needs the offscreen screens of tests/gui/offscreen-screens.json")
+    settings = Settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    settings.session.set_console_sources([big_prometheus, "npu-a", "npu-b", "npu-junk"])
+    settings.session.set_short_free_bytes(8 * GIB)
+    settings.session.set_console_current(True)  # in front when the studio last quit
+    settings.flush()
+    w = MainWindow(Settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)), debounce_ms=50)
+    qtbot.addWidget(w, before_close_func=lambda widget: _stop_jobs(qtbot, widget))
+    w.theme.choose(theme, remember=False)
+    w.setScreen(screen)
+    w.setGeometry(screen.geometry())
+    w.show()
+    console = present(w.server_menu.console)
+    with qtbot.waitSignals([console.refreshed, console.historyShown], timeout=WAIT):
+        console.refresh()
+    with qtbot.waitSignal(console.model.arranged, timeout=WAIT):
+        console.table.sortByColumn(Column.FREE, Qt.SortOrder.AscendingOrder)  # the short ones first
+    nodes = {console.model.row_at(i).node for i in range(console.model.rowCount())}
+    assert len(nodes) >= 50 + 3
+    out = REPO / "build" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    image = w.grab().toImage()
+    assert not image.isNull() and image.width() >= 1200
+    assert image.save(str(out / f"console-{theme.value}.png"))
