@@ -102,25 +102,6 @@ def system_palette() -> QPalette:
     return _SYSTEM_PALETTE[0]
 
 
-def indicator_sheet(palette: QPalette) -> str:
-    """Radio indicators drawn with the palette's text colour: Fusion outlines them in the window colour darkened,
-    1.2:1 on the dark palette and 2:1 on the light one, so "In place" and "To a copy" were barely told apart."""
-    ring = palette.color(QPalette.ColorRole.WindowText)
-    ring = QColor.fromRgbF(
-        *(c * 0.7 + w * 0.3 for c, w in zip(ring.getRgbF()[:3], palette.window().color().getRgbF()[:3], strict=True))
-    )
-    base = palette.color(QPalette.ColorRole.Base).name()
-    dot = palette.color(QPalette.ColorRole.Text).name()
-    off = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText).name()
-    return (
-        f"QRadioButton::indicator {{ width: 12px; height: 12px; border-radius: 7px; border: 1px solid {ring.name()};"
-        f" background: {base}; }}"
-        f" QRadioButton::indicator:checked {{ background: qradialgradient(cx:0.5, cy:0.5, radius:0.5, fx:0.5, fy:0.5,"
-        f" stop:0 {dot}, stop:0.5 {dot}, stop:0.6 {base}, stop:1 {base}); }}"
-        f" QRadioButton::indicator:disabled {{ border-color: {off}; }}"
-    )
-
-
 def saved_theme(settings: Settings) -> Theme:
     value = settings.store.value(THEME_KEY, Theme.SYSTEM.value)
     try:
@@ -140,7 +121,6 @@ class ThemeControl(QObject):
         self.theme = saved_theme(settings)
         self._system_palette = system_palette()
         self._scheme = QGuiApplication.styleHints().colorScheme()
-        self._fusion: bool | None = None
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_scheme_changed)
         self.menu = self._build_menu()
         self._apply()
@@ -193,9 +173,5 @@ class ThemeControl(QObject):
         else:
             palette = dark_palette() if self.dark else light_palette()
         app.setPalette(palette)
-        if self._fusion is None:  # asked once: with a style sheet set, style() is the sheet's own wrapper
-            self._fusion = app.style().name().lower() == "fusion"
-        if self._fusion:  # another style (Breeze, …) draws its own indicators
-            app.setStyleSheet(indicator_sheet(palette))
         retone(app.topLevelWidgets(), is_dark(palette))
         self.changed.emit(self.theme)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +40,7 @@ from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
 
 MAX_BLOCKS = 1_000_000
@@ -126,10 +128,8 @@ class ResizeDialog(QDialog):
 
     def _build_sizing(self) -> QGroupBox:
         """A block count or a budget to fit, and the message that says what the core makes of it."""
-        self.by_count = QRadioButton("Block count")
-        self.by_count.setObjectName("resizeByCount")
-        self.by_budget = QRadioButton("Fit to budget")
-        self.by_budget.setObjectName("resizeByBudget")
+        self.by_count = legible_radio("Block count", "resizeByCount")
+        self.by_budget = legible_radio("Fit to budget", "resizeByBudget")
         self.target_spin = QSpinBox()
         self.target_spin.setObjectName("resizeTargetSpin")
         self.target_spin.setRange(0, MAX_BLOCKS)
@@ -173,10 +173,10 @@ class ResizeDialog(QDialog):
 
     def _build_output(self) -> QGroupBox:
         """To a copy (where) or in place, and the command line that does the same."""
-        self.mode_copy = QRadioButton("To a copy")
-        self.mode_copy.setObjectName("resizeModeCopy")
-        self.mode_in_place = QRadioButton("In place")
-        self.mode_in_place.setObjectName("resizeModeInPlace")
+        self.mode_copy = legible_radio("To a copy", "resizeModeCopy")
+        # The destructive choice looks it: in the error tone, a warning sign, and said in words.
+        self.mode_in_place = legible_radio("In place: overwrites this artifact", "resizeModeInPlace", Tone.ERROR)
+        self.mode_in_place.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
         modes = QButtonGroup(self)
         modes.addButton(self.mode_copy)
         modes.addButton(self.mode_in_place)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QRadioButton,
     QWizardPage,
 )
 
@@ -23,6 +22,7 @@ from rbln_artifact_studio.gui.widgets.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
+from rbln_artifact_studio.gui.widgets.radio import legible_radio
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
@@ -59,10 +59,8 @@ class SizingPage(QWizardPage):
 
     def _build_fields(self) -> None:
         """Two radios, each enabling its own field: the budget (automatic) or the count (explicit)."""
-        self.auto_radio = QRadioButton("Automatic, within a memory budget")
-        self.auto_radio.setObjectName("wizardAutoRadio")
-        self.explicit_radio = QRadioButton("Explicit kvcache_num_blocks")
-        self.explicit_radio.setObjectName("wizardExplicitRadio")
+        self.auto_radio = legible_radio("Automatic, within a memory budget", "wizardAutoRadio")
+        self.explicit_radio = legible_radio("Explicit kvcache_num_blocks", "wizardExplicitRadio")
         group = QButtonGroup(self)
         group.addButton(self.auto_radio)
         group.addButton(self.explicit_radio)

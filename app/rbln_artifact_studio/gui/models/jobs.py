@@ -276,6 +276,21 @@ class JobManager(QObject):
     def active(self) -> list[Job]:
         return [j for j in self.jobs if not j.state.ended]
 
+    def waiting_for(self, job: Job) -> str:
+        """Why a queued job has not started yet, in words ("" once it runs or ends)."""
+        if job.state is not JobState.QUEUED or job.token.cancelled:
+            return ""
+        ahead = [j for j in self.jobs if j is not job and j.writes == job.writes and not j.state.ended]
+        ahead = [j for j in ahead if j.created_at <= job.created_at]
+        if job.writes and ahead:
+            # Writes run one at a time: the one running (else the oldest still queued) is what this one waits for.
+            first = next((j for j in ahead if j.state is JobState.RUNNING), ahead[0])
+            return f"waiting for “{first.title}” to finish"
+        running = [j for j in ahead if j.state is JobState.RUNNING]
+        if not job.writes and len(running) >= self.read_pool.maxThreadCount():
+            return f"waiting for a free worker ({len(running)} jobs reading)"
+        return "starting…"
+
     def active_visible(self) -> list[Job]:
         return [j for j in self.active() if j.visible]
 

@@ -66,9 +66,10 @@ class ElidedLabel(QLabel):
 class JobRow(QWidget):
     """One job: title, state, progress bar, elapsed time and a cancel button."""
 
-    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+    def __init__(self, job: Job, parent: QWidget | None = None, manager: JobManager | None = None) -> None:
         super().__init__(parent)
         self.job = job
+        self.manager = manager  # says what a queued job waits for
         self.setObjectName("jobRow")
         self.title = ElidedLabel(job.title)
         self.state = QLabel()
@@ -119,7 +120,8 @@ class JobRow(QWidget):
             self.setToolTip(job.failure.reason if job.failure else job.message)
             return
         if not job.token.cancelled:
-            self.state.setText(job.state.value)
+            waiting = self.manager.waiting_for(job) if self.manager is not None else ""
+            self.state.setText(f"{job.state.value}: {waiting}" if waiting else job.state.value)
         if job.total > 0:
             # QProgressBar holds ints: show bytes as a per-mille so large copies fit.
             self.bar.setRange(0, 1000)
@@ -166,6 +168,7 @@ class JobsPanel(QDockWidget):
         self.setWidget(body)
         self.rows: dict[int, JobRow] = {}
         manager.jobAdded.connect(self.add_job)
+        manager.activeChanged.connect(self._refresh_queued)  # a job ended or came: what the queued wait for changed
         self.list.currentItemChanged.connect(self._show_log)
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
@@ -177,7 +180,7 @@ class JobsPanel(QDockWidget):
         if not job.visible:
             return
         item = QListWidgetItem()
-        row = JobRow(job)
+        row = JobRow(job, manager=self.manager)
         item.setSizeHint(QSize(row.minimumSizeHint().width(), row.sizeHint().height()))
         self.list.insertItem(0, item)
         self.list.setItemWidget(item, row)
@@ -234,6 +237,12 @@ class JobsPanel(QDockWidget):
         if job.output is None:
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(job.output).parent)))
+
+    @Slot()
+    def _refresh_queued(self) -> None:
+        for row in self.rows.values():
+            if row.job.state is JobState.QUEUED:
+                row.refresh()
 
     @Slot()
     def _tick(self) -> None:

@@ -19,7 +19,7 @@ from rbln_artifact_studio.gui.app.stop_signals import stop_requested
 from rbln_artifact_studio.gui.app.theme import ThemeControl
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
-from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
 from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
@@ -234,19 +234,47 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_folder(urls[0].toLocalFile())
 
+    def running_jobs(self) -> list[Job]:
+        """The jobs a quit would cancel: a scan only reads (cancelling it loses nothing), so it is not counted."""
+        return [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
+
+    @staticmethod
+    def quit_question(running: list[Job]) -> str:
+        names = ", ".join(f"“{job.title}”" for job in running[:3]) + (" …" if len(running) > 3 else "")
+        are = "1 job is" if len(running) == 1 else f"{len(running)} jobs are"
+        them = "it" if len(running) == 1 else "them"
+        return f"{are} still running: {names}. Cancel {them} and quit? Cancelled work leaves nothing half-done."
+
     def confirm_quit_with_jobs(self, count: int) -> bool:
-        answer = QMessageBox.question(
-            self,
+        """Ask before cancelling the running jobs; the question follows them while it is open: it names those
+        still running, and answers itself (quit) when the last one ends, as nothing is left to cancel."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             "Jobs are running",
-            f"{count} job(s) are still running. Cancel them and quit? Cancelled work leaves nothing half-done.",
+            self.quit_question(self.running_jobs()),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
+            self,
         )
+        box.setObjectName("quitJobsBox")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+
+        def follow() -> None:
+            running = self.running_jobs()
+            if running:
+                box.setText(self.quit_question(running))
+            else:
+                box.done(QMessageBox.StandardButton.Yes)
+
+        self.jobs.activeChanged.connect(follow)
+        try:
+            answer = box.exec()
+        finally:
+            self.jobs.activeChanged.disconnect(follow)
+            box.deleteLater()
         return answer == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        # A scan only reads (its full checks can run for a while on a large fleet): cancelling it loses nothing.
-        running = [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
+        running = self.running_jobs()
         if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return
