@@ -12,8 +12,8 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.planning.explore import explore
-from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.app.tones import Mark
+from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 

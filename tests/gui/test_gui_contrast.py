@@ -64,7 +64,9 @@ def _label_colours(top: QWidget) -> list[str]:
         for colour in set(_COLOUR.findall(label.text() + label.styleSheet())):
             ratio = contrast(QColor(colour), background)
             if ratio < TEXT:
-                problems.append(f"{label.objectName() or label.text()[:40]}: {colour} on {background.name()} {ratio:.1f}")
+                problems.append(
+                    f"{label.objectName() or label.text()[:40]}: {colour} on {background.name()} {ratio:.1f}"
+                )
     return problems
 
 
@@ -87,7 +89,9 @@ def test_text_and_marks_read_on_every_theme(
     qtbot: QtBot, settings: Settings, workspace: Path, cr13_artifact: Path, theme: str
 ) -> None:
     window = on_small_screen(qtbot, settings)  # 1024x700
-    _apply(qtbot, window, "light" if theme.endswith("dark") else "dark")  # shown in the other theme first, then switched
+    _apply(
+        qtbot, window, "light" if theme.endswith("dark") else "dark"
+    )  # shown in the other theme first, then switched
     open_folder(qtbot, window, workspace)
     select(qtbot, window, cr13_artifact)
     type_text(qtbot, child(window, QLineEdit, "whatIfBudgetEdit"), "0.45")

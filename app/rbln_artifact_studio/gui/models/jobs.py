@@ -114,6 +114,7 @@ class Job(QObject):
     failed = Signal(object)  # JobFailure
     cancelled = Signal()
     finished = Signal()
+    askedChanged = Signal()  # a question about this job was put to the user, or answered
     _began = Signal()
     _ended = Signal(str, object)
 
@@ -136,6 +137,8 @@ class Job(QObject):
         self.log_lines: list[str] = []
         self.result: object = None
         self.failure: JobFailure | None = None
+        self.asking = ""  # the question the user still has to answer before this job's work is done
+        self.answer = ""  # what came of that question once answered ("" while none was asked)
         self.created_at = time.monotonic()
         self.started_at: float | None = None
         self.ended_at: float | None = None
@@ -147,6 +150,16 @@ class Job(QObject):
     def ack(self) -> None:
         """The GUI has taken the last partial result sent with wait=True; the worker may go on."""
         self._acked.set()
+
+    def ask(self, question: str) -> None:
+        """The job ended on a question to the user (a host key): it reads as waiting for the answer, not done."""
+        self.asking, self.answer = question, ""
+        self.askedChanged.emit()
+
+    def answered(self, outcome: str) -> None:
+        """The question was answered; outcome says what came of it ("host key trusted: connecting again")."""
+        self.asking, self.answer = "", outcome
+        self.askedChanged.emit()
 
     def cancel(self) -> None:
         """Ask the work to stop; safe from any thread. The job reports `cancelled` when it has stopped."""

@@ -20,7 +20,11 @@ def ring_colour(palette: QPalette, enabled: bool = True) -> QColor:
     """The indicator's ring: the text colour a third of the way to the window (over 3:1 on it)."""
     group = QPalette.ColorGroup.Active if enabled else QPalette.ColorGroup.Disabled
     text, window = palette.color(group, QPalette.ColorRole.WindowText), palette.color(QPalette.ColorRole.Window)
-    return QColor.fromRgbF(*(t * 0.7 + w * 0.3 for t, w in zip(text.getRgbF()[:3], window.getRgbF()[:3], strict=True)))
+    return QColor.fromRgbF(
+        text.redF() * 0.7 + window.redF() * 0.3,
+        text.greenF() * 0.7 + window.greenF() * 0.3,
+        text.blueF() * 0.7 + window.blueF() * 0.3,
+    )
 
 
 def label_colour(button: QRadioButton) -> QColor:

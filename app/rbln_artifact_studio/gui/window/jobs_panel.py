@@ -93,6 +93,7 @@ class JobRow(QWidget):
         job.progressed.connect(self.refresh)
         job.started.connect(self.refresh)
         job.finished.connect(self.refresh)
+        job.askedChanged.connect(self.refresh)
         self.refresh()
 
     @Slot()
@@ -117,7 +118,13 @@ class JobRow(QWidget):
             else:  # cancelled or failed: the bar stays where the work stopped
                 self.bar.setFormat(f"{job.state.value} at %p%")
             self.state.setText(job.state.value)
-            self.setToolTip(job.failure.reason if job.failure else job.message)
+            if job.asking:  # its work waits on the user: not "succeeded" while the question is open
+                self.bar.setFormat("waiting for you")
+                self.state.setText(f"waiting for your answer: {job.asking}")
+            elif job.answer:
+                self.bar.setFormat(job.answer)
+                self.state.setText(job.answer)
+            self.setToolTip(job.failure.reason if job.failure else job.asking or job.answer or job.message)
             return
         if not job.token.cancelled:
             waiting = self.manager.waiting_for(job) if self.manager is not None else ""
