@@ -26,6 +26,7 @@ from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
+from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
 from rbln_artifact_studio.gui.window.selection_details import SelectionDetails
 from rbln_artifact_studio.gui.window.server_actions import ServerMenu
@@ -161,8 +162,9 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(self.artifact_actions.toolbar_action)
         self.view_menu.addSeparator()
         self.view_menu.addMenu(self.theme.menu)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.action_about)
+        self.help_menu = bar.addMenu("&Help")
+        self.help = HelpMenu(self)
+        self.help.fill(self.help_menu)
 
     def _connect_parts(self) -> None:
         self.browser.painted.connect(self.workspace.batch_shown)
