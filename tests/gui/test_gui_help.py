@@ -37,7 +37,7 @@ class _Browser(QObject):
 @pytest.fixture
 def browser() -> Iterator[_Browser]:
     catcher = _Browser()
-    QDesktopServices.setUrlHandler("file", catcher, "open")
+    QDesktopServices.setUrlHandler("file", catcher, b"open")
     yield catcher
     QDesktopServices.unsetUrlHandler("file")
 
