@@ -37,7 +37,7 @@ class _Browser(QObject):
 @pytest.fixture
 def browser() -> Iterator[_Browser]:
     catcher = _Browser()
-    QDesktopServices.setUrlHandler("file", catcher, b"open")
+    QDesktopServices.setUrlHandler("file", catcher, "open")  # type: ignore[arg-type]  # str at run time
     yield catcher
     QDesktopServices.unsetUrlHandler("file")
 
