@@ -6,6 +6,7 @@ of their palette (WCAG 2.1 AA); tests/gui/test_gui_contrast.py measures them on 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable
 from enum import Enum
@@ -132,3 +133,11 @@ def retone(widgets: Iterable[QWidget], dark: bool) -> None:
                 text = widget.text()
                 if text and pattern.search(text):
                     widget.setText(swapped(text))
+
+
+_CODE = re.compile(r"`([^`<>]+)`")
+
+
+def message_html(text: str) -> str:
+    """A core message as rich text: escaped, its `names` (optimum-rbln's wording) set as code, not raw backticks."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))

@@ -32,9 +32,9 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.location import Location, host_of, parse_beside
-from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.model.budget import BINARY_UNITS, parse_budget
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
-from rbln_artifact_studio.gui.app.tones import Tone, style
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.dialogs.copy_folder_check import CopyFolderCheck
 from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
 from rbln_artifact_studio.gui.models.jobs import JobManager
@@ -136,8 +136,10 @@ class ResizeDialog(QDialog):
         self.target_spin.setValue(max(self.artifact.config.kvcache_num_blocks, 0))
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("resizeBudgetEdit")
-        self.budget_edit.setPlaceholderText("0.8, 80%, 10GB")
-        self.budget_edit.setToolTip("A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).")
+        self.budget_edit.setPlaceholderText("0.8, 80% or 10GB (= 10 GiB)")
+        self.budget_edit.setToolTip(
+            f"A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).\n{BINARY_UNITS}"
+        )
         sizing = QButtonGroup(self)
         sizing.addButton(self.by_count)
         sizing.addButton(self.by_budget)
@@ -327,10 +329,10 @@ class ResizeDialog(QDialog):
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:
-            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(error)}</span>")
+            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {message_html(error)}</span>")
             return
         assert target is not None
-        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {message_html(w)}</span>" for w in warnings]
         facts = block_facts(self.artifact.config, target)
         lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
         self.message.setText("<br>".join(lines))
