@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -28,7 +27,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.commandline import resize_argv
 from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.location import Location, host_of, parse_beside
@@ -40,6 +39,8 @@ from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
+from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
 
@@ -108,6 +109,7 @@ class ResizeDialog(QDialog):
     def _init_checks(self) -> None:
         """What Apply would run, and the state of the checks on disk that may still be on their way."""
         self._output_edited = False
+        self._fixes: tuple[Fix, ...] = ()  # the remedies the current error offers
         self.choice: ResizeChoice | None = None
         self._copy_check = CopyFolderCheck(
             self.artifact, self.jobs, lambda: self.output_edit.text().strip(), lambda: self.mode_copy.isChecked(), self
@@ -130,9 +132,7 @@ class ResizeDialog(QDialog):
         """A block count or a budget to fit, and the message that says what the core makes of it."""
         self.by_count = legible_radio("Block count", "resizeByCount")
         self.by_budget = legible_radio("Fit to budget", "resizeByBudget")
-        self.target_spin = QSpinBox()
-        self.target_spin.setObjectName("resizeTargetSpin")
-        self.target_spin.setRange(0, MAX_BLOCKS)
+        self.target_spin = NumberField("resizeTargetSpin", 0, MAX_BLOCKS)  # the count shown is the count used
         self.target_spin.setValue(max(self.artifact.config.kvcache_num_blocks, 0))
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("resizeBudgetEdit")
@@ -153,6 +153,9 @@ class ResizeDialog(QDialog):
         self.message = QLabel()
         self.message.setObjectName("resizeMessage")
         self.message.setWordWrap(True)
+        self.fixes = FixButtons("resizeFixes")  # an error's remedies, each one click
+        self.fixes.fixChosen.connect(self.apply_fix)
+        grid.addWidget(self.fixes, 2, 0, 1, 2)
         return target_box
 
     def _build_preview(self) -> QGroupBox:
@@ -222,7 +225,7 @@ class ResizeDialog(QDialog):
         self.before_caption.setText(breakdown_caption(before) if before else unknown)
 
     def _connect_fields(self) -> None:
-        self.target_spin.valueChanged.connect(lambda: self._on_sizing_edited(self.by_count))
+        self.target_spin.edited.connect(lambda: self._on_sizing_edited(self.by_count))
         self.budget_edit.textEdited.connect(lambda: self._on_sizing_edited(self.by_budget))
         self.by_count.toggled.connect(self.validate)
         self.mode_copy.toggled.connect(self.validate)
@@ -237,6 +240,15 @@ class ResizeDialog(QDialog):
             self.by_count.setChecked(True)
             self.target_spin.setValue(target)
         self.validate()
+
+    @Slot(object)
+    def apply_fix(self, fix: Fix) -> None:
+        """A remedy the error offered: a budget that fits, or a count (the floor)."""
+        for name, value in fix.changes:
+            if name == "memory_budget":
+                self.prefill(budget_text=str(value))
+            elif name == "kvcache_num_blocks" and isinstance(value, int):
+                self.prefill(target=value)
 
     # ---- reactions -----------------------------------------------------------------------------------
 
@@ -263,9 +275,11 @@ class ResizeDialog(QDialog):
     # ---- validation ----------------------------------------------------------------------------------
 
     def _target(self) -> tuple[int | None, list[str], str | None]:
-        """(target, budget warnings, error) from the selected sizing field."""
+        """(target, budget warnings, error) from the selected sizing field; the error's fixes in self._fixes."""
+        self._fixes = ()
         if self.by_count.isChecked():
-            return self.target_spin.value(), [], None
+            typed = self.target_spin.typed_value()
+            return typed, [], self.target_spin.problem("kvcache_num_blocks")  # empty: says so, never "0 is below"
         text = self.budget_edit.text().strip()
         if not text:
             return None, [], "Type a memory budget: a fraction like 0.8, a percentage like 80%, or bytes like 10GB."
@@ -273,10 +287,14 @@ class ResizeDialog(QDialog):
             budget = parse_budget(text)
             target = target_for_budget(self.artifact, budget)
         except StudioError as exc:
+            # A resize keeps the shape: of the remedies, only a budget applies here.
+            self._fixes = tuple(f for f in exc.fixes if all(name == "memory_budget" for name, _ in f.changes))
             return None, [], exc.one_line()
-        self.target_spin.blockSignals(True)
+        for signals in (self.target_spin, self.target_spin.lineEdit()):  # the count follows, not typed by the user
+            signals.blockSignals(True)
         self.target_spin.setValue(target)
-        self.target_spin.blockSignals(False)
+        for signals in (self.target_spin, self.target_spin.lineEdit()):
+            signals.blockSignals(False)
         return target, budget.warnings(), None
 
     @Slot()
@@ -289,6 +307,11 @@ class ResizeDialog(QDialog):
             check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
+            if error is not None and target < check.floor:
+                self._fixes = (
+                    Fix(f"kvcache_num_blocks {check.floor} (the floor)", (("kvcache_num_blocks", check.floor),)),
+                )
+        self.fixes.set_fixes(self._fixes)
         self._show_after(target, error)  # a refused count is not previewed as if it fitted
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
@@ -342,9 +365,10 @@ class ResizeDialog(QDialog):
         chiplets = artifact.npu.chiplets if artifact.npu else 1
         valid = target is not None and target > 0 and refused is None
         after = artifact.breakdown(num_blocks=target) if valid else None
+        # The reason is in the message above the preview: said once, not again under the chart.
         if refused is not None and target is not None:
-            message = f"Not previewed: {target} blocks cannot be applied ({refused})"
+            message = f"Not previewed: {target} blocks cannot be applied."
         else:
-            message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
-        self.after_chart.set_breakdown(after, chiplets, message)
+            message = "Not previewed: no valid target." if target is None or target <= 0 else "Allocations unknown."
+        self.after_chart.set_breakdown(after, chiplets, "")  # nothing drawn: the caption below says why
         self.after_caption.setText(breakdown_caption(after) if after else message)
