@@ -219,6 +219,7 @@ class Settings:
         self._states: dict[str, QByteArray] = {}
         self._servers = read_servers(store)
         self._seen_jobs = read_seen_jobs(store)
+        self._choices: dict[str, object] = {}  # remembered(): read when first asked
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -335,6 +336,23 @@ class Settings:
 
         self._write(change)
         self.flush()
+
+    def remembered(self, key: str) -> object:
+        """A remembered choice (the wizard's last target, the last bucket, recent buckets) as JSON data; None when
+        there is none or the stored text is damaged."""
+        if key not in self._choices:
+            value = self.store.value(f"choices/{key}", "")
+            try:
+                self._choices[key] = json.loads(value) if isinstance(value, str) and value else None
+            except ValueError:
+                self._choices[key] = None
+        return self._choices[key]
+
+    def remember(self, key: str, value: object) -> None:
+        """Keep a choice (JSON data) for the next time the same question is asked."""
+        self._choices[key] = value
+        text = json.dumps(value)
+        self._write(lambda store: store.setValue(f"choices/{key}", text))
 
 
 def _seen_with(known: list[str], ids: list[str]) -> list[str]:

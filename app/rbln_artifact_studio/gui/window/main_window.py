@@ -36,6 +36,7 @@ from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.gui.window.start_panel import StartPanel
 
 APP_NAME = "RBLN Artifact Studio"
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
@@ -59,6 +60,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
+        self.start_panel: StartPanel | None = None  # the first start's next steps, while shown
         self._build_data(debounce_ms)
         self._build_central()
         self._build_parts()
@@ -207,6 +209,44 @@ class MainWindow(QMainWindow):
 
     def open_demo(self) -> None:
         self.folders.open_demo()
+
+    def nothing_recent(self) -> bool:
+        """No folder, server or bucket opened before: a first start."""
+        s = self.settings
+        return not (s.recent_folders() or s.servers() or self.folders.recent_buckets())
+
+    def offer_first_steps(self) -> StartPanel | None:
+        """On a first start (no arguments, nothing recent), the next steps in the table's place until something
+        is opened (a folder, a server's or a bucket's rows, a job such as a compile)."""
+        if not self.nothing_recent():
+            return None
+        from rbln_artifact_studio.gui.window.start_panel import StartPanel
+
+        panel = self.start_panel = StartPanel(self)
+        table, details = self.splitter.sizes()
+        self.splitter.insertWidget(0, panel)
+        self.browser.hide()
+        self.splitter.setSizes([table, 0, details])  # the table's room, as the table had it
+        self.workspace.rootChanged.connect(self.close_first_steps)
+        self.model.rowsInserted.connect(self.close_first_steps)
+        self.jobs.jobAdded.connect(self._on_first_job)
+        return panel
+
+    def _on_first_job(self, job: Job) -> None:
+        if job.visible:  # a compile, a scan of a server or bucket: its results go to the table
+            self.close_first_steps()
+
+    def close_first_steps(self, *_args: object) -> None:
+        panel = self.start_panel
+        if panel is None:
+            return
+        self.start_panel = None
+        self.workspace.rootChanged.disconnect(self.close_first_steps)
+        self.model.rowsInserted.disconnect(self.close_first_steps)
+        self.jobs.jobAdded.disconnect(self._on_first_job)
+        panel.hide()
+        panel.deleteLater()
+        self.browser.show()
 
     def show_folder_title(self, root: str) -> None:
         """The folder in the title; the platform adds the application's display name after it where it is set."""
