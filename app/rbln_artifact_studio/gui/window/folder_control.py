@@ -29,6 +29,7 @@ class FolderControl(QObject):
 
     def connect_to(self) -> None:
         self.window.workspace.rootChanged.connect(self._on_root_changed)
+        self.window.workspace.rootsChanged.connect(self._on_roots_changed)
 
     @Slot()
     def choose_folder(self) -> None:
@@ -39,6 +40,24 @@ class FolderControl(QObject):
 
     def open_folder(self, folder: str | Path) -> None:
         self.window.workspace.open(folder)
+
+    @Slot()
+    def choose_folder_beside(self) -> None:
+        """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
+        start = self.window.workspace.root or os.path.expanduser("~")
+        folder = QFileDialog.getExistingDirectory(self.window, "Add a folder beside those shown", start)
+        if folder:
+            self.window.workspace.add(folder)
+
+    @Slot(list)
+    def _on_roots_changed(self, roots: list[str]) -> None:
+        """The title names the opened folder and how many beside it; the next start opens them all again."""
+        if roots:
+            more = f" + {len(roots) - 1} more" if len(roots) > 1 else ""
+            self.window.show_folder_title(roots[0] + more)
+            for folder in roots[1:]:
+                self.window.settings.add_recent_folder(folder)
+        self.window.settings.remember("workspace", roots)
 
     @Slot()
     def open_demo(self) -> None:

@@ -28,6 +28,7 @@ from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.window.result_notice import ResultNotice
 from rbln_artifact_studio.gui.window.selection_details import SelectionDetails
 from rbln_artifact_studio.gui.window.server_actions import ServerMenu
 from rbln_artifact_studio.gui.window.state_notices import StateNotices
@@ -106,6 +107,7 @@ class MainWindow(QMainWindow):
         self.selection = SelectionDetails(self)
         self.folders = FolderControl(self)
         self.dialogs = DialogLauncher(self)
+        self.results = ResultNotice(self)
         self.theme = ThemeControl(self.settings, self)
 
     def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
@@ -120,6 +122,7 @@ class MainWindow(QMainWindow):
     def _create_actions(self) -> None:
         f, d, a = self.folders, self.dialogs, self._action
         self.action_open = a("actionOpenFolder", "&Open Folder…", f.choose_folder, QKeySequence.StandardKey.Open)
+        self.action_add_folder = a("actionAddFolder", "&Add Folder Beside…", f.choose_folder_beside)
         self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", d.open_bucket_dialog)
         self.action_demo = a("actionOpenDemo", "Open &Demo Workspace", f.open_demo)
         self.action_refresh = a("actionRefresh", "&Refresh", self.workspace.refresh, QKeySequence.StandardKey.Refresh)
@@ -146,6 +149,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.action_open)
+        file_menu.addAction(self.action_add_folder)
         file_menu.addAction(self.action_open_bucket)
         file_menu.addMenu(self.folders.recent_menu)
         file_menu.addActions([self.action_demo, self.action_refresh, self.action_export])
@@ -206,6 +210,17 @@ class MainWindow(QMainWindow):
 
     def open_folder(self, folder: str | Path) -> None:
         self.folders.open_folder(folder)
+
+    def reopen_workspace(self) -> bool:
+        """The folders shown when the studio last quit, opened again (a start with no arguments)."""
+        roots = self.settings.remembered("workspace")
+        roots = [r for r in roots if isinstance(r, str) and r] if isinstance(roots, list) else []
+        if not roots:
+            return False
+        self.open_folder(roots[0])
+        for folder in roots[1:]:
+            self.workspace.add(folder)
+        return True
 
     def open_demo(self) -> None:
         self.folders.open_demo()

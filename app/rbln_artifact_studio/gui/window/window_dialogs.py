@@ -176,12 +176,8 @@ class DialogLauncher(QObject):
     def _on_written(self, result: object) -> None:
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
         path = str(getattr(result, "path", ""))
-        if not path:
-            return
-        w = self.window
-        w.statusBar().showMessage(f"Wrote {path}", 10_000)
-        w.workspace.rescan([path, os.path.dirname(path)])
-        w.selection.select_once_shown(path)
+        if path:
+            self.window.results.offer(path)  # in the table, or one click to open it beside the shown folders
 
     @Slot()
     def show_about(self) -> AboutDialog:
