@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
@@ -20,6 +20,15 @@ STEPS = (
     ("Open a Bucket…", "The artifacts in an S3-compatible bucket.", "actionOpenBucket"),
     ("Compile a Model…", "A model for an NPU, with a memory budget that leaves headroom.", "actionCompile"),
 )
+
+
+class StepButton(QCommandLinkButton):
+    """A command link whose size hint is what it needs at the width it has: Qt's wraps the description at about 200
+    pixels whatever the width, so a long description asked for twice the height it takes."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return hint if self.width() <= hint.width() else QSize(hint.width(), self.heightForWidth(self.width()))
 
 
 class StartPanel(QScrollArea):
@@ -41,11 +50,13 @@ class StartPanel(QScrollArea):
             action = window.findChild(QAction, name)
             if action is None:
                 continue  # an action this window does not have (none today)
-            button = QCommandLinkButton(text, description)
+            button = StepButton(text, description)
             button.setObjectName(f"start:{name}")
             button.clicked.connect(action.trigger)
-            # Each as tall as its wrapped description needs: a short window scrolls the panel, never squeezes it.
-            button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+            # Each as tall as its description needs at the width it has (its size hint wraps it at ~200 pixels).
+            policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            policy.setHeightForWidth(True)
+            button.setSizePolicy(policy)
             layout.addWidget(button)
             self.buttons[name] = button
         hint = QLabel("Help ▸ Getting Started explains the three jobs the studio does.")
