@@ -14,12 +14,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
 from objectstore.conftest import BucketFixture, bucket, seaweed  # noqa: F401 (fixtures)
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 from remote.conftest import (  # noqa: F401 (fixtures)
     HOST_ALIAS,
@@ -71,6 +72,11 @@ def _window(qtbot: QtBot, folder: Path, name: str, ssh_config: Path | None = Non
     return window
 
 
+def _laid_out(chart: QWidget, table: QWidget) -> bool:
+    """The breakdown table below the chart: the detail panel's layout has caught up with the new palette."""
+    return table.geometry().top() >= chart.geometry().bottom()
+
+
 def _save(widget: object, name: str) -> None:
     QApplication.processEvents()
     assert widget.grab().save(str(DOCS / name))  # type: ignore[attr-defined]
@@ -93,7 +99,7 @@ def test_take_the_docs_screenshots(
         open_folder(qtbot, window, models)
         select(qtbot, window, models / "qwen3-8b-cr13")
         chart, table = window.detail.chart, window.detail.breakdown_table
-        qtbot.waitUntil(lambda t=table, c=chart: t.geometry().top() >= c.geometry().bottom())  # laid out
+        qtbot.waitUntil(partial(_laid_out, chart, table))  # laid out in this palette
         _save(window, f"main-window-{theme.value}.png")
         window.hide()  # kept (pytest-qt closes it at the end): a window dropped mid-test is collected anywhere
 
