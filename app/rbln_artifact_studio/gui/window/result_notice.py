@@ -43,6 +43,9 @@ class ResultNotice(QObject):
     def offer(self, path: str) -> None:
         """A result just written: selected in the table when a shown folder holds it, else offered."""
         w = self.window
+        if "://" in path:  # on a server or in a bucket: its rows come with that place's scan, not a folder's
+            w.statusBar().showMessage(f"Wrote {path}", 10_000)
+            return
         if w.workspace.root_of(path) is not None:
             self.bar.hide()
             w.statusBar().showMessage(f"Wrote {path}", 10_000)
