@@ -60,3 +60,14 @@ def test_a_count_that_fits_keeps_fitting_with_more_devices(model_id: str) -> Non
         shape = shape_of(model_id, npu, batch, seq)
         fits = [device_fit(spec, replace(shape, num_devices=n)).fits for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)]
         assert fits == sorted(fits), (npu, batch, seq, fits)  # False… then True…
+
+
+def test_within_a_budget_the_search_finds_the_fewest_whose_floor_fits_it() -> None:
+    """An impossible memory_budget for one NPU: the count the compile's fix offers holds the floor within it."""
+    spec = resolve_model("Qwen/Qwen3-8B").spec
+    shape = shape_of("Qwen/Qwen3-8B", "RBLN-CR13", 8, 40960)
+    budget = int(shape.npu.available_per_npu * 0.15)
+    found = fewest_devices(spec, shape, budget_per_npu=budget)
+    counted = next(n for n in range(1, 65) if device_fit(spec, replace(shape, num_devices=n)).needed_per_npu <= budget)
+    assert found.num_devices == counted == 2 and found.needed_per_npu <= budget
+    assert fewest_devices(spec, shape).num_devices == 1  # the whole NPU: one holds it

@@ -12,8 +12,9 @@ from pytestqt.qtbot import QtBot
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.planning.explore import explore
+from rbln_artifact_studio.gui.app.tones import Mark
 from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
-from rbln_artifact_studio.gui.widgets.dram_chart import BUDGET_COLOUR, DramChart
+from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
@@ -37,7 +38,7 @@ def test_no_budget_is_named_or_drawn_for_a_compiled_artifact(
     chart = window.detail.chart
     assert "Budget" not in [label for _, label in chart._legend_entries()]
     assert "no memory_budget recorded" in chart.summary()
-    assert not _has_colour(chart, BUDGET_COLOUR)
+    assert not _has_colour(chart, chart.mark_colours()[Mark.BUDGET])
     table = child(window.detail, BreakdownTable)
     headers = [present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]
     assert "Budget" not in headers and headers[-1] == "Free"
@@ -70,7 +71,7 @@ def test_a_what_if_budget_draws_what_explore_says(
             f"kvcache_num_blocks {expected} (floor 9" in result.text()
             or f"{expected} blocks fit, below the floor of 9" in result.text()
         )
-        assert _has_colour(chart, BUDGET_COLOUR)  # a budget: its line is drawn
+        assert _has_colour(chart, chart.mark_colours()[Mark.BUDGET])  # a budget: its line is drawn
     assert "below the floor of 9" in result.text() or "kvcache_num_blocks" in result.text()
     type_text(qtbot, edit, "abc")
     assert "Cannot read memory_budget &#x27;abc&#x27;" in result.text()

@@ -74,7 +74,13 @@ def test_open_select_and_read_the_breakdown(
     assert table.rowCount() == 4
     tight_row = [cell(table, r, 0).text() for r in range(4)].index(f"NPU 0 · c{expected.tightest.chiplet}  ◀ tightest")
     headers = [present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]
-    assert headers[:5] == ["Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache"]  # as the legend
+    assert headers[:5] == [
+        "NPU · chiplet",
+        "System reserve",
+        "Weights",
+        "Workspace / other",
+        "KV cache",
+    ]  # as the legend
     assert cell(table, tight_row, 1).text() == f"{expected.tightest.reserve:,} B"  # exact, as the README says
     assert cell(table, tight_row, 4).text() == f"{expected.tightest.kv:,} B"
     assert chart.tooltip_at(QPoint(1, 1)) == ""

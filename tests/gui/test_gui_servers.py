@@ -139,9 +139,15 @@ def test_unknown_host_key_asks_and_trust_connects(
     dialog = w.server_menu.last_host_key_dialog
     assert dialog.isVisible() and "SHA256:" in dialog.details.toPlainText()
     assert known.read_text() == "", "nothing trusted before the user decides"
+    # The connection's row waits on the user while the question is open: it does not read "succeeded".
+    connecting = next(j for j in w.jobs.jobs if j.title == f"Connect to {HOST_ALIAS}")
+    row = present(w.jobs_panel.row_for(connecting))
+    assert row.state.text() == f"waiting for your answer: trust {HOST_ALIAS}'s host key?"
+    assert "succeeded" not in row.state.text() + row.bar.text()
     trust = next(b for b in dialog.buttons.buttons() if b.objectName() == "hostKeyTrust")
     with qtbot.waitSignal(sources.connected, timeout=30_000):
         trust.click()
+    assert row.state.text() == "host key trusted: connecting again"
     assert f"[127.0.0.1]:{server.port} ssh-ed25519" in known.read_text()
     assert len(_host_cells(w)) == 2
 

@@ -205,3 +205,23 @@ def test_an_emptied_shape_field_is_an_error(qtbot: QtBot, window: MainWindow) ->
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     type_text(qtbot, batch, "0")
     assert "batch_size must be a positive integer, got 0" in _message(wizard, "wizardShapeMessage")
+
+
+def test_an_impossible_budget_also_offers_the_devices_that_hold_it(qtbot: QtBot, window: MainWindow) -> None:
+    """Issue 33: more devices each hold less, so a budget too small for one NPU may fit on more; and the
+    optimum-rbln wording's `names` read as code, not as raw backticks."""
+    wizard = _open(qtbot, window)
+    _to_sizing_cr13_batch8(qtbot, wizard)
+    type_text(qtbot, child(wizard, QLineEdit, "wizardBudgetEdit"), "0.15")
+    text = _message(wizard, "wizardPreviewLabel")
+    assert "only 2 blocks can be allocated" in text and "use more devices: num_devices 2 would hold it" in text
+    assert "`" not in text and "<code>max_seq_len</code>" in text
+    assert [b.text() for b in child(wizard, FixButtons, "wizardSizingFixes").buttons] == [
+        "memory_budget 0.1995",
+        "num_devices 2",
+    ]
+    qtbot.mouseClick(_fix(wizard, "wizardSizingFixes", "num_devices 2"), Qt.MouseButton.LeftButton)
+    assert child(wizard, QSpinBox, "wizardDevicesSpin").value() == 2
+    assert child(wizard, QLineEdit, "wizardBudgetEdit").text() == "0.15"  # the budget stays as typed
+    assert "kvcache_num_blocks 19</b>" in _message(wizard, "wizardPreviewLabel")
+    assert wizard.button(QWizard.WizardButton.NextButton).isEnabled()

@@ -8,7 +8,6 @@ or its result and Next enabled.
 
 from __future__ import annotations
 
-import html
 from dataclasses import replace
 
 import pytest
@@ -24,6 +23,7 @@ from rbln_artifact_studio.core.model.budget import parse_budget
 from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.simulator.compile_preview import preview_compile
 from rbln_artifact_studio.core.simulator.compiler import plan_compile, resolve_shape
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, tone
 from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.window.main_window import MainWindow
@@ -69,7 +69,7 @@ def _check_sizing_page(wizard: CompileWizard) -> None:
     text = page.preview_label.text()
     next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     if expected.error is not None:
-        assert f"✖ {html.escape(expected.error)}" in text
+        assert f"✖ {message_html(expected.error)}" in text
         assert not next_enabled
     else:
         assert expected.plan is not None and f"kvcache_num_blocks {expected.plan.num_blocks}</b>" in text
@@ -93,7 +93,7 @@ def test_budget_field_shows_the_cores_error_for_any_text(qtbot: QtBot, wizard: C
         try:
             parse_budget(text.strip() or None)
         except BudgetError as exc:  # what the core says about the text itself is on the page, Next is off
-            assert html.escape(exc.one_line()) in wizard.sizing_page.preview_label.text()
+            assert message_html(exc.one_line()) in wizard.sizing_page.preview_label.text()
             assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
         assert wizard.width() == width  # a long message wraps; it never widens the wizard
 
@@ -129,7 +129,7 @@ def test_budget_values_from_the_issue_typed_key_by_key(
     if expected is None:  # empty or blank: unset, the whole NPU
         assert "kvcache_num_blocks 40</b>" in text and next_enabled
     else:
-        assert html.escape(expected) in text and not next_enabled
+        assert message_html(expected) in text and not next_enabled
     if typed == "1":
         assert "memory_budget=1 is read as 1 byte, not 100% of the NPU" in text
     no_error_dialog()
@@ -190,13 +190,13 @@ def test_shape_fields_show_the_cores_verdict_for_any_input(qtbot: QtBot, wizard:
         next_enabled = wizard.button(QWizard.WizardButton.NextButton).isEnabled()
         problem = wizard.input_problem()
         if problem is not None:  # a field that is empty or out of range says so; no stale value is used
-            assert f"✖ {html.escape(problem)}" in message and not next_enabled
+            assert f"✖ {message_html(problem)}" in message and not next_enabled
             return
         try:
             resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), present(wizard.model))
         except StudioError as exc:
-            assert f"✖ {html.escape(exc.one_line())}" in message and not next_enabled
+            assert f"✖ {message_html(exc.one_line())}" in message and not next_enabled
         else:
-            assert message.startswith("<span style='color:#2e7d32'>✓") and next_enabled
+            assert message.startswith(f"<span style='color:{tone(Tone.OK)}'>✓") and next_enabled
 
     typed()

@@ -21,3 +21,13 @@ def resource_dir() -> Path:
         f"the studio's resources are missing (looked in {_PACKAGE / 'resources'} and {_PACKAGE.parents[1] / 'resources'}):"
         " reinstall the package"
     )
+
+
+@cache
+def docs_dir() -> Path | None:
+    """The user documentation (docs/): inside the package where it was shipped, else at the top of the checkout;
+    None where neither has it (a wheel without it)."""
+    for folder in (_PACKAGE / "docs", _PACKAGE.parents[1] / "docs"):
+        if (folder / "desktop.md").is_file():
+            return folder
+    return None

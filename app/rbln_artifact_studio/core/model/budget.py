@@ -17,6 +17,7 @@ _SIZE_RE = re.compile(r"^\d{1,30}(\.\d{1,30})?\s*[a-z]{1,9}$", re.IGNORECASE | r
 
 MAX_DIGITS = 4000  # below Python's int-from-text limit (4,300 digits)
 HOW_TO_WRITE = "Give a fraction like 0.8, a percentage like 80%, or bytes like 10GB or 512MB."
+BINARY_UNITS = "10GB means 10 GiB (10 × 1,073,741,824 bytes), as optimum-rbln reads it; 512MB means 512 MiB."
 
 EXCLUSIVE_MESSAGE = (
     "`memory_budget` and an explicit `kvcache_num_blocks` are mutually exclusive. "

@@ -151,10 +151,12 @@ def resolve_shape(request: CompileRequest, model: ResolvedModel) -> CompileShape
     return CompileShape(npu, request.num_devices, request.batch_size, max_seq_len, attn, partition, chunk)
 
 
-def _devices_fix(model: ResolvedModel, shape: CompileShape) -> Fix | None:
-    """num_devices set to the fewest that hold weights, workspace and the floor (None when none does or no change)."""
-    fewest = fewest_devices(model.spec, shape)
-    if not fewest.fits or fewest.num_devices == shape.num_devices:
+def _devices_fix(model: ResolvedModel, shape: CompileShape, budget_per_npu: int | None = None) -> Fix | None:
+    """num_devices set to the fewest that hold weights, workspace and the floor, within budget_per_npu when given
+    (None when none does or no change)."""
+    fewest = fewest_devices(model.spec, shape, budget_per_npu=budget_per_npu)
+    limit = shape.npu.available_per_npu if budget_per_npu is None else budget_per_npu
+    if fewest.needed_per_npu > limit or fewest.num_devices <= shape.num_devices:
         return None
     return Fix(f"num_devices {fewest.num_devices}", (("num_devices", fewest.num_devices),))
 
@@ -205,9 +207,13 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
         try:
             num_blocks = resolve_blocks(layout, npu, budget_per_npu // npu.chiplets, sequence, budget_per_npu)
         except InsufficientMemoryError as exc:
-            if not any(name == "memory_budget" for fix in exc.fixes for name, _ in fix.changes):
-                fix = _devices_fix(model, shape)  # not even the whole NPU holds the floor
-                exc.fixes = (*exc.fixes, fix) if fix else exc.fixes
+            # More devices hold less each: offer the fewest that fit this very budget (or, when the budget is
+            # the whole NPU already, the fewest that fit at all), beside a larger budget.
+            fix = _devices_fix(model, shape, budget_per_npu if budget.is_set else None)
+            if fix is not None:
+                exc.fixes = (*exc.fixes, fix)
+                more = f"use more devices: {fix.label} would hold it."
+                exc.hint = f"{exc.hint} Or {more}" if exc.hint else more.capitalize()
             raise with_budget_warnings(exc, budget) from None
     if explicit is not None or shape.attn is AttnImpl.EAGER:
         refusal = does_not_fit(layout, npu, num_blocks, sequence.floor)  # it would not load: never write it

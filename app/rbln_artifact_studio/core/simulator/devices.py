@@ -49,7 +49,9 @@ def device_fit(spec: ModelSpec, shape: CompileShape) -> DeviceFit:
     )
 
 
-def fewest_devices(spec: ModelSpec, shape: CompileShape, max_devices: int = MAX_DEVICES) -> DeviceFit:
+def fewest_devices(
+    spec: ModelSpec, shape: CompileShape, max_devices: int = MAX_DEVICES, budget_per_npu: int | None = None
+) -> DeviceFit:
     """The smallest num_devices (1 to max_devices) whose NPUs hold weights, workspace and the floor; the largest
     count tried when none does (its `fits` is then False).
 
@@ -57,22 +59,29 @@ def fewest_devices(spec: ModelSpec, shape: CompileShape, max_devices: int = MAX_
     KV cache; true of every preset, NPU and shape in tests/test_fewest_devices.py), so the search doubles the
     count until it fits and then bisects: at most 12 fits where counting up computed 64 when nothing fits, each a
     graph simulation, and the compile wizard asks on every key typed into its shape fields.
+
+    With budget_per_npu, the fewest whose floor fits within that memory_budget instead of the whole NPU (a
+    fraction or a byte budget is the same per NPU whatever the count, and each NPU holds less with more of them).
     """
     fits: dict[int, DeviceFit] = {}
+    limit = shape.npu.available_per_npu if budget_per_npu is None else min(budget_per_npu, shape.npu.available_per_npu)
 
     def fit(n: int) -> DeviceFit:
         if n not in fits:
             fits[n] = device_fit(spec, replace(shape, num_devices=n))
         return fits[n]
 
+    def fits_limit(n: int) -> bool:
+        return fit(n).needed_per_npu <= limit
+
     low, high = 0, 1  # low: the largest count known not to fit (0: none tried); high: the next to try
-    while not fit(high).fits:
+    while not fits_limit(high):
         if high >= max_devices:
             return fit(high)
         low, high = high, min(2 * high, max_devices)
     while high - low > 1:  # high fits, low does not: the fewest lies in (low, high]
         middle = (low + high) // 2
-        if fit(middle).fits:
+        if fits_limit(middle):
             high = middle
         else:
             low = middle

@@ -238,6 +238,7 @@ class Settings:
         self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
         self._ssh_config: str | None = None  # None: as the store says (read when asked)
         self.session = SessionSettings(store, self._write)  # what was open: servers, buckets, the console
+        self._choices: dict[str, object] = {}  # remembered(): read when first asked
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -358,6 +359,23 @@ class Settings:
 
         self._write(change)
         self.flush()
+
+    def remembered(self, key: str) -> object:
+        """A remembered choice (the wizard's last target, the last bucket, recent buckets) as JSON data; None when
+        there is none or the stored text is damaged."""
+        if key not in self._choices:
+            value = self.store.value(f"choices/{key}", "")
+            try:
+                self._choices[key] = json.loads(value) if isinstance(value, str) and value else None
+            except ValueError:
+                self._choices[key] = None
+        return self._choices[key]
+
+    def remember(self, key: str, value: object) -> None:
+        """Keep a choice (JSON data) for the next time the same question is asked."""
+        self._choices[key] = value
+        text = json.dumps(value)
+        self._write(lambda store: store.setValue(f"choices/{key}", text))
 
 
 def _seen_with(known: list[str], ids: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalet
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from rbln_artifact_studio.gui.app.settings import Settings
-from rbln_artifact_studio.gui.app.tones import is_dark
+from rbln_artifact_studio.gui.app.tones import is_dark, retone
 
 THEME_KEY = "view/theme"
 
@@ -173,4 +173,5 @@ class ThemeControl(QObject):
         else:
             palette = dark_palette() if self.dark else light_palette()
         app.setPalette(palette)
+        retone(app.topLevelWidgets(), is_dark(palette))
         self.changed.emit(self.theme)

@@ -24,15 +24,17 @@ if TYPE_CHECKING:
 class BucketDialog(QDialog):
     """Where the bucket is: what the user types, checked before the dialog closes."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, last: dict[str, str] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("bucketDialog")
         self.setWindowTitle("Open Bucket")
-        self.endpoint = self._field("bucketEndpoint", os.environ.get("AWS_ENDPOINT_URL", ""), "http://minio.local:9000")
+        last = last or {}  # the bucket opened last time: its fields, filled in again
+        endpoint = last.get("endpoint") or os.environ.get("AWS_ENDPOINT_URL", "")
+        self.endpoint = self._field("bucketEndpoint", endpoint, "http://minio.local:9000")
         self.endpoint.setToolTip("Empty: the endpoint of the profile (endpoint_url in ~/.aws/config), else AWS S3.")
-        self.bucket = self._field("bucketName", "", "models")
-        self.prefix = self._field("bucketPrefix", "", "fleet (empty: the whole bucket)")
-        self.profile = self._field("bucketProfile", os.environ.get("AWS_PROFILE", ""), "default")
+        self.bucket = self._field("bucketName", last.get("bucket", ""), "models")
+        self.prefix = self._field("bucketPrefix", last.get("prefix", ""), "fleet (empty: the whole bucket)")
+        self.profile = self._field("bucketProfile", last.get("profile") or os.environ.get("AWS_PROFILE", ""), "default")
         self.profile.setToolTip("A profile of ~/.aws/config and ~/.aws/credentials; its keys are read from there.")
         self.problem = QLabel()
         self.problem.setObjectName("bucketProblem")
@@ -52,6 +54,16 @@ class BucketDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
+        # Wide enough for a whole endpoint URL (it was 207 pixels wide, the endpoint cut off).
+        self.endpoint.setMinimumWidth(
+            self.endpoint.fontMetrics().horizontalAdvance("https://s3.eu-central-1.example.com:9000") + 24
+        )
+        self.problem.setMinimumWidth(self.endpoint.minimumWidth())
+
+    def choice(self) -> dict[str, str]:
+        """What to fill in next time and list in Open Recent (no key: those stay with the AWS chain)."""
+        fields = {"endpoint": self.endpoint, "bucket": self.bucket, "prefix": self.prefix, "profile": self.profile}
+        return {name: field.text().strip() for name, field in fields.items()}
 
     def _field(self, name: str, text: str, placeholder: str) -> QLineEdit:
         field = QLineEdit(text)

@@ -41,6 +41,7 @@ class CompileWizard(QWizard):
         default_parent: str,
         parent: QWidget | None = None,
         backends: BackendStatus | None = None,
+        last: dict[str, object] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("compileWizard")
@@ -63,6 +64,8 @@ class CompileWizard(QWizard):
         self.shape_page.fixes.fixChosen.connect(self.apply_fix)
         self.sizing_page.fixes.fixChosen.connect(self.apply_fix)
         self.target_page.fixes.fixChosen.connect(self.apply_fix)
+        self.last = last or {}  # the last compile's choices (remember_of): its target, shape and budget
+        self._restore_target()
         resize_to_fit(self, 980, 720)
 
     @property
@@ -88,6 +91,42 @@ class CompileWizard(QWizard):
             fields[self.sizing_page.blocks_spin] = "kvcache_num_blocks"
         return next((p for f, name in fields.items() if (p := f.problem(name)) is not None), None)
 
+    # ---- the last compile's choices -----------------------------------------------------------------
+
+    def _restore_target(self) -> None:
+        """The last target and budget, at once; the shape once its model is read (see _on_model)."""
+        last = self.last
+        if isinstance(last.get("npu"), str) and self.target_page.npu_combo.findData(last["npu"]) >= 0:
+            self.target_page.set_npu(str(last["npu"]))
+        devices = last.get("num_devices")
+        if isinstance(devices, int) and devices > 0:
+            self.target_page.devices_spin.user_edited = True  # kept: defaults do not replace it
+            self.target_page.devices_spin.setValue(devices)
+        budget = last.get("memory_budget")
+        if isinstance(budget, str) and budget:
+            self.sizing_page.auto_radio.setChecked(True)
+            self.sizing_page.budget_edit.setText(budget)
+
+    def _restore_shape(self, model: ResolvedModel) -> None:
+        """The last shape, when the model is the last one's (another model has its own lengths)."""
+        if self.last.get("model_id") != model.model_id:
+            return
+        shape = self.shape_page
+        fields = {
+            "batch_size": shape.batch_spin,
+            "max_seq_len": shape.seq_spin,
+            "kvcache_partition_len": shape.partition_spin,
+            "prefill_chunk_size": shape.chunk_spin,
+        }
+        for name, field in fields.items():
+            value = self.last.get(name)
+            if isinstance(value, int) and value > 0:
+                field.user_edited = True
+                field.setValue(value)
+        attn = self.last.get("attn_impl")
+        if isinstance(attn, str) and shape.attn_combo.findData(attn) >= 0:
+            shape.attn_combo.setCurrentIndex(shape.attn_combo.findData(attn))
+
     # ---- defaults and fixes --------------------------------------------------------------------------
 
     @Slot()
@@ -95,8 +134,11 @@ class CompileWizard(QWizard):
         model = self.model
         if model is None or model.model_id == self._defaults_for:
             return
+        first = self._defaults_for is None
         self._defaults_for = model.model_id  # a new model: start from its own maximum length
         self.shape_page.seq_spin.setValue(model.spec.max_position_embeddings)
+        if first:
+            self._restore_shape(model)
         self.apply_defaults()
 
     @Slot()
@@ -179,3 +221,12 @@ class CompileWizard(QWizard):
             return
         self.compileRequested.emit(plan.request, output, self.backend())
         super().accept()
+
+
+def remember_of(request: CompileRequest) -> dict[str, object]:
+    """What the next wizard starts from: this compile's model, target, shape and budget (not an explicit count)."""
+    keys = ("model_id", "npu", "num_devices", "batch_size", "max_seq_len", "attn_impl", "kvcache_partition_len")
+    last: dict[str, object] = {key: getattr(request, key) for key in (*keys, "prefill_chunk_size")}
+    budget = request.memory_budget
+    last["memory_budget"] = budget if isinstance(budget, str) else None
+    return last

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -27,18 +27,21 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.display.commandline import resize_argv
 from rbln_artifact_studio.core.display.naming import resized_copy_dir
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
-from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.model.budget import BINARY_UNITS, parse_budget
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
-from rbln_artifact_studio.gui.app.tones import Tone, style
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.dialogs.copy_folder_check import CopyFolderCheck
 from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
+from rbln_artifact_studio.gui.widgets.number_field import NumberField
+from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
 from rbln_artifact_studio.places.dispatch import capabilities, path_here
 
@@ -109,6 +112,7 @@ class ResizeDialog(QDialog):
     def _init_checks(self) -> None:
         """What Apply would run, and the state of the checks on disk that may still be on their way."""
         self._output_edited = False
+        self._fixes: tuple[Fix, ...] = ()  # the remedies the current error offers
         self.choice: ResizeChoice | None = None
         self._copy_check = CopyFolderCheck(
             self.artifact,
@@ -134,18 +138,16 @@ class ResizeDialog(QDialog):
 
     def _build_sizing(self) -> QGroupBox:
         """A block count or a budget to fit, and the message that says what the core makes of it."""
-        self.by_count = QRadioButton("Block count")
-        self.by_count.setObjectName("resizeByCount")
-        self.by_budget = QRadioButton("Fit to budget")
-        self.by_budget.setObjectName("resizeByBudget")
-        self.target_spin = QSpinBox()
-        self.target_spin.setObjectName("resizeTargetSpin")
-        self.target_spin.setRange(0, MAX_BLOCKS)
+        self.by_count = legible_radio("Block count", "resizeByCount")
+        self.by_budget = legible_radio("Fit to budget", "resizeByBudget")
+        self.target_spin = NumberField("resizeTargetSpin", 0, MAX_BLOCKS)  # the count shown is the count used
         self.target_spin.setValue(max(self.artifact.config.kvcache_num_blocks, 0))
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("resizeBudgetEdit")
-        self.budget_edit.setPlaceholderText("0.8, 80%, 10GB")
-        self.budget_edit.setToolTip("A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).")
+        self.budget_edit.setPlaceholderText("0.8, 80% or 10GB (= 10 GiB)")
+        self.budget_edit.setToolTip(
+            f"A fraction of the NPU's available DRAM (0.8), a percentage (80%) or bytes (10GB).\n{BINARY_UNITS}"
+        )
         sizing = QButtonGroup(self)
         sizing.addButton(self.by_count)
         sizing.addButton(self.by_budget)
@@ -159,6 +161,9 @@ class ResizeDialog(QDialog):
         self.message = QLabel()
         self.message.setObjectName("resizeMessage")
         self.message.setWordWrap(True)
+        self.fixes = FixButtons("resizeFixes")  # an error's remedies, each one click
+        self.fixes.fixChosen.connect(self.apply_fix)
+        grid.addWidget(self.fixes, 2, 0, 1, 2)
         return target_box
 
     def _build_preview(self) -> QGroupBox:
@@ -181,10 +186,10 @@ class ResizeDialog(QDialog):
 
     def _build_output(self) -> QGroupBox:
         """To a copy (where) or in place, and the command line that does the same."""
-        self.mode_copy = QRadioButton("To a copy")
-        self.mode_copy.setObjectName("resizeModeCopy")
-        self.mode_in_place = QRadioButton("In place")
-        self.mode_in_place.setObjectName("resizeModeInPlace")
+        self.mode_copy = legible_radio("To a copy", "resizeModeCopy")
+        # The destructive choice looks it: in the error tone, a warning sign, and said in words.
+        self.mode_in_place = legible_radio("In place: overwrites this artifact", "resizeModeInPlace", Tone.ERROR)
+        self.mode_in_place.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
         modes = QButtonGroup(self)
         modes.addButton(self.mode_copy)
         modes.addButton(self.mode_in_place)
@@ -229,7 +234,7 @@ class ResizeDialog(QDialog):
         self.before_caption.setText(breakdown_caption(before) if before else unknown)
 
     def _connect_fields(self) -> None:
-        self.target_spin.valueChanged.connect(lambda: self._on_sizing_edited(self.by_count))
+        self.target_spin.edited.connect(lambda: self._on_sizing_edited(self.by_count))
         self.budget_edit.textEdited.connect(lambda: self._on_sizing_edited(self.by_budget))
         self.by_count.toggled.connect(self.validate)
         self.mode_copy.toggled.connect(self.validate)
@@ -244,6 +249,15 @@ class ResizeDialog(QDialog):
             self.by_count.setChecked(True)
             self.target_spin.setValue(target)
         self.validate()
+
+    @Slot(object)
+    def apply_fix(self, fix: Fix) -> None:
+        """A remedy the error offered: a budget that fits, or a count (the floor)."""
+        for name, value in fix.changes:
+            if name == "memory_budget":
+                self.prefill(budget_text=str(value))
+            elif name == "kvcache_num_blocks" and isinstance(value, int):
+                self.prefill(target=value)
 
     # ---- reactions -----------------------------------------------------------------------------------
 
@@ -273,9 +287,11 @@ class ResizeDialog(QDialog):
     # ---- validation ----------------------------------------------------------------------------------
 
     def _target(self) -> tuple[int | None, list[str], str | None]:
-        """(target, budget warnings, error) from the selected sizing field."""
+        """(target, budget warnings, error) from the selected sizing field; the error's fixes in self._fixes."""
+        self._fixes = ()
         if self.by_count.isChecked():
-            return self.target_spin.value(), [], None
+            typed = self.target_spin.typed_value()
+            return typed, [], self.target_spin.problem("kvcache_num_blocks")  # empty: says so, never "0 is below"
         text = self.budget_edit.text().strip()
         if not text:
             return None, [], "Type a memory budget: a fraction like 0.8, a percentage like 80%, or bytes like 10GB."
@@ -283,10 +299,14 @@ class ResizeDialog(QDialog):
             budget = parse_budget(text)
             target = target_for_budget(self.artifact, budget)
         except StudioError as exc:
+            # A resize keeps the shape: of the remedies, only a budget applies here.
+            self._fixes = tuple(f for f in exc.fixes if all(name == "memory_budget" for name, _ in f.changes))
             return None, [], exc.one_line()
-        self.target_spin.blockSignals(True)
+        for signals in (self.target_spin, self.target_spin.lineEdit()):  # the count follows, not typed by the user
+            signals.blockSignals(True)
         self.target_spin.setValue(target)
-        self.target_spin.blockSignals(False)
+        for signals in (self.target_spin, self.target_spin.lineEdit()):
+            signals.blockSignals(False)
         return target, budget.warnings(), None
 
     @Slot()
@@ -299,6 +319,11 @@ class ResizeDialog(QDialog):
             check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
             warnings = [*warnings, *check.warnings]
+            if error is not None and target < check.floor:
+                self._fixes = (
+                    Fix(f"kvcache_num_blocks {check.floor} (the floor)", (("kvcache_num_blocks", check.floor),)),
+                )
+        self.fixes.set_fixes(self._fixes)
         self._show_after(target, error)  # a refused count is not previewed as if it fitted
         self.output_edit.setEnabled(copy)
         self.shared_label.setVisible(not copy and bool(self.artifact.shared))
@@ -338,10 +363,10 @@ class ResizeDialog(QDialog):
 
     def _show_message(self, target: int | None, warnings: list[str], error: str | None) -> None:
         if error is not None:
-            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(error)}</span>")
+            self.message.setText(f"<span style='{style(Tone.ERROR)}'>✖ {message_html(error)}</span>")
             return
         assert target is not None
-        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in warnings]
+        lines = [f"<span style='{style(Tone.WARNING)}'>⚠ {message_html(w)}</span>" for w in warnings]
         facts = block_facts(self.artifact.config, target)
         lines.append(f"<span style='{style(Tone.OK)}'>✓ {target} blocks: {html.escape(facts.meaning)}</span>")
         self.message.setText("<br>".join(lines))
@@ -351,9 +376,10 @@ class ResizeDialog(QDialog):
         chiplets = artifact.npu.chiplets if artifact.npu else 1
         valid = target is not None and target > 0 and refused is None
         after = artifact.breakdown(num_blocks=target) if valid else None
+        # The reason is in the message above the preview: said once, not again under the chart.
         if refused is not None and target is not None:
-            message = f"Not previewed: {target} blocks cannot be applied ({refused})"
+            message = f"Not previewed: {target} blocks cannot be applied."
         else:
-            message = "No valid target." if target is None or target <= 0 else "Allocations unknown."
-        self.after_chart.set_breakdown(after, chiplets, message)
+            message = "Not previewed: no valid target." if target is None or target <= 0 else "Allocations unknown."
+        self.after_chart.set_breakdown(after, chiplets, "")  # nothing drawn: the caption below says why
         self.after_caption.setText(breakdown_caption(after) if after else message)

@@ -23,6 +23,7 @@ from rbln_artifact_studio.core.display.commandline import PROG
 from rbln_artifact_studio.core.location import parse_location, server_url
 from rbln_artifact_studio.core.planning.planner import Verdict, require_valid
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.gui.app.tones import Tone, tone
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.places import dispatch
@@ -30,7 +31,7 @@ from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import read_devices
 from rbln_artifact_studio.remote.server_plan import GRANULARITY, PLACEMENT, ServerPlan, plan_on_server
 
-VERDICT_COLOURS = {Verdict.FIT: "#2e7d32", Verdict.DOES_NOT_FIT: "#c62828", Verdict.UNKNOWN: "#b26a00"}
+VERDICT_TONES = {Verdict.FIT: Tone.OK, Verdict.DOES_NOT_FIT: Tone.ERROR, Verdict.UNKNOWN: Tone.WARNING}
 HEADERS = ("NPU", "Name", "Free now", "Needed", "Headroom", "Artifacts")
 
 
@@ -113,7 +114,7 @@ class ServerPlanDialog(QDialog):
         if self.sender() is not self._job:
             return
         self.plan = p
-        colour = VERDICT_COLOURS.get(p.verdict, "#000000")
+        colour = tone(VERDICT_TONES.get(p.verdict, Tone.NEUTRAL))
         over = [
             f"NPU {n.device.index} chiplet {c.chiplet} needs {format_bytes(c.need)} of its {format_bytes(c.available)}"
             for n in p.npus

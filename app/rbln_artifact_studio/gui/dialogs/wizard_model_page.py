@@ -14,13 +14,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QRadioButton,
     QWizardPage,
 )
 
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, preset_ids, resolve_model
 from rbln_artifact_studio.gui.app.tones import Tone, style
 from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.widgets.radio import legible_radio
 
 DEFAULT_PRESET = "Qwen/Qwen3-8B"
 
@@ -46,10 +46,8 @@ class ModelPage(QWizardPage):
 
     def _build_choice(self) -> None:
         """A preset (the combo fills once the presets are listed) or a folder; the status says what was read."""
-        self.preset_radio = QRadioButton("Bundled preset")
-        self.preset_radio.setObjectName("wizardPresetRadio")
-        self.local_radio = QRadioButton("Local folder")
-        self.local_radio.setObjectName("wizardLocalRadio")
+        self.preset_radio = legible_radio("Bundled preset", "wizardPresetRadio")
+        self.local_radio = legible_radio("Local folder", "wizardLocalRadio")
         group = QButtonGroup(self)
         group.addButton(self.preset_radio)
         group.addButton(self.local_radio)

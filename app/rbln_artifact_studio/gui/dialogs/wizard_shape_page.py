@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict, cast
 
@@ -12,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
 from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
-from rbln_artifact_studio.gui.app.tones import Tone, tone
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, tone
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 
@@ -95,7 +94,7 @@ class ShapePage(QWizardPage):
     def _show(self, ok: bool, text: str, fixes: tuple[Fix, ...] = ()) -> None:
         self._ok = ok
         colour, mark = (tone(Tone.OK), "✓") if ok else (tone(Tone.ERROR), "✖")
-        self.message.setText(f"<span style='color:{colour}'>{mark} {html.escape(text)}</span>")
+        self.message.setText(f"<span style='color:{colour}'>{mark} {message_html(text)}</span>")
         self.fixes.set_fixes(fixes)
         self.completeChanged.emit()
 

@@ -12,17 +12,18 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QRadioButton,
     QWizardPage,
 )
 
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
+from rbln_artifact_studio.core.model.budget import BINARY_UNITS
 from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, explicit_count_problem, preview_compile
-from rbln_artifact_studio.gui.app.tones import Tone, style
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.widgets.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
+from rbln_artifact_studio.gui.widgets.radio import legible_radio
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
@@ -59,17 +60,16 @@ class SizingPage(QWizardPage):
 
     def _build_fields(self) -> None:
         """Two radios, each enabling its own field: the budget (automatic) or the count (explicit)."""
-        self.auto_radio = QRadioButton("Automatic, within a memory budget")
-        self.auto_radio.setObjectName("wizardAutoRadio")
-        self.explicit_radio = QRadioButton("Explicit kvcache_num_blocks")
-        self.explicit_radio.setObjectName("wizardExplicitRadio")
+        self.auto_radio = legible_radio("Automatic, within a memory budget", "wizardAutoRadio")
+        self.explicit_radio = legible_radio("Explicit kvcache_num_blocks", "wizardExplicitRadio")
         group = QButtonGroup(self)
         group.addButton(self.auto_radio)
         group.addButton(self.explicit_radio)
         self.auto_radio.setChecked(True)
         self.budget_edit = QLineEdit()
         self.budget_edit.setObjectName("wizardBudgetEdit")
-        self.budget_edit.setPlaceholderText("empty = the whole NPU; 0.8, 80% or 10GB")
+        self.budget_edit.setPlaceholderText("empty = the whole NPU; 0.8, 80% or 10GB (= 10 GiB)")
+        self.budget_edit.setToolTip(f"A fraction of the NPU's DRAM, a percentage or bytes.\n{BINARY_UNITS}")
         self.blocks_spin = NumberField("wizardBlocksSpin", 0, MAX_BLOCKS)
         self.blocks_spin.setValue(1)
         self.blocks_spin.setEnabled(False)
@@ -134,7 +134,7 @@ class SizingPage(QWizardPage):
             problem = explicit_count_problem(self.blocks_spin.typed_value())
         if problem is not None:  # what the fields show cannot be compiled: no preview of other numbers
             self.preview = None
-            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
+            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {message_html(problem)}</span>")
             self.fixes.set_fixes(())
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
             self.curve.set_curve([], 1, 0, 0, None, None, "No curve: fix the error above.")
@@ -144,14 +144,16 @@ class SizingPage(QWizardPage):
         plan = preview.plan
         self.fixes.set_fixes(preview.fixes)
         if plan is None:
-            self.preview_label.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(preview.error or '')}</span>")
+            self.preview_label.setText(
+                f"<span style='{style(Tone.ERROR)}'>✖ {message_html(preview.error or '')}</span>"
+            )
             self.chart.set_breakdown(None, message="No preview: fix the error above.")
         else:
             lines = [
                 f"<b>kvcache_num_blocks {plan.num_blocks}</b> (floor {plan.floor}, full pool {plan.full}); "
                 f"budget {html.escape(plan.budget.describe())} = {plan.budget_per_npu:,} B per NPU."
             ]
-            lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {html.escape(w)}</span>" for w in plan.warnings]
+            lines += [f"<span style='{style(Tone.WARNING)}'>⚠ {message_html(w)}</span>" for w in plan.warnings]
             lines.append(html.escape(breakdown_caption(plan.breakdown)))
             self.preview_label.setText("<br>".join(lines))
             self.chart.set_breakdown(plan.breakdown, plan.shape.npu.chiplets)

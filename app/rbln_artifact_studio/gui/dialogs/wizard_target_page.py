@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.app.tones import Tone, style
+from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
@@ -140,7 +140,7 @@ class TargetPage(QWizardPage):
         wizard = cast("CompileWizard | None", self.wizard())
         if devices is None or devices < 1:
             problem = self.devices_spin.problem("num_devices") or f"num_devices must be at least 1, got {devices}."
-            self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(problem)}</span>")
+            self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {message_html(problem)}</span>")
             self.fixes.set_fixes(())
         elif wizard is not None:
             text, fixes = wizard.device_sizing()

@@ -118,6 +118,7 @@ class Job(QObject):
     failed = Signal(object)  # JobFailure
     cancelled = Signal()
     finished = Signal()
+    askedChanged = Signal()  # a question about this job was put to the user, or answered
     _began = Signal()
     _ended = Signal(str, object)
 
@@ -140,6 +141,8 @@ class Job(QObject):
         self.log_lines: list[str] = []
         self.result: object = None
         self.failure: JobFailure | None = None
+        self.asking = ""  # the question the user still has to answer before this job's work is done
+        self.answer = ""  # what came of that question once answered ("" while none was asked)
         self.created_at = time.monotonic()
         self.started_at: float | None = None
         self.ended_at: float | None = None
@@ -151,6 +154,16 @@ class Job(QObject):
     def ack(self) -> None:
         """The GUI has taken the last partial result sent with wait=True; the worker may go on."""
         self._acked.set()
+
+    def ask(self, question: str) -> None:
+        """The job ended on a question to the user (a host key): it reads as waiting for the answer, not done."""
+        self.asking, self.answer = question, ""
+        self.askedChanged.emit()
+
+    def answered(self, outcome: str) -> None:
+        """The question was answered; outcome says what came of it ("host key trusted: connecting again")."""
+        self.asking, self.answer = "", outcome
+        self.askedChanged.emit()
 
     def cancel(self) -> None:
         """Ask the work to stop; safe from any thread. The job reports `cancelled` when it has stopped."""
@@ -291,6 +304,21 @@ class JobManager(QObject):
 
     def active(self) -> list[Job]:
         return [j for j in self.jobs if not j.state.ended]
+
+    def waiting_for(self, job: Job) -> str:
+        """Why a queued job has not started yet, in words ("" once it runs or ends)."""
+        if job.state is not JobState.QUEUED or job.token.cancelled:
+            return ""
+        ahead = [j for j in self.jobs if j is not job and j.writes == job.writes and not j.state.ended]
+        ahead = [j for j in ahead if j.created_at <= job.created_at]
+        if job.writes and ahead:
+            # Writes run one at a time: the one running (else the oldest still queued) is what this one waits for.
+            first = next((j for j in ahead if j.state is JobState.RUNNING), ahead[0])
+            return f"waiting for “{first.title}” to finish"
+        running = [j for j in ahead if j.state is JobState.RUNNING]
+        if not job.writes and len(running) >= self.read_pool.maxThreadCount():
+            return f"waiting for a free worker ({len(running)} jobs reading)"
+        return "starting…"
 
     def active_visible(self) -> list[Job]:
         return [j for j in self.active() if j.visible]

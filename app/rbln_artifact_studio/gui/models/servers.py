@@ -7,7 +7,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ class HostKeyQuestion:
 
     entry: ServerEntry
     check: HostKeyCheck
+    job: Job | None = None  # the connection that stopped here: it waits for the answer
 
 
 def _scan_server(
@@ -189,7 +190,7 @@ class ServerSources(QObject):
         closed = self._closing.get(entry.host)
         job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed))
         job.partial.connect(self._on_rows)
-        job.succeeded.connect(lambda result, host=entry.host: self._on_scanned(host, result))
+        job.succeeded.connect(lambda result, host=entry.host, job=job: self._on_scanned(host, result, job))
         job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
         return job
 
@@ -257,9 +258,11 @@ class ServerSources(QObject):
             self.model.remove_paths(gone)
             self._seen.pop(folder, None)
 
-    def _on_scanned(self, host: str, result: object) -> None:
+    def _on_scanned(self, host: str, result: object, job: Job | None = None) -> None:
         if isinstance(result, HostKeyQuestion):
-            self.hostKeyQuestion.emit(result)
+            if job is not None:
+                job.ask(f"trust {host}'s host key?")
+            self.hostKeyQuestion.emit(replace(result, job=job))
             return
         self.connected.emit(host)
         self.read_back_jobs(host)

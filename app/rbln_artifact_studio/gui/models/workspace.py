@@ -1,4 +1,5 @@
-"""The open folder: scans it in a process of its own (folder_scan), fills the table in batches, rescans what changes."""
+"""The open folders: each scanned in a process of its own (folder_scan), filling the table in batches; what changes
+is rescanned. The first folder is the one opened; others are added beside it (a result written elsewhere)."""
 
 from __future__ import annotations
 
@@ -59,9 +60,10 @@ def _scan_in_process(root: str, folders: list[str], known: list[str], opening: b
 
 
 class Workspace(QObject):
-    """One root folder at a time; at most one scan job runs, later changes queue behind it."""
+    """The opened root folder and the folders added beside it; at most one scan job runs, later ones queue."""
 
     rootChanged = Signal(str)
+    rootsChanged = Signal(list)  # every folder shown: the opened one first, then those added beside it
     scanFinished = Signal()  # the table reflects the disk as of the last scan or rescan
     rowsRead = Signal()  # every artifact of the scan has its row (some may still say "checking")
 
@@ -72,6 +74,8 @@ class Workspace(QObject):
         self.jobs = jobs
         self.model = model
         self.root: str | None = None
+        self.beside: list[str] = []  # folders added beside the root (add()), in the order added
+        self._queued: list[str] = []  # added folders whose first scan waits for the running one
         self.watcher = DiskWatcher(debounce_ms, self)
         self.watcher.changed.connect(self.rescan)
         self._job: Job | None = None
@@ -107,12 +111,43 @@ class Workspace(QObject):
             self._job.cancel()
             self._job = None
         self._pending.clear()
+        self._queued.clear()
+        self.beside.clear()
         self.watcher.clear()
         self.model.clear()
         self.root = root
         self.rootChanged.emit(root)
+        self.rootsChanged.emit(self.roots)
         self.watcher.watch([root])
         self._start([root], visible=True)
+
+    @property
+    def roots(self) -> list[str]:
+        """Every folder shown: the opened one, then those added beside it."""
+        return ([self.root] if self.root else []) + list(self.beside)
+
+    def root_of(self, path: str) -> str | None:
+        """The shown folder that holds path (None: outside every one)."""
+        from rbln_artifact_studio.core.fleet.scan import is_inside
+
+        path = os.path.abspath(path)
+        return next((r for r in self.roots if is_inside(path, r)), None)
+
+    def add(self, folder: str | Path) -> None:
+        """Show folder's artifacts beside those shown (the first folder, with nothing open); one inside a shown
+        folder is read again instead."""
+        folder = os.path.abspath(folder)
+        if self.root is None:
+            self.open(folder)
+            return
+        if self.root_of(folder) is not None:
+            self.rescan([folder])
+            return
+        self.beside.append(folder)
+        self.rootsChanged.emit(self.roots)
+        self.watcher.watch([folder])
+        self._queued.append(folder)
+        self._start_next()
 
     def close_root(self) -> None:
         """Show no folder (the opened one is gone): its scan stops, the table empties, nothing is watched."""
@@ -120,31 +155,48 @@ class Workspace(QObject):
             self._job.cancel()
             self._job = None
         self._pending.clear()
+        self._queued.clear()
+        self.beside.clear()
         self.watcher.clear()
         self.model.clear()
         self.root = None
+        self.rootsChanged.emit(self.roots)
 
     def refresh(self) -> None:
         if self.root is not None:
+            beside = list(self.beside)
             self.open(self.root)
+            for folder in beside:
+                self.add(folder)
 
     @Slot(list)
     def rescan(self, folders: Iterable[str]) -> None:
         """Read these folders again (after a change on disk or a job that wrote there)."""
         if self.root is None:
             return
-        root = self.root
-        from rbln_artifact_studio.core.fleet.scan import is_inside  # loaded: the folder's scan read it
+        self._pending.update(os.path.abspath(f) for f in folders if self.root_of(f) is not None)
+        self._start_next()
 
-        self._pending.update(os.path.abspath(f) for f in folders if is_inside(os.path.abspath(f), root))
-        if self._job is None and self._pending:
-            folders, self._pending = sorted(self._pending), set()
-            self._start(folders, visible=False)
+    def _start_next(self) -> None:
+        """The next scan, when none runs: a folder added beside, else the changed folders of one shown folder."""
+        if self._job is not None:
+            return
+        if self._queued:
+            folder = self._queued.pop(0)
+            self._start([folder], visible=True, root=folder)
+            return
+        if not self._pending:
+            return
+        folders = sorted(self._pending)
+        root = self.root_of(folders[0]) or folders[0]
+        mine = [f for f in folders if self.root_of(f) == root]  # one scan reads below one root
+        self._pending.difference_update(mine)
+        self._start(mine, visible=False, root=root)
 
-    def _start(self, folders: list[str], visible: bool) -> None:
+    def _start(self, folders: list[str], visible: bool, root: str | None = None) -> None:
         known = self.model.paths()
         title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
-        root = self.root or folders[0]
+        root = root or self.root or folders[0]
         job = self.jobs.submit(title, lambda ctx: _scan_in_process(root, folders, known, visible, ctx), visible=visible)
         self._job = job
         job.partial.connect(self._on_partial)
@@ -176,8 +228,7 @@ class Workspace(QObject):
         if self.sender() is not self._job:
             return
         self._job = None
-        if self._pending:
-            folders, self._pending = sorted(self._pending), set()
-            self._start(folders, visible=False)
+        if self._pending or self._queued:
+            self._start_next()
             return
         self.scanFinished.emit()

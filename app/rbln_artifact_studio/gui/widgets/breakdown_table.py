@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads t
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
 
 # The chart's legend and the CLI's breakdown name the same parts, in the same order.
-HEADERS = ("Chiplet", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
+HEADERS = ("NPU", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
 NO_BUDGET_HEADERS = (*HEADERS[:5], "Free")  # no budget recorded: no budget column
 
 
@@ -37,6 +37,8 @@ class BreakdownTable(QTableWidget):
         if breakdown is None:
             return
         headers = HEADERS if breakdown.budget_set else NO_BUDGET_HEADERS
+        # The first column names what its rows name: "NPU 0", or "NPU 0 · c2" per chiplet on Rebel100.
+        headers = ("NPU" if chiplets == 1 else "NPU · chiplet", *headers[1:])
         self.setColumnCount(len(headers))
         self.setHorizontalHeaderLabels(headers)
         tightest = breakdown.tightest

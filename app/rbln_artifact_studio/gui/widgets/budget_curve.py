@@ -8,11 +8,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from rbln_artifact_studio.core.estimation.estimator import CurvePoint
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
-
-CURVE = QColor("#1e88e5")
-FLOOR = QColor("#e53935")
-FULL = QColor("#43a047")
-BUDGET = QColor("#6d4c41")
+from rbln_artifact_studio.gui.app.tones import Mark, mark
 
 
 class BudgetCurve(QWidget):
@@ -91,14 +87,19 @@ class BudgetCurve(QWidget):
             return True
         return super().event(e)
 
+    def mark_colours(self) -> dict[Mark, QColor]:
+        """The curve, the floor and full pool lines and the picked budget, on the widget's palette."""
+        return {kind: mark(kind, self.palette()) for kind in (Mark.CURVE, Mark.FLOOR, Mark.FULL, Mark.PICK)}
+
     def _marker_labels(self, plot: QRectF) -> list[tuple[str, QRectF, QColor]]:
         """The floor and full pool labels inside the plot, and their numbers on the axis; one of each when equal,
         the full pool's moved to the right end when the two would touch."""
         fm = self.fontMetrics()
         h = fm.height()
-        marks = [(self.floor, FLOOR, "floor"), (self.full, FULL, "full pool")]
+        c = self.mark_colours()
+        marks = [(self.floor, c[Mark.FLOOR], "floor"), (self.full, c[Mark.FULL], "full pool")]
         if self.floor == self.full:
-            marks = [(self.full, FULL, "floor = full pool")]
+            marks = [(self.full, c[Mark.FULL], "floor = full pool")]
         out: list[tuple[str, QRectF, QColor]] = []
         inside: list[QRectF] = []
         for value, colour, name in marks:
@@ -154,7 +155,8 @@ class BudgetCurve(QWidget):
         for label, rect in labels[:7]:  # the axis title and ticks
             align = Qt.AlignmentFlag.AlignHCenter if rect.width() > 100 else Qt.AlignmentFlag.AlignLeft
             painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, label)
-        for value, colour in ((self.floor, FLOOR), (self.full, FULL)):
+        c = self.mark_colours()
+        for value, colour in ((self.floor, c[Mark.FLOOR]), (self.full, c[Mark.FULL])):
             y = self._map(plot, 0, value).y()
             painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
@@ -167,15 +169,15 @@ class BudgetCurve(QWidget):
             path.lineTo(self._map(plot, p.budget_bytes, p.blocks - 1 if i == 0 else self.points[i - 1].blocks))
             path.lineTo(self._map(plot, p.budget_bytes, p.blocks))
         path.lineTo(self._map(plot, self.available, self.points[-1].blocks))
-        painter.setPen(QPen(CURVE, 2))
+        painter.setPen(QPen(c[Mark.CURVE], 2))
         painter.drawPath(path)
         if self.budget is not None:
             x = self._map(plot, self.budget, 0).x()
-            painter.setPen(QPen(BUDGET, 2))
+            painter.setPen(QPen(c[Mark.PICK], 2))
             painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
             if self.blocks is not None:
                 dot = self._map(plot, self.budget, self.blocks)
-                painter.setBrush(BUDGET)
+                painter.setBrush(c[Mark.PICK])
                 painter.drawEllipse(dot, 4, 4)
                 label, rect = labels[-1]
                 painter.setPen(text)

@@ -18,7 +18,7 @@ from rbln_artifact_studio.core.display.presentation import (
     usage_tooltip,
 )
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.app.tones import is_dark
+from rbln_artifact_studio.gui.app.tones import Mark, is_dark, mark
 from rbln_artifact_studio.gui.widgets.chart_base import TooltipChart, axis_ticks, paint_byte_axis
 from rbln_artifact_studio.gui.widgets.dram_legend import (
     BUDGET,
@@ -58,10 +58,6 @@ def segment_colour(key: str, palette: QPalette) -> QColor:
         shade = QPalette.ColorRole.Light if is_dark(palette) else QPalette.ColorRole.Mid
         return _mix(palette.color(QPalette.ColorRole.Window), palette.color(shade), 0.5)
     return QColor(fills[key])
-
-
-BUDGET_COLOUR = QColor("#d32f2f")
-TIGHTEST_COLOUR = QColor("#e65100")
 
 
 @dataclass(frozen=True)
@@ -119,13 +115,19 @@ class DramChart(TooltipChart):
     def _fill(self, key: str) -> QColor:
         return segment_colour(key, self.palette())
 
+    def mark_colours(self) -> dict[Mark, QColor]:
+        """The budget line and the tightest NPU's outline and marker, on the widget's palette."""
+        return {kind: mark(kind, self.palette()) for kind in (Mark.BUDGET, Mark.TIGHTEST)}
+
     def _budget_set(self) -> bool:
         return self._breakdown is None or self._breakdown.budget_set
 
     def _legend_entries(self) -> list[tuple[QColor, str]]:
         if not self._budget_set():  # no budget: no line, and nothing is outside one
             return [(self._fill(k), label) for k, label in segment_labels(False).items() if k != "outside"]
-        return [(self._fill(k), label) for k, label in segment_labels(True).items()] + [(BUDGET_COLOUR, BUDGET)]
+        return [(self._fill(k), label) for k, label in segment_labels(True).items()] + [
+            (mark(Mark.BUDGET, self.palette()), BUDGET)
+        ]
 
     def _legend(self) -> list[Placed]:
         return legend_layout(self.fontMetrics(), self.width(), self._legend_entries())
@@ -188,6 +190,7 @@ class DramChart(TooltipChart):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette_text = self.palette().windowText().color()
         bars = self.bars()
+        marks = self.mark_colours()
         if not bars:
             painter.setPen(palette_text)
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self._message)
@@ -201,11 +204,11 @@ class DramChart(TooltipChart):
                 painter.fillRect(rect, self._fill(seg.key))
                 if seg.key == "outside":
                     painter.fillRect(rect, QBrush(HATCH, Qt.BrushStyle.BDiagPattern))
-            painter.setPen(QPen(TIGHTEST_COLOUR if bar.tightest else palette_text, 2.5 if bar.tightest else 1))
+            painter.setPen(QPen(marks[Mark.TIGHTEST] if bar.tightest else palette_text, 2.5 if bar.tightest else 1))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(bar.rect)
             if self._budget_set():
-                painter.setPen(QPen(BUDGET_COLOUR, 2, Qt.PenStyle.DashLine))
+                painter.setPen(QPen(marks[Mark.BUDGET], 2, Qt.PenStyle.DashLine))
                 painter.drawLine(
                     QPointF(bar.rect.left() - 6, bar.budget_y), QPointF(bar.rect.right() + 6, bar.budget_y)
                 )
@@ -216,7 +219,7 @@ class DramChart(TooltipChart):
                 bold = QFont(self.font())
                 bold.setBold(True)
                 painter.setFont(bold)
-                painter.setPen(TIGHTEST_COLOUR)
+                painter.setPen(marks[Mark.TIGHTEST])
                 painter.drawText(texts[1][1], Qt.AlignmentFlag.AlignHCenter, texts[1][0])
                 painter.setFont(self.font())
 

@@ -9,15 +9,11 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 
 from rbln_artifact_studio.core.planning.explore import Exploration
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.tones import Mark, mark
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.widgets.explorer_chart import ExplorerChart
 
-CURVE = QColor("#1e88e5")
-FLOOR = QColor("#e53935")
-FULL = QColor("#43a047")
-CURRENT = QColor("#6d4c41")
-PICK = QColor("#ff6f00")
 BELOW_FLOOR = QColor(229, 57, 53, 28)
 TICKS = 5
 
@@ -30,6 +26,9 @@ class ExplorerPainter:
         self.painter = painter
         self.e = exploration
         self.plot = plot
+        palette = chart.palette()  # marks legible on it (3:1), light or dark
+        self.curve, self.floor, self.full = (mark(k, palette) for k in (Mark.CURVE, Mark.FLOOR, Mark.FULL))
+        self.current, self.pick = mark(Mark.PICK, palette), mark(Mark.TIGHTEST, palette)
 
     def paint(self, text: QColor) -> None:
         """The whole frame; the curve and the pick are clipped to (a little more than) the plot."""
@@ -77,8 +76,8 @@ class ExplorerPainter:
         e, plot, chart, painter = self.e, self.plot, self.chart, self.painter
         fm = chart.fontMetrics()
         for value, colour, name, step in (
-            (e.floor, FLOOR, "floor", e.floor_budget),
-            (e.full, FULL, "full pool", e.full_budget),
+            (e.floor, self.floor, "floor", e.floor_budget),
+            (e.full, self.full, "full pool", e.full_budget),
         ):
             y = chart.y_of(value)
             painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
@@ -112,15 +111,15 @@ class ExplorerPainter:
             previous = p.blocks
             shown.append(p)
         path.lineTo(QPointF(chart.x_of(high), chart.y_of(previous)))
-        painter.setPen(QPen(CURVE, 2))
+        painter.setPen(QPen(self.curve, 2))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(path)
         if len(shown) <= plot.width() / 6:  # room for a dot on every step
-            painter.setBrush(CURVE)
+            painter.setBrush(self.curve)
             for p in shown:
                 painter.drawEllipse(QPointF(chart.x_of(p.budget_bytes), chart.y_of(p.blocks)), 3, 3)
         if e.current_budget is not None and low <= e.current_budget.low <= high:
-            painter.setPen(QPen(CURRENT, 1.5))
+            painter.setPen(QPen(self.current, 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             dot = QPointF(chart.x_of(e.current_budget.low), chart.y_of(e.current))
             painter.drawEllipse(dot, 6, 6)
@@ -133,10 +132,10 @@ class ExplorerPainter:
         plot, chart, painter = self.plot, self.chart, self.painter
         budget, blocks = picked
         x = chart.x_of(budget)
-        painter.setPen(QPen(PICK, 1.5))
+        painter.setPen(QPen(self.pick, 1.5))
         painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
         if blocks is not None:
             dot = QPointF(x, chart.y_of(blocks))
-            painter.setBrush(PICK)
+            painter.setBrush(self.pick)
             painter.drawEllipse(dot, 4.5, 4.5)
             painter.drawText(dot + QPointF(7, -7), f"{blocks} blocks")

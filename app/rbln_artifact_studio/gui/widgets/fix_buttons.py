@@ -21,11 +21,16 @@ class FixButtons(QWidget):
         self._layout.addWidget(QLabel("Fix:"))
         self._layout.addStretch(1)
         self.buttons: list[QPushButton] = []
+        self.fixes: tuple[Fix, ...] = ()
         self.hide()
 
     def set_fixes(self, fixes: tuple[Fix, ...]) -> None:
+        if fixes == self.fixes:
+            return  # the same remedies: the buttons stay (a dialog validates on every key)
+        self.fixes = fixes
         for button in self.buttons:
             self._layout.removeWidget(button)
+            button.hide()  # gone from view now, deleted once control returns to the event loop
             button.deleteLater()
         self.buttons = []
         for i, fix in enumerate(fixes):

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from rbln_artifact_studio.core.display.presentation import BlockFacts
+from rbln_artifact_studio.gui.app.tones import Mark, mark, text_on
 
-GOOD, HIGH, LOW = QColor("#43a047"), QColor("#f9a825"), QColor("#e53935")
 GAP = 6  # pixels between two marker labels
+
+
+@dataclass(frozen=True)
+class GaugeColours:
+    """What the gauge paints with on its palette: the tests hold each to WCAG's ratios."""
+
+    fill: QColor  # the filled part, up to the count
+    empty: QColor  # the rest of the bar
+    outline: QColor  # the bar's frame and the floor / full marks
+    text: QColor  # the marks' labels, on the window
+    count_on_fill: QColor  # the count where it lies over the filled part
+    count_on_empty: QColor  # and where it lies over the empty part
 
 
 class KvGauge(QWidget):
@@ -78,23 +92,42 @@ class KvGauge(QWidget):
         inside = QRectF(bar.left() + 6, bar.top(), fm.horizontalAdvance(count) + 2, bar.height())
         return [(count, inside)] + [(label, rect) for _, label, rect in self.marks()]
 
+    def colours(self) -> GaugeColours:
+        """The colours for the count shown now, on the widget's palette."""
+        f = self._facts
+        palette = self.palette()
+        kind = Mark.GOOD
+        if f is not None:
+            kind = Mark.LOW if f.num_blocks < f.floor else Mark.HIGH if f.num_blocks > f.full else Mark.GOOD
+        fill = mark(kind, palette)
+        text = palette.windowText().color()
+        return GaugeColours(fill, palette.base().color(), text, text, text_on(fill), palette.text().color())
+
     def paintEvent(self, event: QPaintEvent) -> None:
         f = self._facts
         if f is None:
             return
         painter = QPainter(self)
-        text = self.palette().windowText().color()
+        c = self.colours()
         bar = self._bar()
-        colour = LOW if f.num_blocks < f.floor else HIGH if f.num_blocks > f.full else GOOD
-        painter.fillRect(bar, self.palette().base())
-        painter.fillRect(QRectF(bar.left(), bar.top(), self._x(f.num_blocks) - bar.left(), bar.height()), colour)
-        painter.setPen(QPen(text, 1))
+        filled = QRectF(bar.left(), bar.top(), self._x(f.num_blocks) - bar.left(), bar.height())
+        painter.fillRect(bar, c.empty)
+        painter.fillRect(filled, c.fill)
+        painter.setPen(QPen(c.outline, 1))
         painter.drawRect(bar)
         for x, label, rect in self.marks():
-            painter.setPen(QPen(text, 2))
+            painter.setPen(QPen(c.outline, 2))
             painter.drawLine(QPointF(x, bar.top() - 2), QPointF(x, bar.bottom() + 4))
+            painter.setPen(c.text)
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
-        # The count sits on the bar's fill or its base: the text colour that reads on the base in any palette.
-        painter.setPen(self.palette().text().color())
+        # The count may straddle the fill's end: each part in the colour that reads on what lies under it.
         count, rect = self.label_rects()[0]
-        painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, count)
+        for clip, colour in (
+            (filled, c.count_on_fill),
+            (QRectF(filled.right(), bar.top(), bar.width(), bar.height()), c.count_on_empty),
+        ):
+            painter.save()
+            painter.setClipRect(clip)
+            painter.setPen(colour)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, count)
+            painter.restore()

@@ -25,6 +25,7 @@ from rbln_artifact_studio.core.display.kinds_report import description_rows
 from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS
+from rbln_artifact_studio.core.model.budget import BINARY_UNITS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.gui.app.tones import Tone, style, tone
@@ -110,11 +111,11 @@ class DetailPanel(QScrollArea):
         self.dram_caption = _label("dramCaption")
         self.what_if_edit = QLineEdit()
         self.what_if_edit.setObjectName("whatIfBudgetEdit")
-        self.what_if_edit.setPlaceholderText("0.8, 80% or 10GB; empty = as compiled")
+        self.what_if_edit.setPlaceholderText("0.8, 80% or 10GB (= 10 GiB); empty = as compiled")
         self.what_if_edit.setClearButtonEnabled(True)
         self.what_if_edit.setToolTip(
-            "Draw the breakdown and the kvcache_num_blocks this memory_budget would give (what `explore` prints); "
-            "nothing is written."
+            "Draw the breakdown and the kvcache_num_blocks this memory_budget would give (what explore prints); "
+            f"nothing is written.\n{BINARY_UNITS}"
         )
         self.what_if_result = _label("whatIfResult")
         what_if_row = QHBoxLayout()

@@ -1,4 +1,5 @@
-"""Which folder the window shows: Open Folder, the demo workspace, Open Recent, the window title."""
+"""Which folder the window shows: Open Folder, the demo workspace, Open Recent (folders, servers and buckets), the
+window title."""
 
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ class FolderControl(QObject):
         self.window = window
         self.recent_menu = QMenu("Open &Recent", window)
         self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self.fill_recent_menu)  # servers and buckets remembered meanwhile
         self.fill_recent_menu()
 
     def connect_to(self) -> None:
         self.window.workspace.rootChanged.connect(self._on_root_changed)
+        self.window.workspace.rootsChanged.connect(self._on_roots_changed)
 
     @Slot()
     def choose_folder(self) -> None:
@@ -37,6 +40,24 @@ class FolderControl(QObject):
 
     def open_folder(self, folder: str | Path) -> None:
         self.window.workspace.open(folder)
+
+    @Slot()
+    def choose_folder_beside(self) -> None:
+        """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
+        start = self.window.workspace.root or os.path.expanduser("~")
+        folder = QFileDialog.getExistingDirectory(self.window, "Add a folder beside those shown", start)
+        if folder:
+            self.window.workspace.add(folder)
+
+    @Slot(list)
+    def _on_roots_changed(self, roots: list[str]) -> None:
+        """The title names the opened folder and how many beside it; the next start opens them all again."""
+        if roots:
+            more = f" + {len(roots) - 1} more" if len(roots) > 1 else ""
+            self.window.show_folder_title(roots[0] + more)
+            for folder in roots[1:]:
+                self.window.settings.add_recent_folder(folder)
+        self.window.settings.remember("workspace", roots)
 
     @Slot()
     def open_demo(self) -> None:
@@ -58,17 +79,39 @@ class FolderControl(QObject):
         self.window.settings.add_recent_folder(root)
         self.fill_recent_menu()
 
+    def recent_buckets(self) -> list[dict[str, str]]:
+        recent = self.window.settings.remembered("recentBuckets")
+        return [b for b in recent if isinstance(b, dict)] if isinstance(recent, list) else []
+
+    @Slot()
     def fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        recent = self.window.settings.recent_folders()
+        """Folders, then servers, then buckets, most recent first in each."""
+        menu, settings = self.recent_menu, self.window.settings
+        menu.clear()
+        recent = settings.recent_folders()
         for folder in recent:
-            action = self.recent_menu.addAction(folder)
+            action = menu.addAction(folder)
             action.triggered.connect(lambda _checked=False, f=folder: self.open_folder(f))
+        servers = settings.servers()
+        if servers:
+            menu.addSection("Servers")
+        for entry in servers:
+            action = menu.addAction(f"{entry.host}: {', '.join(entry.folders)}")
+            action.setObjectName(f"recentServer:{entry.host}")
+            action.triggered.connect(lambda _checked=False, e=entry: self.window.server_menu.servers.connect_server(e))
+        buckets = self.recent_buckets()
+        if buckets:
+            menu.addSection("Buckets")
+        for choice in buckets:
+            where = f"s3://{choice.get('bucket', '')}/{choice.get('prefix', '')}".rstrip("/")
+            endpoint = choice.get("endpoint")
+            action = menu.addAction(f"{where} ({endpoint})" if endpoint else where)
+            action.triggered.connect(lambda _checked=False, c=choice: self.window.dialogs.reopen_bucket(c))
         if recent:
-            self.recent_menu.addSeparator()
-            clear = self.recent_menu.addAction("Clear Recent Folders")
+            menu.addSeparator()
+            clear = menu.addAction("Clear Recent Folders")
             clear.triggered.connect(self._clear_recent)
-        self.recent_menu.setEnabled(bool(recent))
+        menu.setEnabled(bool(recent or servers or buckets))
 
     @Slot()
     def _clear_recent(self) -> None:

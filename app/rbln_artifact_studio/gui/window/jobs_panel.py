@@ -66,9 +66,10 @@ class ElidedLabel(QLabel):
 class JobRow(QWidget):
     """One job: title, state, progress bar, elapsed time and a cancel button."""
 
-    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+    def __init__(self, job: Job, parent: QWidget | None = None, manager: JobManager | None = None) -> None:
         super().__init__(parent)
         self.job = job
+        self.manager = manager  # says what a queued job waits for
         self.setObjectName("jobRow")
         self.title = ElidedLabel(job.title)
         self.state = QLabel()
@@ -92,6 +93,7 @@ class JobRow(QWidget):
         job.progressed.connect(self.refresh)
         job.started.connect(self.refresh)
         job.finished.connect(self.refresh)
+        job.askedChanged.connect(self.refresh)
         self.refresh()
 
     @Slot()
@@ -116,10 +118,17 @@ class JobRow(QWidget):
             else:  # cancelled or failed: the bar stays where the work stopped
                 self.bar.setFormat(f"{job.state.value} at %p%")
             self.state.setText(job.state.value)
-            self.setToolTip(job.failure.reason if job.failure else job.message)
+            if job.asking:  # its work waits on the user: not "succeeded" while the question is open
+                self.bar.setFormat("waiting for you")
+                self.state.setText(f"waiting for your answer: {job.asking}")
+            elif job.answer:
+                self.bar.setFormat(job.answer)
+                self.state.setText(job.answer)
+            self.setToolTip(job.failure.reason if job.failure else job.asking or job.answer or job.message)
             return
         if not job.token.cancelled:
-            self.state.setText(job.state.value)
+            waiting = self.manager.waiting_for(job) if self.manager is not None else ""
+            self.state.setText(f"{job.state.value}: {waiting}" if waiting else job.state.value)
         if job.total > 0:
             # QProgressBar holds ints: show bytes as a per-mille so large copies fit.
             self.bar.setRange(0, 1000)
@@ -166,6 +175,7 @@ class JobsPanel(QDockWidget):
         self.setWidget(body)
         self.rows: dict[int, JobRow] = {}
         manager.jobAdded.connect(self.add_job)
+        manager.activeChanged.connect(self._refresh_queued)  # a job ended or came: what the queued wait for changed
         self.list.currentItemChanged.connect(self._show_log)
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
@@ -177,7 +187,7 @@ class JobsPanel(QDockWidget):
         if not job.visible:
             return
         item = QListWidgetItem()
-        row = JobRow(job)
+        row = JobRow(job, manager=self.manager)
         item.setSizeHint(QSize(row.minimumSizeHint().width(), row.sizeHint().height()))
         self.list.insertItem(0, item)
         self.list.setItemWidget(item, row)
@@ -234,6 +244,12 @@ class JobsPanel(QDockWidget):
         if job.output is None:
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(job.output).parent)))
+
+    @Slot()
+    def _refresh_queued(self) -> None:
+        for row in self.rows.values():
+            if row.job.state is JobState.QUEUED:
+                row.refresh()
 
     @Slot()
     def _tick(self) -> None:

@@ -138,6 +138,13 @@ class ServerMenu(QObject):
         dialog = HostKeyDialog(question.check, self.window)
         dialog.setObjectName("hostKeyDialog")
         dialog.accepted.connect(lambda: self.servers.trust(question))
+        job = question.job
+        if job is not None:  # the connection's row says what came of the question
+            dialog.finished.connect(
+                lambda result: job.answered(
+                    "host key trusted: connecting again" if result else "stopped: host key not trusted"
+                )
+            )
         dialog.open()
         self.last_host_key_dialog = dialog
         return dialog

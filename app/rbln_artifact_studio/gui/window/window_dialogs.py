@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.app.settings import MAX_RECENT
 from rbln_artifact_studio.gui.models.jobs import Job
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
@@ -35,11 +36,15 @@ class DialogLauncher(QObject):
     def open_compile_wizard(self) -> CompileWizard:
         w = self.window
         parent = w.workspace.root or os.path.expanduser("~")
-        from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
+        from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard, remember_of
 
-        wizard = CompileWizard(w.jobs, parent, w, backends=w.backend_status)
+        last = w.settings.remembered("wizard")
+        wizard = CompileWizard(
+            w.jobs, parent, w, backends=w.backend_status, last=last if isinstance(last, dict) else None
+        )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
+        wizard.compileRequested.connect(lambda request, *_: w.settings.remember("wizard", remember_of(request)))
         wizard.open()
         return wizard
 
@@ -71,13 +76,39 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog, open_bucket
 
         w = self.window
-        dialog = BucketDialog(w)
+        last = w.settings.remembered("bucket")
+        dialog = BucketDialog(w, last if isinstance(last, dict) else None)
+        dialog.accepted.connect(lambda: self._bucket_opened(dialog.choice()))
         dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
         dialog.accepted.connect(
             lambda: w.settings.session.add_opened_bucket(dialog.entry())
         )  # opened again on next start
         dialog.open()
         return dialog
+
+    def _bucket_opened(self, choice: dict[str, str]) -> None:
+        """Remembered for the dialog next time, and first in Open Recent."""
+        settings = self.window.settings
+        settings.remember("bucket", choice)
+        recent = settings.remembered("recentBuckets")
+        others = [b for b in recent if isinstance(b, dict) and b != choice] if isinstance(recent, list) else []
+        settings.remember("recentBuckets", [choice, *others][:MAX_RECENT])
+
+    def reopen_bucket(self, choice: dict[str, str]) -> Job | None:
+        """Open Recent ▸ a bucket: through its endpoint and profile, as when it was opened."""
+        from rbln_artifact_studio.core.errors import StudioError
+        from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
+        from rbln_artifact_studio.gui.dialogs.bucket_dialog import open_bucket
+        from rbln_artifact_studio.objectstore.client import use
+
+        try:
+            root = parse_bucket_prefix(BucketPrefix(choice.get("bucket", ""), choice.get("prefix", "")).url)
+        except StudioError as exc:
+            self.window.statusBar().showMessage(f"Cannot open that bucket: {exc.one_line()}", 10_000)
+            return None
+        use(choice.get("endpoint") or None, choice.get("profile") or None)
+        self._bucket_opened(choice)
+        return open_bucket(self.window.jobs, self.window.model, root)
 
     def open_resize_dialog(self) -> ResizeDialog | None:
         artifact = self.window.selection.artifact
@@ -167,16 +198,8 @@ class DialogLauncher(QObject):
     def _on_written(self, result: object) -> None:
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
         where: Location | None = getattr(result, "where", None)  # a result elsewhere names its place there
-        if where is None:
-            return
-        path = str(where)
-        w = self.window
-        w.statusBar().showMessage(f"Wrote {path}", 10_000)
-        from rbln_artifact_studio.places.dispatch import capabilities
-
-        if capabilities(where).on_this_computer:  # the folder's watcher and scan show it; a place elsewhere its own
-            w.workspace.rescan([path, os.path.dirname(path)])
-        w.selection.select_once_shown(path)
+        if where is not None:
+            self.window.results.offer(where)  # in the table, or one click to open it beside the shown folders
 
     @Slot()
     def show_about(self) -> AboutDialog:

@@ -1,0 +1,182 @@
+"""The Help menu: Getting Started (a page inside the app), Keyboard Shortcuts (listed from the window's actions, so
+it never drifts from them), Documentation (docs/ in the browser), Copy Version Information, and About."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QUrl, Signal, Slot
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTextBrowser, QVBoxLayout, QWidget
+
+from rbln_artifact_studio.core.resources import docs_dir
+from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
+
+
+def plain(text: str) -> str:
+    """A menu text as read: "&Open Folder…" → "Open Folder…" ("&&" stays one "&")."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:
+    """(action, keys) for every action of the window that has a shortcut, in menu order where it has one."""
+    seen: set[int] = set()
+    rows: list[tuple[str, str]] = []
+    actions = [a for menu in window.findChildren(QMenu) for a in menu.actions()] + window.findChildren(QAction)
+    for action in actions:
+        keys = [k for k in action.shortcuts() if not k.isEmpty()]
+        if id(action) in seen or not keys or action.isSeparator() or not action.text():
+            continue
+        seen.add(id(action))
+        text = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys)
+        rows.append((plain(action.text()), text))
+    return rows
+
+
+def getting_started_html(shortcuts: dict[str, str]) -> str:
+    """The three jobs the app exists for, each with the action (and its keys) that starts it."""
+
+    def act(name: str) -> str:
+        keys = shortcuts.get(name)
+        return f"<b>{html.escape(name)}</b>" + (f" ({html.escape(keys)})" if keys else "")
+
+    return f"""
+<h2>Getting started</h2>
+<p>RBLN Artifact Studio is for three jobs on the artifacts optimum-rbln compiles for Rebellions NPUs.
+No NPU is needed: the built-in simulator stands in for the compiler.</p>
+<h3>1. See how an artifact fills its NPUs</h3>
+<p>{act("Open Folder…")} a folder of compiled artifacts (or <a href="action:actionOpenDemo">open the demo
+workspace</a>), then select a row: the panel on the right shows <code>kvcache_num_blocks</code> against the floor
+and the full pool, and the DRAM of each NPU: reserve, weights, workspace, KV cache and free. Type a budget in
+<i>What if memory_budget =</i> to see what it would give; nothing is written.</p>
+<h3>2. Compile with a memory budget that leaves headroom</h3>
+<p>{act("Compile…")}: a model, a target, a shape and a memory budget (a fraction like 0.8, a percentage like 80%,
+or bytes like 10GB, which optimum-rbln reads as 10 GiB), previewed before anything runs.
+<a href="action:actionCompile">Compile now</a>.</p>
+<h3>3. Resize the KV cache of a compiled artifact</h3>
+<p>{act("Resize KV Cache…")}: a new block count or a budget to fit, checked against the floor and the NPU's DRAM as
+you type, written into a copy or (overwriting it) in place. {act("Plan Co-location…")} tells whether several
+artifacts fit one NPU together.</p>
+<p>Artifacts can also sit on NPU servers over SSH (File ▸ Connect to Server…) and in S3 buckets
+(File ▸ Open Bucket…). Every action has its <code>rbln-studio-cli</code> command: a job's right-click menu copies
+it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation opens the full guide.</p>
+"""
+
+
+class HelpPage(QDialog):
+    """A page of text inside the app; its action: links trigger the window's actions."""
+
+    actionRequested = Signal(str)  # an action's object name
+
+    def __init__(self, title: str, object_name: str, body: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(object_name)
+        self.setWindowTitle(title)
+        self.browser = QTextBrowser()
+        self.browser.setObjectName(f"{object_name}Text")
+        self.browser.setOpenLinks(False)  # action: links are the window's; others open in the browser
+        self.browser.anchorClicked.connect(self._on_link)
+        self.browser.setHtml(body)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        resize_to_fit(self, 640, 560)
+
+    @Slot(QUrl)
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == "action":
+            self.actionRequested.emit(url.path())
+            self.accept()
+        else:
+            QDesktopServices.openUrl(url)
+
+
+class HelpMenu(QObject):
+    """Builds the Help menu's actions on the window and opens what they show."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        a = window._action
+        self.action_getting_started = a(
+            "actionGettingStarted", "&Getting Started", self.show_getting_started, QKeySequence.StandardKey.HelpContents
+        )
+        self.action_shortcuts = a("actionShortcuts", "&Keyboard Shortcuts", self.show_shortcuts, "Ctrl+/")
+        self.action_docs = a("actionDocumentation", "&Documentation", self.open_documentation)
+        self.action_copy_version = a("actionCopyVersion", "&Copy Version Information", self.copy_version)
+        self.last_page: HelpPage | None = None
+
+    def fill(self, menu: QMenu) -> None:
+        menu.addActions([self.action_getting_started, self.action_shortcuts, self.action_docs])
+        menu.addSeparator()
+        menu.addAction(self.action_copy_version)
+        menu.addAction(self.window.action_about)
+
+    def _open(self, page: HelpPage) -> HelpPage:
+        page.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        page.actionRequested.connect(self._trigger)
+        page.show()
+        self.last_page = page
+        return page
+
+    @Slot(str)
+    def _trigger(self, name: str) -> None:
+        action = self.window.findChild(QAction, name)
+        if action is not None and action.isEnabled():
+            action.trigger()
+
+    @Slot()
+    def show_getting_started(self) -> HelpPage:
+        shortcuts = dict(shortcut_rows(self.window))
+        return self._open(HelpPage("Getting Started", "gettingStarted", getting_started_html(shortcuts), self.window))
+
+    @Slot()
+    def show_shortcuts(self) -> HelpPage:
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+            for name, keys in shortcut_rows(self.window)
+        )
+        body = f"<h2>Keyboard shortcuts</h2><table cellspacing='4'>{rows}</table>"
+        return self._open(HelpPage("Keyboard Shortcuts", "keyboardShortcuts", body, self.window))
+
+    @Slot()
+    def open_documentation(self) -> bool:
+        """The desktop app's guide in the browser (docs/ ships with the checkout and the source archive)."""
+        folder = docs_dir()
+        if folder is None:
+            self.window.statusBar().showMessage("The documentation is not installed with this copy of the app.", 8_000)
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder / DOCS_PAGE)))
+
+    @Slot()
+    def copy_version(self) -> None:
+        """The About box's text on the clipboard, for a report; the backends' lines once detection answers."""
+        from rbln_artifact_studio.gui.dialogs.about_dialog import Locations, about_text
+
+        status = self.window.backend_status
+        locations = Locations(self.window.settings.file_name(), demo_folder())
+
+        def copy() -> None:
+            QGuiApplication.clipboard().setText(about_text(locations, status))
+            self.window.statusBar().showMessage("Copied the version information", 5_000)
+
+        if status.backends is not None or status.error is not None:
+            copy()
+            return
+
+        def when_detected() -> None:
+            if not status.detecting:
+                status.changed.disconnect(when_detected)
+                copy()
+
+        status.changed.connect(when_detected)
+        status.detect()

@@ -1,0 +1,71 @@
+"""What the app wrote, offered where the user looks: a result inside a shown folder is selected in the table; one
+written elsewhere gets a notice in the status bar with one click to open its folder beside the shown ones."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.location import Location
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+
+class ResultNotice(QObject):
+    """Shows each written result in the window: in the table, or a notice offering Open Beside."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.bar = QWidget()
+        self.bar.setObjectName("resultNotice")
+        layout = QHBoxLayout(self.bar)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        self.label.setObjectName("resultNoticeText")
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_button = QPushButton("Open Beside")
+        self.open_button.setObjectName("resultOpenBeside")
+        self.open_button.setToolTip("Show the folder it was written to beside the folders shown now")
+        self.open_button.clicked.connect(self.open_beside)
+        dismiss = QPushButton("Dismiss")
+        dismiss.setObjectName("resultDismiss")
+        dismiss.clicked.connect(self.bar.hide)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.open_button)
+        layout.addWidget(dismiss)
+        window.statusBar().addWidget(self.bar, 1)
+        self.bar.hide()
+        self.path: str | None = None
+
+    def offer(self, where: Location) -> None:
+        """A result just written: selected in the table when a shown folder holds it, else offered."""
+        from rbln_artifact_studio.places.dispatch import capabilities
+
+        w, path = self.window, str(where)
+        if not capabilities(where).on_this_computer:  # its rows come with that place's scan, not a folder's
+            w.statusBar().showMessage(f"Wrote {path}", 10_000)
+            return
+        if w.workspace.root_of(path) is not None:
+            self.bar.hide()
+            w.statusBar().showMessage(f"Wrote {path}", 10_000)
+            w.workspace.rescan([path, os.path.dirname(path)])
+            w.selection.select_once_shown(path)
+            return
+        self.path = path
+        self.label.setText(f"Wrote {path}: outside the folders shown.")
+        self.label.setToolTip(path)
+        self.bar.show()
+
+    @Slot()
+    def open_beside(self) -> None:
+        """The result's folder beside the shown ones, and the result selected once its row is read."""
+        if self.path is None:
+            return
+        path, self.path = self.path, None
+        self.bar.hide()
+        self.window.workspace.add(os.path.dirname(path))
+        self.window.selection.select_once_shown(path)

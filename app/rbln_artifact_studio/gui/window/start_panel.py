@@ -1,0 +1,67 @@
+"""The first start's next steps: a start with no arguments and nothing recent offers what to open or do first,
+in the place of the empty table, until something is opened."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+# (button, what it does, the window's action): the order a new user meets them in.
+STEPS = (
+    ("Open a Folder…", "A folder of compiled artifacts: every one below it joins the table.", "actionOpenFolder"),
+    ("Open the Demo Workspace", "Five simulator artifacts to try everything on, no NPU needed.", "actionOpenDemo"),
+    ("Connect to a Server…", "The artifacts on an NPU server, over SSH.", "actionConnectServer"),
+    ("Open a Bucket…", "The artifacts in an S3-compatible bucket.", "actionOpenBucket"),
+    ("Compile a Model…", "A model for an NPU, with a memory budget that leaves headroom.", "actionCompile"),
+)
+
+
+class StepButton(QCommandLinkButton):
+    """A command link whose size hint is what it needs at the width it has: Qt's wraps the description at about 200
+    pixels whatever the width, so a long description asked for twice the height it takes."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return hint if self.width() <= hint.width() else QSize(hint.width(), self.heightForWidth(self.width()))
+
+
+class StartPanel(QScrollArea):
+    """One button per next step; each triggers the window's own action (so its shortcut and state are the same)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.setObjectName("startPanel")
+        self.setWidgetResizable(True)
+        self.window_ = window
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        title = QLabel("<h2>Start here</h2>No folder is open yet. What would you like to look at?")
+        title.setObjectName("startTitle")
+        title.setWordWrap(True)
+        layout.addWidget(title)
+        self.buttons: dict[str, QCommandLinkButton] = {}
+        for text, description, name in STEPS:
+            action = window.findChild(QAction, name)
+            if action is None:
+                continue  # an action this window does not have (none today)
+            button = StepButton(text, description)
+            button.setObjectName(f"start:{name}")
+            button.clicked.connect(action.trigger)
+            # Each as tall as its description needs at the width it has (its size hint wraps it at ~200 pixels).
+            policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            policy.setHeightForWidth(True)
+            button.setSizePolicy(policy)
+            layout.addWidget(button)
+            self.buttons[name] = button
+        hint = QLabel("Help ▸ Getting Started explains the three jobs the studio does.")
+        hint.setWordWrap(True)
+        layout.addWidget(hint)
+        layout.addStretch(1)
+        layout.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.setWidget(body)
