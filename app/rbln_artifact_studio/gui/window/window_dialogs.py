@@ -163,16 +163,12 @@ class DialogLauncher(QObject):
     @Slot(object)
     def _on_written(self, result: object) -> None:
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
-        where: Location | None = getattr(result, "where", None)  # a result elsewhere names its place there
-        if where is None:
+        path = str(getattr(result, "where", ""))  # a folder here, or a server's or bucket's URL: never a bare key
+        if not path:
             return
-        path = str(where)
         w = self.window
         w.statusBar().showMessage(f"Wrote {path}", 10_000)
-        from rbln_artifact_studio.places.dispatch import capabilities
-
-        if capabilities(where).on_this_computer:  # the folder's watcher and scan show it; a place elsewhere its own
-            w.workspace.rescan([path, os.path.dirname(path)])
+        w.workspace.rescan([path, os.path.dirname(path)])
         w.selection.select_once_shown(path)
 
     @Slot()
