@@ -143,6 +143,7 @@ class ServerSources(QObject):
         self.jobs, self.model, self.settings = jobs, model, settings
         self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
         self._configured = False
+        self._configure_lock = threading.Lock()  # the console's workers and this window's jobs configure it once
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
@@ -151,24 +152,24 @@ class ServerSources(QObject):
         jobs.jobAdded.connect(self._watch_job)
         jobs.jobFailed.connect(self._after_failure)
 
-    def _server(self, host: str) -> Server:
-        """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
-        from rbln_artifact_studio.remote import registry
-
-        self.configure()
-        return registry.server(host)
-
-    def configure(self) -> None:
-        """Give remote/ this window's ssh options now: a job about to write to a server it has not connected to
-        (a compile's or a copy's output) reaches it as a connection from this window would."""
+    def configure_remote(self) -> None:
+        """Give remote/'s registry this window's ssh options, once (loads remote/: call it in a worker)."""
         from rbln_artifact_studio.remote import registry
         from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
         from rbln_artifact_studio.remote.transport import SshOptions
 
-        if not self._configured:
-            python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
-            registry.configure(SshOptions(config_file=self._ssh_config), python)
-            self._configured = True
+        with self._configure_lock:
+            if not self._configured:
+                python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
+                registry.configure(SshOptions(config_file=self._ssh_config), python)
+                self._configured = True
+
+    def _server(self, host: str) -> Server:
+        """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
+        from rbln_artifact_studio.remote import registry
+
+        self.configure_remote()
+        return registry.server(host)
 
     def hosts(self) -> list[str]:
         return list(self.entries)
