@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_scanning_a_local_folder_that_is_not_there_says_so(tmp_path: Path) -> No
 
 def test_a_copy_into_another_kind_of_place_is_refused_and_nothing_changes(cr13_artifact: Path) -> None:
     order = ResizeOrder(ServerFolder("npu1", "/srv/a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
-    with pytest.raises(StudioError, match="Nothing was changed"):
+    with pytest.raises(StudioError, match=r"may go to a folder on a server or a prefix in a bucket; .*Nothing was"):
         dispatch.resize(order)  # refused before connecting: no server by that name exists
     assert not (cr13_artifact.parent / "copy").exists()
 
@@ -223,3 +224,33 @@ def test_a_folder_made_here_is_received_whole_into_a_new_local_folder(cr13_artif
     assert read_block_count(output.path) == 21 and sent > 0 and leftovers(output.path.parent) == []
     with pytest.raises(StudioError, match="exists and is not empty"):
         kind.check_output(output, Report())
+
+
+class _ReadOnlyKind:
+    """A kind the studio only reads (a folder served over HTTP, say): its capabilities say so and why."""
+
+    capabilities = Capabilities(
+        "a folder served over HTTP", False, False, False, False, False, frozenset(), False, "it offers no way to write."
+    )
+
+
+def test_an_output_in_a_read_only_kind_is_refused_with_its_reason_before_any_work(
+    cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.places.delivery import compile_to
+    from rbln_artifact_studio.places.kind import Report
+
+    monkeypatch.setattr(sys.modules[__name__], "KIND", _ReadOnlyKind())  # this module is the kind's module
+    monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    output = BucketPrefix("models", "new")
+    said = "which the studio only reads: it offers no way to write. Nothing was written."
+    with pytest.raises(StudioError, match=said):
+        compile_to(CompileRequest("Qwen/Qwen3-8B"), output, BackendChoice.SIM, Report())
+    with pytest.raises(StudioError, match=said):
+        dispatch.resize(ResizeOrder(LocalFolder(cr13_artifact), 12, output=output))
+    assert dispatch.copy_refusal(LocalFolder(cr13_artifact), output) is not None
+    assert not (tmp_path / "tmp").exists() and read_block_count(cr13_artifact) == 21

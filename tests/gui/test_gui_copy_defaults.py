@@ -51,7 +51,7 @@ def test_a_copy_beside_an_artifact_in_a_folder_the_user_cannot_write_is_proposed
     with qtbot.waitSignal(dialog.outputChecked, timeout=10_000):
         pass  # home checked on disk in turn
     assert dialog.output_problem is None and child(dialog, QPushButton, "resizeApplyButton").isEnabled()
-    dialog.target_spin.setValue(12)  # a new count keeps the place that can be written
+    dialog.prefill(12)  # a new count keeps the place that can be written
     assert edit.text() == str(home / "qwen3-8b-cr13-kv12")
     dialog.reject()
 

@@ -92,7 +92,7 @@ def _resize_copy(qtbot: QtBot, w: MainWindow, count: int) -> ResizeDialog:
     """Artifact ▸ Resize to a Copy…, the count typed."""
     w.artifact_actions.resize_copy.trigger()
     dialog = child(w, ResizeDialog, "resizeDialog")
-    dialog.target_spin.setValue(count)
+    dialog.prefill(count)  # the count, as the planner and the explorer give it
     return dialog
 
 

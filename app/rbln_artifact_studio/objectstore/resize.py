@@ -490,33 +490,17 @@ def resize_folder_to_bucket(
 ) -> ResizeResult:
     """A resized copy of a folder here, uploaded below output: each graph with its new header, rbln_config.json
     last (the marker object keeps it incomplete until then); the folder is only read. label names the folder in
-    messages (a copy fetched from a server into a staging folder here names the server's)."""
+    messages (a copy fetched from a server into a staging folder here names the server's). Without a target or a
+    budget the folder is uploaded as it is, whichever compiler wrote it (a compile's delivery)."""
     progress = progress or Progress()
+    label = label or str(folder)
     artifact = open_artifact(folder)
-    require_simulated(artifact)
-    count, warnings = resolve_target(artifact, target, budget)
+    as_it_is = target is None and budget is None  # a compile made here, by either compiler: sent with its own count
+    if not as_it_is:
+        require_simulated(artifact)
+    count, warnings = (artifact.config.kvcache_num_blocks, []) if as_it_is else resolve_target(artifact, target, budget)
     configs = new_configs(artifact, {name: (folder / name).read_bytes() for name in config_names(artifact)}, count)
     patches = _header_patches(artifact, count) if artifact.config.kvcache_num_blocks != count else {}
-    total = upload_folder(folder, output, progress, label, configs, patches, count)
-    return BucketResizeResult.at(output, artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
-
-
-def upload_folder(
-    folder: Path,
-    output: BucketPrefix,
-    progress: Progress,
-    label: str | None = None,
-    configs: dict[str, bytes] | None = None,
-    patches: dict[str, Patch] | None = None,
-    count: int | None = None,
-) -> int:
-    """Every file of a folder here below the empty prefix output, the marker object first and the rbln_config.json
-    files last (the top folder's after its parts'), so no reader takes it for whole before it is; bytes uploaded.
-    configs replace those files' bytes and patches rewrite graph headers (a resized copy); without them the folder
-    goes as it is (a compile made here)."""
-    label = label or str(folder)
-    configs = configs or {}
-    patches = patches or {}
     files = sorted(
         (path.relative_to(folder).as_posix(), path)
         for path, _ in iter_files(folder)
@@ -525,18 +509,13 @@ def upload_folder(
     names = {name for name, _ in files} | set(configs)
     bucket = check_output_prefix(output, progress, names)
     total = sum(path.stat().st_size for _, path in files)
-    last = [name for name, _ in files if name.rsplit("/", 1)[-1] == CONFIG_NAME and name not in configs]
-    last.sort(key=lambda name: -name.count("/"))  # a part's config before the model's own, which says it is whole
     marker = output.key_prefix + INCOMPLETE_MARKER
-    described: dict[str, object] = {"source": label}
-    if count is not None:
-        described["kvcache_num_blocks"] = count
-    bucket.put(marker, json.dumps(described).encode(), create=True)
+    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": count}).encode(), create=True)
     with CopyWrites(bucket, output, names):
         faults.checkpoint("copy.locked")
         progress.start(total, f"Uploading {Path(label).name} to {output}")
         for i, (name, path) in enumerate(files):
-            if name in configs or name in last:
+            if name in configs:
                 continue
             patch = patches.get(name) if name.endswith(GRAPH_SUFFIX) else None
             bucket.upload(path, output.key_prefix + name, [patch] if patch else [])
@@ -545,11 +524,7 @@ def upload_folder(
         faults.checkpoint("copy.copied")
         for name, data in configs.items():  # the language model's own last
             bucket.put(output.key_prefix + name, data, create=True)
-        for name in last:
-            bucket.upload(folder / name, output.key_prefix + name, [])
-            progress.advance((folder / name).stat().st_size)
         faults.checkpoint("copy.config_written")
         bucket.delete([marker])
-    what = f" with kvcache_num_blocks={count}" if count is not None else ""
-    progress.say(f"Wrote {output}{what}")
-    return total
+    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
+    return BucketResizeResult.at(output, artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)

@@ -95,9 +95,10 @@ class BucketKind:
         """Uploaded below output, the marker object first and rbln_config.json last (a scan calls it incomplete
         until then)."""
         from rbln_artifact_studio.core.progress import Progress
-        from rbln_artifact_studio.objectstore.resize import upload_folder
+        from rbln_artifact_studio.objectstore.resize import resize_folder_to_bucket
 
-        return upload_folder(folder, _prefix(output), Progress(report.progress, report.cancel))
+        progress = Progress(report.progress, report.cancel)
+        return resize_folder_to_bucket(folder, _prefix(output), progress=progress).bytes_copied  # as it is
 
 
 KIND = BucketKind()

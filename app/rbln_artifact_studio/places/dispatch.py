@@ -24,7 +24,6 @@ from rbln_artifact_studio.places.kind import (
     Report,
     ResizeOrder,
     ScanOptions,
-    cross_kind_error,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +126,7 @@ def copy_refusal(source: Location, output: Location) -> str | None:
     if refusal is not None:
         return refusal
     if type(output) not in capabilities(source).copies_to:
-        return cross_kind_error(ResizeOrder(source, 1, None, output)).one_line()
+        return cross_refusal(source, output).one_line()
     if isinstance(source, ServerFolder) and isinstance(output, ServerFolder) and output.host != source.host:
         from rbln_artifact_studio.places.ssh import other_server_error
 
@@ -154,6 +153,25 @@ def default_copy(source: Location, name: str, remembered: str, home: Path) -> Lo
     return LocalFolder(home / name)
 
 
+def cross_refusal(source: Location, output: Location) -> StudioError:
+    """The refusal of a copy into a kind of place that source's kind does not copy to, saying where it may go."""
+
+    def what(kind: type) -> str:
+        try:
+            return capabilities(kind).what
+        except StudioError:  # a kind this build cannot reach: named by its type
+            return kind.__name__
+
+    goes = [what(kind) for kind in KIND_MODULES if kind in capabilities(source).copies_to]
+    return StudioError(
+        f"A copy of {source} may go to {', '.join(goes[:-1])} or {goes[-1]}; {output} is {what(type(output))}. "
+        "Make the copy in one of those, then move it. Nothing was changed."
+        if len(goes) > 1
+        else f"A copy of {source} may go to {goes[0] if goes else 'no other place'}; {output} is "
+        f"{what(type(output))}. Nothing was changed."
+    )
+
+
 def compile_refusal(output: Location) -> str | None:
     """Why a compile (made on this computer) cannot be delivered at output, before any work (None: it can)."""
     refusal = write_refusal(output)
@@ -176,6 +194,6 @@ def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
     if order.output is not None and type(order.output) is not kind:
         crossing = CROSSINGS.get((kind, type(order.output)))
         if crossing is None:
-            raise cross_kind_error(order)
+            raise cross_refusal(order.source, order.output)
         kind = crossing
     return kind_of(order.source, kind).resize(order, report or Report())

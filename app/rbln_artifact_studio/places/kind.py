@@ -118,6 +118,6 @@ class Kind(Protocol):
 def cross_kind_error(order: ResizeOrder) -> StudioError:
     """The refusal of a copy into another kind of place than the source's that no Kind makes."""
     return StudioError(
-        f"A resize of {order.source} writes its copy beside it, in the same kind of place; {order.output} is not "
-        "one. Resize into a copy there, then copy the result. Nothing was changed."
+        f"A resize of {order.source} cannot write its copy at {order.output}: no copy crosses between these kinds "
+        "of place (dispatch.cross_refusal says where it may go). Nothing was changed."
     )

@@ -228,6 +228,7 @@ class Settings:
         self._format = store.format()
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
         self._said_unwritable = False
+        self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
         self._recent = read_recent(store)
         self._toolchain = ToolchainPaths(
             stored_text(store, "toolchain/python"), stored_text(store, "toolchain/optimumCli")

@@ -14,6 +14,8 @@ from rbln_artifact_studio.places.kind import Report, ResizeOrder
 # The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
 # otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rbln_artifact_studio.backends.base import CompileResult
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.settings import ToolchainSettings
@@ -65,13 +67,21 @@ def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: Toolch
 
 
 def compile_artifact(
-    jobs: JobManager, request: CompileRequest, output: Location, backend: BackendChoice, toolchain: ToolchainSettings
+    jobs: JobManager,
+    request: CompileRequest,
+    output: Location,
+    backend: BackendChoice,
+    toolchain: ToolchainSettings,
+    before: Callable[[], None] | None = None,
 ) -> Job:
     """Compile into a new folder here, or here and then delivered to a server or a bucket (places/delivery.py); a
-    failed or cancelled compile leaves nothing behind (staging + rename)."""
+    failed or cancelled compile leaves nothing behind (staging + rename). before runs first, in the worker."""
 
     def work(ctx: JobContext) -> CompileResult:
         from rbln_artifact_studio.places.delivery import compile_to
+
+        if before is not None:
+            before()
 
         ctx.log(f"compile {request.model_id} -> {output} (backend {backend.value})")
         result = compile_to(request, output, backend, Report(ctx.log, ctx.progress, ctx.cancel), toolchain)
@@ -81,8 +91,10 @@ def compile_artifact(
     return jobs.submit(f"Compile {request.model_id} → {output.name}", work, writes=True)
 
 
-def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings) -> Job:
-    """Resize in place or into a copy (with progress and cancel for the copy)."""
+def resize(
+    jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings, before: Callable[[], None] | None = None
+) -> Job:
+    """Resize in place or into a copy (with progress and cancel for the copy); before runs first, in the worker."""
     where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
     title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
 
@@ -95,6 +107,8 @@ def resize(jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings)
     )
 
     def work(ctx: JobContext) -> ResizeResult:
+        if before is not None:
+            before()
         result = dispatch.resize(order, Report(ctx.log, ctx.progress, ctx.cancel))
         _log_result(ctx, result.warnings, result.summary())
         return result

@@ -13,6 +13,8 @@ from rbln_artifact_studio.gui.app.settings import MAX_RECENT
 from rbln_artifact_studio.gui.models.jobs import Job
 
 if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
+    from collections.abc import Callable
+
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.location import Location
@@ -53,8 +55,8 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.models import operations
 
         w = self.window
-        self._reach(output)
-        job = operations.compile_artifact(w.jobs, request, output, backend, w.settings.toolchain().settings())
+        toolchain = w.settings.toolchain().settings()
+        job = operations.compile_artifact(w.jobs, request, output, backend, toolchain, self._reach(output))
         w.artifact_actions.busy.track(job, str(output))
         from rbln_artifact_studio.core.display.commandline import compile_argv
 
@@ -63,12 +65,12 @@ class DialogLauncher(QObject):
         w.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
         return job
 
-    def _reach(self, output: Location) -> None:
-        """A job writing to a place elsewhere reaches servers with this window's ssh options (its settings)."""
+    def _reach(self, output: Location) -> Callable[[], None] | None:
+        """What a job writing to a place elsewhere runs first (in its worker): remote/ given this window's ssh
+        options, so a server it has not connected to is reached as a connection from the window would be."""
         from rbln_artifact_studio.places.dispatch import capabilities
 
-        if not capabilities(output).on_this_computer:
-            self.window.server_menu.servers.configure_remote()
+        return None if capabilities(output).on_this_computer else self.window.server_menu.servers.configure_remote
 
     @Slot()
     def open_bucket_dialog(self) -> BucketDialog:
@@ -145,9 +147,8 @@ class DialogLauncher(QObject):
 
         w = self.window
         if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
-            if dialog.choice.output_dir is not None:
-                self._reach(dialog.choice.output_dir)
-            job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings())
+            reach = self._reach(dialog.choice.output_dir) if dialog.choice.output_dir is not None else None
+            job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings(), reach)
             outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
             w.artifact_actions.busy.track(job, str(dialog.choice.artifact_dir), *map(str, outputs))
             job.command = dialog.choice.argv
