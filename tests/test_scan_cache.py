@@ -149,3 +149,19 @@ def test_saving_and_freeing_a_large_cache_gives_way_every_few_hundred_entries(tm
     assert len(ScanCache(tmp_path)._entries) == 3 * PAUSE_EVERY + 5  # everything was written
     cache.release(lambda: paused.append("release"))
     assert paused.count("release") >= 3 and not cache._entries
+
+
+def test_a_cold_scan_of_simulator_artifacts_does_not_load_the_backends(cr13_artifact: Path) -> None:
+    """The reader of real compiler graphs (the backends: compiler, resize, optimum-rbln's driver) is chosen when the
+    first real graph is read, so a full-check scan of simulator artifacts never imports it and still gives each row
+    inspect's verdict (issue 35: it cost every scan ~30 ms of CPU)."""
+    code = (
+        "import sys; from rbln_artifact_studio.cli.main import main; "
+        f"main(['scan', {str(cr13_artifact.parent)!r}, '--json', '--no-cache', '--jobs', '1']); "
+        "print(sorted(m for m in sys.modules if m.startswith('rbln_artifact_studio.backends.registry')))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "app")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.splitlines()[-1] == "[]"
+    report = json.loads("\n".join(out.stdout.splitlines()[:-1]))
+    assert [(row["name"], row["status"], row["kvcache_num_blocks"]) for row in report] == [("qwen3-8b-cr13", "ok", 21)]
