@@ -143,6 +143,9 @@ class ServerSources(QObject):
         self.jobs, self.model, self.settings = jobs, model, settings
         self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
         self._configured = False
+        from rbln_artifact_studio.remote import preferences  # light: remote/ itself loads with the first use
+
+        preferences.choose(ssh_config, python)  # a server reached before any connection (an ssh:// copy) too
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
