@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -810,10 +809,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
     if getattr(args, "verbose", False):
-        from rbln_artifact_studio.core.logs import setup
+        from rbln_artifact_studio.core.logs import logger, setup
 
         setup(verbose=True)
-        logging.getLogger(__name__).debug("%s %s", PROG, " ".join(given))
+        logger(__name__).debug("%s %s", PROG, " ".join(given))
 
     try:
         if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
@@ -837,7 +836,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
     except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
-        logging.getLogger(__name__).debug("internal error", exc_info=True)  # the traceback, with --verbose
+        from rbln_artifact_studio.core.logs import logger
+
+        logger(__name__).debug("internal error", exc_info=True)  # the traceback, with --verbose
         if os.environ.get("RBLN_STUDIO_DEBUG"):
             raise
         print(

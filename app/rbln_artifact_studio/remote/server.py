@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import logging
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.transport import (
@@ -38,7 +38,7 @@ POLL = 0.05
 ENV_REMOTE_PYTHON = "RBLN_STUDIO_REMOTE_PYTHON"  # the servers' Python, when python3 on their PATH is not it
 STDERR_KEPT = 40  # lines of the server's error output kept for a failure message
 ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server counts as not answering
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.
