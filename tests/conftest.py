@@ -133,8 +133,8 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     it (the suite passes in any order, pytest-randomly's included):
     - the environment: the desktop's Open Bucket dialog sets AWS_ENDPOINT_URL and AWS_PROFILE in it (for the CLIs
       the app starts), and a variable left there changes every later CLI a test runs;
-    - the servers' registry: a test that configures it for its sshd, or back to ssh's defaults, would otherwise
-      decide how every later in-process call reaches a server, instead of the environment;
+    - the servers' registry (and the ssh_config a window chose for it): a test that configures it for its sshd,
+      or back to ssh's defaults, would otherwise decide how every later in-process call reaches a server;
     - the toolchain detection, and the optimum-rbln version it noted: a version found once (a test's fake
       toolchain) made later artifact checks compare against it.
     """
@@ -146,6 +146,9 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     registry = sys.modules.get("rbln_artifact_studio.remote.registry")
     if registry is not None:
         registry.forget()
+    preferences = sys.modules.get("rbln_artifact_studio.remote.preferences")  # a window's ssh_config, chosen early
+    if preferences is not None:
+        preferences.forget()
     toolchain = sys.modules.get("rbln_artifact_studio.backends.toolchain")
     if toolchain is not None:
         toolchain.clear_cache()

@@ -127,3 +127,19 @@ def test_the_servers_python_from_the_environment_reaches_the_lazily_loaded_ssh_l
         assert given._server("lazy-test-host").python == "python3.11"
     finally:
         registry.configure()  # the process-wide registry back to its defaults for the other tests
+
+
+def test_a_server_reached_before_any_connection_uses_the_chosen_ssh_config(settings: Settings, tmp_path: Path) -> None:
+    """A resize to an ssh:// copy (or an artifact opened by its URL) before the user connected to anything reaches
+    the server with the ssh_config chosen in the preferences, not ~/.ssh/config; remote/ still loads only then."""
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.servers import ServerSources
+    from rbln_artifact_studio.places import ssh
+    from rbln_artifact_studio.remote.transport import SshConnection
+
+    config = tmp_path / "ssh_config"
+    ServerSources(JobManager(), ArtifactTableModel(), settings, config)
+    server = ssh.server("npu-7")  # as places reaches it: no ServerSources in between
+    assert isinstance(server.transport, SshConnection)
+    assert server.transport.options.config_file == config

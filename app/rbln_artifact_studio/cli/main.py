@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -874,10 +873,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
 
     if getattr(args, "verbose", False):
-        from rbln_artifact_studio.core.logs import setup
+        from rbln_artifact_studio.core.logs import logger, setup
 
         setup(verbose=True)
-        logging.getLogger(__name__).debug("%s %s", PROG, " ".join(given))
+        logger(__name__).debug("%s %s", PROG, " ".join(given))
 
     try:
         if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
@@ -910,7 +909,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error(exc: Exception) -> int:
-    logging.getLogger(__name__).debug("internal error", exc_info=exc)  # the traceback, with --verbose
+    from rbln_artifact_studio.core.logs import logger
+
+    logger(__name__).debug("internal error", exc_info=exc)  # the traceback, with --verbose
     if os.environ.get("RBLN_STUDIO_DEBUG"):
         raise exc
     print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)

@@ -8,17 +8,13 @@ Without setup() nothing is written anywhere: the package's NullHandler keeps a l
 
 from __future__ import annotations
 
-import atexit
 import logging
-import logging.handlers
-import queue
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from rbln_artifact_studio.core.app_dirs import log_dir
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 
 PACKAGE = "rbln_artifact_studio"
@@ -31,10 +27,24 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 RETRIES = "botocore.retries.standard"
 _RETRY_WORDS = ("Retry needed", "Max attempts")
 
+if TYPE_CHECKING:
+    import logging.handlers
+
 T = TypeVar("T")
 
 _listener: logging.handlers.QueueListener | None = None
 _handler: logging.Handler | None = None
+
+
+# Quiet until setup(): without a handler of the package's, a warning would reach stderr through logging's last
+# resort, beside the CLI's own error line.
+logging.getLogger(PACKAGE).addHandler(logging.NullHandler())
+
+
+def logger(name: str) -> logging.Logger:
+    """logging.getLogger(name) for a module of the studio (`logger(__name__)`): the package's loggers stay quiet
+    until a front end sets up the log."""
+    return logging.getLogger(name)
 
 
 class _RetriesOnly(logging.Filter):
@@ -50,6 +60,12 @@ class _RetriesOnly(logging.Filter):
 def setup(verbose: bool = False, to_file: bool = False) -> Path | None:
     """Send the studio's records to stderr (verbose: everything, debug included) and to the log file (to_file:
     information and above, everything when verbose); returns the log file's path when there is one."""
+    import atexit
+    import logging.handlers  # the file's rotation and the queue: the desktop's and --verbose's, not every CLI's
+    import queue
+
+    from rbln_artifact_studio.core.app_dirs import log_dir
+
     stop()
     handlers: list[logging.Handler] = []
     if verbose:

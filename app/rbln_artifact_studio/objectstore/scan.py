@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,7 +15,7 @@ from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 from rbln_artifact_studio.core.fleet.sent_files import Pieces
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
 from rbln_artifact_studio.core.location import BucketPrefix
-from rbln_artifact_studio.core.logs import logged
+from rbln_artifact_studio.core.logs import logged, logger
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
@@ -24,7 +23,7 @@ from rbln_artifact_studio.objectstore.artifacts import Found, check, fetched, gr
 from rbln_artifact_studio.objectstore.client import Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 WINDOW = 128
 
 

@@ -6,6 +6,7 @@ import os
 import threading
 from pathlib import Path
 
+from rbln_artifact_studio.remote import preferences
 from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON, Server
 from rbln_artifact_studio.remote.ssh_config import ENV_SSH_CONFIG
 from rbln_artifact_studio.remote.transport import SshConnection, SshOptions, options_from_environment
@@ -33,10 +34,20 @@ def configure_from_environment() -> None:
     configure(options, os.environ.get(ENV_REMOTE_PYTHON) or "python3")
 
 
+def _configure_first() -> None:
+    """The configuration of a first use: what the desktop chose (remote/preferences.py), else the environment."""
+    chosen = preferences.chosen()
+    if chosen is None:
+        configure_from_environment()
+    else:
+        config_file, python = chosen
+        configure(SshOptions(config_file=config_file), python or os.environ.get(ENV_REMOTE_PYTHON) or "python3")
+
+
 def server(host: str) -> Server:
     """The Server for a host (its connection is shared with other processes by ssh's ControlMaster)."""
     if not _configured:
-        configure_from_environment()
+        _configure_first()
     with _lock:
         if host not in _servers:
             _servers[host] = Server(SshConnection(host, _options), _python)
@@ -46,13 +57,14 @@ def server(host: str) -> Server:
 def ssh_connection(host: str) -> SshConnection:
     """An ssh connection to a host with the configured options: for what is SSH's own, such as its host key."""
     if not _configured:
-        configure_from_environment()
+        _configure_first()
     return SshConnection(host, _options)
 
 
 def forget() -> None:
-    """Back to the start: no server kept, and the next server() reads the environment again (tests)."""
+    """Back to the start: no server kept, nothing chosen, and the next server() reads the environment (tests)."""
     global _options, _python, _configured
     with _lock:
         _options, _python, _configured = None, "python3", False
         _servers.clear()
+    preferences.forget()

@@ -14,6 +14,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.location import Location, ServerFolder, server_url
+from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
@@ -24,7 +25,7 @@ from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import Server, assembled_program
 
 LogFn = Callable[[str], None]
-log = logging.getLogger(__name__)
+log = logger(__name__)
 JOB_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")  # launch.py's format
 UNREAD_JOBS_KEPT_DAYS = 7  # a job whose outcome nobody read back is cleaned this long after it ended
 

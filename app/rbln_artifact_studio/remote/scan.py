@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
-import logging
 import os
 import zlib
 from collections.abc import Iterable, Iterator
@@ -16,7 +15,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback, failed_row, summarize_files
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
-from rbln_artifact_studio.core.logs import logged
+from rbln_artifact_studio.core.logs import logged, logger
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, graph_not_a_file, missing_graph
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
@@ -37,7 +36,7 @@ RULES = json.dumps(
         "texts": [CONFIG_NAME, "config.json", PIPELINE_INDEX],
     }
 )
-log = logging.getLogger(__name__)
+log = logger(__name__)
 CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come early, few round trips in all
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ArtifactSummary)}
 

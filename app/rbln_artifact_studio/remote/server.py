@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import logging
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.transport import (
@@ -41,7 +41,7 @@ ANSWER_LIMIT = 60.0  # seconds a program may stay silent before the server count
 # Seconds a whole program may take, however it trickles its answer (signs of life, one row at a time): a call
 # ends by then, what it started on the server stopped. A command with a --timeout passes that instead.
 OPERATION_LIMIT = 600.0
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # Run by `python3 -c`: checks the version (in syntax Python 2 still parses), then reads the program itself
 # from stdin, so the command line stays short and the program is never pasted into a shell.

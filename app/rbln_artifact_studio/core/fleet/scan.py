@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -15,7 +14,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
-from rbln_artifact_studio.core.logs import logged
+from rbln_artifact_studio.core.logs import logged, logger
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.files import read_small
 from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]

@@ -24,10 +24,11 @@ from typing import Any
 from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
-log = logging.getLogger(__name__)
+log = logger(__name__)
 ACK_POLL = 0.05  # seconds between cancel checks while a worker waits for the GUI to take a batch
 ACK_TIMEOUT = 2.0  # flow control only: a worker never waits longer than this for an ack
 PROGRESS_INTERVAL = 0.05  # seconds between two progress signals; the first and the last always go through

@@ -145,6 +145,9 @@ class ServerSources(QObject):
         self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
         self._configured = False
         self._configure_lock = threading.Lock()  # the console's workers and this window's jobs configure it once
+        from rbln_artifact_studio.remote import preferences  # light: remote/ itself loads with the first use
+
+        preferences.choose(ssh_config, python)  # a server reached before any connection (an ssh:// copy) too
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
@@ -169,9 +172,12 @@ class ServerSources(QObject):
 
     def set_ssh_config(self, ssh_config: Path | None) -> None:
         """Reach servers through another ssh_config from the next connection on (Preferences)."""
+        from rbln_artifact_studio.remote import preferences
+
         with self._configure_lock:
             if ssh_config != self._ssh_config:
                 self._ssh_config, self._configured = ssh_config, False
+                preferences.choose(ssh_config, self._python)  # a server reached any other way first, too
 
     def _server(self, host: str) -> Server:
         """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
