@@ -81,8 +81,8 @@ class Monitoring:
 
 
 @pytest.fixture(scope="session")
-def _servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Monitoring, Prometheus]]:
-    """Both servers, started at once: most of a start is waiting for the first scrape."""
+def _servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Monitoring, Prometheus, Prometheus]]:
+    """The three servers, started at once: most of a start is waiting for the first scrape."""
     absent = missing()
     if absent is not None:
         pytest.skip(f"needs {absent} (tools/system_packages.sh installs it when root)")
@@ -93,18 +93,26 @@ def _servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Monitor
         running_exporter(state) as gateway,
         running_prometheus(root / "server", gateway, list(NODES), wait_targets=False) as prometheus,
         running_prometheus(root / "auth", gateway, ["legacy-1"], basic_auth=True, wait_targets=False) as guarded,
+        running_prometheus(root / "tls", gateway, ["legacy-1"], tls=True, wait_targets=False) as https,
     ):
         prometheus.wait_scraped(len(NODES))
         guarded.wait_scraped(1)
-        yield Monitoring(prometheus, gateway, state), guarded
+        https.wait_scraped(1)
+        yield Monitoring(prometheus, gateway, state), guarded, https
 
 
 @pytest.fixture(scope="session")
-def monitoring(_servers: tuple[Monitoring, Prometheus]) -> Monitoring:
+def monitoring(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Monitoring:
     return _servers[0]
 
 
 @pytest.fixture(scope="session")
-def guarded(_servers: tuple[Monitoring, Prometheus]) -> Prometheus:
+def guarded(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Prometheus:
     """A second Prometheus behind basic auth (its --web.config.file), scraping the same stand-in."""
     return _servers[1]
+
+
+@pytest.fixture(scope="session")
+def https(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Prometheus:
+    """A third one serving HTTPS with a self-signed certificate for 127.0.0.1 (its --web.config.file)."""
+    return _servers[2]

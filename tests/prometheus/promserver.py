@@ -12,6 +12,7 @@ import base64
 import json
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -54,6 +55,11 @@ class Prometheus:
     url: str
     dir: Path
     auth: tuple[str, str] | None  # basic auth it asks for, if any
+    ca_file: Path | None = None  # the certificate it serves HTTPS with (self-signed: its own CA), if any
+
+    def _open(self, request: urllib.request.Request, timeout: float) -> Any:
+        context = ssl.create_default_context(cafile=str(self.ca_file)) if self.ca_file else None
+        return urllib.request.urlopen(request, timeout=timeout, context=context)
 
     def api(self, path: str, params: dict[str, str], timeout: float = 10.0) -> Any:
         """GET /api/v1/<path> and its `data` (for the fixtures' waits, not the code under test)."""
@@ -61,7 +67,7 @@ class Prometheus:
         if self.auth is not None:
             token = base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with self._open(request, timeout) as response:
             return json.load(response)["data"]
 
     def instant(self, query: str) -> list[dict[str, Any]]:
@@ -118,6 +124,18 @@ scrape_configs:
 """
 
 
+def self_signed(root: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (openssl), for a Prometheus that serves HTTPS."""
+    cert, key = root / "tls.crt", root / "tls.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
 @contextmanager
 def running_exporter(state: Path) -> Iterator[str]:
     """The stand-in serving state in a thread of this process; yields its address HOST:PORT."""
@@ -139,6 +157,7 @@ def running_prometheus(
     interval: str = "1s",
     basic_auth: bool = False,
     wait_targets: bool = True,
+    tls: bool = False,
 ) -> Iterator[Prometheus]:
     """Prometheus for the length of the block, scraping targets through the gateway; ready, and each target
     scraped once unless wait_targets is False (then call wait_scraped: several servers can start at once)."""
@@ -153,14 +172,21 @@ def running_prometheus(
         f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
     ]
+    web = ""
     if basic_auth:
-        web = root / "web.yml"
-        web.write_text(f'basic_auth_users:\n  {USER}: "{BCRYPT}"\n')
-        argv.append(f"--web.config.file={web}")
+        web += f'basic_auth_users:\n  {USER}: "{BCRYPT}"\n'
+    cert: Path | None = None
+    if tls:
+        cert, key = self_signed(root)
+        web += f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+    if web:
+        (root / "web.yml").write_text(web)
+        argv.append(f"--web.config.file={root / 'web.yml'}")
     log = root / "prometheus.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=root)
-    server = Prometheus(f"http://127.0.0.1:{port}", root, (USER, PASSWORD) if basic_auth else None)
+    scheme = "https" if tls else "http"
+    server = Prometheus(f"{scheme}://127.0.0.1:{port}", root, (USER, PASSWORD) if basic_auth else None, cert)
     try:
         _wait_ready(server, proc, log)
         if wait_targets:
@@ -185,7 +211,7 @@ def _wait_ready(server: Prometheus, proc: subprocess.Popen[bytes], log: Path) ->
             token = base64.b64encode(f"{server.auth[0]}:{server.auth[1]}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
         try:
-            with urllib.request.urlopen(request, timeout=2) as response:
+            with server._open(request, 2) as response:
                 if response.status == 200:
                     return
         except (OSError, urllib.error.URLError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from prometheus.conftest import CR13, GIB, Monitoring
+from prometheus.conftest import CR13, GIB, NODES, Monitoring
 from prometheus.promserver import PASSWORD, USER, Prometheus
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.npu_status import ReadForm
@@ -47,6 +48,25 @@ def test_both_name_families_read_as_the_same_npus(monitoring: Monitoring) -> Non
         assert first.processes == ()  # no pod labels on these nodes
 
 
+def _queries_answered(prometheus: Prometheus) -> int:
+    """Prometheus' own count of instant queries it answered (its /metrics), this test's included."""
+    with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("prometheus_http_requests_total{") and 'handler="/api/v1/query"' in line
+    )
+
+
+def test_the_whole_fleet_in_one_query_two_with_a_window(monitoring: Monitoring) -> None:
+    before = _queries_answered(monitoring.prometheus)
+    fleet = read_fleet(monitoring.url, timeout=20)
+    assert len(fleet.readings) == len(NODES) and _queries_answered(monitoring.prometheus) == before + 1
+    read_fleet(monitoring.url, window="5m", timeout=20)
+    assert _queries_answered(monitoring.prometheus) == before + 3
+
+
 def test_a_pod_holding_an_npu_is_shown_like_a_process(monitoring: Monitoring) -> None:
     status = _rows(monitoring, 'hostname="pods-1"')["pods-1"].status
     assert status is not None
@@ -75,6 +95,10 @@ def test_a_node_prometheus_cannot_scrape_is_a_row_with_that_reason(monitoring: M
     # The unrelated job's down target is no NPU node: only the exporter's jobs make rows.
     assert all(not h.startswith("127.0.0.1") for h in rows)
     assert rows["legacy-1"].status is not None and rows["pods-1"].status is not None
+    # --match narrows the down targets as it narrows the exporter's series (by the host of their instance).
+    assert "down-1:50051" in _rows(monitoring, 'hostname=~"down-.*|legacy-1"')
+    assert list(_rows(monitoring, 'hostname="legacy-1"')) == ["legacy-1"]
+    assert list(_rows(monitoring, 'hostname="legacy-1",card="RBLN-CR13"')) == ["legacy-1"]
 
 
 def test_series_that_cannot_be_true_are_named_not_guessed(monitoring: Monitoring) -> None:
@@ -146,6 +170,19 @@ def test_credentials_in_the_url_are_used_and_never_shown(guarded: Prometheus) ->
     with pytest.raises(PrometheusError) as refused:
         read_fleet(f"http://{USER}:secret-wrong@{address}", timeout=20)
     assert "secret-wrong" not in refused.value.one_line() and guarded.url in refused.value.one_line()
+
+
+def test_tls_checked_against_the_ca_of_the_http_config(https: Prometheus, tmp_path: Path) -> None:
+    with pytest.raises(PrometheusError) as untrusted:
+        read_fleet(https.url, timeout=20)
+    said = untrusted.value.one_line()
+    assert f"Prometheus at {https.url}: its certificate is not trusted" in said and "tls_config.ca_file" in said
+    config = tmp_path / "http.yml"
+    config.write_text(f"tls_config:\n  ca_file: {https.ca_file}\n")
+    fleet = read_fleet(https.url, timeout=20, http_config=config)
+    assert [r.host for r in fleet.readings] == ["legacy-1"] and fleet.readings[0].status is not None
+    config.write_text("tls_config:\n  insecure_skip_verify: true\n")
+    assert read_fleet(https.url, timeout=20, http_config=config).readings[0].status is not None
 
 
 def test_http_config_mistakes_are_named(tmp_path: Path) -> None:

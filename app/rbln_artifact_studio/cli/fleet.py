@@ -123,19 +123,21 @@ def _read_sources(
     sources: PrometheusSources,
     config: HttpConfig | None,
     timeout: float,
-    with_drift: bool = True,
+    placing: bool = False,
 ) -> tuple[list[ServerReading], list[str]]:
     """The servers' rows and each Prometheus' node rows, read at once (a Prometheus that cannot be asked is a row
     named by its URL, without credentials), and the errors of Prometheus URLs that failed as a whole."""
+    from rbln_artifact_studio.remote.prometheus import GAUGES, MEMORY, redact
     from rbln_artifact_studio.remote.prometheus import read_fleet as read_prometheus
-    from rbln_artifact_studio.remote.prometheus import redact
 
     found: dict[str, list[ServerReading]] = {}
     failed: dict[str, str] = {}
 
+    gauges = MEMORY if placing else GAUGES  # placing needs the memory gauges alone (and no process drift)
+
     def ask(url: str) -> None:
         try:
-            fleet = read_prometheus(url, sources.match, sources.window, timeout, config)
+            fleet = read_prometheus(url, sources.match, sources.window, timeout, config, gauges=gauges)
             found[url] = list(fleet.readings)
         except StudioError as exc:
             failed[url] = exc.one_line()
@@ -143,7 +145,7 @@ def _read_sources(
     threads = [threading.Thread(target=ask, args=(u,), name="prometheus", daemon=True) for u in sources.urls]
     for thread in threads:
         thread.start()
-    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=with_drift) if hosts else []
+    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=not placing) if hosts else []
     for thread in threads:
         thread.join()  # each bounded by its own deadline (timeout)
     for url in sources.urls:
@@ -221,7 +223,7 @@ def cmd_place(
     artifacts = _check(opened)
     limit = timeout or default_timeout()
     if sources.urls:
-        readings, failed = _read_sources(hosts, sources, config, limit, with_drift=False)
+        readings, failed = _read_sources(hosts, sources, config, limit, placing=True)
         if not hosts and len(sources.urls) == 1 and failed:
             raise StudioError(failed[0])
         statuses = [r.status.at_peak() for r in readings if r.status is not None]  # --window: room at the peak

@@ -444,7 +444,8 @@ def _usage_error(command: str, message: str) -> int:
 def _sources(args: argparse.Namespace) -> Any:
     from rbln_artifact_studio.cli.fleet import PrometheusSources
 
-    return PrometheusSources(tuple(args.prometheus or ()), args.match, args.window, args.prometheus_http_config)
+    urls = tuple(dict.fromkeys(args.prometheus or ()))  # each once, as servers are
+    return PrometheusSources(urls, args.match, args.window, args.prometheus_http_config)
 
 
 def cmd_devices(args: argparse.Namespace) -> int:

@@ -12,7 +12,9 @@ from rbln_artifact_studio.remote.prometheus.client import DEFAULT_TIMEOUT, Prome
 from rbln_artifact_studio.remote.prometheus.http_config import HttpConfig, load_http_config
 from rbln_artifact_studio.remote.prometheus.reader import (
     CURRENT,
+    GAUGES,
     LEGACY,
+    MEMORY,
     NpuHistory,
     PrometheusFleet,
     check_match,
@@ -24,7 +26,9 @@ from rbln_artifact_studio.remote.prometheus.reader import (
 __all__ = [
     "CURRENT",
     "DEFAULT_TIMEOUT",
+    "GAUGES",
     "LEGACY",
+    "MEMORY",
     "HttpConfig",
     "NpuHistory",
     "PrometheusError",

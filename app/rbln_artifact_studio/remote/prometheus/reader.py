@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -46,7 +47,7 @@ HISTORY_POINTS = 240  # a small chart's width: one point per 15 s over an hour
 MIN_STEP = 1.0
 
 _MATCHER = re.compile(
-    r"""\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*"""
+    r"""\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*"""
 )
 _DURATION = re.compile(r"(?:\d+(?:ms|s|m|h|d|w|y))+")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
@@ -101,10 +102,54 @@ def _selector(names: Iterable[str], match: str) -> str:
     return "{" + head + (f",{match}" if match else "") + "}"
 
 
-def status_query(match: str) -> str:
-    """Every exporter series now, both name families, and every target Prometheus could not scrape: one query."""
-    up = "up{" + match + "}" if match else "up"
-    return f"{_selector(KIND, match)} or ({up} == 0)"
+GAUGES = ("used", "total", "util", "temperature", "power")
+MEMORY = ("used", "total")  # what placing needs: a fleet's answer is then two fifths of the series
+
+
+def status_query(match: str, gauges: Sequence[str] = GAUGES) -> str:
+    """The exporter's gauges now (both name families) and every target Prometheus could not scrape: one query.
+
+    `up` is not narrowed here: a down target has only its target's labels, so --match is applied to it by
+    down_target_matches (its hostname taken from its instance), not by Prometheus."""
+    unknown = set(gauges) - set(GAUGES)
+    if unknown or not {"used", "total"} <= set(gauges):
+        raise ValueError(f"gauges must include used and total, from {GAUGES}; got {gauges}")
+    names = [family[g] for family in (LEGACY, CURRENT) for g in gauges]
+    return f"{_selector(names, match)} or (up == 0)"
+
+
+def _unquote(text: str) -> str:
+    if text.startswith("`"):
+        return text[1:-1]
+    if text.startswith("'"):
+        text = '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
+    try:
+        value: str = json.loads(text)
+    except ValueError:
+        return text[1:-1]
+    return value
+
+
+def down_target_matches(match: str, labels: dict[str, str]) -> bool:
+    """Whether a down target's `up` series meets --match as the exporter's series of that node would: its
+    `hostname` is its instance without the port (the exporter's gateway mode: target HOST:50051); a label it
+    lacks is empty, as in PromQL (so `card="RBLN-CR13"` leaves it out, and a regex is anchored)."""
+    if not match:
+        return True
+    seen = dict(labels)
+    seen.setdefault("hostname", labels.get("instance", "").rsplit(":", 1)[0])
+    for name, op, quoted in _MATCHER.findall(match):
+        value, have = _unquote(quoted), seen.get(name, "")
+        if op in ("=", "!="):
+            ok = have == value
+        else:
+            try:
+                ok = re.fullmatch(value, have) is not None
+            except re.error:
+                return False  # Prometheus took it (RE2); what Python cannot read leaves the target out
+        if ok == (op in ("!=", "!~")):
+            return False
+    return True
 
 
 def peak_query(match: str, window: str) -> str:
@@ -163,17 +208,30 @@ class _Impossible(Exception):
     """Series of a node that cannot all be true: the node is a row with this reason, nothing is guessed."""
 
 
+# The labels one NPU's series all carry alike (its pod labels may name several pods sharing it).
+IDENTITY = ("card", "uuid", "deviceID", "firmware_version", "driver_version")
+WHAT = {
+    "used": "memory used",
+    "total": "memory total",
+    "util": "utilization",
+    "temperature": "temperature",
+    "power": "power",
+    "peak": "peak",
+}
+Entry = tuple[str, Any, dict[str, str]]  # (kind, [time, "value"], labels) of one series
+
+
 def _natural(text: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def _number(series: dict[str, Any], node: str, what: str) -> float:
+def _value(pair: Any, device: str, kind: str) -> float:
     try:
-        value = float(series["value"][1])
-    except (KeyError, IndexError, TypeError, ValueError):
-        raise _Impossible(f"its {what} series has no value") from None
-    if math.isnan(value) or math.isinf(value) or value < 0:
-        raise _Impossible(f"its {what} is {series['value'][1]}")
+        value = float(pair[1])
+    except (IndexError, TypeError, ValueError):
+        raise _Impossible(f"{device}'s {WHAT[kind]} series has no value") from None
+    if not 0 <= value < math.inf:  # NaN, infinities and negatives are no reading
+        raise _Impossible(f"{device}'s {WHAT[kind]} is {pair[1]}")
     return value
 
 
@@ -185,56 +243,62 @@ def _device_of(labels: dict[str, str]) -> str:
     return labels.get("name") or labels.get("uuid") or labels.get("deviceID") or "?"
 
 
-def _one(values: dict[float, list[str]], device: str, what: str) -> float:
-    """The one value a device's series agree on; _Impossible naming both when they do not."""
-    if len(values) == 1:
-        return next(iter(values))
-    shown = sorted(values)
-    raise _Impossible(
-        f"{device} is reported twice with different {what} ({_fmt(shown[0], what)} and {_fmt(shown[-1], what)})"
-    )
+def _fmt(value: float, kind: str) -> str:
+    return f"{int(value):,} bytes" if kind in ("used", "total") else f"{value:g}"
 
 
-def _fmt(value: float, what: str) -> str:
-    return f"{int(value):,} bytes" if "memory" in what else f"{value:g}"
+def _identity(entries: list[Entry], device: str) -> tuple[str, ...]:
+    """The identity labels every series of the device agrees on; _Impossible naming one they differ in."""
+    seen = {
+        (
+            s.get("card", ""),
+            s.get("uuid", ""),
+            s.get("deviceID", ""),
+            s.get("firmware_version", ""),
+            s.get("driver_version", ""),
+        )
+        for _, _, s in entries
+    }  # spelled out rather than a loop over IDENTITY: this runs for every NPU of the fleet
+    if len(seen) == 1:
+        return next(iter(seen))
+    for i, label in enumerate(IDENTITY):
+        values = sorted({t[i] for t in seen})
+        if len(values) > 1:
+            raise _Impossible(f"{device} is reported twice with different {label} ({', '.join(values)})")
+    raise AssertionError("unreachable: distinct tuples differ in some label")
 
 
-def _same_label(series: list[dict[str, str]], label: str, device: str) -> str:
-    seen = {s.get(label, "") for s in series} - {""}
-    if len(seen) > 1:
-        raise _Impossible(f"{device} is reported twice with different {label} ({', '.join(sorted(seen))})")
-    return next(iter(seen), "")
-
-
-class _DeviceSeries:
-    def __init__(self) -> None:
-        self.values: dict[str, dict[float, list[str]]] = defaultdict(dict)  # kind -> value -> instances
-        self.labels: list[dict[str, str]] = []
-
-
-def _device(name: str, found: _DeviceSeries, peak: float | None, fallback_index: int) -> Device:
-    kinds = found.values
-    if "used" not in kinds or "total" not in kinds:
-        missing = "used" if "used" not in kinds else "total"
+def _device(
+    name: str, entries: list[Entry], peak: float | None, fallback_index: int, totals: dict[tuple[str, int], int]
+) -> tuple[Device, str]:
+    """One NPU from all its series (and the driver version they name); _Impossible for what cannot all be true."""
+    values: dict[str, float] = {}
+    for kind, pair, _ in entries:
+        value = _value(pair, name, kind)
+        known = values.setdefault(kind, value)
+        if known != value:
+            low, high = sorted((known, value))
+            raise _Impossible(
+                f"{name} is reported twice with different {WHAT[kind]} ({_fmt(low, kind)} and {_fmt(high, kind)})"
+            )
+    if "used" not in values or "total" not in values:
+        missing = "used" if "used" not in values else "total"
         raise _Impossible(f"{name} has no memory {missing} series beside its others")
-    used, total = _one(kinds["used"], name, "memory used"), _one(kinds["total"], name, "memory total")
+    used, total = values["used"], values["total"]
     if used > total:
         raise _Impossible(f"{name} uses {int(used):,} bytes of {int(total):,} (used above total)")
     if peak is not None and peak > total:
         raise _Impossible(f"{name}'s peak over the window, {int(peak):,} bytes, is above its total {int(total):,}")
-    product = _same_label(found.labels, "card", name)
-    uuid = _same_label(found.labels, "uuid", name)
-    exact = catalog_total(product, round(total))  # the exporter rounds the daemon's GiB: the catalog's bytes
-    pods = sorted(
-        {(s.get("namespace", ""), s.get("pod", ""), s.get("container", "")) for s in found.labels if s.get("pod")}
-    )
+    product, uuid, device_id, firmware, driver = _identity(entries, name)
+    key = (product, round(total))
+    exact = totals.get(key)
+    if exact is None:  # the exporter rounds the daemon's GiB: the catalog's bytes where that is what it rounded
+        exact = totals[key] = catalog_total(product, key[1])
+    pods = sorted({(s.get("namespace", ""), s["pod"], s.get("container", "")) for _, _, s in entries if s.get("pod")})
     digits = _DEVICE_INDEX.search(name)
-    device_id = _same_label(found.labels, "deviceID", name)
     index = int(digits.group(1)) if digits else int(device_id) if device_id.isdigit() else fallback_index
-    util = _one(kinds["util"], name, "utilization") if "util" in kinds else None
-    temperature = _one(kinds["temperature"], name, "temperature") if "temperature" in kinds else None
-    power = _one(kinds["power"], name, "power") if "power" in kinds else None
-    return Device(
+    util = values.get("util")
+    device = Device(
         index,
         product,
         name,
@@ -243,28 +307,36 @@ def _device(name: str, found: _DeviceSeries, peak: float | None, fallback_index:
         f"{util:.1f}" if util is not None else "",
         tuple(NpuProcess(index, 0, c or p, None, namespace=ns, pod=p, container=c) for ns, p, c in pods),
         exact=True,
-        temperature=temperature,
-        power=power,
+        temperature=values.get("temperature"),
+        power=values.get("power"),
         peak=min(round(max(peak, used)), exact) if peak is not None else None,
         uuid=uuid,
-        firmware_version=_same_label(found.labels, "firmware_version", name),
+        firmware_version=firmware,
     )
+    return device, driver
 
 
 def _node_status(
-    host: str, devices: dict[str, _DeviceSeries], peaks: dict[str, float] | None, source: str, window: str
+    host: str,
+    devices: dict[str, list[Entry]],
+    peaks: dict[str, float] | None,
+    source: str,
+    window: str,
+    totals: dict[tuple[str, int], int],
 ) -> DeviceStatus:
     ordered = sorted(devices.items(), key=lambda item: _natural(item[0]))
-    out = [
-        _device(name, found, None if peaks is None else peaks.get(name), i) for i, (name, found) in enumerate(ordered)
+    read = [
+        _device(name, entries, None if peaks is None else peaks.get(name), i, totals)
+        for i, (name, entries) in enumerate(ordered)
     ]
+    out = [d for d, _ in read]
     if len({d.index for d in out}) != len(out):
         out = [replace(d, index=i) for i, d in enumerate(out)]  # names without distinct numbers: their order
-    versions = sorted({s.get("driver_version", "") for found in devices.values() for s in found.labels} - {""})
+    versions = sorted({v for _, v in read} - {""})
     return DeviceStatus(host, TOOL, tuple(out), ReadForm.PROMETHEUS, ", ".join(versions), source, window)
 
 
-def _no_series(client: PrometheusClient, match: str, down: dict[str, tuple[str, str]]) -> PrometheusError:
+def _no_series(client: PrometheusClient, match: str, down: dict[str, str]) -> PrometheusError:
     narrowed = f" matching {{{match}}}" if match else ""
     hint = (
         "Prometheus needs a scrape job for the exporter (docs/servers.md shows one for its gateway mode); "
@@ -273,11 +345,28 @@ def _no_series(client: PrometheusClient, match: str, down: dict[str, tuple[str, 
     if match:
         hint = "Check --match (or leave it out), and " + hint[0].lower() + hint[1:]
     if down:
-        jobs = sorted({job for job, _ in down.values()})
+        jobs = sorted(set(down.values()))
         hint += f" Prometheus cannot scrape {len(down)} target(s) now (up == 0), of job(s) {', '.join(jobs)}."
     return PrometheusError(
         f"No rbln-metrics-exporter series at {client.url}{narrowed}: is the exporter scraped?", hint=hint
     )
+
+
+def _peaks(peaks: Sequence[dict[str, Any]]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """Each node's NPUs' peaks (a device whose pod changed has several series: its peak is theirs), and the
+    nodes whose peak series cannot be true."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    broken: dict[str, str] = {}
+    for s in peaks:
+        labels = s.get("metric") or {}
+        node, device = _node_of(labels), _device_of(labels)
+        try:
+            value = _value(s.get("value"), device, "peak")
+        except _Impossible as exc:
+            broken.setdefault(node, str(exc))
+            continue
+        out[node][device] = max(value, out[node].get(device, 0.0))
+    return out, broken
 
 
 def fleet_from_series(
@@ -288,72 +377,70 @@ def fleet_from_series(
     match: str = "",
     window: str = "",
 ) -> PrometheusFleet:
-    """The rows of an instant query's answer (status_query) and, with a window, of peak_query's."""
-    down: dict[str, tuple[str, str]] = {}  # instance -> (job, hostname seen on its series)
-    nodes: dict[str, dict[str, _DeviceSeries]] = defaultdict(lambda: defaultdict(_DeviceSeries))
-    node_instances: dict[str, set[str]] = defaultdict(set)
-    jobs: set[str] = set()
-    families: set[str] = set()
-    broken: dict[str, str] = {}
+    """The rows of an instant query's answer (status_query) and, with a window, of peak_query's.
+
+    Written for a thousand nodes' 40,000 series: one pass groups them by node and NPU, then each NPU is read."""
+    down: dict[str, str] = {}  # instance -> job, of every target Prometheus cannot scrape
+    nodes: dict[str, dict[str, list[Entry]]] = {}
+    kind_of = KIND.get
     for s in series:
         labels: dict[str, str] = s.get("metric") or {}
         name = labels.get("__name__", "")
-        if name == "up":
-            down[labels.get("instance", "?")] = (labels.get("job", ""), "")
-            continue
-        kind = KIND.get(name)
+        kind = kind_of(name)
         if kind is None:
-            continue  # --match may name another metric's labels; only the exporter's are read
-        node = _node_of(labels)
-        families.add(FAMILY[name])
-        jobs.add(labels.get("job", ""))
-        node_instances[node].add(labels.get("instance", ""))
-        found = nodes[node][_device_of(labels)]
-        try:
-            found.values[kind].setdefault(_number(s, node, kind), []).append(labels.get("instance", ""))
-        except _Impossible as exc:
-            broken.setdefault(node, str(exc))
-        found.labels.append(labels)
-    every_down, down = down, {i: v for i, v in down.items() if v[0] in jobs}  # other jobs' targets are no NPU nodes
+            if name == "up" and down_target_matches(match, labels):
+                down[labels.get("instance", "?")] = labels.get("job", "")
+            continue  # --match may select another metric; only the exporter's are read
+        node = labels.get("hostname") or labels.get("instance") or labels.get("job") or "?"
+        device = labels.get("name") or labels.get("uuid") or labels.get("deviceID") or "?"
+        per_node = nodes.get(node)
+        if per_node is None:
+            per_node = nodes[node] = {}
+        entries = per_node.get(device)
+        if entries is None:
+            per_node[device] = [(kind, s.get("value"), labels)]
+        else:
+            entries.append((kind, s.get("value"), labels))
     if not nodes:
-        raise _no_series(client, match, every_down)
-    peak_by: dict[str, dict[str, float]] = defaultdict(dict)
-    for s in peaks or ():
-        labels = s.get("metric") or {}
-        node, device = _node_of(labels), _device_of(labels)
-        try:
-            value = _number(s, node, "peak")
-        except _Impossible as exc:
-            broken.setdefault(node, str(exc))
-            continue
-        peak_by[node][device] = max(value, peak_by[node].get(device, 0.0))  # pods change labels: the device's peak
+        raise _no_series(client, match, down)
+    families: set[str] = set()
+    jobs: set[str] = set()
+    instances: dict[str, set[str]] = {}
+    for node, per_node in nodes.items():
+        seen = instances[node] = set()
+        for entries in per_node.values():
+            for _, _, labels in entries:
+                seen.add(labels.get("instance", ""))
+                jobs.add(labels.get("job", ""))
+                families.add(FAMILY[labels["__name__"]])
+    down = {i: job for i, job in down.items() if job in jobs}  # other jobs' targets are no NPU nodes
+    peak_by, broken = _peaks(peaks) if peaks is not None else ({}, {})
+    totals: dict[tuple[str, int], int] = {}
     readings: list[ServerReading] = []
-    shown_down = set()
-    for node, devices in nodes.items():
-        gone = sorted(node_instances[node] & set(down))
+    shown_down: set[str] = set()
+    for node, per_node in nodes.items():
+        gone = sorted(instances[node] & down.keys())
         if gone:  # its series linger (not yet stale) while Prometheus fails to scrape it: the failure is the news
             shown_down.update(gone)
             readings.append(ServerReading(node, None, error=_down_reason(client, gone, down)))
             continue
-        if node in broken:
-            readings.append(ServerReading(node, None, error=_impossible(client, node, broken[node])))
-            continue
         try:
-            status = _node_status(
-                node, devices, peak_by.get(node, {}) if peaks is not None else None, client.url, window
-            )
+            if node in broken:
+                raise _Impossible(broken[node])
+            node_peaks = peak_by.get(node, {}) if peaks is not None else None
+            status = _node_status(node, per_node, node_peaks, client.url, window, totals)
         except _Impossible as exc:
             readings.append(ServerReading(node, None, error=_impossible(client, node, str(exc))))
             continue
         readings.append(ServerReading(node, status))
-    for instance in sorted(set(down) - shown_down):
+    for instance in sorted(down.keys() - shown_down):
         readings.append(ServerReading(instance, None, error=_down_reason(client, [instance], down)))
     readings.sort(key=lambda r: _natural(r.host))
     return PrometheusFleet(client.url, at, tuple(readings), tuple(sorted(families)), window, match, ())
 
 
-def _down_reason(client: PrometheusClient, instances: list[str], down: dict[str, tuple[str, str]]) -> str:
-    job = down[instances[0]][0]
+def _down_reason(client: PrometheusClient, instances: list[str], down: dict[str, str]) -> str:
+    job = down[instances[0]]
     return (
         f"Prometheus ({client.url}) cannot scrape its exporter at {', '.join(instances)} (up == 0, job {job}): "
         "its NPUs are not known now. Its Targets page says why; check the exporter (or its rbln daemon) there."
@@ -383,6 +470,7 @@ def read_fleet(
     timeout: float = DEFAULT_TIMEOUT,
     http_config: HttpConfig | str | Path | None = None,
     at: float | None = None,
+    gauges: Sequence[str] = GAUGES,
 ) -> PrometheusFleet:
     """Every NPU node Prometheus knows from rbln-metrics-exporter, in one query (two with a window).
 
@@ -391,6 +479,7 @@ def read_fleet(
     Prometheus duration; each Device's `peak` is then its most used memory over it (DeviceStatus.at_peak()
     judges room by it). timeout: seconds for the whole read, both requests together. http_config: an
     HttpConfig or the path of a promtool --http.config.file YAML. at: the evaluation time (default now).
+    gauges: which of GAUGES to read (MEMORY: used and total only, all that placing needs; fewer series).
 
     Returns a PrometheusFleet whose `readings` are remote.fleet.ServerReading rows, one per node (its
     `hostname` label, else its `instance`), sorted by name: a node's NPUs as Device records (pods as
@@ -405,7 +494,7 @@ def read_fleet(
         duration_seconds(span)
     client = PrometheusClient(url, _config(http_config))
     when = time.time() if at is None else at
-    queries = [status_query(matchers)] + ([peak_query(matchers, span)] if span else [])
+    queries = [status_query(matchers, gauges)] + ([peak_query(matchers, span)] if span else [])
     series = client.query(queries[0], when, deadline)
     peaks = client.query(queries[1], when, deadline) if span else None
     fleet = fleet_from_series(client, series, peaks, when, matchers, span)
