@@ -421,3 +421,16 @@ def test_the_console_model_is_a_sound_qt_model(qtbot: QtBot, qtmodeltester: obje
     qtmodeltester.check(model, force_py=True)  # type: ignore[attr-defined]
     jobs.cancel_all()
     jobs.wait()
+
+
+def test_a_source_added_while_a_read_runs_is_read_when_it_ends(
+    qtbot: QtBot,
+    console: FleetConsole,
+    fleet: Fleet,  # noqa: F811
+) -> None:
+    first = console.refresh()
+    assert first is not None
+    console.sources.add("npu-c")  # the read of the three others still runs
+    with qtbot.waitSignal(first.finished, timeout=WAIT):
+        pass
+    qtbot.waitUntil(lambda: "npu-c" in {r.node for r in _rows(console.model)}, timeout=WAIT)

@@ -47,6 +47,7 @@ class ConsoleModel(QAbstractTableModel):
         self.column, self.descending = Column.NODE, False
         self.short_below = DEFAULT_SHORT
         self.history = MemoryHistory()
+        self._next_rows: list[ConsoleRow] | None = None  # rows given, not yet arranged
         self._generation = 0
         self._job: Job | None = None
         self._bold = QFont()
@@ -60,7 +61,9 @@ class ConsoleModel(QAbstractTableModel):
         return self._job is not None
 
     def set_rows(self, rows: Sequence[ConsoleRow]) -> Job:
-        self.rows = list(rows)
+        """Show these rows once arranged; until then the view keeps the rows it shows (rows and shown change
+        together, in one reset)."""
+        self._next_rows = list(rows)
         return self._arrange()
 
     def set_filter(self, text: str) -> Job:
@@ -75,7 +78,8 @@ class ConsoleModel(QAbstractTableModel):
     def _arrange(self) -> Job:
         self._generation += 1
         generation = self._generation
-        rows, query, column, descending = self.rows, self.query, self.column, self.descending
+        rows = self._next_rows if self._next_rows is not None else self.rows
+        query, column, descending = self.query, self.column, self.descending
         if self._job is not None:
             self._job.cancel()  # its answer would be dropped anyway
 
@@ -93,6 +97,7 @@ class ConsoleModel(QAbstractTableModel):
             return  # a newer filter or sort is on its way
         self.beginResetModel()
         self.rows, self.shown = rows, shown
+        self._next_rows = None
         self.endResetModel()
         self.arranged.emit()
 

@@ -333,6 +333,7 @@ class FleetConsole(QWidget):
         self.sources = SourcePicker(jobs, connected, sources or [])
         self.readings: list[NodeReading] = []
         self._reading: Job | None = None
+        self._again = False  # asked to read while a read ran: read again when it ends
         self.model = ConsoleModel(jobs, self)
         self.model.short_below = short_below
         self._build_controls(period, short_below)
@@ -479,8 +480,9 @@ class FleetConsole(QWidget):
 
     @Slot()
     def refresh(self) -> Job | None:
-        """Read every source again (not while the last read is still running)."""
+        """Read every source again; while the last read still runs, once more when it ends (a source just added)."""
         if self._reading is not None:
+            self._again = True
             return None
         texts = self.source_texts()
         if not texts:
@@ -498,12 +500,21 @@ class FleetConsole(QWidget):
         job.succeeded.connect(lambda result, t=texts: self._show(t, *result))
         job.failed.connect(self._failed)
         job.finished.connect(self._read_ended)
+        job.succeeded.connect(self._read_again)
+        job.failed.connect(self._read_again)
         self._reading = job
         return job
 
     @Slot()
     def _read_ended(self) -> None:
         self._reading = None
+
+    @Slot()
+    def _read_again(self) -> None:
+        """A source was added while the last read ran: read them all now (not after a cancel: the app is closing)."""
+        if self._again:
+            self._again = False
+            QTimer.singleShot(0, self.refresh)  # after this read's `finished` has cleared it
 
     @Slot(object)
     def _failed(self, failure: JobFailure) -> None:

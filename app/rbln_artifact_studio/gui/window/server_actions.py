@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox, QTabWidget
 
@@ -61,6 +61,7 @@ class ServerMenu(QObject):
         )
         self.console: FleetConsole | None = None
         self.tabs: QTabWidget | None = None
+        self._jobs_height = 0
         self.disconnect_menu = QMenu("&Disconnect", window)
         self.disconnect_menu.setObjectName("disconnectMenu")
         file_menu = _menu(window, "&File")
@@ -228,11 +229,14 @@ class ServerMenu(QObject):
             self.tabs = QTabWidget()
             self.tabs.setObjectName("mainTabs")
             self.tabs.setDocumentMode(True)
+            jobs_height = window.jobs_panel.height()  # a new central widget lets the docks grow: keep theirs
             central = window.takeCentralWidget()  # the artifacts' table and details: the first tab
             if central is not None:
                 self.tabs.addTab(central, "&Artifacts")
             self.tabs.addTab(console, "Fleet &Console")
             window.setCentralWidget(self.tabs)
+            self._jobs_height = jobs_height
+            QTimer.singleShot(0, self._keep_jobs_height)
             self.tabs.currentChanged.connect(self._remember_open)
             self.console = console
             console.sources.load_names(str(chosen_config(settings.ssh_config()) or ""))
@@ -241,6 +245,12 @@ class ServerMenu(QObject):
             self.tabs.setCurrentWidget(self.console)
             self.console.refresh()
         return self.console
+
+    @Slot()
+    def _keep_jobs_height(self) -> None:
+        """The jobs dock as high as before the tabs: with no central widget between take and set, the docks took
+        its room (set once the new one is laid out)."""
+        self.window.resizeDocks([self.window.jobs_panel], [self._jobs_height], Qt.Orientation.Vertical)
 
     @Slot(int)
     def _remember_open(self, _index: int) -> None:
