@@ -105,7 +105,7 @@ def test_take_the_docs_screenshots(
 
     first = _window(qtbot, tmp_path, "first")
     first.theme.choose(Theme.LIGHT, remember=False)
-    assert first.offer_first_steps() is not None
+    assert first.first_steps.offer() is not None
     _save(first, "first-start.png")
     page = first.help.show_getting_started()
     qtbot.waitExposed(page)

@@ -64,7 +64,7 @@ def test_a_result_outside_the_shown_folders_opens_beside_them_in_one_click(
     again = MainWindow(settings, debounce_ms=50)  # the next start with no arguments: the same folders
     qtbot.addWidget(again, before_close_func=lambda w: _stop_jobs(qtbot, w))
     with qtbot.waitSignal(again.workspace.scanFinished, timeout=30_000):
-        assert again.reopen_workspace()
+        assert again.folders.reopen_workspace()
     qtbot.waitUntil(lambda: again.model.row_of(str(copy)) is not None, timeout=30_000)
     assert again.workspace.roots == [str(workspace), str(elsewhere.parent)]
     assert again.model.row_of(str(cr13_artifact)) is not None

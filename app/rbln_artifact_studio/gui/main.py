@@ -112,8 +112,8 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
             open_place(window.jobs, window.model, where)  # its rows, in a job
         else:
             window.open_folder(args.folder)
-    elif not window.reopen_workspace():  # no arguments: the folders shown last time, else the next steps
-        window.offer_first_steps()
+    elif not window.folders.reopen_workspace():  # no arguments: the folders shown last time, else the next steps
+        window.first_steps.offer()
     status = app.exec()
     signum = stop_requested()
     return 128 + signum if signum else status  # as a shell reports a process a signal ended

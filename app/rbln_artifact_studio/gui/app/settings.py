@@ -209,6 +209,30 @@ class RememberedText:
         self._settings._write(lambda store: store.setValue(key, value))
 
 
+class Choices:
+    """Choices remembered for the next time the same question is asked (the wizard's last target, the last bucket,
+    recent buckets, the folders shown), each a JSON value under choices/<key>."""
+
+    def __init__(self, store: QSettings, write: Callable[[Change], None]) -> None:
+        self._store, self._write = store, write
+        self._values: dict[str, object] = {}  # read when first asked
+
+    def get(self, key: str) -> object:
+        """The remembered value; None when there is none or the stored text is damaged."""
+        if key not in self._values:
+            value = self._store.value(f"choices/{key}", "")
+            try:
+                self._values[key] = json.loads(value) if isinstance(value, str) and value else None
+            except ValueError:
+                self._values[key] = None
+        return self._values[key]
+
+    def set(self, key: str, value: object) -> None:
+        self._values[key] = value
+        text = json.dumps(value)
+        self._write(lambda store: store.setValue(f"choices/{key}", text))
+
+
 class Settings:
     """A thin typed layer over QSettings; every value has a default and a bad stored value reads as that.
 
@@ -239,7 +263,7 @@ class Settings:
         self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
         self._ssh_config: str | None = None  # None: as the store says (read when asked)
         self.session = SessionSettings(store, self._write)  # what was open: servers, buckets, the console
-        self._choices: dict[str, object] = {}  # remembered(): read when first asked
+        self.choices = Choices(store, self._write)  # the last answers to the same questions (wizard, bucket)
 
     def file_name(self) -> str:
         """Where the settings are stored (shown in the About box)."""
@@ -360,23 +384,6 @@ class Settings:
 
         self._write(change)
         self.flush()
-
-    def remembered(self, key: str) -> object:
-        """A remembered choice (the wizard's last target, the last bucket, recent buckets) as JSON data; None when
-        there is none or the stored text is damaged."""
-        if key not in self._choices:
-            value = self.store.value(f"choices/{key}", "")
-            try:
-                self._choices[key] = json.loads(value) if isinstance(value, str) and value else None
-            except ValueError:
-                self._choices[key] = None
-        return self._choices[key]
-
-    def remember(self, key: str, value: object) -> None:
-        """Keep a choice (JSON data) for the next time the same question is asked."""
-        self._choices[key] = value
-        text = json.dumps(value)
-        self._write(lambda store: store.setValue(f"choices/{key}", text))
 
 
 def _seen_with(known: list[str], ids: list[str]) -> list[str]:

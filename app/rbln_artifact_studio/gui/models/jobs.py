@@ -290,7 +290,8 @@ class JobManager(QObject):
         job.finished.connect(self._on_finished)
         self.jobAdded.emit(job)
         self._unstarted.append(job)
-        QTimer.singleShot(0, self._start_unstarted)
+        # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
+        QTimer.singleShot(0, self, self._start_unstarted)
         self.activeChanged.emit(len(self.active()))
         return job
 

@@ -41,6 +41,17 @@ class FolderControl(QObject):
     def open_folder(self, folder: str | Path) -> None:
         self.window.workspace.open(folder)
 
+    def reopen_workspace(self) -> bool:
+        """The folders shown when the studio last quit, opened again (a start with no arguments)."""
+        roots = self.window.settings.choices.get("workspace")
+        roots = [r for r in roots if isinstance(r, str) and r] if isinstance(roots, list) else []
+        if not roots:
+            return False
+        self.open_folder(roots[0])
+        for folder in roots[1:]:
+            self.window.workspace.add(folder)
+        return True
+
     @Slot()
     def choose_folder_beside(self) -> None:
         """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
@@ -57,7 +68,7 @@ class FolderControl(QObject):
             self.window.show_folder_title(roots[0] + more)
             for folder in roots[1:]:
                 self.window.settings.add_recent_folder(folder)
-        self.window.settings.remember("workspace", roots)
+        self.window.settings.choices.set("workspace", roots)
 
     @Slot()
     def open_demo(self) -> None:
@@ -80,7 +91,7 @@ class FolderControl(QObject):
         self.fill_recent_menu()
 
     def recent_buckets(self) -> list[dict[str, str]]:
-        recent = self.window.settings.remembered("recentBuckets")
+        recent = self.window.settings.choices.get("recentBuckets")
         return [b for b in recent if isinstance(b, dict)] if isinstance(recent, list) else []
 
     @Slot()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QSplitter
+from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
 from rbln_artifact_studio.gui.app.app_paths import app_icon
 from rbln_artifact_studio.gui.app.settings import Settings
@@ -19,7 +19,7 @@ from rbln_artifact_studio.gui.app.stop_signals import stop_requested
 from rbln_artifact_studio.gui.app.theme import ThemeControl
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
-from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
 from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
@@ -28,16 +28,17 @@ from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
+from rbln_artifact_studio.gui.window.quit_question import ask_to_quit, running_jobs
 from rbln_artifact_studio.gui.window.result_notice import ResultNotice
 from rbln_artifact_studio.gui.window.selection_details import SelectionDetails
 from rbln_artifact_studio.gui.window.server_actions import ServerMenu
+from rbln_artifact_studio.gui.window.start_panel import FirstSteps
 from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
 from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.gui.window.start_panel import StartPanel
 
 APP_NAME = "RBLN Artifact Studio"
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
@@ -61,7 +62,6 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
-        self.start_panel: StartPanel | None = None  # the first start's next steps, while shown
         self._build_data(debounce_ms)
         self._build_central()
         self._build_parts()
@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.folders = FolderControl(self)
         self.dialogs = DialogLauncher(self)
         self.results = ResultNotice(self)
+        self.first_steps = FirstSteps(self)
         self.theme = ThemeControl(self.settings, self)
 
     def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
@@ -211,57 +212,8 @@ class MainWindow(QMainWindow):
     def open_folder(self, folder: str | Path) -> None:
         self.folders.open_folder(folder)
 
-    def reopen_workspace(self) -> bool:
-        """The folders shown when the studio last quit, opened again (a start with no arguments)."""
-        roots = self.settings.remembered("workspace")
-        roots = [r for r in roots if isinstance(r, str) and r] if isinstance(roots, list) else []
-        if not roots:
-            return False
-        self.open_folder(roots[0])
-        for folder in roots[1:]:
-            self.workspace.add(folder)
-        return True
-
     def open_demo(self) -> None:
         self.folders.open_demo()
-
-    def nothing_recent(self) -> bool:
-        """No folder, server or bucket opened before: a first start."""
-        s = self.settings
-        return not (s.recent_folders() or s.servers() or self.folders.recent_buckets())
-
-    def offer_first_steps(self) -> StartPanel | None:
-        """On a first start (no arguments, nothing recent), the next steps in the table's place until something
-        is opened (a folder, a server's or a bucket's rows, a job such as a compile)."""
-        if not self.nothing_recent():
-            return None
-        from rbln_artifact_studio.gui.window.start_panel import StartPanel
-
-        panel = self.start_panel = StartPanel(self)
-        table, details = self.splitter.sizes()
-        self.splitter.insertWidget(0, panel)
-        self.browser.hide()
-        self.splitter.setSizes([table, 0, details])  # the table's room, as the table had it
-        self.workspace.rootChanged.connect(self.close_first_steps)
-        self.model.rowsInserted.connect(self.close_first_steps)
-        self.jobs.jobAdded.connect(self._on_first_job)
-        return panel
-
-    def _on_first_job(self, job: Job) -> None:
-        if job.visible:  # a compile, a scan of a server or bucket: its results go to the table
-            self.close_first_steps()
-
-    def close_first_steps(self, *_args: object) -> None:
-        panel = self.start_panel
-        if panel is None:
-            return
-        self.start_panel = None
-        self.workspace.rootChanged.disconnect(self.close_first_steps)
-        self.model.rowsInserted.disconnect(self.close_first_steps)
-        self.jobs.jobAdded.disconnect(self._on_first_job)
-        panel.hide()
-        panel.deleteLater()
-        self.browser.show()
 
     def show_folder_title(self, root: str) -> None:
         """The folder in the title; the platform adds the application's display name after it where it is set."""
@@ -291,47 +243,12 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_folder(urls[0].toLocalFile())
 
-    def running_jobs(self) -> list[Job]:
-        """The jobs a quit would cancel: a scan only reads (cancelling it loses nothing), so it is not counted."""
-        return [job for job in self.jobs.active_visible() if job is not self.workspace.scan_job]
-
-    @staticmethod
-    def quit_question(running: list[Job]) -> str:
-        names = ", ".join(f"“{job.title}”" for job in running[:3]) + (" …" if len(running) > 3 else "")
-        are = "1 job is" if len(running) == 1 else f"{len(running)} jobs are"
-        them = "it" if len(running) == 1 else "them"
-        return f"{are} still running: {names}. Cancel {them} and quit? Cancelled work leaves nothing half-done."
-
     def confirm_quit_with_jobs(self, count: int) -> bool:
-        """Ask before cancelling the running jobs; the question follows them while it is open: it names those
-        still running, and answers itself (quit) when the last one ends, as nothing is left to cancel."""
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            "Jobs are running",
-            self.quit_question(self.running_jobs()),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            self,
-        )
-        box.setObjectName("quitJobsBox")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-
-        def follow() -> None:
-            running = self.running_jobs()
-            if running:
-                box.setText(self.quit_question(running))
-            else:
-                box.done(QMessageBox.StandardButton.Yes)
-
-        self.jobs.activeChanged.connect(follow)
-        try:
-            answer = box.exec()
-        finally:
-            self.jobs.activeChanged.disconnect(follow)
-            box.deleteLater()
-        return answer == QMessageBox.StandardButton.Yes
+        """Ask before cancelling the running jobs (the question follows them while open: quit_question.py)."""
+        return ask_to_quit(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = self.running_jobs()
+        running = running_jobs(self)
         if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QObject, QSize, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.models.jobs import Job
     from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 # (button, what it does, the window's action): the order a new user meets them in.
@@ -65,3 +66,51 @@ class StartPanel(QScrollArea):
         layout.addStretch(1)
         layout.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.setWidget(body)
+
+
+class FirstSteps(QObject):
+    """Shows the StartPanel in the table's place on a first start, and takes it away once something is opened (a
+    folder, a server's or a bucket's rows, a job such as a compile)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.panel: StartPanel | None = None  # while shown
+
+    def nothing_recent(self) -> bool:
+        """No folder, server or bucket opened before: a first start."""
+        w = self.window
+        return not (w.settings.recent_folders() or w.settings.servers() or w.folders.recent_buckets())
+
+    def offer(self) -> StartPanel | None:
+        """The next steps, on a first start only (no arguments, nothing recent)."""
+        if not self.nothing_recent():
+            return None
+        w = self.window
+        panel = self.panel = StartPanel(w)
+        table, details = w.splitter.sizes()
+        w.splitter.insertWidget(0, panel)
+        w.browser.hide()
+        w.splitter.setSizes([table, 0, details])  # the table's room, as the table had it
+        w.workspace.rootChanged.connect(self.close)
+        w.model.rowsInserted.connect(self.close)
+        w.jobs.jobAdded.connect(self._on_job)
+        return panel
+
+    @Slot(object)
+    def _on_job(self, job: Job) -> None:
+        if job.visible:  # a compile, a scan of a server or bucket: its results go to the table
+            self.close()
+
+    @Slot()
+    def close(self, *_args: object) -> None:
+        panel, w = self.panel, self.window
+        if panel is None:
+            return
+        self.panel = None
+        w.workspace.rootChanged.disconnect(self.close)
+        w.model.rowsInserted.disconnect(self.close)
+        w.jobs.jobAdded.disconnect(self._on_job)
+        panel.hide()
+        panel.deleteLater()
+        w.browser.show()

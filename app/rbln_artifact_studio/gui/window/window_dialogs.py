@@ -40,13 +40,13 @@ class DialogLauncher(QObject):
         parent = w.workspace.root or os.path.expanduser("~")
         from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard, remember_of
 
-        last = w.settings.remembered("wizard")
+        last = w.settings.choices.get("wizard")
         wizard = CompileWizard(
             w.jobs, parent, w, backends=w.backend_status, last=last if isinstance(last, dict) else None
         )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
-        wizard.compileRequested.connect(lambda request, *_: w.settings.remember("wizard", remember_of(request)))
+        wizard.compileRequested.connect(lambda request, *_: w.settings.choices.set("wizard", remember_of(request)))
         wizard.open()
         return wizard
 
@@ -78,7 +78,7 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog, open_bucket
 
         w = self.window
-        last = w.settings.remembered("bucket")
+        last = w.settings.choices.get("bucket")
         dialog = BucketDialog(w, last if isinstance(last, dict) else None)
         dialog.accepted.connect(lambda: self._bucket_opened(dialog.choice()))
         dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
@@ -91,10 +91,10 @@ class DialogLauncher(QObject):
     def _bucket_opened(self, choice: dict[str, str]) -> None:
         """Remembered for the dialog next time, and first in Open Recent."""
         settings = self.window.settings
-        settings.remember("bucket", choice)
-        recent = settings.remembered("recentBuckets")
+        settings.choices.set("bucket", choice)
+        recent = settings.choices.get("recentBuckets")
         others = [b for b in recent if isinstance(b, dict) and b != choice] if isinstance(recent, list) else []
-        settings.remember("recentBuckets", [choice, *others][:MAX_RECENT])
+        settings.choices.set("recentBuckets", [choice, *others][:MAX_RECENT])
 
     def reopen_bucket(self, choice: dict[str, str]) -> Job | None:
         """Open Recent ▸ a bucket: through its endpoint and profile, as when it was opened."""

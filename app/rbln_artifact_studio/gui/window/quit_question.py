@@ -1,0 +1,53 @@
+"""The question a quit asks while jobs run: it names them, follows them while it is open, and answers itself (quit)
+when the last one ends, as nothing is left to cancel."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QMessageBox
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.gui.models.jobs import Job
+    from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+
+def running_jobs(window: MainWindow) -> list[Job]:
+    """The jobs a quit would cancel: a scan only reads (cancelling it loses nothing), so it is not counted."""
+    return [job for job in window.jobs.active_visible() if job is not window.workspace.scan_job]
+
+
+def quit_question(running: list[Job]) -> str:
+    """ "1 job is still running: “Resize …”. Cancel it and quit? …", naming at most three."""
+    names = ", ".join(f"“{job.title}”" for job in running[:3]) + (" …" if len(running) > 3 else "")
+    are = "1 job is" if len(running) == 1 else f"{len(running)} jobs are"
+    them = "it" if len(running) == 1 else "them"
+    return f"{are} still running: {names}. Cancel {them} and quit? Cancelled work leaves nothing half-done."
+
+
+def ask_to_quit(window: MainWindow) -> bool:
+    """Yes: cancel the running jobs and quit. The box updates as jobs end and closes itself with Yes at the last."""
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        "Jobs are running",
+        quit_question(running_jobs(window)),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        window,
+    )
+    box.setObjectName("quitJobsBox")
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+
+    def follow() -> None:
+        running = running_jobs(window)
+        if running:
+            box.setText(quit_question(running))
+        else:
+            box.done(QMessageBox.StandardButton.Yes)
+
+    window.jobs.activeChanged.connect(follow)
+    try:
+        answer = box.exec()
+    finally:
+        window.jobs.activeChanged.disconnect(follow)
+        box.deleteLater()
+    return answer == QMessageBox.StandardButton.Yes
