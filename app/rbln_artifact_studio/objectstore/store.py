@@ -118,7 +118,7 @@ class Bucket:
         token: dict[str, str] = {}
         while True:
             args = {"Bucket": self.name, "Prefix": prefix.key_prefix, **token}
-            page = self._boto(lambda args=args: self.s3.list_objects_v2(**args), prefix.key_prefix)  # type: ignore[misc]
+            page = self._boto(lambda args=args: self.s3.list_objects_v2(**args), prefix.key_prefix)  # type: ignore[misc]  # mypy cannot type a lambda's default argument
             found += [Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or "")) for o in page.get("Contents", [])]
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return found
@@ -136,7 +136,7 @@ class Bucket:
                     return b""
                 options["range"] = (start, end) if end is not None else {"offset": start}
             try:
-                return bytes(obstore.get(store, key, options=options).bytes())  # type: ignore[arg-type]
+                return bytes(obstore.get(store, key, options=options).bytes())  # type: ignore[arg-type]  # obstore's stubs: a range is a tuple or a dict
             except ValueError as exc:
                 if "parse path" in str(exc).lower():
                     raise _Unnamed(key) from None
@@ -193,7 +193,7 @@ class Bucket:
         for start in range(0, len(keys), 1000):
             chunk: list[ObjectIdentifierTypeDef] = [{"Key": k} for k in keys[start : start + 1000]]
             answer = self._boto(
-                lambda chunk=chunk: self.s3.delete_objects(  # type: ignore[misc]
+                lambda chunk=chunk: self.s3.delete_objects(  # type: ignore[misc]  # a lambda's default argument
                     Bucket=self.name, Delete={"Objects": chunk, "Quiet": True}
                 ),
                 keys[start],
@@ -208,7 +208,7 @@ class Bucket:
         while True:
             args = {"Bucket": self.name, "Prefix": prefix.key_prefix, **marker}
             page = self._boto(
-                lambda args=args: self.s3.list_multipart_uploads(**args),  # type: ignore[misc]
+                lambda args=args: self.s3.list_multipart_uploads(**args),  # type: ignore[misc]  # a lambda's default argument
                 prefix.key_prefix,
             )
             found += [(str(u["Key"]), str(u["UploadId"])) for u in page.get("Uploads", [])]

@@ -44,7 +44,7 @@ class Source:
 
 
 def parse_source(text: str) -> Source:
-    """A host (npu1, ops@10.0.0.5:2222, ssh://npu1), @GROUP or an http(s):// Prometheus URL; StudioError if none."""
+    """A host (npu1, ops@10.0.0.5:2222, a server's URL), @GROUP or an http(s):// Prometheus URL; StudioError if none."""
     text = text.strip()
     if text.startswith(GROUP_PREFIX):
         return Source(SourceKind.GROUP, GROUP_PREFIX + check_group_name(text))

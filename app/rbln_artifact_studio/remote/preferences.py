@@ -1,7 +1,7 @@
 """How the desktop asks for servers to be reached, kept until remote/ loads: its registry reads it on first use.
 
 Light on purpose (nothing of remote/ is imported): the window records its ssh_config at start-up, before the first
-connection loads the SSH layer, so a server reached any other way first (a resize to an ssh:// copy, an artifact
+connection loads the SSH layer, so a server reached any other way first (a resize into a copy on a server, an artifact
 opened by its URL) uses the user's choice too, not ~/.ssh/config.
 """
 

@@ -13,7 +13,7 @@ from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")
-"""Where a row is: `local`, the server, `s3://BUCKET`; the text output shows it when several servers are read."""
+"""Where a row is: `local`, the server, or the bucket's URL; the text output shows it when several servers are read."""
 
 FORMATS = ("csv", "json", "markdown")
 

@@ -147,7 +147,9 @@ class ServerSources(QObject):
         self._configure_lock = threading.Lock()  # the console's workers and this window's jobs configure it once
         from rbln_artifact_studio.remote import preferences  # light: remote/ itself loads with the first use
 
-        preferences.choose(ssh_config, python)  # a server reached before any connection (an ssh:// copy) too
+        preferences.choose(
+            ssh_config, python
+        )  # a server reached before any connection (a copy to a server's folder) too
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
         self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog, QMenu
 
+from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class FolderControl(QObject):
         if buckets:
             menu.addSection("Buckets")
         for choice in buckets:
-            where = f"s3://{choice.get('bucket', '')}/{choice.get('prefix', '')}".rstrip("/")
+            where = BucketPrefix(str(choice.get("bucket", "")), str(choice.get("prefix", "")).strip("/")).url
             endpoint = choice.get("endpoint")
             action = menu.addAction(f"{where} ({endpoint})" if endpoint else where)
             action.triggered.connect(lambda _checked=False, c=choice: self.window.dialogs.reopen_bucket(c))
