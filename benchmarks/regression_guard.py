@@ -34,10 +34,11 @@ TOLERANCE = 1.5  # the guard fails a run only past 1.5 times a goal: it is there
 # Row 2 misses its goal since every scan row gets inspect's full check (the config and every .rbln header are parsed
 # and the DRAM fit is computed). Until it holds again, the guard holds the scan to 1.3 times the ratio measured on the
 # last round's code: 3.9 on 2026-12-03; after issue 35 (each distinct header validated and laid out once, the
-# backends loaded only for real compiler graphs, no second listing) 2.95 at load 8.2 and 3.76 at load 11.5, where
-# the code before it measured 5.03 and 4.92 in the same runs (regression_guard.py, 2026-12-04 19:17-19:20 UTC).
-# Two more parses of each config (test_perf_guard.py's slowed scan) fail it.
-SCAN_HELD = 3.0
+# backends loaded only for real compiler graphs, no second listing) 2.45 at load 1.9, where the code before it
+# measured 4.23 in the next run (regression_guard.py, 2026-12-04 19:32 UTC; at load 8-11.5: 2.95-3.76 against
+# 4.92-5.03, so on a machine that busy the guard runs near its limit, as it did before). Two more parses of each
+# config (test_perf_guard.py's slowed scan) fail it.
+SCAN_HELD = 2.5
 HELD_TOLERANCE = 1.3
 ROW2_COUNT = 5000
 SMALL, EXTRA = 20, 300

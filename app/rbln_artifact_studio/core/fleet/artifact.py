@@ -286,9 +286,9 @@ DISK: Files = _Disk()
 def incomplete_reason(folders: list[Path]) -> str | None:
     """What the marker of a compile, copy or resize still writing a folder (or cut short) says, if one is there."""
     for folder in folders:
-        marker = folder / INCOMPLETE_MARKER
-        if not os.path.lexists(marker):
+        if not os.path.lexists(os.path.join(folder, INCOMPLETE_MARKER)):  # no Path: asked for every scan row
             continue
+        marker = folder / INCOMPLETE_MARKER
         try:
             info = json.loads(marker.read_text(encoding="utf-8"))
             who = f" by process {int(info['pid'])} on {info['host']}"
@@ -339,7 +339,7 @@ def batch_problems(batch_size: int, graphs: set[str], data: bytes | None) -> lis
 
 def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(folder / CONFIG_NAME)
+        st = os.stat(os.path.join(folder, CONFIG_NAME))  # no Path: a scan asks this twice per artifact
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
@@ -518,7 +518,7 @@ def open_artifact(
     its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
     """
     folder = Path(path)
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         raise StudioError(f"{folder} is not a folder.")
     for _ in range(attempts):
         own = _config_identity(folder)
