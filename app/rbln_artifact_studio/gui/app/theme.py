@@ -159,6 +159,9 @@ class ThemeControl(QObject):
     @Slot(Qt.ColorScheme)
     def _on_scheme_changed(self, scheme: Qt.ColorScheme) -> None:
         self._scheme = scheme
+        window = self.parent()
+        if isinstance(window, QWidget) and not window.isVisible():
+            return  # a closed window's choice no longer sets the application's palette
         if self.theme is Theme.SYSTEM:
             self._apply()
 
