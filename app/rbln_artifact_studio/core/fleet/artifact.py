@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -506,6 +507,16 @@ def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
     return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
 
 
+def _refused_path(folder: Path) -> None:
+    """A path the system refuses outright (a name over 255 bytes: ENAMETOOLONG) raises its OSError, which the
+    front ends say as such, rather than reading as a folder that is not there."""
+    try:
+        os.stat(folder)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise
+
+
 def open_artifact(
     path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True, listing: Listing | None = None
 ) -> Artifact:
@@ -519,6 +530,7 @@ def open_artifact(
     """
     folder = Path(path)
     if not os.path.isdir(folder):
+        _refused_path(folder)
         raise StudioError(f"{folder} is not a folder.")
     for _ in range(attempts):
         own = _config_identity(folder)

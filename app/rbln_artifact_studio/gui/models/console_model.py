@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
+from shiboken6 import isValid
 
 from rbln_artifact_studio.core.display.fleet_console import (
     HEADERS,
@@ -93,6 +94,8 @@ class ConsoleModel(QAbstractTableModel):
         return job
 
     def _take(self, generation: int, rows: list[ConsoleRow], shown: list[int]) -> None:
+        if not isValid(self):
+            return  # the console closed while its job ran (the job belongs to the window's manager)
         if generation != self._generation:
             return  # a newer filter or sort is on its way
         self.beginResetModel()
@@ -102,7 +105,7 @@ class ConsoleModel(QAbstractTableModel):
         self.arranged.emit()
 
     def _ended(self, generation: int) -> None:
-        if generation == self._generation:
+        if isValid(self) and generation == self._generation:
             self._job = None
 
     def set_short_below(self, nbytes: int) -> None:
