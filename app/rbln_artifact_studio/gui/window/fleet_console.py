@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
 from rbln_artifact_studio.core.errors import StudioError
@@ -522,6 +523,8 @@ class FleetConsole(QWidget):
         self.refreshed.emit()
 
     def _show(self, texts: list[str], readings: list[NodeReading], rows: list[ConsoleRow], sampled: set[str]) -> None:
+        if not isValid(self):
+            return  # the window closed while the read ran
         self.readings = readings
         self.model.history.record(r for r in rows if r.source in sampled)
         self.model.history.forget_except(r.key for r in rows)
@@ -570,5 +573,7 @@ class FleetConsole(QWidget):
         return job
 
     def _show_placement(self, artifact: Artifact, placement: Placement) -> None:
+        if not isValid(self):
+            return  # the window closed while the placement was read
         self.place.show_placement(artifact, placement)
         self.placed.emit(placement)
