@@ -9,7 +9,6 @@ a bucket's artifact gets exactly the verdict a local folder would.
 from __future__ import annotations
 
 import tempfile
-import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,10 +16,10 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
-from rbln_artifact_studio.core.fleet.sent_files import Pieces, SentFiles, lay_out
+from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces, lay_out
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
-from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ, ReadAt
+from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
@@ -105,38 +104,16 @@ def fetch(bucket: Bucket, found: Found) -> Pieces:
     return pieces
 
 
-class BucketFiles(SentFiles):
+class BucketFiles(FetchedFiles):
     """The artifact's fetched pieces for the reader; a range they lack (a header longer than the first read) is
-    fetched then, so the check never reads zeros where the object has bytes."""
+    fetched then, with a ranged GET."""
 
     def __init__(self, root: Path, found: Found, pieces: Pieces, bucket: Bucket) -> None:
         super().__init__(root, [[name, obj.size] for name, obj in found.objects.items()], pieces)
         self.found, self.bucket = found, bucket
-        self._lock = threading.Lock()
 
-    def read_at(self, name: str) -> ReadAt:
-        inner = super().read_at
-        size = self.sizes[name]
-
-        def read(length: int, offset: int) -> bytes:
-            self._fill(name, offset, min(offset + length, size))
-            return inner(name)(length, offset)
-
-        return read
-
-    def _fill(self, name: str, start: int, end: int) -> None:
-        with self._lock:
-            have = sorted(self.pieces.get(name, []))
-            gaps, at = [], start
-            for low, data in have:
-                if low > at and at < end:
-                    gaps.append((at, min(low, end)))
-                at = max(at, low + len(data))
-            if at < end:
-                gaps.append((at, end))
-            key = self.found.objects[name].key
-            for low, high in gaps:
-                self.pieces.setdefault(name, []).append((low, self.bucket.read(key, low, high)))
+    def fetch(self, name: str, low: int, high: int) -> bytes:
+        return self.bucket.read(self.found.objects[name].key, low, high)
 
 
 def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:

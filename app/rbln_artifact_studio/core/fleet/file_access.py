@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,12 +23,11 @@ from rbln_artifact_studio.core.fleet.artifact import (
     open_decoder_from,
 )
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, summarize_files
-from rbln_artifact_studio.core.fleet.sent_files import SentFiles, lay_out
+from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, lay_out
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
 from rbln_artifact_studio.core.location import Location
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.core.simulator.container import ReadAt
 from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.fsutil import is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
@@ -64,14 +62,13 @@ class FileAccess(Protocol):
         ...
 
 
-class AccessFiles(SentFiles):
+class AccessFiles(FetchedFiles):
     """An artifact's files for the reader: the configs read whole, any other range read through the access when the
-    reader first asks for it (a graph's preamble and header slots), and kept for the next read."""
+    reader first asks for it (a graph's preamble and header slots)."""
 
     def __init__(self, root: Path, sizes: dict[str, int], access: FileAccess) -> None:
         super().__init__(root, [[name, size] for name, size in sizes.items()], {})
         self.access = access
-        self._lock = threading.Lock()
         for name in sizes:
             if name.rsplit("/", 1)[-1] in TEXTS:
                 self.pieces[name] = [(0, access.read(self._there(name), MAX_JSON_BYTES))]
@@ -79,30 +76,8 @@ class AccessFiles(SentFiles):
     def _there(self, name: str) -> str:
         return f"{self.root.as_posix().rstrip('/')}/{name}"
 
-    def read_at(self, name: str) -> ReadAt:
-        inner = super().read_at
-        size = self.sizes[name]
-
-        def read(length: int, offset: int) -> bytes:
-            self._fill(name, offset, min(offset + length, size))
-            return inner(name)(length, offset)
-
-        return read
-
-    def _fill(self, name: str, start: int, end: int) -> None:
-        """Fetch the parts of [start, end) not fetched yet."""
-        with self._lock:
-            gaps, at = [], start
-            for low, data in sorted(self.pieces.get(name, [])):
-                if low > at and at < end:
-                    gaps.append((at, min(low, end)))
-                at = max(at, low + len(data))
-            if at < end:
-                gaps.append((at, end))
-            for low, high in gaps:
-                self.pieces.setdefault(name, []).append(
-                    (low, self.access.read_range(self._there(name), low, high - low))
-                )
+    def fetch(self, name: str, low: int, high: int) -> bytes:
+        return self.access.read_range(self._there(name), low, high - low)
 
 
 def _hidden(name: str) -> bool:

@@ -7,6 +7,7 @@ the pieces sent, and zeros between them, as a sparse file laid out from them wou
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -102,3 +103,40 @@ class SentFiles:
 
     def shared(self, folder: Path, names: list[str]) -> list[SharedFile]:
         return []  # as a folder laid out from the answer: links where the files live are that side's concern
+
+
+class FetchedFiles(SentFiles):
+    """SentFiles whose missing ranges are fetched when the reader first asks for them (a header longer than the
+    first read, a graph's slots), and kept for the next read: so a check never reads zeros where the file has
+    bytes. A subclass says how one range is fetched."""
+
+    def __init__(self, root: Path, files: list[list[Any]], pieces: Pieces) -> None:
+        super().__init__(root, files, pieces)
+        self._lock = threading.Lock()
+
+    def fetch(self, name: str, low: int, high: int) -> bytes:
+        """Bytes [low, high) of the file called name."""
+        raise NotImplementedError
+
+    def read_at(self, name: str) -> ReadAt:
+        inner = super().read_at
+        size = self.sizes[name]
+
+        def read(length: int, offset: int) -> bytes:
+            self._fill(name, offset, min(offset + length, size))
+            return inner(name)(length, offset)
+
+        return read
+
+    def _fill(self, name: str, start: int, end: int) -> None:
+        """Fetch the parts of [start, end) not fetched yet."""
+        with self._lock:
+            gaps, at = [], start
+            for low, data in sorted(self.pieces.get(name, [])):
+                if low > at and at < end:
+                    gaps.append((at, min(low, end)))
+                at = max(at, low + len(data))
+            if at < end:
+                gaps.append((at, end))
+            for low, high in gaps:
+                self.pieces.setdefault(name, []).append((low, self.fetch(name, low, high)))
