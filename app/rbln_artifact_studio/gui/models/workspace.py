@@ -107,14 +107,7 @@ class Workspace(QObject):
     def open(self, root: str | Path) -> None:
         """Show the artifacts under root (replacing whatever was shown) and start watching it."""
         root = os.path.abspath(root)
-        if self._job is not None:
-            self._job.cancel()
-            self._job = None
-        self._pending.clear()
-        self._queued.clear()
-        self.beside.clear()
-        self.watcher.clear()
-        self.model.clear()
+        self._forget()
         self.root = root
         self.rootChanged.emit(root)
         self.rootsChanged.emit(self.roots)
@@ -149,8 +142,8 @@ class Workspace(QObject):
         self._queued.append(folder)
         self._start_next()
 
-    def close_root(self) -> None:
-        """Show no folder (the opened one is gone): its scan stops, the table empties, nothing is watched."""
+    def _forget(self) -> None:
+        """Stop the scan, drop what was queued, shown and watched (before another folder, or none, is shown)."""
         if self._job is not None:
             self._job.cancel()
             self._job = None
@@ -159,6 +152,10 @@ class Workspace(QObject):
         self.beside.clear()
         self.watcher.clear()
         self.model.clear()
+
+    def close_root(self) -> None:
+        """Show no folder (the opened one is gone): its scan stops, the table empties, nothing is watched."""
+        self._forget()
         self.root = None
         self.rootsChanged.emit(self.roots)
 
