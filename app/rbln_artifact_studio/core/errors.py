@@ -71,6 +71,10 @@ class InvalidArtifactError(StudioError):
     """An artifact the work needs is invalid (damaged, inconsistent, over the DRAM); the CLI exits 3."""
 
 
+class ChangingError(StudioError):
+    """An artifact that changed under every read (a resize running beside): busy, not broken; read it again later."""
+
+
 class ArtifactLockedError(StudioError):
     """Another writer holds the artifact."""
 

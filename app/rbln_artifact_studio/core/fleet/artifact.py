@@ -6,12 +6,20 @@ import errno
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ContainerError, StudioError, UnknownNpuError
+from rbln_artifact_studio.core.errors import (
+    CancelledError,
+    ChangingError,
+    ConfigError,
+    ContainerError,
+    StudioError,
+    UnknownNpuError,
+)
 from rbln_artifact_studio.core.estimation.estimator import (
     Breakdown,
     ChipletUsage,
@@ -532,7 +540,9 @@ def open_artifact(
     if not os.path.isdir(folder):
         _refused_path(folder)
         raise StudioError(f"{folder} is not a folder.")
-    for _ in range(attempts):
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(0.01 * 2**attempt)  # a resize rewrites a config in milliseconds: let one end, not race it
         own = _config_identity(folder)
         loaded = _plain_decoder(folder)  # the common case, its config read once
         given = None
@@ -546,7 +556,7 @@ def open_artifact(
         artifact = _read_once(folder, inspector, location, loaded, sharing=sharing, listing=given)
         if before == [_config_identity(f) for f in watched]:
             return artifact
-    raise StudioError(f"{folder} kept changing while it was read; try again when the resize is done.")
+    raise ChangingError(f"{folder} kept changing while it was read; try again when the resize is done.")
 
 
 def open_decoder_from(folder: Path, config: bytes, files: Files, inspector: Inspector = None) -> Artifact | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import ChangingError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, Inspector, Listing, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
 from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
@@ -20,12 +20,14 @@ from rbln_artifact_studio.core.status import Status, worst
 def verify_summary(
     row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None
 ) -> ArtifactSummary:
-    """The row with inspect's status and problems (every .rbln header read), never "checking"; `listing`: the
-    folder's files as a scan just listed them (open_artifact)."""
+    """The row with inspect's status and problems (every .rbln header read); "checking" only while a resize
+    beside it keeps changing it; `listing`: the folder's files as a scan just listed them (open_artifact)."""
     try:
         artifact = open_artifact(Path(row.path), inspector, sharing=False, listing=listing)  # a row shows no sharing
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
+    except ChangingError as exc:  # being resized, not broken: the row stays "checking" until the next read
+        return replace(row, status=Status.CHECKING, problems=[exc.one_line()])
     except StudioError as exc:
         return with_verdict(row, exc)
     return with_verdict(row, artifact)
@@ -95,7 +97,8 @@ def verify_rows(
 
     try:
         for _, (signature, verified) in ordered_map(lambda row: _checked(row, inspector), checking(), processes):
-            if cache is not None and signature is not None and os.path.isdir(verified.path):
+            settled = verified.status is not Status.CHECKING  # a row read mid-resize is not remembered
+            if cache is not None and signature is not None and settled and os.path.isdir(verified.path):
                 cache.put(verified.path, signature, verified.to_json())
             yield verified
     finally:
