@@ -105,11 +105,14 @@ def test_warm_scan_does_not_parse_configs(cr13_artifact: Path, monkeypatch: pyte
     assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]
 
 
-def test_corrupt_cache_is_ignored(cr13_artifact: Path) -> None:
-    from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+def test_corrupt_cache_is_ignored(cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rbln_artifact_studio.core.fleet import scan_cache
 
+    monkeypatch.setattr(scan_cache, "RACY_SECONDS", 0)  # the copy was made just now: remember its row all the same
     list(scan(cr13_artifact.parent))
-    ScanCache(cr13_artifact.parent).path.write_text("{not json")
+    cache = scan_cache.ScanCache(cr13_artifact.parent).path
+    assert cache.is_file()  # there is a cache to damage (alone, no earlier test has made its folder)
+    cache.write_text("{not json")
     assert [r.kvcache_num_blocks for r in scan(cr13_artifact.parent)] == [21]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import ConfigError, StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model import upstream
+from rbln_artifact_studio.core.portable.files import not_a_file
 from rbln_artifact_studio.core.portable.pipeline import PIPELINE_INDEX, is_rbln_pipeline, pipeline_components
 from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder as portable_is_pipeline_folder
 from rbln_artifact_studio.core.status import Problem, Status
@@ -186,15 +187,6 @@ def _kv_note(kind: ModelKind, cls_name: str | None, raw: dict[str, Any]) -> str:
     return f"{who} has no KV cache (it is {'an encoder' if kind is ModelKind.ENCODER else 'not a causal LM'}), so there is nothing to resize."
 
 
-_NOT_A_FILE = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a device"),
-    (stat.S_ISBLK, "a device"),
-)
-
-
 def missing_graph(path: Path | None, shown: str) -> Problem:
     """The problem of an expected graph (`shown`: its name as the row says it) that is no file: missing, or
     something else under its name (a FIFO, a folder, a link to nothing), said as such. path None: the folder is
@@ -210,7 +202,7 @@ def missing_graph(path: Path | None, shown: str) -> Problem:
         except OSError as exc:
             what = f"unreadable ({exc.strerror or exc})"
         else:
-            what = next((words for test, words in _NOT_A_FILE if test(mode)), None)
+            what = not_a_file(mode)
     if what is None:
         return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is missing.")
     return graph_not_a_file(shown, what)

@@ -4,6 +4,20 @@ import errno
 import os
 import stat
 
+_NOT_A_FILE = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def not_a_file(mode):  # type: (int) -> str | None
+    """What a file of this st_mode is, in the words a row says, when it is no regular file (None for a file or
+    a symbolic link); the local check and a server's scan both say it so."""
+    return next((words for test, words in _NOT_A_FILE if test(mode)), None)
+
 
 def read_small(path: str, limit: int) -> bytes:
     """A small regular file's bytes through the os module (a scan reads two per artifact; io's objects cost more).

@@ -18,7 +18,6 @@ import io
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import threading
@@ -32,7 +31,7 @@ from rbln_artifact_studio.core.portable.container import (
     slot_body_length,
     valid_slot_size,
 )
-from rbln_artifact_studio.core.portable.files import read_small
+from rbln_artifact_studio.core.portable.files import not_a_file, read_small
 from rbln_artifact_studio.core.portable.pipeline import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.walk import VolumeVersions, volume_version, walk
 
@@ -180,15 +179,6 @@ def check_files(entries, record, blob):
         blob.append(zlib.compress(b"".join(raw), 1))
 
 
-NOT_A_FILE = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a device"),
-    (stat.S_ISBLK, "a device"),
-)  # as core/model/kinds.py words them
-
-
 def not_files(entries):
     """{name: what it is} of each `.rbln` name that is no regular file (a FIFO, a folder, a link to nothing)."""
     out = {}
@@ -204,7 +194,7 @@ def not_files(entries):
             continue
         except OSError:
             continue
-        what = next((words for test, words in NOT_A_FILE if test(mode)), None)
+        what = not_a_file(mode)
         if what is not None:
             out[text(os.fsencode(entry.name))] = what
     return out
