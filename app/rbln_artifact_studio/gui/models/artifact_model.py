@@ -3,13 +3,16 @@ rbln_artifact_studio.core.fleet.columns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.location import LOCAL, is_local
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.app.tones import Tone, is_dark, tone
 from rbln_artifact_studio.gui.models.table_rows import TableRow
@@ -50,6 +53,8 @@ Index = QModelIndex | QPersistentModelIndex
 COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
+HOST_COLUMN = TITLES.index("Host")
+PLACE_MARK = "\x1f"  # in a row's search text, before the folder label the table added (the scan knows no roots)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
 
@@ -60,6 +65,30 @@ def _status_brush(status: Status) -> QBrush:
     if brush is None:
         brush = _STATUS_BRUSHES[key] = QBrush(QColor(STATUS_COLOURS[status]))
     return brush
+
+
+def folder_labels(roots: Sequence[str]) -> dict[str, str]:
+    """Each local folder shown -> its Host cell, "local: NAME" (the parents' names as well where names repeat), so
+    rows of two folders on this computer tell which they are from; {} for one folder, whose rows say "local"."""
+    local = [os.path.normpath(r) for r in dict.fromkeys(roots) if is_local(r)]
+    if len(local) < 2:
+        return {}
+    parts = {r: [p for p in r.split(os.sep) if p] or [os.sep] for r in local}
+    labels: dict[str, str] = {}
+    for root, names in parts.items():
+        depth = 1
+        while depth < len(names) and any(
+            other != root and other_names[-depth:] == names[-depth:] for other, other_names in parts.items()
+        ):
+            depth += 1
+        labels[root] = f"{LOCAL}: {'/'.join(names[-depth:])}"
+    return labels
+
+
+def _root_of(path: str, roots: Iterable[str]) -> str | None:
+    """The deepest of roots that holds path (a folder beside may sit inside no other, but be safe)."""
+    held = [r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)]
+    return max(held, key=len) if held else None
 
 
 def _tooltip(row: ArtifactSummary, column: int) -> str:
@@ -89,6 +118,7 @@ class ArtifactTableModel(QAbstractTableModel):
         self._index: dict[str, int] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
+        self._folders: dict[str, str] = {}  # local folder shown -> its Host cell, when there are several
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -122,6 +152,9 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
+            if c == HOST_COLUMN and is_local(row.path):
+                root = _root_of(row.path, self._folders)
+                return f"On this computer, in {root}" if root else "On this computer"
             return _tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
@@ -167,6 +200,42 @@ class ArtifactTableModel(QAbstractTableModel):
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
+    # ---- which folder a row is from ----------------------------------------------------------------------
+
+    def set_folders(self, roots: Sequence[str]) -> None:
+        """The folders shown (the workspace's roots): with several on this computer, each local row's Host cell
+        names its folder, and the filter and the Host column's sort follow that name."""
+        labels = folder_labels(roots)
+        if labels == self._folders:
+            return
+        self._folders = labels
+        changed: list[int] = []
+        for i, row in enumerate(self._rows):
+            labelled = self._labelled(row)
+            if labelled is not row:
+                self._rows[i] = labelled
+                changed.append(i)
+        for first, last in _runs(changed):
+            self.dataChanged.emit(self.index(first, HOST_COLUMN), self.index(last, HOST_COLUMN))
+        if changed and self._sort_column == HOST_COLUMN:
+            self._resort()
+
+    def _labelled(self, row: TableRow) -> TableRow:
+        """row with the Host cell of the folder it is from ("local" with one folder shown); the same row if so."""
+        path = row.path
+        if not is_local(path):
+            return row
+        root = _root_of(path, self._folders)
+        label = self._folders[root] if root is not None else LOCAL
+        if row.texts[HOST_COLUMN] == label:
+            return row
+        search = row.search.split(PLACE_MARK, 1)[0]
+        if label != LOCAL:
+            search += PLACE_MARK + folded(label)
+        texts, keys = list(row.texts), list(row.keys)
+        texts[HOST_COLUMN], keys[HOST_COLUMN] = label, label.lower()
+        return row._replace(texts=tuple(texts), keys=tuple(keys), search=search)
+
     # ---- updates from scans --------------------------------------------------------------------------
 
     def summary(self, row: int) -> ArtifactSummary:
@@ -193,6 +262,8 @@ class ArtifactTableModel(QAbstractTableModel):
         changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
+            if self._folders:
+                prepared = self._labelled(prepared)
             row = self._index.get(prepared.path)
             if row is None:
                 new[prepared.path] = prepared
