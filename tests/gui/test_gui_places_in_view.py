@@ -22,7 +22,7 @@ from remote.conftest import (  # noqa: F401 (fixtures)
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
-from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN, folder_labels
+from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN, place_labels
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder
@@ -72,14 +72,22 @@ def test_rows_of_two_local_folders_name_their_folder_in_the_host_column(
     assert set(_host_cells(w).values()) == {"local"}
 
 
-def test_folder_labels_tell_apart_folders_of_the_same_name() -> None:
-    assert folder_labels(["/data/a/models", "/data/b/models", "/srv/outputs"]) == {
+def test_place_labels_tell_apart_the_roots_of_one_host() -> None:
+    assert place_labels(["/data/a/models", "/data/b/models", "/srv/outputs"]) == {
         "/data/a/models": "local: a/models",
         "/data/b/models": "local: b/models",
         "/srv/outputs": "local: outputs",
     }
-    assert folder_labels(["/data/models"]) == {}  # one folder: its rows say "local"
-    assert folder_labels(["/data/models", "ssh://gpu1/data/models"]) == {}  # a server's rows say its host
+    assert place_labels(["/data/models"]) == {}  # one folder: its rows say "local"
+    assert place_labels(["/data/models", "ssh://gpu1/data/models", "s3://fleet/models"]) == {}  # one root each
+    assert place_labels(["ssh://gpu1/data/models", "ssh://gpu1/srv/models", "ssh://gpu2/data/models"]) == {
+        "ssh://gpu1/data/models": "gpu1: data/models",
+        "ssh://gpu1/srv/models": "gpu1: srv/models",
+    }
+    assert place_labels(["s3://fleet/prod", "s3://fleet/staging/", "s3://other"]) == {
+        "s3://fleet/prod": "s3://fleet: prod",
+        "s3://fleet/staging": "s3://fleet: staging",
+    }
 
 
 def test_a_server_artifact_downloads_here_and_is_offered_beside_the_shown_folder(
@@ -92,12 +100,14 @@ def test_a_server_artifact_downloads_here_and_is_offered_beside_the_shown_folder
     w = server_window
     on_server = tmp_path_factory.mktemp("on server")
     served = Path(shutil.copytree(cr13_artifact, on_server / "qwen3-8b-served"))
+    also = tmp_path_factory.mktemp("also on server")  # a second folder there: its rows name their folder
+    shutil.copytree(cr13_artifact, also / "qwen3-8b-also")
     open_folder(qtbot, w, workspace)
     action = w.artifact_actions.download.action
     assert w.browser.select_path(str(cr13_artifact))
     assert not action.isEnabled(), "a local artifact is here already"
     with qtbot.waitSignal(w.server_menu.servers.connected, timeout=30_000):
-        w.server_menu.servers.connect_server(ServerEntry(HOST_ALIAS, (str(on_server),)))
+        w.server_menu.servers.connect_server(ServerEntry(HOST_ALIAS, (str(on_server), str(also))))
     url = str(ServerFolder(HOST_ALIAS, str(served)))
     qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
     assert w.browser.select_path(url)
@@ -126,7 +136,8 @@ def test_a_server_artifact_downloads_here_and_is_offered_beside_the_shown_folder
     qtbot.waitUntil(lambda: w.browser.current_path() == str(landed), timeout=20_000)
     cells = _host_cells(w)
     assert cells[str(landed)] == f"local: {downloads.name}" and cells[str(cr13_artifact)] == f"local: {workspace.name}"
-    assert cells[url] == HOST_ALIAS
+    assert cells[url] == f"{HOST_ALIAS}: {on_server.name}"
+    assert cells[str(ServerFolder(HOST_ALIAS, str(also / "qwen3-8b-also")))] == f"{HOST_ALIAS}: {also.name}"
 
     # Again into the same folder: refused with the reason, nothing changed there.
     assert w.browser.select_path(url)

@@ -1,5 +1,6 @@
-"""Download to This Computer… of a bucket's artifact in the desktop app: the copy lands whole and is offered in the
-window; a cancel leaves nothing; an unfinished copy in the bucket is refused with the reason."""
+"""A bucket's artifacts in the desktop app beside others: two prefixes of one bucket name their rows' prefix in the
+Host column; Download to This Computer… lands the copy whole and offers it in the window, a cancel leaves nothing,
+an unfinished copy in the bucket is refused with the reason."""
 
 from __future__ import annotations
 
@@ -16,17 +17,18 @@ from pytestqt.qtbot import QtBot
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.location import parse_bucket_prefix
 from rbln_artifact_studio.core.storage import faults
+from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 settings, window = gui_fixtures.settings, gui_fixtures.window
 pytestmark = pytest.mark.qt_log_ignore(gui_fixtures.OFFSCREEN_NOTICE)
 
 
-def _open_bucket(qtbot: QtBot, w: MainWindow, bucket: BucketFixture, url: str) -> None:
+def _open_bucket(qtbot: QtBot, w: MainWindow, bucket: BucketFixture, url: str, prefix: str = "fleet") -> None:
     dialog = w.dialogs.open_bucket_dialog()
     dialog.endpoint.setText(bucket.store.endpoint)
     dialog.bucket.setText(bucket.name)
-    dialog.prefix.setText("fleet")
+    dialog.prefix.setText(prefix)
     dialog.accept()
     qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
     assert w.browser.select_path(url)
@@ -65,6 +67,21 @@ def test_a_bucket_artifact_downloads_whole_and_is_offered(
     with qtbot.waitSignal(w.workspace.scanFinished, timeout=30_000):
         qtbot.mouseClick(notice.open_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: w.browser.current_path() == str(downloads / "qwen"), timeout=20_000)
+
+
+def test_two_prefixes_of_one_bucket_name_their_rows_prefix(
+    qtbot: QtBot, window: MainWindow, bucket: BucketFixture, cr13_artifact: Path
+) -> None:
+    w = window
+    bucket.upload(cr13_artifact, "prod/qwen")
+    bucket.upload(cr13_artifact, "staging/qwen")
+    prod, staging = bucket.url("prod/qwen"), bucket.url("staging/qwen")
+    _open_bucket(qtbot, w, bucket, prod, "prod")
+    row = w.model.row_of(prod)
+    assert row is not None and w.model.index(row, HOST_COLUMN).data() == f"s3://{bucket.name}"  # one prefix
+    _open_bucket(qtbot, w, bucket, staging, "staging")
+    cells = {p: w.model.index(w.model.row_of(p), HOST_COLUMN).data() for p in (prod, staging)}  # type: ignore[arg-type]
+    assert cells == {prod: f"s3://{bucket.name}: prod", staging: f"s3://{bucket.name}: staging"}
 
 
 @pytest.fixture

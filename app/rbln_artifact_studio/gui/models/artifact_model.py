@@ -7,12 +7,13 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 from PySide6.QtGui import QBrush, QColor
 
 from rbln_artifact_studio.core.display.matching import folded
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
-from rbln_artifact_studio.core.location import LOCAL, is_local
+from rbln_artifact_studio.core.location import LOCAL, host_of, is_local, parse_location
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.app.tones import Tone, is_dark, tone
 from rbln_artifact_studio.gui.models.table_rows import TableRow
@@ -54,7 +55,7 @@ COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout 
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 HOST_COLUMN = TITLES.index("Host")
-PLACE_MARK = "\x1f"  # in a row's search text, before the folder label the table added (the scan knows no roots)
+PLACE_MARK = "\x1f"  # in a row's search text, before the place's name the table added (the scan knows no roots)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
 
@@ -67,27 +68,45 @@ def _status_brush(status: Status) -> QBrush:
     return brush
 
 
-def folder_labels(roots: Sequence[str]) -> dict[str, str]:
-    """Each local folder shown -> its Host cell, "local: NAME" (the parents' names as well where names repeat), so
-    rows of two folders on this computer tell which they are from; {} for one folder, whose rows say "local"."""
-    local = [os.path.normpath(r) for r in dict.fromkeys(roots) if is_local(r)]
-    if len(local) < 2:
-        return {}
-    parts = {r: [p for p in r.split(os.sep) if p] or [os.sep] for r in local}
+def _place(root: str) -> tuple[str, str, list[str]]:
+    """root as rows are matched to it, what its rows' Host cells say without a name, and the names of its path."""
+    if is_local(root):
+        key = os.path.normpath(root)
+        return key, LOCAL, [p for p in key.split(os.sep) if p]
+    try:
+        key = str(parse_location(root)).rstrip("/")
+    except StudioError:
+        key = root.rstrip("/")
+    path = key.split("://", 1)[-1].partition("/")[2]  # a server's path, a bucket's prefix
+    return key, host_of(key) or LOCAL, [p for p in path.split("/") if p]
+
+
+def place_labels(roots: Sequence[str]) -> dict[str, str]:
+    """Each root shown (a folder here, a server's folder, a bucket's prefix) -> its rows' Host cell where its host
+    shows more than one: "local: NAME", "gpu1: NAME", "s3://bucket: NAME" (the parents' names as well where names
+    repeat), so the rows of two folders tell which they are from. A host with one root keeps its plain cell
+    ("local", the server, the bucket), as the CLI prints it."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for root in dict.fromkeys(roots):
+        key, host, names = _place(root)
+        groups.setdefault(host, {})[key] = names or ["/"]
     labels: dict[str, str] = {}
-    for root, names in parts.items():
-        depth = 1
-        while depth < len(names) and any(
-            other != root and other_names[-depth:] == names[-depth:] for other, other_names in parts.items()
-        ):
-            depth += 1
-        labels[root] = f"{LOCAL}: {'/'.join(names[-depth:])}"
+    for host, parts in groups.items():
+        if len(parts) < 2:
+            continue
+        for key, names in parts.items():
+            depth = 1
+            while depth < len(names) and any(
+                other != key and other_names[-depth:] == names[-depth:] for other, other_names in parts.items()
+            ):
+                depth += 1
+            labels[key] = f"{host}: {'/'.join(names[-depth:])}"
     return labels
 
 
 def _root_of(path: str, roots: Iterable[str]) -> str | None:
-    """The deepest of roots that holds path (a folder beside may sit inside no other, but be safe)."""
-    held = [r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)]
+    """The deepest of roots that holds path."""
+    held = [r for r in roots if path == r or path.startswith((r + "/", r + os.sep))]
     return max(held, key=len) if held else None
 
 
@@ -118,7 +137,8 @@ class ArtifactTableModel(QAbstractTableModel):
         self._index: dict[str, int] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
-        self._folders: dict[str, str] = {}  # local folder shown -> its Host cell, when there are several
+        self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
+        self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -152,9 +172,12 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            if c == HOST_COLUMN and is_local(row.path):
-                root = _root_of(row.path, self._folders)
-                return f"On this computer, in {root}" if root else "On this computer"
+            if c == HOST_COLUMN:
+                root = _root_of(row.path, self._labels)
+                here = is_local(row.path)
+                if root is not None:
+                    return f"On this computer, in {root}" if here else f"In {root}"
+                return "On this computer" if here else ""
             return _tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
@@ -202,13 +225,15 @@ class ArtifactTableModel(QAbstractTableModel):
 
     # ---- which folder a row is from ----------------------------------------------------------------------
 
-    def set_folders(self, roots: Sequence[str]) -> None:
-        """The folders shown (the workspace's roots): with several on this computer, each local row's Host cell
-        names its folder, and the filter and the Host column's sort follow that name."""
-        labels = folder_labels(roots)
-        if labels == self._folders:
+    def set_roots(self, owner: str, roots: Sequence[str]) -> None:
+        """The roots one part of the window shows ("folders": the workspace's, "servers", "places": buckets):
+        where a host shows several, each row's Host cell names its root, and the filter and the Host column's sort
+        follow that name."""
+        self._roots[owner] = tuple(roots)
+        labels = place_labels([r for shown in self._roots.values() for r in shown])
+        if labels == self._labels:
             return
-        self._folders = labels
+        self._labels = labels
         changed: list[int] = []
         for i, row in enumerate(self._rows):
             labelled = self._labelled(row)
@@ -220,17 +245,25 @@ class ArtifactTableModel(QAbstractTableModel):
         if changed and self._sort_column == HOST_COLUMN:
             self._resort()
 
+    @Slot(list)
+    def set_folders(self, roots: list[str]) -> None:
+        """The workspace's folders (its rootsChanged)."""
+        self.set_roots("folders", roots)
+
+    def add_root(self, owner: str, root: str) -> None:
+        """One more root shown by owner (a bucket opened beside the others)."""
+        self.set_roots(owner, [*self._roots.get(owner, ()), root])
+
     def _labelled(self, row: TableRow) -> TableRow:
-        """row with the Host cell of the folder it is from ("local" with one folder shown); the same row if so."""
+        """row with the Host cell of the root it is from (its plain cell where its host shows one root); the same
+        row when that is what it says."""
         path = row.path
-        if not is_local(path):
-            return row
-        root = _root_of(path, self._folders)
-        label = self._folders[root] if root is not None else LOCAL
+        root = _root_of(path, self._labels)
+        label = self._labels[root] if root is not None else host_of(path) or LOCAL
         if row.texts[HOST_COLUMN] == label:
             return row
         search = row.search.split(PLACE_MARK, 1)[0]
-        if label != LOCAL:
+        if root is not None:
             search += PLACE_MARK + folded(label)
         texts, keys = list(row.texts), list(row.keys)
         texts[HOST_COLUMN], keys[HOST_COLUMN] = label, label.lower()
@@ -262,7 +295,7 @@ class ArtifactTableModel(QAbstractTableModel):
         changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
-            if self._folders:
+            if self._labels:
                 prepared = self._labelled(prepared)
             row = self._index.get(prepared.path)
             if row is None:
