@@ -104,6 +104,47 @@ def test_the_wheel_assembles_every_program_sent_to_servers(wheel: Path, tmp_path
     assert where.startswith(str(tmp_path / "unpacked")) and all(int(n) > 0 for n in sizes.split())
 
 
+HELP_DOCUMENTATION = r"""
+import re, sys, types
+from pathlib import Path
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
+from rbln_artifact_studio.gui.window.help_menu import HelpMenu
+
+class Browser(QObject):
+    opened = []
+
+    @Slot(QUrl)
+    def open(self, url):
+        self.opened.append(url.toLocalFile())
+
+app = QApplication([])
+browser = Browser()
+QDesktopServices.setUrlHandler("file", browser, "open")
+# Help > Documentation's own code, with no window: where docs are shipped it needs none (only to say they are not).
+assert HelpMenu.open_documentation(types.SimpleNamespace(window=None)), "Documentation opened nothing"
+page = Path(browser.opened[0])
+print(page)
+for picture in re.findall(r"\]\((screenshots/[^)]+)\)", page.read_text(encoding="utf-8")):
+    assert (page.parent / picture).is_file(), picture
+"""
+
+
+def test_help_documentation_opens_the_guide_shipped_in_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    # Installed from the wheel there is no checkout around the package: the guide must come with it.
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path / "unpacked")
+    env = os.environ | {"PYTHONPATH": str(tmp_path / "unpacked"), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_DOCUMENTATION], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    page = Path(done.stdout.strip().splitlines()[-1])
+    assert page == tmp_path / "unpacked" / "rbln_artifact_studio" / "docs" / "desktop.md"
+    assert "# The desktop app" in page.read_text(encoding="utf-8")
+
+
 def test_desktop_entry_and_appstream_agree() -> None:
     desktop = configparser.ConfigParser(interpolation=None)
     desktop.optionxform = str  # type: ignore[assignment,method-assign]

@@ -30,6 +30,7 @@ CONTEXT_MENU = [
     "&Explore Budgets…",
     "",
     "Show in &File Manager",
+    "Do&wnload to This Computer…",
     "Copy &Path",
     "Copy rbln-studio-cli &Command",
     "",

@@ -48,3 +48,33 @@ def test_a_working_folder_this_login_cannot_read_is_named_as_the_reason(cr13_art
         "this login cannot read its working folder (Permission denied), which its command line's "
         f"./{cr13_artifact.name} is relative to"
     )
+
+
+@pytest.mark.skipif(not _unprivileged_can_run(), reason="needs `unshare -U` (an unprivileged user namespace)")
+def test_an_artifact_folder_this_login_cannot_enter_is_named_as_the_reason(tmp_path: Path) -> None:
+    # Another user's private home holds the artifact the process serves by its absolute path.
+    home = tmp_path / "alice"
+    model = home / "qwen3-8b"
+    model.mkdir(parents=True)
+    (model / "rbln_config.json").write_text("{}", encoding="utf-8")
+    home.chmod(0o700)
+    shutil.chown(home, user=12345, group=12345)
+    served = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()", "--model", str(model)], stdin=subprocess.PIPE
+    )
+    try:
+        assert UNSHARE is not None
+        done = subprocess.run(
+            [UNSHARE, "-U", sys.executable, str(PROGRAMS / "processes.py"), "rbln_config.json", str(served.pid)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        served.communicate(b"", timeout=10)
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    unmatched, paths = _named_folders(records)
+    assert paths == {}
+    reason = unmatched[served.pid].reason
+    assert reason == f"this login cannot read {model} (Permission denied), which its command line names"
+    assert "names no artifact folder" not in reason

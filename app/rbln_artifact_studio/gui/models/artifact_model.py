@@ -3,13 +3,17 @@ rbln_artifact_studio.core.fleet.columns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 from PySide6.QtGui import QBrush, QColor
 
+from rbln_artifact_studio.core.display.matching import folded
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.location import LOCAL, host_of, is_local, parse_location
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.app.tones import Tone, is_dark, tone
 from rbln_artifact_studio.gui.models.table_rows import TableRow
@@ -50,6 +54,8 @@ Index = QModelIndex | QPersistentModelIndex
 COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
+HOST_COLUMN = TITLES.index("Host")
+PLACE_MARK = "\x1f"  # in a row's search text, before the place's name the table added (the scan knows no roots)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
 
@@ -60,6 +66,48 @@ def _status_brush(status: Status) -> QBrush:
     if brush is None:
         brush = _STATUS_BRUSHES[key] = QBrush(QColor(STATUS_COLOURS[status]))
     return brush
+
+
+def _place(root: str) -> tuple[str, str, list[str]]:
+    """root as rows are matched to it, what its rows' Host cells say without a name, and the names of its path."""
+    if is_local(root):
+        key = os.path.normpath(root)
+        return key, LOCAL, [p for p in key.split(os.sep) if p]
+    try:
+        key = str(parse_location(root)).rstrip("/")
+    except StudioError:
+        key = root.rstrip("/")
+    path = key.split("://", 1)[-1].partition("/")[2]  # a server's path, a bucket's prefix
+    return key, host_of(key) or LOCAL, [p for p in path.split("/") if p]
+
+
+def place_labels(roots: Sequence[str]) -> dict[str, str]:
+    """Each root shown (a folder here, a server's folder, a bucket's prefix) -> its rows' Host cell where its host
+    shows more than one: "local: NAME", "gpu1: NAME", "s3://bucket: NAME" (the parents' names as well where names
+    repeat), so the rows of two folders tell which they are from. A host with one root keeps its plain cell
+    ("local", the server, the bucket), as the CLI prints it."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for root in dict.fromkeys(roots):
+        key, host, names = _place(root)
+        groups.setdefault(host, {})[key] = names or ["/"]
+    labels: dict[str, str] = {}
+    for host, parts in groups.items():
+        if len(parts) < 2:
+            continue
+        for key, names in parts.items():
+            depth = 1
+            while depth < len(names) and any(
+                other != key and other_names[-depth:] == names[-depth:] for other, other_names in parts.items()
+            ):
+                depth += 1
+            labels[key] = f"{host}: {'/'.join(names[-depth:])}"
+    return labels
+
+
+def _root_of(path: str, roots: Iterable[str]) -> str | None:
+    """The deepest of roots that holds path."""
+    held = [r for r in roots if path == r or path.startswith((r + "/", r + os.sep))]
+    return max(held, key=len) if held else None
 
 
 def _tooltip(row: ArtifactSummary, column: int) -> str:
@@ -89,6 +137,8 @@ class ArtifactTableModel(QAbstractTableModel):
         self._index: dict[str, int] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
+        self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
+        self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -122,6 +172,12 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             return _status_brush(row.status) if c == STATUS_COLUMN else None
         if role == Qt.ItemDataRole.ToolTipRole:
+            if c == HOST_COLUMN:
+                root = _root_of(row.path, self._labels)
+                here = is_local(row.path)
+                if root is not None:
+                    return f"On this computer, in {root}" if here else f"In {root}"
+                return "On this computer" if here else ""
             return _tooltip(row.summary, c)
         if role == SORT_ROLE:
             return row.keys[c]
@@ -167,6 +223,52 @@ class ArtifactTableModel(QAbstractTableModel):
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
+    # ---- which folder a row is from ----------------------------------------------------------------------
+
+    def set_roots(self, owner: str, roots: Sequence[str]) -> None:
+        """The roots one part of the window shows ("folders": the workspace's, "servers", "places": buckets):
+        where a host shows several, each row's Host cell names its root, and the filter and the Host column's sort
+        follow that name."""
+        self._roots[owner] = tuple(roots)
+        labels = place_labels([r for shown in self._roots.values() for r in shown])
+        if labels == self._labels:
+            return
+        self._labels = labels
+        changed: list[int] = []
+        for i, row in enumerate(self._rows):
+            labelled = self._labelled(row)
+            if labelled is not row:
+                self._rows[i] = labelled
+                changed.append(i)
+        for first, last in _runs(changed):
+            self.dataChanged.emit(self.index(first, HOST_COLUMN), self.index(last, HOST_COLUMN))
+        if changed and self._sort_column == HOST_COLUMN:
+            self._resort()
+
+    @Slot(list)
+    def set_folders(self, roots: list[str]) -> None:
+        """The workspace's folders (its rootsChanged)."""
+        self.set_roots("folders", roots)
+
+    def add_root(self, owner: str, root: str) -> None:
+        """One more root shown by owner (a bucket opened beside the others)."""
+        self.set_roots(owner, [*self._roots.get(owner, ()), root])
+
+    def _labelled(self, row: TableRow) -> TableRow:
+        """row with the Host cell of the root it is from (its plain cell where its host shows one root); the same
+        row when that is what it says."""
+        path = row.path
+        root = _root_of(path, self._labels)
+        label = self._labels[root] if root is not None else host_of(path) or LOCAL
+        if row.texts[HOST_COLUMN] == label:
+            return row
+        search = row.search.split(PLACE_MARK, 1)[0]
+        if root is not None:
+            search += PLACE_MARK + folded(label)
+        texts, keys = list(row.texts), list(row.keys)
+        texts[HOST_COLUMN], keys[HOST_COLUMN] = label, label.lower()
+        return row._replace(texts=tuple(texts), keys=tuple(keys), search=search)
+
     # ---- updates from scans --------------------------------------------------------------------------
 
     def summary(self, row: int) -> ArtifactSummary:
@@ -193,6 +295,8 @@ class ArtifactTableModel(QAbstractTableModel):
         changed: list[int] = []
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
+            if self._labels:
+                prepared = self._labelled(prepared)
             row = self._index.get(prepared.path)
             if row is None:
                 new[prepared.path] = prepared

@@ -37,6 +37,7 @@ def _scan_place(root: Location, ctx: JobContext) -> int:
 
 def open_place(jobs: JobManager, model: ArtifactTableModel, root: Location) -> Job:
     """Scan root in a job; its rows join the table beside the others (a failure is the job's)."""
+    model.add_root("places", str(root))  # a second prefix of one bucket: each row names its own
     job = jobs.submit(f"Scan {root}", lambda ctx: _scan_place(root, ctx))
     job.partial.connect(model.upsert)
     return job

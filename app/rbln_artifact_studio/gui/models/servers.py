@@ -157,6 +157,14 @@ class ServerSources(QObject):
         self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
         jobs.jobAdded.connect(self._watch_job)
         jobs.jobFailed.connect(self._after_failure)
+        self.changed.connect(self._show_roots)
+
+    @Slot()
+    def _show_roots(self) -> None:
+        """The table names a server folder's rows by it where a server shows several (artifact_model)."""
+        self.model.set_roots(
+            "servers", [str(ServerFolder(e.host, f)) for e in self.entries.values() for f in e.folders]
+        )
 
     def configure_remote(self) -> None:
         """Give remote/'s registry this window's ssh options, once (loads remote/: call it in a worker). A job about

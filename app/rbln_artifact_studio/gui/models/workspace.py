@@ -76,6 +76,7 @@ class Workspace(QObject):
         self.root: str | None = None
         self.beside: list[str] = []  # folders added beside the root (add()), in the order added
         self._queued: list[str] = []  # added folders whose first scan waits for the running one
+        self.rootsChanged.connect(model.set_folders)  # several folders: each row's Host cell names its own
         self.watcher = DiskWatcher(debounce_ms, self)
         self.watcher.changed.connect(self.rescan)
         self._job: Job | None = None

@@ -98,6 +98,11 @@ class ArtifactActions(QObject):
         self.window = window
         self.busy = BusyPaths(self)
         self._create_actions()
+        from rbln_artifact_studio.gui.window.download_action import DownloadAction
+
+        self.download = DownloadAction(
+            window, window.jobs, window.settings, window.browser.selected_paths, window.results.offer
+        )
         self._bind_keys()
         self.toolbar = self._build_toolbar()
         self.toolbar_action = self.toolbar.toggleViewAction()
@@ -176,6 +181,7 @@ class ArtifactActions(QObject):
             w.action_explore,
             None,
             self.show_in_folder,
+            self.download.action,
             w.action_copy_path,
             self.copy_command,
             None,
@@ -199,6 +205,7 @@ class ArtifactActions(QObject):
         for a in (self.show_in_folder, self.copy_command, self.trash):
             a.setEnabled(bool(paths))
         self.compare.setEnabled(len(paths) == 2)
+        self.download.update()
 
     # ---- the actions ---------------------------------------------------------------------------------
 

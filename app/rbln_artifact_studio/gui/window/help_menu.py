@@ -150,7 +150,7 @@ class HelpMenu(QObject):
 
     @Slot()
     def open_documentation(self) -> bool:
-        """The desktop app's guide in the browser (docs/ ships with the checkout and the source archive)."""
+        """The desktop app's guide in the browser: docs/ of the checkout, or the copy the wheel ships in the package."""
         folder = docs_dir()
         if folder is None:
             self.window.statusBar().showMessage("The documentation is not installed with this copy of the app.", 8_000)
