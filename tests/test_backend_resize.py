@@ -186,6 +186,7 @@ def test_simulator_artifacts_stay_with_the_simulator(argv_log: Path, cr13_artifa
     assert result.target == 12 and _tool_runs(argv_log) == []
     with pytest.raises(ResizeError, match="written by the built-in simulator"):
         resize_artifact(ResizeRequest(LocalFolder(cr13_artifact), target=10, backend=BackendChoice.OPTIMUM))
+    assert argv_runs(argv_log) == []  # refused before the toolchain is asked: not even its --version was run
 
 
 def test_cli_resizes_a_real_artifact_through_the_tool(

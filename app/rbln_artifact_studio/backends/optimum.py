@@ -150,7 +150,8 @@ def _drop_internal_files(folder: Path) -> None:
                     os.unlink(entry.path)
 
 
-def _require_real(artifact: Artifact) -> None:
+def require_real(artifact: Artifact) -> None:
+    """Refuse (ResizeError) an artifact optimum-rbln-cli cannot resize: the simulator's, or an invalid one."""
     if artifact.is_simulated:
         raise ResizeError(
             f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln "
@@ -289,7 +290,7 @@ class OptimumBackend:
         if (request.target is None) == (request.budget_text is None):
             raise ResizeError("Give either a target block count or a memory budget, not both.")
         artifact = open_artifact(folder, self.inspector)
-        _require_real(artifact)
+        require_real(artifact)
         previous = artifact.config.kvcache_num_blocks
         expected, warnings = planned_target(artifact, request)
         if cancel is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback
 from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.backends.optimum import OptimumBackend
+from rbln_artifact_studio.backends.optimum import OptimumBackend, require_real
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.backends.simulator import SimulatorBackend
@@ -21,7 +21,7 @@ from rbln_artifact_studio.backends.toolchain import (
     rebel_status,
 )
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.damage import is_real_compiler_output
 from rbln_artifact_studio.core.model.kinds import kv_location
 from rbln_artifact_studio.core.operations.resize import ResizeResult
@@ -122,7 +122,8 @@ def resize_artifact(
     toolchain: ToolchainSettings | None = None,
 ) -> ResizeResult:
     """Resize a folder here with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli.
-    Where its KV cache is is read once, here, and handed to the backend."""
+    Where its KV cache is is read once, here, and handed to the backend; the toolchain is looked up only for an
+    artifact the real compiler wrote (or when optimum is asked for by name)."""
     asked = BackendChoice.parse(request.backend)
     folder = request.folder
     location = kv_location(folder)  # kinds without a resizable KV cache are refused here
@@ -137,6 +138,8 @@ def resize_artifact(
     choice = (BackendChoice.OPTIMUM if real else BackendChoice.SIM) if asked == BackendChoice.AUTO else asked
     if choice == BackendChoice.SIM:  # the simulator's own engine: no toolchain is looked for, nothing is run
         return SimulatorBackend().resize(request, progress, log, cancel, location)
+    if not real and (artifact := open_artifact(folder)).is_simulated:
+        require_real(artifact)  # optimum asked for by name on the simulator's artifact: refused without the tool
     located = locate(toolchain)
     if real and asked == BackendChoice.AUTO:
         status = optimum_status(located, cancel)
