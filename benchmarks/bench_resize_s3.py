@@ -34,6 +34,7 @@ def main() -> int:
 
     from rbln_artifact_studio.core.location import parse_bucket_prefix
     from rbln_artifact_studio.core.model.rbln_config import load_config
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.objectstore.client import COPY_TIMEOUT
     from rbln_artifact_studio.objectstore.resize import resize_bucket_to_copy
     from rbln_artifact_studio.objectstore.store import COPY_PART, PARALLEL_PARTS
@@ -71,7 +72,7 @@ def main() -> int:
                     client.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": o["Key"]} for o in found]})
 
             def ours() -> None:
-                resize_bucket_to_copy(source, parse_bucket_prefix("s3://bench/ours"), target)
+                resize_bucket_to_copy(ResizeRequest(source, target, output=parse_bucket_prefix("s3://bench/ours")))
 
             def plain() -> None:
                 for key in keys:

@@ -14,13 +14,14 @@ from fakes.helpers import argv_runs, graph_header, leftovers, pids, running
 from fakes.install import FakeToolchain
 
 from rbln_artifact_studio.backends import settings
-from rbln_artifact_studio.backends.base import ResizeRequest
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.optimum import OptimumBackend
 from rbln_artifact_studio.backends.registry import resize_artifact
 from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
+from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.model.rbln_config import load_config
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import LOCK_NAME
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
@@ -44,7 +45,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_resize_in_place_runs_the_tool_on_the_artifact(argv_log: Path, real_artifact: Path) -> None:
     before = kv_sizes(real_artifact / "prefill.rbln")["past_key_values_0"][0][0]
     log: list[str] = []
-    result = resize_artifact(real_artifact, target=12, log=log.append)  # auto: a real artifact goes to optimum
+    result = resize_artifact(
+        ResizeRequest(LocalFolder(real_artifact), target=12), log=log.append
+    )  # auto: a real artifact goes to optimum
     assert (result.path, result.previous, result.target, result.warnings) == (real_artifact, 16, 12, [])
     # The tool writes into a staging folder beside the artifact, which is then swapped in (issue 16, point 9).
     ((*argv, flag, staging),) = _tool_runs(argv_log)
@@ -60,7 +63,7 @@ def test_resize_in_place_runs_the_tool_on_the_artifact(argv_log: Path, real_arti
 def test_resize_to_a_copy_publishes_a_complete_copy_and_leaves_the_source(argv_log: Path, real_artifact: Path) -> None:
     source = snapshot(real_artifact)
     out = real_artifact.parent / "tiny-ca25-20"
-    result = resize_artifact(real_artifact, target=20, output_dir=out)
+    result = resize_artifact(ResizeRequest(LocalFolder(real_artifact), target=20, output=LocalFolder(out)))
     assert (result.path, result.previous, result.target) == (out, 16, 20)
     # Above the full pool; rebel (the fake) gives the allocation tables, so 20 is known to fit: no runtime warning.
     assert (
@@ -79,13 +82,15 @@ def test_resize_to_a_copy_publishes_a_complete_copy_and_leaves_the_source(argv_l
 
 def test_a_target_below_the_floor_is_refused_before_the_tool_runs(argv_log: Path, real_artifact: Path) -> None:
     with pytest.raises(ResizeError) as refused:
-        resize_artifact(real_artifact, target=5)
+        resize_artifact(ResizeRequest(LocalFolder(real_artifact), target=5))
     assert refused.value.message == check_target(load_config(real_artifact).model, 5).error
     assert _tool_runs(argv_log) == []
 
 
 def test_fit_to_budget_uses_the_tool_and_agrees_with_the_studios_estimate(argv_log: Path, mid_artifact: Path) -> None:
-    result = resize_artifact(mid_artifact, budget_text="160MB", output_dir=mid_artifact.parent / "fit")
+    result = resize_artifact(
+        ResizeRequest(LocalFolder(mid_artifact), budget_text="160MB", output=LocalFolder(mid_artifact.parent / "fit"))
+    )
     assert (result.target, result.warnings) == (12, [])  # the tool and the studio's estimate agree: no note
     assert _tool_runs(argv_log)[0][:2] == ["--set-memory-budget", "160MB"]
 
@@ -94,7 +99,7 @@ def test_a_budget_below_the_floor_fails_with_the_numbers_before_the_tool_runs(
     argv_log: Path, real_artifact: Path
 ) -> None:
     with pytest.raises(InsufficientMemoryError) as failed:
-        resize_artifact(real_artifact, budget_text="40MB")
+        resize_artifact(ResizeRequest(LocalFolder(real_artifact), budget_text="40MB"))
     assert failed.value.message.startswith("Insufficient memory for the required KV cache: the weights and workspace")
     assert "exceed the memory_budget of 40 MiB (41,943,040 B) per NPU" in failed.value.message
     assert "a memory_budget of at least" in (failed.value.hint or "")
@@ -106,7 +111,7 @@ def test_a_failing_tool_in_place_says_what_state_the_artifact_is_in(
 ) -> None:
     monkeypatch.setenv("FAKE_OPTIMUM_FAIL", "rescaling is not supported by this rebel-compiler")
     with pytest.raises(StudioError) as failed:
-        resize_artifact(real_artifact, target=12)
+        resize_artifact(ResizeRequest(LocalFolder(real_artifact), target=12))
     assert failed.value.message == "rescaling is not supported by this rebel-compiler"
     assert "tiny-ca25 still records kvcache_num_blocks=16" in (failed.value.hint or "")
 
@@ -126,7 +131,9 @@ def test_cancel_during_a_copy_ends_the_tool_and_writes_nothing(
     source = snapshot(real_artifact)
     out = real_artifact.parent / "copy"
     with pytest.raises(CancelledError):
-        resize_artifact(real_artifact, target=12, output_dir=out, log=on_line, cancel=cancel)
+        resize_artifact(
+            ResizeRequest(LocalFolder(real_artifact), target=12, output=LocalFolder(out)), log=on_line, cancel=cancel
+        )
     assert all(not running(pid) for pid in pids(pidfile))
     assert not out.exists() and leftovers(out.parent) == []
     assert snapshot(real_artifact) == source
@@ -146,7 +153,7 @@ def test_cancel_during_an_in_place_resize_stops_the_tool_and_keeps_the_old_artif
             cancel.cancel()
 
     with pytest.raises(CancelledError):
-        OptimumBackend(grace=0.3).resize(ResizeRequest(real_artifact, 12), log=on_line, cancel=cancel)
+        OptimumBackend(grace=0.3).resize(ResizeRequest(LocalFolder(real_artifact), 12), log=on_line, cancel=cancel)
     assert snapshot(real_artifact) == before and leftovers(real_artifact.parent) == []
 
 
@@ -158,7 +165,7 @@ def test_an_in_place_resize_without_room_for_the_staged_copy_says_so_with_the_nu
     monkeypatch.setattr(swap, "free_bytes", lambda _folder: 1000)
     before = snapshot(real_artifact)
     with pytest.raises(ResizeError) as err:
-        resize_artifact(real_artifact, target=12)
+        resize_artifact(ResizeRequest(LocalFolder(real_artifact), target=12))
     needed = sum(len(b) for b in before.values())
     assert f"({needed:,} B (" in err.value.message and "has 1,000 B (" in err.value.message
     assert "--output-dir" in err.value.message and _tool_runs(argv_log) == [] and snapshot(real_artifact) == before
@@ -169,16 +176,17 @@ def test_auto_without_optimum_refuses_a_real_artifact_clearly(
 ) -> None:
     request.getfixturevalue("no_toolchain")
     with pytest.raises(StudioError, match="compiled by the real compiler; resizing it needs optimum-rbln-cli") as err:
-        resize_artifact(real_artifact, target=12)
+        resize_artifact(ResizeRequest(LocalFolder(real_artifact), target=12))
     assert "not found on PATH" in err.value.message
     assert read_block_count(real_artifact) == 16
 
 
 def test_simulator_artifacts_stay_with_the_simulator(argv_log: Path, cr13_artifact: Path) -> None:
-    result = resize_artifact(cr13_artifact, target=12)  # auto
+    result = resize_artifact(ResizeRequest(LocalFolder(cr13_artifact), target=12))  # auto
     assert result.target == 12 and _tool_runs(argv_log) == []
     with pytest.raises(ResizeError, match="written by the built-in simulator"):
-        resize_artifact(cr13_artifact, target=10, backend=BackendChoice.OPTIMUM)
+        resize_artifact(ResizeRequest(LocalFolder(cr13_artifact), target=10, backend=BackendChoice.OPTIMUM))
+    assert argv_runs(argv_log) == []  # refused before the toolchain is asked: not even its --version was run
 
 
 def test_cli_resizes_a_real_artifact_through_the_tool(
@@ -226,7 +234,10 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
     threading.Timer(0.3, cancel.cancel).start()  # the window closing: "Cancel them and quit?"
     started = time.monotonic()
     with pytest.raises(CancelledError):
-        resize_artifact(real_artifact, target=12, output_dir=real_artifact.parent / "copy", cancel=cancel)
+        resize_artifact(
+            ResizeRequest(LocalFolder(real_artifact), target=12, output=LocalFolder(real_artifact.parent / "copy")),
+            cancel=cancel,
+        )
     assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
     assert not (real_artifact.parent / "copy").exists() and read_block_count(real_artifact) == 16
 
@@ -241,5 +252,5 @@ def test_a_simulator_artifact_is_resized_without_looking_for_a_toolchain(
         raise AssertionError("the toolchain was looked for")
 
     monkeypatch.setattr(registry, "locate", no_toolchain)
-    resize_artifact(cr13_artifact, target=12)
+    resize_artifact(ResizeRequest(LocalFolder(cr13_artifact), target=12))
     assert read_block_count(cr13_artifact) == 12

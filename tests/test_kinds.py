@@ -13,9 +13,11 @@ from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan
+from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
 from rbln_artifact_studio.core.model.rbln_config import kv_sums
 from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 
 REFUSAL = "does not expose a top-level resizable kv-cache. Only decoder-only causal LM artifacts are supported."
 
@@ -178,9 +180,11 @@ def test_a_real_compiler_vlm_is_refused_with_the_reason(fleet: Path) -> None:
 
     before = _tree(fleet / "llava")
     with pytest.raises(StudioError, match="resizes only top-level decoder-only artifacts"):
-        resize_artifact(fleet / "llava", target=1, backend=BackendChoice.AUTO)
+        resize_artifact(ResizeRequest(LocalFolder(fleet / "llava"), target=1, backend=BackendChoice.AUTO))
     with pytest.raises(StudioError, match="leave the language_model section"):
-        resize_artifact(fleet / "llava" / "language_model", target=1, backend=BackendChoice.OPTIMUM)
+        resize_artifact(
+            ResizeRequest(LocalFolder(fleet / "llava" / "language_model"), target=1, backend=BackendChoice.OPTIMUM)
+        )
     assert _tree(fleet / "llava") == before
 
 

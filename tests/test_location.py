@@ -20,9 +20,10 @@ from rbln_artifact_studio.core.location import (
     same_place,
     server_url,
 )
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.places import dispatch, local, ssh
-from rbln_artifact_studio.places.kind import Capabilities, ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, ScanOptions
 
 APP = Path(__file__).resolve().parents[1] / "app" / "rbln_artifact_studio"
 
@@ -119,7 +120,7 @@ def test_scanning_a_local_folder_that_is_not_there_says_so(tmp_path: Path) -> No
 
 
 def test_a_copy_into_another_kind_of_place_is_refused_and_nothing_changes(cr13_artifact: Path) -> None:
-    order = ResizeOrder(ServerFolder("npu1", "/srv/a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
+    order = ResizeRequest(ServerFolder("npu1", "/srv/a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
     with pytest.raises(StudioError, match=r"may go to a folder on a server or a prefix in a bucket; .*Nothing was"):
         dispatch.resize(order)  # refused before connecting: no server by that name exists
     assert not (cr13_artifact.parent / "copy").exists()
@@ -145,10 +146,10 @@ class _RecordingKind:
     capabilities = Capabilities("a recording", False, True, True, False, False, frozenset({BucketPrefix}), False)
 
     def __init__(self) -> None:
-        self.orders: list[ResizeOrder] = []
+        self.orders: list[ResizeRequest] = []
 
-    def resize(self, order: ResizeOrder, report: object) -> str:
-        self.orders.append(order)
+    def resize(self, request: ResizeRequest, report: object, toolchain: object = None) -> str:
+        self.orders.append(request)
         return "made"
 
 
@@ -161,24 +162,24 @@ def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
     monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
     monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
     monkeypatch.delitem(dispatch.CROSSINGS, (BucketPrefix, LocalFolder), raising=False)  # the way back: unlisted here
-    order = ResizeOrder(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
+    order = ResizeRequest(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
     made: object = dispatch.resize(order)
-    assert made == "made" and KIND.orders == [order]
-    back = ResizeOrder(BucketPrefix("models", "a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
+    assert made == "made" and len(KIND.orders) == 1 and KIND.orders[0] is order  # the request itself, unchanged
+    back = ResizeRequest(BucketPrefix("models", "a"), 12, output=LocalFolder(cr13_artifact.parent / "copy"))
     with pytest.raises(StudioError, match="Nothing was changed"):
         dispatch.resize(back)  # the pair back is not listed: refused, whichever kinds exist
     assert KIND.orders == [order] and read_block_count(cr13_artifact) == 21
 
 
 def test_a_server_copy_onto_another_server_is_refused_before_connecting() -> None:
-    order = ResizeOrder(ServerFolder("npu1", "/srv/a"), 12, output=ServerFolder("npu2", "/srv/copy"))
+    order = ResizeRequest(ServerFolder("npu1", "/srv/a"), 12, output=ServerFolder("npu2", "/srv/copy"))
     with pytest.raises(StudioError, match="A resize on npu1 writes its copy there too"):
         dispatch.resize(order)  # no server by that name exists: the refusal comes first
 
 
 def test_a_local_resize_into_a_copy_goes_through_the_dispatch(cr13_artifact: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy-12"
-    result = dispatch.resize(ResizeOrder(LocalFolder(cr13_artifact), 12, output=LocalFolder(copy)))
+    result = dispatch.resize(ResizeRequest(LocalFolder(cr13_artifact), 12, output=LocalFolder(copy)))
     assert result.where == LocalFolder(copy) and result.summary().endswith(f"artifact at {copy}")
     assert read_block_count(copy) == 12 and read_block_count(cr13_artifact) == 21
 
@@ -251,6 +252,6 @@ def test_an_output_in_a_read_only_kind_is_refused_with_its_reason_before_any_wor
     with pytest.raises(StudioError, match=said):
         compile_to(CompileRequest("Qwen/Qwen3-8B"), output, BackendChoice.SIM, Report())
     with pytest.raises(StudioError, match=said):
-        dispatch.resize(ResizeOrder(LocalFolder(cr13_artifact), 12, output=output))
+        dispatch.resize(ResizeRequest(LocalFolder(cr13_artifact), 12, output=output))
     assert dispatch.copy_refusal(LocalFolder(cr13_artifact), output) is not None
     assert not (tmp_path / "tmp").exists() and read_block_count(cr13_artifact) == 21

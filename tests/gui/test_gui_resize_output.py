@@ -135,13 +135,13 @@ def test_prefilled_count_and_budget(qtbot: QtBot, cr13_artifact: Path, workspace
     assert child(by_count, QSpinBox, "resizeTargetSpin").value() == 12
     assert child(by_count, QRadioButton, "resizeByCount").isChecked()
     assert child(by_count, QLineEdit, "resizeOutputEdit").text() == str(workspace / "qwen3-8b-cr13-kv12")
-    assert by_count.choice is not None and by_count.choice.target == 12
+    assert by_count.request is not None and by_count.request.target == 12
     by_budget = ResizeDialog(artifact, None, jobs, budget_text="0.2")
     qtbot.addWidget(by_budget)
     by_budget.show()
     assert child(by_budget, QRadioButton, "resizeByBudget").isChecked()
     assert child(by_budget, QLineEdit, "resizeBudgetEdit").text() == "0.2"
-    assert by_budget.choice is not None and by_budget.choice.budget_text == "0.2"
+    assert by_budget.request is not None and by_budget.request.budget_text == "0.2"
     with qtbot.waitSignal(by_budget.outputChecked, timeout=10_000):
         pass  # the default folder beside the source is checked as well
     assert by_budget.output_problem is None

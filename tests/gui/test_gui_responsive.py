@@ -18,8 +18,8 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.location import LocalFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
-from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.models import operations
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
@@ -88,7 +88,7 @@ def test_gui_thread_keeps_beating_during_a_big_scan_and_a_large_copy(
     beat.start()
     started = time.monotonic()
     gui_cpu, scan_cpu = time.thread_time(), _children_cpu()  # this is the GUI thread
-    choice = ResizeChoice(LocalFolder(big / "tiny-big"), 6, None, LocalFolder(big / "tiny-big-kv6"), 6)
+    choice = ResizeRequest(LocalFolder(big / "tiny-big"), 6, output=LocalFolder(big / "tiny-big-kv6"))
     marks: dict[str, float] = {}
 
     def start_copy_with_the_first_rows() -> None:  # so the copy competes with the rest of the scan, by construction

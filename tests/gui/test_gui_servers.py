@@ -22,10 +22,10 @@ from remote.conftest import (  # noqa: F401 (fixtures)
 
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
-from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.models import operations
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
@@ -191,7 +191,7 @@ def test_resize_of_a_server_artifact_runs_there_and_the_row_follows(
     real = fake_compile(server.toolchain, tiny_model, folder / "real", *TINY_CA25, "--memory-budget", "0.5")
     _connect_through_dialog(qtbot, w, HOST_ALIAS, folder)
     url = f"ssh://{HOST_ALIAS}{real}"
-    choice = ResizeChoice(ServerFolder(HOST_ALIAS, str(real)), 12, None, None, 12)
+    choice = ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12)
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass
@@ -210,7 +210,7 @@ def test_a_copy_made_on_a_server_shows_its_bytes_in_the_progress_bar(
     w = server_window
     source = server_folder / "qwen3-8b-cr13"
     copy = server_folder / "copy 12"
-    choice = ResizeChoice(ServerFolder(HOST_ALIAS, str(source)), 12, None, ServerFolder(HOST_ALIAS, str(copy)), 12)
+    choice = ResizeRequest(ServerFolder(HOST_ALIAS, str(source)), 12, output=ServerFolder(HOST_ALIAS, str(copy)))
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     counts: list[tuple[int, int]] = []
     job.progressed.connect(lambda done, total, _message: counts.append((done, total)))

@@ -16,11 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.location import LocalFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import PARTIAL_TAG
 from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.stop_signals import StopSignals
-from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
 from rbln_artifact_studio.gui.models import operations
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
@@ -45,7 +45,7 @@ def test_a_signal_during_a_copy_closes_the_window_and_leaves_nothing_behind(
     previous = faults.install(at_step)
     try:
         copy = operations.resize(
-            window.jobs, ResizeChoice(LocalFolder(cr13_artifact), 12, None, LocalFolder(out), 12), ToolchainSettings()
+            window.jobs, ResizeRequest(LocalFolder(cr13_artifact), 12, output=LocalFolder(out)), ToolchainSettings()
         )
         # The worker's report of how it ended is queued to the GUI thread, which the close held in jobs.wait().
         qtbot.waitUntil(lambda: not window.isVisible() and copy.state.ended, timeout=30_000)

@@ -12,6 +12,7 @@ import pytest
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 from rbln_artifact_studio.objectstore.resize import resize_bucket_in_place
@@ -31,7 +32,7 @@ def test_unchanged_bucket_is_listed_not_read(bucket: BucketFixture, cr13_artifac
     warm = Bucket(bucket.name)
     assert list(scan_bucket(prefix, bucket=warm)) == first
     assert warm.reads == 0  # listed only
-    resize_bucket_in_place(parse_bucket_prefix(bucket.url("fleet/b")), 12)
+    resize_bucket_in_place(ResizeRequest(parse_bucket_prefix(bucket.url("fleet/b")), 12))
     changed = Bucket(bucket.name)
     rows = {row.name: row for row in scan_bucket(prefix, bucket=changed)}
     assert rows["b"].kvcache_num_blocks == 12 and rows["a"] == first[0]
@@ -62,11 +63,11 @@ def test_two_writers_one_wins(
     bucket.upload(cr13_artifact, "fleet/qwen")
     prefix = parse_bucket_prefix(bucket.url("fleet/qwen"))
     results: dict[str, object] = {}
-    first = threading.Thread(target=lambda: results.update(first=resize_bucket_in_place(prefix, 12)))
+    first = threading.Thread(target=lambda: results.update(first=resize_bucket_in_place(ResizeRequest(prefix, 12))))
     first.start()
     assert reached.wait(60)
     with pytest.raises(StudioError, match="being changed by another run") as err:
-        resize_bucket_in_place(prefix, 14)
+        resize_bucket_in_place(ResizeRequest(prefix, 14))
     assert "nothing was changed" in str(err.value)
     release.set()
     first.join(60)
@@ -85,7 +86,7 @@ def test_writer_that_ignores_the_lock_loses_to_the_etag(
 
     def run() -> None:
         try:
-            resize_bucket_in_place(prefix, 12)
+            resize_bucket_in_place(ResizeRequest(prefix, 12))
         except StudioError as exc:
             errors.append(exc)
 

@@ -20,6 +20,7 @@ from objectstore.conftest import BucketFixture
 from objectstore.test_s3_kills import drive, rows
 from rbln_artifact_studio.core.errors import CancelledError
 from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, Progress
 from rbln_artifact_studio.objectstore.resize import resize_bucket_in_place, resize_bucket_to_copy
 
@@ -117,7 +118,7 @@ def test_a_copy_whose_source_changes_says_which_and_removes_its_writes(
     try:
         _, status = os.waitpid(proc.pid, os.WUNTRACED)
         assert os.WIFSTOPPED(status), proc.communicate()
-        resize_bucket_in_place(parse_bucket_prefix(src), 14)  # every graph of the source rewritten
+        resize_bucket_in_place(ResizeRequest(parse_bucket_prefix(src), 14))  # every graph of the source rewritten
         os.kill(proc.pid, signal.SIGCONT)
         _, err = proc.communicate(timeout=120)
     finally:
@@ -146,7 +147,7 @@ def test_a_cancel_from_the_desktop_removes_what_the_copy_wrote(bucket: BucketFix
     out = parse_bucket_prefix(bucket.url("fleet/qwen-12"))
     with pytest.raises(CancelledError) as err:
         resize_bucket_to_copy(
-            parse_bucket_prefix(bucket.url("fleet/qwen")), out, 12, None, Progress(on_progress, token)
+            ResizeRequest(parse_bucket_prefix(bucket.url("fleet/qwen")), 12, output=out), Progress(on_progress, token)
         )
     assert written
     assert str(err.value) == f"Cancelled; what this copy had written at {out} was removed."

@@ -15,6 +15,7 @@ from objectstore.conftest import BucketFixture
 from objectstore.seaweed import READER_KEY, READER_SECRET, running_seaweed
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 from rbln_artifact_studio.objectstore.client import Unreachable
 from rbln_artifact_studio.objectstore.resize import resize_bucket_in_place
@@ -59,7 +60,7 @@ def test_denied_write_says_which_permission(
     prefix = parse_bucket_prefix(bucket.url("ro/qwen"))
     assert open_bucket_artifact(prefix).status.value == "ok"  # reading is allowed
     with pytest.raises(StudioError, match="denied") as err:
-        resize_bucket_in_place(prefix, 12)
+        resize_bucket_in_place(ResizeRequest(prefix, 12))
     assert "s3:PutObject" in str(err.value)
     assert bucket.objects("ro/") == before
 

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
-from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.gui.models import operations
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
@@ -50,7 +50,7 @@ def test_open_bucket_shows_rows_details_and_resizes(
     assert box is not None and box.objectName() == "trashRefused" and "Nothing was moved" in box.text()
     box.close()
 
-    choice = ResizeChoice(parse_bucket_prefix(url), 12, None, None, 12)
+    choice = ResizeRequest(parse_bucket_prefix(url), 12)
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass

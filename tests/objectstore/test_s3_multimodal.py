@@ -15,8 +15,9 @@ from kind_fixtures import simulated_llava
 from objectstore.conftest import BucketFixture
 from objectstore.test_s3_resize import download
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
-from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.location import LocalFolder, parse_bucket_prefix
 from rbln_artifact_studio.core.operations.resize import resize_in_place
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 from rbln_artifact_studio.objectstore.resize import (
     resize_bucket_in_place,
@@ -51,7 +52,7 @@ def test_in_place_gives_what_the_local_resize_gives(bucket: BucketFixture, llava
     opened = open_bucket_artifact(prefix)
     assert opened.kind.value == "multimodal"  # the bucket's artifact is known for what it is
     previous = opened.config.kvcache_num_blocks
-    result = resize_bucket_in_place(prefix, previous - 2)
+    result = resize_bucket_in_place(ResizeRequest(prefix, previous - 2))
     assert (result.previous, result.target) == (previous, previous - 2)
     after = download(bucket, "fleet/llava", tmp_path / "after")
     assert counts(after) == (previous - 2, previous - 2)
@@ -65,7 +66,9 @@ def test_copy_in_the_bucket_and_across_to_a_folder_and_back(bucket: BucketFixtur
     before = bucket.objects("fleet/llava/")
     source = parse_bucket_prefix(bucket.url("fleet/llava"))
     previous = open_bucket_artifact(source).config.kvcache_num_blocks
-    resize_bucket_to_copy(source, parse_bucket_prefix(bucket.url("fleet/llava-copy")), previous - 1)
+    resize_bucket_to_copy(
+        ResizeRequest(source, previous - 1, output=parse_bucket_prefix(bucket.url("fleet/llava-copy")))
+    )
     assert bucket.objects("fleet/llava/") == before
     copy = download(bucket, "fleet/llava-copy", tmp_path / "copy")
     assert tree_digest(copy) == resized_here(llava, previous - 1, tmp_path)
@@ -73,10 +76,10 @@ def test_copy_in_the_bucket_and_across_to_a_folder_and_back(bucket: BucketFixtur
     assert rows == {bucket.url("fleet/llava"): "ok", bucket.url("fleet/llava-copy"): "ok"}
 
     here = tmp_path / "here"
-    resize_bucket_to_folder(source, here, previous - 3)
+    resize_bucket_to_folder(ResizeRequest(source, previous - 3, output=LocalFolder(here)))
     assert counts(here) == (previous - 3, previous - 3) and open_artifact(here).status.value == "ok"
     back = parse_bucket_prefix(bucket.url("fleet/back"))
-    resize_folder_to_bucket(here, back, previous)
+    resize_folder_to_bucket(ResizeRequest(LocalFolder(here), previous, output=back))
     assert sorted(k[len("fleet/back/") :] for k in bucket.objects("fleet/back/")) == sorted(
         p.relative_to(llava).as_posix() for p in llava.rglob("*") if p.is_file()
     )

@@ -31,12 +31,13 @@ from objectstore.seaweed import READER_KEY, READER_SECRET
 from rbln_artifact_studio.core.errors import CancelledError
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.location import ServerFolder, parse_bucket_prefix, parse_location
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 from rbln_artifact_studio.objectstore.scan import scan_bucket
 from rbln_artifact_studio.places import dispatch
-from rbln_artifact_studio.places.kind import Report, ResizeOrder
+from rbln_artifact_studio.places.kind import Report
 from rbln_artifact_studio.remote import registry
 
 
@@ -162,7 +163,7 @@ def test_a_cancel_mid_copy_leaves_nothing_on_the_server(
             sent.append(done)
             cancel.cancel()  # the first bytes are on their way to the server
 
-    order = ResizeOrder(parse_bucket_prefix(bucket.url("fleet/tiny")), 3, output=parse_location(url(output)))
+    order = ResizeRequest(parse_bucket_prefix(bucket.url("fleet/tiny")), 3, output=parse_location(url(output)))
     with pytest.raises(CancelledError, match="nothing was written to"):
         dispatch.resize(order, Report(progress=progress, cancel=cancel))
     assert sent, "the cancel came while the files were sent"
@@ -180,7 +181,7 @@ def test_a_cancel_mid_fetch_leaves_the_bucket_and_the_server_as_they_were(
         if message.startswith("Fetching") and done:
             cancel.cancel()
 
-    order = ResizeOrder(
+    order = ResizeRequest(
         ServerFolder("npu-test", str(weighty_artifact)), 3, output=parse_bucket_prefix(bucket.url("up"))
     )
     with pytest.raises(CancelledError):

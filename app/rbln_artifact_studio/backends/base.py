@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Protocol
 
 from rbln_artifact_studio.core.location import LocalFolder, Location
+from rbln_artifact_studio.core.model.kinds import KvLocation
 from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
@@ -76,16 +78,6 @@ class CompileResult:
         )
 
 
-@dataclass(frozen=True)
-class ResizeRequest:
-    """A resize as the user asks for it: a count or a budget text, in place or to output_dir."""
-
-    artifact_dir: Path
-    target: int | None = None
-    budget_text: str | None = None
-    output_dir: Path | None = None
-
-
 class Backend(Protocol):
     """Compile and resize; long work reports progress and log lines and stops when cancel is set."""
 
@@ -108,4 +100,8 @@ class Backend(Protocol):
         progress: ProgressCallback | None,
         log: LogCallback | None,
         cancel: CancelToken | None,
-    ) -> ResizeResult: ...
+        location: KvLocation | None = None,
+    ) -> ResizeResult:
+        """request.source (a LocalFolder) in place or into request.output (a LocalFolder); location: where its KV
+        cache is, as the caller already read it (None: read here)."""
+        ...

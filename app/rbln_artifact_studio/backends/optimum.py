@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import cast
 
-from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.process import Finished, failure, run_streamed
 from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
@@ -18,10 +18,12 @@ from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, Status, open_artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.model.budget import check_exclusive, parse_budget
+from rbln_artifact_studio.core.model.kinds import KvLocation
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import AttnImpl, get_npu
 from rbln_artifact_studio.core.model.rbln_config import load_config
 from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import (
     CompileRequest,
@@ -148,7 +150,8 @@ def _drop_internal_files(folder: Path) -> None:
                     os.unlink(entry.path)
 
 
-def _require_real(artifact: Artifact) -> None:
+def require_real(artifact: Artifact) -> None:
+    """Refuse (ResizeError) an artifact optimum-rbln-cli cannot resize: the simulator's, or an invalid one."""
     if artifact.is_simulated:
         raise ResizeError(
             f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln "
@@ -280,18 +283,19 @@ class OptimumBackend:
         progress: ProgressCallback | None = None,
         log: LogCallback | None = None,
         cancel: CancelToken | None = None,
+        location: KvLocation | None = None,
     ) -> ResizeResult:
         cli = self._cli(cancel)
-        folder = Path(request.artifact_dir)
+        folder = request.folder
         if (request.target is None) == (request.budget_text is None):
             raise ResizeError("Give either a target block count or a memory budget, not both.")
         artifact = open_artifact(folder, self.inspector)
-        _require_real(artifact)
+        require_real(artifact)
         previous = artifact.config.kvcache_num_blocks
         expected, warnings = planned_target(artifact, request)
         if cancel is not None:
             cancel.raise_if_cancelled()
-        if request.output_dir is None:
+        if request.output is None:
             path, new, copied = self._resize_in_place(cli, folder, request, expected, previous, progress, log, cancel)
         else:
             path, new, copied = self._resize_to_copy(cli, folder, request, progress, log, cancel)
@@ -343,8 +347,8 @@ class OptimumBackend:
         log: LogCallback | None,
         cancel: CancelToken | None,
     ) -> tuple[Path, int, int]:
-        assert request.output_dir is not None
-        output = check_new_output_dir(request.output_dir, folder)
+        assert request.output_folder is not None
+        output = check_new_output_dir(request.output_folder, folder)
         # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
         lock = ArtifactLock(folder, f"copy for resize ({CLI_NAME})") if os.access(folder, os.W_OK) else None
         with lock or contextlib.nullcontext(), StagingDir(output) as staging:

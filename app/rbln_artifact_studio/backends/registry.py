@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.base import Backend, BackendInfo, CompileResult, LogCallback
 from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.backends.optimum import OptimumBackend
+from rbln_artifact_studio.backends.optimum import OptimumBackend, require_real
 from rbln_artifact_studio.backends.rebel_inspect import RebelInspector
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.backends.simulator import SimulatorBackend
@@ -21,10 +21,11 @@ from rbln_artifact_studio.backends.toolchain import (
     rebel_status,
 )
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.damage import is_real_compiler_output
 from rbln_artifact_studio.core.model.kinds import kv_location
 from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
@@ -114,38 +115,37 @@ def compile_model(
 
 
 def resize_artifact(
-    artifact_dir: str | Path,
-    target: int | None = None,
-    budget_text: str | None = None,
-    output_dir: str | Path | None = None,
-    backend: BackendChoice = BackendChoice.AUTO,
+    request: ResizeRequest,
     progress: ProgressCallback | None = None,
     log: LogCallback | None = None,
     cancel: CancelToken | None = None,
     toolchain: ToolchainSettings | None = None,
 ) -> ResizeResult:
-    """Resize with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli."""
-    choice = BackendChoice.parse(backend)
-    request = ResizeRequest(Path(artifact_dir), target, budget_text, Path(output_dir) if output_dir else None)
-    location = kv_location(request.artifact_dir)  # kinds without a resizable KV cache are refused here
+    """Resize a folder here with the tool that wrote the artifact: the simulator's own engine, or optimum-rbln-cli.
+    Where its KV cache is is read once, here, and handed to the backend; the toolchain is looked up only for an
+    artifact the real compiler wrote (or when optimum is asked for by name)."""
+    asked = BackendChoice.parse(request.backend)
+    folder = request.folder
+    location = kv_location(folder)  # kinds without a resizable KV cache are refused here
     real = has_real_graphs(location.model_dir)
     if real and location.vlm_root is not None:
         raise StudioError(
-            f"{request.artifact_dir.name}: its language model was compiled by the real compiler, and "
+            f"{folder.name}: its language model was compiled by the real compiler, and "
             f"{CLI_NAME} 0.12.0 resizes only top-level decoder-only artifacts: run on {location.section}/ it "
             f"would leave the {location.section} section of the model's rbln_config.json at the old count. "
             "Nothing was changed."
         )
-    if choice == BackendChoice.AUTO:
-        choice = BackendChoice.OPTIMUM if real else BackendChoice.SIM
+    choice = (BackendChoice.OPTIMUM if real else BackendChoice.SIM) if asked == BackendChoice.AUTO else asked
     if choice == BackendChoice.SIM:  # the simulator's own engine: no toolchain is looked for, nothing is run
-        return SimulatorBackend().resize(request, progress, log, cancel)
+        return SimulatorBackend().resize(request, progress, log, cancel, location)
+    if not real and (artifact := open_artifact(folder)).is_simulated:
+        require_real(artifact)  # optimum asked for by name on the simulator's artifact: refused without the tool
     located = locate(toolchain)
-    if real and BackendChoice.parse(backend) == BackendChoice.AUTO:
+    if real and asked == BackendChoice.AUTO:
         status = optimum_status(located, cancel)
         if not status.available:
             raise StudioError(
-                f"{request.artifact_dir.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
+                f"{folder.name} was compiled by the real compiler; resizing it needs {CLI_NAME}, "
                 f"which is not available here: {status.detail} Nothing was changed."
             )
-    return backend_for(choice, located, cancel).resize(request, progress, log, cancel)
+    return backend_for(choice, located, cancel).resize(request, progress, log, cancel, location)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rbln_artifact_studio import __version__
-from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback, ResizeRequest
+from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCallback
 from rbln_artifact_studio.backends.choice import BackendChoice
-from rbln_artifact_studio.core.model.budget import parse_budget
+from rbln_artifact_studio.core.model.kinds import KvLocation
 from rbln_artifact_studio.core.operations.resize import ResizeResult, resize_in_place, resize_to_copy
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, Progress, ProgressCallback
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
@@ -46,10 +47,11 @@ class SimulatorBackend:
         progress: ProgressCallback | None = None,
         log: LogCallback | None = None,
         cancel: CancelToken | None = None,
+        location: KvLocation | None = None,
     ) -> ResizeResult:
-        budget = parse_budget(request.budget_text) if request.budget_text is not None else None
-        if request.output_dir is None:
-            return resize_in_place(request.artifact_dir, request.target, budget)
+        budget = request.budget
+        if request.output_folder is None:
+            return resize_in_place(request.folder, request.target, budget, location=location)
         return resize_to_copy(
-            request.artifact_dir, request.output_dir, request.target, budget, Progress(progress, cancel)
+            request.folder, request.output_folder, request.target, budget, Progress(progress, cancel), location=location
         )

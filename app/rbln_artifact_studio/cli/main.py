@@ -198,14 +198,15 @@ def _open(target: str, args: argparse.Namespace) -> Any:
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
     from rbln_artifact_studio.core.location import parse_beside, parse_location
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import Report, ResizeOrder
+    from rbln_artifact_studio.places.kind import Report
 
     source = parse_location(args.dir)
     output = parse_beside(args.output_dir, source) if args.output_dir else None  # a plain path: beside the source
-    order = ResizeOrder(source, target, budget_text, output, BackendChoice.parse(args.backend))
+    request = ResizeRequest(source, target, budget_text, output, BackendChoice.parse(args.backend))
     try:
-        result = dispatch.resize(order, Report(_log_line, _bar_progress()))
+        result = dispatch.resize(request, Report(_log_line, _bar_progress()))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
     for warning in result.warnings:

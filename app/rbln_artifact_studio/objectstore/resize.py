@@ -15,6 +15,10 @@ multipart uploads and removes what it wrote, the marker last; what it could not 
 killed copy leaves a prefix scans call incomplete; the same copy run again removes it, and aborts the multipart
 uploads the killed run left to its keys (a store keeps, and bills, their parts until then). An in-place resize
 aborts those a killed one left to the artifact's keys, under its lock.
+
+Each crossing is one function given the ResizeRequest as the CLI or the dialog built it (places/bucket.py picks it
+by the pair of kinds): all check the request against the artifact through plan(), before any write, and a copy into
+a bucket (from the bucket, or from a folder here) is written by _write_copy alone.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +37,6 @@ from rbln_artifact_studio.core.errors import CancelledError, ResizeError, Studio
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.location import BucketPrefix, Location
-from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.operations.resize import (
@@ -41,6 +45,7 @@ from rbln_artifact_studio.core.operations.resize import (
     resized_header,
     rewrite_in_folder,
 )
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.portable.staging import pid_alive
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import pending_slot
@@ -99,11 +104,6 @@ def _read(prefix: BucketPrefix, bucket: Bucket | None = None) -> Read:
     return Read(bucket, found, artifact, texts)
 
 
-def _plan(read: Read, target: int | None, budget: MemoryBudget | None) -> tuple[int, list[str]]:
-    require_simulated(read.artifact)
-    return resolve_target(read.artifact, target, budget)
-
-
 def _name(artifact: Artifact, path: Path) -> str:
     """One of the artifact's files by its name below the artifact's folder (an object's name below its prefix)."""
     return path.relative_to(artifact.path).as_posix()
@@ -150,6 +150,38 @@ def _header_patches(artifact: Artifact, count: int) -> dict[str, Patch]:
             graph.container, graph.slot, resized_header(artifact, graph.slot.header, count)
         )
     return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An artifact as read with the request checked against it, before anything is written anywhere: the one core
+    every crossing writes from (the count and its warnings here, the new configs and graph headers on demand)."""
+
+    artifact: Artifact
+    count: int
+    warnings: list[str]
+
+    @property
+    def previous(self) -> int:
+        return self.artifact.config.kvcache_num_blocks
+
+    def configs(self, text: Callable[[str], bytes]) -> dict[str, bytes]:
+        """The new configs by name in write order (new_configs), each read as it was by text(name)."""
+        return new_configs(self.artifact, {name: text(name) for name in config_names(self.artifact)}, self.count)
+
+    def patches(self) -> dict[str, Patch]:
+        """Each graph's new header slot by name; none when the count stays."""
+        return _header_patches(self.artifact, self.count) if self.previous != self.count else {}
+
+
+def plan(artifact: Artifact, request: ResizeRequest) -> Plan:
+    """The request checked against the artifact (ResizeError, BudgetError...) before a byte is written: a simulator
+    artifact and a count it takes. A request with neither count nor budget keeps the artifact's own count, whichever
+    compiler wrote it (a compile delivered to a bucket)."""
+    if request.as_it_is:
+        return Plan(artifact, artifact.config.kvcache_num_blocks, [])
+    require_simulated(artifact)
+    return Plan(artifact, *resolve_target(artifact, request.target, request.budget))
 
 
 def honours_conditions(bucket: Bucket, prefix: BucketPrefix) -> bool:
@@ -210,13 +242,18 @@ class BucketLock:
         self.bucket.delete([self.key])
 
 
-def resize_bucket_in_place(
-    prefix: BucketPrefix, target: int | None = None, budget: MemoryBudget | None = None
-) -> ResizeResult:
+def _prefix(where: Location | None) -> BucketPrefix:
+    assert isinstance(where, BucketPrefix), where  # places/bucket.py sends each crossing its kinds of place
+    return where
+
+
+def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:
     """Resize in the bucket; a run killed at any instant leaves the old or the new count, and of two runs at once
-    one wins while the other stops with an error, having changed nothing the winner wrote."""
+    one wins while the other stops with an error, having changed nothing the winner wrote. (No progress is
+    reported: only headers and configs are written; progress is taken as every crossing takes it.)"""
+    prefix = _prefix(request.source)
     read = _read(prefix)
-    count, warnings = _plan(read, target, budget)  # a bad request fails here, before anything is written
+    plan(read.artifact, request)  # a bad request fails here, before anything is written
     bucket = read.bucket
     if not honours_conditions(bucket, prefix):
         raise StudioError(
@@ -229,18 +266,18 @@ def resize_bucket_in_place(
         read = _read(prefix, bucket)  # again, now under the lock: these ETags are the conditions
         # A killed run's uploads to these keys: no other run of the studio writes them while the lock is ours.
         bucket.abort_uploads(prefix, {obj.key for obj in read.found.objects.values()})
-        count, warnings = _plan(read, target, budget)
-        previous = read.artifact.config.kvcache_num_blocks
+        made = plan(read.artifact, request)
+        previous, count = made.previous, made.count
         if previous != count:
             committing = False
             try:
-                for i, (name, patch) in enumerate(_header_patches(read.artifact, count).items()):
+                for i, (name, patch) in enumerate(made.patches().items()):
                     obj = read.found.objects[name]
                     bucket.rewrite(obj, obj.key, [patch], if_match=obj.etag)
                     faults.checkpoint(f"resize.header_written.{i}")
                 faults.checkpoint("resize.config")
                 committing = True
-                for name, data in new_configs(read.artifact, read.texts, count).items():
+                for name, data in made.configs(read.texts.__getitem__).items():
                     config = read.found.objects[name]
                     bucket.put(config.key, data, if_match=config.etag)
             except Unreachable as exc:  # a try that ran out may still land: the commit may be in
@@ -254,7 +291,7 @@ def resize_bucket_in_place(
             except StudioError as exc:
                 raise type(exc)(f"{exc.message} {prefix} keeps kvcache_num_blocks={previous}.") from None
         faults.checkpoint("resize.done")
-    return BucketResizeResult.at(prefix, previous, count, warnings)
+    return BucketResizeResult.at(prefix, previous, count, made.warnings)
 
 
 def _expected_objects(found: Found) -> dict[str, int]:
@@ -350,15 +387,45 @@ def _refuse_overlap(source: BucketPrefix, output: BucketPrefix) -> None:
         raise StudioError(f"The output {output} and the source {source} lie inside one another; choose another.")
 
 
-def resize_bucket_to_copy(
-    source: BucketPrefix,
+def _write_copy(
+    bucket: Bucket,
     output: BucketPrefix,
-    target: int | None = None,
-    budget: MemoryBudget | None = None,
-    progress: Progress | None = None,
+    made: Plan,
+    configs: dict[str, bytes],
+    objects: list[tuple[str, Callable[[str], int]]],
+    total: int,
+    label: str,
+    what: str,
+    progress: Progress,
 ) -> ResizeResult:
-    """A resized copy at output, in the source's bucket, copied server-side; the source is only read."""
+    """The one way a copy is written below output: the marker object, each object but the configs by its writer
+    (given the key to write; the bytes it wrote), the configs last, the marker removed; undone by CopyWrites when it
+    fails. total: the bytes of the whole artifact, configs included."""
+    names = {name for name, _ in objects} | set(configs)
+    marker = output.key_prefix + INCOMPLETE_MARKER
+    # The marker outside CopyWrites: a marker already there is another run's copy, never ours to remove.
+    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": made.count}).encode(), create=True)
+    with CopyWrites(bucket, output, names):
+        faults.checkpoint("copy.locked")
+        progress.start(total, what)
+        for i, (name, write) in enumerate(objects):
+            if name in configs:
+                continue
+            progress.advance(write(output.key_prefix + name))
+            faults.checkpoint(f"copy.object.{i}")
+        faults.checkpoint("copy.copied")
+        for name, data in configs.items():  # the language model's own last
+            bucket.put(output.key_prefix + name, data, create=True)
+        faults.checkpoint("copy.config_written")
+        bucket.delete([marker])
+    progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
+    return BucketResizeResult.at(output, made.previous, made.count, made.warnings, bytes_copied=total)
+
+
+def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:
+    """Bucket to the same bucket: a resized copy at request.output, copied server-side; the source is only read."""
     progress = progress or Progress()
+    source, output = _prefix(request.source), _prefix(request.output)
     if output.bucket != source.bucket:
         raise StudioError(
             f"{output} is in another bucket than {source}; a server-side copy stays in one bucket. Copy into "
@@ -366,28 +433,18 @@ def resize_bucket_to_copy(
         )
     _refuse_overlap(source, output)
     read = _read(source)
-    count, warnings = _plan(read, target, budget)
+    made = plan(read.artifact, request)
     bucket = read.bucket
-    configs = new_configs(read.artifact, read.texts, count)
+    configs = made.configs(read.texts.__getitem__)
     if _already_done(bucket, output, read, configs):
-        progress.say(f"{output} already holds this copy with kvcache_num_blocks={count}; nothing to do")
-        return BucketResizeResult.at(
-            output, read.artifact.config.kvcache_num_blocks, count, warnings, already_done=True
-        )
+        progress.say(f"{output} already holds this copy with kvcache_num_blocks={made.count}; nothing to do")
+        return BucketResizeResult.at(output, made.previous, made.count, made.warnings, already_done=True)
     if _prepare_output(bucket, output, progress, set(read.found.objects) | set(configs)):
         raise StudioError(f"The output {output} is not empty; choose a new prefix.")
-    patches = _header_patches(read.artifact, count) if read.artifact.config.kvcache_num_blocks != count else {}
-    total = read.found.size
-    marker = output.key_prefix + INCOMPLETE_MARKER
-    # The marker outside CopyWrites: a marker already there is another run's copy, never ours to remove.
-    bucket.put(marker, json.dumps({"source": source.url, "kvcache_num_blocks": count}).encode(), create=True)
-    with CopyWrites(bucket, output, set(read.found.objects) | set(configs)):
-        faults.checkpoint("copy.locked")
-        progress.start(total, f"Copying {source.name} to {output.name}")
-        for i, (name, obj) in enumerate(sorted(read.found.objects.items())):
-            if name in configs:
-                continue
-            key = output.key_prefix + name
+    patches = made.patches()
+
+    def copier(name: str, obj: Obj) -> Callable[[str], int]:
+        def write(key: str) -> int:
             try:
                 if name in patches:
                     bucket.rewrite(obj, key, [patches[name]], create=True)
@@ -401,71 +458,48 @@ def resize_bucket_to_copy(
                     f"{url(bucket.name, obj.key)} was changed by another writer while it was copied (a resize in "
                     f"place of {source}?); the copy stopped."
                 ) from exc
-            progress.advance(obj.size)
-            faults.checkpoint(f"copy.object.{i}")
-        faults.checkpoint("copy.copied")
-        for name, data in configs.items():  # the language model's own last
-            bucket.put(output.key_prefix + name, data, create=True)
-        faults.checkpoint("copy.config_written")
-        bucket.delete([marker])
-    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return BucketResizeResult.at(output, read.artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
+            return obj.size
+
+        return write
+
+    objects = [(name, copier(name, obj)) for name, obj in sorted(read.found.objects.items())]
+    what = f"Copying {source.name} to {output.name}"
+    return _write_copy(bucket, output, made, configs, objects, read.found.size, source.url, what, progress)
 
 
-@dataclass(frozen=True)
-class CopyPlan:
-    """A bucket's artifact read for a copy elsewhere, with the count the copy gets (the request checked)."""
-
-    read: Read
-    count: int
-    warnings: list[str]
-
-    @property
-    def previous(self) -> int:
-        return self.read.artifact.config.kvcache_num_blocks
-
-    @property
-    def size(self) -> int:
-        return self.read.found.size
-
-
-def plan_copy(source: BucketPrefix, target: int | None, budget: MemoryBudget | None) -> CopyPlan:
-    """Read the artifact at source and check the request, before anything is written anywhere."""
-    read = _read(source)
-    return CopyPlan(read, *_plan(read, target, budget))
-
-
-def download_resized(plan: CopyPlan, folder: Path, progress: Progress) -> None:
-    """The planned artifact's objects into the empty local folder (a staging folder), each as of the ETag read,
+def download_resized(read: Read, made: Plan, folder: Path, progress: Progress) -> None:
+    """The artifact's objects as read into the empty local folder (a staging folder), each as of the ETag read,
     then resized there to the planned count."""
-    progress.start(plan.size, f"Downloading {plan.read.found.prefix.name}")
-    for name, obj in sorted(plan.read.found.objects.items()):
+    progress.start(read.found.size, f"Downloading {read.found.prefix.name}")
+    for name, obj in sorted(read.found.objects.items()):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        plan.read.bucket.download(obj, folder / name, progress.advance)
+        read.bucket.download(obj, folder / name, progress.advance)
     faults.checkpoint("copy.copied")
     copied = open_artifact(folder)
-    if copied.config.kvcache_num_blocks != plan.count:
-        rewrite_in_folder(copied, plan.count)
+    if copied.config.kvcache_num_blocks != made.count:
+        rewrite_in_folder(copied, made.count)
     progress.check()
 
 
-def resize_bucket_to_folder(
-    source: BucketPrefix,
-    output_dir: Path,
-    target: int | None = None,
-    budget: MemoryBudget | None = None,
-    progress: Progress | None = None,
-) -> ResizeResult:
-    """A resized copy in a new folder here: the objects downloaded into a staging folder, resized there, published
-    by rename (the local copy's own crash safety)."""
+def read_planned(source: BucketPrefix, request: ResizeRequest) -> tuple[Read, Plan]:
+    """The bucket's artifact read for a copy out of the bucket, and the request checked against it, before anything
+    is written anywhere."""
+    read = _read(source)
+    return read, plan(read.artifact, request)
+
+
+def resize_bucket_to_folder(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:
+    """Bucket to a folder here: the objects downloaded into a staging folder, resized there, published by rename
+    (the local copy's own crash safety)."""
     progress = progress or Progress()
-    plan = plan_copy(source, target, budget)
-    output = check_new_output_dir(output_dir)
+    read, made = read_planned(_prefix(request.source), request)
+    assert request.output_folder is not None, request
+    output = check_new_output_dir(request.output_folder)
     with StagingDir(output) as staging:
-        download_resized(plan, staging.path, progress)
+        download_resized(read, made, staging.path, progress)
         staging.publish()
-    progress.say(f"Wrote {output} with kvcache_num_blocks={plan.count}")
-    return ResizeResult(output, plan.previous, plan.count, plan.warnings, plan.size)
+    progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
+    return ResizeResult(output, made.previous, made.count, made.warnings, read.found.size)
 
 
 def check_output_prefix(
@@ -481,50 +515,36 @@ def check_output_prefix(
 
 
 def resize_folder_to_bucket(
-    folder: Path,
-    output: BucketPrefix,
-    target: int | None = None,
-    budget: MemoryBudget | None = None,
-    progress: Progress | None = None,
-    label: str | None = None,
+    request: ResizeRequest, progress: Progress | None = None, folder: Path | None = None
 ) -> ResizeResult:
-    """A resized copy of a folder here, uploaded below output: each graph with its new header, rbln_config.json
-    last (the marker object keeps it incomplete until then); the folder is only read. label names the folder in
-    messages (a copy fetched from a server into a staging folder here names the server's). Without a target or a
-    budget the folder is uploaded as it is, whichever compiler wrote it (a compile's delivery)."""
+    """A folder here to a bucket: a resized copy uploaded below request.output, each graph with its new header,
+    rbln_config.json last (the marker object keeps it incomplete until then); the folder is only read. folder: where
+    the source's bytes are here when the source is elsewhere (a server's folder fetched into a staging folder; the
+    messages name the source). A request with neither count nor budget uploads the folder as it is, whichever
+    compiler wrote it (a compile's delivery)."""
     progress = progress or Progress()
-    label = label or str(folder)
-    artifact = open_artifact(folder)
-    as_it_is = target is None and budget is None  # a compile made here, by either compiler: sent with its own count
-    if not as_it_is:
-        require_simulated(artifact)
-    count, warnings = (artifact.config.kvcache_num_blocks, []) if as_it_is else resolve_target(artifact, target, budget)
-    configs = new_configs(artifact, {name: (folder / name).read_bytes() for name in config_names(artifact)}, count)
-    patches = _header_patches(artifact, count) if artifact.config.kvcache_num_blocks != count else {}
+    output = _prefix(request.output)
+    folder = folder or request.folder
+    label = str(request.source)
+    made = plan(open_artifact(folder), request)
+    configs = made.configs(lambda name: (folder / name).read_bytes())
+    patches = made.patches()
     files = sorted(
         (path.relative_to(folder).as_posix(), path)
         for path, _ in iter_files(folder)
         if path.is_file() and not any(is_internal_name(part) for part in path.relative_to(folder).parts)
     )
-    names = {name for name, _ in files} | set(configs)
-    bucket = check_output_prefix(output, progress, names)
-    total = sum(path.stat().st_size for _, path in files)
-    marker = output.key_prefix + INCOMPLETE_MARKER
-    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": count}).encode(), create=True)
-    with CopyWrites(bucket, output, names):
-        faults.checkpoint("copy.locked")
-        progress.start(total, f"Uploading {Path(label).name} to {output}")
-        for i, (name, path) in enumerate(files):
-            if name in configs:
-                continue
+    bucket = check_output_prefix(output, progress, {name for name, _ in files} | set(configs))
+
+    def uploader(name: str, path: Path) -> Callable[[str], int]:
+        def write(key: str) -> int:
             patch = patches.get(name) if name.endswith(GRAPH_SUFFIX) else None
-            bucket.upload(path, output.key_prefix + name, [patch] if patch else [])
-            progress.advance(path.stat().st_size)
-            faults.checkpoint(f"copy.object.{i}")
-        faults.checkpoint("copy.copied")
-        for name, data in configs.items():  # the language model's own last
-            bucket.put(output.key_prefix + name, data, create=True)
-        faults.checkpoint("copy.config_written")
-        bucket.delete([marker])
-    progress.say(f"Wrote {output} with kvcache_num_blocks={count}")
-    return BucketResizeResult.at(output, artifact.config.kvcache_num_blocks, count, warnings, bytes_copied=total)
+            bucket.upload(path, key, [patch] if patch else [])
+            return path.stat().st_size
+
+        return write
+
+    objects = [(name, uploader(name, path)) for name, path in files]
+    total = sum(path.stat().st_size for _, path in files)
+    what = f"Uploading {Path(label).name} to {output}"
+    return _write_copy(bucket, output, made, configs, objects, total, label, what, progress)

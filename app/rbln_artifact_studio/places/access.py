@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location, UrlFolder
-from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.file_access import FileAccess
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken
 
 
@@ -65,9 +67,11 @@ class AccessKind:
         caps = self.capabilities
         return StudioError(f"{where} is {caps.what}, which the studio only reads ({doing}): {caps.read_only_reason}")
 
-    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        doing = "a resize in place" if order.output is None else "a copy out of it"
-        raise self._refusal(order.source, f"{doing} is not possible") from None
+    def resize(
+        self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+    ) -> ResizeResult:
+        doing = "a resize in place" if request.output is None else "a copy out of it"
+        raise self._refusal(request.source, f"{doing} is not possible") from None
 
     def check_output(self, output: Location, report: Report) -> None:
         raise self._refusal(output, "nothing may be written there")

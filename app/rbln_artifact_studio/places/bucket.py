@@ -3,19 +3,21 @@ server-side copies (objectstore/); also the copies between a bucket and a folder
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions, cross_kind_error
+from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions, cross_kind_error
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.operations.resize import ResizeResult
-    from rbln_artifact_studio.core.progress import CancelToken
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+    from rbln_artifact_studio.core.progress import CancelToken, Progress
 
 
 def _prefix(where: Location) -> BucketPrefix:
@@ -50,40 +52,33 @@ class BucketKind:
     def read_block_count(self, where: Location) -> int:
         return self.open(where, None, None).config.kvcache_num_blocks
 
-    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+    def resize(
+        self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+    ) -> ResizeResult:
         """In place, into a copy in the same bucket, or across a bucket and a folder here or on a server
-        (dispatch.CROSSINGS)."""
-        from rbln_artifact_studio.core.model.budget import parse_budget
+        (dispatch.CROSSINGS): one function per crossing, each given the request as it was built."""
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore import resize as bucket_resize
+        from rbln_artifact_studio.places import bucket_server
 
-        if order.backend is not None and order.backend.value == "optimum":
+        if request.backend == "optimum":
             raise StudioError(
-                f"{order.source}: optimum-rbln-cli resizes folders on this computer only; in a bucket the studio's "
+                f"{request.source}: optimum-rbln-cli resizes folders on this computer only; in a bucket the studio's "
                 "own resize runs (simulator artifacts). Nothing was changed."
             )
-        budget = parse_budget(order.budget_text) if order.budget_text is not None else None
-        progress = Progress(report.progress, report.cancel)
-        source, output = order.source, order.output
-        if isinstance(source, BucketPrefix):
-            if output is None:
-                return bucket_resize.resize_bucket_in_place(source, order.target, budget)
-            if isinstance(output, BucketPrefix):
-                return bucket_resize.resize_bucket_to_copy(source, output, order.target, budget, progress)
-            if isinstance(output, LocalFolder):
-                return bucket_resize.resize_bucket_to_folder(source, output.path, order.target, budget, progress)
-            if isinstance(output, ServerFolder):
-                from rbln_artifact_studio.places.bucket_server import bucket_to_server
-
-                return bucket_to_server(source, output, order.target, budget, progress)
-        elif isinstance(output, BucketPrefix):
-            if isinstance(source, LocalFolder):
-                return bucket_resize.resize_folder_to_bucket(source.path, output, order.target, budget, progress)
-            if isinstance(source, ServerFolder):
-                from rbln_artifact_studio.places.bucket_server import server_to_bucket
-
-                return server_to_bucket(source, output, order.target, budget, progress)
-        raise cross_kind_error(order)
+        request.budget  # noqa: B018 -- a bad budget text is refused here, before the bucket is read
+        crossings: dict[tuple[type, type], Callable[[ResizeRequest, Progress], ResizeResult]] = {
+            (BucketPrefix, type(None)): bucket_resize.resize_bucket_in_place,
+            (BucketPrefix, BucketPrefix): bucket_resize.resize_bucket_to_copy,
+            (BucketPrefix, LocalFolder): bucket_resize.resize_bucket_to_folder,
+            (LocalFolder, BucketPrefix): bucket_resize.resize_folder_to_bucket,
+            (BucketPrefix, ServerFolder): bucket_server.bucket_to_server,
+            (ServerFolder, BucketPrefix): bucket_server.server_to_bucket,
+        }
+        crossing = crossings.get((type(request.source), type(request.output)))
+        if crossing is None:
+            raise cross_kind_error(request)
+        return crossing(request, Progress(report.progress, report.cancel))
 
     def check_output(self, output: Location, report: Report) -> None:
         from rbln_artifact_studio.core.progress import Progress
@@ -94,11 +89,12 @@ class BucketKind:
     def receive(self, folder: Path, output: Location, report: Report) -> int:
         """Uploaded below output, the marker object first and rbln_config.json last (a scan calls it incomplete
         until then)."""
+        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore.resize import resize_folder_to_bucket
 
-        progress = Progress(report.progress, report.cancel)
-        return resize_folder_to_bucket(folder, _prefix(output), progress=progress).bytes_copied  # as it is
+        as_it_is = ResizeRequest(LocalFolder(folder), output=_prefix(output))  # neither count nor budget
+        return resize_folder_to_bucket(as_it_is, Progress(report.progress, report.cancel)).bytes_copied
 
 
 KIND = BucketKind()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder
-from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
 
@@ -35,56 +35,47 @@ def staging_root() -> Path:
     return root
 
 
-def bucket_to_server(
-    source: BucketPrefix,
-    output: ServerFolder,
-    target: int | None,
-    budget: MemoryBudget | None,
-    progress: Progress,
-) -> ResizeResult:
-    """A resized copy of the bucket's artifact in a new folder on the server; the bucket is only read."""
-    from rbln_artifact_studio.objectstore.resize import download_resized, plan_copy
+def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult:
+    """Bucket to a server: a resized copy of the bucket's artifact in a new folder on the server; the bucket is
+    only read."""
+    from rbln_artifact_studio.objectstore.resize import download_resized, read_planned
     from rbln_artifact_studio.places.ssh import server
     from rbln_artifact_studio.remote.transfer import ServerCopyResult, check_output, send_folder
 
-    plan = plan_copy(source, target, budget)  # a bad request or a denied key fails here, before any write
+    source, output = request.source, request.output
+    assert isinstance(source, BucketPrefix) and isinstance(output, ServerFolder), request  # dispatch.CROSSINGS
+    read, made = read_planned(source, request)  # a bad request or a denied key fails here, before any write
     there = server(output.host)
     check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
     try:
         with StagingDir(staging_root() / (source.name or "artifact")) as staging:
-            download_resized(plan, staging.path, progress)
+            download_resized(read, made, staging.path, progress)
             sent = send_folder(there, staging.path, output, progress)
     except OSError as exc:
         raise StudioError(describe_os_error(exc, "staging the copy here") + " Nothing was written there.") from None
-    progress.say(f"Wrote {output} with kvcache_num_blocks={plan.count}")
-    return ServerCopyResult.on(output, plan.previous, plan.count, plan.warnings, sent)
+    progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
+    return ServerCopyResult.on(output, made.previous, made.count, made.warnings, sent)
 
 
-def server_to_bucket(
-    source: ServerFolder,
-    output: BucketPrefix,
-    target: int | None,
-    budget: MemoryBudget | None,
-    progress: Progress,
-) -> ResizeResult:
-    """A resized copy of the server's artifact below the bucket's prefix; the server's folder is only read."""
-    from rbln_artifact_studio.core.fleet.targets import resolve_target
-    from rbln_artifact_studio.core.operations.resize import require_simulated
-    from rbln_artifact_studio.objectstore.resize import check_output_prefix, resize_folder_to_bucket
+def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult:
+    """Server to a bucket: a resized copy of the server's artifact below the bucket's prefix; the server's folder
+    is only read."""
+    from rbln_artifact_studio.objectstore.resize import check_output_prefix, plan, resize_folder_to_bucket
     from rbln_artifact_studio.places.ssh import server
     from rbln_artifact_studio.remote.artifact import open_remote_artifact
     from rbln_artifact_studio.remote.transfer import fetch_folder
 
+    source, output = request.source, request.output
+    assert isinstance(source, ServerFolder) and isinstance(output, BucketPrefix), request  # dispatch.CROSSINGS
     there = server(source.host)
     artifact = open_remote_artifact(there, source, progress.cancel)  # checked as inspect checks it, read there
-    require_simulated(artifact)
-    resolve_target(artifact, target, budget)  # a bad request fails before a byte moves
+    plan(artifact, request)  # a bad request fails before a byte moves
     check_output_prefix(output, progress)
     try:
         with StagingDir(staging_root() / (source.name or "artifact")) as staging:
             folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
             folder.mkdir()
             fetch_folder(there, source, folder, progress)
-            return resize_folder_to_bucket(folder, output, target, budget, progress, label=source.url)
+            return resize_folder_to_bucket(request, progress, folder)  # checked again: the bytes fetched
     except OSError as exc:
         raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None

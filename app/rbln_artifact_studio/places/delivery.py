@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, ServerFolder
 from rbln_artifact_studio.places import dispatch
-from rbln_artifact_studio.places.kind import Kind, Report, ResizeOrder
+from rbln_artifact_studio.places.kind import Kind, Report
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.base import CompileResult
     from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 
@@ -71,22 +72,25 @@ def compile_to(
     return dataclasses.replace(result, delivered_to=output)
 
 
-def resize_here_and_deliver(order: ResizeOrder, report: Report) -> ResizeResult:
+def resize_here_and_deliver(
+    request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+) -> ResizeResult:
     """A resized copy of a folder here at an output of another kind (a server's folder): resized into a staging
-    folder here by the local Kind, then delivered whole; the source is only read."""
+    folder here by the local Kind (the request aimed at that folder), then delivered whole; the source is only
+    read."""
     from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
     from rbln_artifact_studio.places.bucket_server import staging_root
     from rbln_artifact_studio.remote.transfer import ServerCopyResult
 
-    source, output = order.source, order.output
-    assert isinstance(source, LocalFolder) and isinstance(output, ServerFolder), order  # dispatch.CROSSINGS
+    source, output = request.source, request.output
+    assert isinstance(source, LocalFolder) and isinstance(output, ServerFolder), request  # dispatch.CROSSINGS
     kind = dispatch.kind_of(output)
     kind.check_output(output, report)  # before a byte is read or written
     name = output.name or source.name
     try:
         with StagingDir(staging_root() / name) as staging:
             here = LocalFolder(staging.path / name)
-            made = dispatch.kind_of(source).resize(order._replace(output=here), report)
+            made = dispatch.kind_of(source).resize(dataclasses.replace(request, output=here), report, toolchain)
             sent = kind.receive(made.path, output, report)
     except OSError as exc:
         raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None

@@ -22,14 +22,15 @@ from rbln_artifact_studio.places.kind import (
     Capabilities,
     Kind,
     Report,
-    ResizeOrder,
     ScanOptions,
 )
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken
 
 KIND_MODULES: dict[type, str] = {
@@ -185,15 +186,18 @@ def compile_refusal(output: Location) -> str | None:
     return None
 
 
-def resize(order: ResizeOrder, report: Report | None = None) -> ResizeResult:
+def resize(
+    request: ResizeRequest, report: Report | None = None, toolchain: ToolchainSettings | None = None
+) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
-    by the Kind CROSSINGS names for the pair."""
-    kind = type(order.source)
-    if order.output is not None and (refusal := write_refusal(order.output) or _copy_out_refusal(order.source)):
+    by the Kind CROSSINGS names for the pair. The request reaches that Kind as it was built."""
+    source, output = request.source, request.output
+    kind = type(source)
+    if output is not None and (refusal := write_refusal(output) or _copy_out_refusal(source)):
         raise StudioError(refusal)
-    if order.output is not None and type(order.output) is not kind:
-        crossing = CROSSINGS.get((kind, type(order.output)))
+    if output is not None and type(output) is not kind:
+        crossing = CROSSINGS.get((kind, type(output)))
         if crossing is None:
-            raise cross_refusal(order.source, order.output)
+            raise cross_refusal(source, output)
         kind = crossing
-    return kind_of(order.source, kind).resize(order, report or Report())
+    return kind_of(source, kind).resize(request, report or Report(), toolchain)

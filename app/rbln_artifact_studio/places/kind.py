@@ -13,11 +13,11 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location
 
 if TYPE_CHECKING:  # the reader (pydantic) and the backends load with the first artifact a command opens
-    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, IssueCallback
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 
 LogCallback = Callable[[str], None]
@@ -36,17 +36,6 @@ class ScanOptions(NamedTuple):
     cancel: CancelToken | None = None
     inspector: Callable[[], GraphInspector | None] | None = None
     timeout: float | None = None  # seconds a scan elsewhere (a server) may take in all; None: the kind's own limit
-
-
-class ResizeOrder(NamedTuple):
-    """A resize as the user asked for it: a count or a budget text, in place (output None) or into a copy."""
-
-    source: Location
-    target: int | None = None
-    budget_text: str | None = None
-    output: Location | None = None
-    backend: BackendChoice | None = None  # None: the tool that wrote the artifact (BackendChoice.AUTO)
-    toolchain: ToolchainSettings | None = None
 
 
 class Capabilities(NamedTuple):
@@ -100,9 +89,10 @@ class Kind(Protocol):
         """kvcache_num_blocks of the artifact at where, as `get-kvcache-num-blocks` prints it."""
         ...
 
-    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        """Resize order.source in place or into order.output; nothing is changed when it fails. Both are of this
-        kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind."""
+    def resize(self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None) -> ResizeResult:
+        """Resize request.source in place or into request.output; nothing is changed when it fails. Both are of this
+        kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind. toolchain: where the tools
+        the user configured are (None: the environment's), looked up only for an artifact the real compiler wrote."""
         ...
 
     def check_output(self, output: Location, report: Report) -> None:
@@ -115,9 +105,9 @@ class Kind(Protocol):
         ...
 
 
-def cross_kind_error(order: ResizeOrder) -> StudioError:
+def cross_kind_error(request: ResizeRequest) -> StudioError:
     """The refusal of a copy into another kind of place than the source's that no Kind makes."""
     return StudioError(
-        f"A resize of {order.source} cannot write its copy at {order.output}: no copy crosses between these kinds "
+        f"A resize of {request.source} cannot write its copy at {request.output}: no copy crosses between these kinds "
         "of place (dispatch.cross_refusal says where it may go). Nothing was changed."
     )

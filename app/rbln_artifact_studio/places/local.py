@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken
 
 
@@ -69,21 +71,12 @@ class LocalKind:
             count = block_count(_folder(where).path)
         return count
 
-    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
-        from rbln_artifact_studio.backends.choice import BackendChoice
+    def resize(
+        self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+    ) -> ResizeResult:
         from rbln_artifact_studio.backends.registry import resize_artifact
 
-        return resize_artifact(
-            _folder(order.source).path,
-            target=order.target,
-            budget_text=order.budget_text,
-            output_dir=_folder(order.output).path if order.output is not None else None,
-            backend=order.backend or BackendChoice.AUTO,
-            progress=report.progress,
-            log=report.log,
-            cancel=report.cancel,
-            toolchain=order.toolchain,
-        )
+        return resize_artifact(request, report.progress, report.log, report.cancel, toolchain)
 
     def check_output(self, output: Location, report: Report) -> None:
         from rbln_artifact_studio.core.storage.fsutil import check_new_output_dir

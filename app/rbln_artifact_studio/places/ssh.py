@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, server_url
-from rbln_artifact_studio.places.kind import Capabilities, Report, ResizeOrder, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken
     from rbln_artifact_studio.remote.server import Server
 
@@ -79,21 +81,23 @@ class ServerKind:
     def read_block_count(self, where: Location) -> int:
         return self.open(where, None, None).config.kvcache_num_blocks
 
-    def resize(self, order: ResizeOrder, report: Report) -> ResizeResult:
+    def resize(
+        self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+    ) -> ResizeResult:
         """A detached job on the server, followed to its end (Ctrl+C or a dropped connection stops following it;
         the job goes on there)."""
         from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
 
-        if isinstance(order.source, LocalFolder):  # dispatch.CROSSINGS: a copy from here, sent when whole
+        if isinstance(request.source, LocalFolder):  # dispatch.CROSSINGS: a copy from here, sent when whole
             from rbln_artifact_studio.places.delivery import resize_here_and_deliver
 
-            return resize_here_and_deliver(order, report)
-        source = _folder(order.source)
-        output = output_on(source, order.output)
+            return resize_here_and_deliver(request, report, toolchain)
+        source = _folder(request.source)
+        output = output_on(source, request.output)
         s = server(source.host)
         try:
             outcome = resize_remote(
-                s, source, order.target, order.budget_text, output, report.log, report.cancel, report.progress
+                s, source, request.target, request.budget_text, output, report.log, report.cancel, report.progress
             )
         except KeyboardInterrupt:
             raise StudioError(

@@ -184,11 +184,12 @@ def _in_step(artifact: Artifact, count: int) -> bool:
     return nested_count(location.vlm_root, location.section) == count
 
 
-def _check_writable(folder: Path) -> KvLocation:
-    """Refuse a read-only artifact before anything is written there, not even the lock file; where its KV cache is."""
+def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
+    """Refuse a read-only artifact before anything is written there, not even the lock file; where its KV cache is
+    (location, when the caller read it already)."""
     if not folder.is_dir():
         raise ResizeError(f"{folder} is not a folder; nothing was changed.")
-    location = kv_location(folder)
+    location = location or kv_location(folder)
     model_dir = location.model_dir
     dirs = [model_dir, *([location.vlm_root] if location.vlm_root else [])]
     files = [model_dir / CONFIG_NAME, *sorted(model_dir.glob(f"*{GRAPH_SUFFIX}"))]
@@ -228,10 +229,12 @@ def resize_in_place(
     target: int | None = None,
     budget: MemoryBudget | None = None,
     inspector: GraphInspector | None = None,
+    location: KvLocation | None = None,
 ) -> ResizeResult:
-    """Resize under the artifact's lock; a crash at any instant leaves the old or the new count."""
+    """Resize under the artifact's lock; a crash at any instant leaves the old or the new count. location: where
+    the KV cache is, when the caller read it already (backends.registry does, to choose the backend)."""
     folder = Path(folder)
-    location = _check_writable(folder)
+    location = _check_writable(folder, location)
     _plan(folder, target, budget, inspector)  # a bad request fails here, before the lock file is written
     try:
         # One lock for the whole model: a VLM and its language_model/ folder are the same artifact.
@@ -262,8 +265,10 @@ def resize_to_copy(
     budget: MemoryBudget | None = None,
     progress: Progress | None = None,
     inspector: GraphInspector | None = None,
+    location: KvLocation | None = None,
 ) -> ResizeResult:
-    """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read."""
+    """Copy every file to a staging folder, resize the copy, publish it by rename; the source is only read.
+    location: where the source's KV cache is, when the caller read it already."""
     folder = Path(folder)
     progress = progress or Progress()
     source, new_count, warnings = _plan(folder, target, budget, inspector)  # a bad request fails before any write
@@ -279,7 +284,7 @@ def resize_to_copy(
         )
     output = check_new_output_dir(output_dir, folder)
     # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
-    lock_dir = kv_location(folder).lock_dir  # a VLM's lock also guards its language_model/ folder
+    lock_dir = (location or kv_location(folder)).lock_dir  # a VLM's lock also guards its language_model/ folder
     lock = ArtifactLock(lock_dir, "copy for resize") if os.access(lock_dir, os.W_OK) else None
     try:
         if lock:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
@@ -32,6 +31,7 @@ from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
 from rbln_artifact_studio.core.model.budget import BINARY_UNITS, parse_budget
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.dialogs.copy_folder_check import CopyFolderCheck
@@ -46,22 +46,6 @@ from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling
 from rbln_artifact_studio.places.dispatch import capabilities, path_here
 
 MAX_BLOCKS = 1_000_000
-
-
-@dataclass(frozen=True)
-class ResizeChoice:
-    """What Apply runs: a count or a budget text, in place (output None) or into a copy."""
-
-    artifact_dir: Location
-    target: int | None
-    budget_text: str | None
-    output_dir: Location | None
-    resolved_target: int
-
-    @property
-    def argv(self) -> list[str]:
-        output = None if self.output_dir is None else str(self.output_dir)
-        return resize_argv(str(self.artifact_dir), self.target, self.budget_text, output)
 
 
 class ResizeDialog(QDialog):
@@ -113,7 +97,8 @@ class ResizeDialog(QDialog):
         """What Apply would run, and the state of the checks on disk that may still be on their way."""
         self._output_edited = False
         self._fixes: tuple[Fix, ...] = ()  # the remedies the current error offers
-        self.choice: ResizeChoice | None = None
+        self.request: ResizeRequest | None = None  # what Apply runs, built here once and handed on as it is
+        self.blocks: int | None = None  # the count the request comes to (a budget's, as previewed)
         self._copy_check = CopyFolderCheck(
             self.artifact,
             self.jobs,
@@ -341,17 +326,25 @@ class ResizeDialog(QDialog):
         if ok:
             assert target is not None
             by_budget = self.by_budget.isChecked()
-            self.choice = ResizeChoice(
+            self.request = ResizeRequest(
                 self.artifact.where,
                 None if by_budget else target,
                 self.budget_edit.text().strip() if by_budget else None,
                 self._output_path(output) if copy else None,
-                target,
             )
-            self.command.set_argv(self.choice.argv)
+            self.blocks = target
         else:
-            self.choice = None
-            self.command.set_argv(None)
+            self.request = self.blocks = None
+        self.command.set_argv(self.argv)
+
+    @property
+    def argv(self) -> list[str] | None:
+        """The command line that does what Apply runs (None while nothing may be applied)."""
+        request = self.request
+        if request is None:
+            return None
+        output = None if request.output is None else str(request.output)
+        return resize_argv(str(request.source), request.target, request.budget_text, output)
 
     @property
     def output_problem(self) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.places import dispatch
-from rbln_artifact_studio.places.kind import Report, ResizeOrder
+from rbln_artifact_studio.places.kind import Report
 
 # The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
 # otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.operations.resize import ResizeResult
+    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeChoice
 
 
 def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
@@ -92,24 +92,23 @@ def compile_artifact(
 
 
 def resize(
-    jobs: JobManager, choice: ResizeChoice, toolchain: ToolchainSettings, before: Callable[[], None] | None = None
+    jobs: JobManager,
+    request: ResizeRequest,
+    toolchain: ToolchainSettings,
+    before: Callable[[], None] | None = None,
+    blocks: int | None = None,
 ) -> Job:
-    """Resize in place or into a copy (with progress and cancel for the copy); before runs first, in the worker."""
-    where = f"copy {choice.output_dir.name}" if choice.output_dir else "in place"
-    title = f"Resize {choice.artifact_dir.name} to {choice.resolved_target} blocks ({where})"
-
-    order = ResizeOrder(
-        choice.artifact_dir,
-        choice.target,
-        choice.budget_text,
-        choice.output_dir,
-        toolchain=toolchain,
-    )
+    """Resize in place or into a copy (with progress and cancel for the copy), the request handed to dispatch as the
+    dialog built it; before runs first, in the worker. blocks: the count the dialog previewed, for the title."""
+    where = f"copy {request.output.name}" if request.output else "in place"
+    count = blocks if blocks is not None else request.target
+    size = f"{count} blocks" if count is not None else f"fit {request.budget_text}"
+    title = f"Resize {request.source.name} to {size} ({where})"
 
     def work(ctx: JobContext) -> ResizeResult:
         if before is not None:
             before()
-        result = dispatch.resize(order, Report(ctx.log, ctx.progress, ctx.cancel))
+        result = dispatch.resize(request, Report(ctx.log, ctx.progress, ctx.cancel), toolchain)
         _log_result(ctx, result.warnings, result.summary())
         return result
 

@@ -146,16 +146,17 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.models import operations
 
         w = self.window
-        if isinstance(dialog, ResizeDialog) and dialog.choice is not None:
-            reach = self._reach(dialog.choice.output_dir) if dialog.choice.output_dir is not None else None
-            job = operations.resize(w.jobs, dialog.choice, w.settings.toolchain().settings(), reach)
-            outputs = [dialog.choice.output_dir] if dialog.choice.output_dir else []
-            w.artifact_actions.busy.track(job, str(dialog.choice.artifact_dir), *map(str, outputs))
-            job.command = dialog.choice.argv
-            job.output = str(dialog.choice.output_dir or dialog.choice.artifact_dir)
+        if isinstance(dialog, ResizeDialog) and dialog.request is not None:
+            request = dialog.request
+            reach = self._reach(request.output) if request.output is not None else None
+            job = operations.resize(w.jobs, request, w.settings.toolchain().settings(), reach, dialog.blocks)
+            outputs = [request.output] if request.output else []
+            w.artifact_actions.busy.track(job, str(request.source), *map(str, outputs))
+            job.command = dialog.argv
+            job.output = str(request.output or request.source)
             job.succeeded.connect(self._on_written)
-            if dialog.choice.output_dir is not None:  # proposed first for the next copy (of any artifact)
-                w.settings.copy_folder.set(str(dialog.choice.output_dir.parent))
+            if request.output is not None:  # proposed first for the next copy (of any artifact)
+                w.settings.copy_folder.set(str(request.output.parent))
 
     @Slot()
     def open_planner(self) -> QWidget | None:
