@@ -103,11 +103,12 @@ class MainWindow(QMainWindow):
 
     def _build_parts(self) -> None:
         """The parts that act for the window, each with one job."""
-        self.status_line = StatusLine(self)
+        status = self.statusBar()
+        self.status_line = StatusLine(status, self.model, self.browser.proxy, self.workspace, self.jobs, self)
         self.selection = SelectionDetails(self)
         self.folders = FolderControl(self)
+        self.results = ResultNotice(status, self.workspace, self.selection.select_once_shown, self)
         self.dialogs = DialogLauncher(self)
-        self.results = ResultNotice(self)
         self.first_steps = FirstSteps(self)
         self.theme = ThemeControl(self.settings, self)
 
@@ -177,7 +178,7 @@ class MainWindow(QMainWindow):
         self.browser.painted.connect(self.workspace.batch_shown)
         self.selection.connect_to()
         self.folders.connect_to()
-        self.status_line.connect_to()
+        self.status_line.connect_to(self.action_refresh)
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -245,10 +246,10 @@ class MainWindow(QMainWindow):
 
     def confirm_quit_with_jobs(self, count: int) -> bool:
         """Ask before cancelling the running jobs (the question follows them while open: quit_question.py)."""
-        return ask_to_quit(self)
+        return ask_to_quit(self, self.jobs, self.workspace)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = running_jobs(self)
+        running = running_jobs(self.jobs, self.workspace)
         if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return
