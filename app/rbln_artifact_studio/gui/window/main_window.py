@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
 from rbln_artifact_studio.gui.app.app_paths import app_icon
+from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
 from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.stop_signals import stop_requested
 from rbln_artifact_studio.gui.app.theme import ThemeControl
@@ -40,7 +41,7 @@ from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
 
-APP_NAME = "RBLN Artifact Studio"
+APP_NAME = DISPLAY_NAME
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
 DEFAULT_SIZE = QSize(1280, 800)
 
@@ -71,7 +72,11 @@ class MainWindow(QMainWindow):
         self._create_menus()
         self._connect_parts()
         self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
-        self.state_notices = StateNotices(self)  # settings that cannot be saved, the opened folder gone
+        self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
+        # settings that cannot be saved, the opened folder gone
+        self.state_notices = StateNotices(
+            self, self.statusBar(), self.settings, self.workspace, self.jobs, self.detail, self.folders
+        )
         self._restore_state()
         self.selection.update_actions()
         app = QApplication.instance()
@@ -106,10 +111,12 @@ class MainWindow(QMainWindow):
         status = self.statusBar()
         self.status_line = StatusLine(status, self.model, self.browser.proxy, self.workspace, self.jobs, self)
         self.selection = SelectionDetails(self)
-        self.folders = FolderControl(self)
+        self.folders = FolderControl(self, status, self.workspace, self.settings, self.jobs)
         self.results = ResultNotice(status, self.workspace, self.selection.select_once_shown, self)
         self.dialogs = DialogLauncher(self)
-        self.first_steps = FirstSteps(self)
+        self.first_steps = FirstSteps(
+            self, self.splitter, self.browser, self.settings, self.workspace, self.model, self.jobs
+        )
         self.theme = ThemeControl(self.settings, self)
 
     def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
@@ -178,6 +185,7 @@ class MainWindow(QMainWindow):
         self.browser.painted.connect(self.workspace.batch_shown)
         self.selection.connect_to()
         self.folders.connect_to()
+        self.folders.bucketChosen.connect(self.dialogs.reopen_bucket)  # Open Recent ▸ a bucket
         self.status_line.connect_to(self.action_refresh)
 
     def _restore_state(self) -> None:
@@ -215,15 +223,6 @@ class MainWindow(QMainWindow):
 
     def open_demo(self) -> None:
         self.folders.open_demo()
-
-    def show_folder_title(self, root: str) -> None:
-        """The folder in the title; the platform adds the application's display name after it where it is set."""
-        named = QGuiApplication.applicationDisplayName() == APP_NAME
-        self.setWindowTitle(root if named else f"{APP_NAME} — {root}")
-
-    def show_no_folder_title(self) -> None:
-        """The title of a window with no folder open."""
-        self.setWindowTitle(APP_NAME)
 
     def copy_path(self) -> None:
         path = self.browser.current_path()
