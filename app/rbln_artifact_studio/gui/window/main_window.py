@@ -36,16 +36,17 @@ from rbln_artifact_studio.gui.window.server_actions import ServerMenu
 from rbln_artifact_studio.gui.window.start_panel import FirstSteps
 from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
+from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
 from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rbln_artifact_studio.core.fleet.artifact import Artifact
 
 APP_NAME = DISPLAY_NAME
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
 DEFAULT_SIZE = QSize(1280, 800)
-
-Shortcut = QKeySequence | QKeySequence.StandardKey | str | None
 
 
 def main_window() -> MainWindow | None:
@@ -119,14 +120,8 @@ class MainWindow(QMainWindow):
         )
         self.theme = ThemeControl(self.settings, self)
 
-    def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
+    def _action(self, name: str, text: str, slot: Callable[..., object], shortcut: Shortcut = None) -> QAction:
+        return add_action(self, name, text, slot, shortcut)
 
     def _create_actions(self) -> None:
         f, d, a = self.folders, self.dialogs, self._action
@@ -178,8 +173,8 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.view_menu.addMenu(self.theme.menu)
         self.help_menu = bar.addMenu("&Help")
-        self.help = HelpMenu(self)
-        self.help.fill(self.help_menu)
+        self.help = HelpMenu(self, self.statusBar(), self.settings, self.backend_status)
+        self.help.fill(self.help_menu, self.action_about)
 
     def _connect_parts(self) -> None:
         self.browser.painted.connect(self.workspace.batch_shown)
