@@ -72,7 +72,17 @@ class MainWindow(QMainWindow):
         self.addToolBar(self.artifact_actions.toolbar)
         self._create_menus()
         self._connect_parts()
-        self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
+        # File ▸ Connect to Server…, the Server menu, servers' rows
+        self.server_menu = ServerMenu(
+            self,
+            self.jobs_panel,
+            self.selection,
+            self.dialogs.resize_dialog_for,
+            self.jobs,
+            self.model,
+            self.settings,
+            self.workspace,
+        )
         self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
         # settings that cannot be saved, the opened folder gone
         self.state_notices = StateNotices(

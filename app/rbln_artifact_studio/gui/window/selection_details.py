@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QObject, Slot
 from PySide6.QtGui import QAction
@@ -14,6 +14,20 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+
+class Selection(Protocol):
+    """What the table has selected, as the window's helpers ask it (SelectionDetails is one)."""
+
+    @property
+    def artifact(self) -> Artifact | None:
+        """The artifact read behind the current row (None while it loads, or for a model without KV cache)."""
+        ...
+
+    def selected_paths(self) -> list[str]:
+        """The selected rows' paths, in the table's order."""
+        ...
+
 
 NOTHING_SELECTED = "Select an artifact to see its KV cache and DRAM breakdown."
 
@@ -46,6 +60,10 @@ class SelectionDetails(QObject):
         w.browser.filter_edit.textEdited.connect(self._on_user_moved)
         w.browser.view.verticalScrollBar().actionTriggered.connect(self._on_user_moved)
         w.browser.view.pressed.connect(self._on_user_moved)
+
+    def selected_paths(self) -> list[str]:
+        """The selected rows' paths, in the table's order."""
+        return self.window.browser.selected_paths()
 
     @Slot()
     def _on_user_moved(self) -> None:
