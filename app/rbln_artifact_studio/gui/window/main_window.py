@@ -23,7 +23,7 @@ from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
-from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
+from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions, BusyPaths, WindowActions
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
@@ -68,12 +68,10 @@ class MainWindow(QMainWindow):
         self._build_central()
         self._build_parts()
         self._create_actions()
-        self.artifact_actions = ArtifactActions(self)  # context menu, toolbar, trash, compare
-        self.addToolBar(self.artifact_actions.toolbar)
+        self._build_artifact_actions()
         self._create_menus()
         self._connect_parts()
-        # File ▸ Connect to Server…, the Server menu, servers' rows
-        self.server_menu = ServerMenu(
+        self.server_menu = ServerMenu(  # File ▸ Connect to Server…, the Server menu, servers' rows
             self,
             self.jobs_panel,
             self.selection,
@@ -84,12 +82,12 @@ class MainWindow(QMainWindow):
             self.workspace,
         )
         self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
-        # settings that cannot be saved, the opened folder gone
-        self.state_notices = StateNotices(
+        self.dialogs.preferencesAccepted.connect(self.server_menu.ssh_config_changed)
+        self.state_notices = StateNotices(  # settings that cannot be saved, the opened folder gone
             self, self.statusBar(), self.settings, self.workspace, self.jobs, self.detail, self.folders
         )
         self._restore_state()
-        self.selection.update_actions()
+        self.artifact_actions.update()
         app = QApplication.instance()
         if app is not None:
             app.setProperty("mainWindow", self)
@@ -121,14 +119,50 @@ class MainWindow(QMainWindow):
         """The parts that act for the window, each with one job."""
         status = self.statusBar()
         self.status_line = StatusLine(status, self.model, self.browser.proxy, self.workspace, self.jobs, self)
-        self.selection = SelectionDetails(self)
+        self.selection = SelectionDetails(
+            self.browser, self.model, self.workspace, self.detail, self.jobs, self.settings, self
+        )
         self.folders = FolderControl(self, status, self.workspace, self.settings, self.jobs)
         self.results = ResultNotice(status, self.workspace, self.selection.select_once_shown, self)
-        self.dialogs = DialogLauncher(self)
+        self.busy = BusyPaths(self)  # the folders running jobs use: a compile's, a resize's, a trashing's
+        self.dialogs = DialogLauncher(
+            self,
+            browser=self.browser,
+            selection=self.selection,
+            jobs=self.jobs,
+            model=self.model,
+            workspace=self.workspace,
+            settings=self.settings,
+            backend_status=self.backend_status,
+            busy=self.busy,
+            offer=self.results.offer,
+            # run in a job's worker (the server menu exists by then): remote/ given this window's ssh options
+            prepare_remote=lambda: self.server_menu.servers.configure_remote(),
+        )
         self.first_steps = FirstSteps(
             self, self.splitter, self.browser, self.settings, self.workspace, self.model, self.jobs
         )
         self.theme = ThemeControl(self.settings, self)
+
+    def _build_artifact_actions(self) -> None:
+        """The context menu, the toolbar, trash and compare: the actions on the selection."""
+        self.artifact_actions = ArtifactActions(
+            self,
+            browser=self.browser,
+            selection=self.selection,
+            actions=WindowActions(
+                self.action_compile, self.action_resize, self.action_plan, self.action_explore, self.action_copy_path
+            ),
+            open_resize=self.dialogs.resize_dialog_for,
+            detail=self.detail,
+            splitter=self.splitter,
+            jobs=self.jobs,
+            model=self.model,
+            workspace=self.workspace,
+            settings=self.settings,
+            busy=self.busy,
+        )
+        self.addToolBar(self.artifact_actions.toolbar)
 
     def _action(self, name: str, text: str, slot: Callable[..., object], shortcut: Shortcut = None) -> QAction:
         return add_action(self, name, text, slot, shortcut)
@@ -189,6 +223,7 @@ class MainWindow(QMainWindow):
     def _connect_parts(self) -> None:
         self.browser.painted.connect(self.workspace.batch_shown)
         self.selection.connect_to()
+        self.selection.changed.connect(self.artifact_actions.update)
         self.folders.connect_to()
         self.folders.bucketChosen.connect(self.dialogs.reopen_bucket)  # Open Recent ▸ a bucket
         self.status_line.connect_to(self.action_refresh)
