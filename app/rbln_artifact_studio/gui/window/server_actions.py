@@ -98,9 +98,9 @@ class ServerMenu(QObject):
         window = self.window
         self.disconnect_menu = QMenu("&Disconnect", window)
         self.disconnect_menu.setObjectName("disconnectMenu")
-        file_menu = _menu(window, "&File")
-        if file_menu is not None:  # before Open Demo Workspace, the end of what File opens
-            file_menu.insertAction(window.findChild(QAction, "actionOpenDemo"), self.action_connect)
+        file_menu, demo = _menu(window, "&File"), window.findChild(QAction, "actionOpenDemo")
+        if file_menu is not None and demo is not None:  # before Open Demo Workspace, the end of what File opens
+            file_menu.insertAction(demo, self.action_connect)
         server_menu = QMenu("&Server", window)
         server_menu.setObjectName("serverMenu")
         server_menu.addActions([self.action_connect, self.action_devices, self.action_plan_now])
