@@ -1,7 +1,9 @@
 """The main window: it builds its parts (table, details, jobs dock, status bar), its actions and menus, in steps.
 
 Each part has one job: FolderControl opens folders, SelectionDetails follows the selected artifact,
-DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection.
+DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection. Each is
+given the few objects it uses (the jobs, the model, the selection, a status bar ...), never this window, so it can be
+built alone in a test; what one part hands to another built after it goes through a signal wired here.
 """
 
 from __future__ import annotations
