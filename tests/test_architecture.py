@@ -1,10 +1,12 @@
-"""app/core stays Qt-free: by source inspection and by what importing it loads."""
+"""The package's import rules: core stays Qt-free (by source and by what importing it loads); only the entry imports
+the main window."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import PACKAGE_DIR, REPO, cli_env
 
@@ -45,3 +47,31 @@ def test_every_module_has_a_docstring() -> None:
         if ast.get_docstring(ast.parse(p.read_text())) is None
     ]
     assert missing == []
+
+
+MAIN_WINDOW = "rbln_artifact_studio.gui.window.main_window"
+MAY_IMPORT_THE_WINDOW = {"gui/main.py", "gui/window/main_window.py"}  # the entry builds it; it is itself
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module path names in an import, type-checking ones too ("from x import y" also names x.y)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def test_only_the_entry_imports_the_main_window() -> None:
+    """The window's helpers are given the few objects they use, so each can be built in a test without a window
+    and none reaches into the others through it (issue 31)."""
+    gui = PACKAGE_DIR / "gui"
+    offenders = sorted(
+        rel
+        for path in gui.rglob("*.py")
+        if (rel := path.relative_to(PACKAGE_DIR).as_posix()) not in MAY_IMPORT_THE_WINDOW
+        and MAIN_WINDOW in _imported(path)
+    )
+    assert offenders == []

@@ -9,12 +9,13 @@ never triggers them.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox, QToolBar, QToolButton, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_location
@@ -23,7 +24,18 @@ from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
 from rbln_artifact_studio.gui.models.jobs import Job
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from collections.abc import Callable
+
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.location import Location
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
+    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+    from rbln_artifact_studio.gui.window.selection_details import Selection
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
 
@@ -90,26 +102,57 @@ class BusyPaths(QObject):
         return None
 
 
+@dataclass(frozen=True)
+class WindowActions:
+    """The main window's own actions that the toolbar and menus show beside these; the selection enables all but
+    compile."""
+
+    compile: QAction
+    resize: QAction
+    plan: QAction
+    explore: QAction
+    copy_path: QAction
+
+
 class ArtifactActions(QObject):
     """The actions on the selection; the main window puts them in its menus, toolbar and the table's context menu."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        *,
+        browser: ArtifactBrowser,
+        selection: Selection,
+        actions: WindowActions,
+        open_resize: Callable[[Artifact], ResizeDialog],
+        detail: DetailPanel,
+        splitter: QSplitter,
+        jobs: JobManager,
+        model: ArtifactTableModel,
+        workspace: Workspace,
+        settings: Settings,
+        busy: BusyPaths,
+        offer: Callable[[Location], None],
+    ) -> None:
+        """window: owns the actions and parents the boxes; open_resize: the resize dialog for an artifact; splitter:
+        the table and the detail panel, which Open Details brings into view; busy: the folders jobs use; offer: shows
+        a written result (a download's) in the window."""
         super().__init__(window)
-        self.window = window
-        self.busy = BusyPaths(self)
+        self.window, self.browser, self.selection, self.actions = window, browser, selection, actions
+        self.open_resize, self.detail, self.splitter = open_resize, detail, splitter
+        self.jobs, self.model, self.workspace, self.settings, self.busy = jobs, model, workspace, settings, busy
+        self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._create_actions()
         from rbln_artifact_studio.gui.window.download_action import DownloadAction
 
-        self.download = DownloadAction(
-            window, window.jobs, window.settings, window.browser.selected_paths, window.results.offer
-        )
+        self.download = DownloadAction(window, jobs, settings, browser.selected_paths, offer)
         self._bind_keys()
         self.toolbar = self._build_toolbar()
         self.toolbar_action = self.toolbar.toggleViewAction()
         self.toolbar_action.setObjectName("actionShowToolbar")
         self.toolbar_action.setText("&Toolbar")
         # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
-        view = window.browser.view
+        view = browser.view
         view.installEventFilter(self)
         view.viewport().installEventFilter(self)
 
@@ -136,7 +179,7 @@ class ArtifactActions(QObject):
 
     def _bind_keys(self) -> None:
         """Delete and Enter only while the table has the focus (a text field needs them); the others window-wide."""
-        view = self.window.browser.view
+        view = self.browser.view
         for a in (self.trash, self.open_details):
             a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             view.addAction(a)
@@ -144,16 +187,16 @@ class ArtifactActions(QObject):
             self.window.addAction(a)
 
     def _build_toolbar(self) -> QToolBar:
-        w = self.window
-        toolbar = QToolBar("Artifact toolbar", w)
+        w = self.actions
+        toolbar = QToolBar("Artifact toolbar", self.window)
         toolbar.setObjectName("artifactToolbar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for a in (
-            w.action_compile,
-            w.action_resize,
+            w.compile,
+            w.resize,
             self.resize_copy,
-            w.action_plan,
-            w.action_explore,
+            w.plan,
+            w.explore,
             self.compare,
             self.serving,
             self.trash,
@@ -170,19 +213,19 @@ class ArtifactActions(QObject):
 
     def menu_actions(self) -> list[QAction | None]:
         """The context menu, top to bottom (None: a separator); the Artifact menu shows the same."""
-        w = self.window
+        w = self.actions
         return [
             self.open_details,
-            w.action_resize,
+            w.resize,
             self.resize_copy,
-            w.action_plan,
+            w.plan,
             self.compare,
             self.serving,
-            w.action_explore,
+            w.explore,
             None,
             self.show_in_folder,
             self.download.action,
-            w.action_copy_path,
+            w.copy_path,
             self.copy_command,
             None,
             self.trash,
@@ -195,10 +238,17 @@ class ArtifactActions(QObject):
             else:
                 menu.addAction(a)
 
+    @Slot()
     def update(self) -> None:
-        """Enable what the selection allows (the main window calls this when the selection or details change)."""
-        paths = self.window.browser.selected_paths()
-        one = self.window.selection.artifact is not None
+        """Enable what the selection allows (when the selection or its details change); the KV actions' tooltips
+        say why they are off."""
+        paths = self.browser.selected_paths()
+        one = self.selection.artifact is not None
+        w = self.actions
+        w.resize.setEnabled(one)
+        w.explore.setEnabled(one)
+        w.plan.setEnabled(len(paths) >= 2)
+        w.copy_path.setEnabled(bool(self.browser.current_path()))
         self.resize_copy.setEnabled(one)
         self.serving.setEnabled(one)
         self.open_details.setEnabled(bool(paths))
@@ -206,12 +256,19 @@ class ArtifactActions(QObject):
             a.setEnabled(bool(paths))
         self.compare.setEnabled(len(paths) == 2)
         self.download.update()
+        # A model without a resizable KV cache: the KV actions stay off and their tooltips say why.
+        reason = self.selection.no_resize_reason if self.selection.artifact is None else None
+        for action in (w.resize, w.explore, self.resize_copy, self.serving):
+            base = self._base_tips.setdefault(action, action.toolTip())
+            tip = f"{base}: not offered. {reason}" if reason else base
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
 
     # ---- the actions ---------------------------------------------------------------------------------
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
-            view = self.window.browser.view
+            view = self.browser.view
             if event.reason() == QContextMenuEvent.Reason.Mouse and isinstance(watched, QWidget):
                 self.show_context_menu(view.viewport().mapFrom(watched, event.pos()))
             else:
@@ -223,14 +280,14 @@ class ArtifactActions(QObject):
     def show_context_menu(self, pos: QPoint, select: bool = True) -> QMenu:
         """The menu at pos (viewport coordinates); with select, a click on an unselected row selects that row first
         (as file managers do); from the keyboard the selection stays as it is."""
-        view = self.window.browser.view
+        view = self.browser.view
         index = view.indexAt(pos)
         if select and index.isValid() and not view.selectionModel().isRowSelected(index.row(), index.parent()):
             # That row alone: selectRow would add to the selection while the platform still reports a Ctrl or
             # Shift held from an earlier click.
             path = index.data(PATH_ROLE)
             if path:
-                self.window.browser.select_path(path)
+                self.browser.select_path(path)
         menu = QMenu(view)
         menu.setObjectName("artifactContextMenu")
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -241,20 +298,18 @@ class ArtifactActions(QObject):
     @Slot()
     def show_details(self) -> None:
         """Bring the detail panel into view (the splitter may have collapsed it) and give it the focus."""
-        w = self.window
-        sizes = w.splitter.sizes()
+        sizes = self.splitter.sizes()
         if len(sizes) == 2 and sizes[1] == 0:
-            w.splitter.setSizes([max(sizes[0] - 480, 200), 480])
-        w.detail.setFocus(Qt.FocusReason.OtherFocusReason)
+            self.splitter.setSizes([max(sizes[0] - 480, 200), 480])
+        self.detail.setFocus(Qt.FocusReason.OtherFocusReason)
 
     @Slot()
     def open_resize_copy(self) -> QWidget | None:
         """The resize dialog on 'to a copy', the focus in the count."""
-        w = self.window
-        artifact = w.selection.artifact
+        artifact = self.selection.artifact
         if artifact is None:
             return None
-        dialog = w.dialogs.resize_dialog_for(artifact)
+        dialog = self.open_resize(artifact)
         dialog.mode_copy.setChecked(True)
         dialog.by_count.setChecked(True)
         dialog.target_spin.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -265,13 +320,13 @@ class ArtifactActions(QObject):
     def show_serving(self) -> None:
         """What vllm-rbln sets for the current artifact: the detail panel's serving section, scrolled into view."""
         self.show_details()
-        detail = self.window.detail
+        detail = self.detail
         detail.ensureWidgetVisible(detail.serving)
 
     @Slot()
     def show_in_file_manager(self) -> bool:
         """Open the folder that holds the artifact in the desktop's file manager."""
-        paths = self.window.browser.selected_paths()
+        paths = self.browser.selected_paths()
         if not paths:
             return False
         if not on_this_computer(paths[0]):  # a server's folder or a bucket's prefix: no folder here to show
@@ -286,7 +341,7 @@ class ArtifactActions(QObject):
 
     @Slot()
     def copy_cli_command(self) -> str:
-        paths = self.window.browser.selected_paths()
+        paths = self.browser.selected_paths()
         if not paths:
             return ""
         from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text  # loads the compiler
@@ -298,13 +353,13 @@ class ArtifactActions(QObject):
 
     @Slot()
     def open_compare(self) -> QWidget | None:
-        paths = self.window.browser.selected_paths()
+        paths = self.browser.selected_paths()
         if len(paths) != 2:
             return None
         from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
 
-        toolchain = self.window.settings.toolchain().settings()
-        dialog = CompareDialog(self.window.jobs, paths[0], paths[1], toolchain, self.window)
+        toolchain = self.settings.toolchain().settings()
+        dialog = CompareDialog(self.jobs, paths[0], paths[1], toolchain, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
@@ -312,8 +367,7 @@ class ArtifactActions(QObject):
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:
         """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
-        w = self.window
-        paths = w.browser.selected_paths()
+        paths = self.browser.selected_paths()
         if not paths:
             return None
         elsewhere = [p for p in paths if not on_this_computer(p)]
@@ -341,7 +395,7 @@ class ArtifactActions(QObject):
                 )
                 box.open()
                 return box
-        sizes = [w.model.summary(r).size_on_disk for p in paths if (r := w.model.row_of(p)) is not None]
+        sizes = [self.model.summary(r).size_on_disk for p in paths if (r := self.model.row_of(p)) is not None]
         total = sum(sizes)
         names = ", ".join(Path(p).name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         box = self._box(
@@ -370,13 +424,12 @@ class ArtifactActions(QObject):
     def _trash(self, paths: list[str], total: int) -> Job:
         from rbln_artifact_studio.gui.models import operations
 
-        w = self.window
-        job = operations.move_to_trash(w.jobs, paths)
+        job = operations.move_to_trash(self.jobs, paths)
         self.busy.track(job, *paths)
         job.succeeded.connect(
-            lambda _result: w.statusBar().showMessage(
+            lambda _result: self.window.statusBar().showMessage(
                 f"Moved {len(paths)} artifact(s) to the Trash; {format_bytes(total)} freed once it is emptied.", 10_000
             )
         )
-        job.finished.connect(lambda: w.workspace.rescan([*paths, *(os.path.dirname(p) for p in paths)]))
+        job.finished.connect(lambda: self.workspace.rescan([*paths, *(os.path.dirname(p) for p in paths)]))
         return job

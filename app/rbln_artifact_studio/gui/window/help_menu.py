@@ -4,18 +4,21 @@ it never drifts from them), Documentation (docs/ in the browser), Copy Version I
 from __future__ import annotations
 
 import html
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QStatusBar, QTextBrowser, QVBoxLayout, QWidget
 
 from rbln_artifact_studio.core.resources import docs_dir
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
+from rbln_artifact_studio.gui.window.window_actions import add_action
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -103,10 +106,11 @@ class HelpPage(QDialog):
 class HelpMenu(QObject):
     """Builds the Help menu's actions on the window and opens what they show."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QWidget, status: QStatusBar, settings: Settings, backend_status: BackendStatus) -> None:
+        """window: holds the actions (its own, listed as shortcuts) and parents the pages."""
         super().__init__(window)
-        self.window = window
-        a = window._action
+        self.window, self.status, self.settings, self.backend_status = window, status, settings, backend_status
+        a = partial(add_action, window)
         self.action_getting_started = a(
             "actionGettingStarted", "&Getting Started", self.show_getting_started, QKeySequence.StandardKey.HelpContents
         )
@@ -115,11 +119,12 @@ class HelpMenu(QObject):
         self.action_copy_version = a("actionCopyVersion", "&Copy Version Information", self.copy_version)
         self.last_page: HelpPage | None = None
 
-    def fill(self, menu: QMenu) -> None:
+    def fill(self, menu: QMenu, about: QAction) -> None:
+        """The Help menu's actions, then the window's About."""
         menu.addActions([self.action_getting_started, self.action_shortcuts, self.action_docs])
         menu.addSeparator()
         menu.addAction(self.action_copy_version)
-        menu.addAction(self.window.action_about)
+        menu.addAction(about)
 
     def _open(self, page: HelpPage) -> HelpPage:
         page.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -153,7 +158,7 @@ class HelpMenu(QObject):
         """The desktop app's guide in the browser: docs/ of the checkout, or the copy the wheel ships in the package."""
         folder = docs_dir()
         if folder is None:
-            self.window.statusBar().showMessage("The documentation is not installed with this copy of the app.", 8_000)
+            self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder / DOCS_PAGE)))
 
@@ -162,12 +167,12 @@ class HelpMenu(QObject):
         """The About box's text on the clipboard, for a report; the backends' lines once detection answers."""
         from rbln_artifact_studio.gui.dialogs.about_dialog import Locations, about_text
 
-        status = self.window.backend_status
-        locations = Locations(self.window.settings.file_name(), demo_folder())
+        status = self.backend_status
+        locations = Locations(self.settings.file_name(), demo_folder())
 
         def copy() -> None:
             QGuiApplication.clipboard().setText(about_text(locations, status))
-            self.window.statusBar().showMessage("Copied the version information", 5_000)
+            self.status.showMessage("Copied the version information", 5_000)
 
         if status.backends is not None or status.error is not None:
             copy()

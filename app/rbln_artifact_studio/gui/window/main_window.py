@@ -1,7 +1,9 @@
 """The main window: it builds its parts (table, details, jobs dock, status bar), its actions and menus, in steps.
 
 Each part has one job: FolderControl opens folders, SelectionDetails follows the selected artifact,
-DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection.
+DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection. Each is
+given the few objects it uses (the jobs, the model, the selection, a status bar ...), never this window, so it can be
+built alone in a test; what one part hands to another built after it goes through a signal wired here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
 from rbln_artifact_studio.gui.app.app_paths import app_icon
+from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
 from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.stop_signals import stop_requested
 from rbln_artifact_studio.gui.app.theme import ThemeControl
@@ -22,7 +25,7 @@ from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
-from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions
+from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions, BusyPaths, WindowActions
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
 from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
@@ -35,16 +38,17 @@ from rbln_artifact_studio.gui.window.server_actions import ServerMenu
 from rbln_artifact_studio.gui.window.start_panel import FirstSteps
 from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
+from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
 from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rbln_artifact_studio.core.fleet.artifact import Artifact
 
-APP_NAME = "RBLN Artifact Studio"
+APP_NAME = DISPLAY_NAME
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
 DEFAULT_SIZE = QSize(1280, 800)
-
-Shortcut = QKeySequence | QKeySequence.StandardKey | str | None
 
 
 def main_window() -> MainWindow | None:
@@ -66,14 +70,26 @@ class MainWindow(QMainWindow):
         self._build_central()
         self._build_parts()
         self._create_actions()
-        self.artifact_actions = ArtifactActions(self)  # context menu, toolbar, trash, compare
-        self.addToolBar(self.artifact_actions.toolbar)
+        self._build_artifact_actions()
         self._create_menus()
         self._connect_parts()
-        self.server_menu = ServerMenu(self)  # File ▸ Connect to Server…, the Server menu, servers' rows
-        self.state_notices = StateNotices(self)  # settings that cannot be saved, the opened folder gone
+        self.server_menu = ServerMenu(  # File ▸ Connect to Server…, the Server menu, servers' rows
+            self,
+            self.jobs_panel,
+            self.selection,
+            self.dialogs.resize_dialog_for,
+            self.jobs,
+            self.model,
+            self.settings,
+            self.workspace,
+        )
+        self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
+        self.dialogs.preferencesAccepted.connect(self.server_menu.ssh_config_changed)
+        self.state_notices = StateNotices(  # settings that cannot be saved, the opened folder gone
+            self, self.statusBar(), self.settings, self.workspace, self.jobs, self.detail, self.folders
+        )
         self._restore_state()
-        self.selection.update_actions()
+        self.artifact_actions.update()
         app = QApplication.instance()
         if app is not None:
             app.setProperty("mainWindow", self)
@@ -103,22 +119,56 @@ class MainWindow(QMainWindow):
 
     def _build_parts(self) -> None:
         """The parts that act for the window, each with one job."""
-        self.status_line = StatusLine(self)
-        self.selection = SelectionDetails(self)
-        self.folders = FolderControl(self)
-        self.dialogs = DialogLauncher(self)
-        self.results = ResultNotice(self)
-        self.first_steps = FirstSteps(self)
+        status = self.statusBar()
+        self.status_line = StatusLine(status, self.model, self.browser.proxy, self.workspace, self.jobs, self)
+        self.selection = SelectionDetails(
+            self.browser, self.model, self.workspace, self.detail, self.jobs, self.settings, self
+        )
+        self.folders = FolderControl(self, status, self.workspace, self.settings, self.jobs)
+        self.results = ResultNotice(status, self.workspace, self.selection.select_once_shown, self)
+        self.busy = BusyPaths(self)  # the folders running jobs use: a compile's, a resize's, a trashing's
+        self.dialogs = DialogLauncher(
+            self,
+            browser=self.browser,
+            selection=self.selection,
+            jobs=self.jobs,
+            model=self.model,
+            workspace=self.workspace,
+            settings=self.settings,
+            backend_status=self.backend_status,
+            busy=self.busy,
+            offer=self.results.offer,
+            # run in a job's worker (the server menu exists by then): remote/ given this window's ssh options
+            prepare_remote=lambda: self.server_menu.servers.configure_remote(),
+        )
+        self.first_steps = FirstSteps(
+            self, self.splitter, self.browser, self.settings, self.workspace, self.model, self.jobs
+        )
         self.theme = ThemeControl(self.settings, self)
 
-    def _action(self, name: str, text: str, slot: object, shortcut: Shortcut = None) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
+    def _build_artifact_actions(self) -> None:
+        """The context menu, the toolbar, trash and compare: the actions on the selection."""
+        self.artifact_actions = ArtifactActions(
+            self,
+            browser=self.browser,
+            selection=self.selection,
+            actions=WindowActions(
+                self.action_compile, self.action_resize, self.action_plan, self.action_explore, self.action_copy_path
+            ),
+            open_resize=self.dialogs.resize_dialog_for,
+            detail=self.detail,
+            splitter=self.splitter,
+            jobs=self.jobs,
+            model=self.model,
+            workspace=self.workspace,
+            settings=self.settings,
+            busy=self.busy,
+            offer=self.results.offer,
+        )
+        self.addToolBar(self.artifact_actions.toolbar)
+
+    def _action(self, name: str, text: str, slot: Callable[..., object], shortcut: Shortcut = None) -> QAction:
+        return add_action(self, name, text, slot, shortcut)
 
     def _create_actions(self) -> None:
         f, d, a = self.folders, self.dialogs, self._action
@@ -170,14 +220,16 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.view_menu.addMenu(self.theme.menu)
         self.help_menu = bar.addMenu("&Help")
-        self.help = HelpMenu(self)
-        self.help.fill(self.help_menu)
+        self.help = HelpMenu(self, self.statusBar(), self.settings, self.backend_status)
+        self.help.fill(self.help_menu, self.action_about)
 
     def _connect_parts(self) -> None:
         self.browser.painted.connect(self.workspace.batch_shown)
         self.selection.connect_to()
+        self.selection.changed.connect(self.artifact_actions.update)
         self.folders.connect_to()
-        self.status_line.connect_to()
+        self.folders.bucketChosen.connect(self.dialogs.reopen_bucket)  # Open Recent ▸ a bucket
+        self.status_line.connect_to(self.action_refresh)
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -215,15 +267,6 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         self.folders.open_demo()
 
-    def show_folder_title(self, root: str) -> None:
-        """The folder in the title; the platform adds the application's display name after it where it is set."""
-        named = QGuiApplication.applicationDisplayName() == APP_NAME
-        self.setWindowTitle(root if named else f"{APP_NAME} — {root}")
-
-    def show_no_folder_title(self) -> None:
-        """The title of a window with no folder open."""
-        self.setWindowTitle(APP_NAME)
-
     def copy_path(self) -> None:
         path = self.browser.current_path()
         if path:
@@ -245,10 +288,10 @@ class MainWindow(QMainWindow):
 
     def confirm_quit_with_jobs(self, count: int) -> bool:
         """Ask before cancelling the running jobs (the question follows them while open: quit_question.py)."""
-        return ask_to_quit(self)
+        return ask_to_quit(self, self.jobs, self.workspace)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = running_jobs(self)
+        running = running_jobs(self.jobs, self.workspace)
         if running and not stop_requested() and not self.confirm_quit_with_jobs(len(running)):
             event.ignore()
             return

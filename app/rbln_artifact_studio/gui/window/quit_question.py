@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QMessageBox
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.jobs import Job
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from PySide6.QtWidgets import QWidget
+
+    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
-def running_jobs(window: MainWindow) -> list[Job]:
+def running_jobs(jobs: JobManager, workspace: Workspace) -> list[Job]:
     """The jobs a quit would cancel: a scan only reads (cancelling it loses nothing), so it is not counted."""
-    return [job for job in window.jobs.active_visible() if job is not window.workspace.scan_job]
+    return [job for job in jobs.active_visible() if job is not workspace.scan_job]
 
 
 def quit_question(running: list[Job]) -> str:
@@ -25,29 +27,29 @@ def quit_question(running: list[Job]) -> str:
     return f"{are} still running: {names}. Cancel {them} and quit? Cancelled work leaves nothing half-done."
 
 
-def ask_to_quit(window: MainWindow) -> bool:
+def ask_to_quit(parent: QWidget, jobs: JobManager, workspace: Workspace) -> bool:
     """Yes: cancel the running jobs and quit. The box updates as jobs end and closes itself with Yes at the last."""
     box = QMessageBox(
         QMessageBox.Icon.Question,
         "Jobs are running",
-        quit_question(running_jobs(window)),
+        quit_question(running_jobs(jobs, workspace)),
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        window,
+        parent,
     )
     box.setObjectName("quitJobsBox")
     box.setDefaultButton(QMessageBox.StandardButton.No)
 
     def follow() -> None:
-        running = running_jobs(window)
+        running = running_jobs(jobs, workspace)
         if running:
             box.setText(quit_question(running))
         else:
             box.done(QMessageBox.StandardButton.Yes)
 
-    window.jobs.activeChanged.connect(follow)
+    jobs.activeChanged.connect(follow)
     try:
         answer = box.exec()
     finally:
-        window.jobs.activeChanged.disconnect(follow)
+        jobs.activeChanged.disconnect(follow)
         box.deleteLater()
     return answer == QMessageBox.StandardButton.Yes

@@ -7,19 +7,24 @@ import os
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 class ResultNotice(QObject):
     """Shows each written result in the window: in the table, or a notice offering Open Beside."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self, status: QStatusBar, workspace: Workspace, select_once_shown: Callable[[str], None], parent: QObject
+    ) -> None:
+        """status: the bar the notice sits in; select_once_shown: selects a path once the table has its row."""
+        super().__init__(parent)
+        self.status, self.workspace, self.select_once_shown = status, workspace, select_once_shown
         self.bar = QWidget()
         self.bar.setObjectName("resultNotice")
         layout = QHBoxLayout(self.bar)
@@ -37,7 +42,7 @@ class ResultNotice(QObject):
         layout.addWidget(self.label, 1)
         layout.addWidget(self.open_button)
         layout.addWidget(dismiss)
-        window.statusBar().addWidget(self.bar, 1)
+        status.addWidget(self.bar, 1)
         self.bar.hide()
         self.path: str | None = None
 
@@ -45,15 +50,15 @@ class ResultNotice(QObject):
         """A result just written: selected in the table when a shown folder holds it, else offered."""
         from rbln_artifact_studio.places.dispatch import capabilities
 
-        w, path = self.window, str(where)
+        path = str(where)
         if not capabilities(where).on_this_computer:  # its rows come with that place's scan, not a folder's
-            w.statusBar().showMessage(f"Wrote {path}", 10_000)
+            self.status.showMessage(f"Wrote {path}", 10_000)
             return
-        if w.workspace.root_of(path) is not None:
+        if self.workspace.root_of(path) is not None:
             self.bar.hide()
-            w.statusBar().showMessage(f"Wrote {path}", 10_000)
-            w.workspace.rescan([path, os.path.dirname(path)])
-            w.selection.select_once_shown(path)
+            self.status.showMessage(f"Wrote {path}", 10_000)
+            self.workspace.rescan([path, os.path.dirname(path)])
+            self.select_once_shown(path)
             return
         self.path = path
         self.label.setText(f"Wrote {path}: outside the folders shown.")
@@ -67,5 +72,5 @@ class ResultNotice(QObject):
             return
         path, self.path = self.path, None
         self.bar.hide()
-        self.window.workspace.add(os.path.dirname(path))
-        self.window.selection.select_once_shown(path)
+        self.workspace.add(os.path.dirname(path))
+        self.select_once_shown(path)

@@ -3,30 +3,39 @@ console, disconnect); the servers connected when the studio last quit are connec
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTabWidget
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.gui.window.window_actions import add_action
 from rbln_artifact_studio.remote.ssh_config import chosen_config
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
     from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
     from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
+    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
     from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
     from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.window.selection_details import Selection
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
-def _menu(window: MainWindow, title: str) -> QMenu | None:
+def _menu(window: QMainWindow, title: str) -> QMenu | None:
     for action in window.menuBar().actions():
         if action.text() == title and action.menu() is not None:
             menu = action.menu()
@@ -44,29 +53,54 @@ def _config_hosts(config: Path | None) -> list[str]:
 class ServerMenu(QObject):
     """Owns the ServerSources of a window and the actions that drive it."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        jobs_panel: QDockWidget,
+        selection: Selection,
+        open_resize: Callable[[Artifact, int], ResizeDialog],
+        jobs: JobManager,
+        model: ArtifactTableModel,
+        settings: Settings,
+        workspace: Workspace,
+    ) -> None:
+        """window: its menus take the actions, its main area the console's tab (jobs_panel keeps its height);
+        open_resize: the resize dialog for an artifact at a block count (the console's Resize to a Copy…)."""
         super().__init__(window)
-        self.window = window
+        self.window, self.jobs_panel, self.selection, self.open_resize = window, jobs_panel, selection, open_resize
+        self.jobs, self.model, self.settings = jobs, model, settings
         # RBLN_STUDIO_SSH_CONFIG first, as the CLI, then the file chosen in Preferences, else ssh's own
-        self.servers = ServerSources(
-            window.jobs, window.model, window.settings, chosen_config(window.settings.ssh_config()), parent=self
-        )
-        self.action_connect = window._action(
-            "actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O"
-        )
-        self.action_devices = window._action("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
-        self.action_plan_now = window._action("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
-        self.action_servers_view = window._action(
-            "actionServersView", "Fleet &Console", lambda: self.open_servers_view(), "Ctrl+Shift+V"
-        )
+        self.servers = ServerSources(jobs, model, settings, chosen_config(settings.ssh_config()), parent=self)
         self.console: FleetConsole | None = None
         self.tabs: QTabWidget | None = None
         self._jobs_height = 0
+        self._build_actions()
+        self._build_menus()
+        self.servers.hostKeyQuestion.connect(self._ask_host_key)
+        self.servers.failed.connect(self._on_failed)
+        self.servers.jobsReadBack.connect(self._show_outcomes)
+        self.servers.changed.connect(self._fill_disconnect_menu)
+        workspace.rootChanged.connect(self.servers.show_again)
+        self._fill_disconnect_menu()
+        self._reconnect()
+
+    def _build_actions(self) -> None:
+        a = partial(add_action, self.window)
+        self.action_connect = a("actionConnectServer", "Connect to &Server…", self.open_connect_dialog, "Ctrl+Shift+O")
+        self.action_devices = a("actionServerDevices", "NPU &Devices…", self.open_devices, "Ctrl+Shift+D")
+        self.action_plan_now = a("actionPlanOnServer", "Plan on Server &Now…", self.open_server_plan)
+        self.action_servers_view = a(
+            "actionServersView", "Fleet &Console", lambda: self.open_servers_view(), "Ctrl+Shift+V"
+        )
+
+    def _build_menus(self) -> None:
+        """Connect to Server… in the File menu; the Server menu before the View menu."""
+        window = self.window
         self.disconnect_menu = QMenu("&Disconnect", window)
         self.disconnect_menu.setObjectName("disconnectMenu")
-        file_menu = _menu(window, "&File")
-        if file_menu is not None:
-            file_menu.insertAction(window.action_demo, self.action_connect)
+        file_menu, demo = _menu(window, "&File"), window.findChild(QAction, "actionOpenDemo")
+        if file_menu is not None and demo is not None:  # before Open Demo Workspace, the end of what File opens
+            file_menu.insertAction(demo, self.action_connect)
         server_menu = QMenu("&Server", window)
         server_menu.setObjectName("serverMenu")
         server_menu.addActions([self.action_connect, self.action_devices, self.action_plan_now])
@@ -78,18 +112,11 @@ class ServerMenu(QObject):
             window.menuBar().insertMenu(view.menuAction(), server_menu)
         else:
             window.menuBar().addMenu(server_menu)
-        self.servers.hostKeyQuestion.connect(self._ask_host_key)
-        self.servers.failed.connect(self._on_failed)
-        self.servers.jobsReadBack.connect(self._show_outcomes)
-        self.servers.changed.connect(self._fill_disconnect_menu)
-        window.workspace.rootChanged.connect(self.servers.show_again)
-        self._fill_disconnect_menu()
-        self._reconnect()
 
     def _reconnect(self) -> None:
         """The servers connected and the buckets open when the studio last quit, and the console if it was in use (in
         jobs: never waited on)."""
-        settings = self.window.settings
+        settings = self.settings
         self.servers.changed.connect(self._remember_connected)
         remembered = {e.host: e for e in settings.servers()}
         for host in settings.session.connected_hosts():
@@ -99,27 +126,27 @@ class ServerMenu(QObject):
         if settings.session.opened_buckets():
             from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
 
-            reopen_buckets(self.window.jobs, self.window.model, settings.session.opened_buckets())
+            reopen_buckets(self.jobs, self.model, settings.session.opened_buckets())
         if settings.session.console_sources() or settings.session.console_current():
             self.open_servers_view(focus=settings.session.console_current())
 
     @Slot()
     def _remember_connected(self) -> None:
-        self.window.settings.session.set_connected_hosts(self.servers.hosts())
+        self.settings.session.set_connected_hosts(self.servers.hosts())
 
     def ssh_config_changed(self) -> None:
         """Preferences chose another ssh config: servers reached from now on use it."""
-        self.servers.set_ssh_config(chosen_config(self.window.settings.ssh_config()))
+        self.servers.set_ssh_config(chosen_config(self.settings.ssh_config()))
 
     @Slot()
     def open_connect_dialog(self) -> ConnectDialog:
         from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
 
-        dialog = ConnectDialog(self.window.settings.servers(), self.window)
+        dialog = ConnectDialog(self.settings.servers(), self.window)
         dialog.accepted.connect(lambda: self._connect(dialog))
         dialog.open()
-        config = chosen_config(self.window.settings.ssh_config())
-        self.config_hosts_job = self.window.jobs.submit(
+        config = chosen_config(self.settings.ssh_config())
+        self.config_hosts_job = self.jobs.submit(
             "Hosts of the ssh config", lambda _ctx: _config_hosts(config), visible=False
         )
         self.config_hosts_job.succeeded.connect(dialog.offer_hosts)
@@ -129,7 +156,7 @@ class ServerMenu(QObject):
         entry = dialog.entry()
         if entry is None:
             return
-        self.window.settings.remember_server(entry)
+        self.settings.remember_server(entry)
         self.servers.connect_server(entry)
 
     @Slot(object)
@@ -182,7 +209,7 @@ class ServerMenu(QObject):
     def open_devices(self) -> DevicesDialog:
         from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
 
-        dialog = DevicesDialog(self.window.jobs, self.servers.hosts(), self.window)
+        dialog = DevicesDialog(self.jobs, self.servers.hosts(), self.window)
         dialog.open()
         return dialog
 
@@ -190,11 +217,11 @@ class ServerMenu(QObject):
     def open_server_plan(self) -> ServerPlanDialog | None:
         from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
 
-        paths = self.window.browser.selected_paths()
+        paths = self.selection.selected_paths()
         if not paths:
             self.window.statusBar().showMessage("Select the artifacts to plan on a server first.", 5_000)
             return None
-        dialog = ServerPlanDialog(self.window.jobs, paths, self.servers.hosts(), self.window)
+        dialog = ServerPlanDialog(self.jobs, paths, self.servers.hosts(), self.window)
         dialog.open()
         return dialog
 
@@ -210,11 +237,11 @@ class ServerMenu(QObject):
 
         window = self.window
         if self.console is None or self.tabs is None:
-            settings, store = window.settings, window.settings.store
+            settings, store = self.settings, self.settings.store
             console = FleetConsole(
-                window.jobs,
+                self.jobs,
                 self.servers.hosts,
-                lambda: window.artifact,
+                lambda: self.selection.artifact,
                 settings.session.console_sources(),
                 period_setting(store.value(SETTING_PERIOD, DEFAULT_PERIOD)),
                 settings.session.short_free_bytes(),
@@ -229,7 +256,7 @@ class ServerMenu(QObject):
             self.tabs = QTabWidget()
             self.tabs.setObjectName("mainTabs")
             self.tabs.setDocumentMode(True)
-            jobs_height = window.jobs_panel.height()  # a new central widget lets the docks grow: keep theirs
+            jobs_height = self.jobs_panel.height()  # a new central widget lets the docks grow: keep theirs
             central = window.takeCentralWidget()  # the artifacts' table and details: the first tab
             if central is not None:
                 self.tabs.addTab(central, "&Artifacts")
@@ -250,17 +277,16 @@ class ServerMenu(QObject):
     def _keep_jobs_height(self) -> None:
         """The jobs dock as high as before the tabs: with no central widget between take and set, the docks took
         its room (set once the new one is laid out)."""
-        self.window.resizeDocks([self.window.jobs_panel], [self._jobs_height], Qt.Orientation.Vertical)
+        self.window.resizeDocks([self.jobs_panel], [self._jobs_height], Qt.Orientation.Vertical)
 
     @Slot(int)
     def _remember_open(self, _index: int) -> None:
         shown = self.tabs is not None and self.tabs.currentWidget() is self.console
-        self.window.settings.session.set_console_current(shown)
+        self.settings.session.set_console_current(shown)
 
     def _resize_copy(self, artifact: Artifact, blocks: int) -> None:
         """Resize to a Copy… at the count the fleet console found to fit."""
-        launcher: Any = getattr(self.window, "dialogs", self.window)  # the window's dialog launcher, where it has one
-        dialog = launcher.resize_dialog_for(artifact, blocks)
+        dialog = self.open_resize(artifact, blocks)
         dialog.mode_copy.setChecked(True)
 
     @Slot()

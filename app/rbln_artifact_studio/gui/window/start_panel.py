@@ -7,11 +7,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSize, Qt, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+
+from rbln_artifact_studio.gui.window.folder_control import recent_buckets
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.jobs import Job
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
 
 # (button, what it does, the window's action): the order a new user meets them in.
 STEPS = (
@@ -35,11 +39,12 @@ class StepButton(QCommandLinkButton):
 class StartPanel(QScrollArea):
     """One button per next step; each triggers the window's own action (so its shortcut and state are the same)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, actions: QWidget) -> None:
+        """actions: the widget holding the actions, found by their object names (the main window)."""
         super().__init__()
         self.setObjectName("startPanel")
         self.setWidgetResizable(True)
-        self.window_ = window
+        self.window_ = actions
         body = QWidget()
         layout = QVBoxLayout(body)
         title = QLabel("<h2>Start here</h2>No folder is open yet. What would you like to look at?")
@@ -48,7 +53,7 @@ class StartPanel(QScrollArea):
         layout.addWidget(title)
         self.buttons: dict[str, QCommandLinkButton] = {}
         for text, description, name in STEPS:
-            action = window.findChild(QAction, name)
+            action = actions.findChild(QAction, name)
             if action is None:
                 continue  # an action this window does not have (none today)
             button = StepButton(text, description)
@@ -72,29 +77,40 @@ class FirstSteps(QObject):
     """Shows the StartPanel in the table's place on a first start, and takes it away once something is opened (a
     folder, a server's or a bucket's rows, a job such as a compile)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        splitter: QSplitter,
+        table: QWidget,
+        settings: Settings,
+        workspace: Workspace,
+        model: ArtifactTableModel,
+        jobs: JobManager,
+    ) -> None:
+        """window: holds the actions the buttons trigger; splitter: the table (whose place the panel takes), then
+        the details."""
         super().__init__(window)
-        self.window = window
+        self.window, self.splitter, self.table, self.settings = window, splitter, table, settings
+        self.workspace, self.model, self.jobs = workspace, model, jobs
         self.panel: StartPanel | None = None  # while shown
 
     def nothing_recent(self) -> bool:
         """No folder, server or bucket opened before: a first start."""
-        w = self.window
-        return not (w.settings.recent_folders() or w.settings.servers() or w.folders.recent_buckets())
+        s = self.settings
+        return not (s.recent_folders() or s.servers() or recent_buckets(s))
 
     def offer(self) -> StartPanel | None:
         """The next steps, on a first start only (no arguments, nothing recent)."""
         if not self.nothing_recent():
             return None
-        w = self.window
-        panel = self.panel = StartPanel(w)
-        table, details = w.splitter.sizes()
-        w.splitter.insertWidget(0, panel)
-        w.browser.hide()
-        w.splitter.setSizes([table, 0, details])  # the table's room, as the table had it
-        w.workspace.rootChanged.connect(self.close)
-        w.model.rowsInserted.connect(self.close)
-        w.jobs.jobAdded.connect(self._on_job)
+        panel = self.panel = StartPanel(self.window)
+        table, details = self.splitter.sizes()
+        self.splitter.insertWidget(0, panel)
+        self.table.hide()
+        self.splitter.setSizes([table, 0, details])  # the table's room, as the table had it
+        self.workspace.rootChanged.connect(self.close)
+        self.model.rowsInserted.connect(self.close)
+        self.jobs.jobAdded.connect(self._on_job)
         return panel
 
     @Slot(object)
@@ -104,13 +120,13 @@ class FirstSteps(QObject):
 
     @Slot()
     def close(self, *_args: object) -> None:
-        panel, w = self.panel, self.window
+        panel = self.panel
         if panel is None:
             return
         self.panel = None
-        w.workspace.rootChanged.disconnect(self.close)
-        w.model.rowsInserted.disconnect(self.close)
-        w.jobs.jobAdded.disconnect(self._on_job)
+        self.workspace.rootChanged.disconnect(self.close)
+        self.model.rowsInserted.disconnect(self.close)
+        self.jobs.jobAdded.disconnect(self._on_job)
         panel.hide()
         panel.deleteLater()
-        w.browser.show()
+        self.table.show()

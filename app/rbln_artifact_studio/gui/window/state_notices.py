@@ -7,16 +7,19 @@ each thing once, in a box that does not block the window.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.portable.walk import DATA_LINK
 from rbln_artifact_studio.gui.models.jobs import JobContext
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.app.settings import Settings
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
+    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
 SETTLE_MS = 100
 Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder
@@ -47,14 +50,33 @@ def gone_reason(root: str, opened: Identity | None) -> str | None:
     return None
 
 
+class Folders(Protocol):
+    """What a gone folder asks of the window's folder control (FolderControl)."""
+
+    def show_no_folder_title(self) -> None: ...
+
+    def choose_folder(self) -> None: ...
+
+
 class StateNotices(QObject):
     """Shows the settings' notices, and watches the opened folder itself: moved, renamed, deleted or replaced."""
 
     folderGone = Signal(str, str)  # root, reason (the table is cleared; the box offers to open another)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        status: QStatusBar,
+        settings: Settings,
+        workspace: Workspace,
+        jobs: JobManager,
+        detail: DetailPanel,
+        folders: Folders,
+    ) -> None:
+        """window: the parent of the notices' boxes; detail: says why the table emptied."""
         super().__init__(window)
-        self.window = window
+        self.window, self.status, self.settings, self.workspace, self.jobs = window, status, settings, workspace, jobs
+        self.detail, self.folders = detail, folders
         self._opened: dict[str, Identity | None] = {}
         self._checking = False
         self._again = False  # a change came while a check ran: check once more after it
@@ -66,16 +88,16 @@ class StateNotices(QObject):
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self._check_root)
-        window.settings.notices.notice.connect(self.say_settings)
-        window.workspace.rootChanged.connect(self._remember_root)
-        window.workspace.watcher.changed.connect(self._on_changed)
-        notice = window.settings.take_notice()
+        settings.notices.notice.connect(self.say_settings)
+        workspace.rootChanged.connect(self._remember_root)
+        workspace.watcher.changed.connect(self._on_changed)
+        notice = settings.take_notice()
         if notice is not None:
             QTimer.singleShot(0, lambda: self.say_settings(notice))  # once the window is up
 
     @Slot(str)
     def say_settings(self, text: str) -> QMessageBox:
-        self.window.statusBar().showMessage(text, 30_000)
+        self.status.showMessage(text, 30_000)
         return self._box("settingsNotice", "Settings", text, QMessageBox.StandardButton.Ok)
 
     def _box(self, name: str, title: str, text: str, buttons: QMessageBox.StandardButton) -> QMessageBox:
@@ -90,7 +112,7 @@ class StateNotices(QObject):
 
     @Slot(str)
     def _remember_root(self, root: str) -> None:
-        job = self.window.jobs.submit(f"Identify {root}", lambda _ctx: folder_identity(root), visible=False)
+        job = self.jobs.submit(f"Identify {root}", lambda _ctx: folder_identity(root), visible=False)
         job.succeeded.connect(lambda identity: self._opened.__setitem__(root, identity))
         if self._parent_watch.directories():
             self._parent_watch.removePaths(self._parent_watch.directories())
@@ -101,7 +123,7 @@ class StateNotices(QObject):
     @Slot(list)
     def _on_changed(self, folders: list[str]) -> None:
         """The watcher reports the root itself when it is deleted (its watch ends)."""
-        if self.window.workspace.root in folders:
+        if self.workspace.root in folders:
             self._check_root()
 
     @Slot(str)
@@ -111,7 +133,7 @@ class StateNotices(QObject):
     @Slot()
     def _check_root(self) -> None:
         """Check in a job (a stat may wait on a slow disk) that the root is still the folder that was opened."""
-        root = self.window.workspace.root
+        root = self.workspace.root
         if root is None:
             return
         if self._checking:
@@ -123,7 +145,7 @@ class StateNotices(QObject):
         def check(_ctx: JobContext) -> str | None:
             return gone_reason(root, opened)
 
-        job = self.window.jobs.submit(f"Check {root}", check, visible=False)
+        job = self.jobs.submit(f"Check {root}", check, visible=False)
         job.succeeded.connect(lambda reason: self._on_checked(root, reason))
         job.finished.connect(self._checked)
 
@@ -135,14 +157,14 @@ class StateNotices(QObject):
             self._check_root()
 
     def _on_checked(self, root: str, reason: str | None) -> None:
-        workspace = self.window.workspace
+        workspace = self.workspace
         if reason is None or workspace.root != root:
             return
         workspace.close_root()
         if self._parent_watch.directories():
             self._parent_watch.removePaths(self._parent_watch.directories())
-        self.window.show_no_folder_title()
-        self.window.detail.show_message(f"{reason} Open a folder to see its artifacts.")
+        self.folders.show_no_folder_title()
+        self.detail.show_message(f"{reason} Open a folder to see its artifacts.")
         self.folderGone.emit(root, reason)
         box = self._box(
             "folderGone",
@@ -151,4 +173,4 @@ class StateNotices(QObject):
             QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Close,
         )
         box.button(QMessageBox.StandardButton.Open).setText("Open Another Folder…")
-        box.button(QMessageBox.StandardButton.Open).clicked.connect(self.window.folders.choose_folder)
+        box.button(QMessageBox.StandardButton.Open).clicked.connect(self.folders.choose_folder)

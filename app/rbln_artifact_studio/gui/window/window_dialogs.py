@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.settings import MAX_RECENT
@@ -19,34 +19,61 @@ if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.location import Location
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog
     from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog
     from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
     from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
+    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+    from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+    from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.workspace import Workspace
+    from rbln_artifact_studio.gui.window.artifact_actions import BusyPaths
+    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+    from rbln_artifact_studio.gui.window.selection_details import Selection
 
 
 class DialogLauncher(QObject):
     """Opens each dialog on what the window has selected; a compile's or resize's output is selected when shown."""
 
-    def __init__(self, window: MainWindow) -> None:
+    preferencesAccepted = Signal()  # Preferences ▸ OK: the ssh config chosen there applies from now on
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        *,
+        browser: ArtifactBrowser,
+        selection: Selection,
+        jobs: JobManager,
+        model: ArtifactTableModel,
+        workspace: Workspace,
+        settings: Settings,
+        backend_status: BackendStatus,
+        busy: BusyPaths,
+        offer: Callable[[Location], None],
+        prepare_remote: Callable[[], None],
+    ) -> None:
+        """window: parents the dialogs, its status bar says what started; busy: where each job's folders are told;
+        offer: shows a written result (ResultNotice.offer); prepare_remote: run in a job's worker before it writes
+        to a place elsewhere (remote/ given the window's ssh options)."""
         super().__init__(window)
-        self.window = window
+        self.window, self.browser, self.selection, self.busy = window, browser, selection, busy
+        self.jobs, self.model, self.workspace, self.settings = jobs, model, workspace, settings
+        self.backend_status, self.offer, self.prepare_remote = backend_status, offer, prepare_remote
 
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
-        w = self.window
-        parent = w.workspace.root or os.path.expanduser("~")
+        parent = self.workspace.root or os.path.expanduser("~")
         from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard, remember_of
 
-        last = w.settings.choices.get("wizard")
+        last = self.settings.choices.get("wizard")
         wizard = CompileWizard(
-            w.jobs, parent, w, backends=w.backend_status, last=last if isinstance(last, dict) else None
+            self.jobs, parent, self.window, backends=self.backend_status, last=last if isinstance(last, dict) else None
         )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
-        wizard.compileRequested.connect(lambda request, *_: w.settings.choices.set("wizard", remember_of(request)))
+        wizard.compileRequested.connect(lambda request, *_: self.settings.choices.set("wizard", remember_of(request)))
         wizard.open()
         return wizard
 
@@ -54,15 +81,14 @@ class DialogLauncher(QObject):
     def start_compile(self, request: CompileRequest, output: Location, backend: BackendChoice) -> Job:
         from rbln_artifact_studio.gui.models import operations
 
-        w = self.window
-        toolchain = w.settings.toolchain().settings()
-        job = operations.compile_artifact(w.jobs, request, output, backend, toolchain, self._reach(output))
-        w.artifact_actions.busy.track(job, str(output))
+        toolchain = self.settings.toolchain().settings()
+        job = operations.compile_artifact(self.jobs, request, output, backend, toolchain, self._reach(output))
+        self.busy.track(job, str(output))
         from rbln_artifact_studio.core.display.commandline import compile_argv
 
         job.command, job.output = compile_argv(request, str(output)), str(output)
         job.succeeded.connect(self._on_written)
-        w.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
+        self.window.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
         return job
 
     def _reach(self, output: Location) -> Callable[[], None] | None:
@@ -70,27 +96,26 @@ class DialogLauncher(QObject):
         options, so a server it has not connected to is reached as a connection from the window would be."""
         from rbln_artifact_studio.places.dispatch import capabilities
 
-        return None if capabilities(output).on_this_computer else self.window.server_menu.servers.configure_remote
+        return None if capabilities(output).on_this_computer else self.prepare_remote
 
     @Slot()
     def open_bucket_dialog(self) -> BucketDialog:
         """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/dialogs/bucket_dialog.py)."""
         from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog, open_bucket
 
-        w = self.window
-        last = w.settings.choices.get("bucket")
-        dialog = BucketDialog(w, last if isinstance(last, dict) else None)
+        last = self.settings.choices.get("bucket")
+        dialog = BucketDialog(self.window, last if isinstance(last, dict) else None)
         dialog.accepted.connect(lambda: self._bucket_opened(dialog.choice()))
-        dialog.accepted.connect(lambda: open_bucket(w.jobs, w.model, dialog.location()))
+        dialog.accepted.connect(lambda: open_bucket(self.jobs, self.model, dialog.location()))
         dialog.accepted.connect(
-            lambda: w.settings.session.add_opened_bucket(dialog.entry())
+            lambda: self.settings.session.add_opened_bucket(dialog.entry())
         )  # opened again on next start
         dialog.open()
         return dialog
 
     def _bucket_opened(self, choice: dict[str, str]) -> None:
         """Remembered for the dialog next time, and first in Open Recent."""
-        settings = self.window.settings
+        settings = self.settings
         settings.choices.set("bucket", choice)
         recent = settings.choices.get("recentBuckets")
         others = [b for b in recent if isinstance(b, dict) and b != choice] if isinstance(recent, list) else []
@@ -110,10 +135,10 @@ class DialogLauncher(QObject):
             return None
         use(choice.get("endpoint") or None, choice.get("profile") or None)
         self._bucket_opened(choice)
-        return open_bucket(self.window.jobs, self.window.model, root)
+        return open_bucket(self.jobs, self.model, root)
 
     def open_resize_dialog(self) -> ResizeDialog | None:
-        artifact = self.window.selection.artifact
+        artifact = self.selection.artifact
         return None if artifact is None else self.resize_dialog_for(artifact)
 
     def resize_dialog_for(
@@ -129,10 +154,10 @@ class DialogLauncher(QObject):
         dialog = ResizeDialog(
             artifact,
             parent or self.window,
-            self.window.jobs,
+            self.jobs,
             target,
             budget_text,
-            self.window.settings.copy_folder.get(),
+            self.settings.copy_folder.get(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -145,28 +170,28 @@ class DialogLauncher(QObject):
         from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
         from rbln_artifact_studio.gui.models import operations
 
-        w = self.window
         if isinstance(dialog, ResizeDialog) and dialog.request is not None:
             request = dialog.request
             reach = self._reach(request.output) if request.output is not None else None
-            job = operations.resize(w.jobs, request, w.settings.toolchain().settings(), reach, dialog.blocks)
+            job = operations.resize(self.jobs, request, self.settings.toolchain().settings(), reach, dialog.blocks)
             outputs = [request.output] if request.output else []
-            w.artifact_actions.busy.track(job, str(request.source), *map(str, outputs))
+            self.busy.track(job, str(request.source), *map(str, outputs))
             job.command = dialog.argv
             job.output = str(request.output or request.source)
             job.succeeded.connect(self._on_written)
             if request.output is not None:  # proposed first for the next copy (of any artifact)
-                w.settings.copy_folder.set(str(request.output.parent))
+                self.settings.copy_folder.set(str(request.output.parent))
 
     @Slot()
     def open_planner(self) -> QWidget | None:
         from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog  # loaded when first used
 
-        w = self.window
-        paths = w.browser.selected_paths()
+        paths = self.browser.selected_paths()
         if len(paths) < 2:
             return None
-        dialog = PlannerDialog(w.jobs, paths, self.resize_dialog_for, w.settings.toolchain().settings(), w.model, w)
+        dialog = PlannerDialog(
+            self.jobs, paths, self.resize_dialog_for, self.settings.toolchain().settings(), self.model, self.window
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
@@ -175,10 +200,9 @@ class DialogLauncher(QObject):
     def open_explorer(self) -> QWidget | None:
         from rbln_artifact_studio.gui.dialogs.explorer_dialog import ExplorerDialog
 
-        w = self.window
-        if w.selection.artifact is None:
+        if self.selection.artifact is None:
             return None
-        dialog = ExplorerDialog(w.jobs, w.selection.artifact, self.resize_dialog_for, w)
+        dialog = ExplorerDialog(self.jobs, self.selection.artifact, self.resize_dialog_for, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
@@ -187,13 +211,14 @@ class DialogLauncher(QObject):
     def export_report(self) -> Job | None:
         from rbln_artifact_studio.gui.models.export import choose_report_file, export_rows
 
-        w = self.window
-        chosen = choose_report_file(w, w.workspace.root or os.path.expanduser("~"))
+        chosen = choose_report_file(self.window, self.workspace.root or os.path.expanduser("~"))
         if chosen is None:
             return None
         path, fmt = chosen
-        job = export_rows(w.jobs, w.browser.shown_summaries(), path, fmt)
-        job.succeeded.connect(lambda written: w.statusBar().showMessage(f"Saved the report to {written}", 10_000))
+        job = export_rows(self.jobs, self.browser.shown_summaries(), path, fmt)
+        job.succeeded.connect(
+            lambda written: self.window.statusBar().showMessage(f"Saved the report to {written}", 10_000)
+        )
         return job
 
     @Slot(object)
@@ -201,16 +226,15 @@ class DialogLauncher(QObject):
         """A compile or resize finished: show it in the table now rather than waiting for the watcher."""
         where: Location | None = getattr(result, "where", None)  # a result elsewhere names its place there
         if where is not None:
-            self.window.results.offer(where)  # in the table, or one click to open it beside the shown folders
+            self.offer(where)  # in the table, or one click to open it beside the shown folders
 
     @Slot()
     def show_about(self) -> AboutDialog:
         """Versions, backends (detected in a job), where settings and the demo workspace live."""
         from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog, Locations
 
-        w = self.window
-        locations = Locations(w.settings.file_name(), demo_folder())
-        dialog = AboutDialog(locations, w.backend_status, w)
+        locations = Locations(self.settings.file_name(), demo_folder())
+        dialog = AboutDialog(locations, self.backend_status, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
@@ -219,9 +243,8 @@ class DialogLauncher(QObject):
     def show_preferences(self) -> PreferencesDialog:
         from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
 
-        w = self.window
-        dialog = PreferencesDialog(w.settings, w.backend_status, w)
+        dialog = PreferencesDialog(self.settings, self.backend_status, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(w.server_menu.ssh_config_changed)  # the ssh config chosen there, from now on
+        dialog.accepted.connect(self.preferencesAccepted)  # the ssh config chosen there, from now on
         dialog.open()
         return dialog
