@@ -115,6 +115,7 @@ def test_the_kv_actions_say_why_a_model_offers_no_resize(qtbot: QtBot, data: Dat
         workspace=data.workspace,
         settings=data.settings,
         busy=BusyPaths(window),
+        offer=lambda _where: pytest.fail("nothing was written"),
     )
     actions.update()
     assert not mine["resize"].isEnabled() and not actions.resize_copy.isEnabled()
