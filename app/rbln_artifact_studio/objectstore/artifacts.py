@@ -2,21 +2,21 @@
 
 A listing groups keys into artifacts (a prefix holding rbln_config.json). Each artifact's configs and graph headers
 are fetched with ranged GETs (the preamble and the start of slot 0 in one, the start of slot 1 in another; a longer
-header reads on), never a payload; the studio's own reader then checks them from memory (sent_files.SentFiles), so
-a bucket's artifact gets exactly the verdict a local folder would.
+header reads on), never a payload; the studio's own reader then checks them from memory (sent_files.SentFiles), every
+layout (a VLM's language_model/ part, a pipeline) read where it lives, its paths the keys' (nothing is copied here),
+so a bucket's artifact gets exactly the verdict a local folder would.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
-from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces, lay_out
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
+from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ
@@ -117,16 +117,18 @@ class BucketFiles(FetchedFiles):
 
 
 def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
-    """The artifact as the studio's reader sees it; NoKvCacheError for a model without a resizable KV cache."""
+    """The artifact as the studio's reader sees it, whatever its layout, every path the keys' (a VLM's language_model/
+    part and its graphs too, so a resize finds the objects to rewrite); NoKvCacheError for a model without a
+    resizable KV cache, its messages naming the bucket's URLs."""
     root = Path("/" + found.prefix.prefix)  # the reader's path: the key prefix; `where` says which bucket
-    files = BucketFiles(root, found, pieces, bucket)
-    config = files.whole(CONFIG_NAME) if CONFIG_NAME in found.objects else None
     try:
-        artifact = None if config is None else open_decoder_from(root, config, files)
+        artifact = open_from(root, BucketFiles(root, found, pieces, bucket))
+    except NoKvCacheError as exc:
+        d = exc.description
+        problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
+        raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
     except StudioError as exc:
         raise StudioError(_named_there(exc.message, root, found.prefix), hint=exc.hint) from None
-    if artifact is None:
-        return _check_laid_out(found, files.pieces, root)
     return _in_bucket(artifact, root, found.prefix)
 
 
@@ -141,35 +143,6 @@ def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact
     if artifact.unknown_reason:
         artifact.unknown_reason = _named_there(artifact.unknown_reason, root, prefix)
     artifact.remote = prefix
-    return artifact
-
-
-def _check_laid_out(found: Found, pieces: Pieces, root: Path) -> Artifact:
-    """A layout whose checks read around the folder (a VLM's parts, a pipeline): laid out sparse in a private folder
-    first, every message then naming the bucket's URL."""
-    files = [[name, obj.size] for name, obj in found.objects.items()]
-    with tempfile.TemporaryDirectory(prefix="rbln-studio-bucket-") as tmp:
-        local = Path(tmp) / (found.prefix.name or "artifact")
-        lay_out(files, pieces, local)
-
-        def relabel(text: str) -> str:
-            return text.replace(str(local), found.prefix.url)
-
-        try:
-            artifact = open_artifact(local)
-        except NoKvCacheError as exc:
-            d = exc.description
-            problems = tuple(Problem(p.severity, relabel(p.message)) for p in d.problems)
-            raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
-        except StudioError as exc:
-            raise StudioError(relabel(exc.message), hint=exc.hint) from None
-    artifact.problems = [Problem(p.severity, relabel(p.message)) for p in artifact.problems]
-    artifact.unknown_reason = artifact.unknown_reason and relabel(artifact.unknown_reason)
-
-    # As remote/artifact.py does for a server's: every path names the bucket's keys (a VLM's language_model/ part
-    # and its graphs too), so the kind is known and a resize finds the objects to rewrite.
-    artifact.move_paths(local, root)
-    artifact.remote = found.prefix
     return artifact
 
 
