@@ -16,14 +16,15 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
-from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces
+from rbln_artifact_studio.core.fleet.file_access import AccessFiles, Entry, path_there
+from rbln_artifact_studio.core.fleet.sent_files import Pieces
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.objectstore.store import Bucket, Obj
+from rbln_artifact_studio.objectstore.store import Bucket, Obj, url
 
 TEXTS = frozenset({CONFIG_NAME, "config.json", PIPELINE_INDEX})
 """Files fetched whole: what the checks read of a config."""
@@ -104,16 +105,42 @@ def fetch(bucket: Bucket, found: Found) -> Pieces:
     return pieces
 
 
-class BucketFiles(FetchedFiles):
-    """The artifact's fetched pieces for the reader; a range they lack (a header longer than the first read) is
-    fetched then, with a ranged GET."""
+class BucketAccess:
+    """A bucket as the reader's file access (file_access.FileAccess): a path is a key with a / before it ('/a/b'
+    is the key 'a/b'), a folder the keys below its prefix; a range is one ranged GET. keys: paths whose objects a
+    listing found, read by their exact keys."""
 
-    def __init__(self, root: Path, found: Found, pieces: Pieces, bucket: Bucket) -> None:
-        super().__init__(root, [[name, obj.size] for name, obj in found.objects.items()], pieces)
-        self.found, self.bucket = found, bucket
+    def __init__(self, bucket: Bucket, keys: dict[str, str] | None = None) -> None:
+        self.bucket, self.keys = bucket, keys or {}
 
-    def fetch(self, name: str, low: int, high: int) -> bytes:
-        return self.bucket.read(self.found.objects[name].key, low, high)
+    def _key(self, path: str) -> str:
+        return self.keys.get(path) or path.lstrip("/")
+
+    def list(self, path: str) -> list[Entry]:
+        prefix = BucketPrefix(self.bucket.name, path.strip("/"))
+        files: dict[str, int] = {}
+        folders: set[str] = set()
+        for obj in self.bucket.listing(prefix):
+            name, slash, _ = obj.key[len(prefix.key_prefix) :].partition("/")
+            if slash:
+                folders.add(name)
+            elif name:
+                files[name] = obj.size
+        if not files and not folders:
+            raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
+        return [Entry(n, True, 0) for n in sorted(folders)] + [Entry(n, False, s) for n, s in sorted(files.items())]
+
+    def read(self, path: str, limit: int) -> bytes:
+        key = self._key(path)
+        obj = self.bucket.head(key)
+        if obj is None:
+            raise StudioError(f"{url(self.bucket.name, key)} does not exist.")
+        if obj.size > limit:
+            raise StudioError(f"{url(self.bucket.name, key)} is {obj.size:,} bytes, far too large for a config file.")
+        return self.bucket.read(key, if_match=obj.etag)
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        return self.bucket.read(self._key(path), offset, offset + length)
 
 
 def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
@@ -122,7 +149,9 @@ def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
     resizable KV cache, its messages naming the bucket's URLs."""
     root = Path("/" + found.prefix.prefix)  # the reader's path: the key prefix; `where` says which bucket
     try:
-        artifact = open_from(root, BucketFiles(root, found, pieces, bucket))
+        sizes = {name: obj.size for name, obj in found.objects.items()}
+        access = BucketAccess(bucket, {path_there(root, name): obj.key for name, obj in found.objects.items()})
+        artifact = open_from(root, AccessFiles(root, sizes, access, pieces))
     except NoKvCacheError as exc:
         d = exc.description
         problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
@@ -142,7 +171,7 @@ def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact
     artifact.problems = [Problem(p.severity, _named_there(p.message, root, prefix)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _named_there(artifact.unknown_reason, root, prefix)
-    artifact.remote = prefix
+    artifact.where = prefix
     return artifact
 
 

@@ -105,7 +105,7 @@ def _on_server(artifact: Artifact, target: ServerFolder) -> Artifact:
     artifact.problems = [Problem(p.severity, _named_there(p.message, target)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _named_there(artifact.unknown_reason, target)
-    artifact.remote = target
+    artifact.where = target
     return artifact
 
 

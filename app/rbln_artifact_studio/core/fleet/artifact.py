@@ -91,18 +91,18 @@ class Artifact:
     unknown_reason: str | None = None
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
-    remote: Location | None = None  # where it lives when not here (a server's folder): `path` is its path there
     incomplete: str | None = None  # why the folder is still being written (its .rbln-studio-incomplete marker)
     colocated: Colocated = field(default_factory=Colocated)  # a multimodal model's other parts on the LM's NPUs
+    where: Location = field(init=False)
+    """Where the artifact lives, as a user would type it (str() shows it): this computer's folder at `path`, unless
+    the reader of a server or a bucket names its place (then `path` and the paths below it are paths there)."""
 
-    @property
-    def where(self) -> Location:
-        """Where the artifact lives, as a user would type it (str() shows it)."""
-        return self.remote if self.remote is not None else LocalFolder(self.path)
+    def __post_init__(self) -> None:
+        self.where = LocalFolder(self.path)
 
     def where_of(self, path: Path) -> Location:
         """Where one of the artifact's own folders or files lives (its `path` and those below it are paths there)."""
-        return self.remote.at(path.as_posix()) if self.remote is not None else LocalFolder(path)
+        return self.where.at(path.as_posix())
 
     @property
     def config(self) -> ConfigFields:
