@@ -153,6 +153,7 @@ def local_seen(folder: str) -> tuple[ArtifactSummary, object]:
     """What `seen` gives for folder read by the local reader, its paths worded as a server scan words them."""
     url = ServerFolder(HOST, folder).url
     found = ArtifactSummary(url, os.path.basename(folder), Status.CHECKING)
+    detail: object
     try:
         artifact = open_artifact(Path(folder))
     except NoKvCacheError as exc:
