@@ -432,7 +432,7 @@ def _read_once(
     return artifact
 
 
-def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector, files: Files = DISK) -> None:
+def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector, files: Files) -> None:
     config = artifact.config
     if damaged:
         artifact.unknown_reason = "Some .rbln files could not be read (see the problems above)."
