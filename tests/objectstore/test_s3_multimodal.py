@@ -119,3 +119,17 @@ def test_a_multimodal_model_is_read_where_it_lives_through_the_bucket_s_file_acc
     fields = ("path", "name", "status", "kind", "kvcache_num_blocks", "num_full_blocks", "problems", "size_on_disk")
     assert [[getattr(r, f) for f in fields] for r in generic] == [[getattr(r, f) for f in fields] for r in own]
     assert [r.name for r in own] == ["llava", "qwen"]
+
+
+def test_a_multimodal_model_at_a_bucket_s_root_names_its_files_by_their_urls(
+    bucket: BucketFixture, llava: Path
+) -> None:
+    """Read where it lives, an artifact at the bucket's root still says which object is wrong as a URL."""
+    from rbln_artifact_studio.core.errors import StudioError
+
+    (llava / "language_model" / "rbln_config.json").write_text("{not json")
+    for path in sorted(p for p in llava.rglob("*") if p.is_file()):  # keys at the bucket's root: "rbln_config.json"
+        bucket.client.upload_file(str(path), bucket.name, path.relative_to(llava).as_posix())
+    with pytest.raises(StudioError) as caught:
+        open_bucket_artifact(parse_bucket_prefix(bucket.url()))
+    assert f"{bucket.url()}/language_model/rbln_config.json" in caught.value.message, caught.value.message

@@ -9,6 +9,7 @@ so a bucket's artifact gets exactly the verdict a local folder would.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -161,9 +162,15 @@ def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
     return _in_bucket(artifact, root, found.prefix)
 
 
+_AT_BUCKET_ROOT = re.compile(r"(?:^|(?<=[\s'\"(]))/(?=[^\s/])")
+"""A path the reader names below an artifact at a bucket's root ('/language_model/x'): a / opening a word."""
+
+
 def _named_there(text: str, root: Path, prefix: BucketPrefix) -> str:
     """A message of the reader, which names the key prefix as a path, with it written as the bucket's URL."""
-    return text.replace(str(root), prefix.url) if prefix.prefix else text
+    if prefix.prefix:
+        return text.replace(str(root), prefix.url)
+    return _AT_BUCKET_ROOT.sub(lambda _: prefix.url + "/", text)  # the root is '/': every path's start
 
 
 def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact:
