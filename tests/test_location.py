@@ -21,6 +21,7 @@ from rbln_artifact_studio.core.location import (
     server_url,
 )
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.places import dispatch, local, ssh
 from rbln_artifact_studio.places.kind import Capabilities, ScanOptions
@@ -255,3 +256,26 @@ def test_an_output_in_a_read_only_kind_is_refused_with_its_reason_before_any_wor
         dispatch.resize(ResizeRequest(LocalFolder(cr13_artifact), 12, output=output))
     assert dispatch.copy_refusal(LocalFolder(cr13_artifact), output) is not None
     assert not (tmp_path / "tmp").exists() and read_block_count(cr13_artifact) == 21
+
+
+def test_a_row_parses_its_place_once_and_shows_and_stores_only_its_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row's `where` is its path parsed once (the table asks it for every row, again on every refresh), and the
+    parsed place never leaks into what the row stores or shows: its JSON stays the fields it always had."""
+    from rbln_artifact_studio.core.fleet import scan as scan_module
+    from rbln_artifact_studio.core.fleet.columns import row_host
+
+    row = scan_module.ArtifactSummary("s3://models/fleet/a", "a", Status.OK)
+    before = row.to_json()
+    parsed: list[str] = []
+    real = scan_module.parse_location
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(scan_module, "parse_location", counted)
+    assert row.where == BucketPrefix("models", "fleet/a") and row.where is row.where
+    assert row_host(row) == "s3://models" and row_host(row) == "s3://models"
+    assert parsed == ["s3://models/fleet/a"]
+    assert row.to_json() == before and list(before) == list(scan_module.ROW_FIELDS)
+    assert scan_module.ArtifactSummary.validated(row.to_json()) == row

@@ -85,3 +85,54 @@ def test_copy_in_the_bucket_and_across_to_a_folder_and_back(bucket: BucketFixtur
     )
     assert counts(download(bucket, "fleet/back", tmp_path / "back")) == (previous, previous)
     assert bucket.objects("fleet/llava/") == before
+
+
+def test_a_multimodal_model_is_read_where_it_lives_through_the_bucket_s_file_access(
+    bucket: BucketFixture, llava: Path, cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bucket's reader copies nothing here (no temporary folder laid out and renamed back): its paths are the
+    keys', its verdict the local one; and the bucket as a plain file access (list, read, read a range) gives core's
+    generic reader the same rows as the bucket's own scan."""
+    import tempfile
+
+    from rbln_artifact_studio.core.fleet.file_access import scan_through
+    from rbln_artifact_studio.objectstore.artifacts import BucketAccess
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    bucket.upload(llava, "fleet/llava")
+    bucket.upload(cr13_artifact, "fleet/qwen")
+
+    def no_copy(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a bucket's artifact was copied into a temporary folder to be read")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", no_copy)
+    monkeypatch.setattr(tempfile, "mkdtemp", no_copy)
+    prefix = parse_bucket_prefix(bucket.url("fleet/llava"))
+    opened, local = open_bucket_artifact(prefix), open_artifact(llava)
+    assert opened.where == prefix and opened.kind.value == "multimodal"
+    assert opened.model_dir == Path("/fleet/llava/language_model") and opened.status == local.status
+    assert [g.path for g in opened.graph_files] == [
+        Path("/fleet/llava") / g.path.relative_to(llava) for g in local.graph_files
+    ]
+    assert opened.breakdown() == local.breakdown() and opened.colocated.stacked == local.colocated.stacked
+
+    root = parse_bucket_prefix(bucket.url("fleet"))
+    own = list(scan_bucket(root, use_cache=False))
+    generic = list(scan_through(BucketAccess(Bucket(bucket.name)), root, "/fleet"))
+    fields = ("path", "name", "status", "kind", "kvcache_num_blocks", "num_full_blocks", "problems", "size_on_disk")
+    assert [[getattr(r, f) for f in fields] for r in generic] == [[getattr(r, f) for f in fields] for r in own]
+    assert [r.name for r in own] == ["llava", "qwen"]
+
+
+def test_a_multimodal_model_at_a_bucket_s_root_names_its_files_by_their_urls(
+    bucket: BucketFixture, llava: Path
+) -> None:
+    """Read where it lives, an artifact at the bucket's root still says which object is wrong as a URL."""
+    from rbln_artifact_studio.core.errors import StudioError
+
+    (llava / "language_model" / "rbln_config.json").write_text("{not json")
+    for path in sorted(p for p in llava.rglob("*") if p.is_file()):  # keys at the bucket's root: "rbln_config.json"
+        bucket.client.upload_file(str(path), bucket.name, path.relative_to(llava).as_posix())
+    with pytest.raises(StudioError) as caught:
+        open_bucket_artifact(parse_bucket_prefix(bucket.url()))
+    assert f"{bucket.url()}/language_model/rbln_config.json" in caught.value.message, caught.value.message

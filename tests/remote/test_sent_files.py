@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -115,28 +116,26 @@ def fleet_root(tmp_path: Path) -> Path:
     return fleet.root
 
 
-def test_every_artifact_reads_the_same_from_memory_as_laid_out(
+def test_every_artifact_reads_from_memory_as_the_local_reader_reads_its_folder(
     fleet_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     toolchain = build_toolchain(tmp_path / "toolchain")
     sent = sent_artifacts(fleet_root, tmp_path, toolchain.path_dir)
-    laid_out_for: list[str] = []
-    lay_out = remote_artifact.check_laid_out
 
-    def counted(host: str, target: ServerFolder, *args: Any) -> Any:
-        laid_out_for.append(os.path.basename(target.path))
-        return lay_out(host, target, *args)
+    def no_copy(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a server's artifact was copied into a temporary folder to be read")
 
-    monkeypatch.setattr(remote_artifact, "check_laid_out", counted)
+    # Every layout (a VLM's language_model/ part, a pipeline's components, models without a KV cache) is read
+    # where the server's answer holds it: nothing is laid out in a private folder and renamed back.
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", no_copy)
+    monkeypatch.setattr(tempfile, "mkdtemp", no_copy)
     rows = {}
     for artifact in sent:
         in_memory = seen(artifact, remote_artifact.check_snapshot)
-        assert in_memory == seen(artifact, lay_out), artifact[0]
         rows[os.path.basename(artifact[0])] = in_memory[0]
+        if artifact[3] is None:  # as this machine's reader sees the folder itself (the "server" is this machine)
+            assert in_memory == local_seen(artifact[0]), artifact[0]
     assert len(rows) == len(sent) >= 18
-    # Decoder-only models (plain, linked, damaged, real) are read from memory; only the kinds whose checks read
-    # around the folder (a VLM, a pipeline, models without a KV cache) are laid out in files.
-    assert sorted(laid_out_for) == ["bert", "llava", "stable_diffusion", "whisper"]
     assert {name for name, row in rows.items() if row.status is Status.INVALID} >= {
         "graph-missing",
         "truncated",
@@ -146,22 +145,26 @@ def test_every_artifact_reads_the_same_from_memory_as_laid_out(
     }
     assert rows["with-tokenizer"].status is Status.OK and rows["art"].status is Status.OK
     assert rows["qwen3"].kind == "decoder-only" and rows["whisper"].kind == "encoder-decoder"
-    # And as this machine's reader sees the folders themselves (the "server" is this machine): the same rows.
-    for folder, *_ in (a for a in sent if a[3] is None):
-        assert rows[os.path.basename(folder)] == local_row(folder), folder
+    assert rows["llava"].kind == "multimodal" and rows["llava"].status is Status.OK
+    assert rows["stable_diffusion"].kind == "diffusers pipeline"
 
 
-def local_row(folder: str) -> ArtifactSummary:
-    """The row the local reader gives for folder, its paths worded as a server scan words them."""
+def local_seen(folder: str) -> tuple[ArtifactSummary, object]:
+    """What `seen` gives for folder read by the local reader, its paths worded as a server scan words them."""
     url = ServerFolder(HOST, folder).url
     found = ArtifactSummary(url, os.path.basename(folder), Status.CHECKING)
+    detail: object
     try:
-        row = with_verdict(found, open_artifact(Path(folder)))
+        artifact = open_artifact(Path(folder))
     except NoKvCacheError as exc:
-        row = described_row(found, exc.description)
+        row, detail = described_row(found, exc.description), None
     except StudioError as exc:
-        row = with_verdict(found, exc)
-    return dataclasses.replace(row, problems=[p.replace(folder, url) for p in row.problems])
+        row, detail = with_verdict(found, exc), exc.message.replace(folder, url)
+    else:
+        paths = [str(p) for g in artifact.graph_files for p in (g.path, g.container and g.container.path) if p]
+        row = with_verdict(found, artifact)
+        detail = (artifact.breakdown(), artifact.other_files, str(artifact.model_dir), paths)
+    return dataclasses.replace(row, problems=[p.replace(folder, url) for p in row.problems]), detail
 
 
 def test_a_part_s_empty_config_is_sent_empty_not_left_out(tmp_path: Path, ca25_artifact: Path) -> None:

@@ -2,28 +2,30 @@
 
 A listing groups keys into artifacts (a prefix holding rbln_config.json). Each artifact's configs and graph headers
 are fetched with ranged GETs (the preamble and the start of slot 0 in one, the start of slot 1 in another; a longer
-header reads on), never a payload; the studio's own reader then checks them from memory (sent_files.SentFiles), so
-a bucket's artifact gets exactly the verdict a local folder would.
+header reads on), never a payload; the studio's own reader then checks them from memory (sent_files.SentFiles), every
+layout (a VLM's language_model/ part, a pipeline) read where it lives, its paths the keys' (nothing is copied here),
+so a bucket's artifact gets exactly the verdict a local folder would.
 """
 
 from __future__ import annotations
 
-import tempfile
+import re
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
-from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces, lay_out
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
+from rbln_artifact_studio.core.fleet.file_access import AccessFiles, Entry, path_there
+from rbln_artifact_studio.core.fleet.sent_files import Pieces
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, SLOT_READ
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
-from rbln_artifact_studio.objectstore.store import Bucket, Obj
+from rbln_artifact_studio.objectstore.store import Bucket, Obj, url
 
 TEXTS = frozenset({CONFIG_NAME, "config.json", PIPELINE_INDEX})
 """Files fetched whole: what the checks read of a config."""
@@ -104,35 +106,71 @@ def fetch(bucket: Bucket, found: Found) -> Pieces:
     return pieces
 
 
-class BucketFiles(FetchedFiles):
-    """The artifact's fetched pieces for the reader; a range they lack (a header longer than the first read) is
-    fetched then, with a ranged GET."""
+class BucketAccess:
+    """A bucket as the reader's file access (file_access.FileAccess): a path is a key with a / before it ('/a/b'
+    is the key 'a/b'), a folder the keys below its prefix; a range is one ranged GET. keys: paths whose objects a
+    listing found, read by their exact keys."""
 
-    def __init__(self, root: Path, found: Found, pieces: Pieces, bucket: Bucket) -> None:
-        super().__init__(root, [[name, obj.size] for name, obj in found.objects.items()], pieces)
-        self.found, self.bucket = found, bucket
+    def __init__(self, bucket: Bucket, keys: dict[str, str] | None = None) -> None:
+        self.bucket, self.keys = bucket, keys or {}
 
-    def fetch(self, name: str, low: int, high: int) -> bytes:
-        return self.bucket.read(self.found.objects[name].key, low, high)
+    def _key(self, path: str) -> str:
+        return self.keys.get(path) or path.lstrip("/")
+
+    def list(self, path: str) -> list[Entry]:
+        prefix = BucketPrefix(self.bucket.name, path.strip("/"))
+        files: dict[str, int] = {}
+        folders: set[str] = set()
+        for obj in self.bucket.listing(prefix):
+            name, slash, _ = obj.key[len(prefix.key_prefix) :].partition("/")
+            if slash:
+                folders.add(name)
+            elif name:
+                files[name] = obj.size
+        if not files and not folders:
+            raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
+        return [Entry(n, True, 0) for n in sorted(folders)] + [Entry(n, False, s) for n, s in sorted(files.items())]
+
+    def read(self, path: str, limit: int) -> bytes:
+        key = self._key(path)
+        obj = self.bucket.head(key)
+        if obj is None:
+            raise StudioError(f"{url(self.bucket.name, key)} does not exist.")
+        if obj.size > limit:
+            raise StudioError(f"{url(self.bucket.name, key)} is {obj.size:,} bytes, far too large for a config file.")
+        return self.bucket.read(key, if_match=obj.etag)
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        return self.bucket.read(self._key(path), offset, offset + length)
 
 
 def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
-    """The artifact as the studio's reader sees it; NoKvCacheError for a model without a resizable KV cache."""
+    """The artifact as the studio's reader sees it, whatever its layout, every path the keys' (a VLM's language_model/
+    part and its graphs too, so a resize finds the objects to rewrite); NoKvCacheError for a model without a
+    resizable KV cache, its messages naming the bucket's URLs."""
     root = Path("/" + found.prefix.prefix)  # the reader's path: the key prefix; `where` says which bucket
-    files = BucketFiles(root, found, pieces, bucket)
-    config = files.whole(CONFIG_NAME) if CONFIG_NAME in found.objects else None
     try:
-        artifact = None if config is None else open_decoder_from(root, config, files)
+        sizes = {name: obj.size for name, obj in found.objects.items()}
+        access = BucketAccess(bucket, {path_there(root, name): obj.key for name, obj in found.objects.items()})
+        artifact = open_from(root, AccessFiles(root, sizes, access, pieces))
+    except NoKvCacheError as exc:
+        d = exc.description
+        problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
+        raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
     except StudioError as exc:
         raise StudioError(_named_there(exc.message, root, found.prefix), hint=exc.hint) from None
-    if artifact is None:
-        return _check_laid_out(found, files.pieces, root)
     return _in_bucket(artifact, root, found.prefix)
+
+
+_AT_BUCKET_ROOT = re.compile(r"(?:^|(?<=[\s'\"(]))/(?=[^\s/])")
+"""A path the reader names below an artifact at a bucket's root ('/language_model/x'): a / opening a word."""
 
 
 def _named_there(text: str, root: Path, prefix: BucketPrefix) -> str:
     """A message of the reader, which names the key prefix as a path, with it written as the bucket's URL."""
-    return text.replace(str(root), prefix.url) if prefix.prefix else text
+    if prefix.prefix:
+        return text.replace(str(root), prefix.url)
+    return _AT_BUCKET_ROOT.sub(lambda _: prefix.url + "/", text)  # the root is '/': every path's start
 
 
 def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact:
@@ -140,36 +178,7 @@ def _in_bucket(artifact: Artifact, root: Path, prefix: BucketPrefix) -> Artifact
     artifact.problems = [Problem(p.severity, _named_there(p.message, root, prefix)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _named_there(artifact.unknown_reason, root, prefix)
-    artifact.remote = prefix
-    return artifact
-
-
-def _check_laid_out(found: Found, pieces: Pieces, root: Path) -> Artifact:
-    """A layout whose checks read around the folder (a VLM's parts, a pipeline): laid out sparse in a private folder
-    first, every message then naming the bucket's URL."""
-    files = [[name, obj.size] for name, obj in found.objects.items()]
-    with tempfile.TemporaryDirectory(prefix="rbln-studio-bucket-") as tmp:
-        local = Path(tmp) / (found.prefix.name or "artifact")
-        lay_out(files, pieces, local)
-
-        def relabel(text: str) -> str:
-            return text.replace(str(local), found.prefix.url)
-
-        try:
-            artifact = open_artifact(local)
-        except NoKvCacheError as exc:
-            d = exc.description
-            problems = tuple(Problem(p.severity, relabel(p.message)) for p in d.problems)
-            raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
-        except StudioError as exc:
-            raise StudioError(relabel(exc.message), hint=exc.hint) from None
-    artifact.problems = [Problem(p.severity, relabel(p.message)) for p in artifact.problems]
-    artifact.unknown_reason = artifact.unknown_reason and relabel(artifact.unknown_reason)
-
-    # As remote/artifact.py does for a server's: every path names the bucket's keys (a VLM's language_model/ part
-    # and its graphs too), so the kind is known and a resize finds the objects to rewrite.
-    artifact.move_paths(local, root)
-    artifact.remote = found.prefix
+    artifact.where = prefix
     return artifact
 
 

@@ -1,9 +1,8 @@
 """Open an artifact that lives on a server: one round trip fetches its configs, listing and graph headers.
 
-The studio's own reader checks the answer, so a server's artifact is checked exactly like a local one: a
-decoder-only model is read from memory (SentFiles: each file its size, the pieces sent, zeros between); any other
-layout is laid out in a private local folder first (configs as they are, graphs as sparse files of their size
-with their real header), since its checks read around the folder. Real compiler graphs are read by `rebel` on
+The studio's own reader checks the answer, so a server's artifact is checked exactly like a local one, every layout
+(a VLM's language_model/ part, a pipeline's components) read from memory (SentFiles: each file its size, the pieces
+sent, zeros between) with the server's paths; nothing is copied here. Real compiler graphs are read by `rebel` on
 the server.
 """
 
@@ -12,9 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import os
 import re
-import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,9 +22,8 @@ from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
-from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact, open_decoder_from
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
 from rbln_artifact_studio.core.fleet.sent_files import Pieces, SentFiles
-from rbln_artifact_studio.core.fleet.sent_files import lay_out as _lay_out
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
@@ -71,18 +67,6 @@ def snapshot_pieces(record: dict[str, Any]) -> Pieces:
     return pieces
 
 
-def _other_files(files: list[list[Any]], part: str) -> list[tuple[str, int]]:
-    """The files of the artifact's folder (or of its part, "language_model/") that are not graphs, by name."""
-    names = ((str(name)[len(part) :], int(size)) for name, size in files if str(name).startswith(part))
-    return sorted((name, size) for name, size in names if "/" not in name and not name.endswith(GRAPH_SUFFIX))
-
-
-def _scratch() -> str | None:
-    """Where snapshots are laid out: memory (/dev/shm) where it can be written, else the system's temp folder."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
-
-
 def _inspector(host: str, rebel: dict[str, Any] | None, base: Path) -> Any:
     """The tables the server's rebel read, for the graphs asked for (paths below base, the folder as sent): each
     part of a VLM gets its own graphs, and fails alone, as a local read of that part does."""
@@ -111,10 +95,6 @@ def _inspector(host: str, rebel: dict[str, Any] | None, base: Path) -> Any:
     return inspect
 
 
-def _relabel(text: str, local: Path, target: ServerFolder) -> str:
-    return text.replace(str(local), target.url)
-
-
 def _named_there(text: str, target: ServerFolder) -> str:
     """A message of the reader, which names the server's paths as paths, with each written as the server's URL."""
     return re.sub(re.escape(target.path.rstrip("/")) + r"(?=[/\s'\"),:;]|\.(?:\s|$)|$)", target.url, text)
@@ -125,7 +105,7 @@ def _on_server(artifact: Artifact, target: ServerFolder) -> Artifact:
     artifact.problems = [Problem(p.severity, _named_there(p.message, target)) for p in artifact.problems]
     if artifact.unknown_reason:
         artifact.unknown_reason = _named_there(artifact.unknown_reason, target)
-    artifact.remote = target
+    artifact.where = target
     return artifact
 
 
@@ -175,41 +155,15 @@ def artifact_from_record(host: str, target: ServerFolder, record: dict[str, Any]
 def check_snapshot(
     host: str, target: ServerFolder, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
 ) -> Artifact:
-    """The artifact at target as the studio's own reader sees it, from what the server sent of its files;
-    NoKvCacheError and every message name the server's paths."""
+    """The artifact at target as the studio's own reader sees it, from what the server sent of its files, whatever
+    its layout; NoKvCacheError and every message name the server's paths (its paths are the server's)."""
     root = Path(target.path)
-    sent = SentFiles(root, files, pieces)
-    config = sent.whole(CONFIG_NAME)
     try:
-        artifact = None if config is None else open_decoder_from(root, config, sent, _inspector(host, rebel, root))
+        artifact = open_from(root, SentFiles(root, files, pieces), _inspector(host, rebel, root))
+    except NoKvCacheError as exc:  # described as for a local folder, with the server's paths
+        d = exc.description
+        problems = tuple(Problem(p.severity, _named_there(p.message, target)) for p in d.problems)
+        raise NoKvCacheError(replace(d, path=target, problems=problems)) from None
     except StudioError as exc:
         raise StudioError(_named_there(exc.message, target), hint=exc.hint) from None
-    if artifact is None:
-        return check_laid_out(host, target, files, pieces, rebel)
     return _on_server(artifact, target)
-
-
-def check_laid_out(
-    host: str, target: ServerFolder, files: list[list[Any]], pieces: Pieces, rebel: dict[str, Any] | None = None
-) -> Artifact:
-    """check_snapshot from the answer laid out in a private folder (in memory where possible), for the layouts
-    whose checks read around the folder (a VLM's parts, a pipeline's components, other kinds)."""
-    with tempfile.TemporaryDirectory(prefix="rbln-studio-server-", dir=_scratch()) as tmp:
-        local = Path(tmp) / (target.name or "artifact")
-        _lay_out(files, pieces, local)
-        try:
-            artifact = open_artifact(local, _inspector(host, rebel, local))
-        except NoKvCacheError as exc:  # described as for a local folder, with the server's paths
-            d = exc.description
-            problems = tuple(Problem(p.severity, _relabel(p.message, local, target)) for p in d.problems)
-            raise NoKvCacheError(replace(d, path=target, problems=problems)) from None
-        except StudioError as exc:
-            raise StudioError(_relabel(exc.message, local, target), hint=exc.hint) from None
-        part = artifact.model_dir.relative_to(local).as_posix()
-    artifact.problems = [Problem(p.severity, _relabel(p.message, local, target)) for p in artifact.problems]
-    if artifact.unknown_reason:
-        artifact.unknown_reason = _relabel(artifact.unknown_reason, local, target)
-    artifact.other_files = _other_files(files, "" if part == "." else f"{part}/")
-    artifact.remote = target
-    artifact.move_paths(local, Path(target.path))
-    return artifact

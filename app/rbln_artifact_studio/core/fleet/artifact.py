@@ -8,7 +8,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -54,6 +54,7 @@ from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import read_bytes
 from rbln_artifact_studio.core.storage.sharing import SharedFile, shared_files
+from rbln_artifact_studio.core.storage.tree import DiskTree, Tree
 
 GRAPH_SUFFIX = ".rbln"
 DECODER_PREFIX = "decoder_batch_"
@@ -90,18 +91,18 @@ class Artifact:
     unknown_reason: str | None = None
     shared: list[SharedFile] = field(default_factory=list)  # .rbln files another path reaches (copied on write)
     location: KvLocation | None = None  # where the KV cache lives (a VLM: its language_model/ folder)
-    remote: Location | None = None  # where it lives when not here (a server's folder): `path` is its path there
     incomplete: str | None = None  # why the folder is still being written (its .rbln-studio-incomplete marker)
     colocated: Colocated = field(default_factory=Colocated)  # a multimodal model's other parts on the LM's NPUs
+    where: Location = field(init=False)
+    """Where the artifact lives, as a user would type it (str() shows it): this computer's folder at `path`, unless
+    the reader of a server or a bucket names its place (then `path` and the paths below it are paths there)."""
 
-    @property
-    def where(self) -> Location:
-        """Where the artifact lives, as a user would type it (str() shows it)."""
-        return self.remote if self.remote is not None else LocalFolder(self.path)
+    def __post_init__(self) -> None:
+        self.where = LocalFolder(self.path)
 
     def where_of(self, path: Path) -> Location:
         """Where one of the artifact's own folders or files lives (its `path` and those below it are paths there)."""
-        return self.remote.at(path.as_posix()) if self.remote is not None else LocalFolder(path)
+        return self.where.at(path.as_posix())
 
     @property
     def config(self) -> ConfigFields:
@@ -197,26 +198,6 @@ class Artifact:
     def size_on_disk(self) -> int:
         return sum(g.size for g in self.graph_files) + sum(size for _, size in self.other_files)
 
-    def move_paths(self, local: Path, root: Path) -> None:
-        """Name root's paths where the artifact was read from a copy in local (a server's or a bucket's files laid
-        out here): its folder, config, graphs and a VLM's part folders, so its kind is known and a resize finds
-        what to rewrite there."""
-
-        def there(path: Path) -> Path:
-            return root / path.relative_to(local) if path.is_relative_to(local) else path
-
-        self.path = root
-        self.loaded = self.loaded.at(there(self.loaded.path))
-        self.graph_files = [
-            replace(g, path=there(g.path), container=g.container and replace(g.container, path=there(g.container.path)))
-            for g in self.graph_files
-        ]
-        if self.location is not None:
-            vlm_root = self.location.vlm_root
-            self.location = replace(
-                self.location, model_dir=there(self.location.model_dir), vlm_root=vlm_root and there(vlm_root)
-            )
-
 
 _LAYOUTS: dict[tuple[object, ...], tuple[tuple[GraphAllocations, ...], MemoryLayout]] = {}
 _LAYOUTS_MAX = 256  # distinct layouts remembered; forgotten all at once
@@ -260,8 +241,9 @@ Listing = tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]
 """A folder's graphs (name without .rbln, path, size) and other files (name, size), by name."""
 
 
-class Files(Protocol):
-    """Where the reader finds an artifact's files: this machine's disk (DISK), or what a server sent of them."""
+class Files(Tree, Protocol):
+    """Where the reader finds an artifact's files: this machine's disk (DISK), or what a server sent of them, or a
+    bucket's objects (sent_files.SentFiles); every layout is read through it (kinds.kv_location reads the Tree)."""
 
     def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
         """The folder's graphs (name without .rbln, path, size) and other files (name, size), by name."""
@@ -280,7 +262,7 @@ class Files(Protocol):
         ...
 
 
-class _Disk:
+class _Disk(DiskTree):
     """This machine's files."""
 
     listing = staticmethod(_list_files)
@@ -354,11 +336,11 @@ def _config_identity(folder: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _location_problems(location: KvLocation, count: int) -> list[Problem]:
+def _location_problems(location: KvLocation, count: int, files: Files) -> list[Problem]:
     """A VLM's other parts, its own file's loadability, and whether its nested section records the same count."""
     problems = list(location.description.problems) if location.description else []
     if location.vlm_root is not None and location.section:
-        nested = nested_count(location.vlm_root, location.section)
+        nested = nested_count(location.vlm_root, location.section, files)
         problem = out_of_step(location.vlm_root, location.section, count, nested)
         if problem is not None:
             problems.append(problem)
@@ -398,14 +380,14 @@ def _read_once(
     listing: Listing | None = None,
 ) -> Artifact:
     model_dir = location.model_dir
-    loaded = loaded or load_config(model_dir)
+    loaded = loaded or load_config(model_dir, files.read)
     config = loaded.model
     graph_entries, others = listing if listing is not None else files.listing(model_dir)
     problems = config_problems(config)
     prefix = f"{location.section}/{CONFIG_NAME}: " if location and location.section else ""
     problems += [Problem(p.severity, prefix + p.message) for p in upstream_problems(loaded.top_level)]
     if location is not None:
-        problems += _location_problems(location, config.kvcache_num_blocks)
+        problems += _location_problems(location, config.kvcache_num_blocks, files)
     graph_files: list[GraphFile] = []
     sim_errors = []
     for name, path, size in graph_entries:
@@ -446,11 +428,11 @@ def _read_once(
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
     if sharing:
         artifact.shared = files.shared(model_dir, [g.path.name for g in graph_files])
-    _attach_allocations(artifact, bool(sim_errors), inspector)
+    _attach_allocations(artifact, bool(sim_errors), inspector, files)
     return artifact
 
 
-def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector) -> None:
+def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector, files: Files) -> None:
     config = artifact.config
     if damaged:
         artifact.unknown_reason = "Some .rbln files could not be read (see the problems above)."
@@ -482,7 +464,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector)
         except StudioError as exc:
             artifact.unknown_reason = f"Inspecting the .rbln files failed: {exc}"
     if artifact.allocations:
-        artifact.colocated = _colocated(artifact, inspector)
+        artifact.colocated = _colocated(artifact, inspector, files)
     if artifact.allocations is not None:
         try:
             t = artifact.overflow()
@@ -500,7 +482,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector)
             )
 
 
-def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
+def _colocated(artifact: Artifact, inspector: Inspector, files: Files) -> Colocated:
     location = artifact.location
     if location is None or location.description is None:
         return Colocated()  # one part: nothing else on its NPUs
@@ -509,10 +491,10 @@ def _colocated(artifact: Artifact, inspector: Inspector) -> Colocated:
     if first is None:
         return Colocated()
     try:
-        root_raw = read_json(location.vlm_root / CONFIG_NAME) if location.vlm_root else artifact.loaded.raw
+        root_raw = read_json(location.vlm_root / CONFIG_NAME, files) if location.vlm_root else artifact.loaded.raw
     except StudioError:
         return Colocated()
-    return colocated_parts(location, root_raw, [len(row) for row in first], inspector)
+    return colocated_parts(location, root_raw, [len(row) for row in first], inspector, files.probe)
 
 
 def _refused_path(folder: Path) -> None:
@@ -567,3 +549,15 @@ def open_decoder_from(folder: Path, config: bytes, files: Files, inspector: Insp
         return None
     loaded = _decoder_config(folder / CONFIG_NAME, config)
     return None if loaded is None else _read_once(folder, inspector, KvLocation(folder), loaded, files)
+
+
+def open_from(folder: Path, files: Files, inspector: Inspector = None) -> Artifact:
+    """open_artifact of a folder that is not on this computer, its files read through files (what a server sent,
+    a bucket's objects, a kind of place's file access), whatever its layout: a multimodal model opens as its
+    language model, every path named as there; NoKvCacheError for a model without a resizable KV cache."""
+    try:
+        config: bytes | None = files.read(folder / CONFIG_NAME)
+    except ConfigError:
+        config = None  # no config of its own (a pipeline's index), or unreadable: kv_location says which
+    artifact = None if config is None else open_decoder_from(folder, config, files, inspector)
+    return artifact or _read_once(folder, inspector, kv_location(folder, files), None, files)

@@ -19,7 +19,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.estimation.estimator import KV_KEY, GraphAllocations
 from rbln_artifact_studio.core.fleet.deferred import DeferredInspector, chosen
 from rbln_artifact_studio.core.model.kinds import KvLocation, Part
-from rbln_artifact_studio.core.simulator.container import probe_container
+from rbln_artifact_studio.core.simulator.container import ContainerInfo, probe_container
 
 Inspector = Callable[[Path, list[Path]], dict[str, GraphAllocations]]
 GRAPH_SUFFIX = ".rbln"
@@ -85,8 +85,10 @@ def colocated_parts(
     root_raw: dict[str, Any] | None,
     lm_shape: list[int],
     inspector: Inspector | DeferredInspector | None,
+    probe: Callable[[Path], ContainerInfo | None] = probe_container,
 ) -> Colocated:
-    """What the model's other parts put on the language model's nodes (lm_shape: chiplets per LM node)."""
+    """What the model's other parts put on the language model's nodes (lm_shape: chiplets per LM node); probe reads
+    a graph's container where the artifact lives (this computer's, or what a server or a bucket gave of it)."""
     out = Colocated()
     if location is None or location.description is None or root_raw is None:
         return out
@@ -106,7 +108,7 @@ def colocated_parts(
             continue  # disjoint devices: nothing on the language model's NPUs
         folder = root / part.name if part.name else root
         paths = [folder / f"{g}{GRAPH_SUFFIX}" for g in part.graphs]
-        graphs = _read(paths, folder, inspector)
+        graphs = _read(paths, folder, inspector, probe)
         if graphs is None:
             out.unknown.append(label)
             continue
@@ -119,14 +121,17 @@ def colocated_parts(
 
 
 def _read(
-    paths: list[Path], folder: Path, inspector: Inspector | DeferredInspector | None
+    paths: list[Path],
+    folder: Path,
+    inspector: Inspector | DeferredInspector | None,
+    probe: Callable[[Path], ContainerInfo | None],
 ) -> dict[str, GraphAllocations] | None:
     """The parts' graphs' allocations: simulator containers read here, real ones through rebel; None if unknown."""
     found: dict[str, GraphAllocations] = {}
     real: list[Path] = []
     for path in paths:
         try:
-            info = probe_container(path)
+            info = probe(path)
         except (StudioError, OSError):
             return None
         if info is None:

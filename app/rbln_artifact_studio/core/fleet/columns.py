@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.core.location import LOCAL, host_of
+from rbln_artifact_studio.core.location import LOCAL, host_of, is_local
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 
 if TYPE_CHECKING:  # the table's module loads before the first paint; the scan's loads with the scan, in a worker
@@ -69,6 +69,11 @@ def _not_applicable(row: ArtifactSummary) -> str | None:
     return "—" if row.kv_note and row.kind not in (None, DECODER_KIND, "multimodal") else None
 
 
+def row_host(row: ArtifactSummary) -> str:
+    """The Host column's text ('' here): a row on this computer is told from its path alone, without parsing it."""
+    return "" if is_local(row.path) else host_of(row.where)
+
+
 def _no_kv(row: ArtifactSummary) -> str | None:
     """A KV cell without a figure: 'no KV cache' for kinds without one, 'unknown' where the figure is unknown."""
     if not row.kv_note:
@@ -95,7 +100,7 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
-    Column("Host", lambda s: host_of(s.path) or LOCAL, width=80),  # a server's rows show its host
+    Column("Host", lambda s: row_host(s) or LOCAL, width=80),  # a server's rows show its host
     Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),

@@ -7,23 +7,15 @@ each artifact's configs whole and its graphs' headers by range (never a payload)
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import (
-    GRAPH_SUFFIX,
-    Artifact,
-    GraphInspector,
-    open_artifact,
-    open_decoder_from,
-)
+from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_from
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, summarize_files
-from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, lay_out
+from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
 from rbln_artifact_studio.core.location import Location
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, NoKvCacheError
@@ -62,22 +54,28 @@ class FileAccess(Protocol):
         ...
 
 
+def path_there(root: Path, name: str) -> str:
+    """The path there of the file called name (a name below the artifact's folder, "language_model/x.rbln")."""
+    return f"{root.as_posix().rstrip('/')}/{name}"
+
+
 class AccessFiles(FetchedFiles):
     """An artifact's files for the reader: the configs read whole, any other range read through the access when the
-    reader first asks for it (a graph's preamble and header slots)."""
+    reader first asks for it (a graph's preamble and header slots). pieces: what the caller fetched ahead (a
+    bucket's scan fetches many artifacts' configs and headers at once), the configs then among them."""
 
-    def __init__(self, root: Path, sizes: dict[str, int], access: FileAccess) -> None:
-        super().__init__(root, [[name, size] for name, size in sizes.items()], {})
+    def __init__(self, root: Path, sizes: dict[str, int], access: FileAccess, pieces: Pieces | None = None) -> None:
+        super().__init__(root, [[name, size] for name, size in sizes.items()], {} if pieces is None else pieces)
         self.access = access
-        for name in sizes:
+        for name in sizes if pieces is None else ():
             if name.rsplit("/", 1)[-1] in TEXTS:
-                self.pieces[name] = [(0, access.read(self._there(name), MAX_JSON_BYTES))]
+                self.pieces[name] = [(0, access.read(self.there(name), MAX_JSON_BYTES))]
 
-    def _there(self, name: str) -> str:
-        return f"{self.root.as_posix().rstrip('/')}/{name}"
+    def there(self, name: str) -> str:
+        return path_there(self.root, name)
 
     def fetch(self, name: str, low: int, high: int) -> bytes:
-        return self.access.read_range(self._there(name), low, high - low)
+        return self.access.read_range(self.there(name), low, high - low)
 
 
 def _hidden(name: str) -> bool:
@@ -111,12 +109,8 @@ def open_through(access: FileAccess, where: Location, path: str, inspector: Grap
     if sizes is None:
         raise StudioError(f"{where} holds no artifact: there is no {CONFIG_NAME} there. Give an artifact's folder.")
     root = Path(path)
-    files = AccessFiles(root, sizes, access)
-    config = files.whole(CONFIG_NAME)
     try:
-        artifact = None if config is None else open_decoder_from(root, config, files, inspector)
-        if artifact is None:
-            artifact = _laid_out(files, root, where)  # a layout whose checks read around the folder (VLM, pipeline)
+        artifact = open_from(root, AccessFiles(root, sizes, access), inspector)  # every layout, read where it lives
     except NoKvCacheError as exc:
         d = exc.description
         problems = tuple(Problem(p.severity, _named_there(p.message, root, where)) for p in d.problems)
@@ -125,31 +119,7 @@ def open_through(access: FileAccess, where: Location, path: str, inspector: Grap
         raise StudioError(_named_there(exc.message, root, where), hint=exc.hint) from None
     artifact.problems = [Problem(p.severity, _named_there(p.message, root, where)) for p in artifact.problems]
     artifact.unknown_reason = artifact.unknown_reason and _named_there(artifact.unknown_reason, root, where)
-    artifact.remote = where
-    return artifact
-
-
-def _laid_out(files: AccessFiles, root: Path, where: Location) -> Artifact:
-    """A VLM's or a pipeline's checks read around the folder: what they read of it (configs, graph headers), laid out
-    sparse in a private folder, read there, and every path then named as the place's."""
-    for name in files.sizes:
-        if name.endswith(GRAPH_SUFFIX):
-            # fetches the preamble and the header slots a check reads; a damaged header is the check's to report
-            with contextlib.suppress(StudioError):
-                files.probe(root / name)
-    with tempfile.TemporaryDirectory(prefix="rbln-studio-place-") as tmp:
-        local = Path(tmp) / (where.name or "artifact")
-        lay_out([[name, size] for name, size in files.sizes.items()], files.pieces, local)
-        try:
-            artifact = open_artifact(local)
-        except NoKvCacheError as exc:
-            d = exc.description
-            problems = tuple(Problem(p.severity, p.message.replace(str(local), str(root))) for p in d.problems)
-            raise NoKvCacheError(replace(d, problems=problems)) from None
-        except StudioError as exc:
-            raise StudioError(exc.message.replace(str(local), str(root)), hint=exc.hint) from None
-    artifact.problems = [Problem(p.severity, p.message.replace(str(local), str(root))) for p in artifact.problems]
-    artifact.move_paths(local, root)
+    artifact.where = where
     return artifact
 
 

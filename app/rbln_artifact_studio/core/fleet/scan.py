@@ -7,6 +7,8 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,9 +70,10 @@ class ArtifactSummary:
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
     modified: int | None = None  # when its newest file was written or changed (compiled, resized), Unix seconds
 
-    @property
+    @cached_property
     def where(self) -> Location:
-        """Where the row's artifact lives (`path` is how it is shown, and how reports and the cache store it)."""
+        """Where the row's artifact lives, parsed once per row (`path` is how it is shown, and how reports and the
+        cache store it). Kept beside the fields, never among them: to_json and row_values give the fields only."""
         return parse_location(self.path)
 
     @property
@@ -79,7 +82,7 @@ class ArtifactSummary:
         return self.name if self.link_target is None else f"{self.name} -> {self.link_target}"
 
     def to_json(self) -> dict[str, object]:
-        out = dict(self.__dict__)  # the fields, in order (a plain dataclass keeps them there)
+        out = dict(zip(ROW_FIELDS, row_values(self), strict=True))  # the fields in order, never a cached `where`
         out["status"] = self.status.value
         out["problems"] = list(self.problems)
         return out
@@ -104,6 +107,9 @@ class ArtifactSummary:
         return cls(**{**data, "status": Status(status)})
 
 
+ROW_FIELDS = tuple(f.name for f in fields(ArtifactSummary))
+row_values: Callable[[ArtifactSummary], tuple[Any, ...]] = attrgetter(*ROW_FIELDS)
+"""A row's field values in order (its __dict__ also holds `where` once asked)."""
 _FINISHED = frozenset(s.value for s in Status if s is not Status.CHECKING)
 _TYPES_OF: dict[str, tuple[type, ...]] = {
     "str": (str,),

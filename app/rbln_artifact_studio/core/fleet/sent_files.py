@@ -1,20 +1,21 @@
 """An artifact's files as pieces held in memory (what a server sent, or what ranged GETs fetched from a bucket).
 
-The studio's own reader (artifact.Files) checks them exactly as it checks a local folder: each file has its size,
-the pieces sent, and zeros between them, as a sparse file laid out from them would read.
+The studio's own reader (artifact.Files, artifact.open_from) checks them exactly as it checks a local folder, every
+layout (a VLM's language_model/ part, a pipeline's components) read where it lives: each file has its size, the
+pieces sent, and zeros between them, as a sparse file of that size would read. Nothing is written anywhere.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import ConfigError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX
 from rbln_artifact_studio.core.fleet.damage import damage_read
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, ReadAt, probe_read
+from rbln_artifact_studio.core.storage.jsonfile import MAX_JSON_BYTES
 from rbln_artifact_studio.core.storage.sharing import SharedFile
 
 Pieces = dict[str, list[tuple[int, bytes]]]
@@ -30,32 +31,52 @@ def file_name(name: object) -> str:
     return text
 
 
-def lay_out(files: list[list[Any]], pieces: Pieces, folder: Path) -> None:
-    """What the checks read of the answer, as local files: the configs whole and every graph with its size
-    (sparse: a simulator graph's header written, a real one's bytes left out). Other files are listed only."""
-    folder.mkdir()
-    for name, size in files:
-        if name not in pieces and not str(name).endswith(GRAPH_SUFFIX):
-            continue
-        path = folder / file_name(name)
-        path.parent.mkdir(exist_ok=True)  # a compiled part's subfolder (language_model/, unet/)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            for offset, data in pieces.get(name, ()):
-                os.pwrite(fd, data, offset)
-            os.ftruncate(fd, int(size))
-        finally:
-            os.close(fd)
-
-
 class SentFiles:
     """An artifact's files as they were sent, for the reader (artifact.Files): each file its size, the
-    pieces sent, zeros between them (as a file laid out from them reads); nothing here is read or written."""
+    pieces sent, zeros between them (as a sparse file of its size reads); nothing here is read or written.
+    A path outside root (the folder above a language_model/ opened alone) is not there."""
+
+    on_disk = False
 
     def __init__(self, root: Path, files: list[list[Any]], pieces: Pieces) -> None:
         self.root = root
         self.sizes = {file_name(name): int(size) for name, size in files}
         self.pieces = pieces
+
+    def _below(self, path: Path) -> str | None:
+        """path's name below root ('' for root itself), None when it is not below root."""
+        parts = path.parts
+        return "/".join(parts[len(self.root.parts) :]) if parts[: len(self.root.parts)] == self.root.parts else None
+
+    def read(self, path: Path) -> bytes:
+        name = self._below(path)
+        data = None if name is None else self.whole(name)
+        if data is not None:
+            return data
+        size = self.sizes.get(name or "")
+        if size is not None and size > MAX_JSON_BYTES:  # listed, never fetched: too large for a config
+            raise ConfigError(f"{path} is {size:,} bytes, far too large for a config file.")
+        raise ConfigError(f"{path} does not exist: this folder is not a compiled artifact.")
+
+    def is_file(self, path: Path) -> bool:
+        return self._below(path) in self.sizes
+
+    def is_dir(self, path: Path) -> bool:
+        name = self._below(path)
+        return name == "" or (name is not None and any(n.startswith(name + "/") for n in self.sizes))
+
+    def exists(self, path: Path) -> bool:
+        return self.is_file(path) or self.is_dir(path)
+
+    def has_graphs(self, folder: Path) -> bool:
+        return bool(self.listing(folder)[0])
+
+    def _size(self, path: Path) -> tuple[str, int]:
+        """path's name and size; FileNotFoundError (as a missing local file) when it is none of the files."""
+        name = self._below(path)
+        if name is None or name not in self.sizes:
+            raise FileNotFoundError(f"{path} does not exist")
+        return name, self.sizes[name]
 
     def read_at(self, name: str) -> ReadAt:
         size, pieces = self.sizes[name], self.pieces.get(name, ())
@@ -75,14 +96,13 @@ class SentFiles:
         """A file sent whole (a config), or None when none of it was sent."""
         return self.read_at(name)(self.sizes[name], 0) if name in self.sizes and name in self.pieces else None
 
-    def _name(self, path: Path) -> str:
-        """The path's name in the answer (its parts below the artifact's folder)."""
-        return "/".join(path.parts[len(self.root.parts) :])
-
     def listing(self, folder: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, int]]]:
-        prefix = self._name(folder)
+        prefix = self._below(folder)
+        graphs: list[tuple[str, Path, int]] = []
+        others: list[tuple[str, int]] = []
+        if prefix is None:
+            return graphs, others  # a folder outside the artifact's: none of its files
         prefix = f"{prefix}/" if prefix else ""
-        graphs, others = [], []
         for name, size in sorted(self.sizes.items()):
             own = name[len(prefix) :]
             if not name.startswith(prefix) or "/" in own:
@@ -94,15 +114,15 @@ class SentFiles:
         return graphs, others
 
     def probe(self, path: Path) -> ContainerInfo | None:
-        name = self._name(path)
-        return probe_read(path, self.sizes[name], self.read_at(name))
+        name, size = self._size(path)
+        return probe_read(path, size, self.read_at(name))
 
     def damage_without_magic(self, path: Path) -> str | None:
-        name = self._name(path)
-        return damage_read(self.sizes[name], self.read_at(name))
+        name, size = self._size(path)
+        return damage_read(size, self.read_at(name))
 
     def shared(self, folder: Path, names: list[str]) -> list[SharedFile]:
-        return []  # as a folder laid out from the answer: links where the files live are that side's concern
+        return []  # links where the files live are that side's concern
 
 
 class FetchedFiles(SentFiles):

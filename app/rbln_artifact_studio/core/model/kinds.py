@@ -25,9 +25,9 @@ from rbln_artifact_studio.core.storage.jsonfile import (
     CONFIG_NAME,
     MAX_JSON_BYTES,
     decode_json,
-    read_bytes,
     require_current_format,
 )
+from rbln_artifact_studio.core.storage.tree import DISK_TREE, Tree
 
 LANGUAGE_MODEL = "language_model"
 LM_SECTIONS = (LANGUAGE_MODEL, "text_model")  # where a multimodal model nests its language model (Idefics3: text_model)
@@ -213,16 +213,17 @@ def graph_not_a_file(shown: str, what: str) -> Problem:
     return Problem(Status.INVALID, f"Expected compiled graph '{shown}' is not a regular file: it is {what}.")
 
 
-def _missing_graphs(folder: Path, part: Part) -> list[Problem]:
+def _missing_graphs(folder: Path, part: Part, tree: Tree = DISK_TREE) -> list[Problem]:
     where = folder / part.name if part.name else folder
     prefix = f"{part.name}/" if part.name else ""
     problems = []
-    if not where.is_dir():
+    if not tree.is_dir(where):
         return [Problem(Status.INVALID, f"The {part.name}/ subfolder is missing.")]
     for graph in part.graphs:
-        if not (where / f"{graph}{GRAPH_SUFFIX}").is_file():
-            problems.append(missing_graph(where / f"{graph}{GRAPH_SUFFIX}", f"{prefix}{graph}.rbln"))
-    if part.name and not (where / CONFIG_NAME).is_file():
+        path = where / f"{graph}{GRAPH_SUFFIX}"
+        if not tree.is_file(path):
+            problems.append(missing_graph(path if tree.on_disk else None, f"{prefix}{graph}.rbln"))
+    if part.name and not tree.is_file(where / CONFIG_NAME):
         problems.append(Problem(Status.INVALID, f"{part.name}/{CONFIG_NAME} is missing."))
     return problems
 
@@ -236,12 +237,14 @@ def upstream_problems(raw: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path, tree: Tree = DISK_TREE) -> dict[str, Any]:
     """A JSON object file, with errors a user can act on (the legacy `_meta` format refused)."""
-    return require_current_format(decode_json(read_bytes(path), path), path)
+    return require_current_format(decode_json(tree.read(path), path), path)
 
 
-def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | None = None) -> ModelDescription:
+def describe_config(
+    folder: Path, raw: dict[str, Any], checked_elsewhere: str | None = None, tree: Tree = DISK_TREE
+) -> ModelDescription:
     """A folder holding rbln_config.json: kind, parts (its own graphs and each section's subfolder), problems.
 
     checked_elsewhere names a part whose files the caller checks itself (the language model of an open VLM;
@@ -254,15 +257,15 @@ def describe_config(folder: Path, raw: dict[str, Any], checked_elsewhere: str | 
     problems: list[Problem] = []
     for part in parts:
         if part.name != checked_elsewhere:
-            problems += _missing_graphs(folder, part)
-    if checked_elsewhere != "" and not any(p.graphs for p in parts) and not list(folder.glob(f"*{GRAPH_SUFFIX}")):
+            problems += _missing_graphs(folder, part, tree)
+    if checked_elsewhere != "" and not any(p.graphs for p in parts) and not tree.has_graphs(folder):
         problems.append(Problem(Status.INVALID, "No .rbln compiled graphs in this folder."))
     problems += upstream_problems(raw)
     note = None if kv_section is not None else _kv_note(kind, cls_name, raw)
     return ModelDescription(folder, kind, cls_name, tuple(parts), kv_section, note, tuple(problems))
 
 
-def describe_pipeline(folder: Path, index: dict[str, Any]) -> ModelDescription:
+def describe_pipeline(folder: Path, index: dict[str, Any], tree: Tree = DISK_TREE) -> ModelDescription:
     """A diffusers pipeline: one artifact, its compiled components (text_encoder, unet, vae, ...) as parts."""
     cls_name = index.get("_class_name") if isinstance(index.get("_class_name"), str) else None
     parts: list[Part] = []
@@ -270,14 +273,14 @@ def describe_pipeline(folder: Path, index: dict[str, Any]) -> ModelDescription:
     for name, component_cls in pipeline_components(index):
         path = folder / name / CONFIG_NAME
         try:
-            raw = read_json(path)
+            raw = read_json(path, tree)
         except ConfigError as exc:
             parts.append(Part(name, component_cls + "Config"))
             problems.append(Problem(Status.INVALID, f"Component {name}: {exc.message}"))
             continue
         part = part_of(name, raw)
         parts.append(part)
-        problems += _missing_graphs(folder, part)
+        problems += _missing_graphs(folder, part, tree)
         problems += [Problem(p.severity, f"Component {name}: {p.message}") for p in upstream_problems(raw)]
     if not parts:
         problems.append(Problem(Status.INVALID, f"{PIPELINE_INDEX} lists no component compiled by optimum-rbln."))
@@ -297,14 +300,14 @@ def is_pipeline_folder(folder: str | Path) -> bool:
     return portable_is_pipeline_folder(folder, CONFIG_NAME, MAX_JSON_BYTES)
 
 
-def describe_folder(folder: Path) -> ModelDescription:
+def describe_folder(folder: Path, tree: Tree = DISK_TREE) -> ModelDescription:
     """Describe whatever compiled model the folder holds; raises ConfigError when it holds none."""
-    if not (folder / CONFIG_NAME).exists() and (folder / PIPELINE_INDEX).is_file():
-        index = decode_json(read_bytes(folder / PIPELINE_INDEX), folder / PIPELINE_INDEX)
+    if not tree.exists(folder / CONFIG_NAME) and tree.is_file(folder / PIPELINE_INDEX):
+        index = decode_json(tree.read(folder / PIPELINE_INDEX), folder / PIPELINE_INDEX)
         if is_rbln_pipeline(index):
             assert isinstance(index, dict)
-            return describe_pipeline(folder, index)
-    return describe_config(folder, read_json(folder / CONFIG_NAME))
+            return describe_pipeline(folder, index, tree)
+    return describe_config(folder, read_json(folder / CONFIG_NAME, tree), tree=tree)
 
 
 @dataclass(frozen=True)
@@ -326,37 +329,38 @@ class KvLocation:
         return self.vlm_root or self.model_dir
 
 
-def vlm_parent(folder: Path) -> tuple[Path, dict[str, Any]] | None:
+def vlm_parent(folder: Path, tree: Tree = DISK_TREE) -> tuple[Path, dict[str, Any]] | None:
     """The multimodal model folder whose nested section this folder is (language_model/), with its config."""
     parent = folder.parent
-    if folder.name not in LM_SECTIONS or not (parent / CONFIG_NAME).is_file():
+    if folder.name not in LM_SECTIONS or not tree.is_file(parent / CONFIG_NAME):
         return None
     try:
-        raw = read_json(parent / CONFIG_NAME)
+        raw = read_json(parent / CONFIG_NAME, tree)
     except ConfigError:
         return None
     kind, section = kind_of(raw)
     return (parent, raw) if kind is ModelKind.MULTIMODAL and section == folder.name else None
 
 
-def kv_location(folder: Path) -> KvLocation:
-    """Where the folder's resizable KV cache is; raises NoKvCacheError (with a description) for kinds without one."""
+def kv_location(folder: Path, tree: Tree = DISK_TREE) -> KvLocation:
+    """Where the folder's resizable KV cache is; raises NoKvCacheError (with a description) for kinds without one.
+    tree: where the folder's files are read (this computer's disk, or what a server or a bucket gave of them)."""
     folder = Path(folder)
-    if not (folder / CONFIG_NAME).exists() and (folder / PIPELINE_INDEX).is_file():
-        raise NoKvCacheError(describe_folder(folder))
-    raw = read_json(folder / CONFIG_NAME)
+    if not tree.exists(folder / CONFIG_NAME) and tree.is_file(folder / PIPELINE_INDEX):
+        raise NoKvCacheError(describe_folder(folder, tree))
+    raw = read_json(folder / CONFIG_NAME, tree)
     kind, section = kind_of(raw)
     if kind is ModelKind.DECODER:
-        parent = vlm_parent(folder)
+        parent = vlm_parent(folder, tree)
         if parent is not None:
-            described = describe_config(parent[0], parent[1], folder.name)
+            described = describe_config(parent[0], parent[1], folder.name, tree)
             return KvLocation(folder, parent[0], folder.name, described)
         if section_names(raw):  # a decoder with compiled parts of its own (Qwen2-VL's visual/): check them too
-            return KvLocation(folder, description=describe_config(folder, raw, ""))
+            return KvLocation(folder, description=describe_config(folder, raw, "", tree))
         return KvLocation(folder)
     if section:
-        return KvLocation(folder / section, folder, section, describe_config(folder, raw, section))
-    raise NoKvCacheError(describe_config(folder, raw))
+        return KvLocation(folder / section, folder, section, describe_config(folder, raw, section, tree))
+    raise NoKvCacheError(describe_config(folder, raw, tree=tree))
 
 
 def out_of_step(vlm_root: Path, section: str, count: int, nested: object) -> Problem | None:
@@ -371,10 +375,10 @@ def out_of_step(vlm_root: Path, section: str, count: int, nested: object) -> Pro
     )
 
 
-def nested_count(vlm_root: Path, section: str) -> int | None:
+def nested_count(vlm_root: Path, section: str, tree: Tree = DISK_TREE) -> int | None:
     """The block count the multimodal model's own rbln_config.json records for its language model."""
     try:
-        raw = read_json(vlm_root / CONFIG_NAME)
+        raw = read_json(vlm_root / CONFIG_NAME, tree)
     except ConfigError:
         return None
     nested = raw.get(section)

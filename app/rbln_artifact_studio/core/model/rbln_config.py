@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -450,10 +450,6 @@ class LoadedConfig:
         """The file's bytes as read, when it was read from them (repeated keys show only there)."""
         return self._data
 
-    def at(self, path: Path) -> LoadedConfig:
-        """The same config, known by another path (a server's file read through a local copy)."""
-        return LoadedConfig(path, self._raw, self.model, self._data)
-
     @property
     def top_level(self) -> dict[str, Any]:
         """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
@@ -492,10 +488,11 @@ def parse_config(raw: object, path: Path) -> LoadedConfig:
     return LoadedConfig(path, mapping, model)
 
 
-def load_config(artifact_dir: Path) -> LoadedConfig:
-    """Read and validate DIR/rbln_config.json (parsed once: read_view's model when it accepts the file)."""
+def load_config(artifact_dir: Path, read: Callable[[Path], bytes] = read_bytes) -> LoadedConfig:
+    """Read and validate DIR/rbln_config.json (parsed once: read_view's model when it accepts the file); read: how
+    a small file is read where the artifact lives (this computer's disk by default)."""
     path = Path(artifact_dir) / CONFIG_NAME
-    return config_from_bytes(read_bytes(path), path)
+    return config_from_bytes(read(path), path)
 
 
 def config_from_bytes(data: bytes, path: Path) -> LoadedConfig:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from rbln_artifact_studio.core.display.matching import folded
-from rbln_artifact_studio.core.fleet.columns import COLUMNS
-from rbln_artifact_studio.core.location import host_of
+from rbln_artifact_studio.core.fleet.columns import COLUMNS, row_host
+from rbln_artifact_studio.core.fleet.scan import row_values
 from rbln_artifact_studio.core.status import Status
 
 if TYPE_CHECKING:
@@ -56,10 +56,8 @@ class TableRow(NamedTuple):
         )
         target = f"{s.npu} x{s.num_devices}" if s.npu else None  # as the CLI prints targets: "RBLN-CA25 x4"
         search = folded(
-            " ".join(
-                str(v) for v in (s.name, host_of(s.path), s.model, target, s.attn_impl, s.status.value, s.kind) if v
-            )
+            " ".join(str(v) for v in (s.name, row_host(s), s.model, target, s.attn_impl, s.status.value, s.kind) if v)
         )  # folded once here; the filter folds its text the same way (core/display/matching.py)
-        fields = list(s.__dict__.values())  # the fields in order (a plain dataclass keeps them there)
+        fields = list(row_values(s))  # the fields in order (its __dict__ may also hold the parsed `where`)
         fields[_STATUS], fields[_PROBLEMS] = s.status.value, tuple(s.problems)
         return cls(tuple(fields), texts, keys, search)
