@@ -83,7 +83,7 @@ def _place(root: str) -> tuple[str, str, list[str]]:
 
 def place_labels(roots: Sequence[str]) -> dict[str, str]:
     """Each root shown (a folder here, a server's folder, a bucket's prefix) -> its rows' Host cell where its host
-    shows more than one: "local: NAME", "gpu1: NAME", "s3://bucket: NAME" (the parents' names as well where names
+    shows more than one: "local: NAME", "gpu1: NAME", "BUCKET-URL: NAME" (the parents' names as well where names
     repeat), so the rows of two folders tell which they are from. A host with one root keeps its plain cell
     ("local", the server, the bucket), as the CLI prints it."""
     groups: dict[str, dict[str, list[str]]] = {}
