@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# A shell starts a background job (`pytest … &`, a CI runner's) with SIGINT ignored, and every command a test starts
+# would inherit that: the Ctrl-C tests would send a signal nobody hears. Ctrl-C as in a terminal, for us and them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # Scan caches, settings, logs and the demo workspace go to throwaway folders (core/app_dirs.py), never the user's own.
 _THROWAWAY = tempfile.mkdtemp(prefix="rbln-studio-test-")
 for _variable, _kind in (("CACHE", "cache"), ("CONFIG", "config"), ("DATA", "share"), ("LOG", "log")):

@@ -239,6 +239,7 @@ def test_ctrl_c_in_the_cli_ends_the_tools_process_group(
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # its pipes closed and its status read here, not in the next test's collector
     assert proc.returncode == 130, stderr
     assert "cancelled: nothing was left half-done" in stderr
     leader, worker = pids(pidfile)

@@ -221,6 +221,7 @@ def test_ctrl_c_during_an_in_place_resize_in_the_cli_stops_it_and_keeps_the_old_
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # its pipes closed and its status read here, not in the next test's collector
     assert proc.returncode == 130
     assert snapshot(real_artifact) == before and leftovers(real_artifact.parent) == []
 
