@@ -91,8 +91,8 @@ def test_a_cancelled_read_stops_a_hanging_helper_at_once(
     threading.Timer(0.3, cancel.cancel).start()  # e.g. the window closing while the detail panel loads
     started = time.monotonic()
     with pytest.raises(CancelledError):
-        open_artifact(real_artifact, RebelInspector(fake_optimum.python, timeout=60, cancel=cancel))
-    assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
+        open_artifact(real_artifact, RebelInspector(fake_optimum.python, timeout=600, cancel=cancel))
+    assert time.monotonic() - started < 120, "waited for the helper's 600 s timeout"  # far from any load's
 
 
 def test_the_probe_timeout_setting_reaches_the_cli(fake_optimum: FakeToolchain, run_cli, real_artifact: Path) -> None:

@@ -230,7 +230,7 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
     fake_optimum: FakeToolchain, real_artifact: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_REBEL_HANG", "1")  # the artifact is read through rebel before the resize
-    monkeypatch.setenv(settings.ENV_PROBE_TIMEOUT, "60")
+    monkeypatch.setenv(settings.ENV_PROBE_TIMEOUT, "600")
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()  # the window closing: "Cancel them and quit?"
     started = time.monotonic()
@@ -239,7 +239,7 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
             ResizeRequest(LocalFolder(real_artifact), target=12, output=LocalFolder(real_artifact.parent / "copy")),
             cancel=cancel,
         )
-    assert time.monotonic() - started < 10, "waited for the helper's 60 s timeout"
+    assert time.monotonic() - started < 120, "waited for the helper's 600 s timeout"  # far from any load's
     assert not (real_artifact.parent / "copy").exists() and read_block_count(real_artifact) == 16
 
 

@@ -172,12 +172,12 @@ def test_closing_the_window_stops_a_detection_that_hangs(
 ) -> None:
     started_marker = tmp_path / "started"
     cli = tmp_path / "optimum-rbln-cli"
-    cli.write_text(f'#!/bin/sh\ntouch "{started_marker}"\nexec sleep 60\n')
+    cli.write_text(f'#!/bin/sh\ntouch "{started_marker}"\nexec sleep 600\n')
     cli.chmod(0o755)
     monkeypatch.setenv(ENV_OPTIMUM_CLI, str(cli))
-    monkeypatch.setenv(ENV_CHECK_TIMEOUT, "60")
+    monkeypatch.setenv(ENV_CHECK_TIMEOUT, "600")
     window.backend_status.detect(refresh=True)
     qtbot.waitUntil(started_marker.exists)  # the check is running
     started = time.monotonic()
     window.close()
-    assert time.monotonic() - started < 10, "closing waited for the check's 60 s timeout"
+    assert time.monotonic() - started < 120, "closing waited for the check's 600 s timeout"  # far from any load's

