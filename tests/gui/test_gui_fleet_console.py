@@ -466,3 +466,17 @@ def test_a_console_no_one_sees_reads_nothing_until_it_shows_again(qtbot: QtBot) 
     console.period.setValue(0)
     jobs.cancel_all()
     jobs.wait()
+
+
+def test_a_console_restored_behind_the_artifacts_reads_once_its_tab_is_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    store = tmp_path / "s.ini"
+    earlier = Settings(QSettings(str(store), QSettings.Format.IniFormat))
+    earlier.session.set_console_sources([f"http://127.0.0.1:{free_port()}"])  # nothing listens there
+    earlier.flush()
+    w = _window(qtbot, store, 1280, 800)
+    console, tabs = present(w.server_menu.console), present(w.server_menu.tabs)
+    assert tabs.currentWidget() is not console  # the artifacts in front, as the user left them
+    assert "source(s)" not in console.state.text(), "read behind the artifacts"
+    with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+        tabs.setCurrentWidget(console)
+    assert console.state.text().startswith("1 source(s): 1 node(s), 0 NPU(s), 1 not read")

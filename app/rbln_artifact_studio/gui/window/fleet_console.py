@@ -429,7 +429,7 @@ class FleetConsole(QWidget):
 
     def _connect(self) -> None:
         self.timer = QTimer(self)
-        self.timer.timeout.connect(self._period_came)
+        self.timer.timeout.connect(self.refresh_when_seen)
         self.period.valueChanged.connect(self._set_period)
         self.refresh_button.clicked.connect(self.refresh)
         self.fit_button.clicked.connect(self.where_does_it_fit)
@@ -448,7 +448,7 @@ class FleetConsole(QWidget):
     @Slot()
     def connected_changed(self) -> None:
         self.sources.fill_menu()
-        self.refresh()
+        self.refresh_when_seen()
 
     # ---- reading ----------------------------------------------------------------------------------------------
 
@@ -462,9 +462,9 @@ class FleetConsole(QWidget):
         return self.isVisible() and not self.window().isMinimized()
 
     @Slot()
-    def _period_came(self) -> None:
-        """The refresh period: read only where it is seen (a hidden tab or a minimized window asks no server);
-        once more when it shows again."""
+    def refresh_when_seen(self) -> None:
+        """Read every source now if the console is seen, else when it shows (a hidden tab or a minimized window
+        asks no server): the refresh period, a server connected elsewhere, the console restored at start."""
         if self.seen:
             self.refresh()
         else:
