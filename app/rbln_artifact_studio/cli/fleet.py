@@ -4,6 +4,8 @@ also read the nodes a Prometheus knows (--prometheus URL), beside the servers or
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
@@ -185,12 +187,32 @@ def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: 
         )
 
 
+@contextlib.contextmanager
+def _no_cycle_collection(pause: bool) -> Iterator[None]:
+    """Python's cycle collector paused while a Prometheus' fleet is read and printed: its 40,000 series and 8,000
+    NPUs hold no reference cycles, and collecting over them again and again took a fifth of the client's time
+    (reference counting still frees them)."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def cmd_devices(
     entries: Sequence[str], as_json: bool, timeout: float | None = None, sources: PrometheusSources | None = None
 ) -> int:
     """`devices SERVER [SERVER | @group ...] [--prometheus URL]`: one host as before (its error is the command's);
     several, or a Prometheus' nodes: a row each."""
     sources = sources or PrometheusSources()
+    with _no_cycle_collection(bool(sources.urls)):
+        return _devices(entries, as_json, timeout, sources)
+
+
+def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sources: PrometheusSources) -> int:
     _need_a_source(entries, sources, "devices")
     config = sources.check()
     hosts = hosts_of(entries) if entries else []
@@ -237,9 +259,21 @@ def cmd_place(
 ) -> int:
     """`place ART... --on SERVER... | @group | --prometheus URL`: 0 when every artifact fits somewhere now (with
     --window: at each NPU's peak over it), else 1."""
+    sources = sources or PrometheusSources()
+    with _no_cycle_collection(bool(sources.urls)):
+        return _place(targets, opened, entries, as_json, timeout, sources)
+
+
+def _place(
+    targets: Sequence[str],
+    opened: list[Artifact],
+    entries: Sequence[str],
+    as_json: bool,
+    timeout: float | None,
+    sources: PrometheusSources,
+) -> int:
     from rbln_artifact_studio.core.planning.placement import place, placement_text
 
-    sources = sources or PrometheusSources()
     _need_a_source(entries, sources, "place across")
     config = sources.check()
     hosts = hosts_of(entries) if entries else []
