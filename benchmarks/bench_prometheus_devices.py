@@ -13,9 +13,14 @@ never one per node), and `place` across the 1,000 at most 2x `devices` of them. 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import statistics
 import sys
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from _common import REPO, cli, compile_reference, interleave, machine, report, run, scratch
@@ -24,7 +29,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from prometheus.promserver import missing, running_exporter, running_prometheus
 
-from rbln_artifact_studio.remote.prometheus.reader import status_query
+from rbln_artifact_studio.cli.fleet import json_text
+from rbln_artifact_studio.remote.prometheus.client import Deadline, PrometheusClient
+from rbln_artifact_studio.remote.prometheus.reader import fleet_from_series, status_query
 
 CR13 = 150_323_855_360
 GIB = 2**30
@@ -39,6 +46,56 @@ def _node() -> dict[str, object]:
              "power": 90.5, "pod": pod}
         )  # fmt: skip
     return {"family": "legacy", "devices": devices}
+
+
+def _server_cpu(url: str) -> float:
+    """Prometheus' own CPU seconds so far (its process_cpu_seconds_total), scraping included."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("process_cpu_seconds_total "):
+                return float(line.split()[1])
+    raise RuntimeError(f"{url}/metrics has no process_cpu_seconds_total")
+
+
+def _server_share(url: str, argv: list[str], runs: int = 3) -> float:
+    """Prometheus' median CPU seconds while the command runs, less what its scraping took in as long idle."""
+    spent = []
+    for _ in range(runs):
+        before, start = _server_cpu(url), time.monotonic()
+        run(argv)()
+        answered, took = _server_cpu(url) - before, time.monotonic() - start
+        before = _server_cpu(url)
+        time.sleep(took)
+        spent.append(answered - (_server_cpu(url) - before))
+    return statistics.median(spent)
+
+
+def _client_profile(url: str) -> str:
+    """Where the client's time goes for the 1,000 nodes, in this process: Prometheus answering (the request,
+    gzip-compressed, as the reader asks), decoding, grouping the series into nodes, writing the JSON."""
+    client, deadline = PrometheusClient(url), Deadline(120)  # its own steps, as read_fleet takes them
+    gc.disable()  # as the command has it (cli/fleet.py: no cycle collection while a Prometheus' fleet is read)
+    try:
+        return _client_steps(client, deadline)
+    finally:
+        gc.enable()
+
+
+def _client_steps(client: PrometheusClient, deadline: Deadline) -> str:
+    """The answer's wall time, then each step's CPU time (less moved by the machine's load)."""
+    start = time.perf_counter()
+    answer = client._fetch("/api/v1/query?" + urllib.parse.urlencode({"query": status_query("")}), deadline)
+    steps = [f"answer (Prometheus, transfer, gunzip) {(time.perf_counter() - start) * 1000:.0f} ms wall"]
+    start = time.process_time()
+    series = client._json(answer)["data"]["result"]
+    steps.append(f"decode {len(answer.body) / 1e6:.1f} MB {(time.process_time() - start) * 1000:.0f} ms CPU")
+    start = time.process_time()
+    fleet = fleet_from_series(client, series, None, time.time())
+    steps.append(f"group {len(series):,} series {(time.process_time() - start) * 1000:.0f} ms CPU")
+    start = time.process_time()
+    json_text([r.to_json() for r in fleet.readings])
+    steps.append(f"write the JSON {(time.process_time() - start) * 1000:.0f} ms CPU")
+    return ", ".join(steps)
 
 
 def main() -> int:
@@ -75,6 +132,13 @@ def main() -> int:
                 "place-many": run([*cli(), "place", str(artifact), "--prometheus", big.url, "--json"]),
             }
             times = interleave(actions, args.runs)
+            devices = [*cli(), "devices", "--prometheus"]
+            print(
+                f"Prometheus' own CPU per devices run (median of 3, its scraping taken out): {args.nodes} nodes "
+                f"{_server_share(big.url, [*devices, big.url, '--json']) * 1000:.0f} ms, {args.few} nodes "
+                f"{_server_share(small.url, [*devices, small.url, '--json']) * 1000:.0f} ms"
+            )
+            print(f"the client, {args.nodes} nodes, in one process: {_client_profile(big.url)}")
             # Where the 1,000 nodes' time goes: Prometheus' own evaluation of the one query (its stats), beside
             # the client's CPU time that report() prints.
             data = big.api("query", {"query": status_query(""), "stats": "all"}, timeout=120)

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from prometheus.promserver import free_port
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QPushButton, QTableView
+from PySide6.QtWidgets import QApplication, QPushButton, QTableView, QTabWidget, QWidget
 from pytestqt.qtbot import QtBot
 from remote.conftest import control_dir  # noqa: F401 (fixture)
 from remote.fleet_harness import CR13, GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
@@ -434,3 +435,48 @@ def test_a_source_added_while_a_read_runs_is_read_when_it_ends(
     with qtbot.waitSignal(first.finished, timeout=WAIT):
         pass
     qtbot.waitUntil(lambda: "npu-c" in {r.node for r in _rows(console.model)}, timeout=WAIT)
+
+
+def test_a_console_no_one_sees_reads_nothing_until_it_shows_again(qtbot: QtBot) -> None:
+    """Its tab not current, or its window minimized: the refresh period asks no source; shown again, it reads."""
+    jobs = JobManager()
+    nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens: each read ends at once, a row saying so
+    console = FleetConsole(jobs, lambda: [], lambda: None, [nowhere], period=0, timeout=10)
+    tabs = QTabWidget()
+    artifacts = QWidget()
+    tabs.addTab(artifacts, "Artifacts")
+    tabs.addTab(console, "Fleet Console")
+    qtbot.addWidget(tabs)
+    tabs.show()
+    tabs.setCurrentWidget(console)
+    with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+        console.refresh()
+    read = console.state.text()
+    assert read.startswith("1 source(s): 1 node(s)")
+
+    console.period.setValue(1)
+    for hide, show in ((lambda: tabs.setCurrentWidget(artifacts), lambda: tabs.setCurrentWidget(console)),
+                       (tabs.showMinimized, tabs.showNormal)):  # fmt: skip
+        hide()
+        with qtbot.waitSignal(console.timer.timeout, timeout=WAIT):
+            pass  # the period came round while no one could see it
+        assert console.state.text() == read, "read while hidden"
+        with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+            show()  # the read it missed, now
+    console.period.setValue(0)
+    jobs.cancel_all()
+    jobs.wait()
+
+
+def test_a_console_restored_behind_the_artifacts_reads_once_its_tab_is_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    store = tmp_path / "s.ini"
+    earlier = Settings(QSettings(str(store), QSettings.Format.IniFormat))
+    earlier.session.set_console_sources([f"http://127.0.0.1:{free_port()}"])  # nothing listens there
+    earlier.flush()
+    w = _window(qtbot, store, 1280, 800)
+    console, tabs = present(w.server_menu.console), present(w.server_menu.tabs)
+    assert tabs.currentWidget() is not console  # the artifacts in front, as the user left them
+    assert "source(s)" not in console.state.text(), "read behind the artifacts"
+    with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+        tabs.setCurrentWidget(console)
+    assert console.state.text().startswith("1 source(s): 1 node(s), 0 NPU(s), 1 not read")

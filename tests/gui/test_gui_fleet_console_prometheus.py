@@ -113,6 +113,43 @@ def test_where_does_this_fit_across_prometheus_and_ssh(
     assert any(text.endswith("legacy-1") for text in shown) and any(text.endswith("npu-a") for text in shown)
 
 
+def test_a_node_seen_over_ssh_and_by_prometheus_shows_once_naming_both(
+    qtbot: QtBot,
+    fleet: Fleet,  # noqa: F811
+    control_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """npu-a read over SSH and scraped by a Prometheus (its exporter's hostname npu-a): one row per NPU, the tool's
+    figures and processes with the exporter's pods, and both sources named."""
+    default_setups(fleet)
+    registry.configure(SshOptions(config_file=fleet.client_config, control_dir=control_dir))
+    pod = {"namespace": "team-a", "pod": "llm-0", "container": "vllm"}
+    devices = [
+        {"card": "RBLN-CR13", "uuid": "0000-0", "used": 40 * GIB, "total": CR13, "util": 55.5, "pod": pod},
+        {"card": "RBLN-CR13", "uuid": "0000-1", "used": 0, "total": CR13, "util": 0},
+    ]
+    state = tmp_path / "exporter.json"
+    state.write_text(json.dumps({"nodes": {"npu-a": {"family": "legacy", "devices": devices}}}))
+    jobs = JobManager()
+    with running_exporter(state) as gateway, running_prometheus(tmp_path / "prometheus", gateway, ["npu-a"]) as server:
+        console = FleetConsole(jobs, lambda: ["npu-a"], lambda: None, [server.url], period=0, timeout=30)
+        qtbot.addWidget(console)
+        console.show()
+        with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+            console.refresh()
+        jobs.cancel_all()
+        jobs.wait()
+    registry.configure()
+    rows = _rows(console.model)
+    assert [(r.node, r.texts[Column.NPU]) for r in rows] == [("npu-a", "rbln0"), ("npu-a", "rbln1")]
+    assert {r.source for r in rows} == {f"npu-a, {server.url}"}
+    served, idle = rows
+    assert (served.used, idle.used) == (fleet.need + fleet.need // 4, 5 * GIB)  # rbln-stat's, not the exporter's
+    assert served.texts[Column.HOLDERS] == f"pid {fleet.serving} vllm, pod team-a/llm-0 (vllm)"
+    assert served.texts[Column.ARTIFACT] == f"ssh://npu-a{fleet.artifact}"  # the server's drift stays
+    assert "2 source(s): 1 node(s), 2 NPU(s), 0 not read" in console.state.text()
+
+
 def test_a_prometheus_behind_basic_auth_is_read_with_the_http_config_and_no_password_is_remembered(
     qtbot: QtBot,
     guarded: Prometheus,  # noqa: F811

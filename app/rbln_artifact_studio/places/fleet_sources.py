@@ -10,7 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, NpuKey, Point, node_row, npu_row
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, check_group_name, expand
-from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
+from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus
 from rbln_artifact_studio.core.location import parse_host
 from rbln_artifact_studio.core.planning.drift import ContextDrift
 from rbln_artifact_studio.core.progress import CancelToken
@@ -90,6 +90,12 @@ class NodeReading:
     error: str | None = None
     drifts: tuple[ContextDrift, ...] = ()
     extras: Mapping[int, NpuExtras] = field(default_factory=dict)  # per NPU index
+    also: tuple[Source, ...] = ()  # the other sources that see the node: it is shown once, naming them all
+
+    @property
+    def label(self) -> str:
+        """The sources that see the node, as the console names them."""
+        return ", ".join([self.source.name, *(s.name for s in self.also)])
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,82 @@ def read_sources(sources: Sequence[Source], options: ReadOptions) -> list[NodeRe
             except StudioError as exc:
                 readings += [NodeReading(s, s.name, None, exc.one_line()) for s in group]
     order = {s: i for i, s in enumerate(sources)}
-    return sorted(readings, key=lambda r: order.get(r.source, len(order)))  # stable: each source's own order kept
+    readings.sort(key=lambda r: order.get(r.source, len(order)))  # stable: each source's own order kept
+    return _merged(readings)
+
+
+def _machine(node: str) -> str:
+    """The machine a node's name names, to tell one node seen by two sources: an ssh host without its user and
+    port (ops@npu1:2222), a Prometheus node's hostname label (or its target's host, without the port)."""
+    name = node.rpartition("@")[2]
+    if name.startswith("["):
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return name.casefold()
+
+
+def _merged(readings: list[NodeReading]) -> list[NodeReading]:
+    """Each node once: a Prometheus node that is also an SSH server joins the server's reading (its utilization,
+    temperature and pods beside the tool's figures) instead of being a second row of the same NPUs."""
+    ssh_at: dict[str, int] = {}
+    for i, r in enumerate(readings):
+        if r.source.kind is not SourceKind.PROMETHEUS and not r.node.startswith(GROUP_PREFIX):
+            ssh_at.setdefault(_machine(r.node), i)
+    out: list[NodeReading | None] = list(readings)
+    for i, r in enumerate(readings):
+        if r.source.kind is not SourceKind.PROMETHEUS or r.node == r.source.name:  # a URL not read at all: its row
+            continue
+        at = ssh_at.get(_machine(r.node))
+        if at is None:
+            continue
+        server = out[at]
+        assert server is not None
+        out[at], out[i] = _joined(server, r), None
+    return [r for r in out if r is not None]
+
+
+def _joined(server: NodeReading, seen: NodeReading) -> NodeReading:
+    """An SSH server's reading with what a Prometheus says of the same node: the server's figures (its tool and
+    its processes) where it was read, Prometheus' where the tool gives none (utilization, temperature) and its
+    pods; Prometheus' reading where the server could not be read. Both sources named."""
+    if server.status is None and seen.status is not None:
+        return replace(seen, also=(*seen.also, server.source, *server.also))
+    also = (*server.also, seen.source)
+    if server.status is None or seen.status is None:
+        return replace(server, also=also)
+    extras = dict(server.extras)
+    for device in server.status.devices:
+        other = _same_npu(device, seen.status.devices)
+        if other is None:
+            continue
+        known = extras.get(device.index, NpuExtras())
+        pods = tuple(p.label() for p in other.processes)
+        extras[device.index] = NpuExtras(
+            known.util if known.util is not None or device.util else _number(other.util),
+            known.temperature if known.temperature is not None or device.temperature is not None else other.temperature,
+            tuple(dict.fromkeys((*(known.holders or [p.label() for p in device.processes]), *pods))),
+        )
+    return replace(server, extras=extras, also=also)
+
+
+def _same_npu(device: Device, others: Sequence[Device]) -> Device | None:
+    """The NPU of another reading of the node that is this one: by uuid where both give one (another uuid is
+    another NPU), else by device name (rbln0), else by index."""
+    if device.uuid and any(o.uuid for o in others):
+        return next((o for o in others if o.uuid == device.uuid), None)
+    if device.device:
+        named = next((o for o in others if o.device == device.device), None)
+        if named is not None:
+            return named
+    return next((o for o in others if o.index == device.index), None)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def read_history(sources: Sequence[Source], window: float, options: ReadOptions) -> dict[NpuKey, list[Point]]:
@@ -209,7 +290,7 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
     """The console's rows: one per NPU, one per node not read."""
     rows: list[ConsoleRow] = []
     for r in readings:
-        label = r.source.name
+        label = r.label
         if r.status is None:
             rows.append(node_row(label, r.node, r.error or "not read"))
             continue
@@ -238,8 +319,6 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
 
 def place_on_sources(artifact: Artifact, sources: Sequence[Source], options: ReadOptions) -> Placement:
     """Where the artifact fits now, across every node of every source (one answer, as `place --on`)."""
-    from dataclasses import replace
-
     from rbln_artifact_studio.core.planning.placement import place
 
     readings = read_sources(sources, replace(options, with_drift=False))

@@ -11,8 +11,8 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -335,6 +335,8 @@ class FleetConsole(QWidget):
         self.readings: list[NodeReading] = []
         self._reading: Job | None = None
         self._again = False  # asked to read while a read ran: read again when it ends
+        self._missed = False  # the period came round while no one could see the console: read when it shows
+        self._watched: QWidget | None = None  # the window whose minimizing and restoring is watched
         self.model = ConsoleModel(jobs, self)
         self.model.short_below = short_below
         self._build_controls(period, short_below)
@@ -427,7 +429,7 @@ class FleetConsole(QWidget):
 
     def _connect(self) -> None:
         self.timer = QTimer(self)
-        self.timer.timeout.connect(self.refresh)
+        self.timer.timeout.connect(self.refresh_when_seen)
         self.period.valueChanged.connect(self._set_period)
         self.refresh_button.clicked.connect(self.refresh)
         self.fit_button.clicked.connect(self.where_does_it_fit)
@@ -446,13 +448,48 @@ class FleetConsole(QWidget):
     @Slot()
     def connected_changed(self) -> None:
         self.sources.fill_menu()
-        self.refresh()
+        self.refresh_when_seen()
 
     # ---- reading ----------------------------------------------------------------------------------------------
 
     @Slot(str)
     def _refused(self, why: str) -> None:
         self.state.setText(why)
+
+    @property
+    def seen(self) -> bool:
+        """Whether anyone can see the console: its tab current, its window shown and not minimized."""
+        return self.isVisible() and not self.window().isMinimized()
+
+    @Slot()
+    def refresh_when_seen(self) -> None:
+        """Read every source now if the console is seen, else when it shows (a hidden tab or a minimized window
+        asks no server): the refresh period, a server connected elsewhere, the console restored at start."""
+        if self.seen:
+            self.refresh()
+        else:
+            self._missed = True
+
+    def _shown_again(self) -> None:
+        if self._missed and self.seen:
+            self._missed = False
+            self.refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Its tab made current (or its window shown): a read the period missed meanwhile happens now."""
+        super().showEvent(event)
+        window = self.window()
+        if window is not self._watched:  # minimizing changes no child's visibility: its window says so
+            if self._watched is not None and isValid(self._watched):
+                self._watched.removeEventFilter(self)
+            window.installEventFilter(self)
+            self._watched = window
+        self._shown_again()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._watched and event.type() == QEvent.Type.WindowStateChange:
+            QTimer.singleShot(0, self._shown_again)  # once the state is the window's own (isMinimized)
+        return super().eventFilter(watched, event)
 
     @Slot(int)
     def _set_period(self, seconds: int) -> None:

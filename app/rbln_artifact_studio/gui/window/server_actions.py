@@ -267,7 +267,7 @@ class ServerMenu(QObject):
             self.tabs.currentChanged.connect(self._remember_open)
             self.console = console
             console.sources.load_names(str(chosen_config(settings.ssh_config()) or ""))
-            console.refresh()
+            console.refresh_when_seen()  # a console restored behind the artifacts reads once its tab is shown
         if focus:
             self.tabs.setCurrentWidget(self.console)
             self.console.refresh()
