@@ -3,6 +3,9 @@
 # wheel first (so the bundle holds exactly what a wheel install holds), then PyInstaller.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The bundle holds the wheel's package: a checkout's app/ on PYTHONPATH (as the tests run) would be analysed instead,
+# and it has no resources/ or docs/ inside the package.
+unset PYTHONPATH
 work="${BUNDLE_WORK:-build/bundle}"
 rm -rf "$work" dist/rbln-studio
 "${PYTHON:-python3}" -m venv "$work/venv"  # python3: Debian and Ubuntu have no `python` command

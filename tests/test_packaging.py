@@ -175,6 +175,9 @@ def test_bundle_builds_and_runs(tmp_path: Path) -> None:
         dist / "_internal" / "rbln_artifact_studio" / "backends" / "rebel_probe.py"
     ).is_file()  # run by the toolchain's Python
     assert (dist / "_internal" / "rbln_artifact_studio" / "core" / "portable" / "walk.py").is_file()  # sent along
+    docs = dist / "_internal" / "rbln_artifact_studio" / "docs"  # Help ▸ Documentation opens desktop.md there
+    pictures = {p.name for p in (REPO / "docs" / "screenshots").glob("*.png")}
+    assert (docs / "desktop.md").is_file() and {p.name for p in (docs / "screenshots").glob("*.png")} == pictures
     out = subprocess.run(
         [
             dist / "rbln-studio-cli",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,38 @@ def test_cancel_writes_nothing_and_a_failure_is_shown(
     assert len(boxes) == 1 and boxes[0].text() == job.failure.reason
     boxes[0].close()
     assert not (workspace / "missing-folder").exists()
+
+
+def test_rows_of_two_local_folders_are_exported_with_the_host_the_table_shows(
+    qtbot: QtBot,
+    window: MainWindow,
+    workspace: Path,
+    cr13_artifact: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    open_folder(qtbot, window, workspace)
+    outputs = tmp_path_factory.mktemp("outputs")
+    copy = Path(shutil.copytree(cr13_artifact, outputs / "qwen3-8b-cr13-copy"))
+    with qtbot.waitSignal(window.workspace.scanFinished, timeout=30_000):
+        window.workspace.add(outputs)
+    host = COLUMNS.index(next(c for c in COLUMNS if c.title == "Host"))
+    shown = {cells[0]: cells[host] for cells in table_rows(window)}
+    assert shown["qwen3-8b-cr13-copy"] == f"local: {outputs.name}"
+    assert shown["qwen3-8b-cr13"] == f"local: {workspace.name}"
+
+    report = outputs / "fleet.csv"
+    choose(monkeypatch, report)
+    run_export(qtbot, window)
+    with report.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["Name"]: r["Host"] for r in rows} == shown  # not "local" for both folders' rows
+    assert next(r["Path"] for r in rows if r["Host"] == f"local: {outputs.name}") == str(copy)
+
+    markdown = outputs / "fleet.md"
+    choose(monkeypatch, markdown)
+    run_export(qtbot, window)
+    lines = markdown.read_text().splitlines()
+    titles = [t.strip() for t in lines[0].strip("|").split("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    assert {row[0]: row[titles.index("Host")] for row in cells} == shown

@@ -241,7 +241,7 @@ def test_a_job_that_ended_while_away_is_read_back_on_reconnect(
     qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)  # first look: history
     # A resize the app started before its connection dropped: it finishes on the server, unwatched.
     s = registry.server(HOST_ALIAS)
-    job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=12)
+    job, _ = start_resize(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12))
     qtbot.waitUntil(lambda: (server.jobs / job.id / "result.json").exists(), timeout=30_000)
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.jobsReadBack, timeout=30_000) as read_back:
@@ -280,7 +280,7 @@ def test_a_job_still_running_at_reconnect_is_followed_to_its_outcome(
         sources.connect_server(entry)
     qtbot.waitUntil(lambda: w.settings.seen_jobs(HOST_ALIAS) is not None, timeout=20_000)
     server.gate.unlink()  # the tool waits on the server
-    job, _ = start_resize(registry.server(HOST_ALIAS), ServerFolder(HOST_ALIAS, str(real)), target=12)
+    job, _ = start_resize(registry.server(HOST_ALIAS), ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12))
     sources.disconnect_server(HOST_ALIAS)
     with qtbot.waitSignal(sources.connected, timeout=30_000):
         sources.connect_server(entry)

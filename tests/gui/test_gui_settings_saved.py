@@ -4,6 +4,7 @@ written is said once, with where; a file that cannot be ours (199 MB) is moved a
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,26 @@ def test_an_implausible_settings_file_is_moved_aside_and_kept(
     window.settings.add_recent_folder("/data/new")
     window.settings.flush()
     assert on_disk(huge).recent_folders() == ["/data/new"]  # a fresh file of ours in its place
+
+
+def _writers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("settings-writer")}
+
+
+def test_a_closed_window_leaves_no_settings_writer_and_its_last_change_is_saved(qtbot: QtBot, tmp_path: Path) -> None:
+    path = tmp_path / "rbln-studio.conf"
+    before = _writers()  # other tests' settings objects may still hold theirs
+    window = MainWindow(on_disk(path), debounce_ms=50)
+    qtbot.addWidget(window)
+    window.show()
+    window.settings.add_recent_folder("/data/fleet")
+    window.settings.choices.set("wizard", {"target": "RBLN-CR13"})  # the last change, made as the window closes
+    assert _writers() - before, "a change is written by a thread of its own"
+    window.close()
+    assert _writers() - before == set(), "the window's settings writer ended with it"
+    saved = on_disk(path)
+    assert saved.recent_folders() == ["/data/fleet"] and saved.choices.get("wizard") == {"target": "RBLN-CR13"}
+    assert saved.state("geometry") is not None  # the window's own states, written as it closed
+    window.settings.add_recent_folder("/data/later")  # a change after the close still lands, by a new writer
+    window.settings.close()
+    assert on_disk(path).recent_folders() == ["/data/later", "/data/fleet"] and _writers() - before == set()

@@ -13,6 +13,7 @@ from fakes.helpers import wait_for
 from fakes.install import TINY_CA25, fake_compile
 
 from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import (
     UNREAD_JOBS_KEPT_DAYS,
@@ -42,7 +43,7 @@ def age(folder: Path, days: float) -> None:
 
 def finished_unread(s: Server, server: SshServer, real: Path, target: int) -> RemoteJob:
     """A job that ran to its end with nobody following it."""
-    job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=target)
+    job, _ = start_resize(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), target))
     wait_for(lambda: (server.jobs / job.id / "result.json").exists(), timeout=30, what="the job to finish")
     return job
 
@@ -55,7 +56,7 @@ def test_a_job_unread_for_a_week_is_cleaned_a_recent_one_stays_listed(
     recent = finished_unread(s, server, real, 14)
     age(server.jobs / old.id, UNREAD_JOBS_KEPT_DAYS + 1)
     age(server.jobs / recent.id, UNREAD_JOBS_KEPT_DAYS - 1)
-    job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=10)
+    job, _ = start_resize(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 10))
     assert follow(s, job).ok  # read back: cleans it, and what ended unread too long ago
     assert not (server.jobs / job.id).exists() and not (server.jobs / old.id).exists()
     assert (server.jobs / recent.id / "result.json").exists()
@@ -67,7 +68,7 @@ def test_a_job_unread_for_a_week_is_cleaned_a_recent_one_stays_listed(
 def test_a_running_job_is_never_cleaned(server: SshServer, control_dir: Path, real: Path) -> None:
     server.gate.unlink()  # the tool waits on the server
     s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
-    job, _ = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=12)
+    job, _ = start_resize(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12))
     wait_for(lambda: any(j.job == job and j.state == "running" for j, _ in list_jobs(s)), timeout=30, what="a start")
     age(server.jobs / job.id, UNREAD_JOBS_KEPT_DAYS + 30)
     assert forget_jobs(s, [job]) == []  # named, and old: still running, so kept

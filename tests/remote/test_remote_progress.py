@@ -17,6 +17,7 @@ from fakes.install import TINY_CA25, fake_compile
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.job_progress import PREFIX
 from rbln_artifact_studio.remote.remote_jobs import RemoteJob, follow, list_jobs, resize_remote
@@ -45,9 +46,8 @@ def test_a_simulator_copy_on_the_server_counts_its_bytes(
     updates = Updates()
     lines: list[str] = []
     copy = tmp_path / "copy 12"
-    outcome = resize_remote(
-        s, ServerFolder(HOST_ALIAS, str(cr13_artifact)), 12, None, str(copy), lines.append, None, updates
-    )
+    source = ServerFolder(HOST_ALIAS, str(cr13_artifact))
+    outcome = resize_remote(s, ResizeRequest(source, 12, output=source.at(str(copy))), lines.append, None, updates)
     assert outcome.ok and read_block_count(copy) == 12
     counts = [(done, total) for done, total, _ in updates if total]
     total = tree_size(cr13_artifact)
@@ -64,7 +64,7 @@ def test_a_real_resize_on_the_server_reports_the_tools_steps(
     real = fake_compile(server.toolchain, tiny_model, tmp_path / "srv" / "real", *TINY_CA25, "--memory-budget", "0.5")
     s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
     updates = Updates()
-    outcome = resize_remote(s, ServerFolder(HOST_ALIAS, str(real)), 12, None, None, None, None, updates)
+    outcome = resize_remote(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12), None, None, updates)
     assert outcome.ok
     steps = [m for done, total, m in updates if (done, total) == (0, 0)]  # indeterminate, as the local backend's
     assert steps[0].startswith("Job ") and "started on npu-test" in steps[0]
@@ -85,7 +85,7 @@ def test_progress_then_a_dropped_connection_leaves_the_job_running(
 
     def run() -> None:
         try:
-            resize_remote(s, ServerFolder(HOST_ALIAS, str(real)), 12, None, None, None, None, updates)
+            resize_remote(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12), None, None, updates)
         except BaseException as exc:
             failure.append(exc)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -13,8 +14,9 @@ from conftest import cli_command, cli_env
 from fakes.helpers import leftovers, wait_for
 from fakes.install import TINY_CA25, fake_compile
 
-from rbln_artifact_studio.core.errors import CancelledError
-from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.location import LocalFolder, ServerFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from rbln_artifact_studio.remote.remote_jobs import follow, list_jobs, resize_remote, start_resize
@@ -102,7 +104,7 @@ def test_cancel_mid_resize_leaves_the_artifact_unchanged(server: SshServer, cont
             cancel.cancel()
 
     with pytest.raises(CancelledError, match="is unchanged"):
-        resize_remote(s, ServerFolder(HOST_ALIAS, str(real)), 12, None, None, on_log, cancel)
+        resize_remote(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12), on_log, cancel)
     assert tree_state(real) == before
     assert leftovers(real.parent) == []
 
@@ -160,10 +162,34 @@ def test_connection_killed_mid_resize_the_job_finishes_and_is_read_back(
 
 def test_start_resize_reports_the_job(server: SshServer, control_dir: Path, real: Path) -> None:
     s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
-    job, warnings = start_resize(s, ServerFolder(HOST_ALIAS, str(real)), target=20)
+    job, warnings = start_resize(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 20))
     assert any("above" in w for w in warnings)  # more than the compiled count: DESIGN section 6's warning
     spec = json.loads((server.jobs / job.id / "spec.json").read_text())
     assert spec["kind"] == "real" and spec["artifact"] == str(real)
     outcome = follow(s, job)
     assert outcome.ok and outcome.kvcache_num_blocks == 20
     assert not (server.jobs / job.id).exists(), "its outcome was read back: the folder is cleaned"
+
+
+def test_the_request_reaches_the_job_as_the_user_gave_it(server: SshServer, control_dir: Path, real: Path) -> None:
+    """One ResizeRequest from the CLI or the dialog to the job: the budget as typed, the copy's folder there."""
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
+    source = ServerFolder(HOST_ALIAS, str(real))
+    copy = real.parent / "copy by budget"
+    job, _ = start_resize(s, ResizeRequest(source, budget_text="0.25", output=source.at(str(copy))))
+    spec = json.loads((server.jobs / job.id / "spec.json").read_text())
+    assert (spec["target"], spec["budget"], spec["output_dir"]) == (None, "0.25", str(copy))
+    assert follow(s, job).ok and copy.is_dir() and read_block_count(real) == 16
+
+
+def test_a_copy_on_another_place_is_refused_before_a_job_starts(
+    server: SshServer, control_dir: Path, real: Path, tmp_path: Path
+) -> None:
+    s = Server(SshConnection(HOST_ALIAS, server.options(control_dir)))
+    jobs_before = list(server.jobs.iterdir()) if server.jobs.exists() else []
+    for elsewhere in (LocalFolder(tmp_path / "here"), ServerFolder("other-host", str(real.parent / "copy"))):
+        request = ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12, output=elsewhere)
+        with pytest.raises(StudioError, match=f"writes its copy there too; {re.escape(str(elsewhere))} is not on"):
+            resize_remote(s, request)
+    assert (list(server.jobs.iterdir()) if server.jobs.exists() else []) == jobs_before
+    assert read_block_count(real) == 16

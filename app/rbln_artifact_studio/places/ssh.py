@@ -93,12 +93,9 @@ class ServerKind:
 
             return resize_here_and_deliver(request, report, toolchain)
         source = _folder(request.source)
-        output = output_on(source, request.output)
-        s = server(source.host)
+        output_on(source, request.output)  # a copy elsewhere: refused here, with where it may go instead
         try:
-            outcome = resize_remote(
-                s, source, request.target, request.budget_text, output, report.log, report.cancel, report.progress
-            )
+            outcome = resize_remote(server(source.host), request, report.log, report.cancel, report.progress)
         except KeyboardInterrupt:
             raise StudioError(
                 f"Interrupted: the job on the server goes on; read its outcome with: {jobs_command(source.host)}"

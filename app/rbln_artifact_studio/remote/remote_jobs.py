@@ -16,6 +16,7 @@ from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.location import Location, ServerFolder, server_url
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
 from rbln_artifact_studio.remote.artifact import open_remote_artifact
@@ -89,15 +90,22 @@ class JobOutcome:
         }
 
 
+def on_server(server: Server, request: ResizeRequest) -> tuple[ServerFolder, str | None]:
+    """The request's source and copy folder as paths on server (places/ssh.py refuses a copy elsewhere first)."""
+    source, output = request.source, request.output
+    if not isinstance(source, ServerFolder) or source.host != server.host:
+        raise StudioError(f"{source} is not on {server.host}; a job there resizes only what is there.")
+    if output is not None and (not isinstance(output, ServerFolder) or output.host != server.host):
+        raise StudioError(f"A resize on {server.host} writes its copy there too; {output} is not on {server.host}.")
+    return source, None if output is None else output.path
+
+
 def start_resize(
-    server: Server,
-    source: ServerFolder,
-    target: int | None = None,
-    budget: str | None = None,
-    output_dir: str | None = None,
-    cancel: CancelToken | None = None,
+    server: Server, request: ResizeRequest, cancel: CancelToken | None = None
 ) -> tuple[RemoteJob, list[str]]:
     """Check the request against the artifact (read over SSH), then start the job; returns it and the warnings."""
+    source, output_dir = on_server(server, request)
+    target, budget = request.target, request.budget_text  # the budget as typed: the server's tool parses it
     if (target is None) == (budget is None):
         raise StudioError("Give either a target block count or a memory budget, not both.")
     artifact = open_remote_artifact(server, source, cancel)
@@ -252,16 +260,13 @@ def list_jobs(server: Server, cancel: CancelToken | None = None) -> list[tuple[J
 
 def resize_remote(
     server: Server,
-    source: ServerFolder,
-    target: int | None,
-    budget: str | None,
-    output_dir: str | None,
+    request: ResizeRequest,
     on_log: LogFn | None = None,
     cancel: CancelToken | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> JobOutcome:
     """Start and follow a resize; StudioError when it failed, CancelledError when it was cancelled."""
-    job, warnings = start_resize(server, source, target, budget, output_dir, cancel)
+    job, warnings = start_resize(server, request, cancel)
     started = f"Job {job.id} started on {server.host} (it goes on if the connection drops)"
     if on_log is not None:
         on_log(started)

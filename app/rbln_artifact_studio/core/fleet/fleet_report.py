@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
@@ -14,17 +14,30 @@ from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")
 """Where a row is: `local`, the server, or the bucket's URL; the text output shows it when several servers are read."""
+_HOST_AT = REPORT_COLUMNS.index(HOST_COLUMN)
 
 FORMATS = ("csv", "json", "markdown")
 
 
-def to_csv(rows: Iterable[ArtifactSummary]) -> str:
+Hosts = Mapping[str, str]
+"""A row's Host text by its path, where a reader names more than the plain host (the desktop's table, showing two
+folders of one host, names each row's folder): the report says what the table says."""
+
+
+def _host(row: ArtifactSummary, hosts: Hosts | None) -> str:
+    """The row's Host text: hosts' where it names one, else the plain host."""
+    return (hosts.get(row.path) if hosts else None) or HOST_COLUMN.text(row)
+
+
+def to_csv(rows: Iterable[ArtifactSummary], hosts: Hosts | None = None) -> str:
     """One header line and one line per artifact (exact integers; the folder path last), RFC 4180 quoting."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow([c.title for c in REPORT_COLUMNS] + ["Path"])
     for row in rows:
-        writer.writerow(["" if (v := c.value(row)) is None else v for c in REPORT_COLUMNS] + [row.path])
+        cells = ["" if (v := c.value(row)) is None else v for c in REPORT_COLUMNS]
+        cells[_HOST_AT] = _host(row, hosts)
+        writer.writerow([*cells, row.path])
     return out.getvalue()
 
 
@@ -33,12 +46,13 @@ def escape_markdown(text: str) -> str:
     return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").split())
 
 
-def to_markdown(rows: Iterable[ArtifactSummary]) -> str:
+def to_markdown(rows: Iterable[ArtifactSummary], hosts: Hosts | None = None) -> str:
     """A GitHub-flavoured Markdown table with readable sizes; the folder path last, as in CSV (names repeat)."""
     titles = [*(c.title for c in REPORT_COLUMNS), "Path"]
     lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
         cells = [*(c.text(row, unknown="") for c in REPORT_COLUMNS), row.path]
+        cells[_HOST_AT] = _host(row, hosts)
         lines.append("| " + " | ".join(escape_markdown(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -141,9 +155,12 @@ def to_json(rows: Iterable[ArtifactSummary]) -> str:
     return "".join(json_pieces(rows))
 
 
-def render(rows: Iterable[ArtifactSummary], fmt: str) -> str:
-    """The report in one of FORMATS."""
-    writers = {"csv": to_csv, "json": to_json, "markdown": to_markdown}
-    if fmt not in writers:
-        raise StudioError(f"Unknown report format {fmt!r}; use one of {', '.join(FORMATS)}.")
-    return writers[fmt](rows)
+def render(rows: Iterable[ArtifactSummary], fmt: str, hosts: Hosts | None = None) -> str:
+    """The report in one of FORMATS (JSON has no Host field: its rows carry their full path or URL)."""
+    if fmt == "csv":
+        return to_csv(rows, hosts)
+    if fmt == "markdown":
+        return to_markdown(rows, hosts)
+    if fmt == "json":
+        return to_json(rows)
+    raise StudioError(f"Unknown report format {fmt!r}; use one of {', '.join(FORMATS)}.")

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.fleet_report import FORMATS, render
+from rbln_artifact_studio.core.fleet.fleet_report import FORMATS, Hosts, render
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes, describe_os_error
 
@@ -35,10 +35,11 @@ def with_suffix(path: str | Path, fmt: str) -> Path:
     )
 
 
-def write_report(rows: Iterable[ArtifactSummary], path: str | Path, fmt: str) -> Path:
-    """Render the rows and replace the file in one rename: a failure leaves the old file (or none), never half."""
+def write_report(rows: Iterable[ArtifactSummary], path: str | Path, fmt: str, hosts: Hosts | None = None) -> Path:
+    """Render the rows (their Host text from hosts where it names more than the host) and replace the file in one
+    rename: a failure leaves the old file (or none), never half."""
     path = Path(path)
-    data = render(list(rows), fmt).encode("utf-8")
+    data = render(list(rows), fmt, hosts).encode("utf-8")
     if not path.parent.is_dir():
         raise StudioError(f"{path.parent} is not a folder; choose where to save the report.")
     try:

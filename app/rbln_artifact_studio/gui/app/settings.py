@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -237,7 +238,8 @@ class Settings:
     """A thin typed layer over QSettings; every value has a default and a bad stored value reads as that.
 
     Values are read once; each change is written at once by the writer thread, merged with the file's content
-    then (see the module docstring). save() writes the window's states and waits for the writes (on close).
+    then (see the module docstring). save() writes the window's states, waits for the writes and ends the writer
+    thread (on close).
     """
 
     def __init__(self, store: QSettings | None = None) -> None:
@@ -250,7 +252,9 @@ class Settings:
         self.store = store
         self._file = store.fileName()
         self._format = store.format()
-        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
+        # Started by the first change, ended by save() when the window closes.
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._writer_lock = threading.Lock()
         self._said_unwritable = False
         self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
         self._recent = read_recent(store)
@@ -278,7 +282,10 @@ class Settings:
 
     def _write(self, change: Change) -> None:
         """Apply change to the file's current content in the writer thread, and write it."""
-        self._writer.submit(self._apply, change)
+        with self._writer_lock:
+            if self._writer is None:  # the first change, or the first since the window closed
+                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
+            self._writer.submit(self._apply, change)
 
     def _apply(self, change: Change) -> None:
         # An object of this thread's own: QSettings objects are not shared between threads. Qt re-reads the file
@@ -296,8 +303,19 @@ class Settings:
             )
 
     def flush(self) -> None:
-        """Wait until every change made so far is written (the window does on close)."""
-        self._writer.submit(lambda: None).result()
+        """Wait until every change made so far is written."""
+        with self._writer_lock:
+            writer = self._writer
+        if writer is not None:
+            writer.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Write every change made so far, then end the writer thread (a window leaves none behind when it goes;
+        a change made later starts another)."""
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)  # runs what was submitted first: nothing the user chose is lost
 
     # ---- values ----------------------------------------------------------------------------------------
 
@@ -375,7 +393,8 @@ class Settings:
         self._states[key] = value
 
     def save(self) -> None:
-        """Write the window's states (each change is written when made) and wait until everything is written."""
+        """Write the window's states (each change is written when made), wait until everything is written, and end
+        the writer thread (the window saves when it closes: close())."""
         states = dict(self._states)
 
         def change(store: QSettings) -> None:
@@ -383,7 +402,7 @@ class Settings:
                 store.setValue(f"state/{key}", value)
 
         self._write(change)
-        self.flush()
+        self.close()
 
 
 def _seen_with(known: list[str], ids: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 
 from rbln_artifact_studio import __version__
 from rbln_artifact_studio.core.model.modelspec import preset_ids
+from rbln_artifact_studio.core.resources import docs_dir
 
 
 def problems(app: QApplication, window: QMainWindow) -> list[str]:
@@ -22,6 +23,8 @@ def problems(app: QApplication, window: QMainWindow) -> list[str]:
             found.append("no bundled model presets (resources/model-configs)")
     except Exception as exc:  # a broken bundle is exactly what this reports
         found.append(f"the model presets cannot be read: {exc}")
+    if docs_dir() is None:
+        found.append("the documentation is missing (docs/desktop.md): Help ▸ Documentation has nothing to open")
     return found
 
 

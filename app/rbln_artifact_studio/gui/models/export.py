@@ -7,8 +7,9 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from rbln_artifact_studio.core.fleet.report_file import FILTERS, format_for, with_suffix, write_report
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+from rbln_artifact_studio.gui.models.table_rows import TableRow
 
 
 def choose_report_file(parent: QWidget | None, folder: str) -> tuple[Path, str] | None:
@@ -24,12 +25,14 @@ def choose_report_file(parent: QWidget | None, folder: str) -> tuple[Path, str] 
     return with_suffix(path, fmt), fmt
 
 
-def export_rows(jobs: JobManager, rows: list[ArtifactSummary], path: Path, fmt: str) -> Job:
-    """Write the report in the single-thread write pool (atomically: a failure leaves no half-written file)."""
+def export_rows(jobs: JobManager, rows: list[TableRow], path: Path, fmt: str) -> Job:
+    """Write the report in the single-thread write pool (atomically: a failure leaves no half-written file), each
+    row's Host as the table shows it (the folder's name too where a host shows several)."""
 
     def work(ctx: JobContext) -> Path:
         ctx.progress(0, 1, f"Writing {len(rows)} rows to {path.name}")
-        written = write_report(rows, path, fmt)
+        hosts = {row.path: row.texts[HOST_COLUMN] for row in rows}
+        written = write_report([row.summary for row in rows], path, fmt, hosts)
         ctx.log(f"{len(rows)} artifact(s) written to {written} as {fmt}")
         ctx.progress(1, 1, "done")
         return written

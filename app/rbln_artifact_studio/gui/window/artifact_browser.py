@@ -24,6 +24,7 @@ from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.gui.models.table_rows import TableRow
 
 
 class FilterProxy(QSortFilterProxyModel):
@@ -134,10 +135,14 @@ class ArtifactBrowser(QWidget):
         rows = sorted(self.view.selectionModel().selectedRows(), key=lambda index: index.row())
         return [index.data(PATH_ROLE) for index in rows]
 
-    def shown_summaries(self) -> list[ArtifactSummary]:
-        """The rows the filter lets through, in the table's order (what Export saves)."""
+    def shown_rows(self) -> list[TableRow]:
+        """The rows the filter lets through, in the table's order, with their cells as shown (what Export saves)."""
         rows = (self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount()))
-        return [self.model.summary(r) for r in rows]
+        return [row for r in rows if (row := self.model.table_row(r)) is not None]
+
+    def shown_summaries(self) -> list[ArtifactSummary]:
+        """The rows the filter lets through, in the table's order."""
+        return [row.summary for row in self.shown_rows()]
 
     def select_path(self, path: str) -> bool:
         """Make the artifact at path current (if it is shown); True when it is."""

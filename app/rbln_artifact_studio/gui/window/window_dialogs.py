@@ -215,7 +215,7 @@ class DialogLauncher(QObject):
         if chosen is None:
             return None
         path, fmt = chosen
-        job = export_rows(self.jobs, self.browser.shown_summaries(), path, fmt)
+        job = export_rows(self.jobs, self.browser.shown_rows(), path, fmt)
         job.succeeded.connect(
             lambda written: self.window.statusBar().showMessage(f"Saved the report to {written}", 10_000)
         )
