@@ -167,13 +167,17 @@ def _known_header(generation: int, length: int, crc: int, body: bytes) -> GraphH
     return header
 
 
-def probe_container(path: Path) -> ContainerInfo | None:
+def probe_container(path: Path, size: int | None = None) -> ContainerInfo | None:
     """The container's preamble and valid header slots (not the payload); None when the file lacks the
-    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage."""
+    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage.
+
+    `size`: the file's size as a listing just gave it (a scan's), judged instead of an fstat of its own."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            return probe_read(path, os.fstat(fd).st_size, lambda length, offset: os.pread(fd, length, offset))
+            if size is None:
+                size = os.fstat(fd).st_size
+            return probe_read(path, size, lambda length, offset: os.pread(fd, length, offset))
         finally:
             os.close(fd)
     except OSError as exc:
