@@ -163,7 +163,8 @@ class CacheMeta(BaseModel):
 class ConfigFields(BaseModel):
     """The validated top-level keys and the figures derived from them (shared by RblnConfig and ConfigView)."""
 
-    model_config = ConfigDict(strict=True)
+    # Never validated itself (its subclasses are): no schema of its own built at import, which every scan pays.
+    model_config = ConfigDict(strict=True, defer_build=True)
 
     cls_name: str | None = None
     batch_size: int = Field(default=1, ge=1, le=1 << 20)
