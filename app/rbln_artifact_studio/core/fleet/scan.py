@@ -594,7 +594,7 @@ def _scan(
         )
         if isinstance(item, Done):
             return Done((item.result, version))
-        return replace(item, volume=found.volume)
+        return item if found.volume is None else replace(item, volume=found.volume)  # no copy for a plain folder
 
     def read(task: _RowTask) -> tuple[ArtifactSummary, str | None]:
         row = _read_row(task, verifier)
