@@ -537,7 +537,7 @@ def open_artifact(
     `listing` is the folder's files as the caller listed them just before (a scan has), read for a decoder with
     its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
     """
-    folder = Path(path)
+    folder = path if isinstance(path, Path) else Path(path)  # a Path is not parsed again (one per scan row)
     if listing is None and not os.path.isdir(folder):  # a scan's listing shows it is a folder
         _refused_path(folder)
         raise StudioError(f"{folder} is not a folder.")
