@@ -44,9 +44,11 @@ def read_bytes(path: Path) -> bytes:
         if st.st_size > MAX_JSON_BYTES:
             raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
         chunks, total = [], 0  # os.read on the descriptor: a scan reads thousands of these (io's objects cost more)
-        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, max(st.st_size + 1, 1 << 16))):
+        want = st.st_size + 1  # the whole file in one read, in a buffer of its size (not 64 KiB for every file)
+        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, want)):
             chunks.append(chunk)
             total += len(chunk)
+            want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
         return b"".join(chunks)
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
