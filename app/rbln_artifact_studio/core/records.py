@@ -29,12 +29,14 @@ class _NamedTupleMeta(type):
             return super().__new__(mcls, name, bases, namespace)
         if bases != (NamedTuple,):
             raise TypeError(f"{name}: a NamedTuple takes no other base (subclass the record instead)")
-        annotations = dict(namespace.get("__annotations__", {}))  # type: ignore[call-overload]
+        written = namespace.get("__annotations__", {})
+        annotations = dict(written) if isinstance(written, dict) else {}
         fields = list(annotations)
         defaults = [namespace[field] for field in fields if field in namespace]
         if any(field not in namespace for field in fields[len(fields) - len(defaults) :]):
             raise TypeError(f"{name}: a field without a default follows one with a default")
-        cls = namedtuple(name, fields, defaults=defaults, module=str(namespace["__module__"]))  # type: ignore[misc]
+        module = str(namespace["__module__"])
+        cls = namedtuple(name, fields, defaults=defaults, module=module)  # type: ignore[misc]  # fields known at run time
         cls.__qualname__ = str(namespace.get("__qualname__", name))
         cls.__annotations__ = annotations
         for key, value in namespace.items():
