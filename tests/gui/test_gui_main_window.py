@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,10 @@ def _error_dialog(qtbot: QtBot) -> QMessageBox:
     return found[0]
 
 
+def _has_child(window: MainWindow, name: str) -> bool:
+    return window.findChild(QObject, name) is not None
+
+
 def test_window_is_reachable_from_the_application(qtbot: QtBot, window: MainWindow) -> None:
     assert main_window() is window
     for name in ("actionOpenFolder", "actionCompile", "actionResize"):
@@ -45,7 +50,7 @@ def test_window_is_reachable_from_the_application(qtbot: QtBot, window: MainWind
     for name in ("artifactTable", "artifactFilter", "detailPanel", "jobsPanel"):
         assert window.findChild(QObject, name) is not None, name
     for name in ("dramChart", "kvBlocksLabel"):  # the detail panel's sections: built after the first paint
-        qtbot.waitUntil(lambda name=name: window.findChild(QObject, name) is not None)
+        qtbot.waitUntil(partial(_has_child, window, name))
 
 
 def test_open_select_and_read_the_breakdown(
