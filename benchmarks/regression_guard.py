@@ -36,9 +36,12 @@ TOLERANCE = 1.5  # the guard fails a run only past 1.5 times a goal: it is there
 # last round's code: 3.9 on 2026-12-03; after issue 35 (each distinct header validated and laid out once, the
 # backends loaded only for real compiler graphs, no second listing) 2.45 at load 1.9, where the code before it
 # measured 4.23 in the next run (regression_guard.py, 2026-12-04 19:32 UTC; at load 8-11.5: 2.95-3.76 against
-# 4.92-5.03, so on a machine that busy the guard runs near its limit, as it did before). Two more parses of each
-# config (test_perf_guard.py's slowed scan) fail it.
-SCAN_HELD = 2.5
+# 4.92-5.03, so on a machine that busy the guard runs near its limit, as it did before). Issue 35's second pass
+# (no fstat per graph, headers read without pydantic's validator, config reads in one buffer of their size) measured
+# 2.41 at load 6.0 where main measured 2.70 in the next run (0.400 against 0.449 ms an artifact; 2026-12-04 22:22
+# UTC): the held figure goes down by that ratio, 2.5 -> 2.25 (limit 2.93). Two more parses of each config
+# (test_perf_guard.py's slowed scan) fail it.
+SCAN_HELD = 2.25
 HELD_TOLERANCE = 1.3
 ROW2_COUNT = 5000
 SMALL, EXTRA = 20, 300

@@ -1,4 +1,5 @@
-"""CLI fast paths: `get-kvcache-num-blocks DIR` skips the parser and imports no pydantic, with the same output."""
+"""CLI fast paths: `get-kvcache-num-blocks DIR` skips the parser, the reader and the location model, with the same
+output."""
 
 from __future__ import annotations
 
@@ -44,11 +45,26 @@ def test_plain_get_matches_the_parsed_command(
     assert parsed[1] == ("21\n" if case == "valid" else "")
 
 
-def test_get_imports_neither_pydantic_nor_argparse(cr13_artifact: Path) -> None:
+# What one number does not need: the reader's pydantic, the parser, and the location model's pathlib, typing and
+# dispatch (~40% of the whole process together; docs/performance.md row 1).
+NOT_FOR_ONE_NUMBER = (
+    "pydantic",
+    "humanfriendly",
+    "rbln_artifact_studio.core.model.rbln_config",
+    "argparse",
+    "dataclasses",
+    "typing",
+    "pathlib",
+    "rbln_artifact_studio.places",
+    "rbln_artifact_studio.backends",
+)
+
+
+def test_get_imports_only_what_one_number_needs(cr13_artifact: Path) -> None:
     code = (
         "import sys; from rbln_artifact_studio.cli.main import main; "
         f"main(['get-kvcache-num-blocks', {str(cr13_artifact)!r}]); "
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'humanfriendly', 'rbln_artifact_studio.core.model.rbln_config', 'argparse', 'dataclasses'))))"
+        f"print(sorted(m for m in sys.modules if m.startswith({NOT_FOR_ONE_NUMBER!r})))"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

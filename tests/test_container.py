@@ -154,3 +154,49 @@ def test_a_header_longer_than_the_first_read_is_read_whole(tmp_path: Path) -> No
     write_container(path, big)
     info = read_container(path)
     assert info.current(5).header.dram_tensor_sizes == many
+
+
+_VALID = header().model_dump()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        header().model_dump_json().encode(),
+        b'{"extra": [1, 2], ' + header().model_dump_json().encode()[1:],  # an unknown key is ignored by both
+        *(  # every field of the wrong type, out of bounds, or missing
+            __import__("json").dumps(changed).encode()
+            for changed in [
+                {**_VALID, "num_devices": 0},
+                {**_VALID, "num_devices": True},
+                {**_VALID, "chiplets": 1.0},
+                {**_VALID, "weights_bytes": -1},
+                {**_VALID, "npu": 25},
+                {**_VALID, "resizable": [1]},
+                {**_VALID, "resizable": "t0"},
+                {**_VALID, "alloc_per_chiplet_by_key": {"Weight": [[-1]]}},
+                {**_VALID, "dram_tensor_sizes": {"t0": [[False]]}},
+                {**_VALID, "dram_tensor_sizes": {"t0": [5]}},
+                {**_VALID, "dram_tensor_sizes": {"t0": [[10**30]]}},  # big, yet an int: both accept it
+                {k: v for k, v in _VALID.items() if k != "graph"},
+                [_VALID],
+            ]
+        ),
+        header().model_dump_json().encode().replace(b'"prefill"', b'"pre\xfffill"'),  # not UTF-8
+        header().model_dump_json().encode().replace(b"1048576", b"NaN", 1),
+    ],
+)
+def test_the_scans_lean_header_reader_agrees_with_the_model(body: bytes) -> None:
+    """The reader a scan uses instead of pydantic's validator gives the model's header or leaves it to the model."""
+    from pydantic import ValidationError
+
+    from rbln_artifact_studio.core.simulator.container import _lean_header
+
+    try:
+        expected: GraphHeader | None = GraphHeader.model_validate_json(body)
+    except (ValidationError, ValueError):
+        expected = None
+    lean = _lean_header(body)
+    assert lean is None or lean == expected  # never a header the model refuses, never another one
+    if expected is not None and b"\xff" not in body:
+        assert lean == expected

@@ -85,6 +85,12 @@ def main() -> int:
 
         def check(name: str, widget: QWidget) -> None:
             settle()
+            # A text that arrived at the end of the settling (a worker's answer, on a loaded machine) has its
+            # layout pass still queued: run every layout now, so the audit sees what the next paint shows.
+            for part in [widget, *widget.findChildren(QWidget)]:
+                if part.layout() is not None:
+                    part.layout().activate()
+            QCoreApplication.processEvents()
             problems.extend(f"[{name}] {p}" for p in audit(widget, logical))
 
         check("main window", window)
@@ -101,6 +107,7 @@ def main() -> int:
         check("resize dialog", resize)
         resize.reject()
         explorer = present(window.dialogs.open_explorer(), "the explorer")
+        wait_until(lambda: not explorer.summary.text().startswith("Computing"))  # the curve's answer is in
         check("explore budgets", explorer)
         explorer.close()
         for opener, name in ((window.dialogs.show_about, "about"), (window.dialogs.show_preferences, "preferences")):

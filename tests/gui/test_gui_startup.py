@@ -4,6 +4,7 @@ docs/performance.md), and never on the GUI thread (row 6)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -143,3 +144,61 @@ def test_a_server_reached_before_any_connection_uses_the_chosen_ssh_config(setti
     server = ssh.server("npu-7")  # as places reaches it: no ServerSources in between
     assert isinstance(server.transport, SshConnection)
     assert server.transport.options.config_file == config
+
+
+AFTER_FIRST_PAINT = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from rbln_artifact_studio.gui.app.application import create_application
+from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+LATER = ("rbln_artifact_studio.gui.widgets.dram_chart", "rbln_artifact_studio.gui.widgets.breakdown_table",
+         "rbln_artifact_studio.core.display.presentation", "rbln_artifact_studio.core.model.kinds")
+app = create_application()
+window = MainWindow()
+seen = {}
+
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and not seen:
+            seen["loaded at the first paint"] = sorted(m for m in sys.modules if m in LATER)
+            seen["parts at the first paint"] = window.findChild(QObject, "dramChart") is not None
+        return False
+
+
+watcher = FirstPaint()
+window.installEventFilter(watcher)
+window.show()
+
+
+def check():
+    if seen and window.findChild(QObject, "dramChart") is not None:
+        seen["loaded after"] = sorted(m for m in sys.modules if m in LATER)
+        print(json.dumps(seen))
+        app.quit()
+
+
+poll = QTimer()
+poll.timeout.connect(check)
+poll.start(10)
+QTimer.singleShot(60_000, lambda: (print("timeout"), app.quit()))
+app.exec()
+"""
+
+
+def test_the_detail_sections_are_built_after_the_first_paint(tmp_path: Path) -> None:
+    """The first paint shows one line of the detail panel: its charts, tables and their modules come after it."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SRC),
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "RBLN_STUDIO_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", AFTER_FIRST_PAINT], capture_output=True, text=True, env=env, check=True, timeout=120
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["loaded at the first paint"] == [] and seen["parts at the first paint"] is False
+    assert len(seen["loaded after"]) == 4

@@ -43,6 +43,7 @@ def test_view_theme_dark_is_applied_and_remembered(qtbot: QtBot, window: MainWin
     assert window.theme.actions[Theme.SYSTEM].isChecked()
     window.theme.actions[Theme.DARK].trigger()
     assert _app_is_dark()
+    qtbot.waitUntil(lambda: window.findChild(DramChart, "dramChart") is not None)  # built after the first paint
     chart = child(window, DramChart, "dramChart")
     qtbot.waitUntil(lambda: is_dark(chart.palette()))  # the widgets get the new palette: they repaint in it
     delegate = window.browser.view.itemDelegate()

@@ -7,13 +7,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio import __version__
-from rbln_artifact_studio.backends.choice import BackendChoice
 
-if TYPE_CHECKING:  # argparse and json load only for the commands that use them (get runs in shell loops)
+# argparse, json, typing and the backends' choice (an Enum) load only for the commands that use them: `get` runs in
+# shell loops, and its whole process is measured against a one-line json.load (docs/performance.md row 1).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
@@ -148,14 +150,25 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from rbln_artifact_studio.core.errors import StudioError
-    from rbln_artifact_studio.core.location import parse_location
-    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.core.errors import ConfigError, StudioError
+    from rbln_artifact_studio.core.location import is_local
 
-    try:  # shell loops call get per artifact: a local one's JSON only for the common kind (kinds loads on need)
-        count = dispatch.read_block_count(parse_location(args.dir))
-    except StudioError as exc:
-        raise _as_optimum_refusal(exc, args.dir) from None
+    count = None
+    if is_local(args.dir):  # shell loops call get per artifact: the common kind's one number, read first
+        from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
+
+        try:  # what places.local reads first too; anything else (a file it cannot read) takes the road below
+            count = plain_decoder_count(args.dir)
+        except ConfigError:
+            count = None
+    if count is None:  # any other kind or place, or an error to word: the location model and its dispatch
+        from rbln_artifact_studio.core.location import parse_location
+        from rbln_artifact_studio.places import dispatch
+
+        try:
+            count = dispatch.read_block_count(parse_location(args.dir))
+        except StudioError as exc:
+            raise _as_optimum_refusal(exc, args.dir) from None
     print(count)  # optimum-rbln-cli prints what the file records, whatever it is, and exits 0: so do we
     from rbln_artifact_studio.core.storage.jsonfile import block_count_problem
 
@@ -166,6 +179,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def _inspector(args: argparse.Namespace) -> Any:
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.registry import inspector_for
 
     return inspector_for(BackendChoice.parse(getattr(args, "backend", BackendChoice.AUTO.value)))
@@ -196,6 +210,7 @@ def _open(target: str, args: argparse.Namespace) -> Any:
 
 
 def _resize(args: argparse.Namespace, target: int | None, budget_text: str | None) -> int:
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.location import parse_beside, parse_location
     from rbln_artifact_studio.core.model.kinds import NoKvCacheError
     from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
@@ -370,6 +385,7 @@ def compile_request(args: argparse.Namespace) -> CompileRequest:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.simulator.compile_defaults import with_defaults
     from rbln_artifact_studio.places.delivery import compile_to
@@ -539,6 +555,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _add_backend(p: argparse.ArgumentParser) -> None:
+    from rbln_artifact_studio.backends.choice import BackendChoice
+
     p.add_argument(
         "--backend",
         choices=[c.value for c in BackendChoice],

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, TypeAlias
 
 from rbln_artifact_studio.core.errors import StudioError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+# Neither typing nor pathlib at import (~30% of `get-kvcache-num-blocks`, which asks is_local before reading one
+# file; docs/performance.md row 1): pathlib loads with the first LocalFolder made, NamedTuple is core/records.py's.
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import ClassVar, NamedTuple, TypeAlias
+else:
+    from rbln_artifact_studio.core.records import NamedTuple
 
 SSH_SCHEME = "ssh://"
 S3_SCHEME = "s3://"
@@ -25,7 +32,7 @@ LOCAL = "local"
 # fast path a fifth of its time (see core/errors.py).
 
 
-class _OwnKind(tuple[Any, ...]):
+class _OwnKind(tuple):  # tuple[Any, ...] at run time would need typing's Any
     """A tuple that compares equal only to one of its own kind (a server's folder is never a bucket's prefix)."""
 
     __slots__ = ()
@@ -61,6 +68,8 @@ class LocalFolder(_OwnKind, _LocalFolderFields):
 
     def at(self, path: str) -> LocalFolder:
         """Another folder on this computer."""
+        from pathlib import Path
+
         return LocalFolder(Path(path))
 
     @property
@@ -258,6 +267,8 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
                 "ssh://HOST/PATH or s3://BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
             )
         return location.parse(value)
+    from pathlib import Path
+
     return LocalFolder(Path(value))
 
 
@@ -337,6 +348,8 @@ def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
     """Where a copy of source goes, as typed: a URL of any kind, or a plain path in source's own place (a path on
     the same server, a prefix in the same bucket, a folder here). Beside a bucket, a path that starts with /, ~ or
     ./ is a folder on this computer (the copy downloaded), any other a prefix in the same bucket."""
+    from pathlib import Path
+
     value = os.fspath(text)
     if not is_local(value):
         return parse_location(value)

@@ -390,9 +390,10 @@ def _read_once(
         problems += _location_problems(location, config.kvcache_num_blocks, files)
     graph_files: list[GraphFile] = []
     sim_errors = []
+    listed = listing is not None and files is DISK  # sizes a scan's listing just took: no fstat of each graph
     for name, path, size in graph_entries:
         try:
-            info = files.probe(path)
+            info = probe_container(path, size) if listed else files.probe(path)
         except ContainerError as exc:
             broken = str(exc).removeprefix(f"{path.name} ").removeprefix("is ").removeprefix("has ")
             sim_errors.append(damaged_message(path.name, broken))
@@ -518,8 +519,8 @@ def open_artifact(
     `listing` is the folder's files as the caller listed them just before (a scan has), read for a decoder with
     its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
     """
-    folder = Path(path)
-    if not os.path.isdir(folder):
+    folder = path if isinstance(path, Path) else Path(path)  # a Path is not parsed again (one per scan row)
+    if listing is None and not os.path.isdir(folder):  # a scan's listing shows it is a folder
         _refused_path(folder)
         raise StudioError(f"{folder} is not a folder.")
     for attempt in range(attempts):

@@ -344,14 +344,15 @@ class _FullCheck:
     def __init__(self, inspector: Callable[[], GraphInspector | None]) -> None:
         self._inspector = inspector
         self._deferred: DeferredInspector | None = None  # asked once, when the first real compiler graph is read
+        self._verify: Callable[[ArtifactSummary, DeferredInspector, Listing | None], ArtifactSummary] | None = None
 
     def __call__(self, row: ArtifactSummary, listing: Listing | None = None) -> ArtifactSummary:
-        from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
-        from rbln_artifact_studio.core.fleet.verify import verify_summary
+        if self._deferred is None or self._verify is None:  # imported once, not at every row
+            from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+            from rbln_artifact_studio.core.fleet.verify import verify_summary
 
-        if self._deferred is None:
-            self._deferred = DeferredInspector(self._inspector)
-        return verify_summary(row, self._deferred, listing)
+            self._deferred, self._verify = DeferredInspector(self._inspector), verify_summary
+        return self._verify(row, self._deferred, listing)
 
 
 def _listing_of(task: _RowTask) -> Listing:
@@ -600,7 +601,7 @@ def _scan(
         )
         if isinstance(item, Done):
             return Done((item.result, version))
-        return replace(item, volume=found.volume)
+        return item if found.volume is None else replace(item, volume=found.volume)  # no copy for a plain folder
 
     def read(task: _RowTask) -> tuple[ArtifactSummary, str | None]:
         row = _read_row(task, verifier)

@@ -40,8 +40,11 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
     c = artifact.config
     described = artifact.location.description if artifact.location else None
     kv_per_npu = artifact.kv_bytes_per_npu
-    return replace(
-        row,
+    # A new row rather than dataclasses.replace (a scan makes one per artifact); every field the verdict does not
+    # set is the row's own.
+    return ArtifactSummary(
+        path=row.path,
+        name=row.name,
         status=artifact.status,
         problems=[p.message for p in artifact.problems],
         model=row.model or architecture(described.cls_name if described else c.cls_name),
@@ -55,8 +58,11 @@ def with_verdict(row: ArtifactSummary, artifact: Artifact | StudioError) -> Arti
         num_min_blocks=c.num_min_blocks,
         num_full_blocks=c.num_full_blocks,
         kv_bytes_per_npu=kv_per_npu,
+        size_on_disk=row.size_on_disk,
+        link_target=row.link_target,
         kind=artifact.kind.value,
         kv_note=c.kv_unknown_reason if kv_per_npu is None else None,
+        modified=row.modified,
     )
 
 

@@ -114,6 +114,19 @@ class Npu:
 
 def get_npu(name: str) -> Npu:
     """Resolve an NPU name such as 'RBLN-CA25' to its family, or raise UnknownNpuError."""
+    known = _RESOLVED.get(name) if isinstance(name, str) else None
+    if known is not None:  # a scan asks three times per artifact, for the same few names
+        return known
+    npu = _resolve(name)
+    if len(_RESOLVED) < 1024:  # names come from files: a bounded memory of them
+        _RESOLVED[name] = npu
+    return npu
+
+
+_RESOLVED: dict[str, Npu] = {}
+
+
+def _resolve(name: str) -> Npu:
     normalized = name.strip().upper() if isinstance(name, str) else ""
     for family in FAMILIES:
         if normalized.startswith(family.prefix) and len(normalized) > len(family.prefix):

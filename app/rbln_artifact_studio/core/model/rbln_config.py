@@ -105,6 +105,7 @@ class KvScan:
     fixed: int  # bytes of the tensors that do not scale with the block count
     unknown_kinds: frozenset[str]  # cache kinds (layer_type) not in KNOWN_LAYER_TYPES
     resizable: frozenset[str]  # names of the resizable tensors
+    kv_heads: int | None = None  # the most KV heads of any tensor (shape[1]); None without tensors
 
 
 def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
@@ -114,8 +115,11 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
     unknown: set[str] = set()
     resizable: list[str] = []
     size_of = _SIZE_OF
+    most_heads: int | None = None
     for m in metas:
         blocks, heads, block, head_dim = m["shape"]
+        if most_heads is None or heads > most_heads:
+            most_heads = heads
         one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
         layer_type = m.get("layer_type", FULL_ATTENTION)
         if layer_type == FULL_ATTENTION and m.get("is_auto", True):
@@ -125,7 +129,7 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
             if layer_type not in KNOWN_LAYER_TYPES:
                 unknown.add(str(layer_type))
             fixed += blocks * one_block
-    return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable))
+    return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable), most_heads)
 
 
 def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
@@ -159,7 +163,8 @@ class CacheMeta(BaseModel):
 class ConfigFields(BaseModel):
     """The validated top-level keys and the figures derived from them (shared by RblnConfig and ConfigView)."""
 
-    model_config = ConfigDict(strict=True)
+    # Never validated itself (its subclasses are): no schema of its own built at import, which every scan pays.
+    model_config = ConfigDict(strict=True, defer_build=True)
 
     cls_name: str | None = None
     batch_size: int = Field(default=1, ge=1, le=1 << 20)
@@ -285,12 +290,11 @@ class ConfigFields(BaseModel):
         """Names of the KV tensors that grow and shrink with the block count."""
         return frozenset() if self._kv_scan is None else self._kv_scan.resizable
 
-    @cached_property
+    @property
     def kv_heads(self) -> int | None:
         """The model's KV heads (shape[1] of its cache tensors), or None without cache metadata."""
-        entries = self._cache_meta_entries()
-        heads = [int(m["shape"][1]) for m in entries or ()]
-        return max(heads) if heads else None
+        scan = self._kv_scan
+        return None if scan is None else scan.kv_heads
 
     def kv_bytes_per_npu(self, num_blocks: int) -> int | None:
         """Unaligned KV cache bytes on each NPU at a block count (kv_split's formula), or None when unknown."""

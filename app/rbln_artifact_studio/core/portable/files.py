@@ -33,11 +33,14 @@ def read_small(path: str, limit: int) -> bytes:
         if st.st_size > limit:
             raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
         chunks = []  # type: list[bytes]
+        want, total = st.st_size + 1, 0  # the whole file in one read, in a buffer of its size (not 64 KiB each)
         while True:
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, want)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+            total += len(chunk)
+            want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
     finally:
         os.close(fd)
 

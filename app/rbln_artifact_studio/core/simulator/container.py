@@ -6,6 +6,7 @@ write the new header beside the old one; rbln_config.json then decides which slo
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import struct
@@ -38,7 +39,8 @@ PAYLOAD_CHUNK = 8 * 1024 * 1024
 class GraphHeader(BaseModel):
     """What a container says about its graph: allocation tables and KV buffer sizes at its block count."""
 
-    model_config = ConfigDict(strict=True, extra="ignore")
+    # Built when first validated or written: a scan reads headers through _lean_header and never needs it.
+    model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
 
     graph: str
     npu: str
@@ -157,23 +159,79 @@ def _known_header(generation: int, length: int, crc: int, body: bytes) -> GraphH
         return known[1]
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
         return None
-    try:
-        header = GraphHeader.model_validate_json(body)
-    except (ValidationError, ValueError, RecursionError):
-        return None
+    header = _lean_header(body)
+    if header is None:  # not plainly valid: the validator decides, as it always did
+        try:
+            header = GraphHeader.model_validate_json(body)
+        except (ValidationError, ValueError, RecursionError):
+            return None
     if len(_KNOWN) >= _KNOWN_MAX:
         _KNOWN.clear()
     _KNOWN[key] = (body, header)
     return header
 
 
-def probe_container(path: Path) -> ContainerInfo | None:
+_HEADER_STRINGS = ("graph", "npu")
+_HEADER_COUNTS = (  # GraphHeader's integer fields and their lower bounds
+    ("num_devices", 1),
+    ("chiplets", 1),
+    ("kvcache_num_blocks", 1),
+    ("compiled_kvcache_num_blocks", 1),
+    ("weights_bytes", 0),
+)
+_HEADER_GRIDS = ("alloc_per_chiplet_by_key", "dram_tensor_sizes")
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _lean_header(body: bytes) -> GraphHeader | None:
+    """The header when its JSON plainly holds every rule of GraphHeader (strict types, bounds), made without
+    pydantic's validator, whose schema a scan then never builds; None for anything else, which the validator
+    then judges (a header is read, never written, here: the model stays the guard of what is written)."""
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return None
+    if type(data) is not dict:
+        return None
+    try:
+        if any(type(data[name]) is not str for name in _HEADER_STRINGS):
+            return None
+        for name, low in _HEADER_COUNTS:
+            value = data[name]
+            if type(value) is not int or value < low:  # type(): a JSON true is not an int here either
+                return None
+        resizable = data["resizable"]
+        if type(resizable) is not list or any(type(name) is not str for name in resizable):
+            return None
+        for name in _HEADER_GRIDS:
+            grids = data[name]
+            if type(grids) is not dict:
+                return None
+            for rows in grids.values():
+                if type(rows) is not list:
+                    return None
+                for row in rows:
+                    if type(row) is not list or any(type(v) is not int or v < 0 for v in row):
+                        return None
+    except KeyError:
+        return None
+    return GraphHeader.model_construct(**{name: data[name] for name in GraphHeader.model_fields})
+
+
+def probe_container(path: Path, size: int | None = None) -> ContainerInfo | None:
     """The container's preamble and valid header slots (not the payload); None when the file lacks the
-    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage."""
+    container's magic (real compiler output, or damage damage.py names); ContainerError on any other damage.
+
+    `size`: the file's size as a listing just gave it (a scan's), judged instead of an fstat of its own."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            return probe_read(path, os.fstat(fd).st_size, lambda length, offset: os.pread(fd, length, offset))
+            if size is None:
+                size = os.fstat(fd).st_size
+            return probe_read(path, size, lambda length, offset: os.pread(fd, length, offset))
         finally:
             os.close(fd)
     except OSError as exc:

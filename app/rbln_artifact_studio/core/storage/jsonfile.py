@@ -6,10 +6,19 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
-from typing import NamedTuple
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+# Neither typing nor pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone
+# (docs/performance.md row 1; NamedTuple is core/records.py's).
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import NamedTuple
+
+    PathText = str | os.PathLike[str]
+else:
+    from rbln_artifact_studio.core.records import NamedTuple
 
 CONFIG_NAME = "rbln_config.json"
 MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
@@ -25,7 +34,7 @@ def block_count_problem(count: int) -> str | None:
     return None
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: PathText) -> bytes:
     """Read a small regular file, turning OS errors into ConfigError; never waits on a pipe or a device."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe would block a plain open forever
@@ -44,9 +53,11 @@ def read_bytes(path: Path) -> bytes:
         if st.st_size > MAX_JSON_BYTES:
             raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
         chunks, total = [], 0  # os.read on the descriptor: a scan reads thousands of these (io's objects cost more)
-        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, max(st.st_size + 1, 1 << 16))):
+        want = st.st_size + 1  # the whole file in one read, in a buffer of its size (not 64 KiB for every file)
+        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, want)):
             chunks.append(chunk)
             total += len(chunk)
+            want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
         return b"".join(chunks)
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
@@ -54,7 +65,7 @@ def read_bytes(path: Path) -> bytes:
         os.close(fd)
 
 
-def decode_json(data: bytes, path: Path, loads: Callable[[str], object] = json.loads) -> object:
+def decode_json(data: bytes, path: PathText, loads: Callable[[str], object] = json.loads) -> object:
     """Bytes to JSON with errors a user can act on (encoding, syntax, nesting).
 
     `loads` may be a faster parser with the same results (scans pass pydantic_core.from_json).
@@ -80,7 +91,7 @@ def decode_json(data: bytes, path: Path, loads: Callable[[str], object] = json.l
         raise ConfigError(f"{path} is not valid JSON ({exc}).") from None
 
 
-def require_current_format(raw: object, path: Path) -> dict[str, object]:
+def require_current_format(raw: object, path: PathText) -> dict[str, object]:
     """The top-level object of an rbln_config.json, refusing the legacy `_meta` format."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level, found {type(raw).__name__}.")
@@ -94,6 +105,8 @@ def require_current_format(raw: object, path: Path) -> dict[str, object]:
 
 def read_block_count(artifact_dir: str | Path) -> int:
     """kvcache_num_blocks from DIR/rbln_config.json without validating the rest (the get command's fast path)."""
+    from pathlib import Path
+
     path = Path(artifact_dir) / CONFIG_NAME
     raw = require_current_format(decode_json(read_bytes(path), path), path)
     count = raw.get("kvcache_num_blocks")
@@ -139,14 +152,14 @@ def dumps_styled(raw: object, style: JsonStyle) -> bytes:
     return text.encode("utf-8")
 
 
-def plain_decoder_count(artifact_dir: str | Path) -> int | None:
+def plain_decoder_count(artifact_dir: PathText) -> int | None:
     """kvcache_num_blocks of a decoder-only artifact, read without validating the rest (the get command's fast
     path); None for any other kind, which rbln_artifact_studio.core.model.kinds tells apart.
 
     optimum-rbln saves cache_metas with every decoder-only config and with no other kind (Whisper and BART
     keep a kvcache_num_blocks of their own without it); a multimodal model nests its language model.
     """
-    path = Path(artifact_dir) / CONFIG_NAME
+    path = os.path.join(artifact_dir, CONFIG_NAME)  # not pathlib's: shell loops run this once per artifact
     if not os.path.lexists(path):
         return None  # a diffusers pipeline (model_index.json), or no artifact: kinds says which
     raw = require_current_format(decode_json(read_bytes(path), path), path)

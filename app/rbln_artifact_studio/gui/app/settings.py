@@ -234,6 +234,52 @@ class Choices:
         self._write(lambda store: store.setValue(f"choices/{key}", text))
 
 
+class SettingsWriter:
+    """The thread that writes the settings' changes, one at a time, each merged with the file's content then.
+
+    Started by the first change, ended by close() (the window's save() when it closes)."""
+
+    def __init__(self, file: str, format: QSettings.Format, notices: SettingsNotices) -> None:
+        self._file, self._format, self.notices = file, format, notices
+        self._thread: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._said_unwritable = False
+
+    def write(self, change: Change) -> None:
+        """Apply change to the file's current content in the writer thread, and write it."""
+        with self._lock:
+            if self._thread is None:  # the first change, or the first since the window closed
+                self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
+            self._thread.submit(self._apply, change)
+
+    def _apply(self, change: Change) -> None:
+        # An object of this thread's own: QSettings objects are not shared between threads. Qt re-reads the file
+        # when another process changed it, and writes it under a lock file, replacing it by a rename.
+        with merge_lock(self._file):
+            store = QSettings(self._file, self._format)
+            store.sync()
+            change(store)
+            store.sync()
+        if store.status() != QSettings.Status.NoError and not self._said_unwritable:
+            self._said_unwritable = True
+            self.notices.notice.emit(
+                f"Settings cannot be saved: {why_not_writable(Path(self._file))}. "
+                "Changes made now last until the studio quits."
+            )
+
+    def flush(self) -> None:
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.submit(lambda: None).result()
+
+    def close(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.shutdown(wait=True)  # runs what was submitted first: nothing the user chose is lost
+
+
 class Settings:
     """A thin typed layer over QSettings; every value has a default and a bad stored value reads as that.
 
@@ -252,11 +298,8 @@ class Settings:
         self.store = store
         self._file = store.fileName()
         self._format = store.format()
-        # Started by the first change, ended by save() when the window closes.
-        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
-        self._writer_lock = threading.Lock()
-        self._said_unwritable = False
-        self.copy_folder = RememberedText(self, "copies/lastFolder")  # the folder last chosen for a resized copy
+        self._writer = SettingsWriter(self._file, self._format, self.notices)
+        self._write = self._writer.write
         self._recent = read_recent(store)
         self._toolchain = ToolchainPaths(
             stored_text(store, "toolchain/python"), stored_text(store, "toolchain/optimumCli")
@@ -278,44 +321,14 @@ class Settings:
         notice, self._pending_notice = self._pending_notice, None
         return notice
 
-    # ---- writing ---------------------------------------------------------------------------------------
-
-    def _write(self, change: Change) -> None:
-        """Apply change to the file's current content in the writer thread, and write it."""
-        with self._writer_lock:
-            if self._writer is None:  # the first change, or the first since the window closed
-                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
-            self._writer.submit(self._apply, change)
-
-    def _apply(self, change: Change) -> None:
-        # An object of this thread's own: QSettings objects are not shared between threads. Qt re-reads the file
-        # when another process changed it, and writes it under a lock file, replacing it by a rename.
-        with merge_lock(self._file):
-            store = QSettings(self._file, self._format)
-            store.sync()
-            change(store)
-            store.sync()
-        if store.status() != QSettings.Status.NoError and not self._said_unwritable:
-            self._said_unwritable = True
-            self.notices.notice.emit(
-                f"Settings cannot be saved: {why_not_writable(Path(self._file))}. "
-                "Changes made now last until the studio quits."
-            )
-
     def flush(self) -> None:
         """Wait until every change made so far is written."""
-        with self._writer_lock:
-            writer = self._writer
-        if writer is not None:
-            writer.submit(lambda: None).result()
+        self._writer.flush()
 
     def close(self) -> None:
         """Write every change made so far, then end the writer thread (a window leaves none behind when it goes;
         a change made later starts another)."""
-        with self._writer_lock:
-            writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.shutdown(wait=True)  # runs what was submitted first: nothing the user chose is lost
+        self._writer.close()
 
     # ---- values ----------------------------------------------------------------------------------------
 

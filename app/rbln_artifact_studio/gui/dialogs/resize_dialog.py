@@ -48,6 +48,14 @@ from rbln_artifact_studio.places.dispatch import capabilities, path_here
 MAX_BLOCKS = 1_000_000
 
 
+def _argv_of(request: ResizeRequest | None) -> list[str] | None:
+    """The command line that does what Apply runs (None while nothing may be applied)."""
+    if request is None:
+        return None
+    output = None if request.output is None else str(request.output)
+    return resize_argv(str(request.source), request.target, request.budget_text, output)
+
+
 class ResizeDialog(QDialog):
     """Edits one resize; Apply is enabled only when the core accepts the target and the copy's folder.
 
@@ -98,6 +106,7 @@ class ResizeDialog(QDialog):
         self._output_edited = False
         self._fixes: tuple[Fix, ...] = ()  # the remedies the current error offers
         self.request: ResizeRequest | None = None  # what Apply runs, built here once and handed on as it is
+        self.argv: list[str] | None = None
         self.blocks: int | None = None  # the count the request comes to (a budget's, as previewed)
         self._copy_check = CopyFolderCheck(
             self.artifact,
@@ -335,16 +344,8 @@ class ResizeDialog(QDialog):
             self.blocks = target
         else:
             self.request = self.blocks = None
+        self.argv = _argv_of(self.request)  # the command line that does what Apply runs
         self.command.set_argv(self.argv)
-
-    @property
-    def argv(self) -> list[str] | None:
-        """The command line that does what Apply runs (None while nothing may be applied)."""
-        request = self.request
-        if request is None:
-            return None
-        output = None if request.output is None else str(request.output)
-        return resize_argv(str(request.source), request.target, request.budget_text, output)
 
     @property
     def output_problem(self) -> str | None:

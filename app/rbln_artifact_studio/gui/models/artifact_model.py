@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
@@ -110,6 +111,22 @@ def _root_of(path: str, roots: Iterable[str]) -> str | None:
     return max(held, key=len) if held else None
 
 
+def _labelled(row: TableRow, labels: dict[str, str]) -> TableRow:
+    """row with the Host cell of the root it is from (its plain cell where its host shows one root); the same
+    row when that is what it says."""
+    path = row.path
+    root = _root_of(path, labels)
+    label = labels[root] if root is not None else host_of(path) or LOCAL
+    if row.texts[HOST_COLUMN] == label:
+        return row
+    search = row.search.split(PLACE_MARK, 1)[0]
+    if root is not None:
+        search += PLACE_MARK + folded(label)
+    texts, keys = list(row.texts), list(row.keys)
+    texts[HOST_COLUMN], keys[HOST_COLUMN] = label, label.lower()
+    return row._replace(texts=tuple(texts), keys=tuple(keys), search=search)
+
+
 def _tooltip(row: ArtifactSummary, column: int) -> str:
     """A cell's tooltip: the status's reasons, the full path, or the exact figure the cell rounds."""
     if column == STATUS_COLUMN:
@@ -124,6 +141,30 @@ def _tooltip(row: ArtifactSummary, column: int) -> str:
     return "unknown" if value is None else exact(value)
 
 
+@dataclass(frozen=True)
+class RowOrder:
+    """The table's sort: a column (-1: none) and its direction; ties by name, then as they came."""
+
+    column: int = -1
+    order: Qt.SortOrder = Qt.SortOrder.AscendingOrder
+
+    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
+        return (row.keys[self.column], row.keys[NAME_COLUMN])
+
+    def ordered(self, rows: list[TableRow]) -> list[TableRow]:
+        if not 0 <= self.column < len(COLUMNS):
+            return rows
+        return sorted(rows, key=self._key, reverse=self.order == Qt.SortOrder.DescendingOrder)
+
+    def in_order(self, before: TableRow, after: TableRow) -> bool:
+        """True when a stable sort keeps `before` ahead of `after` (ties keep their order)."""
+        if not 0 <= self.column < len(COLUMNS):
+            return True
+        if self.order == Qt.SortOrder.DescendingOrder:
+            return not self._key(before) < self._key(after)
+        return not self._key(after) < self._key(before)
+
+
 class ArtifactTableModel(QAbstractTableModel):
     """Rows keyed by artifact path; upserts and removals arrive in batches from scan jobs.
 
@@ -135,8 +176,7 @@ class ArtifactTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[TableRow] = []
         self._index: dict[str, int] = {}
-        self._sort_column = -1
-        self._sort_order = Qt.SortOrder.AscendingOrder
+        self._order = RowOrder()
         self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
         self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
 
@@ -188,30 +228,11 @@ class ArtifactTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        self._sort_column, self._sort_order = column, order
+        self._order = RowOrder(column, order)
         self._resort()
 
-    def _key(self, row: TableRow) -> tuple[Any, Any]:  # a column's keys are all numbers or all strings
-        return (row.keys[self._sort_column], row.keys[NAME_COLUMN])
-
-    def _sorting(self) -> bool:
-        return 0 <= self._sort_column < len(COLUMNS)
-
-    def _ordered(self, rows: list[TableRow]) -> list[TableRow]:
-        if not self._sorting():
-            return rows
-        return sorted(rows, key=self._key, reverse=self._sort_order == Qt.SortOrder.DescendingOrder)
-
-    def _in_order(self, before: TableRow, after: TableRow) -> bool:
-        """True when a stable sort keeps `before` ahead of `after` (ties keep their order)."""
-        if not self._sorting():
-            return True
-        if self._sort_order == Qt.SortOrder.DescendingOrder:
-            return not self._key(before) < self._key(after)
-        return not self._key(after) < self._key(before)
-
     def _resort(self) -> None:
-        ordered = self._ordered(self._rows)
+        ordered = self._order.ordered(self._rows)
         if all(a is b for a, b in zip(ordered, self._rows, strict=True)):
             return
         self.layoutAboutToBeChanged.emit()
@@ -236,13 +257,13 @@ class ArtifactTableModel(QAbstractTableModel):
         self._labels = labels
         changed: list[int] = []
         for i, row in enumerate(self._rows):
-            labelled = self._labelled(row)
+            labelled = _labelled(row, self._labels)
             if labelled is not row:
                 self._rows[i] = labelled
                 changed.append(i)
         for first, last in _runs(changed):
             self.dataChanged.emit(self.index(first, HOST_COLUMN), self.index(last, HOST_COLUMN))
-        if changed and self._sort_column == HOST_COLUMN:
+        if changed and self._order.column == HOST_COLUMN:
             self._resort()
 
     @Slot(list)
@@ -253,21 +274,6 @@ class ArtifactTableModel(QAbstractTableModel):
     def add_root(self, owner: str, root: str) -> None:
         """One more root shown by owner (a bucket opened beside the others)."""
         self.set_roots(owner, [*self._roots.get(owner, ()), root])
-
-    def _labelled(self, row: TableRow) -> TableRow:
-        """row with the Host cell of the root it is from (its plain cell where its host shows one root); the same
-        row when that is what it says."""
-        path = row.path
-        root = _root_of(path, self._labels)
-        label = self._labels[root] if root is not None else host_of(path) or LOCAL
-        if row.texts[HOST_COLUMN] == label:
-            return row
-        search = row.search.split(PLACE_MARK, 1)[0]
-        if root is not None:
-            search += PLACE_MARK + folded(label)
-        texts, keys = list(row.texts), list(row.keys)
-        texts[HOST_COLUMN], keys[HOST_COLUMN] = label, label.lower()
-        return row._replace(texts=tuple(texts), keys=tuple(keys), search=search)
 
     # ---- updates from scans --------------------------------------------------------------------------
 
@@ -296,7 +302,7 @@ class ArtifactTableModel(QAbstractTableModel):
         for item in summaries:
             prepared = item if isinstance(item, TableRow) else TableRow.of(item)
             if self._labels:
-                prepared = self._labelled(prepared)
+                prepared = _labelled(prepared, self._labels)
             row = self._index.get(prepared.path)
             if row is None:
                 new[prepared.path] = prepared
@@ -308,8 +314,8 @@ class ArtifactTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(first, 0), self.index(last, last_column))
         in_order = all(self._fits(row) for row in changed)
         if new:
-            rows = self._ordered(list(new.values()))
-            in_order = in_order and (not self._rows or self._in_order(self._rows[-1], rows[0]))
+            rows = self._order.ordered(list(new.values()))
+            in_order = in_order and (not self._rows or self._order.in_order(self._rows[-1], rows[0]))
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
             for offset, prepared in enumerate(rows):
@@ -322,8 +328,9 @@ class ArtifactTableModel(QAbstractTableModel):
     def _fits(self, row: int) -> bool:
         """The row still sorts between its neighbours (e.g. resized while the table is sorted by name)."""
         rows = self._rows
-        return (row == 0 or self._in_order(rows[row - 1], rows[row])) and (
-            row == len(rows) - 1 or self._in_order(rows[row], rows[row + 1])
+        in_order = self._order.in_order
+        return (row == 0 or in_order(rows[row - 1], rows[row])) and (
+            row == len(rows) - 1 or in_order(rows[row], rows[row + 1])
         )
 
     def remove_paths(self, paths: Iterable[str]) -> None:

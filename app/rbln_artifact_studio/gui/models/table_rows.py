@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, row_host
-from rbln_artifact_studio.core.fleet.scan import row_values
 from rbln_artifact_studio.core.status import Status
 
 if TYPE_CHECKING:
@@ -48,6 +47,10 @@ class TableRow(NamedTuple):
 
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
+        # Here, not at the top: a row exists only once the scan module is loaded, which the window's first paint
+        # does without (tests/gui/test_gui_startup.py).
+        from rbln_artifact_studio.core.fleet.scan import row_values
+
         values = [c.value(s) for c in COLUMNS]
         texts = tuple(c.text(s) if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
         keys = tuple(

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
-from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem
 
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
 
-_State = QStyle.StateFlag
-# Cells in these states are left to Qt's delegate (selection, focus frame, hover, disabled look).
-_SPECIAL = _State.State_Selected | _State.State_HasFocus | _State.State_MouseOver
+if TYPE_CHECKING:  # QStyle's ~25 enums load with the first painted row, not before the window's first paint
+    from PySide6.QtWidgets import QStyle
+
 _NUMERIC = tuple(c.numeric for c in COLUMNS)
 _TEXT = QPalette.ColorRole.Text
 TEXT_CACHE = 4096  # laid-out texts kept (a screenful is a few hundred); the cache starts over when full
@@ -35,7 +37,7 @@ class RowTextDelegate(QStyledItemDelegate):
         ] = {}  # per option.state: text colour group or None
         self._texts: dict[str, tuple[QStaticText, float, float]] = {}  # text -> (laid out, width, height)
         self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
-        self._margin = 1
+        self._margin = -1  # the style's focus margin, asked with the first painted cell
         self._style_changed(view)
         view.viewport().installEventFilter(self)
 
@@ -44,7 +46,16 @@ class RowTextDelegate(QStyledItemDelegate):
         self._groups.clear()
         # The status tones of the palette in use: a theme switched to dark gets the light tones.
         self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
-        self._margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+        self._margin = -1
+
+    def _focus_margin(self) -> int:
+        from PySide6.QtWidgets import QStyle
+
+        view = self.parent()
+        self._margin = 1
+        if isinstance(view, QAbstractItemView):
+            self._margin += view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view)
+        return self._margin
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         changes = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.PaletteChange)
@@ -59,9 +70,12 @@ class RowTextDelegate(QStyledItemDelegate):
             return self._groups[state]
         except KeyError:
             pass
-        group = None  # drawn by Qt's delegate
-        if not state & _SPECIAL and state & _State.State_Enabled:
-            group = QPalette.ColorGroup.Active if state & _State.State_Active else QPalette.ColorGroup.Inactive
+        from PySide6.QtWidgets import QStyle
+
+        s = QStyle.StateFlag
+        group = None  # drawn by Qt's delegate (selection, focus frame, hover, disabled look)
+        if not state & (s.State_Selected | s.State_HasFocus | s.State_MouseOver) and state & s.State_Enabled:
+            group = QPalette.ColorGroup.Active if state & s.State_Active else QPalette.ColorGroup.Inactive
         self._groups[state] = group
         return group
 
@@ -88,7 +102,8 @@ class RowTextDelegate(QStyledItemDelegate):
             static, width, height = self._texts.get(text) or self._laid_out(text, option)
             rect = option.rect
             x, y, w, h = rect.x(), rect.y(), rect.width(), rect.height()
-            x, w = x + self._margin, w - 2 * self._margin
+            margin = self._margin if self._margin >= 0 else self._focus_margin()
+            x, w = x + margin, w - 2 * margin
             if width <= w:  # else elided, by Qt's delegate (rare)
                 if column == STATUS_COLUMN:
                     painter.setPen(self._status_colours[row.status])

@@ -21,19 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rbln_artifact_studio.core.display.kinds_report import description_rows
-from rbln_artifact_studio.core.display.presentation import block_facts, breakdown_caption, file_rows, settings_rows
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS
-from rbln_artifact_studio.core.model.budget import BINARY_UNITS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.gui.app.tones import Tone, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
-from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
-from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
-from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
-from rbln_artifact_studio.gui.window.serving_view import ServingView
 
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
@@ -52,6 +45,11 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
 
 
 BY_TITLE = {c.title: c for c in COLUMNS}
+_PREPARED_PARTS = frozenset(
+    {"settings_box", "settings_form", "serving", "kv_box", "kv_label", "gauge", "kv_meaning", "dram_box"}
+    | {"dram_caption", "what_if_edit", "what_if_result", "chart", "breakdown_table", "files_box", "files"}
+)
+"""What DetailPanel.prepare() builds."""
 
 
 class DetailPanel(QScrollArea):
@@ -63,22 +61,39 @@ class DetailPanel(QScrollArea):
         self.setWidgetResizable(True)
         self.artifact: Artifact | None = None
         body = QWidget()
-        layout = QVBoxLayout(body)
-        self._build_header(layout)
+        self._layout = QVBoxLayout(body)
+        self._build_header(self._layout)
+        self._layout.addStretch(1)
+        self.setWidget(body)
+        self._sections: list[QWidget] = []  # built by prepare()
+        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
+
+    def prepare(self) -> None:
+        """Build the sections an artifact fills (hidden until one is shown). The window's first paint shows only
+        the header's line of text, so they are built after it (MainWindow.after_first_paint), or when first needed:
+        their modules and widgets were ~8% of the start-up (docs/performance.md row 7)."""
+        if self._sections:
+            return
         self.settings_box = QGroupBox("Settings")
         self.settings_form = QFormLayout(self.settings_box)
         # A long label (a multimodal part, an encoder-decoder's note) puts its value below it instead of widening the panel.
         self.settings_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        layout.addWidget(self._build_kv_box())
-        layout.addWidget(self._build_dram_box())
+        from rbln_artifact_studio.gui.window.serving_view import ServingView
+
         self.serving = ServingView()
-        layout.addWidget(self.serving)
-        layout.addWidget(self.settings_box)
-        layout.addWidget(self._build_files_box())
-        layout.addStretch(1)
-        self.setWidget(body)
+        sections = [self._build_kv_box(), self._build_dram_box(), self.serving, self.settings_box]
+        sections.append(self._build_files_box())
+        for section in sections:
+            section.hide()
+            self._layout.insertWidget(self._layout.count() - 1, section)  # above the stretch
         self._sections = [self.settings_box, self.kv_box, self.dram_box, self.files_box, self.serving]
-        self.show_message("Open a folder and select an artifact to see its KV cache and DRAM breakdown.")
+
+    def __getattr__(self, name: str) -> object:
+        """A section's part asked for before prepare() ran (a test, an action): built now."""
+        if name in _PREPARED_PARTS and not self.__dict__.get("_sections"):
+            self.prepare()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- construction, step by step ------------------------------------------------------------------
 
@@ -96,6 +111,8 @@ class DetailPanel(QScrollArea):
     def _build_kv_box(self) -> QGroupBox:
         kv_box = self.kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
+        from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
+
         self.kv_label = _label("kvBlocksLabel")
         self.gauge = KvGauge()
         self.kv_meaning = _label("kvMeaningLabel")
@@ -108,6 +125,10 @@ class DetailPanel(QScrollArea):
         """The what-if budget, the caption, the chart and the chiplet table."""
         dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
+        from rbln_artifact_studio.core.model.budget import BINARY_UNITS
+        from rbln_artifact_studio.gui.widgets.breakdown_table import BreakdownTable
+        from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
+
         self.dram_caption = _label("dramCaption")
         self.what_if_edit = QLineEdit()
         self.what_if_edit.setObjectName("whatIfBudgetEdit")
@@ -160,7 +181,8 @@ class DetailPanel(QScrollArea):
         self.on_disk.hide()
         for section in self._sections:
             section.hide()
-        self.chart.set_breakdown(None, message=text)
+        if self._sections:
+            self.chart.set_breakdown(None, message=text)
 
     def show_loading(self, name: str) -> None:
         self.show_message(f"Reading {name}…")
@@ -169,6 +191,9 @@ class DetailPanel(QScrollArea):
         self.show_message(f"Cannot read {name}: {reason}")
 
     def show_artifact(self, artifact: Artifact) -> None:
+        from rbln_artifact_studio.core.display.presentation import block_facts
+
+        self.prepare()
         self.artifact = artifact
         for section in self._sections:
             section.show()
@@ -191,6 +216,9 @@ class DetailPanel(QScrollArea):
 
     def show_description(self, description: ModelDescription) -> None:
         """A model without a resizable KV cache: its kind, class, target, batch and parts, and why in words."""
+        from rbln_artifact_studio.core.display.kinds_report import description_rows
+
+        self.prepare()
         self.artifact = None
         for section in self._sections:
             section.hide()
@@ -231,6 +259,8 @@ class DetailPanel(QScrollArea):
         self.problems.show()
 
     def _show_settings(self, artifact: Artifact) -> None:
+        from rbln_artifact_studio.core.display.presentation import settings_rows
+
         self._fill_settings(settings_rows(artifact))
 
     def _fill_settings(self, rows: list[tuple[str, str]]) -> None:
@@ -264,6 +294,8 @@ class DetailPanel(QScrollArea):
         return result.breakdown
 
     def _show_breakdown(self, artifact: Artifact) -> None:
+        from rbln_artifact_studio.core.display.presentation import breakdown_caption
+
         breakdown = artifact.breakdown()
         npu = artifact.npu
         self.what_if_edit.setEnabled(breakdown is not None)
@@ -285,6 +317,8 @@ class DetailPanel(QScrollArea):
         self.breakdown_table.show()
 
     def _show_files(self, artifact: Artifact) -> None:
+        from rbln_artifact_studio.core.display.presentation import file_rows
+
         rows = file_rows(artifact)
         self.files.setRowCount(len(rows))
         for i, (name, size) in enumerate(rows):

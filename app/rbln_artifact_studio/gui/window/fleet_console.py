@@ -301,6 +301,47 @@ class SourcePicker(QWidget):
             self.menu.addAction(empty)
 
 
+class WhenSeen(QObject):
+    """Runs a widget's action now if someone can see the widget, else once they can: its tab made current, its
+    window shown or restored from minimized."""
+
+    def __init__(self, widget: QWidget, action: Callable[[], object]) -> None:
+        super().__init__(widget)
+        self.widget, self.action = widget, action
+        self._missed = False  # asked while no one could see the widget: run when it shows
+        self._watched: QWidget | None = None  # the window whose minimizing and restoring is watched
+
+    @property
+    def seen(self) -> bool:
+        return self.widget.isVisible() and not self.widget.window().isMinimized()
+
+    def call(self) -> None:
+        if self.seen:
+            self.action()
+        else:
+            self._missed = True
+
+    def shown(self) -> None:
+        """The widget was shown (its showEvent): watch its window's minimizing, and run what was missed."""
+        window = self.widget.window()
+        if window is not self._watched:  # minimizing changes no child's visibility: its window says so
+            if self._watched is not None and isValid(self._watched):
+                self._watched.removeEventFilter(self)
+            window.installEventFilter(self)
+            self._watched = window
+        self._again()
+
+    def _again(self) -> None:
+        if self._missed and self.seen:
+            self._missed = False
+            self.action()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._watched and event.type() == QEvent.Type.WindowStateChange:
+            QTimer.singleShot(0, self._again)  # once the state is the window's own (isMinimized)
+        return super().eventFilter(watched, event)
+
+
 class FleetConsole(QWidget):
     """The console: its sources, the NPU table (model in a worker), the placement answer and a state line."""
 
@@ -335,8 +376,7 @@ class FleetConsole(QWidget):
         self.readings: list[NodeReading] = []
         self._reading: Job | None = None
         self._again = False  # asked to read while a read ran: read again when it ends
-        self._missed = False  # the period came round while no one could see the console: read when it shows
-        self._watched: QWidget | None = None  # the window whose minimizing and restoring is watched
+        self.when_seen = WhenSeen(self, self.refresh)  # no source is read while no one can see the console
         self.model = ConsoleModel(jobs, self)
         self.model.short_below = short_below
         self._build_controls(period, short_below)
@@ -434,16 +474,12 @@ class FleetConsole(QWidget):
         self.refresh_button.clicked.connect(self.refresh)
         self.fit_button.clicked.connect(self.where_does_it_fit)
         self.sources.added.connect(self.refresh)
-        self.sources.refused.connect(self._refused)
+        self.sources.refused.connect(self.state.setText)
         self.filter_edit.textChanged.connect(self.model.set_filter)
         self.short_spin.valueChanged.connect(self._set_short)
         self.place.resizeCopyRequested.connect(self.resizeCopyRequested)
 
     # ---- the sources ----------------------------------------------------------------------------------------
-
-    def source_texts(self) -> list[str]:
-        """Every source shown: the connected servers, then the console's own."""
-        return self.sources.texts()
 
     @Slot()
     def connected_changed(self) -> None:
@@ -452,44 +488,16 @@ class FleetConsole(QWidget):
 
     # ---- reading ----------------------------------------------------------------------------------------------
 
-    @Slot(str)
-    def _refused(self, why: str) -> None:
-        self.state.setText(why)
-
-    @property
-    def seen(self) -> bool:
-        """Whether anyone can see the console: its tab current, its window shown and not minimized."""
-        return self.isVisible() and not self.window().isMinimized()
-
     @Slot()
     def refresh_when_seen(self) -> None:
         """Read every source now if the console is seen, else when it shows (a hidden tab or a minimized window
         asks no server): the refresh period, a server connected elsewhere, the console restored at start."""
-        if self.seen:
-            self.refresh()
-        else:
-            self._missed = True
-
-    def _shown_again(self) -> None:
-        if self._missed and self.seen:
-            self._missed = False
-            self.refresh()
+        self.when_seen.call()
 
     def showEvent(self, event: QShowEvent) -> None:
         """Its tab made current (or its window shown): a read the period missed meanwhile happens now."""
         super().showEvent(event)
-        window = self.window()
-        if window is not self._watched:  # minimizing changes no child's visibility: its window says so
-            if self._watched is not None and isValid(self._watched):
-                self._watched.removeEventFilter(self)
-            window.installEventFilter(self)
-            self._watched = window
-        self._shown_again()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._watched and event.type() == QEvent.Type.WindowStateChange:
-            QTimer.singleShot(0, self._shown_again)  # once the state is the window's own (isMinimized)
-        return super().eventFilter(watched, event)
+        self.when_seen.shown()
 
     @Slot(int)
     def _set_period(self, seconds: int) -> None:
@@ -522,7 +530,7 @@ class FleetConsole(QWidget):
         if self._reading is not None:
             self._again = True
             return None
-        texts = self.source_texts()
+        texts = self.sources.texts()  # the connected servers, then the console's own
         if not texts:
             self.readings = []
             self.state.setText("No source yet: connect to a server, or add a server, @group or Prometheus URL above.")
@@ -590,7 +598,7 @@ class FleetConsole(QWidget):
 
     @Slot()
     def where_does_it_fit(self) -> Job | None:
-        artifact, texts = self._selected(), self.source_texts()
+        artifact, texts = self._selected(), self.sources.texts()
         self.place.show()
         if artifact is None:
             self.place.title.setText("Select an artifact first: its placement is worked out on every source.")

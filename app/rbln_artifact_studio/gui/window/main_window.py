@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
 from rbln_artifact_studio.gui.app.app_paths import app_icon
 from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
+from rbln_artifact_studio.gui.app.first_paint import AfterFirstPaint
 from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.stop_signals import stop_requested
 from rbln_artifact_studio.gui.app.theme import ThemeControl
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.setProperty("mainWindow", self)
+        self.after_first_paint = AfterFirstPaint(self, [self.detail.prepare])  # what the first paint does not show
 
     # ---- construction, step by step -----------------------------------------------------------------
 
