@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +89,14 @@ def main() -> int:
             )
             for control in Path(sockets).rglob("*"):
                 if control.is_socket():
-                    run(["ssh", "-o", f"ControlPath={control}", "-O", "exit", "x"])
+                    # Ended here, not left running: a shared connection outlives the script otherwise.
+                    subprocess.run(
+                        ["ssh", "-o", f"ControlPath={control}", "-O", "exit", "x"],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        timeout=30,
+                        check=False,
+                    )
     return 0
 
 
