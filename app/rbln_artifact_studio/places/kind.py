@@ -45,7 +45,8 @@ class ScanOptions(NamedTuple):
 
 class Rescan(NamedTuple):
     """A scan again of root inside a place already shown: a kind that can reads only what changed (the local kind:
-    what was added, changed or removed below root); one that cannot reads root whole, every row again."""
+    what was added, changed or removed below root, in this process, through the scan cache); one that cannot reads
+    root whole, every row again."""
 
     within: Location
     """The place shown, root itself or a folder above it: links are judged against it, its scan cache is used."""
@@ -96,7 +97,8 @@ class Kind(Protocol):
     capabilities: Capabilities
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
-        """Every artifact under root, in path order, each row with the full check's verdict; writes nothing."""
+        """Every artifact under root, in path order, each row with the full check's verdict (options.verify=False:
+        some "checking", for verify); writes nothing. A kind that cannot read only what changed reads a rescan whole."""
         ...
 
     def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:

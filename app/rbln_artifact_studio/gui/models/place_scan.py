@@ -38,10 +38,14 @@ def _scan_place(root: Location, ctx: JobContext) -> int:
             batch, last = [], time.monotonic()
     ctx.partial(batch)
     if checking:
-        total = len(checking)
+        batch, last, total = [], time.monotonic(), len(checking)
         for done, verified in enumerate(dispatch.verify(root, checking, ScanOptions(cancel=ctx.cancel)), start=1):
-            ctx.progress(done, total, f"Checking {total:,} artifacts in {root}")
-            ctx.partial([TableRow.of(verified)])
+            batch.append(TableRow.of(verified))
+            if time.monotonic() - last >= BATCH_SECONDS:
+                ctx.progress(done, total, f"Checked {done:,} of {total:,} artifacts in {root}")
+                ctx.partial(batch)
+                batch, last = [], time.monotonic()
+        ctx.partial(batch)
     ctx.progress(found, found, f"{found:,} artifacts read in {root}")
     return found
 
