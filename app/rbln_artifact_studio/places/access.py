@@ -54,6 +54,10 @@ class AccessKind:
         access, path = self._place(root)
         return scan_through(access, root, path, options.cancel)
 
+    def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """None to check: the scan through a file access reads every verdict (verify=False changes nothing)."""
+        return iter(())
+
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
         from rbln_artifact_studio.core.fleet.file_access import open_through
 

@@ -44,6 +44,10 @@ class BucketKind:
 
         return scan_bucket(_prefix(root), options.cancel, options.use_cache)
 
+    def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """None to check: a bucket's scan reads every verdict as it lists (verify=False changes nothing)."""
+        return iter(())
+
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
         from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
 

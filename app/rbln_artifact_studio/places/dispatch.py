@@ -68,7 +68,15 @@ def kind_of(where: Location | None, kind: type | None = None) -> Kind:
 
 
 def scan(root: Location, options: ScanOptions | None = None) -> Iterator[ArtifactSummary]:
+    """Every artifact under root, by its Kind: what the CLI prints and the desktop shows, for every kind of place."""
     return kind_of(root).scan(root, options or ScanOptions())
+
+
+def verify(
+    root: Location, rows: list[ArtifactSummary], options: ScanOptions | None = None
+) -> Iterator[ArtifactSummary]:
+    """The full check's verdicts of the rows a scan of root with verify=False left "checking", by root's Kind."""
+    return kind_of(root).verify(root, rows, options or ScanOptions())
 
 
 def open_artifact(

@@ -36,6 +36,25 @@ class ScanOptions(NamedTuple):
     cancel: CancelToken | None = None
     inspector: Callable[[], GraphInspector | None] | None = None
     timeout: float | None = None  # seconds a scan elsewhere (a server) may take in all; None: the kind's own limit
+    verify: bool = True
+    """False: rows the fast checks pass come "checking", for a caller that shows them at once and then hands them to
+    the Kind's verify (the desktop); a kind whose scan reads every verdict anyway (a bucket) ignores it."""
+    rescan: Rescan | None = None
+    """A scan again of part of a place already shown; None: a first scan, every row read."""
+
+
+class Rescan(NamedTuple):
+    """A scan again of root inside a place already shown: a kind that can reads only what changed (the local kind:
+    what was added, changed or removed below root, in this process, through the scan cache); one that cannot reads
+    root whole, every row again."""
+
+    within: Location
+    """The place shown, root itself or a folder above it: links are judged against it, its scan cache is used."""
+    known: frozenset[str] = frozenset()
+    """The rows shown already (their paths as scanned): those unchanged are not read again."""
+    on_gone: Callable[[list[str], list[str]], None] | None = None
+    """Told, before the new rows come, the known rows no longer there and the folders the rescan listed (a desktop
+    watches them for the next change)."""
 
 
 class Capabilities(NamedTuple):
@@ -78,7 +97,13 @@ class Kind(Protocol):
     capabilities: Capabilities
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
-        """Every artifact under root, in path order, each row with the full check's verdict; writes nothing."""
+        """Every artifact under root, in path order, each row with the full check's verdict (options.verify=False:
+        some "checking", for verify); writes nothing. A kind that cannot read only what changed reads a rescan whole."""
+        ...
+
+    def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """Those of rows (found under root by a scan with verify=False) still "checking", each with the full check's
+        verdict, in their order: options.processes check at once, options.inspector reads real compiler graphs."""
         ...
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:

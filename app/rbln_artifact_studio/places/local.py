@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
+from rbln_artifact_studio.places.kind import Capabilities, Report, Rescan, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, Verifier
     from rbln_artifact_studio.core.operations.resize import ResizeResult
     from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
     from rbln_artifact_studio.core.progress import CancelToken
@@ -42,15 +42,47 @@ class LocalKind:
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
         from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
 
-        if not os.path.isdir(_folder(root).path):
+        folder = _folder(root).path
+        verify: Verifier | bool = False  # the desktop's fast pass: rows "checking" until verify() is asked
+        if options.verify:
+            verify = default_verifier(options.inspector) if options.inspector is not None else True
+        if options.rescan is not None:
+            return self._rescan(folder, options.rescan, options, verify)
+        if not os.path.isdir(folder):
             raise StudioError(f"{root} is not a folder; give a folder that holds compiled artifacts.")
-        verify = default_verifier(options.inspector) if options.inspector is not None else True
         return scan(
-            _folder(root).path,
+            folder,
             options.cancel,
             on_issue=options.on_issue,
             use_cache=options.use_cache,
             verify=verify,
+            processes=options.processes,
+        )
+
+    def _rescan(
+        self, folder: Path, rescan: Rescan, options: ScanOptions, verify: Verifier | bool
+    ) -> Iterator[ArtifactSummary]:
+        """What changed below folder since the rows known were read: those gone told first, then the new rows."""
+        from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+
+        result = rescan_folder(folder, rescan.known, _folder(rescan.within).path)
+        if rescan.on_gone is not None and (result.removed or result.watch):
+            rescan.on_gone(result.removed, result.watch)
+        yield from result.summaries(options.cancel, options.on_issue, verify=verify)
+
+    def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """Checked in options.processes processes, each verdict kept in root's scan cache; the reader of real
+        compiler graphs chosen when the first such graph is read (a fleet of simulator artifacts never loads it)."""
+        from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+        from rbln_artifact_studio.core.fleet.verify import verify_rows
+
+        inspector = DeferredInspector(options.inspector) if options.inspector is not None else None
+        return verify_rows(
+            _folder(root).path,
+            rows,
+            inspector,
+            options.cancel,
+            use_cache=options.use_cache,
             processes=options.processes,
         )
 

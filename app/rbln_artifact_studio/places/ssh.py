@@ -70,7 +70,15 @@ class ServerKind:
         s = server(folder.host)
         limit = {} if options.timeout is None else {"total": options.timeout}
         rows = scan_remote(s, folder, options.cancel, on_issue=options.on_issue, processes=options.processes, **limit)
+        if not options.verify:
+            return rows  # shown at once; verify() checks the "checking" ones (a rescan reads root whole: one walk)
         return checked_rows(s, rows, options.cancel)  # rebel reads real graphs there, a round trip per 1,000 rows
+
+    def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
+        """Checked there by rebel, in one round trip for all of rows."""
+        from rbln_artifact_studio.remote.scan import verify_remote_rows
+
+        return verify_remote_rows(server(_folder(root).host), rows, options.cancel)
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
         from rbln_artifact_studio.remote.artifact import open_remote_artifact

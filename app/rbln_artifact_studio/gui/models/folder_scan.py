@@ -148,26 +148,31 @@ class _Batch:
 
 
 def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processes: int = 1) -> int:
-    """Rescan each folder, sending RowsRemoved and RowsFound as they are read, then the full check's verdicts.
+    """Rescan each folder through its Kind (places/dispatch), sending RowsRemoved and RowsFound as they are read, then
+    the full check's verdicts.
 
     Everything the window would otherwise work out per row is done here: the cell texts (TableRow) and the folders
     to watch (each artifact and the folders above it, each sent once). processes: how many read the full checks.
     """
-    from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+    from rbln_artifact_studio.core.location import LocalFolder
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import Rescan, ScanOptions
 
-    root, folders, known = request.root, request.folders, frozenset(request.known)
+    root, folders = request.root, request.folders
     if request.opening and not os.path.isdir(folders[0]):
         raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
+    shown = LocalFolder(Path(root))
+    rescan = Rescan(shown, frozenset(request.known), lambda gone, watch: send(RowsRemoved(gone, watch)))
+    fast = ScanOptions(
+        on_issue=lambda _path, message: send(Logged(message)), cancel=cancel, verify=False, rescan=rescan
+    )
     found = 0
     sent: set[str] = set()
     checking: list[ArtifactSummary] = []
     for folder in folders:
         cancel.raise_if_cancelled()
-        result = rescan_folder(folder, known, root)
-        if result.removed or result.watch:
-            send(RowsRemoved(result.removed, result.watch))
         batch = _Batch(send)
-        for summary in result.summaries(cancel, lambda _path, message: send(Logged(message)), verify=False):
+        for summary in dispatch.scan(LocalFolder(Path(folder)), fast):
             cancel.raise_if_cancelled()
             watch = []
             # A row for an entry that failed (a link to itself) is watched through its folder: Qt cannot watch it.
@@ -185,19 +190,18 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
     send(RowsRead(found))
     if not checking:
         return found  # nothing to check (rows from the cache, a folder emptied): pydantic and the backends never load
-    # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
-    from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
-    from rbln_artifact_studio.core.fleet.verify import verify_rows
 
+    # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
     def choose() -> GraphInspector | None:
         from rbln_artifact_studio.backends.registry import inspector_for
 
         return inspector_for(cancel=cancel)
 
     batch = _Batch(send)
-    inspector = DeferredInspector(choose)  # the backends load with the first graph of the real compiler, if any
     total = len(checking)
-    for i, verified in enumerate(verify_rows(Path(root), checking, inspector, cancel, processes=processes), 1):
+    # The backends load with the first graph of the real compiler, if any (the Kind defers choose until then).
+    full = ScanOptions(cancel=cancel, processes=processes, inspector=choose)
+    for i, verified in enumerate(dispatch.verify(shown, checking, full), 1):
         cancel.raise_if_cancelled()
         batch.add(TableRow.of(verified), [], i, total, f"Checked {i:,} of {total:,} artifacts")
     batch.flush()

@@ -44,17 +44,19 @@ class HostKeyQuestion:
 def _scan_server(
     server_of: Callable[[str], Server], entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None
 ) -> HostKeyQuestion | int:
-    """Worker side: connect, then stream each folder's rows to the GUI in batches; a host key problem is returned.
+    """Worker side: connect, then stream each folder's rows, as the server's Kind reads them (places/dispatch), to
+    the GUI in batches, then the full check's verdicts; a host key problem is returned.
 
     `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
     disconnect could end the connection this scan opens.
     """
-    from rbln_artifact_studio.remote.scan import scan_remote
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
     from rbln_artifact_studio.remote.transport import HostKeyError
 
     while closed is not None and not closed.wait(0.05):
         ctx.checkpoint()
-    server = server_of(entry.host)
+    server = server_of(entry.host)  # the Server the Kind reaches the host through (remote/registry: one a host)
     ctx.progress(0, 0, f"Connecting to {entry.host}")
     try:
         server.transport.connect(ctx.cancel)
@@ -62,11 +64,12 @@ def _scan_server(
         return HostKeyQuestion(entry, exc.check)
     found = 0
     to_check: list[tuple[str, ArtifactSummary]] = []
+    fast = ScanOptions(on_issue=lambda _p, message: ctx.log(message), cancel=ctx.cancel, verify=False)
     for folder in entry.folders:
         batch: list[TableRow] = []
         last = time.monotonic()
         root = ServerFolder(entry.host, folder)
-        for summary in scan_remote(server, root, ctx.cancel, lambda _p, message: ctx.log(message)):
+        for summary in dispatch.scan(root, fast):
             batch.append(TableRow.of(summary))
             to_check.append((root.url, summary))
             found += 1
@@ -75,22 +78,24 @@ def _scan_server(
                 ctx.partial((root.url, batch))
                 batch, last = [], time.monotonic()
         ctx.partial((root.url, batch, "done"))
-    _check_rows(server, to_check, ctx)
+    _check_rows(ServerFolder(entry.host, "/"), to_check, ctx)
     ctx.progress(found, found, f"{found:,} artifacts read on {entry.host}")
     return found
 
 
-def _check_rows(server: Server, rows: list[tuple[str, ArtifactSummary]], ctx: JobContext) -> None:
-    """Worker side: the full check of the rows the server's walker left "checking" (one more round trip)."""
-    from rbln_artifact_studio.remote.scan import verify_remote_rows
+def _check_rows(where: ServerFolder, rows: list[tuple[str, ArtifactSummary]], ctx: JobContext) -> None:
+    """Worker side: the full check of the rows the server's walker left "checking", every folder's at once (one
+    more round trip)."""
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
 
     folder_of = {row.path: folder for folder, row in rows}
     checking = [row for _, row in rows if row.status is Status.CHECKING]
     if not checking:
         return
-    ctx.progress(0, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
-    for done, verified in enumerate(verify_remote_rows(server, checking, ctx.cancel), start=1):
-        ctx.progress(done, len(checking), f"Checking {len(checking):,} artifacts on {server.host}")
+    ctx.progress(0, len(checking), f"Checking {len(checking):,} artifacts on {where.host}")
+    for done, verified in enumerate(dispatch.verify(where, checking, ScanOptions(cancel=ctx.cancel)), start=1):
+        ctx.progress(done, len(checking), f"Checking {len(checking):,} artifacts on {where.host}")
         ctx.partial((folder_of[verified.path], [TableRow.of(verified)], "checked"))
 
 

@@ -1,5 +1,6 @@
-"""The open folders: each scanned in a process of its own (folder_scan), filling the table in batches; what changes
-is rescanned. The first folder is the one opened; others are added beside it (a result written elsewhere)."""
+"""The open folders: each scanned through its Kind in a process of its own (folder_scan), filling the table in
+batches; what changes is rescanned. The first folder is the one opened; others are added beside it (a result written
+elsewhere)."""
 
 from __future__ import annotations
 
