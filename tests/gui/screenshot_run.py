@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the gui package beside this file
 
 from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QSettings, QStandardPaths, Qt
-from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget, QWizard
+from PySide6.QtWidgets import QApplication, QLabel, QStyleFactory, QWidget, QWizard
 
 from gui.layout_audit import audit
 from gui.widgets import present
@@ -88,8 +88,8 @@ def main() -> int:
             # A text that arrived at the end of the settling (a worker's answer, on a loaded machine) has its
             # layout pass still queued: run every layout now, so the audit sees what the next paint shows.
             for part in [widget, *widget.findChildren(QWidget)]:
-                if part.layout() is not None:
-                    part.layout().activate()
+                if (layout := part.layout()) is not None:
+                    layout.activate()
             QCoreApplication.processEvents()
             problems.extend(f"[{name}] {p}" for p in audit(widget, logical))
 
@@ -107,7 +107,9 @@ def main() -> int:
         check("resize dialog", resize)
         resize.reject()
         explorer = present(window.dialogs.open_explorer(), "the explorer")
-        wait_until(lambda: not explorer.summary.text().startswith("Computing"))  # the curve's answer is in
+        summary = explorer.findChild(QLabel, "explorerSummary")
+        assert summary is not None
+        wait_until(lambda: not summary.text().startswith("Computing"))  # the curve's answer is in
         check("explore budgets", explorer)
         explorer.close()
         for opener, name in ((window.dialogs.show_about, "about"), (window.dialogs.show_preferences, "preferences")):

@@ -162,13 +162,11 @@ class ServerSources(QObject):
         self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
         jobs.jobAdded.connect(self._watch_job)
         jobs.jobFailed.connect(self._after_failure)
-        self.changed.connect(self._show_roots)
-
-    @Slot()
-    def _show_roots(self) -> None:
-        """The table names a server folder's rows by it where a server shows several (artifact_model)."""
-        self.model.set_roots(
-            "servers", [str(ServerFolder(e.host, f)) for e in self.entries.values() for f in e.folders]
+        # The table names a server folder's rows by it where a server shows several (artifact_model).
+        self.changed.connect(
+            lambda: self.model.set_roots(
+                "servers", [str(ServerFolder(e.host, f)) for e in self.entries.values() for f in e.folders]
+            )
         )
 
     def configure_remote(self) -> None:
