@@ -64,24 +64,33 @@ def group(root: BucketPrefix, objects: list[Obj]) -> list[Found]:
         if any(_hidden(part) for part in folder[len(base) :].split("/") if part):
             continue  # hidden folders, and our staging, are never artifacts
         folders.setdefault(folder, {})[name] = obj
+    # Each folder's own objects and its direct subfolders', in listing order: one pass, not a pass per artifact
+    # (a fleet's listing holds thousands of folders).
+    members: dict[str, list[str]] = {}
+    for sub in folders:
+        members.setdefault(sub, []).append(sub)
+        parent = sub.rpartition("/")[0]
+        if sub and (parent or not sub.startswith("/")):  # '/x' is no part of an artifact at the bucket's root
+            members.setdefault(parent, []).append(sub)
     found: list[Found] = []
-    claimed: list[str] = []
+    claimed: set[str] = set()
     for folder in sorted(folders):
         names = folders[folder]
-        if any(folder.startswith(c + "/") or c == "" for c in claimed):
-            continue
+        if "" in claimed or any(folder[:i] in claimed for i, c in enumerate(folder) if c == "/"):
+            continue  # inside an artifact already found
         if INCOMPLETE_MARKER in names:
             found.append(Found(BucketPrefix(root.bucket, folder), incomplete=True))
-            claimed.append(folder)
+            claimed.add(folder)
         elif CONFIG_NAME in names or PIPELINE_INDEX in names:
-            claimed.append(folder)
+            claimed.add(folder)
             item = Found(BucketPrefix(root.bucket, folder))
-            for sub, sub_names in folders.items():
-                rel = sub[len(folder) + 1 :] if folder else sub
+            for sub in members[folder]:
                 if sub == folder:
-                    item.objects.update((n, o) for n, o in sub_names.items() if not is_internal_name(n))
-                elif sub.startswith(folder + "/" if folder else "") and "/" not in rel and not _hidden(rel):
-                    item.objects.update((f"{rel}/{n}", o) for n, o in sub_names.items() if not is_internal_name(n))
+                    item.objects.update((n, o) for n, o in folders[sub].items() if not is_internal_name(n))
+                    continue
+                rel = sub.rpartition("/")[2]
+                if not _hidden(rel):
+                    item.objects.update((f"{rel}/{n}", o) for n, o in folders[sub].items() if not is_internal_name(n))
             found.append(item)
     return found
 
