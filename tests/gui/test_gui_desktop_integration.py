@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QSize, QStandardPaths
+from PySide6.QtCore import QSettings, QSize
 from PySide6.QtWidgets import QApplication
 
 from rbln_artifact_studio.gui.app import app_paths
@@ -39,6 +42,12 @@ def test_demo_workspace_lives_in_one_rbln_studio_data_folder(
     assert "RBLN Artifact Studio" not in app_paths.demo_folder()
 
 
+NATIVE_SETTINGS_FILE = """
+from PySide6.QtCore import QSettings
+print(QSettings(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, "rbln-studio", "rbln-studio").fileName())
+"""
+
+
 def test_settings_live_in_one_rbln_studio_config_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("RBLN_STUDIO_CONFIG_DIR")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -47,13 +56,17 @@ def test_settings_live_in_one_rbln_studio_config_folder(monkeypatch: pytest.Monk
     assert "RBLN Artifact Studio" not in str(path)
     legacy = Path(app_paths.legacy_settings_store().fileName())
     assert legacy == tmp_path / "config" / "RBLN Artifact Studio" / "rbln-studio.conf"
-    # The file Qt itself would use for these names (what 0.2 wrote) is the one we use: nothing is lost.
-    QStandardPaths.setTestModeEnabled(False)
-    try:
-        native = QSettings(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, "rbln-studio", "rbln-studio")
-        assert Path(native.fileName()) == path
-    finally:
-        QStandardPaths.setTestModeEnabled(True)
+    # The file Qt itself would use for these names (what 0.2 wrote) is the one we use: nothing is lost. Asked in a
+    # fresh process: Qt settles its settings folders once per process, and this one runs in test mode.
+    native = subprocess.run(
+        [sys.executable, "-c", NATIVE_SETTINGS_FILE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")},
+        timeout=60,
+        check=True,
+    )
+    assert Path(native.stdout.strip()) == path
 
 
 def test_old_settings_move_to_the_new_file_once(tmp_path: Path) -> None:
