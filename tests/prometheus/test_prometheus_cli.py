@@ -12,7 +12,7 @@ from pathlib import Path
 from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_server  # noqa: F401 (fixtures)
 
 from prometheus.conftest import CR13, GIB, NODES, Monitoring
-from prometheus.promserver import PASSWORD, USER, Prometheus
+from prometheus.promserver import PASSWORD, USER, Prometheus, running_exporter, running_prometheus
 from prometheus.test_prometheus_reader import silent  # noqa: F401 (fixture)
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -108,6 +108,43 @@ def test_prometheus_and_ssh_servers_in_one_answer(
     [p] = answer["placements"]
     assert [o["host"] for o in p["options"]] == ["legacy-1"]
     assert [(b["host"], b["block"]) for b in p["blocked"]] == [(HOST_ALIAS, "family")]
+
+
+def test_a_node_seen_over_ssh_and_by_prometheus_is_one_row(
+    run_cli: Run,
+    server: SshServer,  # noqa: F811
+    control_dir: Path,  # noqa: F811
+    cr13_artifact: Path,
+    tmp_path: Path,
+) -> None:
+    """The SSH server npu-test is also a node of a Prometheus (its exporter's hostname npu-test): devices lists it
+    once, the tool's figures noting the Prometheus, and place counts it once; when the server cannot be read,
+    Prometheus' reading stands in its row."""
+    env = {"RBLN_STUDIO_SSH_CONFIG": str(server.client_config), "XDG_RUNTIME_DIR": str(control_dir)}
+    devices = [{"card": "RBLN-CA12", "used": 2 * GIB, "total": 16 * GIB, "util": 12.5} for _ in range(2)]
+    state = tmp_path / "exporter.json"
+    state.write_text(json.dumps({"nodes": {HOST_ALIAS: {"family": "legacy", "devices": devices}}}))
+    with running_exporter(state) as gateway, running_prometheus(tmp_path / "p", gateway, [HOST_ALIAS]) as prom:
+        where = (f"ssh://{HOST_ALIAS}", "--prometheus", prom.url, "--timeout", "30")
+        done = run_cli("devices", *where, "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        [row] = json.loads(done.stdout)
+        assert (row["host"], row["devices"][0]["name"]) == (HOST_ALIAS, "RBLN-CA12")  # the tool's reading
+        assert row["devices"][0]["processes"][0]["name"] == "vllm-serve"
+        assert row["notes"] == [f"also scraped by Prometheus at {prom.url}; shown once"]
+        text = run_cli("devices", *where, env=env).stdout
+        assert text.count(f"{HOST_ALIAS}:") == 1 and "note: also scraped by Prometheus" in text
+
+        placed = run_cli("place", cr13_artifact, "--on", *where, "--json", env=env)
+        assert json.loads(placed.stdout)["servers"] == [HOST_ALIAS], placed.stderr
+
+        server.devices.write_text("not a device table")  # the NPU tool now fails on the server
+        down = run_cli("devices", *where, "--json", env=env)
+        [row] = json.loads(down.stdout)
+        assert (row["form"], row["error"]) == ("prometheus", None)
+        assert row["devices"][0]["memory_used"] == 2 * GIB
+        assert row["notes"][0].startswith(f"{HOST_ALIAS} could not be read over SSH (")
+        assert row["notes"][0].endswith(f"Prometheus at {prom.url} shown instead")
 
 
 def test_credentials_are_used_and_never_printed(run_cli: Run, guarded: Prometheus, tmp_path: Path) -> None:

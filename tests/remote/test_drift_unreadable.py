@@ -78,3 +78,48 @@ def test_an_artifact_folder_this_login_cannot_enter_is_named_as_the_reason(tmp_p
     reason = unmatched[served.pid].reason
     assert reason == f"this login cannot read {model} (Permission denied), which its command line names"
     assert "names no artifact folder" not in reason
+
+
+def _can_mount_proc() -> bool:
+    """A mount and PID namespace of our own where /proc can be remounted with hidepid (root, or its capabilities)."""
+    if UNSHARE is None or shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists():
+        return False
+    probe = [UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c", "mount -o remount,hidepid=2 /proc"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_proc(), reason="needs a mount namespace where /proc takes hidepid (root)")
+def test_a_process_hidden_by_hidepid_is_named_as_the_reason() -> None:
+    """/proc mounted hidepid=2 hides root's process from another login: drift says so and what to do, instead of
+    "No such file or directory"."""
+    assert UNSHARE is not None
+    program = (PROGRAMS / "processes.py").read_bytes()  # on stdin: the other login need not read this checkout
+    hidden = (
+        "mount -o remount,hidepid=2 /proc || exit 1; sleep 60 & "
+        "exec setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/python3 - rbln_config.json $!"
+    )
+    done = subprocess.run(
+        [UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c", hidden],
+        input=program,
+        capture_output=True,
+        timeout=60,
+    )
+    [record] = [json.loads(line) for line in done.stdout.splitlines()]
+    unmatched, _ = _named_folders([record])
+    reason = unmatched[record["pid"]].reason
+    shown = "invisible" if "hidepid=invisible" in reason else "2"  # the kernel's spelling (5.8 and later: a name)
+    assert reason == (
+        f"the process cannot be read there: /proc is mounted with hidepid={shown}, which hides other users' "
+        "processes from this login; connect as root or as the process's user to see its artifact"
+    ), done.stderr
+
+
+def test_a_process_that_is_not_there_is_said_to_have_ended() -> None:
+    done = subprocess.run(
+        [sys.executable, str(PROGRAMS / "processes.py"), "rbln_config.json", "999999999"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    [record] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert record["error"] == "no such process here: it has ended, or it runs in another PID namespace (a container)"

@@ -74,6 +74,24 @@ def test_simulator_artifact_is_refused_without_the_studio_on_the_server(
     assert (list(server.jobs.iterdir()) if server.jobs.exists() else []) == jobs_before, "no job was started"
 
 
+def test_a_backend_that_cannot_resize_the_artifact_is_refused_before_a_job_starts(
+    remote_cli: Run, cr13_artifact: Path, real: Path, server: SshServer, studio_on_server: None
+) -> None:
+    """--backend reaches a server's resize as it does a local one: optimum-rbln-cli named for the simulator's
+    artifact, or the simulator for the real compiler's, is refused in the same words, and no job starts."""
+    jobs_before = list(server.jobs.iterdir()) if server.jobs.exists() else []
+    before = tree_state(cr13_artifact)
+    optimum = remote_cli("set-kvcache-num-blocks", url(cr13_artifact), "12", "--backend", "optimum")
+    assert optimum.returncode == 1
+    assert "was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln files" in optimum.stderr
+    assert tree_state(cr13_artifact) == before
+    sim = remote_cli("set-kvcache-num-blocks", url(real), "12", "--backend", "sim")
+    assert sim.returncode == 1
+    assert "its .rbln files were written by the real compiler; resizing them needs optimum-rbln-cli" in sim.stderr
+    assert read_block_count(real) == 16
+    assert (list(server.jobs.iterdir()) if server.jobs.exists() else []) == jobs_before, "no job was started"
+
+
 def test_simulator_artifact_resized_by_the_studio_on_the_server(
     remote_cli: Run, cr13_artifact: Path, studio_on_server: None
 ) -> None:

@@ -12,7 +12,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -31,6 +31,7 @@ from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import (
     ServerFolder,
     is_local,
+    machine_name,
     names_a_server,
     parse_host,
     parse_location,
@@ -175,9 +176,37 @@ def _read_sources(
     readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=not placing, longer=LONGER) if hosts else []
     for thread in threads:
         thread.join()  # each bounded by its own deadline (timeout)
-    for url in sources.urls:
-        readings += found.get(url) or [ServerReading(redact(url), None, error=failed.get(url, "not read"))]
-    return readings, [failed[u] for u in sources.urls if u in failed]
+    seen = [
+        (redact(url), r)
+        for url in sources.urls
+        for r in found.get(url) or [ServerReading(redact(url), None, error=failed.get(url, "not read"))]
+    ]
+    return _each_node_once(readings, seen), [failed[u] for u in sources.urls if u in failed]
+
+
+def _each_node_once(servers: list[ServerReading], seen: list[tuple[str, ServerReading]]) -> list[ServerReading]:
+    """A node named as an SSH server and also scraped by a Prometheus is one row, counted once by place: the
+    server's reading (its tool's figures, processes and drift) noting the Prometheus, or Prometheus' reading where
+    the server could not be read. seen: each Prometheus' readings with its URL (no credentials)."""
+    first: dict[str, int] = {}
+    for i, server in enumerate(servers):
+        first.setdefault(machine_name(server.host), i)
+    out = list(servers)
+    rest: list[ServerReading] = []
+    for url, node in seen:
+        at = first.get(machine_name(node.host))
+        if at is None:
+            rest.append(node)
+            continue
+        server = out[at]
+        if server.status is not None:
+            out[at] = replace(server, notes=(*server.notes, f"also scraped by Prometheus at {url}; shown once"))
+        elif node.status is not None:
+            why = f"{server.host} could not be read over SSH ({server.error}); Prometheus at {url} shown instead"
+            out[at] = replace(node, notes=(*node.notes, why))
+        else:
+            out[at] = replace(server, error=f"{server.error}; Prometheus at {url}: {node.error}")
+    return out + rest
 
 
 def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: str) -> None:

@@ -554,6 +554,24 @@ def cmd_explore(args: argparse.Namespace) -> int:
 # ---- parser -------------------------------------------------------------------------------------------
 
 
+def cmd_download(args: argparse.Namespace) -> int:
+    """`download SERVER-OR-BUCKET-ARTIFACT DEST`: the artifact as it is into the new folder DEST here, whole or not
+    at all (as the desktop's Download to This Computer)."""
+    from pathlib import Path
+
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.core.progress import Progress
+    from rbln_artifact_studio.core.sizes import format_bytes
+    from rbln_artifact_studio.places.download import download
+
+    done = download(parse_location(args.source), Path(args.dest), Progress(_bar_progress()))
+    if args.json:
+        _print_json({"source": args.source, "output": str(done.where.path), "bytes": done.size})
+    else:
+        print(f"Downloaded {args.source} to {done.where.path} ({format_bytes(done.size)})")
+    return 0
+
+
 def _add_backend(p: argparse.ArgumentParser) -> None:
     from rbln_artifact_studio.backends.choice import BackendChoice
 
@@ -760,6 +778,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("remove-server-group", cmd_remove_server_group, "remove a server group (its servers are untouched)")
     p.add_argument("name", metavar="NAME")
+
+    p = command(
+        "download",
+        cmd_download,
+        "copy a server's or a bucket's artifact as it is into a new folder here (whole, or nothing written)",
+    )
+    p.add_argument("source", metavar="SOURCE", help=f"{server_url('HOST')}/PATH or s3://BUCKET/PREFIX")
+    p.add_argument("dest", metavar="DEST", help="a new (or empty) folder on this computer")
+    p.add_argument("--json", action="store_true")
 
     p = command("jobs", cmd_jobs, "list a server's resize jobs, or show one's log and outcome (read back)")
     p.add_argument("host", metavar=server_url("HOST"))

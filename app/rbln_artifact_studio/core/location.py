@@ -298,6 +298,17 @@ def parse_host(text: str) -> str:
     return check_host(text)
 
 
+def machine_name(node: str) -> str:
+    """The machine a node's name names, to tell one node seen by two sources: an ssh host without its user and
+    port (ops@npu1:2222), a Prometheus node's hostname label (or its target's host, without the port)."""
+    name = node.rpartition("@")[2]
+    if name.startswith("["):
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return name.casefold()
+
+
 def names_a_server(text: str) -> bool:
     """Whether text names a server and no folder on it (`ssh://HOST`, `ssh://HOST/`): a place to run, not an artifact."""
     return text.startswith(SSH_SCHEME) and "/" not in text[len(SSH_SCHEME) :].rstrip("/")

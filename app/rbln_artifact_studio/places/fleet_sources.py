@@ -19,7 +19,7 @@ from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, Npu
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, check_group_name, expand
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus
-from rbln_artifact_studio.core.location import parse_host
+from rbln_artifact_studio.core.location import machine_name, parse_host
 from rbln_artifact_studio.core.planning.drift import ContextDrift
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.sizes import format_bytes
@@ -185,29 +185,18 @@ def read_sources(sources: Sequence[Source], options: ReadOptions) -> list[NodeRe
     return _merged(readings)
 
 
-def _machine(node: str) -> str:
-    """The machine a node's name names, to tell one node seen by two sources: an ssh host without its user and
-    port (ops@npu1:2222), a Prometheus node's hostname label (or its target's host, without the port)."""
-    name = node.rpartition("@")[2]
-    if name.startswith("["):
-        name = name[1:].partition("]")[0]
-    elif name.count(":") == 1:
-        name = name.partition(":")[0]
-    return name.casefold()
-
-
 def _merged(readings: list[NodeReading]) -> list[NodeReading]:
     """Each node once: a Prometheus node that is also an SSH server joins the server's reading (its utilization,
     temperature and pods beside the tool's figures) instead of being a second row of the same NPUs."""
     ssh_at: dict[str, int] = {}
     for i, r in enumerate(readings):
         if r.source.kind is not SourceKind.PROMETHEUS and not r.node.startswith(GROUP_PREFIX):
-            ssh_at.setdefault(_machine(r.node), i)
+            ssh_at.setdefault(machine_name(r.node), i)
     out: list[NodeReading | None] = list(readings)
     for i, r in enumerate(readings):
         if r.source.kind is not SourceKind.PROMETHEUS or r.node == r.source.name:  # a URL not read at all: its row
             continue
-        at = ssh_at.get(_machine(r.node))
+        at = ssh_at.get(machine_name(r.node))
         if at is None:
             continue
         server = out[at]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
@@ -24,6 +24,9 @@ from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
 from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX
 from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import Server, assembled_program
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.artifact import Artifact
 
 LogFn = Callable[[str], None]
 log = logger(__name__)
@@ -100,6 +103,20 @@ def on_server(server: Server, request: ResizeRequest) -> tuple[ServerFolder, str
     return source, None if output is None else output.path
 
 
+def _check_backend(artifact: Artifact, backend: str) -> None:
+    """A backend named by the user (--backend, the dialog) that cannot resize this artifact is refused before a job
+    starts, in the words a resize here uses; auto takes the tool that wrote it (the job's kind)."""
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.backends.optimum import require_real
+    from rbln_artifact_studio.core.operations.resize import require_simulated
+
+    asked = BackendChoice.parse(backend)
+    if asked is BackendChoice.OPTIMUM:
+        require_real(artifact)
+    elif asked is BackendChoice.SIM:
+        require_simulated(artifact)
+
+
 def start_resize(
     server: Server, request: ResizeRequest, cancel: CancelToken | None = None
 ) -> tuple[RemoteJob, list[str]]:
@@ -109,6 +126,7 @@ def start_resize(
     if (target is None) == (budget is None):
         raise StudioError("Give either a target block count or a memory budget, not both.")
     artifact = open_remote_artifact(server, source, cancel)
+    _check_backend(artifact, request.backend)
     warnings: list[str] = []
     if target is not None:
         check = check_target(artifact.config, target, artifact)  # its tables, where the server sent them

@@ -74,6 +74,11 @@ def _refused(record: dict[str, Any], where: ServerFolder) -> StudioError:
         return StudioError(f"Cannot write into {path}: permission denied. Choose a folder you can write to.")
     if why == "missing":
         return StudioError(f"{path} is not a folder; nothing was copied.")
+    if why == "no_artifact":
+        return StudioError(
+            f"{path} holds no rbln_config.json (nor a pipeline's model_index.json): it is not an artifact folder. "
+            "Name the artifact's own folder; nothing was copied."
+        )
     if why == "locked":
         return StudioError(f"{path} is being changed by {record.get('holder')}; nothing was copied. Try again later.")
     return StudioError(f"{where.host} refused the copy ({why}) at {path}.")

@@ -9,6 +9,7 @@ cannot be read (gone, not ours).
 Reads /proc only; writes nothing.
 """
 
+import errno
 import json
 import os
 import sys
@@ -54,6 +55,36 @@ def folders(argv, cwd, unreadable):
     return found
 
 
+def proc_hides_others():
+    """The /proc mount's hidepid option when it hides other users' processes from this login (None: it does not)."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return None
+    options = [m[3] for m in mounts if len(m) > 3 and m[1] == "/proc" and m[2] == "proc"]
+    if not options or os.geteuid() == 0:
+        return None
+    for option in options[-1].split(","):  # the last mount on /proc is the one seen
+        if option.startswith("hidepid=") and option[len("hidepid=") :] not in ("0", "off"):
+            return option
+    return None
+
+
+def why_unseen(exc):
+    """Why a process the NPU tool lists cannot be read here, in words that say what to do."""
+    errno_name = getattr(exc, "errno", None)
+    hidden = proc_hides_others() if errno_name in (errno.ENOENT, errno.EACCES, errno.EPERM) else None
+    if hidden is not None:
+        return (
+            f"/proc is mounted with {hidden}, which hides other users' processes from this login; "
+            "connect as root or as the process's user to see its artifact"
+        )
+    if errno_name == errno.ENOENT:
+        return "no such process here: it has ended, or it runs in another PID namespace (a container)"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
 def main():
     for pid in PIDS:
         record = {"pid": int(pid)}  # type: dict[str, object]
@@ -61,7 +92,7 @@ def main():
             with open(f"/proc/{int(pid)}/cmdline", "rb") as f:
                 raw = f.read()
         except (OSError, ValueError) as exc:
-            record["error"] = getattr(exc, "strerror", None) or str(exc)
+            record["error"] = why_unseen(exc)
             emit(record)
             continue
         argv = [text(a) for a in raw.split(b"\0")]

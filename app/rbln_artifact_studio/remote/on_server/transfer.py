@@ -23,9 +23,11 @@ import threading
 
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
+from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder
 from rbln_artifact_studio.core.portable.staging import remove_stale_partials
 
 CHUNK = 4 << 20
+INDEX_LIMIT = 1 << 20  # a pipeline's model_index.json is read as at most this many bytes
 SYNC_EVERY = 256 << 20
 RULES = json.loads(sys.argv[3])
 CONFIG, MARKER, PARTIAL = RULES["config"], RULES["marker"], RULES["partial"]
@@ -195,6 +197,9 @@ def watch_client(lock):
 def send(folder):
     if not os.path.isdir(folder):
         answer({"refused": "missing", "path": folder})
+        return
+    if not os.path.isfile(os.path.join(folder, CONFIG)) and not is_pipeline_folder(folder, CONFIG, INDEX_LIMIT):
+        answer({"refused": "no_artifact", "path": folder})  # before any walk: ssh://HOST/ is not copied whole
         return
     # A read-only source cannot be changed by anyone through the studio, so it needs no lock (and cannot hold one).
     lock = FolderLock(folder, "copy to a bucket") if os.access(folder, os.W_OK) else None
