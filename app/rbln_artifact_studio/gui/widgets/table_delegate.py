@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem
 
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
+from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:  # QStyle's ~25 enums load with the first painted row, not before the window's first paint
     from PySide6.QtWidgets import QStyle
@@ -39,7 +40,7 @@ class RowTextDelegate(QStyledItemDelegate):
         self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
         self._margin = -1  # the style's focus margin, asked with the first painted cell
         self._style_changed(view)
-        view.viewport().installEventFilter(self)
+        viewport_of(view).installEventFilter(self)
 
     def _style_changed(self, view: QAbstractItemView) -> None:
         self._texts.clear()

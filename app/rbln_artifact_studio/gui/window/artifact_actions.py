@@ -22,6 +22,7 @@ from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
 from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,7 +155,7 @@ class ArtifactActions(QObject):
         # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
         view = browser.view
         view.installEventFilter(self)
-        view.viewport().installEventFilter(self)
+        viewport_of(view).installEventFilter(self)
 
     # ---- construction, step by step -----------------------------------------------------------------
 
