@@ -22,10 +22,12 @@ from functools import partial
 from typing import Any
 
 from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.gui.app.first_paint import AfterFirstPaint
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
 log = logger(__name__)
@@ -277,6 +279,21 @@ class JobManager(QObject):
         self.jobs: list[Job] = []
         self._unstarted: list[Job] = []
         self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
+        self._held: AfterFirstPaint | None = None  # hold_until_painted: the jobs wait for the window's paint
+
+    def hold_until_painted(self, window: QWidget) -> None:
+        """Jobs submitted before `window` has painted for the first time start right after that paint.
+
+        A scan opened with the window (`rbln-studio FOLDER`) would otherwise start its worker at the first
+        event-loop turn, which starts the scan's process and takes the interpreter lock from the GUI thread while
+        it builds its first paint (docs/performance.md, row 7). The scan's process takes longer to start than
+        the paint to happen, so its first rows come no later for the wait.
+        """
+        self._held = AfterFirstPaint(window, [self._release])
+
+    def _release(self) -> None:
+        self._held = None
+        self._start_unstarted()
 
     def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
         """Queue fn(context) in a worker.
@@ -290,8 +307,9 @@ class JobManager(QObject):
         job.finished.connect(self._on_finished)
         self.jobAdded.emit(job)
         self._unstarted.append(job)
-        # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
-        QTimer.singleShot(0, self, self._start_unstarted)
+        if self._held is None:
+            # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
+            QTimer.singleShot(0, self, self._start_unstarted)
         self.activeChanged.emit(len(self.active()))
         return job
 

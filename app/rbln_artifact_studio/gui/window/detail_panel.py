@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
@@ -25,7 +24,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
-from rbln_artifact_studio.gui.app.tones import Tone, style, tone
+from rbln_artifact_studio.gui.app.tones import Tone, escaped, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
@@ -175,7 +174,7 @@ class DetailPanel(QScrollArea):
     def show_message(self, text: str) -> None:
         """No artifact: a line of text and nothing else."""
         self.artifact = None
-        self.title.setText(html.escape(text))
+        self.title.setText(escaped(text))
         self.problems.clear()
         self.problems.hide()
         self.on_disk.hide()
@@ -200,8 +199,8 @@ class DetailPanel(QScrollArea):
         status = artifact.status
         colour = STATUS_COLOURS[status]
         self.title.setText(
-            f"<b>{html.escape(artifact.name)}</b> "
-            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.where))}</small>"
+            f"<b>{escaped(artifact.name)}</b> "
+            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{escaped(str(artifact.where))}</small>"
         )
         self._show_problems(artifact.problems)
         self.gauge.show()
@@ -224,9 +223,9 @@ class DetailPanel(QScrollArea):
             section.hide()
         status = worst(list(description.problems))
         self.title.setText(
-            f"<b>{html.escape(description.path.name)}</b> "
+            f"<b>{escaped(description.path.name)}</b> "
             f"<span style='color:{STATUS_COLOURS[status]}'>[{status.value}]</span>"
-            f"<br><small>{html.escape(str(description.path))}</small>"
+            f"<br><small>{escaped(str(description.path))}</small>"
         )
         self._show_problems(list(description.problems))
         self._fill_settings(description_rows(description))
@@ -250,7 +249,7 @@ class DetailPanel(QScrollArea):
     def _show_problems(self, problems: list[Problem]) -> None:
         if problems:
             items = "".join(
-                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
+                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {escaped(p.message)}</li>"
                 for p in problems
             )
             self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
@@ -287,10 +286,10 @@ class DetailPanel(QScrollArea):
         try:
             result = what_if(artifact, text)
         except StudioError as exc:
-            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(exc.one_line())}</span>")
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {escaped(exc.one_line())}</span>")
             return None
         colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
-        self.what_if_result.setText(f"<span style='color:{colour}'>{html.escape(result.summary())}</span>")
+        self.what_if_result.setText(f"<span style='color:{colour}'>{escaped(result.summary())}</span>")
         return result.breakdown
 
     def _show_breakdown(self, artifact: Artifact) -> None:

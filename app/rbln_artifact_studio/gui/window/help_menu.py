@@ -3,7 +3,6 @@ it never drifts from them), Documentation (docs/ in the browser), Copy Version I
 
 from __future__ import annotations
 
-import html
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QStatusBar, QTex
 
 from rbln_artifact_studio.core.resources import docs_dir
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.app.tones import escaped
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
@@ -48,7 +48,7 @@ def getting_started_html(shortcuts: dict[str, str]) -> str:
 
     def act(name: str) -> str:
         keys = shortcuts.get(name)
-        return f"<b>{html.escape(name)}</b>" + (f" ({html.escape(keys)})" if keys else "")
+        return f"<b>{escaped(name)}</b>" + (f" ({escaped(keys)})" if keys else "")
 
     return f"""
 <h2>Getting started</h2>
@@ -147,7 +147,7 @@ class HelpMenu(QObject):
     @Slot()
     def show_shortcuts(self) -> HelpPage:
         rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+            f"<tr><td>{escaped(name)}</td><td>&nbsp;&nbsp;<b>{escaped(keys)}</b></td></tr>"
             for name, keys in shortcut_rows(self.window)
         )
         body = f"<h2>Keyboard shortcuts</h2><table cellspacing='4'>{rows}</table>"
