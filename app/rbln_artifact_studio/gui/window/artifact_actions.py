@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Slot
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_location
@@ -26,6 +26,10 @@ from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtWidgets import QMessageBox
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.location import Location
@@ -327,6 +331,9 @@ class ArtifactActions(QObject):
     @Slot()
     def show_in_file_manager(self) -> bool:
         """Open the folder that holds the artifact in the desktop's file manager."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
         paths = self.browser.selected_paths()
         if not paths:
             return False
@@ -368,6 +375,8 @@ class ArtifactActions(QObject):
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:
         """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
+        from PySide6.QtWidgets import QMessageBox
+
         paths = self.browser.selected_paths()
         if not paths:
             return None
@@ -417,6 +426,8 @@ class ArtifactActions(QObject):
     def _box(
         self, name: str, icon: QMessageBox.Icon, title: str, text: str, buttons: QMessageBox.StandardButton
     ) -> QMessageBox:
+        from PySide6.QtWidgets import QMessageBox
+
         box = QMessageBox(icon, title, text, buttons, self.window)
         box.setObjectName(name)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -7,15 +7,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QScrollArea,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +24,10 @@ from rbln_artifact_studio.gui.app.tones import Tone, escaped, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
+    # and the sections' Qt classes are imported where prepare() builds them (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtWidgets import QGroupBox
+
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -71,6 +71,8 @@ class DetailPanel(QScrollArea):
         """Build the sections an artifact fills (hidden until one is shown). The window's first paint shows only
         the header's line of text, so they are built after it (MainWindow.after_first_paint), or when first needed:
         their modules and widgets were ~8% of the start-up (docs/performance.md row 7)."""
+        from PySide6.QtWidgets import QFormLayout, QGroupBox
+
         if self._sections:
             return
         self.settings_box = QGroupBox("Settings")
@@ -108,6 +110,8 @@ class DetailPanel(QScrollArea):
         layout.addWidget(self.problems)
 
     def _build_kv_box(self) -> QGroupBox:
+        from PySide6.QtWidgets import QGroupBox
+
         kv_box = self.kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
         from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
@@ -122,6 +126,8 @@ class DetailPanel(QScrollArea):
 
     def _build_dram_box(self) -> QGroupBox:
         """The what-if budget, the caption, the chart and the chiplet table."""
+        from PySide6.QtWidgets import QGroupBox
+
         dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
         from rbln_artifact_studio.core.model.budget import BINARY_UNITS
@@ -157,6 +163,8 @@ class DetailPanel(QScrollArea):
         return dram_box
 
     def _build_files_box(self) -> QGroupBox:
+        from PySide6.QtWidgets import QGroupBox, QTableWidget
+
         files_box = self.files_box = QGroupBox("Files")
         files_layout = QVBoxLayout(files_box)
         self.files = QTableWidget(0, 2)
@@ -316,6 +324,8 @@ class DetailPanel(QScrollArea):
         self.breakdown_table.show()
 
     def _show_files(self, artifact: Artifact) -> None:
+        from PySide6.QtWidgets import QTableWidgetItem
+
         from rbln_artifact_studio.core.display.presentation import file_rows
 
         rows = file_rows(artifact)

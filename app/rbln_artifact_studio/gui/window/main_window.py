@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
@@ -44,6 +44,10 @@ from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtCore import QUrl
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
 
