@@ -91,13 +91,14 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
 
     app = create_application([sys.argv[0] if sys.argv else "rbln-studio", *qt_args])
     window = MainWindow()
-    window.jobs.hold_until_painted(window)  # the folder's scan starts right after the first paint, not before it
-    window.settings.hold_writes_until_painted(window)  # and the opened folder's recent entry is written then
+    # Right after the first paint, each in its own event-loop turn before the detail panel's sections: the folder's
+    # scan starts, the log file is set up (with what was logged before), the opened folder's recent entry is written.
+    window.jobs.hold()
+    window.after_first_paint.first([window.jobs.release, log.start, window.settings.hold_writes()])
     if args.theme:
         from rbln_artifact_studio.gui.app.theme import Theme
 
         window.theme.choose(Theme(args.theme), remember=False)
-    log.start_after_first_paint(window)
     window.show()
     StopSignals(window)  # SIGTERM and SIGINT close the window as its close button does
     # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage

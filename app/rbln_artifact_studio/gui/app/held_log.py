@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtWidgets import QWidget
-
 from rbln_artifact_studio import __version__
 from rbln_artifact_studio.core.logs import PACKAGE
-from rbln_artifact_studio.gui.app.first_paint import AfterFirstPaint
 
 
 class HeldLog(logging.Handler):
@@ -29,9 +26,6 @@ class HeldLog(logging.Handler):
         package = logging.getLogger(PACKAGE)
         package.setLevel(logging.DEBUG if verbose else logging.INFO)  # as setup() sets it: what it would keep
         package.addHandler(self)
-
-    def start_after_first_paint(self, window: QWidget) -> None:
-        self._after = AfterFirstPaint(window, [self.start])
 
     def emit(self, record: logging.LogRecord) -> None:
         # Under the handler's lock, as start() swaps handlers: a record that reached this handler while start()

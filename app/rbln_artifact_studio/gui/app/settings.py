@@ -20,13 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
-from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core import app_dirs
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.app_paths import legacy_settings_store
-from rbln_artifact_studio.gui.app.first_paint import AfterFirstPaint
 from rbln_artifact_studio.gui.app.session_settings import MAX_SERVERS, SessionSettings
 
 if TYPE_CHECKING:
@@ -249,17 +247,17 @@ class SettingsWriter:
         self._thread: concurrent.futures.ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._said_unwritable = False
-        self._held: list[Change] | None = None  # hold_until_painted: changes kept for the thread started after
+        self._held: list[Change] | None = None  # hold(): the changes kept for release()
 
-    def hold_until_painted(self, window: QWidget) -> None:
-        """Changes made before `window` has painted for the first time are written right after that paint (an
-        opened folder's recent entry, say): the thread, and concurrent.futures it runs on (~13 M instructions),
-        start after the paint, not before it (docs/performance.md, row 7)."""
+    def hold(self) -> None:
+        """Changes made from now on are written once release() is called: the thread, and concurrent.futures it
+        runs on (~13 M instructions), then start after the window's first paint, not before (row 7)."""
         with self._lock:
-            self._held = []
-        self._after_paint = AfterFirstPaint(window, [self._release])
+            if self._held is None:
+                self._held = []
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Write what was held since hold(); later changes are written as they come again."""
         with self._lock:
             held, self._held = self._held or [], None
         for change in held:
@@ -293,14 +291,14 @@ class SettingsWriter:
             )
 
     def flush(self) -> None:
-        self._release()
+        self.release()
         with self._lock:
             thread = self._thread
         if thread is not None:
             thread.submit(lambda: None).result()
 
     def close(self) -> None:
-        self._release()
+        self.release()
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
@@ -352,9 +350,10 @@ class Settings:
         """Wait until every change made so far is written."""
         self._writer.flush()
 
-    def hold_writes_until_painted(self, window: QWidget) -> None:
-        """The changes made before the window's first paint are written right after it (SettingsWriter)."""
-        self._writer.hold_until_painted(window)
+    def hold_writes(self) -> Callable[[], None]:
+        """Hold the changes made from now on (SettingsWriter.hold); returns what writes them."""
+        self._writer.hold()
+        return self._writer.release
 
     def close(self) -> None:
         """Write every change made so far, then end the writer thread (a window leaves none behind when it goes;

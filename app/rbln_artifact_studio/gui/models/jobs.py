@@ -22,12 +22,10 @@ from functools import partial
 from typing import Any
 
 from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
-from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
-from rbln_artifact_studio.gui.app.first_paint import AfterFirstPaint
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
 log = logger(__name__)
@@ -279,20 +277,18 @@ class JobManager(QObject):
         self.jobs: list[Job] = []
         self._unstarted: list[Job] = []
         self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
-        self._held: AfterFirstPaint | None = None  # hold_until_painted: the jobs wait for the window's paint
+        self._held = False  # hold(): submitted jobs wait for release()
 
-    def hold_until_painted(self, window: QWidget) -> None:
-        """Jobs submitted before `window` has painted for the first time start right after that paint.
+    def hold(self) -> None:
+        """Jobs submitted from now on wait for release() to start (the start holds them until the window's first
+        paint: a scan opened with the window would otherwise start its worker at the first event-loop turn, which
+        starts the scan's process and takes the interpreter lock from the GUI thread while it builds that paint,
+        docs/performance.md row 7; the process takes longer to start than the paint to happen)."""
+        self._held = True
 
-        A scan opened with the window (`rbln-studio FOLDER`) would otherwise start its worker at the first
-        event-loop turn, which starts the scan's process and takes the interpreter lock from the GUI thread while
-        it builds its first paint (docs/performance.md, row 7). The scan's process takes longer to start than
-        the paint to happen, so its first rows come no later for the wait.
-        """
-        self._held = AfterFirstPaint(window, [self._release])
-
-    def _release(self) -> None:
-        self._held = None
+    def release(self) -> None:
+        """Start the jobs held since hold(), and those submitted after at once again."""
+        self._held = False
         self._start_unstarted()
 
     def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
@@ -307,7 +303,7 @@ class JobManager(QObject):
         job.finished.connect(self._on_finished)
         self.jobAdded.emit(job)
         self._unstarted.append(job)
-        if self._held is None:
+        if not self._held:
             # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
             QTimer.singleShot(0, self, self._start_unstarted)
         self.activeChanged.emit(len(self.active()))

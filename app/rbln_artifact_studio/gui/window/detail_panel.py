@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
@@ -24,6 +26,8 @@ from rbln_artifact_studio.gui.app.tones import Tone, escaped, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
+    from collections.abc import Callable
+
     # and the sections' Qt classes are imported where prepare() builds them (PySide builds a class and its enums
     # on its first import: docs/performance.md, row 7)
     from PySide6.QtWidgets import QGroupBox
@@ -44,6 +48,29 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
 
 
 BY_TITLE = {c.title: c for c in COLUMNS}
+SECTION_MODULES = (
+    ("rbln_artifact_studio.gui.widgets.kv_gauge",),  # with core.display.presentation
+    ("rbln_artifact_studio.gui.widgets.dram_chart",),
+    ("rbln_artifact_studio.gui.widgets.breakdown_table", "rbln_artifact_studio.core.model.budget"),
+    ("rbln_artifact_studio.gui.window.serving_view",),
+)
+"""The modules DetailPanel.prepare() imports, in the groups preparation_steps() loads them in."""
+
+
+def preparation_steps(panel: DetailPanel) -> list[Callable[[], object]]:
+    """panel.prepare() cut into event-loop turns: the sections' modules a group at a time, then their widgets.
+
+    Run after the window's first paint (MainWindow.after_first_paint), one step a turn: as one step it was the
+    longest stall of the start (~40 ms idle, twice that beside a scan starting; docs/performance.md row 6).
+    """
+    return [partial(_load, names) for names in SECTION_MODULES] + [panel.prepare]
+
+
+def _load(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
 _PREPARED_PARTS = frozenset(
     {"settings_box", "settings_form", "serving", "kv_box", "kv_label", "gauge", "kv_meaning", "dram_box"}
     | {"dram_caption", "what_if_edit", "what_if_result", "chart", "breakdown_table", "files_box", "files"}

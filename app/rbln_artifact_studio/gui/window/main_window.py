@@ -28,7 +28,7 @@ from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
 from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions, BusyPaths, WindowActions
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel, preparation_steps
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
@@ -98,7 +98,8 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.setProperty("mainWindow", self)
-        self.after_first_paint = AfterFirstPaint(self, [self.detail.prepare])  # what the first paint does not show
+        # What the first paint does not show: the detail panel's sections, a turn at a time after that paint
+        self.after_first_paint = AfterFirstPaint(self, preparation_steps(self.detail))
 
     # ---- construction, step by step -----------------------------------------------------------------
 
