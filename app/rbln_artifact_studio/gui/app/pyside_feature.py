@@ -2,12 +2,14 @@
 
 Once PySide6 is imported, every module imported after it goes through PySide's hook for its `__feature__` switches
 (snake_case, true_property), which decides whether the module uses PySide by reading the module's whole source
-(`inspect.getsource`, which also walks every loaded module each time) and looking for the word "PySide6": ~20 M
-instructions for the ~100 modules of ours the window imports before its first paint (docs/performance.md, row 7).
+(`inspect.getsource`, which also walks every loaded module each time) and looking for the word "PySide6": 143
+modules before the window's first paint, 56 of them ours and most others the standard library's, ~30 M
+instructions (docs/performance.md, row 7).
 Our modules never select a feature, so the hook's answer for them is known: "uses PySide, no feature" (0), what
 it finds for each of the GUI's modules; for a core module (no PySide in it) it would record "ignore" (-1), which
-keeps the feature set in force, and with no module of the app selecting one that is the same "no feature".
-Others' modules are still asked about as before.
+keeps the feature set in force, and with no module of the app selecting one that is the same "no feature". The
+standard library's modules (re, typing, json ..., each scanned when first imported after PySide) never name
+PySide6: "ignore", as the scan would find. Other packages' modules are still scanned as before.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ def skip_source_scan_of_ours() -> bool:
         return False
 
     def uses_pyside(module: ModuleType) -> bool:
-        if getattr(module, "__name__", "").startswith(PACKAGE):
+        name = getattr(module, "__name__", "")
+        if name.startswith(PACKAGE):
             return True
+        if name.partition(".")[0] in sys.stdlib_module_names:
+            return False  # the standard library's source never names PySide6: what the scan would find
         return bool(scan(module))
 
     uses_pyside.ours_by_name = True  # type: ignore[attr-defined]
