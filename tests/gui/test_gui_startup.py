@@ -282,3 +282,36 @@ def test_the_start_leaves_to_after_the_first_paint_what_that_paint_does_not_show
     assert seen["modules"] == [] and seen["threads"] == ["MainThread"], seen
     assert seen["QWizard built"] is False and seen["scanning"] is True
     assert seen["after"] == {"rows": 1, "recent written": True}
+
+
+PYSIDE_HOOK = """
+import json, re, sys, typing
+import PySide6.QtCore
+import shibokensupport.feature as feature
+
+scan = feature._mod_uses_pyside
+from rbln_artifact_studio.gui.app.pyside_feature import skip_source_scan_of_ours
+
+first, again = skip_source_scan_of_ours(), skip_source_scan_of_ours()
+import rbln_artifact_studio.gui.window.main_window
+
+gui = [sys.modules[name] for name in sorted(sys.modules) if name.startswith("rbln_artifact_studio.gui.")]
+naming = [m for m in gui if scan(m)]  # those whose source has the word: the hook's "uses PySide"
+stdlib = [json, re, typing]
+print(json.dumps({
+    "set once": [first, again],
+    "scanned as using PySide": len(naming),
+    "answered otherwise": [m.__name__ for m in naming + stdlib if feature._mod_uses_pyside(m) != scan(m)],
+}))
+"""
+
+
+def test_pysides_import_hook_is_answered_as_its_source_scan_would() -> None:
+    """The GUI's modules that use PySide and the standard library's get the answer PySide's hook would find by
+    reading their source (which it no longer does for them, before the first paint); the few of ours without the
+    word (package __init__ files) get "no feature" rather than "ignore", the same while no module selects one."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", PYSIDE_HOOK], capture_output=True, text=True, env=env, check=True)
+    seen = json.loads(out.stdout)
+    assert seen["set once"] == [True, False] and seen["scanned as using PySide"] > 30
+    assert seen["answered otherwise"] == []
