@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import cli_env
 
 
@@ -30,3 +31,15 @@ def test_version_needs_no_qt() -> None:
 def test_help_lists_the_folder_and_demo() -> None:
     out = _run("--help").stdout
     assert "--demo" in out and "folder" in out and "qt loaded: []" in out
+
+
+def test_the_usual_start_reads_its_arguments_as_the_parser_would() -> None:
+    """No option and at most a folder skip building argparse's parser; what comes out is what the parser says,
+    and anything else (an option, a second folder) still goes to the parser, its errors included."""
+    from rbln_artifact_studio.gui.main import build_parser, parse_arguments
+
+    for argv in ([], ["/data/artifacts"], ["s3://bucket/prefix"], [""]):
+        assert parse_arguments(argv) == build_parser().parse_args(argv)
+    assert parse_arguments(["--theme", "dark", "F"]) == build_parser().parse_args(["--theme", "dark", "F"])
+    with pytest.raises(SystemExit):
+        parse_arguments(["one", "two"])

@@ -42,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(ours: list[str]) -> argparse.Namespace:
+    """Our arguments (Qt's set apart): the usual start, no option and at most a folder, without building argparse's
+    parser (~2 ms and gettext's look-ups for its messages, before the window's first paint: docs/performance.md
+    row 7); anything else through the parser, which knows every option, --help and the errors."""
+    if len(ours) <= 1 and not any(a.startswith("-") for a in ours):
+        return argparse.Namespace(
+            folder=ours[0] if ours else None, demo=False, theme=None, smoke_test=False, verbose=False
+        )
+    return build_parser().parse_args(ours)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["--scan-process"]:  # folder_scan.SCAN_PROCESS_FLAG: the bundle's scan process, no Qt
@@ -55,31 +66,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rbln_artifact_studio.gui.app.qt_options import split_qt_options
 
         ours, qt_args = split_qt_options(arguments)
-        args = build_parser().parse_args(ours)
+        args = parse_arguments(ours)
         from rbln_artifact_studio.gui.app.binding_check import binding_problem
 
         problem = binding_problem()
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 1
+        from rbln_artifact_studio.gui.app.pyside_feature import skip_source_scan_of_ours
+
+        skip_source_scan_of_ours()
         return _run(args, qt_args)
     finally:
         gc.enable()
 
 
 def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
-    import logging
+    from rbln_artifact_studio.gui.app.held_log import HeldLog
 
-    from rbln_artifact_studio.core.logs import setup
-
-    log_file = setup(verbose=args.verbose, to_file=True)  # the jobs' logs and the rest, in the app's log folder
-    logging.getLogger(__name__).info("rbln-studio %s started (log: %s)", __version__, log_file)
+    log = HeldLog(args.verbose)  # the log file is set up after the first paint; what comes before waits for it
     from rbln_artifact_studio.gui.app.application import create_application
     from rbln_artifact_studio.gui.app.stop_signals import StopSignals, stop_requested
     from rbln_artifact_studio.gui.window.main_window import MainWindow
 
     app = create_application([sys.argv[0] if sys.argv else "rbln-studio", *qt_args])
     window = MainWindow()
+    # Right after the first paint, each in its own event-loop turn before the detail panel's sections: the folder's
+    # scan starts, the log file is set up (with what was logged before), the opened folder's recent entry is written.
+    window.jobs.hold()
+    window.after_first_paint.first([window.jobs.release, log.start, window.settings.hold_writes()])
     if args.theme:
         from rbln_artifact_studio.gui.app.theme import Theme
 
@@ -95,8 +110,7 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
         from rbln_artifact_studio.gui.app.smoke import report_and_exit
 
         report_and_exit(app, window)
-        return app.exec()
-    if args.demo:
+    elif args.demo:
         window.open_demo()
     elif args.folder:
         from rbln_artifact_studio.core.errors import StudioError
@@ -115,6 +129,7 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
     elif not window.folders.reopen_workspace():  # no arguments: the folders shown last time, else the next steps
         window.first_steps.offer()
     status = app.exec()
+    log.start()  # a window closed before it painted (a stop signal): the log still gets what was held
     signum = stop_requested()
     return 128 + signum if signum else status  # as a shell reports a process a signal ended
 

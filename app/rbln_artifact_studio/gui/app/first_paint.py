@@ -23,6 +23,10 @@ class AfterFirstPaint(QObject):
         self._widget = widget
         widget.installEventFilter(self)
 
+    def first(self, steps: Iterable[Callable[[], object]]) -> None:
+        """Run these steps before the ones given so far (each in its own turn, like them)."""
+        self._steps.extendleft(reversed(list(steps)))
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._widget and event.type() == QEvent.Type.Paint:
             self._widget.removeEventFilter(self)

@@ -2,18 +2,22 @@
 settings and window state saved, then the app exits with 128 + the signal's number.
 
 Qt's event loop runs no Python while it waits, so a Python signal handler would only run at the next slot (SIGINT
-seemed ignored, SIGTERM killed the process at once). The signal's number is written to a socket instead
-(signal.set_wakeup_fd), and a QSocketNotifier wakes the event loop to close the window.
+seemed ignored, SIGTERM killed the process at once). The signal's number is written to a pipe instead (a
+socket on Windows; signal.set_wakeup_fd), and a QSocketNotifier wakes the event loop to close the window.
 """
 
 from __future__ import annotations
 
+import os
 import signal
-import socket
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSocketNotifier, Slot
 from PySide6.QtWidgets import QApplication, QWidget
+
+if TYPE_CHECKING:
+    import socket
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -26,7 +30,42 @@ def stop_requested() -> int | None:
 
 
 def _noted(_signum: int, _frame: FrameType | None) -> None:
-    """The Python-level handler: the wakeup socket already carries the signal; nothing else to do here."""
+    """The Python-level handler: the wakeup channel already carries the signal; nothing else to do here."""
+
+
+class WakeupChannel:
+    """Two non-blocking ends the signal's number is written to and read from: a pipe, or on Windows (where
+    set_wakeup_fd takes a socket only) a socket pair. The pipe spares the start the socket module (~16 M
+    instructions before the window's first paint: docs/performance.md, row 7)."""
+
+    def __init__(self) -> None:
+        self._sockets: tuple[socket.socket, socket.socket] | None = None
+        if os.name == "nt":
+            import socket
+
+            self._sockets = socket.socketpair()
+            for end in self._sockets:
+                end.setblocking(False)
+            self.reader, self.writer = (end.fileno() for end in self._sockets)
+        else:
+            self.reader, self.writer = os.pipe()
+            for fd in (self.reader, self.writer):
+                os.set_blocking(fd, False)
+
+    def read(self) -> bytes:
+        """What was written since the last read (b"" when nothing was)."""
+        try:
+            return self._sockets[0].recv(64) if self._sockets is not None else os.read(self.reader, 64)
+        except BlockingIOError:
+            return b""
+
+    def close(self) -> None:
+        if self._sockets is not None:
+            for end in self._sockets:
+                end.close()
+        else:
+            os.close(self.reader)
+            os.close(self.writer)
 
 
 class StopSignals(QObject):
@@ -36,20 +75,15 @@ class StopSignals(QObject):
         super().__init__(window)
         self.window = window
         self._quit_app = quit_app  # also quit when a dialog kept the app alive (tests keep their own event loop)
-        self._reader, self._writer = socket.socketpair()
-        for end in (self._reader, self._writer):
-            end.setblocking(False)
-        self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self._wakeup = WakeupChannel()
+        self._previous_fd = signal.set_wakeup_fd(self._wakeup.writer, warn_on_full_buffer=False)
         self._previous = {sig: signal.signal(sig, _noted) for sig in STOP_SIGNALS}
-        self._notifier = QSocketNotifier(self._reader.fileno(), QSocketNotifier.Type.Read, self)
+        self._notifier = QSocketNotifier(self._wakeup.reader, QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._on_wakeup)
 
     @Slot()
     def _on_wakeup(self) -> None:
-        try:
-            data = self._reader.recv(64)
-        except BlockingIOError:
-            return
+        data = self._wakeup.read()
         for signum in data:
             if signum in STOP_SIGNALS and not _received:
                 _received.append(signum)
@@ -64,6 +98,5 @@ class StopSignals(QObject):
         signal.set_wakeup_fd(self._previous_fd)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
-        self._reader.close()
-        self._writer.close()
+        self._wakeup.close()
         _received.clear()

@@ -123,7 +123,7 @@ class ThemeControl(QObject):
         self._scheme = QGuiApplication.styleHints().colorScheme()
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_scheme_changed)
         self.menu = self._build_menu()
-        self._apply()
+        self._apply(written_dark=is_dark())  # the window's texts so far carry the application palette's tones
 
     def _build_menu(self) -> QMenu:
         parent = self.parent()
@@ -165,7 +165,10 @@ class ThemeControl(QObject):
         if self.theme is Theme.SYSTEM:
             self._apply()
 
-    def _apply(self) -> None:
+    def _apply(self, written_dark: bool | None = None) -> None:
+        """The theme's palette for the application; the tones in texts rewritten unless they were written for a
+        palette as dark as this one (written_dark, known at start: the walk over every widget is ~25 M
+        instructions before the first paint, docs/performance.md row 7)."""
         app = QApplication.instance()
         if not isinstance(app, QApplication):
             return
@@ -176,5 +179,6 @@ class ThemeControl(QObject):
         else:
             palette = dark_palette() if self.dark else light_palette()
         app.setPalette(palette)
-        retone(app.topLevelWidgets(), is_dark(palette))
+        if written_dark is None or written_dark != is_dark(palette):
+            retone(app.topLevelWidgets(), is_dark(palette))
         self.changed.emit(self.theme)

@@ -6,7 +6,6 @@ of their palette (WCAG 2.1 AA); tests/gui/test_gui_contrast.py measures them on 
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 from enum import Enum
@@ -136,8 +135,19 @@ def retone(widgets: Iterable[QWidget], dark: bool) -> None:
 
 
 _CODE = re.compile(r"`([^`<>]+)`")
+_TO_ESCAPE = re.compile("[&<>\"']")
+
+
+def escaped(text: str) -> str:
+    """html.escape(text): html (~9 M instructions to import) is loaded only for a text with something to escape,
+    which the window's texts at its first paint do not have (docs/performance.md, row 7)."""
+    if _TO_ESCAPE.search(text) is None:
+        return text
+    import html
+
+    return html.escape(text)
 
 
 def message_html(text: str) -> str:
     """A core message as rich text: escaped, its `names` (optimum-rbln's wording) set as code, not raw backticks."""
-    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+    return _CODE.sub(r"<code>\1</code>", escaped(text))

@@ -277,6 +277,19 @@ class JobManager(QObject):
         self.jobs: list[Job] = []
         self._unstarted: list[Job] = []
         self._graveyard: deque[Job] = deque(maxlen=GRAVEYARD)
+        self._held = False  # hold(): submitted jobs wait for release()
+
+    def hold(self) -> None:
+        """Jobs submitted from now on wait for release() to start (the start holds them until the window's first
+        paint: a scan opened with the window would otherwise start its worker at the first event-loop turn, which
+        starts the scan's process and takes the interpreter lock from the GUI thread while it builds that paint,
+        docs/performance.md row 7; the process takes longer to start than the paint to happen)."""
+        self._held = True
+
+    def release(self) -> None:
+        """Start the jobs held since hold(), and those submitted after at once again."""
+        self._held = False
+        self._start_unstarted()
 
     def submit(self, title: str, fn: JobFunction, *, writes: bool = False, visible: bool = True) -> Job:
         """Queue fn(context) in a worker.
@@ -290,8 +303,9 @@ class JobManager(QObject):
         job.finished.connect(self._on_finished)
         self.jobAdded.emit(job)
         self._unstarted.append(job)
-        # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
-        QTimer.singleShot(0, self, self._start_unstarted)
+        if not self._held:
+            # With self as the context: a manager destroyed first (its window closed meanwhile) starts nothing.
+            QTimer.singleShot(0, self, self._start_unstarted)
         self.activeChanged.emit(len(self.active()))
         return job
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
-from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate
 
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
+from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:  # QStyle's ~25 enums load with the first painted row, not before the window's first paint
-    from PySide6.QtWidgets import QStyle
+    from PySide6.QtGui import QStaticText  # with the first text laid out, as QStyleOptionViewItem with the first cell
+    from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 _NUMERIC = tuple(c.numeric for c in COLUMNS)
 _TEXT = QPalette.ColorRole.Text
@@ -39,7 +41,7 @@ class RowTextDelegate(QStyledItemDelegate):
         self._status_colours = {status: QColor(colour) for status, colour in STATUS_COLOURS.items()}
         self._margin = -1  # the style's focus margin, asked with the first painted cell
         self._style_changed(view)
-        view.viewport().installEventFilter(self)
+        viewport_of(view).installEventFilter(self)
 
     def _style_changed(self, view: QAbstractItemView) -> None:
         self._texts.clear()
@@ -80,6 +82,8 @@ class RowTextDelegate(QStyledItemDelegate):
         return group
 
     def _laid_out(self, text: str, option: QStyleOptionViewItem) -> tuple[QStaticText, float, float]:
+        from PySide6.QtGui import QStaticText, QTransform
+
         if len(self._texts) >= TEXT_CACHE:
             self._texts.clear()
         static = QStaticText(text)

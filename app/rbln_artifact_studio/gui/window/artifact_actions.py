@@ -13,18 +13,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Slot
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
 from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtWidgets import QMessageBox
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.location import Location
@@ -154,7 +159,7 @@ class ArtifactActions(QObject):
         # The menu key and Shift+F10 open the menu at the current row; a right-click at the row clicked.
         view = browser.view
         view.installEventFilter(self)
-        view.viewport().installEventFilter(self)
+        viewport_of(view).installEventFilter(self)
 
     # ---- construction, step by step -----------------------------------------------------------------
 
@@ -326,6 +331,9 @@ class ArtifactActions(QObject):
     @Slot()
     def show_in_file_manager(self) -> bool:
         """Open the folder that holds the artifact in the desktop's file manager."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
         paths = self.browser.selected_paths()
         if not paths:
             return False
@@ -367,6 +375,8 @@ class ArtifactActions(QObject):
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:
         """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
+        from PySide6.QtWidgets import QMessageBox
+
         paths = self.browser.selected_paths()
         if not paths:
             return None
@@ -416,6 +426,8 @@ class ArtifactActions(QObject):
     def _box(
         self, name: str, icon: QMessageBox.Icon, title: str, text: str, buttons: QMessageBox.StandardButton
     ) -> QMessageBox:
+        from PySide6.QtWidgets import QMessageBox
+
         box = QMessageBox(icon, title, text, buttons, self.window)
         box.setObjectName(name)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableV
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
+from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -112,7 +113,7 @@ class ArtifactBrowser(QWidget):
         timer.setSingleShot(True)
         timer.setInterval(0)
         timer.timeout.connect(self.painted)
-        self.view.viewport().installEventFilter(self)
+        viewport_of(self.view).installEventFilter(self)
         return timer
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

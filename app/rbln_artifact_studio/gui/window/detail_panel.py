@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import html
+import importlib
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QScrollArea,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -25,10 +22,16 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
-from rbln_artifact_studio.gui.app.tones import Tone, style, tone
+from rbln_artifact_studio.gui.app.tones import Tone, escaped, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 
 if TYPE_CHECKING:  # types only: the estimator, pydantic and the container reader load after the window shows
+    from collections.abc import Callable
+
+    # and the sections' Qt classes are imported where prepare() builds them (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtWidgets import QGroupBox
+
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -45,6 +48,29 @@ def _label(object_name: str = "", wrap: bool = True) -> QLabel:
 
 
 BY_TITLE = {c.title: c for c in COLUMNS}
+SECTION_MODULES = (
+    ("rbln_artifact_studio.gui.widgets.kv_gauge",),  # with core.display.presentation
+    ("rbln_artifact_studio.gui.widgets.dram_chart",),
+    ("rbln_artifact_studio.gui.widgets.breakdown_table", "rbln_artifact_studio.core.model.budget"),
+    ("rbln_artifact_studio.gui.window.serving_view",),
+)
+"""The modules DetailPanel.prepare() imports, in the groups preparation_steps() loads them in."""
+
+
+def preparation_steps(panel: DetailPanel) -> list[Callable[[], object]]:
+    """panel.prepare() cut into event-loop turns: the sections' modules a group at a time, then their widgets.
+
+    Run after the window's first paint (MainWindow.after_first_paint), one step a turn: as one step it was the
+    longest stall of the start (~40 ms idle, twice that beside a scan starting; docs/performance.md row 6).
+    """
+    return [partial(_load, names) for names in SECTION_MODULES] + [panel.prepare]
+
+
+def _load(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
 _PREPARED_PARTS = frozenset(
     {"settings_box", "settings_form", "serving", "kv_box", "kv_label", "gauge", "kv_meaning", "dram_box"}
     | {"dram_caption", "what_if_edit", "what_if_result", "chart", "breakdown_table", "files_box", "files"}
@@ -72,6 +98,8 @@ class DetailPanel(QScrollArea):
         """Build the sections an artifact fills (hidden until one is shown). The window's first paint shows only
         the header's line of text, so they are built after it (MainWindow.after_first_paint), or when first needed:
         their modules and widgets were ~8% of the start-up (docs/performance.md row 7)."""
+        from PySide6.QtWidgets import QFormLayout, QGroupBox
+
         if self._sections:
             return
         self.settings_box = QGroupBox("Settings")
@@ -109,6 +137,8 @@ class DetailPanel(QScrollArea):
         layout.addWidget(self.problems)
 
     def _build_kv_box(self) -> QGroupBox:
+        from PySide6.QtWidgets import QGroupBox
+
         kv_box = self.kv_box = QGroupBox("KV cache")
         kv_layout = QVBoxLayout(kv_box)
         from rbln_artifact_studio.gui.widgets.kv_gauge import KvGauge
@@ -123,6 +153,8 @@ class DetailPanel(QScrollArea):
 
     def _build_dram_box(self) -> QGroupBox:
         """The what-if budget, the caption, the chart and the chiplet table."""
+        from PySide6.QtWidgets import QGroupBox
+
         dram_box = self.dram_box = QGroupBox("DRAM per NPU")
         dram_layout = QVBoxLayout(dram_box)
         from rbln_artifact_studio.core.model.budget import BINARY_UNITS
@@ -158,6 +190,8 @@ class DetailPanel(QScrollArea):
         return dram_box
 
     def _build_files_box(self) -> QGroupBox:
+        from PySide6.QtWidgets import QGroupBox, QTableWidget
+
         files_box = self.files_box = QGroupBox("Files")
         files_layout = QVBoxLayout(files_box)
         self.files = QTableWidget(0, 2)
@@ -175,7 +209,7 @@ class DetailPanel(QScrollArea):
     def show_message(self, text: str) -> None:
         """No artifact: a line of text and nothing else."""
         self.artifact = None
-        self.title.setText(html.escape(text))
+        self.title.setText(escaped(text))
         self.problems.clear()
         self.problems.hide()
         self.on_disk.hide()
@@ -200,8 +234,8 @@ class DetailPanel(QScrollArea):
         status = artifact.status
         colour = STATUS_COLOURS[status]
         self.title.setText(
-            f"<b>{html.escape(artifact.name)}</b> "
-            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{html.escape(str(artifact.where))}</small>"
+            f"<b>{escaped(artifact.name)}</b> "
+            f"<span style='color:{colour}'>[{status.value}]</span><br><small>{escaped(str(artifact.where))}</small>"
         )
         self._show_problems(artifact.problems)
         self.gauge.show()
@@ -224,9 +258,9 @@ class DetailPanel(QScrollArea):
             section.hide()
         status = worst(list(description.problems))
         self.title.setText(
-            f"<b>{html.escape(description.path.name)}</b> "
+            f"<b>{escaped(description.path.name)}</b> "
             f"<span style='color:{STATUS_COLOURS[status]}'>[{status.value}]</span>"
-            f"<br><small>{html.escape(str(description.path))}</small>"
+            f"<br><small>{escaped(str(description.path))}</small>"
         )
         self._show_problems(list(description.problems))
         self._fill_settings(description_rows(description))
@@ -250,7 +284,7 @@ class DetailPanel(QScrollArea):
     def _show_problems(self, problems: list[Problem]) -> None:
         if problems:
             items = "".join(
-                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {html.escape(p.message)}</li>"
+                f"<li><span style='color:{STATUS_COLOURS[p.severity]}'>{p.severity.value}</span>: {escaped(p.message)}</li>"
                 for p in problems
             )
             self.problems.setText(f"<ul style='margin:0'>{items}</ul>")
@@ -287,10 +321,10 @@ class DetailPanel(QScrollArea):
         try:
             result = what_if(artifact, text)
         except StudioError as exc:
-            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {html.escape(exc.one_line())}</span>")
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {escaped(exc.one_line())}</span>")
             return None
         colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
-        self.what_if_result.setText(f"<span style='color:{colour}'>{html.escape(result.summary())}</span>")
+        self.what_if_result.setText(f"<span style='color:{colour}'>{escaped(result.summary())}</span>")
         return result.breakdown
 
     def _show_breakdown(self, artifact: Artifact) -> None:
@@ -317,6 +351,8 @@ class DetailPanel(QScrollArea):
         self.breakdown_table.show()
 
     def _show_files(self, artifact: Artifact) -> None:
+        from PySide6.QtWidgets import QTableWidgetItem
+
         from rbln_artifact_studio.core.display.presentation import file_rows
 
         rows = file_rows(artifact)

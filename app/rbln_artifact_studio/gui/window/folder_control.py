@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMenu, QStatusBar, QWidget
+from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
@@ -59,6 +59,8 @@ class FolderControl(QObject):
 
     @Slot()
     def choose_folder(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Open a folder of compiled artifacts", start)
         if folder:
@@ -81,6 +83,8 @@ class FolderControl(QObject):
     @Slot()
     def choose_folder_beside(self) -> None:
         """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
+        from PySide6.QtWidgets import QFileDialog
+
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Add a folder beside those shown", start)
         if folder:

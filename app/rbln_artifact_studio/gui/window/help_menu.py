@@ -3,22 +3,22 @@ it never drifts from them), Documentation (docs/ in the browser), Copy Version I
 
 from __future__ import annotations
 
-import html
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal, Slot
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QStatusBar, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.resources import docs_dir
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
-from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
+from rbln_artifact_studio.gui.app.tones import escaped
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+    from rbln_artifact_studio.gui.window.help_page import HelpPage
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -48,7 +48,7 @@ def getting_started_html(shortcuts: dict[str, str]) -> str:
 
     def act(name: str) -> str:
         keys = shortcuts.get(name)
-        return f"<b>{html.escape(name)}</b>" + (f" ({html.escape(keys)})" if keys else "")
+        return f"<b>{escaped(name)}</b>" + (f" ({escaped(keys)})" if keys else "")
 
     return f"""
 <h2>Getting started</h2>
@@ -71,36 +71,6 @@ artifacts fit one NPU together.</p>
 (File ▸ Open Bucket…). Every action has its <code>rbln-studio-cli</code> command: a job's right-click menu copies
 it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation opens the full guide.</p>
 """
-
-
-class HelpPage(QDialog):
-    """A page of text inside the app; its action: links trigger the window's actions."""
-
-    actionRequested = Signal(str)  # an action's object name
-
-    def __init__(self, title: str, object_name: str, body: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName(object_name)
-        self.setWindowTitle(title)
-        self.browser = QTextBrowser()
-        self.browser.setObjectName(f"{object_name}Text")
-        self.browser.setOpenLinks(False)  # action: links are the window's; others open in the browser
-        self.browser.anchorClicked.connect(self._on_link)
-        self.browser.setHtml(body)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.browser, 1)
-        layout.addWidget(buttons)
-        resize_to_fit(self, 640, 560)
-
-    @Slot(QUrl)
-    def _on_link(self, url: QUrl) -> None:
-        if url.scheme() == "action":
-            self.actionRequested.emit(url.path())
-            self.accept()
-        else:
-            QDesktopServices.openUrl(url)
 
 
 class HelpMenu(QObject):
@@ -142,15 +112,19 @@ class HelpMenu(QObject):
     @Slot()
     def show_getting_started(self) -> HelpPage:
         shortcuts = dict(shortcut_rows(self.window))
+        from rbln_artifact_studio.gui.window.help_page import HelpPage
+
         return self._open(HelpPage("Getting Started", "gettingStarted", getting_started_html(shortcuts), self.window))
 
     @Slot()
     def show_shortcuts(self) -> HelpPage:
         rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+            f"<tr><td>{escaped(name)}</td><td>&nbsp;&nbsp;<b>{escaped(keys)}</b></td></tr>"
             for name, keys in shortcut_rows(self.window)
         )
         body = f"<h2>Keyboard shortcuts</h2><table cellspacing='4'>{rows}</table>"
+        from rbln_artifact_studio.gui.window.help_page import HelpPage
+
         return self._open(HelpPage("Keyboard Shortcuts", "keyboardShortcuts", body, self.window))
 
     @Slot()
@@ -160,6 +134,9 @@ class HelpMenu(QObject):
         if folder is None:
             self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
             return False
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder / DOCS_PAGE)))
 
     @Slot()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter
 
@@ -28,7 +28,7 @@ from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
 from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions, BusyPaths, WindowActions
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel, preparation_steps
 from rbln_artifact_studio.gui.window.folder_control import FolderControl
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 from rbln_artifact_studio.gui.window.jobs_panel import JobsPanel
@@ -44,6 +44,10 @@ from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtCore import QUrl
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
 
@@ -94,7 +98,8 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.setProperty("mainWindow", self)
-        self.after_first_paint = AfterFirstPaint(self, [self.detail.prepare])  # what the first paint does not show
+        # What the first paint does not show: the detail panel's sections, a turn at a time after that paint
+        self.after_first_paint = AfterFirstPaint(self, preparation_steps(self.detail))
 
     # ---- construction, step by step -----------------------------------------------------------------
 

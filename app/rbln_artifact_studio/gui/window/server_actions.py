@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
@@ -19,6 +19,10 @@ from rbln_artifact_studio.remote.ssh_config import chosen_config
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
+    # on its first import: docs/performance.md, row 7)
+    from PySide6.QtWidgets import QMessageBox, QTabWidget
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.gui.app.settings import Settings
@@ -180,6 +184,8 @@ class ServerMenu(QObject):
     @Slot(str, list)
     def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
         """Jobs on a server that ended while the app was not watching (a dropped connection, a closed app)."""
+        from PySide6.QtWidgets import QMessageBox
+
         lines = []
         for o in outcomes:
             if o.ok:
@@ -228,6 +234,8 @@ class ServerMenu(QObject):
     def open_servers_view(self, focus: bool = True) -> FleetConsole:
         """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
         selection. Reading starts when it opens."""
+        from PySide6.QtWidgets import QTabWidget
+
         from rbln_artifact_studio.gui.window.fleet_console import (
             DEFAULT_PERIOD,
             SETTING_PERIOD,
