@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.logs import logged, logger
@@ -34,6 +33,7 @@ from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYT
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import GraphInspector, Listing
     from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+    from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
     from rbln_artifact_studio.core.model.kinds import ModelDescription
 
 GRAPH_SUFFIX = ".rbln"
@@ -583,7 +583,11 @@ def _scan(
     processes: int,
 ) -> Iterator[ArtifactSummary]:
     cache_root = Path(boundary or root)
-    cache = ScanCache(cache_root) if use_cache else None
+    cache = None
+    if use_cache:  # imported here: hashlib and the app's folders, which a scan with --no-cache never needs
+        from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+
+        cache = ScanCache(cache_root)
     whole = os.path.realpath(cache_root) == os.path.realpath(root) and not skip_children
     verifier = default_verifier() if verify is True else (verify or None)
     complete = False

@@ -6,15 +6,18 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import ChangingError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, Inspector, Listing, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
-from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status, worst
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan_cache import Signature
 
 
 def verify_summary(
@@ -92,7 +95,11 @@ def verify_rows(
     """The background verification of rows a fast scan left "checking": each verified row, in the order given,
     remembered in the root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces
     a new one). processes > 1 checks in that many processes (scan_pool: where forking is safe)."""
-    cache = ScanCache(Path(root)) if use_cache else None
+    cache = None
+    if use_cache:
+        from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+
+        cache = ScanCache(Path(root))
 
     def checking() -> Iterator[ArtifactSummary]:
         for row in rows:

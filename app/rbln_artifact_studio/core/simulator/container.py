@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+from typing import Any
 
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
@@ -36,22 +35,99 @@ from rbln_artifact_studio.core.storage import faults
 PAYLOAD_CHUNK = 8 * 1024 * 1024
 
 
-class GraphHeader(BaseModel):
-    """What a container says about its graph: allocation tables and KV buffer sizes at its block count."""
+HEADER_FIELDS = (
+    "graph",
+    "npu",
+    "num_devices",
+    "chiplets",
+    "kvcache_num_blocks",
+    "compiled_kvcache_num_blocks",
+    "weights_bytes",
+    "resizable",
+    "alloc_per_chiplet_by_key",
+    "dram_tensor_sizes",
+)
 
-    # Built when first validated or written: a scan reads headers through _lean_header and never needs it.
-    model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
+
+class GraphHeader:
+    """What a container says about its graph: allocation tables and KV buffer sizes at its block count.
+
+    Made by the compiler (validated by the pydantic model, header_model.HeaderModel: what is written is checked), by
+    a resize from a header read (model_copy), and by a scan's reader (_lean_header: the model's rules, checked on
+    the parsed JSON without pydantic, whose import and schema a scan never pays).
+    """
 
     graph: str
     npu: str
-    num_devices: int = Field(ge=1)
-    chiplets: int = Field(ge=1)
-    kvcache_num_blocks: int = Field(ge=1)
-    compiled_kvcache_num_blocks: int = Field(ge=1)
-    weights_bytes: int = Field(ge=0)
+    num_devices: int
+    chiplets: int
+    kvcache_num_blocks: int
+    compiled_kvcache_num_blocks: int
+    weights_bytes: int
     resizable: list[str]
-    alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
-    dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
+    alloc_per_chiplet_by_key: dict[str, list[list[int]]]
+    dram_tensor_sizes: dict[str, list[list[int]]]
+
+    def __init__(
+        self,
+        *,
+        graph: str,
+        npu: str,
+        num_devices: int,
+        chiplets: int,
+        kvcache_num_blocks: int,
+        compiled_kvcache_num_blocks: int,
+        weights_bytes: int,
+        resizable: list[str],
+        alloc_per_chiplet_by_key: dict[str, list[list[int]]],
+        dram_tensor_sizes: dict[str, list[list[int]]],
+    ) -> None:
+        """A new header, validated by the model (pydantic's ValidationError when a field breaks its rules)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        fields = {name: value for name, value in locals().items() if name in HEADER_FIELDS}
+        self.__dict__.update(HeaderModel.model_validate(fields).__dict__)
+
+    @classmethod
+    def _trusted(cls, fields: dict[str, Any]) -> GraphHeader:
+        """A header from fields already checked against the model's rules (or deliberately not: model_copy)."""
+        header = object.__new__(cls)
+        header.__dict__.update(fields)
+        return header
+
+    @classmethod
+    def model_validate_json(cls, body: bytes | str) -> GraphHeader:
+        """The header a slot's JSON holds, validated by the model (pydantic's ValidationError, a ValueError)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return cls._trusted(HeaderModel.model_validate_json(body).__dict__)
+
+    def _fields(self) -> dict[str, Any]:
+        return {name: self.__dict__[name] for name in HEADER_FIELDS}
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> GraphHeader:
+        """A copy with some fields replaced, not validated again (as pydantic's model_copy)."""
+        return GraphHeader._trusted({**self._fields(), **(update or {})})
+
+    def model_dump(self) -> dict[str, Any]:
+        """The fields as new plain containers (the model's)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return HeaderModel.model_construct(**self._fields()).model_dump()
+
+    def model_dump_json(self) -> str:
+        """The header's JSON as a slot stores it (the model's serializer: the bytes every version wrote)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return HeaderModel.model_construct(**self._fields()).model_dump_json()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphHeader) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable tables, compared by value
+
+    def __repr__(self) -> str:
+        return f"GraphHeader({', '.join(f'{k}={v!r}' for k, v in self._fields().items())})"
 
     @cached_property
     def allocations(self) -> GraphAllocations:
@@ -160,10 +236,10 @@ def _known_header(generation: int, length: int, crc: int, body: bytes) -> GraphH
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
         return None
     header = _lean_header(body)
-    if header is None:  # not plainly valid: the validator decides, as it always did
+    if header is None:  # not plainly valid: the model decides, as it always did
         try:
             header = GraphHeader.model_validate_json(body)
-        except (ValidationError, ValueError, RecursionError):
+        except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
             return None
     if len(_KNOWN) >= _KNOWN_MAX:
         _KNOWN.clear()
@@ -187,9 +263,9 @@ def _refuse_constant(name: str) -> object:
 
 
 def _lean_header(body: bytes) -> GraphHeader | None:
-    """The header when its JSON plainly holds every rule of GraphHeader (strict types, bounds), made without
-    pydantic's validator, whose schema a scan then never builds; None for anything else, which the validator
-    then judges (a header is read, never written, here: the model stays the guard of what is written)."""
+    """The header when its JSON plainly holds every rule of the header model (strict types, bounds), made without
+    pydantic, which a scan then never imports; None for anything else, which the model then judges (a header is
+    read, never written, here: the model stays the guard of what is written)."""
     try:
         data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
@@ -218,7 +294,7 @@ def _lean_header(body: bytes) -> GraphHeader | None:
                         return None
     except KeyError:
         return None
-    return GraphHeader.model_construct(**{name: data[name] for name in GraphHeader.model_fields})
+    return GraphHeader._trusted({name: data[name] for name in HEADER_FIELDS})
 
 
 def probe_container(path: Path, size: int | None = None) -> ContainerInfo | None:
