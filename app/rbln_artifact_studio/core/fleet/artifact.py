@@ -423,8 +423,12 @@ def _read_once(
             problems.append(missing_graph(where, f"{expected}.rbln"))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
     if files is DISK:
-        folders = dict.fromkeys([folder, model_dir, location.lock_dir])
-        artifact.incomplete = incomplete_reason(list(folders))
+        lock_dir = location.lock_dir
+        if model_dir is folder and lock_dir is folder:  # a decoder's own folder (a scan's every row): one to look in
+            folders = [folder]
+        else:
+            folders = list(dict.fromkeys([folder, model_dir, lock_dir]))
+        artifact.incomplete = incomplete_reason(folders)
         if artifact.incomplete is not None:
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
     if sharing:

@@ -45,7 +45,7 @@ FileReader = Callable[[str], bytes]
 """Reads a small file by path, raising OSError; a remote scan passes one that answers from the server's data."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ArtifactSummary:
     """One row of the artifact table / fleet report; fields are None where the config could not be read."""
 
@@ -69,6 +69,54 @@ class ArtifactSummary:
     kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
     modified: int | None = None  # when its newest file was written or changed (compiled, resized), Unix seconds
+
+    def __init__(
+        self,
+        path: str,
+        name: str,
+        status: Status,
+        problems: list[str] | None = None,
+        model: str | None = None,
+        npu: str | None = None,
+        num_devices: int | None = None,
+        batch_size: int | None = None,
+        max_seq_len: int | None = None,
+        block_size: int | None = None,
+        attn_impl: str | None = None,
+        kvcache_num_blocks: int | None = None,
+        num_min_blocks: int | None = None,
+        num_full_blocks: int | None = None,
+        kv_bytes_per_npu: int | None = None,
+        size_on_disk: int = 0,
+        link_target: str | None = None,
+        kind: str | None = None,
+        kv_note: str | None = None,
+        modified: int | None = None,
+    ) -> None:
+        # The fields above, in their order (tests/test_scan.py holds them alike), set in one update: the frozen
+        # dataclass's own __init__ sets each through object.__setattr__, 3x the time, and a scan makes two a row.
+        self.__dict__.update(
+            path=path,
+            name=name,
+            status=status,
+            problems=[] if problems is None else problems,
+            model=model,
+            npu=npu,
+            num_devices=num_devices,
+            batch_size=batch_size,
+            max_seq_len=max_seq_len,
+            block_size=block_size,
+            attn_impl=attn_impl,
+            kvcache_num_blocks=kvcache_num_blocks,
+            num_min_blocks=num_min_blocks,
+            num_full_blocks=num_full_blocks,
+            kv_bytes_per_npu=kv_bytes_per_npu,
+            size_on_disk=size_on_disk,
+            link_target=link_target,
+            kind=kind,
+            kv_note=kv_note,
+            modified=modified,
+        )
 
     @cached_property
     def where(self) -> Location:
@@ -344,28 +392,31 @@ class _FullCheck:
     def __init__(self, inspector: Callable[[], GraphInspector | None]) -> None:
         self._inspector = inspector
         self._deferred: DeferredInspector | None = None  # asked once, when the first real compiler graph is read
-        self._verify: Callable[[ArtifactSummary, DeferredInspector, Listing | None], ArtifactSummary] | None = None
+        self._verify: (
+            Callable[[ArtifactSummary, DeferredInspector, Listing | None, Path | None], ArtifactSummary] | None
+        ) = None
 
-    def __call__(self, row: ArtifactSummary, listing: Listing | None = None) -> ArtifactSummary:
+    def __call__(
+        self, row: ArtifactSummary, listing: Listing | None = None, folder: Path | None = None
+    ) -> ArtifactSummary:
         if self._deferred is None or self._verify is None:  # imported once, not at every row
             from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
             from rbln_artifact_studio.core.fleet.verify import verify_summary
 
             self._deferred, self._verify = DeferredInspector(self._inspector), verify_summary
-        return self._verify(row, self._deferred, listing)
+        return self._verify(row, self._deferred, listing, folder)
 
 
-def _listing_of(task: _RowTask) -> Listing:
+def _listing_of(task: _RowTask, base: Path) -> Listing:
     """The folder's own files as the scan's listing has them, in the reader's form (artifact.Files.listing): the
     same names, sizes and order a second scandir would give, without it."""
     graphs: list[tuple[str, Path, int]] = []
     others: list[tuple[str, int]] = []
-    folder = task.folder
     for name, size, *_ in task.signature:
         if "/" in name:  # a compiled part's file in a subfolder
             continue
         if name.endswith(GRAPH_SUFFIX):
-            graphs.append((name[: -len(GRAPH_SUFFIX)], Path(folder, name), size))
+            graphs.append((name[: -len(GRAPH_SUFFIX)], base / name, size))  # base: task.folder's Path, parsed once
         else:
             others.append((name, size))
     return graphs, others
@@ -432,7 +483,11 @@ def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
             modified=modified,
         )
         # The full check keeps them; a verifier that makes a new row gets them here.
-        verified = verify(found, _listing_of(task)) if isinstance(verify, _FullCheck) else verify(found)
+        if isinstance(verify, _FullCheck):
+            base = Path(folder)  # the artifact's path, parsed once for the check and its graphs
+            verified = verify(found, _listing_of(task, base), base)
+        else:
+            verified = verify(found)
         if verified.link_target == link_target and verified.modified == modified:
             return verified
         return replace(verified, link_target=link_target, modified=modified)

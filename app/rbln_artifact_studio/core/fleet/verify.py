@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
 
 def verify_summary(
-    row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None
+    row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None, folder: Path | None = None
 ) -> ArtifactSummary:
     """The row with inspect's status and problems (every .rbln header read); "checking" only while a resize
-    beside it keeps changing it; `listing`: the folder's files as a scan just listed them (open_artifact)."""
+    beside it keeps changing it; `listing`: the folder's files as a scan just listed them (open_artifact);
+    `folder`: row.path as a Path, when the caller has made it."""
     try:
-        artifact = open_artifact(Path(row.path), inspector, sharing=False, listing=listing)  # a row shows no sharing
+        where = Path(row.path) if folder is None else folder
+        artifact = open_artifact(where, inspector, sharing=False, listing=listing)  # a row shows no sharing
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
     except ChangingError as exc:  # being resized, not broken: the row stays "checking" until the next read

@@ -51,7 +51,8 @@ _RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_me
 # Guards against absurd values so arithmetic and loops stay bounded on hostile files.
 _MAX_DIM = MAX_BLOCK_COUNT
 MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
-_ATTN_VALUES = frozenset(a.value for a in AttnImpl)
+_ATTN_OF = {a.value: a for a in AttnImpl}  # a dict lookup: AttnImpl(value) is an Enum call, asked thrice a scan row
+_ATTN_VALUES = frozenset(_ATTN_OF)
 
 
 # Every accepted spelling and its size; the readers' validators check the name (no Python call per tensor: scans
@@ -159,7 +160,7 @@ class ConfigFields:
     def attn(self) -> AttnImpl:
         """The attention implementation, inferred from the block size when the file does not say."""
         if self.attn_impl is not None:
-            return AttnImpl(self.attn_impl)
+            return _ATTN_OF.get(self.attn_impl) or AttnImpl(self.attn_impl)
         if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
             return AttnImpl.FLASH
         return AttnImpl.EAGER
@@ -272,8 +273,10 @@ class ConfigFields:
 # words the errors: a file the reader refuses or does not plainly take goes there.
 
 
-def _int(low: int, high: int | None = None) -> dict[str, Any]:
-    return {"type": "int", "ge": low, **({} if high is None else {"le": high})}
+# Every schema strict on its own (a typed-dict does not take the validator's config: strict there is its own).
+def _int(low: int | None = None, high: int | None = None) -> dict[str, Any]:
+    bounds = {**({} if low is None else {"ge": low}), **({} if high is None else {"le": high})}
+    return {"type": "int", "strict": True, **bounds}
 
 
 def _optional(schema: dict[str, Any], default: object = None) -> dict[str, Any]:
@@ -287,7 +290,7 @@ def _field(schema: dict[str, Any], alias: str | list[list[str | int]] | None = N
 
 
 _ANY: dict[str, Any] = {"type": "any"}
-_STR: dict[str, Any] = {"type": "str"}
+_STR: dict[str, Any] = {"type": "str", "strict": True}
 _DIM = _int(0, _MAX_DIM)
 
 
@@ -296,6 +299,7 @@ def _typed_dict(fields: dict[str, tuple[dict[str, Any], bool]]) -> dict[str, Any
     return {
         "type": "typed-dict",
         "extra_behavior": "ignore",
+        "config": {"strict": True, "extra_fields_behavior": "ignore"},
         "fields": {
             name: {"type": "typed-dict-field", "schema": schema, "required": required}
             for name, (schema, required) in fields.items()
@@ -314,10 +318,10 @@ def _view_schema() -> dict[str, Any]:
     cache_meta = _typed_dict(
         {
             "name": (_STR, True),
-            "layer_index": ({"type": "nullable", "schema": {"type": "int"}}, False),
-            "shape": ({"type": "tuple", "items_schema": [_DIM, _DIM, _DIM, _DIM]}, True),  # RblnConfig: 4 items
+            "layer_index": ({"type": "nullable", "schema": _int()}, False),
+            "shape": ({"type": "tuple", "items_schema": [_DIM] * 4, "strict": True}, True),  # RblnConfig: 4 items
             "layer_type": (_STR, False),
-            "is_auto": ({"type": "bool"}, False),
+            "is_auto": ({"type": "bool", "strict": True}, False),
             "dtype": ({"type": "literal", "expected": list(_SIZE_OF)}, False),
         }
     )
@@ -338,9 +342,11 @@ def _view_schema() -> dict[str, Any]:
         ),
         "prefill_chunk_size": _field(_optional(_int(1, _MAX_DIM))),
         "dtype": _field(_optional(_STR)),
-        "decoder_batch_sizes": _field(_optional({"type": "list", "items_schema": {"type": "int"}})),
-        "cache_metas": _field(_optional({"type": "list", "items_schema": cache_meta})),
-        "compile_cfgs": _field(_optional({"type": "list", "items_schema": compile_cfg}), "_compile_cfgs"),
+        "decoder_batch_sizes": _field(_optional({"type": "list", "items_schema": _int(), "strict": True})),
+        "cache_metas": _field(_optional({"type": "list", "items_schema": cache_meta, "strict": True})),
+        "compile_cfgs": _field(
+            _optional({"type": "list", "items_schema": compile_cfg, "strict": True}), "_compile_cfgs"
+        ),
         # Present only in files that need the full model's renaming rules (or its legacy-format error).
         "tensor_parallel_size": _field(_optional(_ANY)),
         "kvcache_metas": _field(_optional(_ANY)),
