@@ -9,26 +9,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import ChangingError, StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, Inspector, Listing, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, ConfigIdentity, Inspector, Listing, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
-from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status, worst
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.scan_cache import Signature
+    from rbln_artifact_studio.core.progress import CancelToken
 
 
 def verify_summary(
-    row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None, folder: Path | None = None
+    row: ArtifactSummary,
+    inspector: Inspector = None,
+    listing: Listing | None = None,
+    folder: Path | None = None,
+    identity: ConfigIdentity | None = None,
 ) -> ArtifactSummary:
     """The row with inspect's status and problems (every .rbln header read); "checking" only while a resize
-    beside it keeps changing it; `listing`: the folder's files as a scan just listed them (open_artifact);
-    `folder`: row.path as a Path, when the caller has made it."""
+    beside it keeps changing it; `listing` and `identity`: the folder's files and its config's identity as a scan
+    just listed them (open_artifact); `folder`: row.path as a Path, when the caller has made it."""
     try:
         where = Path(row.path) if folder is None else folder
-        artifact = open_artifact(where, inspector, sharing=False, listing=listing)  # a row shows no sharing
+        # A row shows no sharing: sharing=False.
+        artifact = open_artifact(where, inspector, sharing=False, listing=listing, identity=identity)
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
     except ChangingError as exc:  # being resized, not broken: the row stays "checking" until the next read

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
@@ -126,6 +125,34 @@ def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     return scan.per_block, scan.fixed
 
 
+_T = TypeVar("_T")
+
+
+class computed_once(Generic[_T]):
+    """functools.cached_property without Python 3.11's lock around the first computation, which cost a scan row
+    ~1 µs per figure; a config is read and asked in one thread."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self._func = func
+        self._name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> computed_once[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> _T | computed_once[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self._name] = self._func(obj)  # the instance's own from now on (a non-data descriptor)
+        return value
+
+
 def config_check(attn_impl: str | None, block_size: int, max_seq_len: int) -> str | None:
     """What makes validated fields contradict each other (both readers refuse such a file), or None."""
     if attn_impl is not None and attn_impl not in _ATTN_VALUES:
@@ -159,6 +186,9 @@ class ConfigFields:
     @property
     def attn(self) -> AttnImpl:
         """The attention implementation, inferred from the block size when the file does not say."""
+        return self._attn()
+
+    def _attn(self) -> AttnImpl:
         if self.attn_impl is not None:
             return _ATTN_OF.get(self.attn_impl) or AttnImpl(self.attn_impl)
         if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
@@ -167,6 +197,9 @@ class ConfigFields:
 
     @property
     def block_size(self) -> int:
+        return self._block_size()
+
+    def _block_size(self) -> int:
         if self.kvcache_block_size is not None:
             return self.kvcache_block_size
         if self.attn_impl == AttnImpl.FLASH.value and self.kvcache_partition_len:
@@ -185,7 +218,7 @@ class ConfigFields:
         """The validated cache_metas entries as mappings, None when the file has none."""
         raise NotImplementedError
 
-    @cached_property
+    @computed_once
     def _kv_scan(self) -> KvScan | None:
         entries = self._cache_meta_entries()
         return None if entries is None else kv_scan(entries)
@@ -390,11 +423,33 @@ class ConfigRecord(ConfigFields):
         self.model_extra = extra
         self.model_fields_set = fields_set
 
+    # Asked several times a scan row (the checks, the row, the fit): worked out once. The file is read once and
+    # never changed here; model_copy forgets them with the fields it replaces.
+    @computed_once
+    def attn(self) -> AttnImpl:
+        return self._attn()
+
+    @computed_once
+    def block_size(self) -> int:
+        return self._block_size()
+
+    @computed_once
+    def num_full_blocks(self) -> int:
+        return num_full_blocks(self.max_seq_len, self.block_size, self.batch_size)
+
+    @computed_once
+    def num_min_blocks(self) -> int:
+        return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
+
+    _DERIVED = ("attn", "block_size", "num_full_blocks", "num_min_blocks", "_kv_scan")
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with some fields replaced, as pydantic's model_copy (not validated again)."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         if update:
+            for name in self._DERIVED:
+                copy.__dict__.pop(name, None)
             copy.__dict__.update(update)
             copy.model_fields_set = self.model_fields_set | set(update)
         return copy

@@ -159,6 +159,8 @@ class ContainerInfo:
         candidates = [
             s for s in self.slots if expected_blocks is None or s.header.kvcache_num_blocks == expected_blocks
         ]
+        if len(candidates) == 1:  # the common case: one slot holds the count
+            return candidates[0]
         if not candidates:
             held = ", ".join(str(s.header.kvcache_num_blocks) for s in self.slots) or "none"
             raise ContainerError(
@@ -337,8 +339,9 @@ def probe_read(path: Path, size: int, read_at: ReadAt) -> ContainerInfo | None:
             f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
             "copy it again from its source or recompile."
         )
-    found = (_read_slot(read_at, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
-    slots = tuple(s for s in found if s is not None)
+    first = _read_slot(read_at, 0, PREAMBLE_SIZE, slot_size, head)
+    second = _read_slot(read_at, 1, PREAMBLE_SIZE + slot_size, slot_size, head)
+    slots = tuple(s for s in (first, second) if s is not None)
     if not slots:
         raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
     return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)
