@@ -206,13 +206,17 @@ ReadAt = Callable[[int, int], bytes]
 def _read_slot(read_at: ReadAt, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
     """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
     head is the file's first bytes as read (slot 0 begins in them)."""
-    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else read_at(SLOT_READ, offset)
-    if len(data) < _SLOT.size:
+    if index == 0:  # slot 0 is read from head where it lies (no copy of its 16 KiB first)
+        data, start, end = head, offset, min(len(head), offset + min(slot_size, SLOT_READ))
+    else:
+        data = read_at(SLOT_READ, offset)
+        start, end = 0, len(data)
+    if end - start < _SLOT.size:
         return None
-    magic, generation, length, crc = _SLOT.unpack_from(data)
+    magic, generation, length, crc = _SLOT.unpack_from(data, start)
     if magic != SLOT_MAGIC or _SLOT.size + length > slot_size:
         return None
-    body = data[_SLOT.size : _SLOT.size + length]
+    body = data[start + _SLOT.size : min(start + _SLOT.size + length, end)]
     if len(body) < length:  # a long header (many devices or tensors): the rest of it
         body += read_at(length - len(body), offset + _SLOT.size + len(body))
         if len(body) < length:
