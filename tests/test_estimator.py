@@ -123,3 +123,16 @@ def test_estimation_is_monotonic_in_the_budget(non_kv, per_block, tensors, curre
     if n_high < full:
         assert not lay.fits(n_high + 1, high)
     assert lay.fits(n_high, high) or n_high == 1
+
+
+def test_an_empty_allocation_table_is_refused_not_indexed() -> None:
+    """A table with no nodes at all ([]) has a shape of its own: beside one-node tables it is a mismatch the reader
+    reports (the artifact is invalid), where it was taken for "no shape yet" and estimation then indexed into it
+    (an IndexError through inspect and scan; found by tests/crash/test_fuzz_container.py)."""
+    import pytest
+
+    from rbln_artifact_studio.core.errors import StudioError
+
+    graphs = {"prefill": GraphAllocations({"Kernel": [], "Weight": [[MIB]]}, {"t0": [[MIB]]})}
+    with pytest.raises(StudioError, match="different set of nodes"):
+        MemoryLayout.from_graphs(graphs, frozenset({"t0"}), 1)

@@ -124,3 +124,24 @@ def test_a_fifo_under_a_graphs_name_is_said_to_be_no_file_not_missing(cr13_artif
     for verify in (True, False):  # the full check's verdict, and the fast row before it
         [row] = scan(cr13_artifact.parent, use_cache=False, verify=verify)
         assert said in row.problems and not any("missing" in p for p in row.problems)
+
+
+def test_a_rows_constructor_takes_its_fields_in_order_with_their_defaults() -> None:
+    """ArtifactSummary's own __init__ (one __dict__ update: a scan makes two rows an artifact) takes every field
+    in the dataclass's order with the dataclass's defaults, so a row made either way is the same row."""
+    import dataclasses
+    import inspect
+
+    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+    from rbln_artifact_studio.core.status import Status
+
+    params = list(inspect.signature(ArtifactSummary.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == [f.name for f in dataclasses.fields(ArtifactSummary)]
+    for param, f in zip(params, dataclasses.fields(ArtifactSummary), strict=True):
+        expected = [] if f.default_factory is list else f.default
+        got = None if param.default is inspect.Parameter.empty else param.default
+        assert (got if f.name != "problems" else []) == (expected if expected is not dataclasses.MISSING else None)
+    row = ArtifactSummary("/fleet/a", "a", Status.OK)
+    assert row.problems == [] and row.problems is not ArtifactSummary("/fleet/b", "b", Status.OK).problems
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.name = "b"  # type: ignore[misc]

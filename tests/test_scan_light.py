@@ -1,4 +1,4 @@
-"""The scan's light reader (ConfigView from bytes) gives the same rows and errors as the full RblnConfig path."""
+"""The scan's light reader (read_view from bytes) gives the same rows and errors as the full RblnConfig path."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ class MemoryLayout:
         for name, graph in graphs.items():
             for key, grid in graph.alloc_per_chiplet_by_key.items():
                 grid_shape = _grid_shape(grid)
-                shape = shape or grid_shape
+                shape = grid_shape if shape is None else shape  # an empty table's () is a shape too, not "unset"
                 if grid_shape != shape:
                     raise StudioError(f"Graph {name} reports {key} on a different set of nodes and chiplets.")
                 if key == KV_KEY:
@@ -90,7 +90,7 @@ class MemoryLayout:
         source = graphs.get(kv_graph) or next(iter(graphs.values()))
         for tensor, grid in source.dram_tensor_sizes.items():
             grid_shape = _grid_shape(grid)
-            shape = shape or grid_shape
+            shape = grid_shape if shape is None else shape
             if grid_shape != shape:
                 raise StudioError(f"KV tensor {tensor} is reported on a different set of nodes and chiplets.")
         if shape is None or not shape or len(set(shape)) != 1 or shape[0] == 0:

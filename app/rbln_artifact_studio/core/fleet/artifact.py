@@ -328,7 +328,11 @@ def batch_problems(batch_size: int, graphs: set[str], data: bytes | None) -> lis
     return [Problem(Status.INVALID, message)]
 
 
-def _config_identity(folder: Path) -> tuple[int, int, int] | None:
+ConfigIdentity = tuple[int, int, int]
+"""rbln_config.json's (inode, mtime in ns, size): a change to it while an artifact is read shows here."""
+
+
+def _config_identity(folder: Path) -> ConfigIdentity | None:
     try:
         st = os.stat(os.path.join(folder, CONFIG_NAME))  # no Path: a scan asks this twice per artifact
     except OSError:
@@ -423,8 +427,12 @@ def _read_once(
             problems.append(missing_graph(where, f"{expected}.rbln"))
     artifact = Artifact(folder, loaded, graph_files, others, problems, location=location)
     if files is DISK:
-        folders = dict.fromkeys([folder, model_dir, location.lock_dir])
-        artifact.incomplete = incomplete_reason(list(folders))
+        lock_dir = location.lock_dir
+        if model_dir is folder and lock_dir is folder:  # a decoder's own folder (a scan's every row): one to look in
+            folders = [folder]
+        else:
+            folders = list(dict.fromkeys([folder, model_dir, lock_dir]))
+        artifact.incomplete = incomplete_reason(folders)
         if artifact.incomplete is not None:
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
     if sharing:
@@ -486,7 +494,7 @@ def _attach_allocations(artifact: Artifact, damaged: bool, inspector: Inspector,
 def _colocated(artifact: Artifact, inspector: Inspector, files: Files) -> Colocated:
     location = artifact.location
     if location is None or location.description is None:
-        return Colocated()  # one part: nothing else on its NPUs
+        return artifact.colocated  # one part: nothing else on its NPUs (the artifact's own, empty)
     assert artifact.allocations is not None
     first = next(iter(next(iter(artifact.allocations.values())).alloc_per_chiplet_by_key.values()), None)
     if first is None:
@@ -509,7 +517,12 @@ def _refused_path(folder: Path) -> None:
 
 
 def open_artifact(
-    path: Path, inspector: Inspector = None, attempts: int = 5, sharing: bool = True, listing: Listing | None = None
+    path: Path,
+    inspector: Inspector = None,
+    attempts: int = 5,
+    sharing: bool = True,
+    listing: Listing | None = None,
+    identity: ConfigIdentity | None = None,
 ) -> Artifact:
     """Read an artifact with a KV cache; if rbln_config.json changes while its graphs are read, read again.
 
@@ -518,6 +531,7 @@ def open_artifact(
     `shared` empty (which files another path reaches: what a resize needs, not a verdict; two stats a graph).
     `listing` is the folder's files as the caller listed them just before (a scan has), read for a decoder with
     its KV settings at the top level instead of listing the folder again; a second attempt lists it anew.
+    `identity` is rbln_config.json's as that listing saw it (_config_identity's figures).
     """
     folder = path if isinstance(path, Path) else Path(path)  # a Path is not parsed again (one per scan row)
     if listing is None and not os.path.isdir(folder):  # a scan's listing shows it is a folder
@@ -526,7 +540,9 @@ def open_artifact(
     for attempt in range(attempts):
         if attempt:
             time.sleep(0.01 * 2**attempt)  # a resize rewrites a config in milliseconds: let one end, not race it
-        own = _config_identity(folder)
+        # `identity`: rbln_config.json's as the caller's listing saw it (a scan's: no stat of its own); a change
+        # since shows below, as one during the read does, and the next attempt stats it anew.
+        own = identity if identity is not None and not attempt else _config_identity(folder)
         loaded = _plain_decoder(folder)  # the common case, its config read once
         given = None
         if loaded is not None:

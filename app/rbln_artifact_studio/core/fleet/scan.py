@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -13,15 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.location import Location, parse_location
-from rbln_artifact_studio.core.logs import logged, logger
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.files import read_small
 from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
 from rbln_artifact_studio.core.portable.walk import is_inside as is_inside  # rescan and the GUI ask it here
-from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.fsutil import (
     INCOMPLETE_MARKER,
@@ -32,12 +30,13 @@ from rbln_artifact_studio.core.storage.fsutil import (
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.artifact import GraphInspector, Listing
+    from rbln_artifact_studio.core.fleet.artifact import ConfigIdentity, GraphInspector, Listing
     from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+    from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
     from rbln_artifact_studio.core.model.kinds import ModelDescription
+    from rbln_artifact_studio.core.progress import CancelToken
 
 GRAPH_SUFFIX = ".rbln"
-log = logger(__name__)
 
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
@@ -45,7 +44,7 @@ FileReader = Callable[[str], bytes]
 """Reads a small file by path, raising OSError; a remote scan passes one that answers from the server's data."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ArtifactSummary:
     """One row of the artifact table / fleet report; fields are None where the config could not be read."""
 
@@ -69,6 +68,54 @@ class ArtifactSummary:
     kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
     kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
     modified: int | None = None  # when its newest file was written or changed (compiled, resized), Unix seconds
+
+    def __init__(
+        self,
+        path: str,
+        name: str,
+        status: Status,
+        problems: list[str] | None = None,
+        model: str | None = None,
+        npu: str | None = None,
+        num_devices: int | None = None,
+        batch_size: int | None = None,
+        max_seq_len: int | None = None,
+        block_size: int | None = None,
+        attn_impl: str | None = None,
+        kvcache_num_blocks: int | None = None,
+        num_min_blocks: int | None = None,
+        num_full_blocks: int | None = None,
+        kv_bytes_per_npu: int | None = None,
+        size_on_disk: int = 0,
+        link_target: str | None = None,
+        kind: str | None = None,
+        kv_note: str | None = None,
+        modified: int | None = None,
+    ) -> None:
+        # The fields above, in their order (tests/test_scan.py holds them alike), set in one update: the frozen
+        # dataclass's own __init__ sets each through object.__setattr__, 3x the time, and a scan makes two a row.
+        self.__dict__.update(
+            path=path,
+            name=name,
+            status=status,
+            problems=[] if problems is None else problems,
+            model=model,
+            npu=npu,
+            num_devices=num_devices,
+            batch_size=batch_size,
+            max_seq_len=max_seq_len,
+            block_size=block_size,
+            attn_impl=attn_impl,
+            kvcache_num_blocks=kvcache_num_blocks,
+            num_min_blocks=num_min_blocks,
+            num_full_blocks=num_full_blocks,
+            kv_bytes_per_npu=kv_bytes_per_npu,
+            size_on_disk=size_on_disk,
+            link_target=link_target,
+            kind=kind,
+            kv_note=kv_note,
+            modified=modified,
+        )
 
     @cached_property
     def where(self) -> Location:
@@ -344,31 +391,46 @@ class _FullCheck:
     def __init__(self, inspector: Callable[[], GraphInspector | None]) -> None:
         self._inspector = inspector
         self._deferred: DeferredInspector | None = None  # asked once, when the first real compiler graph is read
-        self._verify: Callable[[ArtifactSummary, DeferredInspector, Listing | None], ArtifactSummary] | None = None
+        self._verify: (
+            Callable[
+                [ArtifactSummary, DeferredInspector, Listing | None, Path | None, ConfigIdentity | None],
+                ArtifactSummary,
+            ]
+            | None
+        ) = None
 
-    def __call__(self, row: ArtifactSummary, listing: Listing | None = None) -> ArtifactSummary:
+    def __call__(
+        self,
+        row: ArtifactSummary,
+        listing: Listing | None = None,
+        folder: Path | None = None,
+        identity: ConfigIdentity | None = None,
+    ) -> ArtifactSummary:
         if self._deferred is None or self._verify is None:  # imported once, not at every row
             from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
             from rbln_artifact_studio.core.fleet.verify import verify_summary
 
             self._deferred, self._verify = DeferredInspector(self._inspector), verify_summary
-        return self._verify(row, self._deferred, listing)
+        return self._verify(row, self._deferred, listing, folder, identity)
 
 
-def _listing_of(task: _RowTask) -> Listing:
+def _listing_of(task: _RowTask, base: Path) -> tuple[Listing, ConfigIdentity | None]:
     """The folder's own files as the scan's listing has them, in the reader's form (artifact.Files.listing): the
-    same names, sizes and order a second scandir would give, without it."""
+    same names, sizes and order a second scandir would give, without it; and rbln_config.json's identity as listed
+    (artifact.open_artifact's `identity`: no stat of its own)."""
     graphs: list[tuple[str, Path, int]] = []
     others: list[tuple[str, int]] = []
-    folder = task.folder
-    for name, size, *_ in task.signature:
+    identity = None
+    for name, size, mtime, _, inode in task.signature:
         if "/" in name:  # a compiled part's file in a subfolder
             continue
         if name.endswith(GRAPH_SUFFIX):
-            graphs.append((name[: -len(GRAPH_SUFFIX)], Path(folder, name), size))
+            graphs.append((name[: -len(GRAPH_SUFFIX)], base / name, size))  # base: task.folder's Path, parsed once
         else:
             others.append((name, size))
-    return graphs, others
+            if name == CONFIG_NAME:
+                identity = (inode, mtime, size)
+    return (graphs, others), identity
 
 
 def summarize(
@@ -432,7 +494,12 @@ def _read_row(task: _RowTask, verify: Verifier | None) -> ArtifactSummary:
             modified=modified,
         )
         # The full check keeps them; a verifier that makes a new row gets them here.
-        verified = verify(found, _listing_of(task)) if isinstance(verify, _FullCheck) else verify(found)
+        if isinstance(verify, _FullCheck):
+            base = Path(folder)  # the artifact's path, parsed once for the check and its graphs
+            listing, identity = _listing_of(task, base)
+            verified = verify(found, listing, base, identity)
+        else:
+            verified = verify(found)
         if verified.link_target == link_target and verified.modified == modified:
             return verified
         return replace(verified, link_target=link_target, modified=modified)
@@ -568,7 +635,11 @@ def scan(
     boundary is the opened folder when root is one of its subfolders (links are judged against it).
     """
     rows = _scan(root, cancel, on_issue, use_cache, verify, boundary, skip_children, seen, processes)
-    return logged(log, f"Scan of {root}", rows)
+    if "logging" not in sys.modules:  # no log can have been set up (core.logs.setup imports it): nothing to say,
+        return rows  # and its import (~7 ms of CPU) spared from a plain CLI scan
+    from rbln_artifact_studio.core.logs import logged, logger
+
+    return logged(logger(__name__), f"Scan of {root}", rows)
 
 
 def _scan(
@@ -583,7 +654,11 @@ def _scan(
     processes: int,
 ) -> Iterator[ArtifactSummary]:
     cache_root = Path(boundary or root)
-    cache = ScanCache(cache_root) if use_cache else None
+    cache = None
+    if use_cache:  # imported here: hashlib and the app's folders, which a scan with --no-cache never needs
+        from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+
+        cache = ScanCache(cache_root)
     whole = os.path.realpath(cache_root) == os.path.realpath(root) and not skip_children
     verifier = default_verifier() if verify is True else (verify or None)
     complete = False

@@ -6,24 +6,34 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import ChangingError, StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, Inspector, Listing, open_artifact
+from rbln_artifact_studio.core.fleet.artifact import Artifact, ConfigIdentity, Inspector, Listing, open_artifact
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
-from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
-from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status, worst
+
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.fleet.scan_cache import Signature
+    from rbln_artifact_studio.core.progress import CancelToken
 
 
 def verify_summary(
-    row: ArtifactSummary, inspector: Inspector = None, listing: Listing | None = None
+    row: ArtifactSummary,
+    inspector: Inspector = None,
+    listing: Listing | None = None,
+    folder: Path | None = None,
+    identity: ConfigIdentity | None = None,
 ) -> ArtifactSummary:
     """The row with inspect's status and problems (every .rbln header read); "checking" only while a resize
-    beside it keeps changing it; `listing`: the folder's files as a scan just listed them (open_artifact)."""
+    beside it keeps changing it; `listing` and `identity`: the folder's files and its config's identity as a scan
+    just listed them (open_artifact); `folder`: row.path as a Path, when the caller has made it."""
     try:
-        artifact = open_artifact(Path(row.path), inspector, sharing=False, listing=listing)  # a row shows no sharing
+        where = Path(row.path) if folder is None else folder
+        # A row shows no sharing: sharing=False.
+        artifact = open_artifact(where, inspector, sharing=False, listing=listing, identity=identity)
     except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
         return described_row(row, exc.description)
     except ChangingError as exc:  # being resized, not broken: the row stays "checking" until the next read
@@ -92,7 +102,11 @@ def verify_rows(
     """The background verification of rows a fast scan left "checking": each verified row, in the order given,
     remembered in the root's scan cache (keyed by the listing taken before the check, so a change meanwhile forces
     a new one). processes > 1 checks in that many processes (scan_pool: where forking is safe)."""
-    cache = ScanCache(Path(root)) if use_cache else None
+    cache = None
+    if use_cache:
+        from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
+
+        cache = ScanCache(Path(root))
 
     def checking() -> Iterator[ArtifactSummary]:
         for row in rows:

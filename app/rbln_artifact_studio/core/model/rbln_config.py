@@ -1,26 +1,13 @@
-"""rbln_config.json: the pydantic model of the keys we use, loading with clear errors, and lossless rewrites."""
+"""rbln_config.json: the keys we use and the figures derived from them, read by a lean reader, loaded with clear
+errors (the pydantic model in config_model.py), and rewritten losslessly."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import (
-    AliasChoices,
-    AliasPath,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-    with_config,
-)
-from typing_extensions import Required, Self, TypedDict
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
@@ -35,6 +22,10 @@ from rbln_artifact_studio.core.storage.jsonfile import (
     read_bytes,
     require_current_format,
 )
+
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
+    from typing_extensions import Self
 
 DTYPE_BYTES = {
     "float32": 4,
@@ -59,17 +50,13 @@ _RENAMED = (("num_devices", "tensor_parallel_size"), ("cache_metas", "kvcache_me
 # Guards against absurd values so arithmetic and loops stay bounded on hostile files.
 _MAX_DIM = MAX_BLOCK_COUNT
 MAX_BLOCKS = _MAX_DIM  # the largest kvcache_num_blocks a file may record (a resize or compile must not exceed it)
-_ATTN_VALUES = frozenset(a.value for a in AttnImpl)
+_ATTN_OF = {a.value: a for a in AttnImpl}  # a dict lookup: AttnImpl(value) is an Enum call, asked thrice a scan row
+_ATTN_VALUES = frozenset(_ATTN_OF)
 
 
-# Every accepted spelling and its size; pydantic's core checks the name (no Python call per tensor: scans
+# Every accepted spelling and its size; the readers' validators check the name (no Python call per tensor: scans
 # read thousands of files).
 _SIZE_OF = {**DTYPE_BYTES, **{f"torch.{k}": v for k, v in DTYPE_BYTES.items()}}
-if TYPE_CHECKING:
-    DtypeName = str  # a Literal built at run time, which a type checker cannot read: any name, checked by pydantic
-else:
-    DtypeName = Literal[tuple(_SIZE_OF)]
-Dim = Annotated[int, Field(ge=0, le=_MAX_DIM)]
 
 
 def dtype_size(dtype: str) -> int:
@@ -138,78 +125,81 @@ def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     return scan.per_block, scan.fixed
 
 
-class CacheMeta(BaseModel):
-    """One KV cache tensor: shape [num_blocks, num_kv_heads, block_size, head_dim]."""
-
-    # Built on first use: a scan of valid files only ever needs ConfigView.
-    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
-
-    name: str
-    layer_index: int | None = None
-    shape: list[Dim] = Field(min_length=4, max_length=4)
-    layer_type: str = FULL_ATTENTION
-    is_auto: bool = True
-    dtype: DtypeName = DEFAULT_DTYPE
-
-    @property
-    def resizable(self) -> bool:
-        return is_resizable(self.layer_type, self.is_auto)
-
-    @property
-    def per_block_bytes(self) -> int:
-        return block_bytes(self.shape, self.dtype)
+_T = TypeVar("_T")
 
 
-class ConfigFields(BaseModel):
-    """The validated top-level keys and the figures derived from them (shared by RblnConfig and ConfigView)."""
+class computed_once(Generic[_T]):
+    """functools.cached_property without Python 3.11's lock around the first computation, which cost a scan row
+    ~1 µs per figure; a config is read and asked in one thread."""
 
-    # Never validated itself (its subclasses are): no schema of its own built at import, which every scan pays.
-    model_config = ConfigDict(strict=True, defer_build=True)
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self._func = func
+        self._name = func.__name__
+        self.__doc__ = func.__doc__
 
-    cls_name: str | None = None
-    batch_size: int = Field(default=1, ge=1, le=1 << 20)
-    max_seq_len: int = Field(ge=1, le=_MAX_DIM)
-    kvcache_num_blocks: int = Field(ge=-MAX_BLOCKS, le=MAX_BLOCKS)
-    kvcache_block_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
-    kvcache_partition_len: int | None = Field(default=None, ge=1, le=_MAX_DIM)
-    attn_impl: str | None = None
-    # optimum-rbln keeps npu and num_devices in each _compile_cfgs entry rather than at the top level.
-    npu: str | None = Field(default=None, validation_alias=AliasChoices("npu", AliasPath("_compile_cfgs", 0, "npu")))
-    num_devices: int = Field(
-        default=1,
-        ge=1,
-        le=1 << 16,
-        validation_alias=AliasChoices("num_devices", AliasPath("_compile_cfgs", 0, "num_devices")),
-    )
-    prefill_chunk_size: int | None = Field(default=None, ge=1, le=_MAX_DIM)
-    dtype: str | None = None
-    decoder_batch_sizes: list[int] | None = None
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
 
-    @field_validator("num_devices", mode="before")
-    @classmethod
-    def _unset_devices(cls, value: Any) -> Any:
-        # optimum-rbln saves num_devices: null in _compile_cfgs when the compile did not set it: one device.
-        return 1 if value is None else value
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> computed_once[_T]: ...
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.attn_impl is not None and self.attn_impl not in _ATTN_VALUES:
-            raise ValueError(f"attn_impl must be 'eager' or 'flash_attn', got {self.attn_impl!r}")
-        if self.block_size > self.max_seq_len:
-            raise ValueError(f"kvcache_block_size ({self.block_size}) is larger than max_seq_len ({self.max_seq_len})")
-        return self
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> _T | computed_once[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self._name] = self._func(obj)  # the instance's own from now on (a non-data descriptor)
+        return value
+
+
+def config_check(attn_impl: str | None, block_size: int, max_seq_len: int) -> str | None:
+    """What makes validated fields contradict each other (both readers refuse such a file), or None."""
+    if attn_impl is not None and attn_impl not in _ATTN_VALUES:
+        return f"attn_impl must be 'eager' or 'flash_attn', got {attn_impl!r}"
+    if block_size > max_seq_len:
+        return f"kvcache_block_size ({block_size}) is larger than max_seq_len ({max_seq_len})"
+    return None
+
+
+class ConfigFields:
+    """The validated top-level keys and the figures derived from them: what the lean reader's ConfigRecord and the
+    pydantic model (config_model.RblnConfig) both are."""
+
+    if TYPE_CHECKING:  # the fields, set by each reader (declared here for type checkers only: pydantic's are its own)
+        cls_name: str | None
+        batch_size: int
+        max_seq_len: int
+        kvcache_num_blocks: int
+        kvcache_block_size: int | None
+        kvcache_partition_len: int | None
+        attn_impl: str | None
+        npu: str | None
+        num_devices: int
+        prefill_chunk_size: int | None
+        dtype: str | None
+        decoder_batch_sizes: list[int] | None
+
+        def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+            """A copy with some fields replaced (not validated again)."""
 
     @property
     def attn(self) -> AttnImpl:
         """The attention implementation, inferred from the block size when the file does not say."""
+        return self._attn()
+
+    def _attn(self) -> AttnImpl:
         if self.attn_impl is not None:
-            return AttnImpl(self.attn_impl)
+            return _ATTN_OF.get(self.attn_impl) or AttnImpl(self.attn_impl)
         if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
             return AttnImpl.FLASH
         return AttnImpl.EAGER
 
     @property
     def block_size(self) -> int:
+        return self._block_size()
+
+    def _block_size(self) -> int:
         if self.kvcache_block_size is not None:
             return self.kvcache_block_size
         if self.attn_impl == AttnImpl.FLASH.value and self.kvcache_partition_len:
@@ -228,7 +218,7 @@ class ConfigFields(BaseModel):
         """The validated cache_metas entries as mappings, None when the file has none."""
         raise NotImplementedError
 
-    @cached_property
+    @computed_once
     def _kv_scan(self) -> KvScan | None:
         entries = self._cache_meta_entries()
         return None if entries is None else kv_scan(entries)
@@ -308,96 +298,184 @@ class ConfigFields(BaseModel):
         return kv_bytes_per_npu(total, self.kv_heads, self.num_devices, chiplets)
 
 
-class RblnConfig(ConfigFields):
-    """The keys of a decoder-only rbln_config.json that sizing and serving depend on; others are kept aside."""
-
-    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
-
-    cache_metas: list[CacheMeta] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_names(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        # An older name in _compile_cfgs[0] counts as set at the top level, like npu and num_devices there.
-        compile_cfgs = data.get("_compile_cfgs")
-        if isinstance(compile_cfgs, list) and compile_cfgs and isinstance(compile_cfgs[0], dict):
-            first = compile_cfgs[0]
-            for key in ("npu", "num_devices", "tensor_parallel_size"):
-                if key in first and key not in data:
-                    data[key] = first[key]
-        for new, old in _RENAMED:
-            if old in data:
-                old_value = data.pop(old)
-                if new in data and data[new] != old_value:
-                    raise ValueError(f"both {new!r} and its older name {old!r} are set, with different values")
-                data.setdefault(new, old_value)
-        return data
-
-    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
-        return None if self.cache_metas is None else (m.__dict__ for m in self.cache_metas)
+# ---- the lean reader ----------------------------------------------------------------------------------------------
+# A scan reads thousands of configs and writes none: pydantic-core's validator with a schema written here (the one
+# pydantic builds for these fields, with the same limits), without pydantic's model classes, their import and their
+# schema builds (~0.1 s of CPU per process). pydantic-core parses the file's bytes faster than json.loads and skips
+# building what a row does not show (_compile_cfgs' input_info, most of the file). The model (config_model.py)
+# words the errors: a file the reader refuses or does not plainly take goes there.
 
 
-@with_config(ConfigDict(strict=True, extra="ignore"))
-class CacheMetaView(TypedDict, total=False):
-    """A cache_metas entry with CacheMeta's checks, as a plain dict (a scan reads 72 per file)."""
-
-    name: Required[str]
-    layer_index: int | None
-    shape: Required[tuple[Dim, Dim, Dim, Dim]]  # CacheMeta's four-item list, without a list per tensor
-    layer_type: str
-    is_auto: bool
-    dtype: DtypeName
+# Every schema strict on its own (a typed-dict does not take the validator's config: strict there is its own).
+def _int(low: int | None = None, high: int | None = None) -> dict[str, Any]:
+    bounds = {**({} if low is None else {"ge": low}), **({} if high is None else {"le": high})}
+    return {"type": "int", "strict": True, **bounds}
 
 
-@with_config(ConfigDict(strict=True, extra="ignore"))
-class CompileCfgView(TypedDict, total=False):
-    """The keys of a _compile_cfgs entry a scan row needs; input_info is never turned into Python objects."""
-
-    compiled_model_name: Any
-    tensor_parallel_size: Any
+def _optional(schema: dict[str, Any], default: object = None) -> dict[str, Any]:
+    """A field that may be absent (then `default`) or, unless the default is not None, null."""
+    inner = {"type": "nullable", "schema": schema} if default is None else schema
+    return {"type": "default", "default": default, "schema": inner}
 
 
-class ConfigView(ConfigFields):
-    """What a scan row shows, validated straight from the file's bytes (see read_view).
+def _field(schema: dict[str, Any], alias: str | list[list[str | int]] | None = None) -> dict[str, Any]:
+    return {"type": "model-field", "schema": schema, **({} if alias is None else {"validation_alias": alias})}
 
-    Keys it does not model are kept (small values in a decoder file), so the scan can tell the model's kind
-    and what optimum-rbln's loader would refuse without parsing the file twice.
+
+_ANY: dict[str, Any] = {"type": "any"}
+_STR: dict[str, Any] = {"type": "str", "strict": True}
+_DIM = _int(0, _MAX_DIM)
+
+
+def _typed_dict(fields: dict[str, tuple[dict[str, Any], bool]]) -> dict[str, Any]:
+    """A JSON object's known keys, each (schema, required); other keys are dropped, never turned into objects."""
+    return {
+        "type": "typed-dict",
+        "extra_behavior": "ignore",
+        "config": {"strict": True, "extra_fields_behavior": "ignore"},
+        "fields": {
+            name: {"type": "typed-dict-field", "schema": schema, "required": required}
+            for name, (schema, required) in fields.items()
+        },
+    }
+
+
+def _unset_devices(value: Any) -> Any:
+    # optimum-rbln saves num_devices: null in _compile_cfgs when the compile did not set it: one device.
+    return 1 if value is None else value
+
+
+def _view_schema() -> dict[str, Any]:
+    """What a scan row reads of rbln_config.json: config_model.RblnConfig's fields and limits, cache_metas as plain
+    dicts, _compile_cfgs' graph names and older key names kept to tell which files need the full model."""
+    cache_meta = _typed_dict(
+        {
+            "name": (_STR, True),
+            "layer_index": ({"type": "nullable", "schema": _int()}, False),
+            "shape": ({"type": "tuple", "items_schema": [_DIM] * 4, "strict": True}, True),  # RblnConfig: 4 items
+            "layer_type": (_STR, False),
+            "is_auto": ({"type": "bool", "strict": True}, False),
+            "dtype": ({"type": "literal", "expected": list(_SIZE_OF)}, False),
+        }
+    )
+    compile_cfg = _typed_dict({"compiled_model_name": (_ANY, False), "tensor_parallel_size": (_ANY, False)})
+    devices = {"type": "function-before", "function": {"type": "no-info", "function": _unset_devices}}
+    fields = {
+        "cls_name": _field(_optional(_STR)),
+        "batch_size": _field(_optional(_int(1, 1 << 20), 1)),
+        "max_seq_len": _field(_int(1, _MAX_DIM)),
+        "kvcache_num_blocks": _field(_int(-MAX_BLOCKS, MAX_BLOCKS)),
+        "kvcache_block_size": _field(_optional(_int(1, _MAX_DIM))),
+        "kvcache_partition_len": _field(_optional(_int(1, _MAX_DIM))),
+        "attn_impl": _field(_optional(_STR)),
+        "npu": _field(_optional(_STR), [["npu"], ["_compile_cfgs", 0, "npu"]]),
+        "num_devices": _field(
+            _optional({**devices, "schema": _int(1, 1 << 16)}, 1),
+            [["num_devices"], ["_compile_cfgs", 0, "num_devices"]],
+        ),
+        "prefill_chunk_size": _field(_optional(_int(1, _MAX_DIM))),
+        "dtype": _field(_optional(_STR)),
+        "decoder_batch_sizes": _field(_optional({"type": "list", "items_schema": _int(), "strict": True})),
+        "cache_metas": _field(_optional({"type": "list", "items_schema": cache_meta, "strict": True})),
+        "compile_cfgs": _field(
+            _optional({"type": "list", "items_schema": compile_cfg, "strict": True}), "_compile_cfgs"
+        ),
+        # Present only in files that need the full model's renaming rules (or its legacy-format error).
+        "tensor_parallel_size": _field(_optional(_ANY)),
+        "kvcache_metas": _field(_optional(_ANY)),
+        "legacy_meta": _field(_optional(_ANY), "_meta"),
+    }
+    return {"type": "model-fields", "fields": fields, "extra_behavior": "allow"}
+
+
+_VIEW_FIELDS = frozenset(
+    {
+        *("cls_name", "batch_size", "max_seq_len", "kvcache_num_blocks", "kvcache_block_size"),
+        *("kvcache_partition_len", "attn_impl", "npu", "num_devices", "prefill_chunk_size", "dtype"),
+        *("decoder_batch_sizes", "cache_metas", "compile_cfgs", "tensor_parallel_size", "kvcache_metas", "legacy_meta"),
+    }
+)
+_FULL_PATH_FIELDS = frozenset({"tensor_parallel_size", "kvcache_metas", "legacy_meta"})
+_validator: SchemaValidator | None = None
+
+
+def _view_validator() -> SchemaValidator:
+    global _validator
+    if _validator is None:
+        from pydantic_core import SchemaValidator
+
+        _validator = SchemaValidator(_view_schema(), {"strict": True, "extra_fields_behavior": "allow"})
+    return _validator
+
+
+class ConfigRecord(ConfigFields):
+    """What a scan row shows of rbln_config.json, read straight from the file's bytes (see read_view).
+
+    Keys it does not model are kept (small values in a decoder file), so the scan can tell the model's kind and
+    what optimum-rbln's loader would refuse without parsing the file twice.
     """
 
-    model_config = ConfigDict(extra="allow", strict=True, defer_build=False)
+    cache_metas: list[dict[str, Any]] | None
+    compile_cfgs: list[dict[str, Any]] | None
 
-    cache_metas: list[CacheMetaView] | None = None
-    compile_cfgs: list[CompileCfgView] | None = Field(default=None, alias="_compile_cfgs")
-    # Present only in files that need RblnConfig's renaming rules (or its legacy-format error).
-    tensor_parallel_size: Any = None
-    kvcache_metas: Any = None
-    legacy_meta: Any = Field(default=None, alias="_meta")
+    def __init__(self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str]) -> None:
+        self.__dict__.update(fields)  # the schema's field names only: a file's own keys are in `extra`
+        self.model_extra = extra
+        self.model_fields_set = fields_set
+
+    # Asked several times a scan row (the checks, the row, the fit): worked out once. The file is read once and
+    # never changed here; model_copy forgets them with the fields it replaces.
+    @computed_once
+    def attn(self) -> AttnImpl:
+        return self._attn()
+
+    @computed_once
+    def block_size(self) -> int:
+        return self._block_size()
+
+    @computed_once
+    def num_full_blocks(self) -> int:
+        return num_full_blocks(self.max_seq_len, self.block_size, self.batch_size)
+
+    @computed_once
+    def num_min_blocks(self) -> int:
+        return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
+
+    _DERIVED = ("attn", "block_size", "num_full_blocks", "num_min_blocks", "_kv_scan")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with some fields replaced, as pydantic's model_copy (not validated again)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        if update:
+            for name in self._DERIVED:
+                copy.__dict__.pop(name, None)
+            copy.__dict__.update(update)
+            copy.model_fields_set = self.model_fields_set | set(update)
+        return copy
 
     @property
     def needs_full_path(self) -> bool:
-        if self.model_fields_set & {"tensor_parallel_size", "kvcache_metas", "legacy_meta"}:
+        if self.model_fields_set & _FULL_PATH_FIELDS:
             return True
         cfgs = self.compile_cfgs or []
         return bool(cfgs) and "tensor_parallel_size" in cfgs[0]
 
     def top_level_stand_in(self) -> dict[str, Any]:
         """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""
-        # model_fields_set is a set (extras included): the modelled fields first, then the others in file order.
-        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set & set(type(self).model_fields)))
+        # model_fields_set holds the extras too: the modelled fields first (sorted), then the others in file order.
+        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set & _VIEW_FIELDS))
         out.pop("compile_cfgs", None)
         out.pop("legacy_meta", None)
         if self.compile_cfgs is not None:
             out["_compile_cfgs"] = None
         out["cls_name"] = self.cls_name
-        out.update(self.model_extra or {})
+        out.update(self.model_extra)
         return out
 
     @property
     def expected_graph_names(self) -> list[str]:
-        """Graph names _compile_cfgs promises (as rbln_artifact_studio.core.fleet.artifact.expected_graph_names reads the raw file)."""
+        """Graph names _compile_cfgs promises (as config_checks.expected_graph_names reads the raw file)."""
         names = (c.get("compiled_model_name") for c in self.compile_cfgs or ())
         return [n for n in names if isinstance(n, str)]
 
@@ -405,18 +483,21 @@ class ConfigView(ConfigFields):
         return self.cache_metas
 
 
-def read_view(data: bytes) -> ConfigView | None:
-    """The scan's fast reader: a ConfigView when RblnConfig would accept the file with the same figures.
+def read_view(data: bytes) -> ConfigRecord | None:
+    """The scan's lean reader: the fields when the pydantic model (config_model.RblnConfig) would accept the file
+    with the same figures.
 
-    None means "use load_config / parse_config": the file is invalid (so the full path words the error),
-    or uses older key names. Validating from bytes lets pydantic-core skip building Python objects for
-    the keys a row does not show (most of the file is _compile_cfgs' input_info).
+    None means "use load_config / parse_config": the file is invalid (so the full model words the error), or uses
+    older key names.
     """
     try:
-        view = ConfigView.model_validate_json(data)
-    except (ValidationError, ValueError, RecursionError):
+        fields, extra, fields_set = _view_validator().validate_json(data)
+    except (ValueError, RecursionError):  # pydantic-core's ValidationError is a ValueError
         return None
-    return None if view.needs_full_path else view
+    view = ConfigRecord(fields, extra, fields_set)
+    if config_check(view.attn_impl, view.block_size, view.max_seq_len) is not None or view.needs_full_path:
+        return None
+    return view
 
 
 class LoadedConfig:
@@ -457,7 +538,7 @@ class LoadedConfig:
     @property
     def top_level(self) -> dict[str, Any]:
         """The top-level keys with the values kinds and the loader rules look at (the raw mapping when decoded)."""
-        if self._raw is None and isinstance(self.model, ConfigView):
+        if self._raw is None and isinstance(self.model, ConfigRecord):
             if self._stand_in is None:
                 self._stand_in = self.model.top_level_stand_in()
             return self._stand_in
@@ -466,27 +547,20 @@ class LoadedConfig:
     @property
     def graph_names(self) -> list[str]:
         """The graphs _compile_cfgs promises."""
-        if self._raw is None and isinstance(self.model, ConfigView):
+        if self._raw is None and isinstance(self.model, ConfigRecord):
             return self.model.expected_graph_names
         return expected_graph_names(self.raw)
 
 
-def _first_error(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(p) for p in err["loc"]) or "file"
-        parts.append(f"{where}: {err['msg']}")
-    more = f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
-    return "; ".join(parts) + more
-
-
 def parse_config(raw: object, path: Path) -> LoadedConfig:
     """Validate an already-decoded rbln_config.json mapping."""
+    from rbln_artifact_studio.core.model.config_model import RblnConfig, ValidationError, first_error
+
     mapping: dict[str, Any] = require_current_format(raw, path)
     try:
         model = RblnConfig.model_validate(mapping)
     except ValidationError as exc:
-        raise ConfigError(f"{path} is not a valid rbln_config.json: {_first_error(exc)}.") from None
+        raise ConfigError(f"{path} is not a valid rbln_config.json: {first_error(exc)}.") from None
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
     return LoadedConfig(path, mapping, model)

@@ -129,7 +129,8 @@ def loader_refusals(raw: dict[str, Any], where: str = "") -> list[str]:
             f'optimum-rbln {UPSTREAM_VERSION} has no config class {cls_name} ("Configuration for {cls_name} not found.").'
         ]
     out = []
-    unexpected = [k for k in raw if k not in accepted_keys(cls_name)]
+    accepted = accepted_keys(cls_name)  # once, not once per key (a scan asks this of every row's ~25 keys)
+    unexpected = [k for k in raw if k not in accepted]
     if unexpected:
         ours = [k for k in unexpected if k in OUR_OLD_KEYS]
         note = f" ({', '.join(ours)} was written by an older RBLN Artifact Studio; a resize drops it)" if ours else ""

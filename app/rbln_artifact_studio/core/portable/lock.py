@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
 import time
 from typing import TypeVar
 
@@ -68,6 +67,8 @@ class FolderLock:
             os.close(fd)
         else:
             raise LockContended(self.path)
+        import socket  # here: a scan imports this module for LOCK_NAME and never takes a lock
+
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.purpose, "since": time.time()}
         try:
             os.ftruncate(fd, 0)

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+from typing import Any
 
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
@@ -36,22 +35,99 @@ from rbln_artifact_studio.core.storage import faults
 PAYLOAD_CHUNK = 8 * 1024 * 1024
 
 
-class GraphHeader(BaseModel):
-    """What a container says about its graph: allocation tables and KV buffer sizes at its block count."""
+HEADER_FIELDS = (
+    "graph",
+    "npu",
+    "num_devices",
+    "chiplets",
+    "kvcache_num_blocks",
+    "compiled_kvcache_num_blocks",
+    "weights_bytes",
+    "resizable",
+    "alloc_per_chiplet_by_key",
+    "dram_tensor_sizes",
+)
 
-    # Built when first validated or written: a scan reads headers through _lean_header and never needs it.
-    model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
+
+class GraphHeader:
+    """What a container says about its graph: allocation tables and KV buffer sizes at its block count.
+
+    Made by the compiler (validated by the pydantic model, header_model.HeaderModel: what is written is checked), by
+    a resize from a header read (model_copy), and by a scan's reader (_lean_header: the model's rules, checked on
+    the parsed JSON without pydantic, whose import and schema a scan never pays).
+    """
 
     graph: str
     npu: str
-    num_devices: int = Field(ge=1)
-    chiplets: int = Field(ge=1)
-    kvcache_num_blocks: int = Field(ge=1)
-    compiled_kvcache_num_blocks: int = Field(ge=1)
-    weights_bytes: int = Field(ge=0)
+    num_devices: int
+    chiplets: int
+    kvcache_num_blocks: int
+    compiled_kvcache_num_blocks: int
+    weights_bytes: int
     resizable: list[str]
-    alloc_per_chiplet_by_key: dict[str, list[list[NonNegativeInt]]]
-    dram_tensor_sizes: dict[str, list[list[NonNegativeInt]]]
+    alloc_per_chiplet_by_key: dict[str, list[list[int]]]
+    dram_tensor_sizes: dict[str, list[list[int]]]
+
+    def __init__(
+        self,
+        *,
+        graph: str,
+        npu: str,
+        num_devices: int,
+        chiplets: int,
+        kvcache_num_blocks: int,
+        compiled_kvcache_num_blocks: int,
+        weights_bytes: int,
+        resizable: list[str],
+        alloc_per_chiplet_by_key: dict[str, list[list[int]]],
+        dram_tensor_sizes: dict[str, list[list[int]]],
+    ) -> None:
+        """A new header, validated by the model (pydantic's ValidationError when a field breaks its rules)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        fields = {name: value for name, value in locals().items() if name in HEADER_FIELDS}
+        self.__dict__.update(HeaderModel.model_validate(fields).__dict__)
+
+    @classmethod
+    def _trusted(cls, fields: dict[str, Any]) -> GraphHeader:
+        """A header from fields already checked against the model's rules (or deliberately not: model_copy)."""
+        header = object.__new__(cls)
+        header.__dict__.update(fields)
+        return header
+
+    @classmethod
+    def model_validate_json(cls, body: bytes | str) -> GraphHeader:
+        """The header a slot's JSON holds, validated by the model (pydantic's ValidationError, a ValueError)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return cls._trusted(HeaderModel.model_validate_json(body).__dict__)
+
+    def _fields(self) -> dict[str, Any]:
+        return {name: self.__dict__[name] for name in HEADER_FIELDS}
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> GraphHeader:
+        """A copy with some fields replaced, not validated again (as pydantic's model_copy)."""
+        return GraphHeader._trusted({**self._fields(), **(update or {})})
+
+    def model_dump(self) -> dict[str, Any]:
+        """The fields as new plain containers (the model's)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return HeaderModel.model_construct(**self._fields()).model_dump()
+
+    def model_dump_json(self) -> str:
+        """The header's JSON as a slot stores it (the model's serializer: the bytes every version wrote)."""
+        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+        return HeaderModel.model_construct(**self._fields()).model_dump_json()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphHeader) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable tables, compared by value
+
+    def __repr__(self) -> str:
+        return f"GraphHeader({', '.join(f'{k}={v!r}' for k, v in self._fields().items())})"
 
     @cached_property
     def allocations(self) -> GraphAllocations:
@@ -83,6 +159,8 @@ class ContainerInfo:
         candidates = [
             s for s in self.slots if expected_blocks is None or s.header.kvcache_num_blocks == expected_blocks
         ]
+        if len(candidates) == 1:  # the common case: one slot holds the count
+            return candidates[0]
         if not candidates:
             held = ", ".join(str(s.header.kvcache_num_blocks) for s in self.slots) or "none"
             raise ContainerError(
@@ -128,13 +206,17 @@ ReadAt = Callable[[int, int], bytes]
 def _read_slot(read_at: ReadAt, index: int, offset: int, slot_size: int, head: bytes) -> Slot | None:
     """A header slot as written (None when empty or damaged), reading only its used bytes, never the whole slot;
     head is the file's first bytes as read (slot 0 begins in them)."""
-    data = head[offset : offset + min(slot_size, SLOT_READ)] if index == 0 else read_at(SLOT_READ, offset)
-    if len(data) < _SLOT.size:
+    if index == 0:  # slot 0 is read from head where it lies (no copy of its 16 KiB first)
+        data, start, end = head, offset, min(len(head), offset + min(slot_size, SLOT_READ))
+    else:
+        data = read_at(SLOT_READ, offset)
+        start, end = 0, len(data)
+    if end - start < _SLOT.size:
         return None
-    magic, generation, length, crc = _SLOT.unpack_from(data)
+    magic, generation, length, crc = _SLOT.unpack_from(data, start)
     if magic != SLOT_MAGIC or _SLOT.size + length > slot_size:
         return None
-    body = data[_SLOT.size : _SLOT.size + length]
+    body = data[start + _SLOT.size : min(start + _SLOT.size + length, end)]
     if len(body) < length:  # a long header (many devices or tensors): the rest of it
         body += read_at(length - len(body), offset + _SLOT.size + len(body))
         if len(body) < length:
@@ -160,10 +242,10 @@ def _known_header(generation: int, length: int, crc: int, body: bytes) -> GraphH
     if zlib.crc32(struct.pack("<QI", generation, length) + body) != crc:
         return None
     header = _lean_header(body)
-    if header is None:  # not plainly valid: the validator decides, as it always did
+    if header is None:  # not plainly valid: the model decides, as it always did
         try:
             header = GraphHeader.model_validate_json(body)
-        except (ValidationError, ValueError, RecursionError):
+        except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
             return None
     if len(_KNOWN) >= _KNOWN_MAX:
         _KNOWN.clear()
@@ -187,9 +269,9 @@ def _refuse_constant(name: str) -> object:
 
 
 def _lean_header(body: bytes) -> GraphHeader | None:
-    """The header when its JSON plainly holds every rule of GraphHeader (strict types, bounds), made without
-    pydantic's validator, whose schema a scan then never builds; None for anything else, which the validator
-    then judges (a header is read, never written, here: the model stays the guard of what is written)."""
+    """The header when its JSON plainly holds every rule of the header model (strict types, bounds), made without
+    pydantic, which a scan then never imports; None for anything else, which the model then judges (a header is
+    read, never written, here: the model stays the guard of what is written)."""
     try:
         data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
@@ -218,7 +300,7 @@ def _lean_header(body: bytes) -> GraphHeader | None:
                         return None
     except KeyError:
         return None
-    return GraphHeader.model_construct(**{name: data[name] for name in GraphHeader.model_fields})
+    return GraphHeader._trusted({name: data[name] for name in HEADER_FIELDS})
 
 
 def probe_container(path: Path, size: int | None = None) -> ContainerInfo | None:
@@ -261,8 +343,9 @@ def probe_read(path: Path, size: int, read_at: ReadAt) -> ContainerInfo | None:
             f"{name} is truncated ({size:,} bytes, expected {payload_offset + payload_length:,}); "
             "copy it again from its source or recompile."
         )
-    found = (_read_slot(read_at, i, PREAMBLE_SIZE + i * slot_size, slot_size, head) for i in (0, 1))
-    slots = tuple(s for s in found if s is not None)
+    first = _read_slot(read_at, 0, PREAMBLE_SIZE, slot_size, head)
+    second = _read_slot(read_at, 1, PREAMBLE_SIZE + slot_size, slot_size, head)
+    slots = tuple(s for s in (first, second) if s is not None)
     if not slots:
         raise ContainerError(f"{name} has no valid header (both slots damaged); recompile the artifact.")
     return ContainerInfo(path, slot_size, payload_offset, payload_length, payload_crc, slots)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import mmap
 import os
@@ -85,6 +84,8 @@ def hidden_sibling_name(name: str, tag: str) -> str:
     whole = f".{name}{suffix}"
     if len(os.fsencode(whole)) <= NAME_MAX:
         return whole
+    import hashlib  # a name too long to stage: rare, and hashlib loads OpenSSL
+
     digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
     room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
     kept = os.fsencode(name)[:room].decode("utf-8", "ignore")  # cut on a character, never inside one
