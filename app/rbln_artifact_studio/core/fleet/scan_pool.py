@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 import select
 import signal
 import struct
@@ -12,6 +11,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
+
+from rbln_artifact_studio.core.logs import logger
+
+log = logger(__name__)
 
 TaskT = TypeVar("TaskT")
 ResultT = TypeVar("ResultT")
@@ -103,12 +106,16 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 def _frame(value: object) -> bytes:
+    import pickle  # here, not above: a scan done in one process never loads it
+
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     return _FRAME.pack(len(data)) + data
 
 
 def _serve(compute: Callable[[Any], Any], tasks_fd: int, results_fd: int) -> None:
     """A worker's life: batches of tasks in, their results out (or what compute raised), until the pipe ends."""
+    import pickle
+
     while (head := _read_exactly(tasks_fd, _FRAME.size)) is not None:
         body = _read_exactly(tasks_fd, _FRAME.unpack(head)[0])
         if body is None:
@@ -164,6 +171,8 @@ class _Worker:
 
     def receive(self) -> None:
         """Whatever the worker has written so far, without waiting: each whole answer fills its batch's slot."""
+        import pickle
+
         while True:
             try:
                 data = os.read(self.results_fd, 1 << 20)
@@ -249,6 +258,8 @@ def ordered_map(
             wanted = 0
         while len(workers) < wanted:
             workers.append(_Worker(compute, workers))
+        if workers:
+            log.debug("%d worker process(es) forked, besides this one", len(workers))
 
     def ready() -> Iterator[tuple[TaskT | None, ResultT]]:
         while queue and (queue[0].results is not None or queue[0].error is not None):
