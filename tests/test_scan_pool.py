@@ -209,6 +209,34 @@ def test_the_count_of_running_threads_includes_the_reader() -> None:
     assert count is not None and count >= 1
 
 
+RAISES = """
+import os
+from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
+
+parent = os.getpid()
+
+def compute(task):
+    if task == 300:
+        raise ValueError(f"task {task} in a worker" if os.getpid() != parent else "task 300 here")
+    return task
+
+seen = []
+try:
+    for task, result in ordered_map(compute, range(400), 2):
+        seen.append(result)
+except ValueError as exc:
+    print(len(seen), seen == list(range(300)), exc)
+"""
+
+
+def test_what_a_worker_raises_is_raised_in_order_after_the_results_before_it() -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    out = subprocess.run([sys.executable, "-c", RAISES], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split(" ", 2)[:2] == ["300", "True"], out.stdout + out.stderr
+    assert out.stderr == ""
+
+
 STOPPED_MID_TASK = """
 import os, sys, time
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map

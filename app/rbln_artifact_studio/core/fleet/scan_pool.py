@@ -21,7 +21,8 @@ ResultT = TypeVar("ResultT")
 
 BATCH = 32  # tasks per hand-over to a worker: pickling and the pipe cost little per artifact at this size
 DEPTH = 2  # batches a worker holds: one it works on, one waiting, so it never waits for this process to notice
-LOCAL_FIRST = 64  # work done here before a worker starts: small scans never pay for a process
+CHECK_EVERY = 4  # tasks done here between two looks at the workers' pipes: far less than a batch held takes
+LOCAL_FIRST = BATCH  # work done here before a worker starts: small scans never pay for a process
 _FRAME = struct.Struct("<Q")  # a pickle's length before it on the pipes
 
 
@@ -227,35 +228,13 @@ def ordered_map(
     workers: list[_Worker] = []
     wanted = processes - 1 if processes > 1 else 0
     done_here = 0
-    ahead: list[Any] = []  # an item taken from source but not yet placed (a Done that ended a batch)
-    exhausted = False
-
-    def take(limit: int) -> list[TaskT]:
-        """Up to limit tasks in a row from items; Done items before them go straight into the queue."""
-        nonlocal exhausted
-        tasks: list[TaskT] = []
-        while len(tasks) < limit:
-            if ahead:
-                item = ahead.pop()
-            else:
-                try:
-                    item = next(source)
-                except StopIteration:
-                    exhausted = True
-                    break
-            if isinstance(item, Done):
-                if tasks:
-                    ahead.append(item)  # it comes after this batch
-                    break
-                queue.append(_Slot([None], [item.result]))
-                continue
-            tasks.append(item)
-        return tasks
 
     def start_workers() -> None:
         nonlocal wanted
         if not can_fork_workers():  # a thread appeared (or no fork here): everything is computed in this process
             wanted = 0
+        if wanted:
+            import pickle  # noqa: F401  (here, once: every worker inherits it)
         while len(workers) < wanted:
             workers.append(_Worker(compute, workers))
         if workers:
@@ -289,26 +268,46 @@ def ordered_map(
 
     if fork_first and wanted:
         start_workers()
+    filling: tuple[_Slot, _Worker] | None = None  # a batch being gathered for a worker that has room for it
+    pulled = 0
     try:
-        while not exhausted:
-            for w in workers:
-                if w.held:
-                    w.receive()
+        for item in source:
+            if not pulled % CHECK_EVERY:  # what the workers finished, yielded while items still come
+                for w in workers:
+                    if w.held:
+                        w.receive()
+            pulled += 1
             yield from ready()
-            free = next((w for w in workers if len(w.held) < DEPTH), None)
-            if free is not None:
-                tasks = take(BATCH)
-                if tasks:
-                    slot = _Slot(tasks)
-                    queue.append(slot)
-                    free.give(slot)
+            if isinstance(item, Done):
+                if filling is not None:
+                    filling[1].give(filling[0])  # a shorter batch: the Done comes after it
+                    filling = None
+                queue.append(_Slot([None], [item.result]))
                 continue
-            tasks = take(1)  # every worker is busy: one task here, then look at them again
-            if tasks:
-                queue.append(_Slot(tasks, [compute(tasks[0])]))
-                done_here += 1
-                if wanted and not workers and done_here >= LOCAL_FIRST:
-                    start_workers()
+            if filling is None:
+                free = next((w for w in workers if len(w.held) < DEPTH), None)
+                if free is not None:
+                    filling = (_Slot([]), free)
+                    queue.append(filling[0])
+            if filling is not None:
+                slot, worker = filling
+                slot.tasks.append(item)
+                if len(slot.tasks) >= BATCH:
+                    worker.give(slot)
+                    filling = None
+                continue
+            slot = _Slot([item])  # every worker is busy: this one is done here
+            queue.append(slot)
+            try:
+                slot.results = [compute(item)]
+            except Exception as exc:  # raised in its place, after the results before it (as a worker's is)
+                slot.error = exc
+                break
+            done_here += 1
+            if wanted and not workers and done_here >= LOCAL_FIRST:
+                start_workers()
+        if filling is not None:
+            filling[1].give(filling[0])
         while queue:
             yield from ready()
             if queue:
