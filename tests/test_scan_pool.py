@@ -237,6 +237,55 @@ def test_what_a_worker_raises_is_raised_in_order_after_the_results_before_it() -
     assert out.stderr == ""
 
 
+WORKER_HELD = """
+import os, sys, time
+from rbln_artifact_studio.core.fleet import scan_pool, verify
+held_dir, release = sys.argv[1], sys.argv[2]
+scan_pool.idle_cpus = lambda: 2  # two processes, whatever else this machine runs
+parent, real = os.getpid(), verify._checked
+
+def checked(row, inspector):
+    if os.getpid() != parent and not os.listdir(held_dir):  # a worker's first check: busy until released
+        open(os.path.join(held_dir, str(os.getpid())), "w").close()
+        while not os.path.exists(release):
+            time.sleep(0.01)
+    return real(row, inspector)
+
+verify._checked = checked
+from rbln_artifact_studio.gui.models.folder_scan import main
+sys.exit(main())
+"""
+
+
+def test_a_cancelled_desktop_scan_stops_its_workers(
+    cr13_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's scan process checks in workers too; cancelled while a worker checks, it ends them all."""
+    import time
+
+    from rbln_artifact_studio.gui.models import folder_scan
+
+    fleet = tmp_path / "fleet"
+    for i in range(80):  # more than the scan process checks before it starts a worker
+        shutil.copytree(cr13_artifact, fleet / f"a-{i:02d}")
+    held, release = tmp_path / "held", tmp_path / "release"
+    held.mkdir()
+    monkeypatch.setattr(folder_scan, "command", lambda: [sys.executable, "-c", WORKER_HELD, str(held), str(release)])
+    process = folder_scan.ScanProcess(folder_scan.ScanRequest(str(fleet), [str(fleet)], opening=True))
+    deadline = time.monotonic() + 60
+    while not any(held.iterdir()) and process.process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    workers = [int(p.name) for p in held.iterdir()]
+    assert workers, "no worker started"
+    os.kill(process.pid, signal.SIGTERM)  # the cancel (ScanProcess.stop), while the worker is busy
+    release.touch()
+    process.close()
+    assert process.process.returncode == 0  # it stopped by itself, its cache saved
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # gone, and reaped
+
+
 STOPPED_MID_TASK = """
 import os, sys, time
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
