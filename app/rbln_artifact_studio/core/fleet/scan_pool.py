@@ -223,10 +223,21 @@ def ordered_map(
     scan). fork_first starts the workers before the first item is asked for: items that start threads (a server's
     answer read by a thread) would leave no moment to fork safely later.
     """
+    if processes <= 1:  # all here
+        batch: list[Any] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) >= BATCH:
+                for i in batch:
+                    yield (None, i.result) if isinstance(i, Done) else (i, compute(i))
+                batch.clear()
+        for i in batch:
+            yield (None, i.result) if isinstance(i, Done) else (i, compute(i))
+        return
     source = iter(items)
     queue: deque[_Slot] = deque()  # every item asked for, in order, until yielded
     workers: list[_Worker] = []
-    wanted = processes - 1 if processes > 1 else 0
+    wanted = processes - 1
     done_here = 0
 
     def start_workers() -> None:
@@ -284,7 +295,7 @@ def ordered_map(
                     filling = None
                 queue.append(_Slot([None], [item.result]))
                 continue
-            if filling is None:
+            if filling is None and workers:
                 free = next((w for w in workers if len(w.held) < DEPTH), None)
                 if free is not None:
                     filling = (_Slot([]), free)
