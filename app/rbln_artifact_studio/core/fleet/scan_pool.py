@@ -85,7 +85,7 @@ class _Slot:
     def __init__(self, tasks: list[Any], results: list[Any] | None = None) -> None:
         self.tasks = tasks
         self.results = results
-        self.error: BaseException | None = None  # a worker's compute raised: raised here when the slot is next
+        self.error: BaseException | None = None  # compute raised after results: raised here after them
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -121,13 +121,16 @@ def _serve(compute: Callable[[Any], Any], tasks_fd: int, results_fd: int) -> Non
         body = _read_exactly(tasks_fd, _FRAME.unpack(head)[0])
         if body is None:
             return
+        results: list[Any] = []
         try:
-            answer = _frame((True, [compute(task) for task in pickle.loads(body)]))
-        except Exception as exc:  # raised in the parent, where the results would have been yielded
+            for task in pickle.loads(body):
+                results.append(compute(task))
+            answer = _frame((True, results))
+        except Exception as exc:  # raised in the parent after the results before it, where it would have been
             try:
-                answer = _frame((False, exc))
+                answer = _frame((False, (results, exc)))
             except Exception:  # an exception that does not pickle: its words
-                answer = _frame((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+                answer = _frame((False, (results, RuntimeError(f"{type(exc).__name__}: {exc}"))))
         _write_all(results_fd, answer)
 
 
@@ -194,7 +197,7 @@ class _Worker:
             if ok:
                 slot.results = value
             else:
-                slot.error = value
+                slot.results, slot.error = value
 
     def stop(self) -> None:
         """End the worker now, even mid-batch (a cancelled scan), and reap it."""
@@ -252,11 +255,12 @@ def ordered_map(
             log.debug("%d worker process(es) forked, besides this one", len(workers))
 
     def ready() -> Iterator[tuple[TaskT | None, ResultT]]:
-        while queue and (queue[0].results is not None or queue[0].error is not None):
+        while queue and queue[0].results is not None:
             slot = queue.popleft()
-            if slot.error is not None:
-                raise slot.error
             assert slot.results is not None
+            if slot.error is not None:  # the results before it, then the exception
+                yield from zip(slot.tasks, slot.results, strict=False)  # the tasks after it: no result
+                raise slot.error
             yield from zip(slot.tasks, slot.results, strict=True)
 
     poller = select.poll() if hasattr(select, "poll") else None
@@ -283,17 +287,21 @@ def ordered_map(
     pulled = 0
     try:
         for item in source:
-            if not pulled % CHECK_EVERY:  # what the workers finished, yielded while items still come
+            if workers and not pulled % CHECK_EVERY:  # what the workers finished, yielded while items still come
                 for w in workers:
                     if w.held:
                         w.receive()
             pulled += 1
-            yield from ready()
+            if queue:
+                yield from ready()
             if isinstance(item, Done):
                 if filling is not None:
                     filling[1].give(filling[0])  # a shorter batch: the Done comes after it
                     filling = None
-                queue.append(_Slot([None], [item.result]))
+                if queue:
+                    queue.append(_Slot([None], [item.result]))
+                else:  # nothing before it is pending (a scan served from the cache): no bookkeeping
+                    yield None, item.result
                 continue
             if filling is None and workers:
                 free = next((w for w in workers if len(w.held) < DEPTH), None)
@@ -307,16 +315,23 @@ def ordered_map(
                     worker.give(slot)
                     filling = None
                 continue
-            slot = _Slot([item])  # every worker is busy: this one is done here
-            queue.append(slot)
-            try:
-                slot.results = [compute(item)]
-            except Exception as exc:  # raised in its place, after the results before it (as a worker's is)
-                slot.error = exc
-                break
+            # Every worker is busy (or none started yet): this one is done here.
+            waits = bool(queue)  # behind results still pending in a worker
+            if waits:
+                slot = _Slot([item])
+                queue.append(slot)
+                try:
+                    slot.results = [compute(item)]
+                except Exception as exc:  # raised in its place, after the results before it (as a worker's is)
+                    slot.results, slot.error = [], exc
+                    break
+            else:
+                result = compute(item)
             done_here += 1
             if wanted and not workers and done_here >= LOCAL_FIRST:
                 start_workers()
+            if not waits:
+                yield item, result
         if filling is not None:
             filling[1].give(filling[0])
         while queue:
