@@ -245,6 +245,27 @@ def test_what_a_worker_raises_is_raised_in_order_after_the_results_before_it() -
     assert out.stderr == ""
 
 
+LARGE = """
+from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
+
+def compute(task):
+    return task[0] + "!" * 100_000  # answers far larger than a pipe holds
+
+tasks = [(str(i), "?" * 100_000) for i in range(200)]
+results = [result for _, result in ordered_map(compute, tasks, 2)]
+print(results == [f"{i}" + "!" * 100_000 for i in range(200)])
+"""
+
+
+def test_batches_and_answers_larger_than_a_pipe_pass_both_ways() -> None:
+    """A worker blocked writing a large answer while this process was blocked writing it the next large batch:
+    neither would ever go on (a server's records, a pipeline's listing)."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    out = subprocess.run([sys.executable, "-c", LARGE], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout == "True\n"
+
+
 WORKER_HELD = """
 import os, sys, time
 from rbln_artifact_studio.core.fleet import scan_pool, verify

@@ -88,6 +88,19 @@ class _Slot:
         self.error: BaseException | None = None  # compute raised after results: raised here after them
 
 
+def _wait(readable: list[int], writable: list[int] | None = None) -> None:
+    """Block until one of readable can be read (or has ended) or one of writable can be written."""
+    if not hasattr(select, "poll"):
+        select.select(readable, writable or [], [])
+        return
+    poller = select.poll()
+    for fd in readable:
+        poller.register(fd, select.POLLIN)
+    for fd in writable or []:
+        poller.register(fd, select.POLLOUT)
+    poller.poll()
+
+
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
@@ -161,6 +174,7 @@ class _Worker:
         os.close(tasks_read)
         os.close(results_write)
         os.set_blocking(self.results_fd, False)
+        os.set_blocking(self.tasks_fd, False)  # this end only: the worker still waits for its next batch
         self.pid = pid
         self.held: deque[_Slot] = deque()
         self.inbox = bytearray()
@@ -169,9 +183,16 @@ class _Worker:
         return self.tasks_fd, self.results_fd
 
     def give(self, slot: _Slot) -> None:
-        # A batch is far smaller than a pipe holds, and the worker reads its next batch before it computes it.
-        _write_all(self.tasks_fd, _frame(slot.tasks))
+        """Send a batch. A batch larger than the pipe holds waits for the worker to read it; meanwhile its answers are
+        taken, or a worker blocked writing a large answer and this process blocked writing would wait for ever."""
         self.held.append(slot)
+        view = memoryview(_frame(slot.tasks))
+        while view:
+            try:
+                view = view[os.write(self.tasks_fd, view) :]
+            except BlockingIOError:
+                _wait([self.results_fd], [self.tasks_fd])
+                self.receive()
 
     def receive(self) -> None:
         """Whatever the worker has written so far, without waiting: each whole answer fills its batch's slot."""
@@ -263,21 +284,10 @@ def ordered_map(
                 raise slot.error
             yield from zip(slot.tasks, slot.results, strict=True)
 
-    poller = select.poll() if hasattr(select, "poll") else None
-
     def wait_for_workers() -> None:
         """Block until a worker holding work has answered something."""
         busy = [w for w in workers if w.held]
-        if poller is not None:
-            for w in busy:
-                poller.register(w.results_fd, select.POLLIN)
-            try:
-                poller.poll()
-            finally:
-                for w in busy:
-                    poller.unregister(w.results_fd)
-        else:
-            select.select([w.results_fd for w in busy], [], [])
+        _wait([w.results_fd for w in busy])
         for w in busy:
             w.receive()
 
