@@ -21,6 +21,7 @@ ResultT = TypeVar("ResultT")
 
 BATCH = 32  # tasks per hand-over to a worker: pickling and the pipe cost little per artifact at this size
 DEPTH = 2  # batches a worker holds: one it works on, one waiting, so it never waits for this process to notice
+LOOKAHEAD = 2 * BATCH  # items taken before they are needed: the end is seen while a worker's batches last
 CHECK_EVERY = 4  # tasks done here between two looks at the workers' pipes: far less than a batch held takes
 LOCAL_FIRST = BATCH  # work done here before a worker starts: small scans never pay for a process
 _FRAME = struct.Struct("<Q")  # a pickle's length before it on the pipes
@@ -293,10 +294,35 @@ def ordered_map(
 
     if fork_first and wanted:
         start_workers()
-    filling: tuple[_Slot, _Worker] | None = None  # a batch being gathered for a worker that has room for it
+    # Items are taken LOOKAHEAD ahead (a local walk: the same work, only sooner), so the last batches can be sized
+    # to let every process finish together; a server's answer is taken as it comes (its rows would wait).
+    lookahead = 0 if fork_first else LOOKAHEAD
+    ahead: deque[Any] = deque()
+    exhausted = False
+
+    def next_item() -> bool:
+        nonlocal exhausted
+        while not exhausted and len(ahead) <= lookahead:
+            try:
+                ahead.append(next(source))
+            except StopIteration:
+                exhausted = True
+        return bool(ahead)
+
+    def share_of(worker: _Worker) -> int:
+        """How many more tasks worker should take: all it can while more come; at the end, its even share."""
+        if not exhausted:
+            return BATCH
+        left = 1 + sum(not isinstance(i, Done) for i in ahead)  # the item in hand and those after it
+        # What each worker still has to do: its batches held, the first of them half done on average.
+        held = {w: sum(len(s.tasks) for s in w.held) - (len(w.held[0].tasks) // 2 if w.held else 0) for w in workers}
+        return min(BATCH, (left + sum(held.values())) // (len(workers) + 1) - held[worker])
+
+    filling: tuple[_Slot, _Worker, int] | None = None  # a batch being gathered for a worker with room, its size
     pulled = 0
     try:
-        for item in source:
+        while next_item():
+            item = ahead.popleft()
             if workers and not pulled % CHECK_EVERY:  # what the workers finished, yielded while items still come
                 for w in workers:
                     if w.held:
@@ -315,13 +341,13 @@ def ordered_map(
                 continue
             if filling is None and workers:
                 free = next((w for w in workers if len(w.held) < DEPTH), None)
-                if free is not None:
-                    filling = (_Slot([]), free)
+                if free is not None and (size := share_of(free)) > 0:
+                    filling = (_Slot([]), free, size)
                     queue.append(filling[0])
             if filling is not None:
-                slot, worker = filling
+                slot, worker, size = filling
                 slot.tasks.append(item)
-                if len(slot.tasks) >= BATCH:
+                if len(slot.tasks) >= size:
                     worker.give(slot)
                     filling = None
                 continue
