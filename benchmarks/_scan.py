@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from _common import build_fleet, cli, interleave, machine, python, report, run, scratch
+from _common import Timed, build_fleet, cli, interleave, machine, python, report, run, scratch
+
+from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
 
 WALKER = """
 import json, os, sys
@@ -69,7 +72,16 @@ def measure(row: str, doc: str | None) -> int:
         scan = [*cli(), "scan", str(fleet), "--json", *(["--jobs", str(args.jobs)] if args.jobs else [])]
         walker = run([python(), "-c", WALKER, str(fleet)])
         if row == "cold":
-            times = interleave({"cold": run([*scan, "--no-cache"], env_cache), "walker": walker}, args.runs)
+            # What the default --jobs reads (scan_pool.idle_cpus) right before each round of ours, warm-up included.
+            chosen: list[int] = []
+            before: dict[str, Timed] = {} if args.jobs else {"cold": lambda: chosen.append(idle_cpus())}
+            print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            times = interleave(
+                {"cold": run([*scan, "--no-cache"], env_cache), "walker": walker}, args.runs, before_each=before
+            )
+            print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            if chosen:
+                print(f"default --jobs read before each round (warm-up first): {', '.join(map(str, chosen))}")
             jobs = f" --jobs {args.jobs}" if args.jobs else ""
             report(f"scan --json --no-cache{jobs}, {args.count} artifacts (row 2)", times["cold"], times["walker"], 1.0)
         else:
