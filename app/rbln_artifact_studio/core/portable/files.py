@@ -40,8 +40,6 @@ def read_small(path: str, limit: int) -> bytes:
                 return b"".join(chunks)
             chunks.append(chunk)
             total += len(chunk)
-            if len(chunk) < want:  # a regular file reads short only at its end: no read to see nothing more
-                return b"".join(chunks)
             want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
     finally:
         os.close(fd)

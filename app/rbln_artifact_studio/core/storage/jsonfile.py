@@ -57,8 +57,6 @@ def read_bytes(path: PathText) -> bytes:
         while total <= MAX_JSON_BYTES and (chunk := os.read(fd, want)):
             chunks.append(chunk)
             total += len(chunk)
-            if len(chunk) < want:  # a regular file reads short only at its end: no read to see nothing more
-                break
             want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
         return b"".join(chunks)
     except OSError as exc:
