@@ -34,6 +34,9 @@ sys.path.insert(1, str(REPO / "tests" / "crash"))
 
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
 
+# The session's Prometheus servers, one set for every folder whose tests use them (see its docstring).
+pytest_plugins = ["prometheus.servers"]
+
 # DESIGN section 8: Qwen3-8B, max_seq_len 40,960, partition 8,192, batch 8.
 QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}
 
