@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,9 @@ sys.path.insert(0, str(SRC))
 sys.path.insert(1, str(REPO / "tests" / "crash"))
 
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact  # noqa: E402
+
+# The session's Prometheus servers, one set for every folder whose tests use them (see its docstring).
+pytest_plugins = ["prometheus.servers"]
 
 # DESIGN section 8: Qwen3-8B, max_seq_len 40,960, partition 8,192, batch 8.
 QWEN3_8B = {"model_id": "Qwen/Qwen3-8B", "batch_size": 8, "max_seq_len": 40_960, "kvcache_partition_len": 8_192}
@@ -132,6 +135,26 @@ def log_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path
     logs.stop()
 
 
+PYTEST_OWN = "PYTEST_CURRENT_TEST"  # pytest sets it at every phase of every test: it always differs, and is pytest's
+
+
+def restore_environment(saved: Mapping[str, str]) -> None:
+    """Put back, one by one, the variables that differ from saved; never clear the environment and rebuild it.
+
+    C's environment is not thread-safe: setenv() of a variable that is not there grows the `environ` array with
+    realloc(), which may free the old one while another thread's getenv() walks it. Every Qt thread reads
+    QT_NO_GLIB there as it starts (a QThreadPool's, after 30 s idle). Clearing and refilling the whole
+    environment after each test (PYTEST_CURRENT_TEST always differs) did ~100 reallocs per test, and a pool
+    thread starting meanwhile took the whole run down with a segfault in no Python thread. Unchanged, nothing
+    is written; a variable a test added is removed (unsetenv frees nothing).
+    """
+    for name in os.environ.keys() - saved.keys() - {PYTEST_OWN}:
+        del os.environ[name]
+    for name, value in saved.items():
+        if name != PYTEST_OWN and os.environ.get(name) != value:
+            os.environ[name] = value
+
+
 @pytest.fixture(autouse=True)
 def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     """Put back what a test changed in this process's shared state, so that no test depends on which ran before
@@ -145,9 +168,7 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     """
     environ = dict(os.environ)
     yield
-    if os.environ != environ:
-        os.environ.clear()
-        os.environ.update(environ)
+    restore_environment(environ)
     registry = sys.modules.get("rbln_artifact_studio.remote.registry")
     if registry is not None:
         registry.forget()

@@ -6,9 +6,11 @@ these check that what it calls really forgets.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from conftest import restore_environment
 
 from rbln_artifact_studio.backends.toolchain import clear_cache
 from rbln_artifact_studio.core.model import upstream
@@ -35,3 +37,34 @@ def test_a_forgotten_registry_reads_the_environment_again(monkeypatch: pytest.Mo
     assert isinstance(server.transport, SshConnection)
     assert server.transport.options.config_file == tmp_path / "ssh_config"
     assert server.python == "/opt/python3.12/bin/python3"
+
+
+def test_the_environment_put_back_is_written_only_where_a_test_changed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rewriting C's environment while a Qt thread starts (each reads QT_NO_GLIB there) crashed the whole run: a
+    test that changed nothing gets nothing written; one changed and one left behind are one write each."""
+    monkeypatch.setenv("RBLN_STUDIO_ISOLATION_KEPT", "before")
+    saved = dict(os.environ)
+    written: list[str] = []
+    put, unset = os.putenv, os.unsetenv
+
+    def putenv(name: bytes, value: bytes) -> None:
+        written.append(f"set {os.fsdecode(name)}")
+        put(name, value)
+
+    def unsetenv(name: bytes) -> None:
+        written.append(f"unset {os.fsdecode(name)}")
+        unset(name)
+
+    monkeypatch.setattr(os, "putenv", putenv)  # what os.environ calls, by these names
+    monkeypatch.setattr(os, "unsetenv", unsetenv)
+    os.environ["PYTEST_CURRENT_TEST"] = f"{os.environ['PYTEST_CURRENT_TEST']} (another phase)"  # pytest's, always new
+    written.clear()
+    restore_environment(saved)
+    assert written == []
+    os.environ["RBLN_STUDIO_ISOLATION_KEPT"] = "changed"
+    os.environ["RBLN_STUDIO_ISOLATION_LEFT"] = "1"
+    written.clear()
+    restore_environment(saved)
+    assert sorted(written) == ["set RBLN_STUDIO_ISOLATION_KEPT", "unset RBLN_STUDIO_ISOLATION_LEFT"]
+    assert os.environ["RBLN_STUDIO_ISOLATION_KEPT"] == "before"
+    assert "RBLN_STUDIO_ISOLATION_LEFT" not in os.environ

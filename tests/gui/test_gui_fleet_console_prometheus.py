@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from prometheus.conftest import CR13, NODES, Monitoring, _servers, guarded, monitoring  # noqa: F401 (fixtures)
+from prometheus.conftest import CR13, NODES, Monitoring
 from prometheus.promserver import PASSWORD, USER, Prometheus, running_exporter, running_prometheus
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
@@ -42,7 +42,7 @@ def mixed(
     qtbot: QtBot,
     fleet: Fleet,  # noqa: F811
     control_dir: Path,  # noqa: F811
-    monitoring: Monitoring,  # noqa: F811
+    monitoring: Monitoring,
 ) -> Iterator[FleetConsole]:
     """npu-a over SSH and the session's Prometheus, in one console."""
     default_setups(fleet)
@@ -66,7 +66,7 @@ def _rows(model: ConsoleModel) -> list[ConsoleRow]:
 def test_prometheus_nodes_and_ssh_servers_in_one_table_with_their_last_hour(
     qtbot: QtBot,
     mixed: FleetConsole,
-    monitoring: Monitoring,  # noqa: F811
+    monitoring: Monitoring,
 ) -> None:
     with qtbot.waitSignals([mixed.refreshed, mixed.historyShown], timeout=WAIT):
         mixed.refresh()
@@ -152,7 +152,7 @@ def test_a_node_seen_over_ssh_and_by_prometheus_shows_once_naming_both(
 
 def test_a_prometheus_behind_basic_auth_is_read_with_the_http_config_and_no_password_is_remembered(
     qtbot: QtBot,
-    guarded: Prometheus,  # noqa: F811
+    guarded: Prometheus,
     tmp_path: Path,
 ) -> None:
     config = tmp_path / "http.yml"

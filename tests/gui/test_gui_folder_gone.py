@@ -78,3 +78,18 @@ def test_the_folder_gone_is_said_and_another_can_be_opened(
     assert window.workspace.root == str(elsewhere)
     assert [window.model.summary(r).name for r in range(window.model.rowCount())] == ["qwen3-8b-ca25x4"]
     assert os.path.isdir(elsewhere)
+
+
+def test_a_closed_window_starts_no_work_when_the_folder_beside_its_own_changes(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, cr13_artifact: Path
+) -> None:
+    """The folder above the opened one is watched (a rename of the root shows only there): once the window is
+    closed, a folder made beside the root (another test's, another program's) starts no check in its jobs."""
+    root = tmp_path / "fleet"
+    root.mkdir()
+    cr13_artifact.rename(root / cr13_artifact.name)
+    open_folder(qtbot, window, root)
+    qtbot.waitUntil(lambda: str(root) in window.state_notices._opened)  # its identity is known
+    window.close()
+    with qtbot.assertNotEmitted(window.jobs.jobAdded, wait=1_000):
+        (tmp_path / "beside").mkdir()

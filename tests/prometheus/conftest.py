@@ -1,19 +1,15 @@
-"""A real Prometheus (Debian's package) on 127.0.0.1 scraping the exporter stand-in in gateway mode: one
-session-wide server for every test here, its nodes each a case (both name families, pods, down, impossible
-series, a node whose figures a test changes), and a second one behind basic auth."""
+"""What the session's Prometheus servers serve (prometheus/servers.py starts them): the exporter stand-in's nodes,
+each a case (both name families, pods, down, impossible series, a node whose figures a test changes)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from prometheus.promserver import Prometheus, missing, running_exporter, running_prometheus
+from prometheus.promserver import Prometheus
 
 GIB = 2**30
 CR13 = 150_323_855_360  # RBLN-CR13's DRAM after the reserve, in bytes (what the exporter reports as total)
@@ -78,41 +74,3 @@ class Monitoring:
         self.prometheus.wait_for(
             query, lambda r: bool(r) and float(r[0]["value"][1]) == used, what=f"{host}'s rbln0 at {used} bytes"
         )
-
-
-@pytest.fixture(scope="session")
-def _servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Monitoring, Prometheus, Prometheus]]:
-    """The three servers, started at once: most of a start is waiting for the first scrape."""
-    absent = missing()
-    if absent is not None:
-        pytest.skip(f"needs {absent} (tools/system_packages.sh installs it when root)")
-    root = tmp_path_factory.mktemp("prometheus")
-    state = root / "exporter.json"
-    state.write_text(json.dumps({"nodes": NODES}))
-    with (
-        running_exporter(state) as gateway,
-        running_prometheus(root / "server", gateway, list(NODES), wait_targets=False) as prometheus,
-        running_prometheus(root / "auth", gateway, ["legacy-1"], basic_auth=True, wait_targets=False) as guarded,
-        running_prometheus(root / "tls", gateway, ["legacy-1"], tls=True, wait_targets=False) as https,
-    ):
-        prometheus.wait_scraped(len(NODES))
-        guarded.wait_scraped(1)
-        https.wait_scraped(1)
-        yield Monitoring(prometheus, gateway, state), guarded, https
-
-
-@pytest.fixture(scope="session")
-def monitoring(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Monitoring:
-    return _servers[0]
-
-
-@pytest.fixture(scope="session")
-def guarded(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Prometheus:
-    """A second Prometheus behind basic auth (its --web.config.file), scraping the same stand-in."""
-    return _servers[1]
-
-
-@pytest.fixture(scope="session")
-def https(_servers: tuple[Monitoring, Prometheus, Prometheus]) -> Prometheus:
-    """A third one serving HTTPS with a self-signed certificate for 127.0.0.1 (its --web.config.file)."""
-    return _servers[2]

@@ -304,6 +304,7 @@ class MainWindow(QMainWindow):
             return
         self.save_state()
         self.workspace.watcher.clear()
+        self.state_notices.stop()
         self.jobs.cancel_all()
         self.jobs.wait()
         event.accept()

@@ -134,6 +134,13 @@ class StateNotices(QObject):
         if self.workspace.root in folders:
             self._check_root()
 
+    def stop(self) -> None:
+        """The window closes: watch the folder above the root no more. Left on, every change there (a sibling
+        folder made) started a check in the closed window's job pool, for as long as the process lived."""
+        self._settle.stop()
+        if self._parent_watch.directories():
+            self._parent_watch.removePaths(self._parent_watch.directories())
+
     @Slot(str)
     def _on_parent_changed(self, _parent: str) -> None:
         self._settle.start()
