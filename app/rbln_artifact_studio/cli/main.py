@@ -648,7 +648,7 @@ def _add_prometheus(p: argparse.ArgumentParser, window_help: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    from rbln_artifact_studio.core.location import server_url
+    from rbln_artifact_studio.core.location import BucketPrefix, server_url
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -787,7 +787,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_download,
         "copy a server's or a bucket's artifact as it is into a new folder here (whole, or nothing written)",
     )
-    p.add_argument("source", metavar="SOURCE", help=f"{server_url('HOST')}/PATH or s3://BUCKET/PREFIX")
+    p.add_argument("source", metavar="SOURCE", help=f"{server_url('HOST')}/PATH or {BucketPrefix('BUCKET', 'PREFIX')}")
     p.add_argument("dest", metavar="DEST", help="a new (or empty) folder on this computer")
     p.add_argument("--json", action="store_true")
 

@@ -37,6 +37,6 @@ def skip_source_scan_of_ours() -> bool:
             return False  # the standard library's source never names PySide6: what the scan would find
         return bool(scan(module))
 
-    uses_pyside.ours_by_name = True  # type: ignore[attr-defined]
-    feature._mod_uses_pyside = uses_pyside  # type: ignore[attr-defined]
+    uses_pyside.ours_by_name = True  # type: ignore[attr-defined]  # a mark on the function: not installed twice
+    feature._mod_uses_pyside = uses_pyside  # type: ignore[attr-defined]  # PySide's private module, untyped
     return True
