@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import struct
 import zlib
 from collections.abc import Callable
@@ -366,6 +365,8 @@ def slot_size_for(header: GraphHeader) -> int:
 
 
 def _payload_chunks(length: int, seed: int) -> tuple[bytes, int]:
+    import random  # a compile's or resize's: a scan reads containers and writes none
+
     pattern = random.Random(seed).randbytes(min(PAYLOAD_CHUNK, max(length, 1)))
     return pattern, len(pattern)
 
