@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rbln_artifact_studio.cli.fleet import json_text
@@ -24,6 +24,7 @@ DOCUMENTS = st.recursive(
 
 
 @given(DOCUMENTS)
+@example(5.960464477539063e-8)  # a bare number json spells with an exponent (found by this test)
 @settings(max_examples=200, deadline=None)
 def test_the_text_is_jsons_to_the_byte(data: Any) -> None:
     assert json_text(data) == json.dumps(data, indent=2)

@@ -58,10 +58,11 @@ LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran
 
 # Where pydantic_core's text differs from json's: a byte json escapes (non-ASCII, DEL), and a float json spells
 # with an exponent (below 1e-4, from 1e16: 1e-05 where pydantic_core writes 0.00001, 1e+16 for 1e16), as a value
-# (after `: `) or a list's item (after an indent). Possessive quantifiers: a few ms over 8,000 NPUs' answer.
+# (after `: `), a list's item (after an indent) or the whole text (a bare number). Possessive quantifiers: a few
+# ms over 8,000 NPUs' answer.
 _FLOAT_JSON_SPELLS_OTHERWISE = rb"-?(?:0\.0000|[0-9]{17,}+\.|[0-9][0-9.]*+[eE])"
 _EXPONENT_VALUE = re.compile(rb": " + _FLOAT_JSON_SPELLS_OTHERWISE)
-_EXPONENT_ITEM = re.compile(rb"\n *+" + _FLOAT_JSON_SPELLS_OTHERWISE)
+_EXPONENT_ITEM = re.compile(rb"(?:\A|\n *+)" + _FLOAT_JSON_SPELLS_OTHERWISE)
 
 
 def json_text(data: Any) -> str:
