@@ -40,6 +40,8 @@ def read_small(path: str, limit: int) -> bytes:
                 return b"".join(chunks)
             chunks.append(chunk)
             total += len(chunk)
+            if total == st.st_size and len(chunk) < want:  # all fstat saw, and no more came: no read to see nothing
+                return b"".join(chunks)  # (a short read before that size, a FUSE or network file's, reads on)
             want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
     finally:
         os.close(fd)

@@ -57,6 +57,8 @@ def read_bytes(path: PathText) -> bytes:
         while total <= MAX_JSON_BYTES and (chunk := os.read(fd, want)):
             chunks.append(chunk)
             total += len(chunk)
+            if total == st.st_size and len(chunk) < want:  # all fstat saw, and no more came: no read to see nothing
+                break  # (a short read before that size, a FUSE or network file's, reads on)
             want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
         return b"".join(chunks)
     except OSError as exc:
