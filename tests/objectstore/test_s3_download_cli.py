@@ -3,22 +3,14 @@ artifact that is not there and a local folder are refused with the reason, and n
 
 from __future__ import annotations
 
-import filecmp
 import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from objectstore.conftest import BucketFixture
+from objectstore.conftest import BucketFixture, same_files
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-
-
-def _same_files(a: Path, b: Path) -> bool:
-    names = sorted(str(p.relative_to(a)) for p in a.rglob("*"))
-    return names == sorted(str(p.relative_to(b)) for p in b.rglob("*")) and all(
-        filecmp.cmp(a / n, b / n, shallow=False) for n in names if (a / n).is_file()
-    )
 
 
 def test_a_bucket_artifact_downloads_whole(
@@ -32,14 +24,14 @@ def test_a_bucket_artifact_downloads_whole(
     assert answer["output"] == str(dest) and answer["bytes"] == sum(
         p.stat().st_size for p in cr13_artifact.rglob("*") if p.is_file()
     )
-    assert _same_files(cr13_artifact, dest)
+    assert same_files(cr13_artifact, dest)
     assert [p.name for p in dest.parent.iterdir()] == ["qwen"]  # no staging folder left beside it
     got = run_cli("get-kvcache-num-blocks", dest)
     assert got.returncode == 0 and got.stdout.strip() == run_cli("get-kvcache-num-blocks", cr13_artifact).stdout.strip()
 
     again = run_cli("download", bucket.url("fleet/qwen"), dest)
     assert again.returncode == 1 and again.stderr.startswith("error: ") and "Traceback" not in again.stderr
-    assert _same_files(cr13_artifact, dest)  # the earlier copy is untouched
+    assert same_files(cr13_artifact, dest)  # the earlier copy is untouched
 
 
 def test_what_cannot_be_downloaded_is_refused_and_nothing_written(

@@ -4,7 +4,6 @@ an unfinished copy in the bucket is refused with the reason."""
 
 from __future__ import annotations
 
-import filecmp
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from gui import conftest as gui_fixtures
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from objectstore.conftest import BucketFixture
+from objectstore.conftest import BucketFixture, same_files
 from rbln_artifact_studio.core.location import parse_bucket_prefix
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN
@@ -35,13 +34,6 @@ def _open_bucket(qtbot: QtBot, w: MainWindow, bucket: BucketFixture, url: str, p
     qtbot.waitUntil(w.artifact_actions.download.action.isEnabled, timeout=10_000)
 
 
-def _same_files(a: Path, b: Path) -> bool:
-    names = sorted(str(p.relative_to(a)) for p in a.rglob("*"))
-    return names == sorted(str(p.relative_to(b)) for p in b.rglob("*")) and all(
-        filecmp.cmp(a / n, b / n, shallow=False) for n in names if (a / n).is_file()
-    )
-
-
 def test_a_bucket_artifact_downloads_whole_and_is_offered(
     qtbot: QtBot, window: MainWindow, bucket: BucketFixture, cr13_artifact: Path, tmp_path: Path
 ) -> None:
@@ -60,7 +52,7 @@ def test_a_bucket_artifact_downloads_whole_and_is_offered(
     with qtbot.waitSignal(job.finished, timeout=60_000):
         pass
     assert job.state.value == "succeeded", job.failure
-    assert _same_files(cr13_artifact, downloads / "qwen")
+    assert same_files(cr13_artifact, downloads / "qwen")
     assert w.settings.copy_folder.get() == str(downloads)  # proposed first next time
     notice = w.results
     assert notice.bar.isVisible() and str(downloads / "qwen") in notice.label.text()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from objectstore.conftest import same_files
+
 from remote.conftest import Run, url
 
 
@@ -14,14 +16,7 @@ def test_a_server_artifact_downloads_whole(remote_cli: Run, cr13_artifact: Path,
     done = remote_cli("download", url(cr13_artifact), dest)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"Downloaded {url(cr13_artifact)} to {dest} (")
-    assert sorted(p.relative_to(dest) for p in dest.rglob("*")) == sorted(
-        p.relative_to(cr13_artifact) for p in cr13_artifact.rglob("*")
-    )
-    assert all(
-        (dest / p.relative_to(cr13_artifact)).read_bytes() == p.read_bytes()
-        for p in cr13_artifact.rglob("*")
-        if p.is_file()
-    )
+    assert same_files(cr13_artifact, dest)  # every name, every byte
     here = json.loads(remote_cli("inspect", dest, "--json").stdout)
     there = json.loads(remote_cli("inspect", url(cr13_artifact), "--json").stdout)
     assert (here["status"], here["kvcache_num_blocks"]) == ("ok", there["kvcache_num_blocks"])

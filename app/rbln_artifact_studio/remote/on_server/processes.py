@@ -73,14 +73,14 @@ def proc_hides_others():
 
 def why_unseen(exc):
     """Why a process the NPU tool lists cannot be read here, in words that say what to do."""
-    errno_name = getattr(exc, "errno", None)
-    hidden = proc_hides_others() if errno_name in (errno.ENOENT, errno.EACCES, errno.EPERM) else None
+    number = getattr(exc, "errno", None)
+    hidden = proc_hides_others() if number in (errno.ENOENT, errno.EACCES, errno.EPERM) else None
     if hidden is not None:
         return (
             f"/proc is mounted with {hidden}, which hides other users' processes from this login; "
             "connect as root or as the process's user to see its artifact"
         )
-    if errno_name == errno.ENOENT:
+    if number == errno.ENOENT:
         return "no such process here: it has ended, or it runs in another PID namespace (a container)"
     return getattr(exc, "strerror", None) or str(exc)
 
