@@ -17,7 +17,9 @@ from pydantic import ValidationError
 
 from rbln_artifact_studio.core.model.config_checks import expected_graph_names
 from rbln_artifact_studio.core.model.config_model import RblnConfig
-from rbln_artifact_studio.core.model.rbln_config import _VIEW_FIELDS, ConfigFields, _view_schema, read_view
+from rbln_artifact_studio.core.model.config_reader import VIEW_FIELDS
+from rbln_artifact_studio.core.model.kinds import kind_of, upstream_problems
+from rbln_artifact_studio.core.model.rbln_config import ConfigFields, read_view
 from rbln_artifact_studio.core.simulator.container import HEADER_FIELDS, GraphHeader, _lean_header
 from rbln_artifact_studio.core.simulator.header_model import HeaderModel
 
@@ -137,6 +139,8 @@ def test_the_lean_config_reader_agrees_with_the_model(edits: list[tuple[str, str
         return
     assert figures(lean) == figures(model)
     assert lean.expected_graph_names == expected_graph_names(raw)
+    stand_in = lean.top_level_stand_in()  # what tells a row's kind and the loader's refusals, without the raw file
+    assert (kind_of(stand_in), upstream_problems(stand_in)) == (kind_of(raw), upstream_problems(raw))
 
 
 def test_the_base_document_is_read_by_both() -> None:
@@ -147,8 +151,10 @@ def test_the_base_document_is_read_by_both() -> None:
     assert lean.kv_bytes_per_block == 4 * 8 * 8192 * 128 * 2
 
 
-def test_the_lean_schema_names_every_field_it_reads() -> None:
-    assert set(_view_schema()["fields"]) == _VIEW_FIELDS
+def test_the_lean_reader_reads_every_field_of_the_model() -> None:
+    """Every field the model validates, the reader checks (and the older names that send a file to the model)."""
+    older = {"compile_cfgs", "tensor_parallel_size", "kvcache_metas", "legacy_meta"}
+    assert set(RblnConfig.model_fields) | older == VIEW_FIELDS
 
 
 # ---- container headers ---------------------------------------------------------------------------------------------

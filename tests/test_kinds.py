@@ -15,7 +15,7 @@ from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
-from rbln_artifact_studio.core.model.rbln_config import kv_sums
+from rbln_artifact_studio.core.model.rbln_config import block_bytes
 from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 
@@ -73,7 +73,9 @@ def test_a_vlm_row_shows_its_language_models_kv_cache(fleet: Path) -> None:
     lm = json.loads((KINDS / "llava" / "language_model" / "rbln_config.json").read_text())
     nested = json.loads((KINDS / "llava" / "rbln_config.json").read_text())["language_model"]
     assert nested == lm  # as optimum-rbln writes them: the same config twice
-    per_block, fixed = kv_sums(lm["cache_metas"])
+    per_block = sum(block_bytes(m["shape"], m.get("dtype", "bfloat16")) for m in lm["cache_metas"])
+    assert all(m.get("layer_type", "full_attention") == "full_attention" for m in lm["cache_metas"])  # none fixed
+    fixed = 0
     assert row.kvcache_num_blocks == lm["kvcache_num_blocks"]
     assert (row.num_min_blocks, row.num_full_blocks) == (1, 1)  # eager, batch 1: floor = full = 1
     assert row.kv_bytes_per_npu == per_block * lm["kvcache_num_blocks"] + fixed

@@ -6,7 +6,7 @@ written: a scan of valid files never imports pydantic.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -28,6 +28,7 @@ from rbln_artifact_studio.core.model.rbln_config import (
     DEFAULT_DTYPE,
     FULL_ATTENTION,
     MAX_BLOCKS,
+    CacheTensor,
     ConfigFields,
     block_bytes,
     config_check,
@@ -124,8 +125,8 @@ class RblnConfig(ConfigFields, BaseModel):
             raise ValueError(problem)
         return self
 
-    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
-        return None if self.cache_metas is None else (m.__dict__ for m in self.cache_metas)
+    def _cache_meta_entries(self) -> Iterable[CacheTensor] | None:
+        return self.cache_metas
 
 
 def first_error(exc: ValidationError) -> str:

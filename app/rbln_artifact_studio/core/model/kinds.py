@@ -33,7 +33,7 @@ LANGUAGE_MODEL = "language_model"
 LM_SECTIONS = (LANGUAGE_MODEL, "text_model")  # where a multimodal model nests its language model (Idefics3: text_model)
 GRAPH_SUFFIX = ".rbln"
 _ENC_DEC_KEYS = ("enc_max_seq_len", "dec_max_seq_len")
-_DECODER_BASE = "RBLNDecoderOnlyModelConfig"
+_DECODER_BASE = upstream.DECODER_BASE
 _ENC_DEC_BASES = ("RBLNModelForSeq2SeqLMConfig", "RBLNWhisperForConditionalGenerationConfig")
 
 

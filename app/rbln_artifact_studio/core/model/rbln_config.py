@@ -4,10 +4,10 @@ errors (the pydantic model in config_model.py), and rewritten losslessly."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from rbln_artifact_studio.core.errors import ConfigError, UnknownNpuError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
@@ -24,7 +24,6 @@ from rbln_artifact_studio.core.storage.jsonfile import (
 )
 
 if TYPE_CHECKING:
-    from pydantic_core import SchemaValidator
     from typing_extensions import Self
 
 DTYPE_BYTES = {
@@ -84,6 +83,21 @@ def block_bytes(shape: list[int], dtype: str) -> int:
     return heads * block * head_dim * _SIZE_OF[dtype]
 
 
+class CacheTensor(Protocol):
+    """One cache_metas entry as either reader gives it (config_model.CacheMeta, config_reader.CacheMetaEntry)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def shape(self) -> Sequence[int]: ...  # [num_blocks, num_kv_heads, block_size, head_dim]
+    @property
+    def layer_type(self) -> str: ...
+    @property
+    def is_auto(self) -> bool: ...
+    @property
+    def dtype(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class KvScan:
     """What cache_metas says about the KV cache, from one pass over its tensors."""
@@ -95,7 +109,7 @@ class KvScan:
     kv_heads: int | None = None  # the most KV heads of any tensor (shape[1]); None without tensors
 
 
-def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
+def kv_scan(metas: Iterable[CacheTensor]) -> KvScan:
     """One loop without calls over cache_metas (a scan runs it over 72 tensors per file); the rules of
     is_resizable and block_bytes."""
     per_block = fixed = 0
@@ -104,25 +118,19 @@ def kv_scan(metas: Iterable[Mapping[str, Any]]) -> KvScan:
     size_of = _SIZE_OF
     most_heads: int | None = None
     for m in metas:
-        blocks, heads, block, head_dim = m["shape"]
+        blocks, heads, block, head_dim = m.shape
         if most_heads is None or heads > most_heads:
             most_heads = heads
-        one_block = heads * block * head_dim * size_of[m.get("dtype", DEFAULT_DTYPE)]
-        layer_type = m.get("layer_type", FULL_ATTENTION)
-        if layer_type == FULL_ATTENTION and m.get("is_auto", True):
+        one_block = heads * block * head_dim * size_of[m.dtype]
+        layer_type = m.layer_type
+        if layer_type == FULL_ATTENTION and m.is_auto:
             per_block += one_block
-            resizable.append(m["name"])
+            resizable.append(m.name)
         else:
             if layer_type not in KNOWN_LAYER_TYPES:
-                unknown.add(str(layer_type))
+                unknown.add(layer_type)
             fixed += blocks * one_block
     return KvScan(per_block, fixed, frozenset(unknown), frozenset(resizable), most_heads)
-
-
-def kv_sums(metas: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
-    """(bytes per block of the resizable tensors, bytes of the fixed ones) over validated cache_metas entries."""
-    scan = kv_scan(metas)
-    return scan.per_block, scan.fixed
 
 
 _T = TypeVar("_T")
@@ -214,8 +222,8 @@ class ConfigFields:
     def num_min_blocks(self) -> int:
         return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
 
-    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
-        """The validated cache_metas entries as mappings, None when the file has none."""
+    def _cache_meta_entries(self) -> Iterable[CacheTensor] | None:
+        """The validated cache_metas entries, None when the file has none."""
         raise NotImplementedError
 
     @computed_once
@@ -261,8 +269,8 @@ class ConfigFields:
         """Why some KV tensors keep their size whatever kvcache_num_blocks says, or None when all of them scale."""
         reasons: dict[str, int] = {}
         for m in self._cache_meta_entries() or ():
-            layer_type = m.get("layer_type", FULL_ATTENTION)
-            if layer_type == FULL_ATTENTION and m.get("is_auto", True):
+            layer_type = m.layer_type
+            if layer_type == FULL_ATTENTION and m.is_auto:
                 continue
             why = "with is_auto false, sized by the compiler" if layer_type == FULL_ATTENTION else f"of {layer_type}"
             reasons[why] = reasons.get(why, 0) + 1
@@ -299,113 +307,12 @@ class ConfigFields:
 
 
 # ---- the lean reader ----------------------------------------------------------------------------------------------
-# A scan reads thousands of configs and writes none: pydantic-core's validator with a schema written here (the one
-# pydantic builds for these fields, with the same limits), without pydantic's model classes, their import and their
-# schema builds (~0.1 s of CPU per process). pydantic-core parses the file's bytes faster than json.loads and skips
-# building what a row does not show (_compile_cfgs' input_info, most of the file). The model (config_model.py)
-# words the errors: a file the reader refuses or does not plainly take goes there.
+# A scan reads thousands of configs and writes none: msgspec decodes the keys a row reads, typed and with the
+# model's limits, in one pass over the file's bytes (config_reader.py), and builds nothing of the rest (most of the
+# file: _compile_cfgs' input_info), without pydantic's import and schema builds (~0.1 s of CPU per process). The
+# model (config_model.py) words the errors: a file the reader refuses or does not plainly take goes there.
 
-
-# Every schema strict on its own (a typed-dict does not take the validator's config: strict there is its own).
-def _int(low: int | None = None, high: int | None = None) -> dict[str, Any]:
-    bounds = {**({} if low is None else {"ge": low}), **({} if high is None else {"le": high})}
-    return {"type": "int", "strict": True, **bounds}
-
-
-def _optional(schema: dict[str, Any], default: object = None) -> dict[str, Any]:
-    """A field that may be absent (then `default`) or, unless the default is not None, null."""
-    inner = {"type": "nullable", "schema": schema} if default is None else schema
-    return {"type": "default", "default": default, "schema": inner}
-
-
-def _field(schema: dict[str, Any], alias: str | list[list[str | int]] | None = None) -> dict[str, Any]:
-    return {"type": "model-field", "schema": schema, **({} if alias is None else {"validation_alias": alias})}
-
-
-_ANY: dict[str, Any] = {"type": "any"}
-_STR: dict[str, Any] = {"type": "str", "strict": True}
-_DIM = _int(0, _MAX_DIM)
-
-
-def _typed_dict(fields: dict[str, tuple[dict[str, Any], bool]]) -> dict[str, Any]:
-    """A JSON object's known keys, each (schema, required); other keys are dropped, never turned into objects."""
-    return {
-        "type": "typed-dict",
-        "extra_behavior": "ignore",
-        "config": {"strict": True, "extra_fields_behavior": "ignore"},
-        "fields": {
-            name: {"type": "typed-dict-field", "schema": schema, "required": required}
-            for name, (schema, required) in fields.items()
-        },
-    }
-
-
-def _unset_devices(value: Any) -> Any:
-    # optimum-rbln saves num_devices: null in _compile_cfgs when the compile did not set it: one device.
-    return 1 if value is None else value
-
-
-def _view_schema() -> dict[str, Any]:
-    """What a scan row reads of rbln_config.json: config_model.RblnConfig's fields and limits, cache_metas as plain
-    dicts, _compile_cfgs' graph names and older key names kept to tell which files need the full model."""
-    cache_meta = _typed_dict(
-        {
-            "name": (_STR, True),
-            "layer_index": ({"type": "nullable", "schema": _int()}, False),
-            "shape": ({"type": "tuple", "items_schema": [_DIM] * 4, "strict": True}, True),  # RblnConfig: 4 items
-            "layer_type": (_STR, False),
-            "is_auto": ({"type": "bool", "strict": True}, False),
-            "dtype": ({"type": "literal", "expected": list(_SIZE_OF)}, False),
-        }
-    )
-    compile_cfg = _typed_dict({"compiled_model_name": (_ANY, False), "tensor_parallel_size": (_ANY, False)})
-    devices = {"type": "function-before", "function": {"type": "no-info", "function": _unset_devices}}
-    fields = {
-        "cls_name": _field(_optional(_STR)),
-        "batch_size": _field(_optional(_int(1, 1 << 20), 1)),
-        "max_seq_len": _field(_int(1, _MAX_DIM)),
-        "kvcache_num_blocks": _field(_int(-MAX_BLOCKS, MAX_BLOCKS)),
-        "kvcache_block_size": _field(_optional(_int(1, _MAX_DIM))),
-        "kvcache_partition_len": _field(_optional(_int(1, _MAX_DIM))),
-        "attn_impl": _field(_optional(_STR)),
-        "npu": _field(_optional(_STR), [["npu"], ["_compile_cfgs", 0, "npu"]]),
-        "num_devices": _field(
-            _optional({**devices, "schema": _int(1, 1 << 16)}, 1),
-            [["num_devices"], ["_compile_cfgs", 0, "num_devices"]],
-        ),
-        "prefill_chunk_size": _field(_optional(_int(1, _MAX_DIM))),
-        "dtype": _field(_optional(_STR)),
-        "decoder_batch_sizes": _field(_optional({"type": "list", "items_schema": _int(), "strict": True})),
-        "cache_metas": _field(_optional({"type": "list", "items_schema": cache_meta, "strict": True})),
-        "compile_cfgs": _field(
-            _optional({"type": "list", "items_schema": compile_cfg, "strict": True}), "_compile_cfgs"
-        ),
-        # Present only in files that need the full model's renaming rules (or its legacy-format error).
-        "tensor_parallel_size": _field(_optional(_ANY)),
-        "kvcache_metas": _field(_optional(_ANY)),
-        "legacy_meta": _field(_optional(_ANY), "_meta"),
-    }
-    return {"type": "model-fields", "fields": fields, "extra_behavior": "allow"}
-
-
-_VIEW_FIELDS = frozenset(
-    {
-        *("cls_name", "batch_size", "max_seq_len", "kvcache_num_blocks", "kvcache_block_size"),
-        *("kvcache_partition_len", "attn_impl", "npu", "num_devices", "prefill_chunk_size", "dtype"),
-        *("decoder_batch_sizes", "cache_metas", "compile_cfgs", "tensor_parallel_size", "kvcache_metas", "legacy_meta"),
-    }
-)
 _FULL_PATH_FIELDS = frozenset({"tensor_parallel_size", "kvcache_metas", "legacy_meta"})
-_validator: SchemaValidator | None = None
-
-
-def _view_validator() -> SchemaValidator:
-    global _validator
-    if _validator is None:
-        from pydantic_core import SchemaValidator
-
-        _validator = SchemaValidator(_view_schema(), {"strict": True, "extra_fields_behavior": "allow"})
-    return _validator
 
 
 class ConfigRecord(ConfigFields):
@@ -415,7 +322,7 @@ class ConfigRecord(ConfigFields):
     what optimum-rbln's loader would refuse without parsing the file twice.
     """
 
-    cache_metas: list[dict[str, Any]] | None
+    cache_metas: list[CacheTensor] | None
     compile_cfgs: list[dict[str, Any]] | None
 
     def __init__(self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str]) -> None:
@@ -464,7 +371,7 @@ class ConfigRecord(ConfigFields):
     def top_level_stand_in(self) -> dict[str, Any]:
         """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""
         # model_fields_set holds the extras too: the modelled fields first (sorted), then the others in file order.
-        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set & _VIEW_FIELDS))
+        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set.difference(self.model_extra)))
         out.pop("compile_cfgs", None)
         out.pop("legacy_meta", None)
         if self.compile_cfgs is not None:
@@ -479,7 +386,7 @@ class ConfigRecord(ConfigFields):
         names = (c.get("compiled_model_name") for c in self.compile_cfgs or ())
         return [n for n in names if isinstance(n, str)]
 
-    def _cache_meta_entries(self) -> Iterable[Mapping[str, Any]] | None:
+    def _cache_meta_entries(self) -> Iterable[CacheTensor] | None:
         return self.cache_metas
 
 
@@ -490,11 +397,13 @@ def read_view(data: bytes) -> ConfigRecord | None:
     None means "use load_config / parse_config": the file is invalid (so the full model words the error), or uses
     older key names.
     """
-    try:
-        fields, extra, fields_set = _view_validator().validate_json(data)
-    except (ValueError, RecursionError):  # pydantic-core's ValidationError is a ValueError
+    from rbln_artifact_studio.core.model.config_reader import decode, record_fields  # msgspec: when a file is read
+
+    values = decode(data)
+    read = None if values is None else record_fields(values)
+    if read is None:
         return None
-    view = ConfigRecord(fields, extra, fields_set)
+    view = ConfigRecord(*read)
     if config_check(view.attn_impl, view.block_size, view.max_seq_len) is not None or view.needs_full_path:
         return None
     return view

@@ -13,6 +13,8 @@ from rbln_artifact_studio.core.resources import resource_dir
 UPSTREAM_VERSION = "0.12.0"
 TABLE_NAME = "optimum-rbln-configs.json"  # written by tools/extract_optimum_configs.py from the published wheel
 
+DECODER_BASE = "RBLNDecoderOnlyModelConfig"  # the base of every decoder-only causal LM's config class
+
 # Keys older versions of this tool wrote into rbln_config.json; ours, so a rewrite drops them.
 OUR_OLD_KEYS = ("rbln_studio_simulator",)
 
@@ -83,6 +85,12 @@ def accepted_keys(cls_name: str) -> frozenset[str]:
     if entry.keys is None:
         return inherited
     return entry.keys | inherited if entry.forwards else entry.keys
+
+
+@cache
+def decoder_keys() -> frozenset[str]:
+    """Every key the config class of some decoder-only model takes: what such a file holds."""
+    return frozenset().union(*(accepted_keys(c) for c in _classes() if derives_from(c, DECODER_BASE)))
 
 
 @cache

@@ -1,0 +1,152 @@
+"""The scan's lean reader of rbln_config.json: msgspec's typed decoding of the keys a row reads, with the pydantic
+model's limits (config_model.RblnConfig words the errors of the files it leaves), nothing built of the rest."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
+
+import msgspec
+from msgspec import UNSET, Meta
+
+from rbln_artifact_studio.core.model import upstream
+from rbln_artifact_studio.core.model.rbln_config import _MAX_DIM, _SIZE_OF, DEFAULT_DTYPE, FULL_ATTENTION, MAX_BLOCKS
+
+if TYPE_CHECKING:
+    DtypeName = str  # a Literal built at run time, which a type checker cannot read
+else:
+    DtypeName = Literal[tuple(_SIZE_OF)]
+
+Dim = Annotated[int, Meta(ge=0, le=_MAX_DIM)]
+Length = Annotated[int, Meta(ge=1, le=_MAX_DIM)]
+Devices = Annotated[int, Meta(ge=1, le=1 << 16)]
+
+
+class CacheMetaEntry(msgspec.Struct, frozen=True, gc=False):
+    """One KV cache tensor of cache_metas, as RblnConfig's CacheMeta takes it (its other keys are dropped)."""
+
+    name: str
+    shape: tuple[Dim, Dim, Dim, Dim]
+    layer_index: int | None = None
+    layer_type: str = FULL_ATTENTION
+    is_auto: bool = True
+    dtype: DtypeName = DEFAULT_DTYPE
+
+
+class CompileCfg(TypedDict, total=False):
+    """What a row reads of a _compile_cfgs entry: its graph's name; of the first, npu and num_devices."""
+
+    compiled_model_name: Any
+    npu: Any
+    num_devices: Any
+    tensor_parallel_size: Any
+
+
+# The keys a row reads, by the file's name, each with the type and limits RblnConfig gives it.
+FIELD_TYPES: dict[str, Any] = {
+    "cls_name": str | None,
+    "batch_size": Annotated[int, Meta(ge=1, le=1 << 20)],
+    "max_seq_len": Length,
+    "kvcache_num_blocks": Annotated[int, Meta(ge=-MAX_BLOCKS, le=MAX_BLOCKS)],
+    "kvcache_block_size": Length | None,
+    "kvcache_partition_len": Length | None,
+    "attn_impl": str | None,
+    "npu": str | None,
+    "num_devices": Devices | None,  # null: one device (optimum-rbln saves an unset count so)
+    "prefill_chunk_size": Length | None,
+    "dtype": str | None,
+    "decoder_batch_sizes": list[int] | None,
+    "cache_metas": list[CacheMetaEntry] | None,
+    "_compile_cfgs": list[CompileCfg] | None,
+    # Present only in files that need the full model's renaming rules (or its legacy-format error).
+    "tensor_parallel_size": Any,
+    "kvcache_metas": Any,
+    "_meta": Any,
+}
+FIELD_NAMES = {"_compile_cfgs": "compile_cfgs", "_meta": "legacy_meta"}  # a file's key -> the record's field
+VIEW_FIELDS = frozenset(FIELD_NAMES.get(key, key) for key in FIELD_TYPES)
+REQUIRED = ("max_seq_len", "kvcache_num_blocks")
+_DEFAULTS: dict[str, Any] = {**dict.fromkeys(VIEW_FIELDS), "batch_size": 1, "num_devices": 1}
+# What optimum-rbln writes first, in its order: a decoder looking for the next key finds it at once.
+_WRITTEN_FIRST = ("cls_name", "dtype", "optimum_rbln_version", "_compile_cfgs", "batch_size", "max_seq_len")
+_DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # a ValidationError is a DecodeError
+
+
+@cache
+def _decoder_file() -> tuple[msgspec.json.Decoder[Any], tuple[str, ...]]:
+    """The decoder of a file holding only keys a decoder-only model's config takes (most files a scan reads), in
+    one pass, and the file's name of each of its fields; a file with another key it refuses (then _by_key)."""
+    keys = sorted(upstream.decoder_keys() | FIELD_TYPES.keys(), key=_written_order)
+    fields = [(key.lstrip("_"), FIELD_TYPES.get(key, Any) | msgspec.UnsetType, UNSET) for key in keys]
+    rename = {key.lstrip("_"): key for key in keys if key.startswith("_")}
+    struct = msgspec.defstruct("DecoderConfigFile", fields, rename=rename, forbid_unknown_fields=True)
+    return msgspec.json.Decoder(struct), tuple(keys)
+
+
+def _written_order(key: str) -> tuple[int, str]:
+    return (_WRITTEN_FIRST.index(key), "") if key in _WRITTEN_FIRST else (len(_WRITTEN_FIRST), key)
+
+
+@cache
+def _value_decoder(key: str) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(FIELD_TYPES.get(key, Any))
+
+
+_TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def decode(data: bytes) -> dict[str, Any] | None:
+    """The file's top-level keys and values in file order (a row's keys typed and checked, the others as JSON has
+    them); None when it is no JSON object, or a row's key breaks its type or limits."""
+    decoder, keys = _decoder_file()
+    try:
+        found = decoder.decode(data)
+    except msgspec.ValidationError:  # another key, or a wrong type: key by key (it tells which)
+        return _by_key(data)
+    except _DECODE_ERRORS:
+        return None
+    values = {key: value for key, value in zip(keys, msgspec.structs.astuple(found), strict=True) if value is not UNSET}
+    cls_name = values.get("cls_name")
+    if type(cls_name) is str and values.keys() <= upstream.accepted_keys(cls_name):
+        return values  # in the struct's order, not the file's: only the keys a loader refuses are listed in order
+    return _by_key(data)
+
+
+def _by_key(data: bytes) -> dict[str, Any] | None:
+    try:
+        return {key: _value_decoder(key).decode(value) for key, value in _TOP_LEVEL.decode(data).items()}
+    except _DECODE_ERRORS:
+        return None
+
+
+def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], set[str]] | None:
+    """(the record's fields, the file's other keys and values, the names set) from decode's mapping, as pydantic's
+    model fields with validation aliases give them; None when a required key is missing, or the first compile
+    config's npu or num_devices, taken when the top level has none, breaks its type (the model words the error)."""
+    if not all(key in values for key in REQUIRED):
+        return None
+    fields = dict(_DEFAULTS)
+    extra: dict[str, Any] = {}
+    names: set[str] = set()
+    for key, value in values.items():
+        if key in FIELD_TYPES:
+            name = FIELD_NAMES.get(key, key)
+            fields[name] = value
+        else:
+            name = key  # "compile_cfgs" spelt so in a file is no field of ours: its field is "_compile_cfgs"
+            extra[key] = value
+        names.add(name)
+    cfgs = fields["compile_cfgs"]
+    first: dict[str, Any] = cfgs[0] if cfgs else {}  # optimum-rbln keeps npu and num_devices there
+    for key in ("npu", "num_devices"):
+        if key not in values and key in first:
+            fields[key] = first[key]
+            names.add(key)
+    npu, devices = fields["npu"], fields["num_devices"]
+    if npu is not None and type(npu) is not str:
+        return None
+    if devices is None:
+        fields["num_devices"] = 1
+    elif type(devices) is not int or not 1 <= devices <= 1 << 16:
+        return None
+    return fields, extra, names
