@@ -228,3 +228,17 @@ def test_a_cold_scan_reads_every_verdict_without_pydantic(cr13_artifact: Path, t
     assert out.stdout.splitlines()[-1] == "[]"
     report = json.loads("\n".join(out.stdout.splitlines()[:-1]))
     assert [(row["name"], row["status"], row["kvcache_num_blocks"]) for row in report] == [("qwen3-8b-cr13", "ok", 21)]
+
+
+def test_copies_of_a_model_share_one_reading_of_their_cache_metas() -> None:
+    """The same cache_metas bytes (a model's copies at other block counts) are decoded and summed once; other
+    bytes are read anew, never given another file's tensors."""
+    copies = [read_view(json.dumps({**BASE, "kvcache_num_blocks": n}).encode()) for n in (9, 21, 40)]
+    assert all(c is not None for c in copies)
+    first = copies[0]
+    assert first is not None and all(c is not None and c.cache_metas is first.cache_metas for c in copies)
+    assert [c.kvcache_num_blocks for c in copies if c is not None] == [9, 21, 40]
+    halved = [{**m, "shape": [40, 4, 8192, 128]} for m in BASE["cache_metas"]]
+    other = read_view(json.dumps({**BASE, "cache_metas": halved}).encode())
+    assert other is not None and other.cache_metas is not first.cache_metas
+    assert other.kv_bytes_per_block == first.kv_bytes_per_block // 2 == 4 * 4 * 8192 * 128 * 2

@@ -301,10 +301,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
             yield row
 
     from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
-    from rbln_artifact_studio.core.logs import logger
 
     processes = args.jobs if args.jobs is not None else idle_cpus()
-    if args.jobs is None:  # with --verbose: why a scan read in one process or several
+    # With --verbose (only then is logging loaded): why a scan read in one process or several.
+    if args.jobs is None and getattr(args, "verbose", False):
+        from rbln_artifact_studio.core.logs import logger
+
         logger(__name__).debug("--jobs not given: up to %d process(es), the CPUs idle now", processes)
     if root is None:
         from rbln_artifact_studio.cli.fleet import scan_fleet

@@ -432,7 +432,10 @@ def _read_once(
             folders = [folder]
         else:
             folders = list(dict.fromkeys([folder, model_dir, lock_dir]))
-        artifact.incomplete = incomplete_reason(folders)
+        if listed and folders == [folder] and all(name != INCOMPLETE_MARKER for name, _ in others):
+            artifact.incomplete = None  # the scan's listing, just taken, has no marker: no lstat (and its error)
+        else:
+            artifact.incomplete = incomplete_reason(folders)
         if artifact.incomplete is not None:
             problems.insert(0, Problem(Status.INVALID, artifact.incomplete))
     if sharing:

@@ -12,10 +12,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from rbln_artifact_studio.core.logs import logger
-
-log = logger(__name__)
-
 TaskT = TypeVar("TaskT")
 ResultT = TypeVar("ResultT")
 
@@ -273,8 +269,10 @@ def ordered_map(
             import pickle  # noqa: F401  (here, once: every worker inherits it)
         while len(workers) < wanted:
             workers.append(_Worker(compute, workers))
-        if workers:
-            log.debug("%d worker process(es) forked, besides this one", len(workers))
+        if workers and "logging" in sys.modules:  # a log set up (--verbose, the desktop) loaded it; else none is
+            from rbln_artifact_studio.core.logs import logger
+
+            logger(__name__).debug("%d worker process(es) forked, besides this one", len(workers))
 
     def ready() -> Iterator[tuple[TaskT | None, ResultT]]:
         while queue and queue[0].results is not None:

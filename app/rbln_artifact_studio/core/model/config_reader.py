@@ -10,7 +10,15 @@ import msgspec
 from msgspec import UNSET, Meta
 
 from rbln_artifact_studio.core.model import upstream
-from rbln_artifact_studio.core.model.rbln_config import _MAX_DIM, _SIZE_OF, DEFAULT_DTYPE, FULL_ATTENTION, MAX_BLOCKS
+from rbln_artifact_studio.core.model.rbln_config import (
+    _MAX_DIM,
+    _SIZE_OF,
+    DEFAULT_DTYPE,
+    FULL_ATTENTION,
+    MAX_BLOCKS,
+    KvScan,
+    kv_scan,
+)
 
 if TYPE_CHECKING:
     DtypeName = str  # a Literal built at run time, which a type checker cannot read
@@ -70,6 +78,12 @@ _DEFAULTS: dict[str, Any] = {**dict.fromkeys(VIEW_FIELDS), "batch_size": 1, "num
 # What optimum-rbln writes first, in its order: a decoder looking for the next key finds it at once.
 _WRITTEN_FIRST = ("cls_name", "dtype", "optimum_rbln_version", "_compile_cfgs", "batch_size", "max_seq_len")
 _DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # a ValidationError is a DecodeError
+# cache_metas is kept as its bytes at first: every copy of a model (the same graphs at another block count) has the
+# same, decoded and summed once (_cache_metas).
+_DECODED_AS: dict[str, Any] = {**FIELD_TYPES, "cache_metas": msgspec.Raw}
+_METAS = msgspec.json.Decoder(FIELD_TYPES["cache_metas"])
+_MAX_KNOWN_METAS = 256  # distinct cache_metas remembered: a fleet's models, far more than it holds
+_known_metas: dict[bytes, tuple[tuple[CacheMetaEntry, ...], KvScan] | None] = {}
 
 
 @cache
@@ -77,7 +91,7 @@ def _decoder_file() -> tuple[msgspec.json.Decoder[Any], tuple[str, ...]]:
     """The decoder of a file holding only keys a decoder-only model's config takes (most files a scan reads), in
     one pass, and the file's name of each of its fields; a file with another key it refuses (then _by_key)."""
     keys = sorted(upstream.decoder_keys() | FIELD_TYPES.keys(), key=_written_order)
-    fields = [(key.lstrip("_"), FIELD_TYPES.get(key, Any) | msgspec.UnsetType, UNSET) for key in keys]
+    fields = [(key.lstrip("_"), _DECODED_AS.get(key, Any) | msgspec.UnsetType, UNSET) for key in keys]
     rename = {key.lstrip("_"): key for key in keys if key.startswith("_")}
     struct = msgspec.defstruct("DecoderConfigFile", fields, rename=rename, forbid_unknown_fields=True)
     return msgspec.json.Decoder(struct), tuple(keys)
@@ -89,7 +103,7 @@ def _written_order(key: str) -> tuple[int, str]:
 
 @cache
 def _value_decoder(key: str) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(FIELD_TYPES.get(key, Any))
+    return msgspec.json.Decoder(_DECODED_AS.get(key, Any))
 
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -97,7 +111,7 @@ _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 def decode(data: bytes) -> dict[str, Any] | None:
     """The file's top-level keys and values in file order (a row's keys typed and checked, the others as JSON has
-    them); None when it is no JSON object, or a row's key breaks its type or limits."""
+    them, cache_metas as its bytes); None when it is no JSON object, or a row's key breaks its type or limits."""
     decoder, keys = _decoder_file()
     try:
         found = decoder.decode(data)
@@ -119,13 +133,36 @@ def _by_key(data: bytes) -> dict[str, Any] | None:
         return None
 
 
+def _cache_metas(raw: msgspec.Raw) -> tuple[tuple[CacheMetaEntry, ...], KvScan] | None:
+    """cache_metas' tensors and their sums (None for null), worked out once for the same bytes; ValidationError
+    when they break their types or limits."""
+    key = bytes(raw)
+    if key in _known_metas:
+        return _known_metas[key]
+    entries = _METAS.decode(key)
+    known = None if entries is None else (tuple(entries), kv_scan(entries))
+    if len(_known_metas) >= _MAX_KNOWN_METAS:
+        _known_metas.clear()
+    _known_metas[key] = known
+    return known
+
+
 def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], set[str]] | None:
     """(the record's fields, the file's other keys and values, the names set) from decode's mapping, as pydantic's
-    model fields with validation aliases give them; None when a required key is missing, or the first compile
-    config's npu or num_devices, taken when the top level has none, breaks its type (the model words the error)."""
+    model fields with validation aliases give them; None when a required key is missing, cache_metas breaks its
+    types or limits, or the first compile config's npu or num_devices, taken when the top level has none, breaks
+    its type (the model words the error)."""
     if not all(key in values for key in REQUIRED):
         return None
     fields = dict(_DEFAULTS)
+    if "cache_metas" in values:
+        try:
+            metas = _cache_metas(values["cache_metas"])
+        except _DECODE_ERRORS:
+            return None
+        values = {**values, "cache_metas": None if metas is None else metas[0]}
+        if metas is not None:  # and their sums: the record's _kv_scan, not summed again
+            fields["_kv_scan"] = metas[1]
     extra: dict[str, Any] = {}
     names: set[str] = set()
     for key, value in values.items():

@@ -322,7 +322,7 @@ class ConfigRecord(ConfigFields):
     what optimum-rbln's loader would refuse without parsing the file twice.
     """
 
-    cache_metas: list[CacheTensor] | None
+    cache_metas: Sequence[CacheTensor] | None
     compile_cfgs: list[dict[str, Any]] | None
 
     def __init__(self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str]) -> None:
