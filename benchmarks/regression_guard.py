@@ -43,8 +43,11 @@ TOLERANCE = 1.5  # the guard fails a run only past 1.5 times a goal: it is there
 # (test_perf_guard.py's slowed scan) fail it. Its third pass (configs and headers read without pydantic, figures
 # worked out once per config, the CLI's parser built for the named command) measured 1.91-1.99 at load 0.8-1.2
 # where the code before it measured 2.36 (0.326 against 0.365 ms an artifact, fixed 99 against 179 ms; 2026-12-05
-# 01:34 and 02:09 UTC): held at 2.0 (limit 2.6).
-SCAN_HELD = 2.0
+# 01:34 and 02:09 UTC): held at 2.0 (limit 2.6). Its fourth pass (configs read by msgspec, each distinct cache_metas
+# decoded and summed once) measured 1.44 at load 0.4 (0.212 against 0.155 ms an artifact, fixed 86 against 17 ms;
+# 2026-12-05 03:38 UTC), and row 2 itself (wall time, default --jobs) meets its goal: held at 1.5 (limit 1.95), this
+# CPU ratio of one process being what the guard can measure in seconds.
+SCAN_HELD = 1.5
 HELD_TOLERANCE = 1.3
 ROW2_COUNT = 5000
 SMALL, EXTRA = 20, 300
