@@ -241,4 +241,4 @@ def test_copies_of_a_model_share_one_reading_of_their_cache_metas() -> None:
     halved = [{**m, "shape": [40, 4, 8192, 128]} for m in BASE["cache_metas"]]
     other = read_view(json.dumps({**BASE, "cache_metas": halved}).encode())
     assert other is not None and other.cache_metas is not first.cache_metas
-    assert other.kv_bytes_per_block == first.kv_bytes_per_block // 2 == 4 * 4 * 8192 * 128 * 2
+    assert (first.kv_bytes_per_block, other.kv_bytes_per_block) == (4 * 8 * 8192 * 128 * 2, 4 * 4 * 8192 * 128 * 2)

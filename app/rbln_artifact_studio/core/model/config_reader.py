@@ -137,8 +137,9 @@ def _cache_metas(raw: msgspec.Raw) -> tuple[tuple[CacheMetaEntry, ...], KvScan] 
     """cache_metas' tensors and their sums (None for null), worked out once for the same bytes; ValidationError
     when they break their types or limits."""
     key = bytes(raw)
-    if key in _known_metas:
-        return _known_metas[key]
+    known = _known_metas.get(key, UNSET)  # one look: another thread may clear it between two (a window's readers)
+    if known is not UNSET:
+        return known
     entries = _METAS.decode(key)
     known = None if entries is None else (tuple(entries), kv_scan(entries))
     if len(_known_metas) >= _MAX_KNOWN_METAS:
