@@ -21,7 +21,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import zlib
 
 from rbln_artifact_studio.core.portable.container import (
     MAGIC,
@@ -31,6 +30,7 @@ from rbln_artifact_studio.core.portable.container import (
     slot_body_length,
     valid_slot_size,
 )
+from rbln_artifact_studio.core.portable.deflate import deflate
 from rbln_artifact_studio.core.portable.files import not_a_file, read_small
 from rbln_artifact_studio.core.portable.pipeline import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.walk import VolumeVersions, volume_version, walk
@@ -176,7 +176,7 @@ def check_files(entries, record, blob):
     record["fl"] = files
     record["x"] = pieces
     if raw:
-        blob.append(zlib.compress(b"".join(raw), 1))
+        blob.append(deflate(b"".join(raw)))
 
 
 def not_files(entries):
@@ -212,7 +212,7 @@ def row(folder, entries, size, graphs, link_target, newest=0):
     config = b""
     try:
         # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
-        config = zlib.compress(read_small(os.path.join(folder, CONFIG), MAX_BYTES), 1)
+        config = deflate(read_small(os.path.join(folder, CONFIG), MAX_BYTES))
         record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]

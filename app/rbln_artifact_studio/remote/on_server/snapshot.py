@@ -16,7 +16,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import zlib
 
 from rbln_artifact_studio.core.portable.container import (
     MAGIC,
@@ -25,6 +24,7 @@ from rbln_artifact_studio.core.portable.container import (
     SLOT_MAGIC,
     declared_slot_size,
 )
+from rbln_artifact_studio.core.portable.deflate import deflate
 
 RULES = json.loads(sys.argv[1])
 PROBE = sys.argv[2]
@@ -147,13 +147,13 @@ def main(folder):
         try:
             if entry.name in TEXTS and size <= RULES["max_json_bytes"]:
                 with open(entry.path, "rb") as f:
-                    texts[name] = base64.b64encode(zlib.compress(f.read(), 1)).decode("ascii")
+                    texts[name] = base64.b64encode(deflate(f.read())).decode("ascii")
             elif entry.name.endswith(".rbln"):
                 head = read_head(entry.path)
                 if head is None:
                     real.append([name, entry.path])
                 else:
-                    heads[name] = base64.b64encode(zlib.compress(head, 1)).decode("ascii")  # slots are mostly zeros
+                    heads[name] = base64.b64encode(deflate(head)).decode("ascii")  # slots are mostly zeros
         except OSError as exc:
             errors[name] = exc.strerror or str(exc)
     out = {"files": files, "texts": texts, "heads": heads, "errors": errors}
