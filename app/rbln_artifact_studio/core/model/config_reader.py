@@ -83,7 +83,10 @@ _DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # a ValidationError is a
 _DECODED_AS: dict[str, Any] = {**FIELD_TYPES, "cache_metas": msgspec.Raw}
 _METAS = msgspec.json.Decoder(FIELD_TYPES["cache_metas"])
 _MAX_KNOWN_METAS = 256  # distinct cache_metas remembered: a fleet's models, far more than it holds
+# and their bytes at most: a model's are ~20 KB (indented, 72 tensors); a broken fleet's of megabytes are not all kept
+_MAX_KNOWN_BYTES = 16 << 20
 _known_metas: dict[bytes, tuple[tuple[CacheMetaEntry, ...], KvScan] | None] = {}
+_known_bytes = 0  # of _known_metas' keys (threads may leave it a few entries off: it only says when to forget)
 
 
 @cache
@@ -136,23 +139,30 @@ def _by_key(data: bytes) -> dict[str, Any] | None:
 def _cache_metas(raw: msgspec.Raw) -> tuple[tuple[CacheMetaEntry, ...], KvScan] | None:
     """cache_metas' tensors and their sums (None for null), worked out once for the same bytes; ValidationError
     when they break their types or limits."""
+    global _known_bytes
     key = bytes(raw)
     known = _known_metas.get(key, UNSET)  # one look: another thread may clear it between two (a window's readers)
     if known is not UNSET:
         return known
     entries = _METAS.decode(key)
     known = None if entries is None else (tuple(entries), kv_scan(entries))
-    if len(_known_metas) >= _MAX_KNOWN_METAS:
+    if len(key) > _MAX_KNOWN_BYTES:
+        return known
+    if len(_known_metas) >= _MAX_KNOWN_METAS or _known_bytes + len(key) > _MAX_KNOWN_BYTES:
         _known_metas.clear()
+        _known_bytes = 0
     _known_metas[key] = known
+    _known_bytes += len(key)
     return known
 
 
-def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], set[str]] | None:
-    """(the record's fields, the file's other keys and values, the names set) from decode's mapping, as pydantic's
-    model fields with validation aliases give them; None when a required key is missing, cache_metas breaks its
-    types or limits, or the first compile config's npu or num_devices, taken when the top level has none, breaks
-    its type (the model words the error)."""
+def record_fields(
+    values: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], set[str], tuple[str, ...]] | None:
+    """(the record's fields, the file's other keys and values, the names set, the file's keys) from decode's
+    mapping, as pydantic's model fields with validation aliases give them; None when a required key is missing,
+    cache_metas breaks its types or limits, or the first compile config's npu or num_devices, taken when the top
+    level has none, breaks its type (the model words the error)."""
     if not all(key in values for key in REQUIRED):
         return None
     fields = dict(_DEFAULTS)
@@ -187,4 +197,4 @@ def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
         fields["num_devices"] = 1
     elif type(devices) is not int or not 1 <= devices <= 1 << 16:
         return None
-    return fields, extra, names
+    return fields, extra, names, tuple(values)
