@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from test_config_reader import BASE, figures
+from test_config_reader import BASE, CFG_KEYS, META_KEYS, SHAPES, TOP_KEYS, VALUES, figures
 
 from rbln_artifact_studio.core.errors import ConfigError
 from rbln_artifact_studio.core.model import config_reader, upstream
@@ -406,3 +406,38 @@ def test_a_file_the_reader_takes_can_be_rewritten_at_any_depth() -> None:
         data = _nested(depth)
         if read_view(data) is not None:
             config_from_bytes(data, PATH).raw  # noqa: B018 - the decode is what is checked
+
+
+def _object_text(pairs: list[tuple[str, str]]) -> str:
+    """A JSON object written member by member: keys may repeat, as in a hand-edited file."""
+    return "{" + ", ".join(f"{json.dumps(key)}: {value}" for key, value in pairs) + "}"
+
+
+_REPEATED = st.sampled_from([*TOP_KEYS, "cls_name", "cache_metas", "_compile_cfgs", "kvcache_num_blocks"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    top=st.lists(st.tuples(_REPEATED, VALUES, st.integers(0, 20)), max_size=3),
+    cfg0=st.lists(st.tuples(st.sampled_from(CFG_KEYS), VALUES, st.integers(0, 4)), max_size=2),
+    meta=st.lists(st.tuples(st.sampled_from(META_KEYS), st.one_of(VALUES, SHAPES), st.integers(0, 6)), max_size=2),
+)
+def test_keys_written_twice_anywhere_agree(
+    top: list[tuple[str, object, int]], cfg0: list[tuple[str, object, int]], meta: list[tuple[str, object, int]]
+) -> None:
+    """Keys repeated at the top level, in _compile_cfgs[0] and in a cache_metas entry, before or after the first:
+    the reader takes the value json.load takes (the last) or leaves the file to the model."""
+
+    def members(raw: dict[str, Any], more: list[tuple[str, object, int]]) -> list[tuple[str, str]]:
+        pairs = [(key, json.dumps(value)) for key, value in raw.items()]
+        for key, value, at in more:
+            pairs.insert(min(at, len(pairs)), (key, json.dumps(value)))
+        return pairs
+
+    cfgs = [_object_text(members(BASE["_compile_cfgs"][0], cfg0)), json.dumps(BASE["_compile_cfgs"][1])]
+    metas = [_object_text(members(BASE["cache_metas"][0], meta)), *map(json.dumps, BASE["cache_metas"][1:])]
+    written = {**BASE, "_compile_cfgs": None, "cache_metas": None}
+    pairs = members(written, top)
+    pairs = [(k, "[" + ", ".join(cfgs) + "]") if (k, v) == ("_compile_cfgs", "null") else (k, v) for k, v in pairs]
+    pairs = [(k, "[" + ", ".join(metas) + "]") if (k, v) == ("cache_metas", "null") else (k, v) for k, v in pairs]
+    assert_agree(_object_text(pairs).encode())
