@@ -114,7 +114,10 @@ _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 def decode(data: bytes) -> dict[str, Any] | None:
     """The file's top-level keys and values in file order (a row's keys typed and checked, the others as JSON has
-    them, cache_metas as its bytes); None when it is no JSON object, or a row's key breaks its type or limits."""
+    them, cache_metas as its bytes); None when it is no JSON object, no UTF-8 text, or a row's key breaks its type
+    or limits."""
+    if not data.isascii() and not _is_utf8(data):  # msgspec checks only what it builds, not input_info's strings
+        return None
     decoder, keys = _decoder_file()
     try:
         found = decoder.decode(data)
@@ -127,6 +130,14 @@ def decode(data: bytes) -> dict[str, Any] | None:
     if type(cls_name) is str and values.keys() <= upstream.accepted_keys(cls_name):
         return values  # in the struct's order, not the file's: only the keys a loader refuses are listed in order
     return _by_key(data)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _by_key(data: bytes) -> dict[str, Any] | None:
