@@ -127,7 +127,8 @@ def decode(data: bytes) -> dict[str, Any] | None:
         return None
     values = {key: value for key, value in zip(keys, msgspec.structs.astuple(found), strict=True) if value is not UNSET}
     cls_name = values.get("cls_name")
-    if type(cls_name) is str and values.keys() <= upstream.accepted_keys(cls_name):
+    # known_class first: accepted_keys remembers every name it is asked (unknown ones take the key by key path anyway)
+    if type(cls_name) is str and upstream.known_class(cls_name) and values.keys() <= upstream.accepted_keys(cls_name):
         return values  # in the struct's order, not the file's: only the keys a loader refuses are listed in order
     return _by_key(data)
 
