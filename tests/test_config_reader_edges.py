@@ -4,9 +4,11 @@ the raw mapping's kind and loader warnings; it never raises, and its cache of ca
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import threading
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,23 @@ def test_class_names_no_loader_knows_are_not_remembered() -> None:
     for i in range(50):
         assert read_view(dumps({**BASE, "cls_name": f"RBLNUnheardOf{i}ForCausalLMConfig"})) is not None
     assert upstream.accepted_keys.cache_info().currsize == before
+
+
+def test_a_file_of_many_keys_leaves_nothing_behind_once_read() -> None:
+    """Keys of a file's own (20,000 notes here, a generated or hostile file) cost memory while it is read, not
+    for the rest of a long-running GUI's life: each distinct key name must not be remembered."""
+    read_view(dumps(BASE))  # what every read builds once (the decoders of the keys a row reads)
+    data = dumps({**BASE, **{f"note_{i}": i for i in range(20_000)}})
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert read_view(data) is not None
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert retained < 256 << 10
 
 
 def _known_classes(decoder: bool) -> list[str]:
