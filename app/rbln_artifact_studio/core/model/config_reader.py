@@ -104,9 +104,17 @@ def _written_order(key: str) -> tuple[int, str]:
     return (_WRITTEN_FIRST.index(key), "") if key in _WRITTEN_FIRST else (len(_WRITTEN_FIRST), key)
 
 
-@cache
+_ANY_VALUE = msgspec.json.Decoder()
+
+
 def _value_decoder(key: str) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(_DECODED_AS.get(key, Any))
+    # one decoder per key a row reads; any other key's (a file's own, of any name and number) the shared one
+    return _typed_decoder(key) if key in _DECODED_AS else _ANY_VALUE
+
+
+@cache
+def _typed_decoder(key: str) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(_DECODED_AS[key])
 
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
