@@ -3,6 +3,8 @@ model's limits (config_model.RblnConfig words the errors of the files it leaves)
 
 from __future__ import annotations
 
+import re
+import sys
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
@@ -126,6 +128,8 @@ def decode(data: bytes) -> dict[str, Any] | None:
     or limits."""
     if not data.isascii() and not _is_utf8(data):  # msgspec checks only what it builds, not input_info's strings
         return None
+    if _long_digit_run(data):  # nor the digits of input_info's numbers against Python's limit, as json.load does
+        return None
     decoder, keys = _decoder_file()
     try:
         found = decoder.decode(data)
@@ -147,6 +151,29 @@ def _is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+_DIGITS = re.compile(rb"[0-9]*")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _long_digit_run(data: bytes) -> bool:
+    """Whether the text may hold an integer json.load refuses (more digits than sys.get_int_max_str_digits): a run
+    of more than half that many digits (a string's too: the model says which), in well under a microsecond."""
+    limit = getattr(sys, "get_int_max_str_digits", int)()  # Python 3.10.6 and older: no limit
+    if not limit or len(data) <= limit:
+        return False
+    # Every step-th byte: a run of limit + 1 digits holds two samples in a row, so one test per such pair.
+    step = (limit + 1) // 2
+    samples = data[::step].translate(_DIGITS_AS_ZERO)
+    at = samples.find(b"00")
+    while at >= 0:
+        start = at * step
+        match = _DIGITS.match(data, start)
+        if match is not None and match.end() > start + step:
+            return True
+        at = samples.find(b"00", at + 1)
+    return False
 
 
 def _by_key(data: bytes) -> dict[str, Any] | None:
