@@ -326,7 +326,7 @@ class ConfigRecord(ConfigFields):
     compile_cfgs: list[dict[str, Any]] | None
 
     def __init__(
-        self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str], keys: tuple[str, ...] = ()
+        self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str], keys: tuple[str, ...]
     ) -> None:
         self.__dict__.update(fields)  # the schema's field names only: a file's own keys are in `extra`
         self.model_extra = extra
