@@ -3,6 +3,8 @@ model's limits (config_model.RblnConfig words the errors of the files it leaves)
 
 from __future__ import annotations
 
+import re
+import sys
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
@@ -83,7 +85,10 @@ _DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # a ValidationError is a
 _DECODED_AS: dict[str, Any] = {**FIELD_TYPES, "cache_metas": msgspec.Raw}
 _METAS = msgspec.json.Decoder(FIELD_TYPES["cache_metas"])
 _MAX_KNOWN_METAS = 256  # distinct cache_metas remembered: a fleet's models, far more than it holds
+# and their bytes at most: a model's are ~20 KB (indented, 72 tensors); a broken fleet's of megabytes are not all kept
+_MAX_KNOWN_BYTES = 16 << 20
 _known_metas: dict[bytes, tuple[tuple[CacheMetaEntry, ...], KvScan] | None] = {}
+_known_bytes = 0  # of _known_metas' keys (threads may leave it a few entries off: it only says when to forget)
 
 
 @cache
@@ -101,9 +106,17 @@ def _written_order(key: str) -> tuple[int, str]:
     return (_WRITTEN_FIRST.index(key), "") if key in _WRITTEN_FIRST else (len(_WRITTEN_FIRST), key)
 
 
-@cache
+_ANY_VALUE = msgspec.json.Decoder()
+
+
 def _value_decoder(key: str) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(_DECODED_AS.get(key, Any))
+    # one decoder per key a row reads; any other key's (a file's own, of any name and number) the shared one
+    return _typed_decoder(key) if key in _DECODED_AS else _ANY_VALUE
+
+
+@cache
+def _typed_decoder(key: str) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(_DECODED_AS[key])
 
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -111,7 +124,12 @@ _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 def decode(data: bytes) -> dict[str, Any] | None:
     """The file's top-level keys and values in file order (a row's keys typed and checked, the others as JSON has
-    them, cache_metas as its bytes); None when it is no JSON object, or a row's key breaks its type or limits."""
+    them, cache_metas as its bytes); None when it is no JSON object, no UTF-8 text, or a row's key breaks its type
+    or limits."""
+    if not data.isascii() and not _is_utf8(data):  # msgspec checks only what it builds, not input_info's strings
+        return None
+    if _long_digit_run(data):  # nor the digits of input_info's numbers against Python's limit, as json.load does
+        return None
     decoder, keys = _decoder_file()
     try:
         found = decoder.decode(data)
@@ -121,9 +139,41 @@ def decode(data: bytes) -> dict[str, Any] | None:
         return None
     values = {key: value for key, value in zip(keys, msgspec.structs.astuple(found), strict=True) if value is not UNSET}
     cls_name = values.get("cls_name")
-    if type(cls_name) is str and values.keys() <= upstream.accepted_keys(cls_name):
+    # known_class first: accepted_keys remembers every name it is asked (unknown ones take the key by key path anyway)
+    if type(cls_name) is str and upstream.known_class(cls_name) and values.keys() <= upstream.accepted_keys(cls_name):
         return values  # in the struct's order, not the file's: only the keys a loader refuses are listed in order
     return _by_key(data)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_DIGITS = re.compile(rb"[0-9]*")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _long_digit_run(data: bytes) -> bool:
+    """Whether the text may hold an integer json.load refuses (more digits than sys.get_int_max_str_digits): a run
+    of more than half that many digits (a string's too: the model says which), in well under a microsecond."""
+    limit = getattr(sys, "get_int_max_str_digits", int)()  # Python 3.10.6 and older: no limit
+    if not limit or len(data) <= limit:
+        return False
+    # Every step-th byte: a run of limit + 1 digits holds two samples in a row, so one test per such pair.
+    step = (limit + 1) // 2
+    samples = data[::step].translate(_DIGITS_AS_ZERO)
+    at = samples.find(b"00")
+    while at >= 0:
+        start = at * step
+        match = _DIGITS.match(data, start)
+        if match is not None and match.end() > start + step:
+            return True
+        at = samples.find(b"00", at + 1)
+    return False
 
 
 def _by_key(data: bytes) -> dict[str, Any] | None:
@@ -136,23 +186,30 @@ def _by_key(data: bytes) -> dict[str, Any] | None:
 def _cache_metas(raw: msgspec.Raw) -> tuple[tuple[CacheMetaEntry, ...], KvScan] | None:
     """cache_metas' tensors and their sums (None for null), worked out once for the same bytes; ValidationError
     when they break their types or limits."""
+    global _known_bytes
     key = bytes(raw)
     known = _known_metas.get(key, UNSET)  # one look: another thread may clear it between two (a window's readers)
     if known is not UNSET:
         return known
     entries = _METAS.decode(key)
     known = None if entries is None else (tuple(entries), kv_scan(entries))
-    if len(_known_metas) >= _MAX_KNOWN_METAS:
+    if len(key) > _MAX_KNOWN_BYTES:
+        return known
+    if len(_known_metas) >= _MAX_KNOWN_METAS or _known_bytes + len(key) > _MAX_KNOWN_BYTES:
         _known_metas.clear()
+        _known_bytes = 0
     _known_metas[key] = known
+    _known_bytes += len(key)
     return known
 
 
-def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], set[str]] | None:
-    """(the record's fields, the file's other keys and values, the names set) from decode's mapping, as pydantic's
-    model fields with validation aliases give them; None when a required key is missing, cache_metas breaks its
-    types or limits, or the first compile config's npu or num_devices, taken when the top level has none, breaks
-    its type (the model words the error)."""
+def record_fields(
+    values: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], set[str], tuple[str, ...]] | None:
+    """(the record's fields, the file's other keys and values, the names set, the file's keys) from decode's
+    mapping, as pydantic's model fields with validation aliases give them; None when a required key is missing,
+    cache_metas breaks its types or limits, or the first compile config's npu or num_devices, taken when the top
+    level has none, breaks its type (the model words the error)."""
     if not all(key in values for key in REQUIRED):
         return None
     fields = dict(_DEFAULTS)
@@ -187,4 +244,4 @@ def record_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
         fields["num_devices"] = 1
     elif type(devices) is not int or not 1 <= devices <= 1 << 16:
         return None
-    return fields, extra, names
+    return fields, extra, names, tuple(values)

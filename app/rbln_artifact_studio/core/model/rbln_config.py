@@ -325,10 +325,13 @@ class ConfigRecord(ConfigFields):
     cache_metas: Sequence[CacheTensor] | None
     compile_cfgs: list[dict[str, Any]] | None
 
-    def __init__(self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str]) -> None:
+    def __init__(
+        self, fields: dict[str, Any], extra: dict[str, Any], fields_set: set[str], keys: tuple[str, ...]
+    ) -> None:
         self.__dict__.update(fields)  # the schema's field names only: a file's own keys are in `extra`
         self.model_extra = extra
-        self.model_fields_set = fields_set
+        self.model_fields_set = fields_set  # npu and num_devices taken from _compile_cfgs[0] too, as pydantic's
+        self._keys = keys  # the file's top-level keys (in its order, where the loader would refuse one of them)
 
     # Asked several times a scan row (the checks, the row, the fit): worked out once. The file is read once and
     # never changed here; model_copy forgets them with the fields it replaces.
@@ -370,13 +373,11 @@ class ConfigRecord(ConfigFields):
 
     def top_level_stand_in(self) -> dict[str, Any]:
         """The file's top-level keys with the values kinds and the loader rules look at (the others are None)."""
-        # model_fields_set holds the extras too: the modelled fields first (sorted), then the others in file order.
-        out: dict[str, Any] = dict.fromkeys(sorted(self.model_fields_set.difference(self.model_extra)))
-        out.pop("compile_cfgs", None)
-        out.pop("legacy_meta", None)
-        if self.compile_cfgs is not None:
-            out["_compile_cfgs"] = None
-        out["cls_name"] = self.cls_name
+        # The file's keys, not the fields set: the loader's warning lists the keys it refuses in the file's order,
+        # and npu taken from _compile_cfgs[0] is no key of the file.
+        out: dict[str, Any] = dict.fromkeys(self._keys)
+        if "cls_name" in out:
+            out["cls_name"] = self.cls_name
         out.update(self.model_extra)
         return out
 
