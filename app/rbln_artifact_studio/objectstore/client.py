@@ -125,18 +125,27 @@ def _require_extra() -> None:
 
 
 class Endpoint:
-    """The clients of the endpoint the AWS chain names (made on first use; thread-safe)."""
+    """The clients of the endpoint the AWS chain names, or the endpoint URL and profile given (the Open Bucket
+    dialog's, which win over the chain's own); made on first use; thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, url: str = "", profile: str = "") -> None:
         _require_extra()
         import boto3
         import botocore.exceptions
+        import botocore.session
         from botocore.config import Config
+        from botocore.configprovider import ConstantProvider
 
+        chain = botocore.session.Session()
+        if profile:
+            # Named as AWS_PROFILE names it: keys in the environment (AWS_ACCESS_KEY_ID...) still come first, as in
+            # a child process given AWS_PROFILE (environment()). Session(profile_name=...) would skip them.
+            chain.get_component("config_store").set_config_provider("profile", ConstantProvider(profile))
         try:
-            self.session = boto3.Session()
+            self.session = boto3.Session(botocore_session=chain)
         except botocore.exceptions.ProfileNotFound as exc:
-            raise StudioError(f"{exc}. Name a profile of ~/.aws/config in AWS_PROFILE, or unset it.") from None
+            where = "the Profile field of Open Bucket, or leave it empty" if profile else "AWS_PROFILE, or unset it"
+            raise StudioError(f"{exc}. Name a profile of ~/.aws/config in {where}.") from None
 
         self.timeout = request_timeout()
         self.connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
@@ -150,14 +159,15 @@ class Endpoint:
                 s3={"addressing_style": "path"} if path_style else None,
             )
 
-        client = self.session.client("s3", config=config(False))
+        chosen = url or None  # None: the chain's own (AWS_ENDPOINT_URL[_S3], the profile's endpoint_url, AWS S3)
+        client = self.session.client("s3", endpoint_url=chosen, config=config(False))
         self.url: str = client.meta.endpoint_url
         self.region: str = client.meta.region_name or "us-east-1"
         self.custom = "amazonaws.com" not in self.url
         if self.custom:  # MinIO, Ceph, SeaweedFS: buckets are paths, not host names
-            client = self.session.client("s3", config=config(True))
+            client = self.session.client("s3", endpoint_url=chosen, config=config(True))
         self.s3: S3Client = client
-        self.copier: S3Client = self.session.client("s3", config=config(self.custom, COPY_FACTOR))
+        self.copier: S3Client = self.session.client("s3", endpoint_url=chosen, config=config(self.custom, COPY_FACTOR))
         self._readers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -282,10 +292,15 @@ def _unanswered(exc: BaseException) -> bool:
 
 
 _endpoint_lock = threading.Lock()
+# The endpoint URL and profile the desktop's Open Bucket dialog chose (use()); "" leaves the chain's own. Kept here,
+# never written into os.environ: setenv() of a new variable reallocates C's environ array while other threads (Qt's
+# starting threads read QT_NO_GLIB, a scan's) may walk it, a use-after-free that segfaults the app.
+_chosen: tuple[str, str] = ("", "")
 
 
 _CHAIN_VARIABLES = (
     "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
     "AWS_ENDPOINT_URL",
     "AWS_ENDPOINT_URL_S3",
     "AWS_ACCESS_KEY_ID",
@@ -300,26 +315,46 @@ _CHAIN_VARIABLES = (
 
 
 @functools.cache
-def _endpoint(_digest: str) -> Endpoint:
-    return Endpoint()
+def _endpoint(_digest: str, url: str, profile: str) -> Endpoint:
+    return Endpoint(url, profile)
 
 
 def endpoint() -> Endpoint:
-    """The clients for the current environment: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the
-    keys) makes new ones. Keyed by a digest, so no secret is held beyond the environment itself."""
+    """The clients for the current environment and the endpoint and profile use() chose: a changed variable of the
+    chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) or choice makes new ones. Keyed by a digest, so no secret is held
+    beyond the environment itself."""
     values = "\0".join(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES)
     with _endpoint_lock:
-        return _endpoint(hashlib.sha256(values.encode()).hexdigest())
+        return _endpoint(hashlib.sha256(values.encode()).hexdigest(), *_chosen)
 
 
 def use(endpoint_url: str | None, profile: str | None) -> None:
-    """Reach buckets through this endpoint and profile from now on (the desktop's Open Bucket dialog): set in the
-    environment, where the chain (and every CLI the app starts) reads them; empty values leave the chain's own."""
-    for name, value in (("AWS_ENDPOINT_URL", endpoint_url), ("AWS_PROFILE", profile)):
-        if value:
-            os.environ[name] = value
-        else:
-            os.environ.pop(name, None)
+    """Reach buckets through this endpoint and profile from now on (the desktop's Open Bucket dialog): they win over
+    the chain's own; empty values leave the chain's own. This process's environment is left as it is (see _chosen);
+    a child process that may reach a bucket is started with environment()."""
+    global _chosen
+    with _endpoint_lock:
+        _chosen = ((endpoint_url or "").strip(), (profile or "").strip())
+
+
+def chosen() -> tuple[str, str]:
+    """The endpoint URL and profile use() chose ("" for the chain's own)."""
+    with _endpoint_lock:
+        return _chosen
+
+
+def environment() -> dict[str, str]:
+    """This process's environment with the endpoint and profile use() chose, for a child process that may reach a
+    bucket (its env=): the child's chain then reaches the store this process does. Writes nothing."""
+    env = dict(os.environ)
+    url, profile = chosen()
+    if url:
+        env["AWS_ENDPOINT_URL"] = url
+        env.pop("AWS_ENDPOINT_URL_S3", None)  # botocore prefers it; this process's clients are given the URL itself
+    if profile:
+        env["AWS_PROFILE"] = profile
+        env.pop("AWS_DEFAULT_PROFILE", None)  # botocore prefers it; this process's chain is given the profile
+    return env
 
 
 def _code(exc: BaseException) -> tuple[str, int]:

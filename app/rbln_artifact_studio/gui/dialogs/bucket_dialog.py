@@ -1,7 +1,8 @@
 """File ▸ Open Bucket…: endpoint, bucket, prefix and profile of an S3-compatible store; its artifacts join the table.
 
-The endpoint and profile go to the AWS chain (AWS_ENDPOINT_URL, AWS_PROFILE in this process, so every CLI the app
-starts sees them too); the keys stay where the chain keeps them (~/.aws/credentials, the environment), never here.
+The endpoint and profile are kept by the objectstore layer (objectstore/client.use: they win over AWS_ENDPOINT_URL and
+AWS_PROFILE, never written into the environment, and a child process that may reach a bucket is given them); the keys
+stay where the chain keeps them (~/.aws/credentials, the environment), never here.
 The bucket's rows show its URL in the Host column (core/location.host_of); the scan runs in a job.
 """
 
@@ -94,7 +95,7 @@ class BucketDialog(QDialog):
 
 def reopen_buckets(jobs: JobManager, model: ArtifactTableModel, entries: list[BucketEntry]) -> Job | None:
     """The buckets open when the studio last quit, one after the other (each through its own endpoint and profile,
-    which the AWS chain reads from the environment when its scan starts)."""
+    which the objectstore layer takes when its scan starts)."""
     from rbln_artifact_studio.objectstore.client import use
 
     if not entries:
