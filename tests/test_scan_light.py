@@ -226,3 +226,16 @@ def test_the_light_reader_takes_real_layouts(cr13_artifact: Path, ca25_artifact:
     edit(ca25_artifact, _npu_only_in_compile_cfgs)
     view = read_view((ca25_artifact / CONFIG).read_bytes())
     assert view is not None and (view.npu, view.num_devices) == ("RBLN-CA25", 4)
+
+
+def test_a_deep_file_left_to_the_model_reads_as_inspect_reads_it(cr13_artifact: Path) -> None:
+    """A value nested deeper than pydantic-core's parser goes (200 levels) but within json's: the scan's first row
+    (verify=False) does not call the file too deep where the full check, which inspect runs, reads it."""
+    deep: object = 1
+    for _ in range(300):
+        deep = [deep]
+    edit(cr13_artifact, lambda raw: raw.update(tensor_parallel_size=raw["num_devices"], zz_extra=deep))
+    assert read_view((cr13_artifact / CONFIG).read_bytes()) is None  # older key name: left to the model
+    first, verdict = summarize(cr13_artifact, verify=False), summarize(cr13_artifact)
+    assert not any("nested too deeply" in p for p in first.problems + verdict.problems)
+    assert (first.kvcache_num_blocks, first.npu) == (verdict.kvcache_num_blocks, verdict.npu) == (21, "RBLN-CR13")

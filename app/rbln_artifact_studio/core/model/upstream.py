@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from rbln_artifact_studio.core.resources import resource_dir
@@ -108,7 +108,7 @@ def parse_version(text: object) -> tuple[int, ...] | None:
     return _parse_version(text) if isinstance(text, str) else None
 
 
-@cache
+@lru_cache(maxsize=256)  # bounded: each file may spell its own version
 def _parse_version(text: str) -> tuple[int, ...] | None:  # a scan compares the same few strings on every row
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     return tuple(int(p) for p in match.group(1).split(".")) if match else None

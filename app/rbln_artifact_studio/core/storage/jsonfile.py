@@ -84,6 +84,8 @@ def decode_json(data: bytes, path: PathText, loads: Callable[[str], object] = js
         raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
     except ValueError as exc:  # pydantic_core's syntax and depth errors; Python's int digit limit
         message = str(exc)
+        if "recursion limit" in message and loads is not json.loads:
+            return decode_json(data, path)  # pydantic_core stops at 200 levels, json.loads near 1,000: as inspect reads
         if "recursion limit" in message:
             raise ConfigError(f"{path} is nested too deeply to be an rbln_config.json.") from None
         if "digits" in message:
