@@ -194,9 +194,6 @@ class ConfigFields:
     @property
     def attn(self) -> AttnImpl:
         """The attention implementation, inferred from the block size when the file does not say."""
-        return self._attn()
-
-    def _attn(self) -> AttnImpl:
         if self.attn_impl is not None:
             return _ATTN_OF.get(self.attn_impl) or AttnImpl(self.attn_impl)
         if self.kvcache_partition_len and self.kvcache_block_size == self.kvcache_partition_len:
@@ -205,9 +202,6 @@ class ConfigFields:
 
     @property
     def block_size(self) -> int:
-        return self._block_size()
-
-    def _block_size(self) -> int:
         if self.kvcache_block_size is not None:
             return self.kvcache_block_size
         if self.attn_impl == AttnImpl.FLASH.value and self.kvcache_partition_len:
@@ -306,6 +300,13 @@ class ConfigFields:
         return kv_bytes_per_npu(total, self.kv_heads, self.num_devices, chiplets)
 
 
+def _once(prop: Callable[[ConfigFields], _T]) -> computed_once[_T]:
+    """ConfigFields' property, worked out once per record (ConfigRecord's figures: its file never changes)."""
+    getter = prop.fget if isinstance(prop, property) else None  # a property, seen from the class
+    assert getter is not None
+    return computed_once(getter)
+
+
 # ---- the lean reader ----------------------------------------------------------------------------------------------
 # A scan reads thousands of configs and writes none: msgspec decodes the keys a row reads, typed and with the
 # model's limits, in one pass over the file's bytes (config_reader.py), and builds nothing of the rest (most of the
@@ -335,21 +336,10 @@ class ConfigRecord(ConfigFields):
 
     # Asked several times a scan row (the checks, the row, the fit): worked out once. The file is read once and
     # never changed here; model_copy forgets them with the fields it replaces.
-    @computed_once
-    def attn(self) -> AttnImpl:
-        return self._attn()
-
-    @computed_once
-    def block_size(self) -> int:
-        return self._block_size()
-
-    @computed_once
-    def num_full_blocks(self) -> int:
-        return num_full_blocks(self.max_seq_len, self.block_size, self.batch_size)
-
-    @computed_once
-    def num_min_blocks(self) -> int:
-        return num_min_blocks(self.max_seq_len, self.block_size, self.batch_size, self.attn)
+    attn = _once(ConfigFields.attn)
+    block_size = _once(ConfigFields.block_size)
+    num_full_blocks = _once(ConfigFields.num_full_blocks)
+    num_min_blocks = _once(ConfigFields.num_min_blocks)
 
     _DERIVED = ("attn", "block_size", "num_full_blocks", "num_min_blocks", "_kv_scan")
 
