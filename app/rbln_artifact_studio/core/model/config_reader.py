@@ -84,11 +84,11 @@ _DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # a ValidationError is a
 # same, decoded and summed once (_cache_metas).
 _DECODED_AS: dict[str, Any] = {**FIELD_TYPES, "cache_metas": msgspec.Raw}
 _METAS = msgspec.json.Decoder(FIELD_TYPES["cache_metas"])
-_MAX_KNOWN_METAS = 256  # distinct cache_metas remembered: a fleet's models, far more than it holds
-# and their bytes at most: a model's are ~20 KB (indented, 72 tensors); a broken fleet's of megabytes are not all kept
-_MAX_KNOWN_BYTES = 16 << 20
+# Remembered: 64 distinct cache_metas (a fleet's models), each of at most 256 KiB (a model's is ~20 KB indented, 72
+# tensors; 256 tensors ~60 KB): 16 MiB at most, whatever a broken or hostile fleet holds.
+_MAX_KNOWN_METAS = 64
+_MAX_KNOWN_SIZE = 256 << 10
 _known_metas: dict[bytes, tuple[tuple[CacheMetaEntry, ...], KvScan] | None] = {}
-_known_bytes = 0  # of _known_metas' keys (threads may leave it a few entries off: it only says when to forget)
 
 
 @cache
@@ -186,20 +186,16 @@ def _by_key(data: bytes) -> dict[str, Any] | None:
 def _cache_metas(raw: msgspec.Raw) -> tuple[tuple[CacheMetaEntry, ...], KvScan] | None:
     """cache_metas' tensors and their sums (None for null), worked out once for the same bytes; ValidationError
     when they break their types or limits."""
-    global _known_bytes
     key = bytes(raw)
     known = _known_metas.get(key, UNSET)  # one look: another thread may clear it between two (a window's readers)
     if known is not UNSET:
         return known
     entries = _METAS.decode(key)
     known = None if entries is None else (tuple(entries), kv_scan(entries))
-    if len(key) > _MAX_KNOWN_BYTES:
-        return known
-    if len(_known_metas) >= _MAX_KNOWN_METAS or _known_bytes + len(key) > _MAX_KNOWN_BYTES:
-        _known_metas.clear()
-        _known_bytes = 0
-    _known_metas[key] = known
-    _known_bytes += len(key)
+    if len(key) <= _MAX_KNOWN_SIZE:
+        if len(_known_metas) >= _MAX_KNOWN_METAS:
+            _known_metas.clear()
+        _known_metas[key] = known
     return known
 
 
