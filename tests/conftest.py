@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -153,6 +154,12 @@ def restore_environment(saved: Mapping[str, str]) -> None:
     for name, value in saved.items():
         if name != PYTEST_OWN and os.environ.get(name) != value:
             os.environ[name] = value
+
+
+def threads_started_since(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Threads this process started since `before`, less the test servers' request threads: a server a fixture
+    keeps for the session (the exporter a real Prometheus scrapes) answers in a thread of its own meanwhile."""
+    return [t for t in threading.enumerate() if t not in before and "process_request_thread" not in t.name]
 
 
 @pytest.fixture(autouse=True)

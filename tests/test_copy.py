@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import threads_started_since
 
 import rbln_artifact_studio.core.storage.fsutil as fsutil
 from rbln_artifact_studio.core.errors import StudioError
@@ -139,7 +140,7 @@ def test_a_failing_direct_write_fails_the_copy_and_stops_the_writer(
     with pytest.raises(OSError, match="No space"):
         copy_file(source, tmp_path / "copy.rbln", progress.append)
     assert progress == [CHUNK] * 5  # only what was written
-    assert [t for t in threading.enumerate() if t not in before] == []  # the copy's writer thread has ended
+    assert threads_started_since(before) == []  # the copy's writer threads have ended
 
 
 def test_the_disk_never_lags_more_than_two_chunks(
@@ -203,7 +204,7 @@ def test_a_cancel_mid_copy_stops_the_helper_thread(
     before = set(threading.enumerate())  # other tests' threads may end meanwhile: only new ones count
     with pytest.raises(KeyboardInterrupt):
         copy_file(source, tmp_path / "copy.rbln", cancel)
-    assert set(threading.enumerate()) - before == set()
+    assert threads_started_since(before) == []
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "page-cache"])

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import threads_started_since
 
 from rbln_artifact_studio.core import app_dirs, logs
 from rbln_artifact_studio.core.errors import StudioError
@@ -80,7 +81,7 @@ def test_verbose_alone_starts_no_thread(capfd: pytest.CaptureFixture[str]) -> No
     before = set(threading.enumerate())  # other tests' threads may end meanwhile: only new ones count
     try:
         assert logs.setup(verbose=True) is None
-        assert [t for t in threading.enumerate() if t not in before] == []
+        assert threads_started_since(before) == []
         logging.getLogger("rbln_artifact_studio.test").debug("said at once")
         assert "DEBUG rbln_artifact_studio.test: said at once" in capfd.readouterr().err
     finally:
