@@ -4,6 +4,8 @@ without being written into the environment (setenv while Qt's threads start cras
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.models import folder_scan
 from rbln_artifact_studio.gui.models.folder_scan import Finished, Logged, ScanProcess, ScanRequest
-from rbln_artifact_studio.objectstore.client import endpoint, use
+from rbln_artifact_studio.objectstore.client import ENV_TIMEOUT, Unreachable, endpoint, environment, use
 from rbln_artifact_studio.objectstore.store import Bucket
 
 PROFILE = "studio"
@@ -87,3 +89,45 @@ def test_empty_choices_return_to_the_chains_own_endpoint_and_profile(bucket: Buc
     assert os.environ["AWS_ENDPOINT_URL"] == bucket.store.endpoint
     assert endpoint().url == bucket.store.endpoint
     assert Bucket(bucket.name).listing(BucketPrefix(bucket.name, "")) == []
+
+
+# Lists a bucket through the objectstore layer and prints the error, as a scan process that cannot reach it would.
+_SAYS_WHY = """
+import sys
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.objectstore.store import Bucket
+
+try:
+    Bucket(sys.argv[1]).listing(BucketPrefix(sys.argv[1], ""))
+except StudioError as exc:
+    print(exc)
+"""
+
+
+def test_an_endpoint_typed_in_open_bucket_that_does_not_answer_is_blamed_on_the_field(
+    bucket: BucketFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_TIMEOUT, "2")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens here once the socket is closed
+    use(dead, "")
+    with pytest.raises(Unreachable) as err:
+        Bucket(bucket.name).listing(BucketPrefix(bucket.name, ""))
+    assert f"at {dead}" in str(err.value) and "the Endpoint field of Open Bucket names it" in str(err.value)
+    assert "AWS_ENDPOINT_URL" not in str(err.value)  # the user never set it to this
+
+    child = subprocess.run(  # a scan process the window starts: same wording
+        [sys.executable, "-c", _SAYS_WHY, bucket.name], env=environment(), capture_output=True, text=True, timeout=120
+    )
+    assert "the Endpoint field of Open Bucket names it" in child.stdout, child.stderr
+
+    use("", "")  # the chain's own endpoint: the variable is what to check
+    monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
+    with pytest.raises(Unreachable, match=r"that AWS_ENDPOINT_URL \(or endpoint_url in ~/.aws/config\) names it"):
+        Bucket(bucket.name).listing(BucketPrefix(bucket.name, ""))
+    child = subprocess.run(
+        [sys.executable, "-c", _SAYS_WHY, bucket.name], env=environment(), capture_output=True, text=True, timeout=120
+    )
+    assert "that AWS_ENDPOINT_URL (or endpoint_url" in child.stdout, child.stderr

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 EXTRA = "pip install 'rbln-artifact-studio[s3]'"
+CHOSEN_IN_DIALOG = "RBLN_STUDIO_ENDPOINT_FROM_OPEN_BUCKET"  # set in a child's environment(): wording only
 ENV_TIMEOUT = "RBLN_STUDIO_S3_TIMEOUT"  # seconds one try of a request may take in all (tests, slow links)
 TIMEOUT = 30.0  # its default: from connecting to the answer's last byte
 CONNECT_TIMEOUT = 5.0  # seconds to reach the endpoint (at most the try's own limit)
@@ -348,8 +349,10 @@ def environment() -> dict[str, str]:
     bucket (its env=): the child's chain then reaches the store this process does. Writes nothing."""
     env = dict(os.environ)
     url, profile = chosen()
+    env.pop(CHOSEN_IN_DIALOG, None)
     if url:
         env["AWS_ENDPOINT_URL"] = url
+        env[CHOSEN_IN_DIALOG] = "1"  # the child's messages then name the dialog's field, not the variable
         env.pop("AWS_ENDPOINT_URL_S3", None)  # botocore prefers it; this process's clients are given the URL itself
     if profile:
         env["AWS_PROFILE"] = profile
@@ -364,12 +367,19 @@ def _code(exc: BaseException) -> tuple[str, int]:
     return code, status
 
 
+def _endpoint_named_by() -> str:
+    """Where the user named the endpoint, for a message that says what to check: the dialog's field when Open Bucket
+    chose it (in this process, or in the child it started), else the chain's own places."""
+    if chosen()[0] or os.environ.get(CHOSEN_IN_DIALOG):
+        return "the Endpoint field of Open Bucket"
+    return "AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config)"
+
+
 def _unreachable(url: str, what: str, reason: str, tries: Tries | None) -> Unreachable:
     spent = f" ({tries})" if tries is not None else ""
     return Unreachable(
         f"Cannot reach the object store at {url} for {what}: {reason}{spent}. Check that the store is running and "
-        "that AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config) names it; on a slow link raise "
-        f"{ENV_TIMEOUT} (seconds)."
+        f"that {_endpoint_named_by()} names it; on a slow link raise {ENV_TIMEOUT} (seconds)."
     )
 
 
@@ -409,8 +419,8 @@ def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries |
             return StudioError(f"The object store at {url} refused the credentials ({code}) for {what}. {CHECK}")
         if code == "NoSuchBucket" or (code in ("404", "NotFound") and what.rstrip("/").count("/") <= 2):
             return StudioError(
-                f"There is no bucket {bucket!r} at {url}. Check the bucket name, and AWS_ENDPOINT_URL / the "
-                "profile's endpoint_url (another store may hold it)."
+                f"There is no bucket {bucket!r} at {url}. Check the bucket name, and {_endpoint_named_by()} "
+                "(another store may hold it)."
             )
         if code in ("NoSuchKey", "404", "NotFound"):
             return vanished(what)
