@@ -19,6 +19,23 @@ def not_a_file(mode):  # type: (int) -> str | None
     return next((words for test, words in _NOT_A_FILE if test(mode)), None)
 
 
+def read_to_end(fd: int, size: int, limit: int) -> bytes:
+    """An open regular file's bytes, `size` its fstat size: one read when the file is all there, more while a read
+    comes back short before that size (FUSE, network file systems) or the file grows; at most ~`limit` bytes."""
+    chunks = []  # type: list[bytes]
+    want, total = size + 1, 0  # the whole file in one read, in a buffer of its size (not 64 KiB each)
+    while total <= limit:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total == size and len(chunk) < want:  # all fstat saw, and no more came: no read to see nothing
+            break  # (a short read before that size, a FUSE or network file's, reads on)
+        want = 4096 if total <= size else 1 << 16  # the end is near; it only grew since the fstat
+    return b"".join(chunks)
+
+
 def read_small(path: str, limit: int) -> bytes:
     """A small regular file's bytes through the os module (a scan reads two per artifact; io's objects cost more).
 
@@ -32,17 +49,7 @@ def read_small(path: str, limit: int) -> bytes:
             raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device); replace it with the real file")
         if st.st_size > limit:
             raise OSError(errno.EFBIG, f"{st.st_size:,} bytes, far too large for a config file")
-        chunks = []  # type: list[bytes]
-        want, total = st.st_size + 1, 0  # the whole file in one read, in a buffer of its size (not 64 KiB each)
-        while True:
-            chunk = os.read(fd, want)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total == st.st_size and len(chunk) < want:  # all fstat saw, and no more came: no read to see nothing
-                return b"".join(chunks)  # (a short read before that size, a FUSE or network file's, reads on)
-            want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
+        return read_to_end(fd, st.st_size, limit)
     finally:
         os.close(fd)
 

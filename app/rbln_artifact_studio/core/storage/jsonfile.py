@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
+from rbln_artifact_studio.core.portable.files import read_to_end
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 # Neither typing nor pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone
@@ -52,15 +53,7 @@ def read_bytes(path: PathText) -> bytes:
             )
         if st.st_size > MAX_JSON_BYTES:
             raise ConfigError(f"{path} is {st.st_size:,} bytes, far too large for a config file.")
-        chunks, total = [], 0  # os.read on the descriptor: a scan reads thousands of these (io's objects cost more)
-        want = st.st_size + 1  # the whole file in one read, in a buffer of its size (not 64 KiB for every file)
-        while total <= MAX_JSON_BYTES and (chunk := os.read(fd, want)):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total == st.st_size and len(chunk) < want:  # all fstat saw, and no more came: no read to see nothing
-                break  # (a short read before that size, a FUSE or network file's, reads on)
-            want = 4096 if total <= st.st_size else 1 << 16  # the end is near; it only grew since the fstat
-        return b"".join(chunks)
+        return read_to_end(fd, st.st_size, MAX_JSON_BYTES)  # os.read: a scan reads thousands (io's objects cost more)
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     finally:
