@@ -115,14 +115,12 @@ def test_a_cancelled_check_stops_the_tool_and_leaves_no_answer_behind(
     cli.write_text(f'#!/bin/sh\n[ -e "{hang}" ] && exec sleep 600\necho "optimum-rbln-cli 0.9.0"\n')
     cli.chmod(0o755)
     monkeypatch.setenv(settings.ENV_OPTIMUM_CLI, str(cli))
+    # Twice pytest-timeout's 300 s: a detection that waited for the check's timeout instead of stopping it fails.
     monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "600")
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()  # e.g. the window closing while detection runs
-    started = time.monotonic()
     with pytest.raises(CancelledError):
         detect_backends(cancel=cancel)
-    # Far above what any load makes of a cancel, far below the timeout it must not wait for.
-    assert time.monotonic() - started < 120, "waited for the check's 600 s timeout"
     hang.unlink()
     assert _by_name(detect_backends())["optimum"].available  # asked again, not "did not answer" from the cache
 
@@ -135,7 +133,9 @@ def test_a_cancelled_detection_does_not_wait_for_the_same_check_in_another_threa
     cli.write_text(f'#!/bin/sh\necho $$ > "{started_marker}"\nexec sleep 600\n')
     cli.chmod(0o755)
     monkeypatch.setenv(settings.ENV_OPTIMUM_CLI, str(cli))
-    monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "200")  # under pytest-timeout's 300 s: a wait fails here
+    # Twice pytest-timeout's 300 s: the other thread's check ends only when killed below, so a cancelled detection
+    # that waited for it never returns and fails the test.
+    monkeypatch.setenv(settings.ENV_CHECK_TIMEOUT, "600")
     other = threading.Thread(target=optimum_status)  # e.g. a compile job asking whether the tool is there
     other.start()
     deadline = time.monotonic() + 10
@@ -143,15 +143,12 @@ def test_a_cancelled_detection_does_not_wait_for_the_same_check_in_another_threa
         time.sleep(0.01)
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()
-    started = time.monotonic()
     with pytest.raises(CancelledError):
         detect_backends(cancel=cancel)
-    took = time.monotonic() - started
     still_checking = other.is_alive()
     os.kill(int(started_marker.read_text()), signal.SIGKILL)  # the other thread's check ends now: nothing left
     other.join()
     assert still_checking, "the cancelled detection waited for the other thread's check"
-    assert took < 120, f"the cancelled detection waited {took:.0f} s for the other thread's 200 s check"
 
 
 def test_detection_is_cached_per_process_and_refreshable(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -89,10 +88,9 @@ def test_a_cancelled_read_stops_a_hanging_helper_at_once(
     monkeypatch.setenv("FAKE_REBEL_HANG", "1")
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()  # e.g. the window closing while the detail panel loads
-    started = time.monotonic()
+    # 600 s, twice pytest-timeout's 300: a read that waited for the helper's timeout instead of stopping it fails.
     with pytest.raises(CancelledError):
         open_artifact(real_artifact, RebelInspector(fake_optimum.python, timeout=600, cancel=cancel))
-    assert time.monotonic() - started < 120, "waited for the helper's 600 s timeout"  # far from any load's
 
 
 def test_the_probe_timeout_setting_reaches_the_cli(fake_optimum: FakeToolchain, run_cli, real_artifact: Path) -> None:

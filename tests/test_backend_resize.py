@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -230,16 +229,15 @@ def test_cancelling_a_resize_stops_a_hanging_inspection_at_once(
     fake_optimum: FakeToolchain, real_artifact: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_REBEL_HANG", "1")  # the artifact is read through rebel before the resize
+    # Twice pytest-timeout's 300 s: a resize that waited for the helper's timeout instead of stopping it fails.
     monkeypatch.setenv(settings.ENV_PROBE_TIMEOUT, "600")
     cancel = CancelToken()
     threading.Timer(0.3, cancel.cancel).start()  # the window closing: "Cancel them and quit?"
-    started = time.monotonic()
     with pytest.raises(CancelledError):
         resize_artifact(
             ResizeRequest(LocalFolder(real_artifact), target=12, output=LocalFolder(real_artifact.parent / "copy")),
             cancel=cancel,
         )
-    assert time.monotonic() - started < 120, "waited for the helper's 600 s timeout"  # far from any load's
     assert not (real_artifact.parent / "copy").exists() and read_block_count(real_artifact) == 16
 
 

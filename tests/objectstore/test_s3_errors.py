@@ -89,7 +89,6 @@ def test_store_that_goes_away_mid_scan(tmp_path: Path, cr13_artifact: Path, monk
         first = next(rows)
         assert first.status.value == "ok"
         subprocess.run(["kill", "-KILL", "--", f"-{store.pid}"], check=False)
-        started = time.monotonic()
-        with pytest.raises(Unreachable, match=store.endpoint):
+        with pytest.raises(Unreachable, match=store.endpoint) as err:
             list(rows)
-        assert time.monotonic() - started < 120  # bounded: connect timeouts and a few retries, not a hang
+        assert "(3 tries in " in str(err.value)  # bounded: a few tries, each with its limit, not a hang
