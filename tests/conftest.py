@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import signal
@@ -154,6 +155,14 @@ def restore_environment(saved: Mapping[str, str]) -> None:
     for name, value in saved.items():
         if name != PYTEST_OWN and os.environ.get(name) != value:
             os.environ[name] = value
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """The same file names below a and b, each file byte for byte (a copy or download made whole)."""
+    names = sorted(str(p.relative_to(a)) for p in a.rglob("*"))
+    return names == sorted(str(p.relative_to(b)) for p in b.rglob("*")) and all(
+        filecmp.cmp(a / n, b / n, shallow=False) for n in names if (a / n).is_file()
+    )
 
 
 def threads_started_since(before: set[threading.Thread]) -> list[threading.Thread]:

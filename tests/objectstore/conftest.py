@@ -6,7 +6,6 @@ Test set-up puts objects with boto3 directly, never through the code under test.
 
 from __future__ import annotations
 
-import filecmp
 import tempfile
 import time
 import uuid
@@ -31,14 +30,6 @@ def _client(store: Seaweed) -> Any:
         aws_secret_access_key=store.secret_key,
         region_name="us-east-1",
         config=Config(s3={"addressing_style": "path"}, connect_timeout=5, read_timeout=30),
-    )
-
-
-def same_files(a: Path, b: Path) -> bool:
-    """The same file names below a and b, each file byte for byte (a copy or download made whole)."""
-    names = sorted(str(p.relative_to(a)) for p in a.rglob("*"))
-    return names == sorted(str(p.relative_to(b)) for p in b.rglob("*")) and all(
-        filecmp.cmp(a / n, b / n, shallow=False) for n in names if (a / n).is_file()
     )
 
 

@@ -8,7 +8,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from objectstore.conftest import BucketFixture, same_files
+from conftest import same_files
+
+from objectstore.conftest import BucketFixture
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import same_files
 from gui import conftest as gui_fixtures
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from objectstore.conftest import BucketFixture, same_files
+from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.location import parse_bucket_prefix
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.gui.models.artifact_model import HOST_COLUMN

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from objectstore.conftest import same_files
+from conftest import same_files
 
 from remote.conftest import Run, url
 
