@@ -26,7 +26,7 @@ def _prefix(where: Location) -> BucketPrefix:
 
 
 class BucketKind:
-    """A key prefix in a bucket the AWS chain reaches. Nothing is downloaded but configs and graph headers."""
+    """A key prefix in a bucket of the store its location names. Nothing is downloaded but configs and graph headers."""
 
     capabilities = Capabilities(
         what="a prefix in a bucket",
@@ -73,7 +73,7 @@ class BucketKind:
         request.budget  # noqa: B018 -- a bad budget text is refused here, before the bucket is read
         crossings: dict[tuple[type, type], Callable[[ResizeRequest, Progress], ResizeResult]] = {
             (BucketPrefix, type(None)): bucket_resize.resize_bucket_in_place,
-            (BucketPrefix, BucketPrefix): bucket_resize.resize_bucket_to_copy,
+            (BucketPrefix, BucketPrefix): bucket_server.bucket_to_bucket,  # another store's: through here
             (BucketPrefix, LocalFolder): bucket_resize.resize_bucket_to_folder,
             (LocalFolder, BucketPrefix): bucket_resize.resize_folder_to_bucket,
             (BucketPrefix, ServerFolder): bucket_server.bucket_to_server,
