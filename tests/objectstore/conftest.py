@@ -75,6 +75,10 @@ class BucketFixture:
     def url(self, prefix: str = "") -> str:
         return f"s3://{self.name}/{prefix}" if prefix else f"s3://{self.name}"
 
+    def opened(self, prefix: str = "") -> str:
+        """The location of prefix as the desktop names it once Open Bucket was given this store's endpoint."""
+        return f"s3+http://{self.store.endpoint.removeprefix('http://')}/{self.name}" + (f"/{prefix}" if prefix else "")
+
     def upload(self, folder: Path, prefix: str) -> None:
         """Every file below folder as objects below prefix (what a team's `aws s3 cp --recursive` leaves)."""
         for path in sorted(folder.rglob("*")):

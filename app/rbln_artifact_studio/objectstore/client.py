@@ -28,6 +28,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -130,10 +131,10 @@ def _require_extra() -> None:
 def _no_profile(profile: str, chain: Any) -> StudioError:
     """A profile that ~/.aws/config does not hold, named where the user named it: the location, or AWS_PROFILE."""
     if profile:
+        example = BucketPrefix("BUCKET", "PREFIX", "PROFILE")
         return StudioError(
             f"There is no profile {profile!r} in ~/.aws/config (or the file AWS_CONFIG_FILE names): add [profile "
-            f"{profile}] there, or name a profile it holds in s3://PROFILE@BUCKET/PREFIX (in the desktop, Open "
-            "Bucket's Profile field)."
+            f"{profile}] there, or name a profile it holds in {example} (in the desktop, Open Bucket's Profile field)."
         )
     return StudioError(
         f"There is no profile {chain.get_config_variable('profile')!r} in ~/.aws/config, which AWS_PROFILE names: "
@@ -172,7 +173,8 @@ class Endpoint:
         except botocore.exceptions.BotoCoreError as exc:
             raise StudioError(f"The AWS configuration cannot be read: {exc}. {CHECK}") from None
         if url:  # words for a store that does not answer: where the user named its endpoint
-            self.named_by = "the Endpoint field of Open Bucket (the HOST of s3+http://HOST/BUCKET)"
+            example = BucketPrefix("BUCKET", "", "", "http://HOST")
+            self.named_by = f"the Endpoint field of Open Bucket (the HOST of {example})"
         elif profile:
             self.named_by = f"endpoint_url of profile {profile} in ~/.aws/config"
         else:

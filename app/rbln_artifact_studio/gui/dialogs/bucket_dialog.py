@@ -31,13 +31,25 @@ class BucketDialog(QDialog):
         self.setObjectName("bucketDialog")
         self.setWindowTitle("Open Bucket")
         last = last or {}  # the bucket opened last time: its fields, filled in again
-        endpoint = last.get("endpoint") or os.environ.get("AWS_ENDPOINT_URL", "")
-        self.endpoint = self._field("bucketEndpoint", endpoint, "http://minio.local:9000")
-        self.endpoint.setToolTip("Empty: the endpoint of the profile (endpoint_url in ~/.aws/config), else AWS S3.")
+        # Empty fields are the AWS chain's own store (AWS_ENDPOINT_URL, AWS_PROFILE), shown as placeholders: a bucket
+        # keeps only what was typed, so it reaches the same store whatever the environment of a later start.
+        chain_endpoint, chain_profile = os.environ.get("AWS_ENDPOINT_URL", ""), os.environ.get("AWS_PROFILE", "")
+        self.endpoint = self._field(
+            "bucketEndpoint",
+            last.get("endpoint", ""),
+            f"{chain_endpoint} (AWS_ENDPOINT_URL)" if chain_endpoint else "http://minio.local:9000",
+        )
+        self.endpoint.setToolTip(
+            "Empty: AWS_ENDPOINT_URL, else the endpoint of the profile (endpoint_url in ~/.aws/config), else AWS S3."
+        )
         self.bucket = self._field("bucketName", last.get("bucket", ""), "models")
         self.prefix = self._field("bucketPrefix", last.get("prefix", ""), "fleet (empty: the whole bucket)")
-        self.profile = self._field("bucketProfile", last.get("profile") or os.environ.get("AWS_PROFILE", ""), "default")
-        self.profile.setToolTip("A profile of ~/.aws/config and ~/.aws/credentials; its keys are read from there.")
+        self.profile = self._field(
+            "bucketProfile", last.get("profile", ""), f"{chain_profile} (AWS_PROFILE)" if chain_profile else "default"
+        )
+        self.profile.setToolTip(
+            "A profile of ~/.aws/config: its keys, region and endpoint_url reach this bucket (as aws --profile)."
+        )
         self.problem = QLabel()
         self.problem.setObjectName("bucketProblem")
         self.problem.setWordWrap(True)
