@@ -14,7 +14,7 @@ import pytest
 
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, parse_location
+from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.models import folder_scan
 from rbln_artifact_studio.gui.models.folder_scan import Finished, Logged, ScanProcess, ScanRequest
@@ -82,10 +82,10 @@ def test_a_scan_process_reaches_the_chosen_endpoint_the_window_never_exported(
 
 
 def test_a_store_is_the_locations_and_no_store_is_the_chains_own(bucket: BucketFixture) -> None:
-    other = parse_location(f"s3+http://127.0.0.1:9/{bucket.name}")
+    other = parse_bucket_prefix(f"s3+http://127.0.0.1:9/{bucket.name}")
     assert Bucket(other).ep.url == "http://127.0.0.1:9"  # the location's endpoint wins over AWS_ENDPOINT_URL
     with pytest.raises(StudioError, match=r"no profile 'no-such-profile' in ~/.aws/config.*Open Bucket"):
-        Bucket(parse_location(f"s3://no-such-profile@{bucket.name}"))
+        Bucket(parse_bucket_prefix(f"s3://no-such-profile@{bucket.name}"))
     assert os.environ["AWS_ENDPOINT_URL"] == bucket.store.endpoint
     assert endpoint().url == bucket.store.endpoint  # nothing above changed the chain's own store
     assert Bucket(bucket.name).listing(BucketPrefix(bucket.name, "")) == []

@@ -183,14 +183,17 @@ class Endpoint:
         self.timeout = request_timeout()
         self.connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
 
+        # A profile given: its endpoint_url (found above) or AWS S3, never AWS_ENDPOINT_URL (not in botocore's stubs).
+        own: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
+
         def config(path_style: bool, factor: int = 1) -> Config:
             return Config(
+                **own,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.timeout * factor,
                 max_pool_connections=POOL,
                 retries={"max_attempts": 1, "mode": "standard"},  # the tries are request()'s, counted
                 s3={"addressing_style": "path"} if path_style else None,
-                ignore_configured_endpoint_urls=bool(profile) or None,  # the profile's, found above, or AWS S3
             )
 
         try:
