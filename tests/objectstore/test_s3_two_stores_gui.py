@@ -14,8 +14,10 @@ from pytestqt.qtbot import QtBot
 
 from objectstore.conftest import TwoStores
 from rbln_artifact_studio.core.fleet.columns import TITLES
-from rbln_artifact_studio.core.location import parse_bucket_prefix
+from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
+from rbln_artifact_studio.gui.app.session_settings import BucketEntry
 from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.dialogs.bucket_dialog import entry_location
 from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 from rbln_artifact_studio.objectstore.artifacts import open_bucket_artifact
@@ -78,3 +80,23 @@ def test_rows_of_two_stores_act_on_their_own_store_and_come_back_with_it(
     qtbot.waitUntil(lambda: _blocks(again, in_a) == 12 and _blocks(again, in_b) == 21, timeout=60_000)
     opened = {entry.url for entry in again.settings.session.opened_buckets()}
     assert opened == {two_stores.url("a", "fleet"), b.opened("fleet")}
+
+
+def test_open_bucket_refuses_an_endpoint_it_cannot_keep_with_the_bucket(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = window.dialogs.open_bucket_dialog()
+    dialog.bucket.setText("models")
+    for endpoint in ("minio.local:9000", "http://minio.local:9000/s3"):  # no scheme; a path (a profile's business)
+        dialog.endpoint.setText(endpoint)
+        dialog.accept()
+        assert dialog.isVisible() and "is not an endpoint URL" in dialog.problem.text(), endpoint
+    dialog.endpoint.setText("HTTP://minio.local:9000/")
+    dialog.profile.setText("lab")
+    assert dialog.location() == BucketPrefix("models", "", "lab", "http://minio.local:9000")
+    dialog.reject()
+
+
+def test_a_bucket_remembered_before_locations_named_their_store_reopens_in_its_store() -> None:
+    """Settings written by an earlier version: the URL without its store, the endpoint and profile beside it."""
+    old = BucketEntry("s3://models/fleet", "http://minio.local:9000", "lab")
+    assert entry_location(old) == BucketPrefix("models", "fleet", "lab", "http://minio.local:9000")
+    assert entry_location(BucketEntry("s3://models/fleet")) == BucketPrefix("models", "fleet")

@@ -59,7 +59,8 @@ class BucketKind:
     def resize(
         self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
     ) -> ResizeResult:
-        """In place, into a copy in the same bucket, or across a bucket and a folder here or on a server
+        """In place, into a copy in a bucket (server-side within one bucket of one store, else through here), or
+        across a bucket and a folder here or on a server
         (dispatch.CROSSINGS): one function per crossing, each given the request as it was built."""
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore import resize as bucket_resize
