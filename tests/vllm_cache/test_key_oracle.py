@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import TINY_MODEL
 
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder
 from rbln_artifact_studio.core.simulator.compiler import plan_compile, write_artifact
 from rbln_artifact_studio.core.vllm_cache.command import parse_serve
 from rbln_artifact_studio.core.vllm_cache.lookup import compile_request, lookup
 from rbln_artifact_studio.places.vllm_cache import read_cache
-
-from conftest import TINY_MODEL
 from vllm_cache.oracle import key_function, vllm_config
 
 # vLLM's --dtype names and the torch dtypes they become (vllm/config/model.py's _STR_DTYPE_TO_TORCH_DTYPE)
@@ -51,7 +51,13 @@ def random_serve(rng: random.Random, model: str | None = None) -> tuple[list[str
     c["block_size"] = rng.choice([1024, 4096, c["max_model_len"]])
     words = ["vllm", "serve", c["model"], "--max-num-seqs", str(c["max_num_seqs"])]
     words += [f"--max-model-len={c['max_model_len']}", "--block-size", str(c["block_size"]), "--dtype", c["dtype_flag"]]
-    words += ["--gpu-memory-utilization", repr(c["gpu_memory_utilization"]), "--port", "8000", "--enable-prefix-caching"]
+    words += [
+        "--gpu-memory-utilization",
+        repr(c["gpu_memory_utilization"]),
+        "--port",
+        "8000",
+        "--enable-prefix-caching",
+    ]
     if c["max_num_batched_tokens"] is not None:
         words += ["--max-num-batched-tokens", str(c["max_num_batched_tokens"])]
     style = rng.choice(["flags", "additional", "old-name"])
@@ -140,9 +146,9 @@ def _compilable(rng: random.Random, model: Path) -> tuple[list[str], dict[str, A
         if c["max_model_len"] <= 8192 and c["num_devices"] <= 2 and c["max_num_batched_tokens"] in (None, 128, 512):
             if c["max_num_batched_tokens"] and c["max_num_batched_tokens"] > c["block_size"]:
                 continue
-            if not set(c["overrides"]) & {"kvcache_num_blocks", "npu", "attn_impl", "kvcache_partition_len"}:
-                if "prefill_chunk_size" not in c["overrides"] and "language_model" not in c["overrides"]:
-                    return words, c
+            shaping = {"kvcache_num_blocks", "npu", "attn_impl", "kvcache_partition_len", "prefill_chunk_size"}
+            if not set(c["overrides"]) & (shaping | {"language_model"}):
+                return words, c
 
 
 def test_lookup_hits_what_the_studio_compiled_into_vllm_rbln_s_folders(monkeypatch: pytest.MonkeyPatch,
@@ -150,18 +156,18 @@ def test_lookup_hits_what_the_studio_compiled_into_vllm_rbln_s_folders(monkeypat
     name_of = key_function(monkeypatch)
     rng = random.Random(2041)
     root = tmp_path / "vllm"
-    commands = []
+    commands: list[tuple[list[str], str]] = []
     while len(commands) < 6:
         words, c = _compilable(rng, tiny)
         try:
             plan = plan_compile(compile_request(parse_serve(words)))
-        except Exception:  # a random shape the NPU cannot hold: vllm-rbln could not compile it either
+        except StudioError:  # a random shape the NPU cannot hold: vllm-rbln could not compile it either
             continue
         folder = root / "compiled_models" / oracle_name(name_of, c)  # named by vllm-rbln's own function
         write_artifact(plan, folder)
         commands.append((words, folder.name))
     entries = read_cache(LocalFolder(root)).entries
     assert {e.status for e in entries} == {"ok"}
-    for words, folder in commands:
+    for words, name in commands:
         found = lookup(parse_serve(words), entries)
-        assert (found.result, found.entry and found.entry.name) == ("hit", folder), shlex.join(words)
+        assert (found.result, found.entry and found.entry.name) == ("hit", name), shlex.join(words)

@@ -18,7 +18,9 @@ ROOT_HELP = "the cache's root: a folder here, ssh://HOST/PATH or s3://BUCKET/PRE
 def add_parser(p: argparse.ArgumentParser) -> None:
     """vllm-cache's own commands under its parser."""
     sub = p.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
-    q = sub.add_parser("list", help="every entry with its status", description="every entry of the cache with its status")
+    q = sub.add_parser(
+        "list", help="every entry with its status", description="every entry of the cache with its status"
+    )
     q.add_argument("root", nargs="?", help=ROOT_HELP)
     q.add_argument("--json", action="store_true")
     q = sub.add_parser(
@@ -26,10 +28,14 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         help="which entry a `vllm serve` command will use",
         description="which entry a `vllm serve` command will use: lookup [ROOT] -- vllm serve MODEL [flags]",
     )
-    q.add_argument("words", nargs="*", metavar="[ROOT] -- vllm serve MODEL [flags]")
-    q.add_argument("--npu", help="the NPU a compile on a miss is for (default: the optimum overrides' npu, else RBLN-CA25)")
+    q.add_argument("words", nargs=argparse.REMAINDER, metavar="[ROOT] -- vllm serve MODEL [flags]")
+    q.add_argument(
+        "--npu", help="the NPU a compile on a miss is for (default: the optimum overrides' npu, else RBLN-CA25)"
+    )
     q.add_argument("--json", action="store_true")
-    q = sub.add_parser("prune", help="remove stale, incomplete or old entries", description="remove entries, never one in use")
+    q = sub.add_parser(
+        "prune", help="remove stale, incomplete or old entries", description="remove entries, never one in use"
+    )
     q.add_argument("root", nargs="?", help=ROOT_HELP)
     q.add_argument("--stale", action="store_true", help="remove stale entries")
     q.add_argument("--incomplete", action="store_true", help="remove incomplete entries")
@@ -68,13 +74,25 @@ def _list(args: argparse.Namespace) -> int:
     return EXIT_INVALID if any(e.status == "incomplete" for e in listing.entries) else 0
 
 
-def _split_words(words: list[str]) -> tuple[str | None, list[str]]:
-    """(ROOT, the serve command): the command starts at `vllm` or `serve`."""
-    if not words:
+def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
+    """(ROOT, the serve command) of `lookup [ROOT] [--json] [--npu NPU] -- vllm serve …` (without --, the command
+    starts at `vllm` or `serve`); --json and --npu given before the -- are read into args."""
+    words = list(args.words)
+    if "--" in words:
+        head, command = words[: words.index("--")], words[words.index("--") + 1 :]
+    else:
+        start = next((i for i, w in enumerate(words) if w in ("vllm", "serve")), len(words))
+        head, command = words[:start], words[start:]
+    mini = argparse.ArgumentParser(prog="rbln-studio-cli vllm-cache lookup", add_help=False)
+    mini.add_argument("root", nargs="?")
+    mini.add_argument("--json", action="store_true")
+    mini.add_argument("--npu")
+    given = mini.parse_args(head)
+    args.json = args.json or given.json
+    args.npu = args.npu or given.npu
+    if not command:
         raise StudioError("Give the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags].")
-    if words[0] in ("vllm", "serve"):
-        return None, words
-    return words[0], words[1:]
+    return given.root, command
 
 
 def _lookup(args: argparse.Namespace) -> int:
@@ -82,7 +100,7 @@ def _lookup(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
 
-    root_text, words = _split_words(args.words)
+    root_text, words = _split_words(args)
     command = parse_serve(words, model_info)
     listing = read_cache(cache_root(root_text))
     found = lookup(command, listing.entries, args.npu)
@@ -119,7 +137,9 @@ def model_info(model: str) -> tuple[int, str] | None:
         resolved = resolve_model(model)
     except StudioError:
         return None
-    return resolved.spec.max_position_embeddings, str(resolved.raw.get("torch_dtype") or resolved.raw.get("dtype") or "")
+    return resolved.spec.max_position_embeddings, str(
+        resolved.raw.get("torch_dtype") or resolved.raw.get("dtype") or ""
+    )
 
 
 def _prune(args: argparse.Namespace) -> int:
@@ -135,7 +155,7 @@ def _prune(args: argparse.Namespace) -> int:
     plan = plan_prune(listing.entries, time.time(), args.stale, args.incomplete, older, args.keep_last)
     results = [] if args.dry_run else remove_entries(listing.root, [e for e, _ in plan.remove])
     by_name = {r["name"]: r for r in results}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for e, why in plan.remove:
         done = by_name.get(e.key, {})
         removed = bool(done.get("removed"))

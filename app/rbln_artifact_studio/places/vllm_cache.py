@@ -59,7 +59,9 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
     if isinstance(root, ServerFolder):
         from rbln_artifact_studio.remote import registry
 
-        lines = registry.server(root.host).run_program("vllm_cache", ["list", CONFIG_NAME, INCOMPLETE_MARKER, root.path])
+        lines = registry.server(root.host).run_program(
+            "vllm_cache", ["list", CONFIG_NAME, INCOMPLETE_MARKER, root.path]
+        )
         for line in lines:
             if "error" in line:
                 raise StudioError(f"{root}: {line['error']}. Give the cache's root.")

@@ -6,6 +6,7 @@ a link inside an entry is listed (never entered) and removed as a link, a link t
 removed by prune.
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -88,7 +89,9 @@ def entry_names(root):
     out = [(COMPILED, n) for n in _visible(os.path.join(root, COMPILED))]
     for model in _visible(os.path.join(root, MEGA)):
         if _MEGA_MODEL.match(model) and os.path.isdir(os.path.join(root, MEGA, model)):
-            out += [(MEGA, model + "/" + s) for s in _visible(os.path.join(root, MEGA, model)) if _MEGA_SIGNATURE.match(s)]
+            out += [
+                (MEGA, model + "/" + s) for s in _visible(os.path.join(root, MEGA, model)) if _MEGA_SIGNATURE.match(s)
+            ]
     return out
 
 
@@ -110,7 +113,7 @@ def holders(paths):
     """{path: [{"pid", "command", "why"}]}: the processes of this machine that hold a file below path open or mapped,
     work in it, or were started with it on their command line (processes this login may not read are not seen)."""
     real = dict((os.path.realpath(p), p) for p in paths)
-    found = {}
+    found = {}  # type: dict[str, list[dict[str, object]]]
     me = os.getpid()
 
     def hold(pid, command, folder, why):
@@ -123,8 +126,8 @@ def holders(paths):
             continue
         pid, base = int(pid_text), os.path.join("/proc", pid_text)
         try:
-            with open(os.path.join(base, "cmdline"), "rb") as f:
-                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+            with open(os.path.join(base, "cmdline"), "rb") as raw:
+                argv = [a.decode("utf-8", "replace") for a in raw.read().split(b"\0") if a]
         except OSError:
             continue
         command = " ".join(argv)[:200]
@@ -205,11 +208,11 @@ def prune(root, names):
             continue
         held = holders([path]).get(path)
         if held:
-            result["reason"] = "in use: pid %d %s" % (held[0]["pid"], held[0]["why"])
+            result["reason"] = "in use: pid {} {}".format(held[0]["pid"], held[0]["why"])
             continue
         parent, leaf = os.path.split(path)
         _finish_stale(parent)
-        staged = os.path.join(parent, "." + leaf + PRUNING_TAG + "%d-%s" % (os.getpid(), os.urandom(4).hex()))
+        staged = os.path.join(parent, "." + leaf + PRUNING_TAG + f"{os.getpid()}-{os.urandom(4).hex()}")
         freed = sum(size for _, size in _files(path)[0])
         try:
             os.rename(path, staged)
@@ -220,12 +223,10 @@ def prune(root, names):
                 os.close(fd)
             shutil.rmtree(staged)
         except OSError as exc:
-            result["reason"] = "could not remove it: %s" % (exc.strerror or exc)
+            result["reason"] = f"could not remove it: {exc.strerror or exc}"
             continue
         result.update(removed=True, freed=freed)
         if area == MEGA and not _visible_all(parent):
-            try:
+            with contextlib.suppress(OSError):
                 os.rmdir(parent)  # the model's folder, empty once its last bundle is gone
-            except OSError:
-                pass
     return results

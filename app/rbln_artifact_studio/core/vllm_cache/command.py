@@ -120,7 +120,9 @@ def parse_serve(command: list[str] | str, model_info: Any = None) -> ServeComman
     out = ServeCommand(ServeKey(model, 0, None, 0, 1, "", None, 0.0))
     assumed, warnings = out.assumed, out.warnings
 
-    additional = _json_object(values["additional_config"], "--additional-config") if "additional_config" in values else {}
+    additional = (
+        _json_object(values["additional_config"], "--additional-config") if "additional_config" in values else {}
+    )
     if "rbln_config" in additional:  # vllm-rbln 0.12 renames it, with a warning
         additional = {k: v for k, v in additional.items() if k != "rbln_config"} | {
             "optimum_overrides": additional["rbln_config"]
@@ -188,13 +190,17 @@ def parse_serve(command: list[str] | str, model_info: Any = None) -> ServeComman
         where = "the model's config.json" if info else "not read: the model's config.json is not here"
         assumed.append(f"dtype {dtype} (--dtype auto; {where})")
 
-    mnbt = _int(values["max_num_batched_tokens"], "max-num-batched-tokens") if "max_num_batched_tokens" in values else None
+    mnbt = (
+        _int(values["max_num_batched_tokens"], "max-num-batched-tokens") if "max_num_batched_tokens" in values else None
+    )
 
     if "gpu_memory_utilization" in values:
         try:
             budget = float(values["gpu_memory_utilization"])
         except ValueError:
-            raise StudioError(f"--gpu-memory-utilization takes a fraction, got {values['gpu_memory_utilization']!r}.") from None
+            raise StudioError(
+                f"--gpu-memory-utilization takes a fraction, got {values['gpu_memory_utilization']!r}."
+            ) from None
         if budget == UPSTREAM_GPU_MEMORY_UTILIZATION:
             budget = DEFAULT_GPU_MEMORY_UTILIZATION
             assumed.append(

@@ -46,6 +46,7 @@ class CacheEntry:
     holders: list[dict[str, Any]] = field(default_factory=list)
     kvcache_num_blocks: int | None = None
     npu: str | None = None
+    is_link: bool = False  # the entry itself is a link to a folder elsewhere: read, never followed by a prune
 
     @property
     def key(self) -> str:
@@ -65,7 +66,7 @@ def _version(text: object) -> tuple[int, ...] | None:
 
 def _shown(raw: dict[str, Any]) -> dict[str, Any]:
     """The key's fields an rbln_config.json records (a VLM's from its language model's section)."""
-    section = raw.get("language_model") if isinstance(raw.get("language_model"), dict) else raw
+    section: dict[str, Any] = raw["language_model"] if isinstance(raw.get("language_model"), dict) else raw
     out: dict[str, Any] = {}
     for ours, theirs in (
         ("batch_size", "batch_size"),
@@ -129,9 +130,7 @@ def _from_config(text: str | None, reasons: list[str], problems: list[str]) -> t
         stale.append("written in the legacy `_meta` format: recompile it")
     written = _version(raw.get("optimum_rbln_version"))
     if written is not None and written[:2] < OLDEST_FORMAT:
-        stale.append(
-            f"written by optimum-rbln {raw['optimum_rbln_version']}, older than the 0.11 format: recompile it"
-        )
+        stale.append(f"written by optimum-rbln {raw['optimum_rbln_version']}, older than the 0.11 format: recompile it")
     if "kvcache_metas" in raw:
         stale.append("carries the deprecated `kvcache_metas` (refused from optimum-rbln 0.13)")
     if "_meta" not in raw:
@@ -188,10 +187,12 @@ def entry_from_record(
         found = recovered_key(name, shown) if status != INCOMPLETE else None
         if found is not None:
             model = found.model_name
-            fields.update(gpu_memory_utilization=found.memory_budget, max_num_batched_tokens=found.max_num_batched_tokens)
+            fields.update(
+                gpu_memory_utilization=found.memory_budget, max_num_batched_tokens=found.max_num_batched_tokens
+            )
     else:
         model = name.split("/", 1)[0].rsplit("-", 1)[0]
-    section = raw.get("language_model") if isinstance(raw.get("language_model"), dict) else raw
+    section: dict[str, Any] = raw["language_model"] if isinstance(raw.get("language_model"), dict) else raw
     blocks = section.get("kvcache_num_blocks")
     return CacheEntry(
         name=name,
@@ -208,4 +209,5 @@ def entry_from_record(
         holders=holders,
         kvcache_num_blocks=blocks if isinstance(blocks, int) else None,
         npu=section.get("npu") if isinstance(section.get("npu"), str) else None,
+        is_link=bool(record.get("link")),
     )

@@ -164,5 +164,5 @@ def difference_line(item: dict[str, Any]) -> str:
     parts = [f"{v['command']} against the entry's {v['entry']}" for v in fields.values()]
     if len(parts) == 1:
         return f"{item['entry']}: only {next(iter(fields))} differs: {parts[0]}"
-    listed = "; ".join(f"{name} {part}" for name, part in zip(fields, parts))
+    listed = "; ".join(f"{name} {part}" for name, part in zip(fields, parts, strict=True))
     return f"{item['entry']}: {', '.join(fields)} differ: {listed}"

@@ -62,7 +62,9 @@ def plan_prune(
             why.append(f"unused for {int((now - last) // 86400)} days")
         if keep_last is not None and e.key not in recent:
             why.append(f"older than the {keep_last} most recently used of {e.model}")
-        if e.status == IN_USE:
+        if e.is_link:
+            plan.keep.append((e, "a link to a folder elsewhere: prune never follows a link out of the cache"))
+        elif e.status == IN_USE:
             plan.keep.append((e, "in use: " + "; ".join(e.reasons[: max(1, len(e.holders))])))
         elif why:
             plan.remove.append((e, ", ".join(why)))

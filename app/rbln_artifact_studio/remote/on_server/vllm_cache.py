@@ -32,7 +32,7 @@ def main():
     action = sys.argv[1]
     root = os.path.expanduser(sys.argv[-1] if action == "list" else sys.argv[2])
     if not os.path.isdir(root):
-        emit({"error": "%s is no folder on this server" % root})
+        emit({"error": f"{root} is no folder on this server"})
         return
     if action == "list":
         for record in read_cache(root, sys.argv[2], sys.argv[3]):
