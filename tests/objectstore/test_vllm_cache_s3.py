@@ -7,8 +7,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from objectstore.conftest import BucketFixture
 from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, serve
+
+from objectstore.conftest import BucketFixture
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from remote.conftest import Run, url
 from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, tree
+
+from remote.conftest import Run, url
 
 
 def test_list_lookup_and_prune_over_ssh(remote_cli: Run, tmp_path: Path) -> None:
