@@ -101,7 +101,7 @@ def _lookup(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
 
     root_text, words = _split_words(args)
-    command = parse_serve(words, model_info)
+    command = parse_serve(words)
     listing = read_cache(cache_root(root_text))
     found = lookup(command, listing.entries, args.npu)
     if args.json:
@@ -127,19 +127,6 @@ def _lookup(args: argparse.Namespace) -> int:
     if found.result != "hit":
         return EXIT_ERROR
     return EXIT_INVALID if found.entry is not None and found.entry.status == "incomplete" else 0
-
-
-def model_info(model: str) -> tuple[int, str] | None:
-    """(max_position_embeddings, torch_dtype) of a model's config.json (a local folder or a bundled preset)."""
-    from rbln_artifact_studio.core.model.modelspec import resolve_model
-
-    try:
-        resolved = resolve_model(model)
-    except StudioError:
-        return None
-    return resolved.spec.max_position_embeddings, str(
-        resolved.raw.get("torch_dtype") or resolved.raw.get("dtype") or ""
-    )
 
 
 def _prune(args: argparse.Namespace) -> int:

@@ -105,7 +105,21 @@ def _split(argv: list[str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
     return values, positional, env
 
 
-def parse_serve(command: list[str] | str, model_info: Any = None) -> ServeCommand:
+def read_model_info(model: str) -> tuple[int, str] | None:
+    """(max_position_embeddings, torch_dtype) of a model's config.json (a local folder or a bundled preset), None
+    when the studio cannot read one here."""
+    from rbln_artifact_studio.core.model.modelspec import resolve_model
+
+    try:
+        resolved = resolve_model(model)
+    except StudioError:
+        return None
+    return resolved.spec.max_position_embeddings, str(
+        resolved.raw.get("torch_dtype") or resolved.raw.get("dtype") or ""
+    )
+
+
+def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> ServeCommand:
     """The cache key of `vllm serve MODEL [flags]` (words, or one line). model_info(model) -> (max_position_embeddings,
     torch_dtype) or None: what vLLM reads from the model's config.json when --max-model-len or --dtype is absent."""
     argv = shlex.split(command) if isinstance(command, str) else list(command)

@@ -1,0 +1,105 @@
+"""File ▸ Open vLLM Cache… and a server's cache: the entries with a Status column, the lookup, the prune preview."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_server, url  # noqa: F401 (fixtures)
+from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
+
+from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import STATUS_COLUMN, PrunePreview, VllmCacheDialog
+from rbln_artifact_studio.gui.window.main_window import MainWindow
+
+from .conftest import _stop_jobs
+
+
+def _dialog() -> VllmCacheDialog:
+    return next(d for d in QApplication.topLevelWidgets() if isinstance(d, VllmCacheDialog) and d.isVisible())
+
+
+def _statuses(dialog: VllmCacheDialog) -> dict[str, str]:
+    t = dialog.table
+    return {t.item(r, 1).text(): t.item(r, STATUS_COLUMN).text() for r in range(t.rowCount())}
+
+
+def _expected(folders: dict[str, Path]) -> dict[str, str]:
+    return {**{f"compiled_models/{f.name}": state for state, f in folders.items()}, MEGA: "ok"}
+
+
+def test_open_a_local_cache_see_its_statuses_look_up_and_prune_with_a_preview(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    monkeypatch.setenv("VLLM_CACHE_ROOT", str(root))
+    with holding(folders["in-use"]):
+        window.findChild(QAction, "actionOpenVllmCache").trigger()
+        dialog = _dialog()
+        qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=30_000)
+        assert dialog.table.horizontalHeaderItem(STATUS_COLUMN).text() == "Status"
+        assert _statuses(dialog) == _expected(folders)
+
+        dialog.command_edit.setText(" ".join(serve(MODEL, 2)))
+        with qtbot.waitSignal(dialog.lookedUp, timeout=30_000) as answer:
+            dialog.lookup_button.click()
+        assert answer.args[0].startswith(f"hit: {folders['incomplete'].name}")
+        assert "warning: the entry is incomplete" in dialog.answer.text()
+
+        before = tree(root)
+        preview = dialog.open_prune()
+        assert isinstance(preview, PrunePreview) and preview.isVisible()
+        rows = {preview.table.item(r, 1).text(): preview.table.item(r, 0).text() for r in range(4 + 1)}
+        assert {k for k, v in rows.items() if v == "remove"} == {
+            f"compiled_models/{folders[s].name}" for s in ("stale", "incomplete")
+        }
+        freed = sum(p.stat().st_size for s in ("stale", "incomplete") for p in folders[s].rglob("*") if p.is_file())
+        assert f"{format_bytes(freed)} freed" in preview.total.text()
+        assert tree(root) == before  # the preview removes nothing
+        preview.incomplete.setChecked(False)
+        assert "1 entries to remove" in preview.total.text()
+        preview.incomplete.setChecked(True)
+        with qtbot.waitSignal(dialog.pruned, timeout=30_000):
+            preview.remove.click()
+        qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=30_000)
+    assert sorted(p.name for p in (root / "compiled_models").iterdir()) == sorted(
+        [folders["ok"].name, folders["in-use"].name]
+    )
+    assert "Freed" in dialog.message.text()
+
+
+@pytest.fixture
+def server_window(
+    qtbot: QtBot,
+    settings: Settings,
+    server: SshServer,  # noqa: F811
+    control_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[MainWindow]:
+    settings.store.setValue("ssh/configFile", str(server.client_config))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(control_dir))
+    w = MainWindow(settings, debounce_ms=50)
+    qtbot.addWidget(w, before_close_func=lambda widget: _stop_jobs(qtbot, widget))
+    w.show()
+    yield w
+    _stop_jobs(qtbot, w)
+
+
+def test_open_a_server_s_cache(qtbot: QtBot, server_window: MainWindow, tmp_path: Path) -> None:
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    with holding(folders["in-use"]):
+        dialog = server_window.server_menu.vllm_cache.open_on_server(HOST_ALIAS)
+        assert dialog.root_edit.text() == f"ssh://{HOST_ALIAS}/~/.cache/vllm"
+        qtbot.waitUntil(lambda: dialog.read_button.isEnabled(), timeout=30_000)  # the default root: none there
+        dialog.root_edit.setText(url(root))
+        with qtbot.waitSignal(dialog.listed, timeout=60_000):
+            dialog.read_button.click()
+        assert _statuses(dialog) == _expected(folders)
+        assert dialog.message.text().startswith(url(root))
