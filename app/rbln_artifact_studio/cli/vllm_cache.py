@@ -34,6 +34,21 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
     q.add_argument("--json", action="store_true")
     q = sub.add_parser(
+        "seed",
+        help="write the entry a `vllm serve` command will hit",
+        description="write the entry a `vllm serve` command will hit, with the block count you choose: a compile, "
+        "or a resized copy of an artifact: seed [ROOT] [--from ARTIFACT] [--kvcache-num-blocks N] -- vllm serve …",
+    )
+    q.add_argument("words", nargs=argparse.REMAINDER, metavar="[ROOT] [options] -- vllm serve MODEL [flags]")
+    q.add_argument(
+        "--from", dest="source", metavar="ARTIFACT", help="an artifact to copy, resized, instead of compiling"
+    )
+    q.add_argument(
+        "--kvcache-num-blocks", type=int, metavar="N", help="the block count (default: what fits the budget)"
+    )
+    q.add_argument("--npu", help="the NPU a compile is for (default: the optimum overrides' npu, else RBLN-CA25)")
+    q.add_argument("--json", action="store_true")
+    q = sub.add_parser(
         "prune", help="remove stale, incomplete or old entries", description="remove entries, never one in use"
     )
     q.add_argument("root", nargs="?", help=ROOT_HELP)
@@ -55,7 +70,7 @@ def _when(seconds: int | None) -> str:
 
 
 def cmd_vllm_cache(args: argparse.Namespace) -> int:
-    return {"list": _list, "lookup": _lookup, "prune": _prune}[args.cache_command](args)
+    return {"list": _list, "lookup": _lookup, "seed": _seed, "prune": _prune}[args.cache_command](args)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -87,9 +102,12 @@ def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     mini.add_argument("root", nargs="?")
     mini.add_argument("--json", action="store_true")
     mini.add_argument("--npu")
+    mini.add_argument("--from", dest="source")
+    mini.add_argument("--kvcache-num-blocks", type=int)
     given = mini.parse_args(head)
-    args.json = args.json or given.json
-    args.npu = args.npu or given.npu
+    for name in ("json", "npu", "source", "kvcache_num_blocks"):
+        if hasattr(args, name) and not getattr(args, name):
+            setattr(args, name, getattr(given, name))
     if not command:
         raise StudioError("Give the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags].")
     return given.root, command
@@ -127,6 +145,53 @@ def _lookup(args: argparse.Namespace) -> int:
     if found.result != "hit":
         return EXIT_ERROR
     return EXIT_INVALID if found.entry is not None and found.entry.status == "incomplete" else 0
+
+
+def _seed(args: argparse.Namespace) -> int:
+    """Compile, or copy an artifact resized, into the folder the command will hit; then look it up to prove it."""
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+    from rbln_artifact_studio.core.vllm_cache.lookup import compile_request, lookup
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location, mismatches
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import Report
+    from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
+
+    root_text, words = _split_words(args)
+    command = parse_serve(words)
+    root = cache_root(root_text)
+    entry = entry_location(root, command)
+    blocks = args.kvcache_num_blocks
+    if args.source:
+        from rbln_artifact_studio.core.location import parse_location
+        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+
+        source = parse_location(args.source)
+        wrong = mismatches(command, dispatch.open_artifact(source).loaded.raw)
+        if wrong:
+            raise StudioError(
+                f"{source} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would "
+                "serve its settings, not the command's. Compile instead (leave out --from). Nothing was written."
+            )
+        budget = None if blocks else str(command.key.memory_budget)
+        result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry), Report())
+        written = result.target
+    else:
+        from dataclasses import replace
+
+        from rbln_artifact_studio.backends.choice import BackendChoice
+        from rbln_artifact_studio.places.delivery import compile_to
+
+        request = compile_request(command, args.npu)
+        if blocks:
+            request = replace(request, kvcache_num_blocks=blocks, memory_budget=None)
+        compile_to(request, entry, BackendChoice.AUTO, Report())
+        written = dispatch.read_block_count(entry)
+    found = lookup(command, read_cache(root).entries)
+    if args.json:
+        _dump({"entry": str(entry), "kvcache_num_blocks": written, "lookup": found.result})
+    else:
+        print(f"Wrote {entry} with kvcache_num_blocks={written}; the command's lookup: {found.result}")
+    return 0 if found.result == "hit" else EXIT_ERROR
 
 
 def _prune(args: argparse.Namespace) -> int:

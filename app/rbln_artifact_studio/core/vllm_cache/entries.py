@@ -64,7 +64,7 @@ def _version(text: object) -> tuple[int, ...] | None:
     return tuple(int(g) for g in match.groups() if g is not None) if match else None
 
 
-def _shown(raw: dict[str, Any]) -> dict[str, Any]:
+def shown_fields(raw: dict[str, Any]) -> dict[str, Any]:
     """The key's fields an rbln_config.json records (a VLM's from its language model's section)."""
     section: dict[str, Any] = raw["language_model"] if isinstance(raw.get("language_model"), dict) else raw
     out: dict[str, Any] = {}
@@ -178,7 +178,7 @@ def entry_from_record(
     if holders:
         status = IN_USE
         reasons[:0] = [f"pid {h['pid']} ({h['command'].split(' ')[0] or '?'}) {h['why']}" for h in holders]
-    shown = _shown(raw)
+    shown = shown_fields(raw)
     fields = dict(shown)
     model = None
     if area == COMPILED_MODELS:
