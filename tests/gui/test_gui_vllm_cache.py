@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,6 +73,19 @@ def test_open_a_local_cache_see_its_statuses_look_up_and_prune_with_a_preview(
         [folders["ok"].name, folders["in-use"].name]
     )
     assert "Freed" in dialog.message.text()
+
+    # Compile as Its Entry: the folder the command will hit, with the count chosen, then listed
+    dialog.command_edit.setText(" ".join(serve(MODEL, 8)))
+    dialog.seed_blocks.setValue(9)
+    with qtbot.waitSignal(dialog.seeded, timeout=60_000) as wrote:
+        dialog.seed_button.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=30_000)
+    entry = Path(wrote.args[0])
+    assert (
+        entry.parent == root / "compiled_models"
+        and json.loads((entry / "rbln_config.json").read_text())["kvcache_num_blocks"] == 9
+    )
+    assert _statuses(dialog)[f"compiled_models/{entry.name}"] == "ok"
 
 
 @pytest.fixture

@@ -149,43 +149,16 @@ def _lookup(args: argparse.Namespace) -> int:
 
 def _seed(args: argparse.Namespace) -> int:
     """Compile, or copy an artifact resized, into the folder the command will hit; then look it up to prove it."""
+    from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-    from rbln_artifact_studio.core.vllm_cache.lookup import compile_request, lookup
-    from rbln_artifact_studio.core.vllm_cache.seed import entry_location, mismatches
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import Report
-    from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
+    from rbln_artifact_studio.core.vllm_cache.lookup import lookup
+    from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache, seed
 
     root_text, words = _split_words(args)
     command = parse_serve(words)
     root = cache_root(root_text)
-    entry = entry_location(root, command)
-    blocks = args.kvcache_num_blocks
-    if args.source:
-        from rbln_artifact_studio.core.location import parse_location
-        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-
-        source = parse_location(args.source)
-        wrong = mismatches(command, dispatch.open_artifact(source).loaded.raw)
-        if wrong:
-            raise StudioError(
-                f"{source} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would "
-                "serve its settings, not the command's. Compile instead (leave out --from). Nothing was written."
-            )
-        budget = None if blocks else str(command.key.memory_budget)
-        result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry), Report())
-        written = result.target
-    else:
-        from dataclasses import replace
-
-        from rbln_artifact_studio.backends.choice import BackendChoice
-        from rbln_artifact_studio.places.delivery import compile_to
-
-        request = compile_request(command, args.npu)
-        if blocks:
-            request = replace(request, kvcache_num_blocks=blocks, memory_budget=None)
-        compile_to(request, entry, BackendChoice.AUTO, Report())
-        written = dispatch.read_block_count(entry)
+    source = parse_location(args.source) if args.source else None
+    entry, written = seed(root, command, args.kvcache_num_blocks, source, args.npu)
     found = lookup(command, read_cache(root).entries)
     if args.json:
         _dump({"entry": str(entry), "kvcache_num_blocks": written, "lookup": found.result})

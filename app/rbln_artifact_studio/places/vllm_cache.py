@@ -14,6 +14,7 @@ from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
 from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, CacheEntry, entry_from_record
 from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE
 from rbln_artifact_studio.places import dispatch
@@ -163,3 +164,42 @@ def _remove_from_bucket(root: BucketPrefix, entry: CacheEntry) -> dict[str, Any]
     except StudioError as exc:
         return {"name": entry.key, "removed": False, "freed": 0, "reason": exc.one_line()}
     return {"name": entry.key, "removed": True, "freed": entry.size}
+
+
+def seed(
+    root: Location,
+    command: ServeCommand,
+    blocks: int | None = None,
+    source: Location | None = None,
+    npu: str | None = None,
+) -> tuple[Location, int]:
+    """Write the entry command will hit below root, with blocks (None: what its gpu_memory_utilization fits): a
+    compile, or a resized copy of source when given (refused when source was compiled with other settings).
+    Returns the entry and the count written."""
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location, mismatches
+
+    entry = entry_location(root, command)
+    if source is not None:
+        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+
+        wrong = mismatches(command, dispatch.open_artifact(source).loaded.raw)
+        if wrong:
+            raise StudioError(
+                f"{source} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would "
+                "serve its settings, not the command's. Compile instead (leave out --from). Nothing was written."
+            )
+        budget = None if blocks else str(command.key.memory_budget)
+        result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry))
+        return entry, result.target
+    from dataclasses import replace
+
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.core.vllm_cache.lookup import compile_request
+    from rbln_artifact_studio.places.delivery import compile_to
+    from rbln_artifact_studio.places.kind import Report
+
+    request = compile_request(command, npu)
+    if blocks:
+        request = replace(request, kvcache_num_blocks=blocks, memory_budget=None)
+    compile_to(request, entry, BackendChoice.AUTO, Report())
+    return entry, dispatch.read_block_count(entry)

@@ -149,6 +149,7 @@ class VllmCacheDialog(QDialog):
     listed = Signal()  # the table shows a new reading
     lookedUp = Signal(str)  # the answer to "Which entry will this serve?"
     pruned = Signal(list)  # the removal's results, one dict per entry
+    seeded = Signal(str)  # the entry a compile wrote for the command line
 
     def __init__(
         self,
@@ -180,6 +181,16 @@ class VllmCacheDialog(QDialog):
         self.answer.setObjectName("lookupAnswer")
         self.answer.setWordWrap(True)
         self.answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.seed_blocks = QSpinBox(self)
+        self.seed_blocks.setRange(0, 1 << 20)
+        self.seed_blocks.setSpecialValueText("blocks: fit the budget")
+        self.seed_blocks.setPrefix("blocks: ")
+        self.seed_button = QPushButton("&Compile as Its Entry", self)
+        self.seed_button.setToolTip(
+            "Compile the model into the folder this command will hit, with the block count chosen (0: what "
+            "--gpu-memory-utilization fits), so vllm-rbln finds it instead of compiling on first start"
+        )
+        self.seed_button.clicked.connect(self.seed)
         self.prune_button = QPushButton("&Prune…", self)
         self.prune_button.clicked.connect(self.open_prune)
         self.show_button = QPushButton("Show in &Artifacts", self)
@@ -193,6 +204,8 @@ class VllmCacheDialog(QDialog):
         serve = QHBoxLayout()
         serve.addWidget(self.command_edit, 1)
         serve.addWidget(self.lookup_button)
+        serve.addWidget(self.seed_blocks)
+        serve.addWidget(self.seed_button)
         actions = QHBoxLayout()
         actions.addWidget(self.show_button)
         actions.addStretch(1)
@@ -208,7 +221,7 @@ class VllmCacheDialog(QDialog):
         self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
-        for w in (self.read_button, self.lookup_button):
+        for w in (self.read_button, self.lookup_button, self.seed_button):
             w.setEnabled(not busy)
         self.prune_button.setEnabled(not busy and bool(self.listing and self.listing.entries))
 
@@ -264,16 +277,10 @@ class VllmCacheDialog(QDialog):
         from rbln_artifact_studio.core.vllm_cache.command import parse_serve
         from rbln_artifact_studio.core.vllm_cache.lookup import lookup
 
-        text = self.command_edit.text().strip()
-        if not text:
-            self.answer.setText("Type the `vllm serve` command line first.")
+        words = self._command_words()
+        if words is None:
             return
         entries = list(self.listing.entries) if self.listing else []
-        try:
-            words = shlex.split(text)
-        except ValueError as exc:
-            self.answer.setText(f"The command line does not parse: {exc}.")
-            return
         self._set_busy(True)
         job = self.jobs.submit(
             "Which entry will this serve?", lambda ctx: lookup_text(lookup(parse_serve(words), entries))
@@ -286,6 +293,40 @@ class VllmCacheDialog(QDialog):
         self._set_busy(False)
         self.answer.setText(text)
         self.lookedUp.emit(text)
+
+    def _command_words(self) -> list[str] | None:
+        text = self.command_edit.text().strip()
+        if not text:
+            self.answer.setText("Type the `vllm serve` command line first.")
+            return None
+        try:
+            return shlex.split(text)
+        except ValueError as exc:
+            self.answer.setText(f"The command line does not parse: {exc}.")
+            return None
+
+    @Slot()
+    def seed(self) -> None:
+        """Compile into the entry the command will hit (a job that writes), then read the cache again."""
+        from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+        from rbln_artifact_studio.places.vllm_cache import seed
+
+        root, words = self._root(), self._command_words()
+        if root is None or words is None:
+            return
+        blocks = self.seed_blocks.value() or None
+        self._set_busy(True)
+        job = self.jobs.submit(
+            f"Compile into vLLM cache {root}", lambda ctx: seed(root, parse_serve(words), blocks)[0], writes=True
+        )
+        job.succeeded.connect(self._seeded)
+        job.failed.connect(self._failed)
+
+    @Slot(object)
+    def _seeded(self, where: object) -> None:
+        self._note = f" Wrote {where}."
+        self.seeded.emit(str(where))
+        self.read()
 
     @Slot()
     def open_prune(self) -> PrunePreview | None:
