@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTableWidget
 from pytestqt.qtbot import QtBot
 from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_server, url  # noqa: F401 (fixtures)
 from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
@@ -25,9 +25,15 @@ def _dialog() -> VllmCacheDialog:
     return next(d for d in QApplication.topLevelWidgets() if isinstance(d, VllmCacheDialog) and d.isVisible())
 
 
+def _cell(table: QTableWidget, row: int, column: int) -> str:
+    item = table.item(row, column)
+    assert item is not None
+    return item.text()
+
+
 def _statuses(dialog: VllmCacheDialog) -> dict[str, str]:
     t = dialog.table
-    return {t.item(r, 1).text(): t.item(r, STATUS_COLUMN).text() for r in range(t.rowCount())}
+    return {_cell(t, r, 1): _cell(t, r, STATUS_COLUMN) for r in range(t.rowCount())}
 
 
 def _expected(folders: dict[str, Path]) -> dict[str, str]:
@@ -41,10 +47,13 @@ def test_open_a_local_cache_see_its_statuses_look_up_and_prune_with_a_preview(
     folders = build_cache(root)
     monkeypatch.setenv("VLLM_CACHE_ROOT", str(root))
     with holding(folders["in-use"]):
-        window.findChild(QAction, "actionOpenVllmCache").trigger()
+        action = window.findChild(QAction, "actionOpenVllmCache")
+        assert action is not None
+        action.trigger()
         dialog = _dialog()
         qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=30_000)
-        assert dialog.table.horizontalHeaderItem(STATUS_COLUMN).text() == "Status"
+        header = dialog.table.horizontalHeaderItem(STATUS_COLUMN)
+        assert header is not None and header.text() == "Status"
         assert _statuses(dialog) == _expected(folders)
 
         dialog.command_edit.setText(" ".join(serve(MODEL, 2)))
@@ -56,7 +65,7 @@ def test_open_a_local_cache_see_its_statuses_look_up_and_prune_with_a_preview(
         before = tree(root)
         preview = dialog.open_prune()
         assert isinstance(preview, PrunePreview) and preview.isVisible()
-        rows = {preview.table.item(r, 1).text(): preview.table.item(r, 0).text() for r in range(4 + 1)}
+        rows = {_cell(preview.table, r, 1): _cell(preview.table, r, 0) for r in range(preview.table.rowCount())}
         assert {k for k, v in rows.items() if v == "remove"} == {
             f"compiled_models/{folders[s].name}" for s in ("stale", "incomplete")
         }
