@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,10 @@ from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_serv
 from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
 
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import STATUS_COLUMN, PrunePreview, VllmCacheDialog
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
-from .conftest import _stop_jobs
+from .test_gui_servers import server_window  # noqa: F401 (a fixture: a window reaching the test server)
 
 
 def _dialog() -> VllmCacheDialog:
@@ -97,24 +95,7 @@ def test_open_a_local_cache_see_its_statuses_look_up_and_prune_with_a_preview(
     assert _statuses(dialog)[f"compiled_models/{entry.name}"] == "ok"
 
 
-@pytest.fixture
-def server_window(
-    qtbot: QtBot,
-    settings: Settings,
-    server: SshServer,  # noqa: F811
-    control_dir: Path,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[MainWindow]:
-    settings.store.setValue("ssh/configFile", str(server.client_config))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(control_dir))
-    w = MainWindow(settings, debounce_ms=50)
-    qtbot.addWidget(w, before_close_func=lambda widget: _stop_jobs(qtbot, widget))
-    w.show()
-    yield w
-    _stop_jobs(qtbot, w)
-
-
-def test_open_a_server_s_cache(qtbot: QtBot, server_window: MainWindow, tmp_path: Path) -> None:
+def test_open_a_server_s_cache(qtbot: QtBot, server_window: MainWindow, tmp_path: Path) -> None:  # noqa: F811
     root = tmp_path / "vllm"
     folders = build_cache(root)
     with holding(folders["in-use"]):

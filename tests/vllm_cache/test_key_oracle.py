@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TINY_MODEL
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder
@@ -131,14 +130,6 @@ def test_absent_flags_take_vllm_rbln_s_defaults_and_say_so(monkeypatch: pytest.M
     assert typed.key.folder_name == parsed.key.folder_name  # vllm-rbln raises vLLM's 0.92 to 0.93
 
 
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    folder = tmp_path / "tiny-llama"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(TINY_MODEL))
-    return folder
-
-
 def _compilable(rng: random.Random, model: Path) -> tuple[list[str], dict[str, Any]]:
     """A random command the tiny model compiles for (its max_position_embeddings is 8192; 2 KV heads)."""
     while True:
@@ -152,13 +143,13 @@ def _compilable(rng: random.Random, model: Path) -> tuple[list[str], dict[str, A
 
 
 def test_lookup_hits_what_the_studio_compiled_into_vllm_rbln_s_folders(monkeypatch: pytest.MonkeyPatch,
-                                                                        tmp_path: Path, tiny: Path) -> None:  # fmt: skip
+                                                                        tmp_path: Path, tiny_model: Path) -> None:  # fmt: skip
     name_of = key_function(monkeypatch)
     rng = random.Random(2041)
     root = tmp_path / "vllm"
     commands: list[tuple[list[str], str]] = []
     while len(commands) < 6:
-        words, c = _compilable(rng, tiny)
+        words, c = _compilable(rng, tiny_model)
         try:
             plan = plan_compile(compile_request(parse_serve(words)))
         except StudioError:  # a random shape the NPU cannot hold: vllm-rbln could not compile it either
