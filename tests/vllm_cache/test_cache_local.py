@@ -135,3 +135,12 @@ def test_prune_without_a_rule_is_refused(run_cli: Run, cache: tuple[Path, str, d
     out = run_cli("vllm-cache", "prune", root)
     assert out.returncode == 1 and out.stderr.startswith("error: Say what to prune")
     assert tree(root) == before
+
+
+def test_a_folder_that_holds_no_cache_is_one_clear_line(run_cli: Run, tmp_path: Path) -> None:
+    out = run_cli("vllm-cache", "list", tmp_path)
+    assert (
+        out.returncode == 1
+        and out.stderr
+        == f"error: {tmp_path} holds no compiled_models/ or rbln/ folder, so no vLLM cache. Give the cache's root.\n"
+    )

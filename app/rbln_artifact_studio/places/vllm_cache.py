@@ -52,10 +52,14 @@ def _installed_here() -> str | None:
 def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
     """The place's records of its entries (core/portable/vllm_cache_disk.py's shape) and its toolchain's version."""
     if isinstance(root, LocalFolder):
-        from rbln_artifact_studio.core.portable.vllm_cache_disk import read_cache
+        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache
 
         if not root.path.is_dir():
             raise StudioError(f"{root} is no folder: give the cache's root (the folder holding {COMPILED_MODELS}/).")
+        if not is_cache(str(root.path)):
+            raise StudioError(
+                f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ folder, so no vLLM cache. Give the cache's root."
+            )
         return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here()
     if isinstance(root, ServerFolder):
         from rbln_artifact_studio.remote import registry
@@ -65,7 +69,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
         )
         for line in lines:
             if "error" in line:
-                raise StudioError(f"{root}: {line['error']}. Give the cache's root.")
+                raise StudioError(f"{root} {line['error']}. Give the cache's root.")
         toolchain = next((line["toolchain"] for line in lines if "toolchain" in line), None)
         return [line for line in lines if "area" in line], toolchain
     if isinstance(root, BucketPrefix):
@@ -99,6 +103,10 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
         if CONFIG_NAME in files:
             record["config"] = bucket.read(f"{where.key_prefix}{CONFIG_NAME}").decode("utf-8", "replace")
         records.append(record)
+    if not groups:
+        raise StudioError(
+            f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ entries, so no vLLM cache. Give the cache's root."
+        )
     return records
 
 

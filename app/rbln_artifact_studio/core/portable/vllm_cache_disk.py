@@ -95,6 +95,11 @@ def entry_names(root):
     return out
 
 
+def is_cache(root):
+    """Whether root holds a cache's folders (compiled_models/ or rbln/)."""
+    return os.path.isdir(os.path.join(root, COMPILED)) or os.path.isdir(os.path.join(root, MEGA))
+
+
 def read_cache(root, config_name, marker):
     """One record per entry of the cache at root: its files, size, times, owner, config text, holders."""
     records = [_entry(root, area, name, config_name, marker) for area, name in entry_names(root)]

@@ -161,7 +161,7 @@ def entry_from_record(
         status, raw = _from_config(record.get("config"), reasons, problems)
         written = _version(raw.get("optimum_rbln_version"))
         installed = _version(toolchain)
-        if written and installed and written < installed and status == OK:
+        if written and installed and written[:2] < installed[:2] and status == OK:  # a patch release is compatible
             status = STALE
             reasons.append(
                 f"written by optimum-rbln {raw['optimum_rbln_version']}, older than the {toolchain} installed there: "
