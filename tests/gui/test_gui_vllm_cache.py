@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QTableWidget
+from PySide6.QtWidgets import QApplication, QPushButton, QTableWidget
 from pytestqt.qtbot import QtBot
 from remote.conftest import HOST_ALIAS, SshServer, control_dir, server, ssh_server, url  # noqa: F401 (fixtures)
 from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
@@ -107,3 +107,41 @@ def test_open_a_server_s_cache(qtbot: QtBot, server_window: MainWindow, tmp_path
             dialog.read_button.click()
         assert _statuses(dialog) == _expected(folders)
         assert dialog.message.text().startswith(url(root))
+
+
+def test_resize_to_a_copy_as_the_entry_of_a_serve_command(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    from rbln_artifact_studio.core.fleet.artifact import open_artifact
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+    from rbln_artifact_studio.gui.widgets.vllm_entry import VllmEntryDialog
+
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    resize = window.dialogs.resize_dialog_for(open_artifact(folders["ok"]))
+    button = resize.findChild(QPushButton, "vllmEntryButton")
+    assert button is not None
+
+    def entry_dialog() -> VllmEntryDialog:
+        button.click()
+        [found] = [d for d in resize.findChildren(VllmEntryDialog) if d.isVisible()]
+        found.root_edit.setText(str(root))
+        return found
+
+    other = entry_dialog()  # a command of other settings: refused, the output left as it was
+    before = resize.output_edit.text()
+    other.command_edit.setText(" ".join(serve(MODEL, 4)))
+    other.buttons.accepted.emit()
+    qtbot.waitUntil(lambda: "max_num_seqs 1 (the command serves 4)" in other.problem.text(), timeout=30_000)
+    assert resize.output_edit.text() == before
+    other.reject()
+
+    chosen = entry_dialog()
+    chosen.command_edit.setText(" ".join(serve(MODEL, 1, budget="0.6")))
+    with qtbot.waitSignal(chosen.chosen, timeout=30_000):
+        chosen.buttons.accepted.emit()
+    entry = root / "compiled_models" / parse_serve(serve(MODEL, 1, budget="0.6")).key.folder_name
+    assert resize.output_edit.text() == str(entry)
+    resize.target_spin.setValue(3)
+    qtbot.waitUntil(resize.apply_button.isEnabled, timeout=30_000)
+    resize.apply_button.click()
+    qtbot.waitUntil(lambda: (entry / "rbln_config.json").is_file(), timeout=60_000)
+    assert json.loads((entry / "rbln_config.json").read_text())["kvcache_num_blocks"] == 3

@@ -184,18 +184,13 @@ def seed(
     """Write the entry command will hit below root, with blocks (None: what its gpu_memory_utilization fits): a
     compile, or a resized copy of source when given (refused when source was compiled with other settings).
     Returns the entry and the count written."""
-    from rbln_artifact_studio.core.vllm_cache.seed import entry_location, mismatches
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
 
     entry = entry_location(root, command)
     if source is not None:
         from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 
-        wrong = mismatches(command, dispatch.open_artifact(source).loaded.raw)
-        if wrong:
-            raise StudioError(
-                f"{source} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would "
-                "serve its settings, not the command's. Compile instead (leave out --from). Nothing was written."
-            )
+        _refuse_other_settings(command, dispatch.open_artifact(source).loaded.raw, f"{source}")
         budget = None if blocks else str(command.key.memory_budget)
         result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry))
         return entry, result.target
@@ -211,3 +206,34 @@ def seed(
         request = replace(request, kvcache_num_blocks=blocks, memory_budget=None)
     compile_to(request, entry, BackendChoice.AUTO, Report())
     return entry, dispatch.read_block_count(entry)
+
+
+def entry_for(root_text: str, command_text: str, rbln_config: dict[str, Any] | None) -> str:
+    """The entry's location as text (worker side: it may read the model's config.json); StudioError saying why not,
+    among them an artifact compiled with other settings than the command serves."""
+    import shlex
+
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
+
+    try:
+        words = shlex.split(command_text)
+    except ValueError as exc:
+        raise StudioError(f"The command line does not parse: {exc}.") from None
+    command = parse_serve(words)
+    if rbln_config is not None:
+        _refuse_other_settings(command, rbln_config, "This artifact")
+    return str(entry_location(cache_root(root_text.strip()), command))
+
+
+def _refuse_other_settings(command: ServeCommand, rbln_config: dict[str, Any], what: str) -> None:
+    """StudioError when an artifact (its rbln_config.json) was compiled with other settings than command serves:
+    as the command's entry, vllm-rbln would serve the artifact's settings, not the command's."""
+    from rbln_artifact_studio.core.vllm_cache.seed import mismatches
+
+    wrong = mismatches(command, rbln_config)
+    if wrong:
+        raise StudioError(
+            f"{what} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would serve "
+            "its settings, not the command's. Compile instead. Nothing was written."
+        )
