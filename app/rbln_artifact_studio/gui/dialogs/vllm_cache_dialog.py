@@ -164,23 +164,43 @@ class VllmCacheDialog(QDialog):
         self.jobs, self.open_in_table = jobs, open_in_table
         self.listing: CacheListing | None = None
         self._note = ""  # what the last removal did, said with the next reading
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._build_root(root))
+        self.table = _table(COLUMNS, self)
+        self.table.setObjectName("vllmCacheTable")
+        layout.addWidget(self.table, 1)
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        layout.addLayout(self._build_serve())
+        self.answer = QLabel(self)
+        self.answer.setObjectName("lookupAnswer")
+        self.answer.setWordWrap(True)
+        self.answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.answer)
+        layout.addLayout(self._build_actions())
+        self.resize(900, 520)
+        self._set_busy(False)
+
+    def _build_root(self, root: Location) -> QHBoxLayout:
+        """The cache's root, as typed, and Read."""
         self.root_edit = QLineEdit(str(root), self)
         self.root_edit.setToolTip("The cache's root: a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX")
         self.read_button = QPushButton("&Read", self)
         self.read_button.clicked.connect(self.read)
         self.root_edit.returnPressed.connect(self.read)
-        self.table = _table(COLUMNS, self)
-        self.table.setObjectName("vllmCacheTable")
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Cache:", self))
+        row.addWidget(self.root_edit, 1)
+        row.addWidget(self.read_button)
+        return row
+
+    def _build_serve(self) -> QHBoxLayout:
+        """The command line, Which Entry Will This Serve? and Compile as Its Entry (with its block count)."""
         self.command_edit = QLineEdit(self)
         self.command_edit.setPlaceholderText("vllm serve MODEL --max-num-seqs 8 --max-model-len 8192 --block-size 4096")
         self.lookup_button = QPushButton("Which Entry Will This &Serve?", self)
         self.lookup_button.clicked.connect(self.look_up)
-        self.answer = QLabel(self)
-        self.answer.setObjectName("lookupAnswer")
-        self.answer.setWordWrap(True)
-        self.answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.seed_blocks = QSpinBox(self)
         self.seed_blocks.setRange(0, 1 << 20)
         self.seed_blocks.setSpecialValueText("blocks: fit the budget")
@@ -191,34 +211,24 @@ class VllmCacheDialog(QDialog):
             "--gpu-memory-utilization fits), so vllm-rbln finds it instead of compiling on first start"
         )
         self.seed_button.clicked.connect(self.seed)
+        row = QHBoxLayout()
+        for w in (self.command_edit, self.lookup_button, self.seed_blocks, self.seed_button):
+            row.addWidget(w, 1 if w is self.command_edit else 0)
+        return row
+
+    def _build_actions(self) -> QHBoxLayout:
+        """Show in Artifacts and Prune…"""
         self.prune_button = QPushButton("&Prune…", self)
         self.prune_button.clicked.connect(self.open_prune)
         self.show_button = QPushButton("Show in &Artifacts", self)
         self.show_button.setToolTip("Open its compiled_models/ in the main table: inspect, resize and details there")
         self.show_button.clicked.connect(self.show_in_table)
-        self.show_button.setEnabled(open_in_table is not None)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Cache:", self))
-        top.addWidget(self.root_edit, 1)
-        top.addWidget(self.read_button)
-        serve = QHBoxLayout()
-        serve.addWidget(self.command_edit, 1)
-        serve.addWidget(self.lookup_button)
-        serve.addWidget(self.seed_blocks)
-        serve.addWidget(self.seed_button)
-        actions = QHBoxLayout()
-        actions.addWidget(self.show_button)
-        actions.addStretch(1)
-        actions.addWidget(self.prune_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.message)
-        layout.addLayout(serve)
-        layout.addWidget(self.answer)
-        layout.addLayout(actions)
-        self.resize(900, 520)
-        self._set_busy(False)
+        self.show_button.setEnabled(self.open_in_table is not None)
+        row = QHBoxLayout()
+        row.addWidget(self.show_button)
+        row.addStretch(1)
+        row.addWidget(self.prune_button)
+        return row
 
     def _set_busy(self, busy: bool) -> None:
         for w in (self.read_button, self.lookup_button, self.seed_button):
