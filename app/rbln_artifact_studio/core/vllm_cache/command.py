@@ -80,6 +80,8 @@ def _split(argv: list[str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
         env[name] = value
     if argv and argv[0] == "env":
         return _split(argv[1:])
+    while argv and argv[0] in ("vllm", "serve"):  # the command's own words: the model comes next
+        argv = argv[1:]
     values: dict[str, str] = {}
     positional: list[str] = []
     i = 0
@@ -124,10 +126,6 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
     torch_dtype) or None: what vLLM reads from the model's config.json when --max-model-len or --dtype is absent."""
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     values, positional, env = _split(argv)
-    if positional[:2] == ["vllm", "serve"]:
-        positional = positional[2:]
-    elif positional[:1] == ["serve"]:
-        positional = positional[1:]
     model = values.get("model") or (positional[0] if positional else "")
     if not model:
         raise StudioError("No model in the command: give it as `vllm serve MODEL [flags]`.")
