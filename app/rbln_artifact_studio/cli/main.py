@@ -701,7 +701,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from rbln_artifact_studio.cli import vllm_cache
 
     vllm_cache.add_parser(
-        command("vllm-cache", vllm_cache.cmd_vllm_cache, "vllm-rbln's compiled-model cache: list, lookup, prune")
+        command("vllm-cache", vllm_cache.cmd_vllm_cache, "vllm-rbln's compiled-model cache: list, lookup, seed, prune")
     )
 
     p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
