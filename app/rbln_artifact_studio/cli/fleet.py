@@ -28,6 +28,7 @@ from rbln_artifact_studio.core.fleet.host_groups import (
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import (
+    Location,
     ServerFolder,
     is_local,
     names_a_server,
@@ -323,28 +324,28 @@ def scan_fleet(
     on_issue: Callable[[str, str], None] | None = None,
     failed: list[str] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
-    once; a server that cannot be read is a row with its reason (its URL also appended to `failed`: no artifact)."""
-    from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
+    """The rows of several places (a server's folder, a bucket, or PATH on every `--on` server), each scanned by
+    its kind through places.dispatch, all at once; a place that cannot be read is a row with its reason (its URL
+    also appended to `failed`: no artifact)."""
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
 
     registry.configure_from_environment()
-    folders: list[ServerFolder] = []
+    places: list[Location] = []
     for root in roots:
         where = parse_location(root)
-        if isinstance(where, ServerFolder):
-            folders.append(where)
+        if not dispatch.capabilities(where).on_this_computer:
+            places.append(where)
         elif entries:
-            folders += [ServerFolder(h, root) for h in hosts_of(entries)]
+            places += [ServerFolder(h, root) for h in hosts_of(entries)]
         else:
             raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
-    by_url = {f.url: f for f in folders}
+    by_url = {str(p): p for p in places}
 
     def work(url: str, cancel: CancelToken, limit: float) -> list[ArtifactSummary]:
-        folder = by_url[url]
-        server = registry.server(folder.host)
         issues: list[str] = []
-        found = scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m), total=limit)
-        rows = list(checked_rows(server, found))
+        options = ScanOptions(on_issue=lambda _p, m: issues.append(m), cancel=cancel, timeout=limit)
+        rows = list(dispatch.scan(by_url[url], options))
         if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
             raise StudioError(" ".join(issues))
         if on_issue is not None:
@@ -358,12 +359,10 @@ def scan_fleet(
         if result.value is not None:
             yield from result.value
         else:
-            folder = by_url[result.host]
             if failed is not None:
-                failed.append(folder.url)
-            yield ArtifactSummary(
-                folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
-            )
+                failed.append(result.host)
+            name = by_url[result.host].name
+            yield ArtifactSummary(result.host, name, Status.INVALID, [f"Cannot scan {result.host}: {result.error}"])
 
 
 # ---- server groups (@GROUP) ------------------------------------------------------------------------------------
