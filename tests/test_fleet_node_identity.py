@@ -51,3 +51,14 @@ def test_a_server_is_judged_at_the_higher_of_its_figure_now_and_the_peak() -> No
     assert high_peak.status is not None and high_peak.status.devices[0].used == 5 * GIB  # the tool's figure now
     statuses, _ = to_place([high_peak, low_peak])
     assert [s.devices[0].used for s in statuses] == [100 * GIB, 50 * GIB]
+
+
+def test_a_server_by_its_address_is_the_prometheus_node_of_its_uuids() -> None:
+    """ssh://10.0.0.5 (rbln-stat -j gives uuids) is the node Prometheus calls node-1: their uuids say so."""
+    server = Source(SourceKind.SERVER, "10.0.0.5")
+    device = Device(0, "RBLN-CR13", "rbln0", 5 * GIB, TOTAL, "", (), exact=True, uuid="u0")
+    tool = NodeReading(server, "10.0.0.5", DeviceStatus("10.0.0.5", "rbln-stat", (device,), ReadForm.JSON))
+    [node] = one_per_node([tool, _scraped(A, "node-1", GIB, 60 * GIB, "u0")])
+    assert (node.node, node.also) == ("10.0.0.5", (A,))
+    [judged], _ = to_place([node])
+    assert judged.devices[0].used == 60 * GIB
