@@ -169,12 +169,12 @@ def _read_sources(
     )
     given = [Source(SourceKind.SERVER, h) for h in hosts] + [Source(SourceKind.PROMETHEUS, u) for u in sources.urls]
     readings = read_sources(given, options)
-    return readings, [r.error or "not read" for r in readings if r.whole]
+    return readings, [r.error or "not read" for r in readings if r.whole and not r.partial]
 
 
 def _server_reading(reading: NodeReading) -> ServerReading:
     """A node as the CLI prints it (remote.fleet's row)."""
-    return ServerReading(reading.node, reading.status, reading.drifts, reading.error, reading.notes)
+    return ServerReading(reading.node, reading.status, reading.drifts, reading.error, reading.notes, reading.partial)
 
 
 def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: str) -> None:
