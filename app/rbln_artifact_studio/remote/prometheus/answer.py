@@ -4,14 +4,15 @@ deadline is looked at between steps, and a signal is taken between them (no step
 
 Prometheus writes a vector or a matrix as `{"status":…,"data":{"resultType":…,"result":[{"metric":…},…]},
 "warnings":[…],"infos":[…]}`, its series joined by `},{"metric":` — bytes no JSON string holds (a string's quote
-is escaped), so each step cuts the array where that stands and decodes the whole series before it with msgspec's
-typed decoder. What is left at the end (the last series and the answer's tail: warnings, infos) is decoded as an
+is escaped), so each step cuts the array where the last of them stands (spaces between allowed) and decodes the
+whole series before it with msgspec's typed decoder. What is left at the end (the last series and the answer's tail: warnings, infos) is decoded as an
 answer of its own. An answer written otherwise (spaced, keys in another order) is decoded whole at its end,
 within the same bounds.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -21,8 +22,9 @@ import msgspec
 MAX_ANSWER = 256 << 20  # bytes, compressed and decompressed alike: twice the answer of 10,000 nodes' five gauges
 MAX_SERIES = 1_000_000  # an answer's series: 25,000 nodes of 8 NPUs, five gauges each
 STEP = 1 << 20  # bytes of JSON decoded at a time
-_SEPARATOR = b'},{"metric":'
-_RESULT = b'"result":['
+_METRIC = b'"metric"'
+_SPACE = b" \t\r\n"
+_RESULT = re.compile(rb'"result"\s*:\s*\[')
 
 T = TypeVar("T")
 
@@ -53,6 +55,26 @@ class AnswerTooLarge(Exception):
 
 class NotJson(Exception):
     """The body is no JSON answer of Prometheus' API (an HTML page, a cut answer, another shape)."""
+
+
+def _last_cut(buffer: bytearray) -> int:
+    """Where the last whole series in the buffer ends (just after its `}`), or -1: the last `"metric"` key that
+    opens a series (`}`, `,`, `{` before it, whitespace between them allowed), looked for from the end."""
+    end = len(buffer)
+    while True:
+        key = buffer.rfind(_METRIC, 0, end)
+        if key < 0:
+            return -1
+        i = key - 1
+        for expected in b"{,}":
+            while i >= 0 and buffer[i] in _SPACE:
+                i -= 1
+            if i < 0 or buffer[i] != expected:
+                break
+            i -= 1
+        else:
+            return i + 2
+        end = key
 
 
 class AnswerStream(Generic[T]):
@@ -106,22 +128,22 @@ class AnswerStream(Generic[T]):
         if not self._split:
             return
         if self._head is None:
-            start = buffer.find(_RESULT)
-            if start < 0:
+            found = _RESULT.search(buffer, max(len(buffer) - len(data) - 64, 0))  # only where it may have arrived
+            if found is None:
                 return
-            self._head = bytes(buffer[: start + len(_RESULT)])
-            del buffer[: start + len(_RESULT)]
+            self._head = bytes(buffer[: found.end()])
+            del buffer[: found.end()]
         if len(buffer) < STEP:
             return
-        cut = buffer.rfind(_SEPARATOR)
+        cut = _last_cut(buffer)
         if cut < 0:
             return
         self._check()
         try:
-            items = self._items.decode(b"".join((b"[", buffer[: cut + 1], b"]")))
+            items = self._items.decode(b"".join((b"[", buffer[:cut], b"]")))
         except msgspec.DecodeError as exc:
             raise NotJson(str(exc)) from None
-        del buffer[: cut + 2]  # what is left starts with the next series' `{"metric":`
+        del buffer[: buffer.index(b"{", cut)]  # what is left starts with the next series' `{"metric":`
         self._hand(items)
 
     def _hand(self, items: list[T]) -> None:
