@@ -92,7 +92,7 @@ def _client_steps(client: PrometheusClient, deadline: Deadline) -> str:
     """The answers' wall time (Prometheus, transfer, gunzip, decoding and grouping as they arrive: one step), then
     the rows' and the JSON's CPU time (less moved by the machine's load)."""
     start = time.perf_counter()
-    gauges, targets = _Gauges(), []
+    gauges, targets = _Gauges(), list[Target]()
     for query in status_queries(""):
         client.query(query, Gauge, gauges.take, deadline)
     client.query(DOWN, Target, targets.extend, deadline)

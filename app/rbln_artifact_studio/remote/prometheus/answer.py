@@ -85,8 +85,8 @@ class AnswerStream(Generic[T]):
     def __init__(
         self, item: type[T], take: Callable[[list[T]], None], check: Callable[[], None], split: bool = True
     ) -> None:
-        self._items: msgspec.json.Decoder[list[T]] = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
-        self._whole: msgspec.json.Decoder[Envelope[T]] = msgspec.json.Decoder(Envelope[item])  # type: ignore[valid-type]
+        self._items: msgspec.json.Decoder[list[T]] = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]  # a type made at run time
+        self._whole: msgspec.json.Decoder[Envelope[T]] = msgspec.json.Decoder(Envelope[item])  # type: ignore[valid-type]  # a type made at run time
         self._take = take
         self._check = check
         self._split = split

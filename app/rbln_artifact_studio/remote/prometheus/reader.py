@@ -638,7 +638,8 @@ def read_fleet(
     if span:
         duration_seconds(span)
     client = PrometheusClient(url, _config(http_config))
-    found, targets, peaks = _Gauges(), [], _Peaks() if span else None
+    found, peaks = _Gauges(), _Peaks() if span else None
+    targets: list[Target] = []
     queries = status_queries(matchers, gauges) + [DOWN] + (peak_queries(matchers, span) if span else [])
     replies = [client.query(q, Gauge, found.take, deadline, at) for q in queries[:2]]
     replies.append(client.query(DOWN, Target, targets.extend, deadline, at))
