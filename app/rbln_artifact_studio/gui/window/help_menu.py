@@ -1,5 +1,6 @@
 """The Help menu: Getting Started (a page inside the app), Keyboard Shortcuts (listed from the window's actions, so
-it never drifts from them), Documentation (docs/ in the browser), Copy Version Information, and About."""
+it never drifts from them), Documentation (the guide in docs/, shown inside the app), Copy Version Information, and
+About."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rbln_artifact_studio.gui.window.window_actions import add_action
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.models.backend_status import BackendStatus
-    from rbln_artifact_studio.gui.window.help_page import HelpPage
+    from rbln_artifact_studio.gui.window.help_page import GuideViewer, HelpPage
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -69,7 +70,7 @@ you type, written into a copy or (overwriting it) in place. {act("Plan Co-locati
 artifacts fit one NPU together.</p>
 <p>Artifacts can also sit on NPU servers over SSH (File ▸ Connect to Server…) and in S3 buckets
 (File ▸ Open Bucket…). Every action has its <code>rbln-studio-cli</code> command: a job's right-click menu copies
-it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation opens the full guide.</p>
+it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation shows the full guide.</p>
 """
 
 
@@ -88,6 +89,7 @@ class HelpMenu(QObject):
         self.action_docs = a("actionDocumentation", "&Documentation", self.open_documentation)
         self.action_copy_version = a("actionCopyVersion", "&Copy Version Information", self.copy_version)
         self.last_page: HelpPage | None = None
+        self.last_guide: GuideViewer | None = None
 
     def fill(self, menu: QMenu, about: QAction) -> None:
         """The Help menu's actions, then the window's About."""
@@ -128,16 +130,20 @@ class HelpMenu(QObject):
         return self._open(HelpPage("Keyboard Shortcuts", "keyboardShortcuts", body, self.window))
 
     @Slot()
-    def open_documentation(self) -> bool:
-        """The desktop app's guide in the browser: docs/ of the checkout, or the copy the wheel ships in the package."""
+    def open_documentation(self) -> GuideViewer | None:
+        """The desktop app's guide inside the app (no launcher needed): docs/ of the checkout, or the copy the wheel
+        ships in the package."""
         folder = docs_dir()
         if folder is None:
             self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
-            return False
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
+            return None
+        from rbln_artifact_studio.gui.window.help_page import GuideViewer
 
-        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder / DOCS_PAGE)))
+        viewer = GuideViewer(folder / DOCS_PAGE, self.window)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        self.last_guide = viewer
+        return viewer
 
     @Slot()
     def copy_version(self) -> None:
