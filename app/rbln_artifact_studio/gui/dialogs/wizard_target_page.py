@@ -145,7 +145,8 @@ class TargetPage(QWizardPage):
         family = npu.family
         self.info.setText(
             f"{npu.label}, an NPU of the {family.name} family: {format_bytes(family.dram_bytes)} DRAM in "
-            f"{family.chiplets} chiplet(s), {format_bytes(npu.available_per_npu)} available per NPU after the "
+            f"{'one chiplet' if family.chiplets == 1 else f'{family.chiplets} chiplets'}, "
+            f"{format_bytes(npu.available_per_npu)} available per NPU after the "
             "system reserve."
         )
         devices = self.devices_spin.typed_value()

@@ -59,7 +59,7 @@ No NPU is needed: the built-in simulator stands in for the compiler.</p>
 <p>{act("Open Folder…")} a folder of compiled artifacts (or <a href="action:actionOpenDemo">open the demo
 workspace</a>), then select a row: the panel on the right shows <code>kvcache_num_blocks</code> against the floor
 and the full pool, and the DRAM of each NPU: reserve, weights, workspace, KV cache and free. Type a budget in
-<i>What if memory_budget =</i> to see what it would give; nothing is written.</p>
+<i>If compiled at memory_budget =</i> to see what a compile at that budget would give; nothing is written.</p>
 <h3>2. Compile with a memory budget that leaves headroom</h3>
 <p>{act("Compile…")}: a model, a target, a shape and a memory budget (a fraction like 0.8, a percentage like 80%,
 or bytes like 10GB, which optimum-rbln reads as 10 GiB), previewed before anything runs.
