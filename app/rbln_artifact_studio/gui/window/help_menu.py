@@ -74,6 +74,34 @@ it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation shows the
 """
 
 
+def demo_tour_html(shortcuts: dict[str, str]) -> str:
+    """What to try on the demo workspace (`rbln-studio --demo`), each step on one of its five artifacts."""
+
+    def keys(name: str) -> str:
+        found = shortcuts.get(name)
+        return f" ({escaped(found)})" if found else ""
+
+    return f"""
+<h2>Try the demo workspace</h2>
+<p>Five simulator artifacts, built on this computer; nothing here needs an NPU, and the demo is yours to change.</p>
+<ol>
+<li><b>See how an artifact fills its NPUs.</b> Select <code>qwen3-8b-rbln-cr13</code>: the panel on the right shows
+kvcache_num_blocks 21 against the floor and the full pool, and the DRAM of each of RBLN-CR13's four chiplets.</li>
+<li><b>Ask what a budget would give.</b> Type <code>0.5</code> in <i>If compiled at memory_budget =</i>: a compile
+at that budget gives more blocks; nothing is written.</li>
+<li><b>Read a warning.</b> Select <code>llama-3.2-1b-rbln-ca25-kv18</code>: it was grown past its full pool, and
+its status says so (hover it for the reason).</li>
+<li><b>Resize.</b> With a row selected, <a href="action:actionResize">Resize KV Cache…</a>{keys("Resize KV Cache…")}
+checks a new count against the floor and the NPU's DRAM as you type; to a copy, nothing is overwritten.</li>
+<li><b>Plan.</b> Select two or more of the RBLN-CA25 artifacts and <a href="action:actionPlan">Plan Co-location…</a>
+{keys("Plan Co-location…")}: do they fit one NPU together?</li>
+<li><b>Compile.</b> <a href="action:actionCompile">Compile a model</a>{keys("Compile…")} with the built-in
+simulator: a model, a target, a shape and a budget, previewed before anything runs.</li>
+</ol>
+<p>Help ▸ Getting Started has the same jobs for your own artifacts; Help ▸ Documentation the whole guide.</p>
+"""
+
+
 class HelpMenu(QObject):
     """Builds the Help menu's actions on the window and opens what they show."""
 
@@ -117,6 +145,14 @@ class HelpMenu(QObject):
         from rbln_artifact_studio.gui.window.help_page import HelpPage
 
         return self._open(HelpPage("Getting Started", "gettingStarted", getting_started_html(shortcuts), self.window))
+
+    @Slot()
+    def show_demo_tour(self) -> HelpPage:
+        """What to try on the demo workspace: shown by `rbln-studio --demo`."""
+        shortcuts = dict(shortcut_rows(self.window))
+        from rbln_artifact_studio.gui.window.help_page import HelpPage
+
+        return self._open(HelpPage("Try the Demo", "demoTour", demo_tour_html(shortcuts), self.window))
 
     @Slot()
     def show_shortcuts(self) -> HelpPage:
