@@ -102,8 +102,8 @@ def test_documentation_shows_the_guide_inside_the_app_with_no_launcher(
     assert viewer.browser.source().fileName() == "desktop.md"
     assert audit(viewer, SMALL) == []
 
-    type_text(qtbot, viewer.search, "Choices remembered")  # search, as typed
-    assert viewer.browser.textCursor().selectedText() == "Choices remembered"
+    type_text(qtbot, viewer.search, "What is remembered")  # search, as typed
+    assert viewer.browser.textCursor().selectedText() == "What is remembered"
     type_text(qtbot, viewer.search, "no such words anywhere")
     assert viewer.found.text() == "Not found"
 
@@ -118,7 +118,7 @@ def test_open_in_browser_is_the_page_as_html(qtbot: QtBot, settings: Settings, b
     viewer = window.help.open_documentation()
     assert viewer is not None and viewer.open_in_browser()
     page = Path(browser.opened[0].toLocalFile())
-    assert page.suffix == ".html" and "<html" in page.read_text() and "Choices remembered" in page.read_text()
+    assert page.suffix == ".html" and "<html" in page.read_text() and "What is remembered" in page.read_text()
 
 
 def _anchors(viewer: GuideViewer) -> list[str]:

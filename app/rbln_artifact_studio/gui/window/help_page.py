@@ -77,6 +77,15 @@ class GuideViewer(QDialog):
         self.browser.setOpenExternalLinks(True)
         self.browser.setSearchPaths([str(page.parent)])
         self.browser.sourceChanged.connect(self._on_page)
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._build_search())
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(self._build_buttons())
+        self.browser.setSource(QUrl.fromLocalFile(str(page)), QTextDocument.ResourceType.MarkdownResource)
+        resize_to_fit(self, 900, 700)
+
+    def _build_search(self) -> QHBoxLayout:
+        """Back, the search field and what it found."""
         self.search = QLineEdit()
         self.search.setObjectName("guideSearch")
         self.search.setPlaceholderText("Search the guide (Enter: next, Shift+Enter: previous)")
@@ -92,23 +101,22 @@ class GuideViewer(QDialog):
         back.clicked.connect(self.browser.backward)
         self.browser.backwardAvailable.connect(back.setEnabled)
         back.setEnabled(False)
-        outside = QPushButton("Open in Browser")
-        outside.setObjectName("guideOpenInBrowser")
-        outside.setToolTip("This page, as HTML, in the desktop's web browser")
-        outside.clicked.connect(self.open_in_browser)
         top = QHBoxLayout()
         top.addWidget(back)
         top.addWidget(self.search, 1)
         top.addWidget(self.found)
+        return top
+
+    def _build_buttons(self) -> QDialogButtonBox:
+        """Close, and Open in Browser as an extra."""
+        outside = QPushButton("Open in Browser")
+        outside.setObjectName("guideOpenInBrowser")
+        outside.setToolTip("This page, as HTML, in the desktop's web browser")
+        outside.clicked.connect(self.open_in_browser)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.addButton(outside, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(self.browser, 1)
-        layout.addWidget(buttons)
-        self.browser.setSource(QUrl.fromLocalFile(str(page)), QTextDocument.ResourceType.MarkdownResource)
-        resize_to_fit(self, 900, 700)
+        return buttons
 
     def changeEvent(self, event: QEvent) -> None:
         """The page read again for a new palette: its links keep the colour of the palette they were read with."""
