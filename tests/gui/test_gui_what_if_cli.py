@@ -13,7 +13,7 @@ from rbln_artifact_studio.cli.main import main
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
-from .widgets import cell, child
+from .widgets import cell, child, present
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> list[str]:
@@ -35,7 +35,7 @@ def test_the_what_if_table_is_what_inspect_what_if_prints(
     printed = _cli(capsys, "inspect", str(cr13_artifact), "--what-if", "0.5")
     assert printed[0] in said  # the same sentence (the window wraps it in its colour)
     table = child(window, QTableWidget, "breakdownTable")
-    shown = [[table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]]
+    shown = [[present(table.horizontalHeaderItem(c)).text() for c in range(table.columnCount())]]
     shown += [[cell(table, r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
     assert len(printed) == 1 + len(shown)
     for line, cells in zip(printed[1:], shown, strict=True):

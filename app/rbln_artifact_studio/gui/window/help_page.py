@@ -90,10 +90,12 @@ class GuideViewer(QDialog):
         self.search.setObjectName("guideSearch")
         self.search.setPlaceholderText("Search the guide (Enter: next, Shift+Enter: previous)")
         self.search.setClearButtonEnabled(True)
-        self.search.textEdited.connect(lambda _text: self.find(from_start=True))
-        self.search.returnPressed.connect(self.find)
-        QShortcut(QKeySequence("Shift+Return"), self.search, activated=lambda: self.find(backward=True))
-        QShortcut(QKeySequence.StandardKey.Find, self, activated=self.search.setFocus)
+        self.search.textEdited.connect(lambda _text: self.find_text(from_start=True))
+        self.search.returnPressed.connect(self.find_text)
+        previous = QShortcut(QKeySequence("Shift+Return"), self.search)
+        previous.activated.connect(lambda: self.find_text(backward=True))
+        to_search = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self)
+        to_search.activated.connect(self.search.setFocus)
         self.found = QLabel()
         self.found.setObjectName("guideFound")
         back = QPushButton("Back")
@@ -129,7 +131,7 @@ class GuideViewer(QDialog):
         self.setWindowTitle(f"RBLN Artifact Studio guide: {url.fileName()}")
         self.found.setText("")
 
-    def find(self, backward: bool = False, from_start: bool = False) -> bool:
+    def find_text(self, backward: bool = False, from_start: bool = False) -> bool:
         """Select the next (or previous) place the search text occurs, from the top again past the last one."""
         text = self.search.text()
         if not text:
