@@ -14,8 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSignalBlocker, QSize
-from PySide6.QtGui import QColor, QIcon, QImage, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QRectF, QSignalBlocker, QSize
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QIcon,
+    QImage,
+    QPainter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemDelegate,
@@ -216,11 +225,34 @@ def widget_texts(widget: QWidget) -> list[Measured]:
 
 
 def _document_texts(edit: QTextEdit) -> list[Measured]:
-    """A text browser's page against its page colour (drawn without the page: the viewport's background)."""
-    viewport = edit.viewport()
-    normal = viewport.grab().toImage()
-    textless = QImage(normal.size(), QImage.Format.Format_RGB32)
-    textless.fill(viewport.palette().color(viewport.backgroundRole()))
+    """A text page's visible part drawn as its viewport draws it, then again with every character transparent:
+    the page's colours, code blocks and pictures stay, only the text goes."""
+    viewport, source = edit.viewport(), edit.document()
+    offset = QPoint(edit.horizontalScrollBar().value(), edit.verticalScrollBar().value())
+
+    def drawn(document: QTextDocument) -> QImage:
+        image = QImage(viewport.size(), QImage.Format.Format_RGB32)
+        image.fill(viewport.palette().color(viewport.backgroundRole()))
+        painter = QPainter(image)
+        painter.translate(-offset.x(), -offset.y())
+        context = QAbstractTextDocumentLayout.PaintContext()
+        context.palette = edit.palette()
+        context.clip = QRectF(QRect(offset, viewport.size()))
+        document.documentLayout().draw(painter, context)
+        painter.end()
+        return image
+
+    copy = source.clone()
+    copy.setDefaultFont(source.defaultFont())
+    copy.setDocumentMargin(source.documentMargin())
+    copy.setTextWidth(source.textWidth())
+    normal = drawn(copy)
+    unseen = QTextCharFormat()
+    unseen.setForeground(QColor(0, 0, 0, 0))
+    everything = QTextCursor(copy)
+    everything.select(QTextCursor.SelectionType.Document)
+    everything.mergeCharFormat(unseen)
+    textless = drawn(copy)
     return [Measured(_name(edit), ink, behind, n, TEXT) for ink, behind, n in colours(normal, textless)]
 
 

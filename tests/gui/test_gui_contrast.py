@@ -144,7 +144,8 @@ def test_text_and_marks_read_on_every_theme(
 
 
 def _open_everything(qtbot: QtBot, window: MainWindow, workspace: Path, artifact: Path) -> tuple[QWidget, ...]:
-    """Getting Started, the resize dialog, the console with NPUs (some short of memory) and a job's progress."""
+    """Getting Started, the guide, the resize dialog, the console with NPUs (some short of memory) and a job's
+    progress."""
     open_folder(qtbot, window, workspace)  # its scan: a job with its progress bar in the Jobs panel
     select(qtbot, window, artifact)
     type_text(qtbot, child(window, QLineEdit, "whatIfBudgetEdit"), "0.45")
@@ -153,10 +154,13 @@ def _open_everything(qtbot: QtBot, window: MainWindow, workspace: Path, artifact
     with qtbot.waitSignal(console.model.arranged, timeout=30_000):
         console.model.set_rows(_fleet_rows(4, 8))
     started = window.help.show_getting_started()
+    guide = present(window.help.open_documentation())
+    guide.search.setText("toolchain.md")
+    assert guide.find_text()  # scrolled to text and links, past the screenshots at the top
     dialog = present(window.dialogs.open_resize_dialog())
-    for shown in (started, dialog):
+    for shown in (started, guide, dialog):
         qtbot.waitExposed(shown)
-    return window, started, dialog, console
+    return window, started, guide, dialog, console
 
 
 def _measured(qtbot: QtBot, window: MainWindow, tops: tuple[QWidget, ...]) -> list[str]:

@@ -101,6 +101,7 @@ def test_documentation_shows_the_guide_inside_the_app_with_no_launcher(
     assert text.startswith("The desktop app") and "# The desktop app" not in text  # rendered, not raw Markdown
     assert viewer.browser.source().fileName() == "desktop.md"
     assert audit(viewer, SMALL) == []
+    assert viewer.browser.document().size().width() <= viewer.browser.viewport().width()  # pictures fit: no sideways
 
     type_text(qtbot, viewer.search, "What is remembered")  # search, as typed
     assert viewer.browser.textCursor().selectedText() == "What is remembered"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QTextDocument
+from PySide6.QtGui import QDesktopServices, QImage, QKeySequence, QPixmap, QShortcut, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -130,6 +130,30 @@ class GuideViewer(QDialog):
     def _on_page(self, url: QUrl) -> None:
         self.setWindowTitle(f"RBLN Artifact Studio guide: {url.fileName()}")
         self.found.setText("")
+        self.fit_pictures()
+
+    def fit_pictures(self) -> None:
+        """Screenshots at most as wide as the page (they are 1280 pixels: the text would scroll sideways)."""
+        document = self.browser.document()
+        room = max(self.browser.viewport().width(), 400) - 2 * int(document.documentMargin()) - 8
+        block = document.begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                picture = fragment.charFormat().toImageFormat()
+                if fragment.charFormat().isImageFormat() and picture.width() <= 0:
+                    image = document.resource(QTextDocument.ResourceType.ImageResource, QUrl(picture.name()))
+                    width = image.width() if isinstance(image, QImage | QPixmap) else 0
+                    if width > room:
+                        picture.setWidth(room)
+                        picture.setHeight(image.height() * room / width)
+                        cursor = QTextCursor(document)
+                        cursor.setPosition(fragment.position())
+                        cursor.setPosition(fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor)
+                        cursor.setCharFormat(picture)
+                it += 1
+            block = block.next()
 
     def find_text(self, backward: bool = False, from_start: bool = False) -> bool:
         """Select the next (or previous) place the search text occurs, from the top again past the last one."""
