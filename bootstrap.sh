@@ -44,6 +44,8 @@ if [ ! -x "$env_dir/bin/python" ]; then
 fi
 
 "$env_dir/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra"
+# The tests' oracle for vllm-rbln's cache key: its published wheel, without its dependencies (tests/vllm_cache/oracle.py)
+[ "${1:-}" = test ] && "$env_dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm-rbln==0.12.0
 
 # Qt needs system libraries that a minimal Debian/Ubuntu lacks: its own (libEGL, fontconfig, ...) and, on an X11
 # desktop, those of its xcb platform plugin (gui/app/platform_libraries.py names them, as the app does at start).
