@@ -65,9 +65,23 @@ def test_the_shape_summary_follows_a_model_changed_on_the_way_back(qtbot: QtBot,
     type_text(qtbot, child(wizard, QSpinBox, "wizardBatchSpin"), "4")
     _shape_says_its_fields(wizard)
     click_next(qtbot, wizard)
+    _sizing_and_output_say_their_fields(wizard)
     _back(qtbot, wizard)
     _shape_says_its_fields(wizard)
     wizard.reject()
+
+
+def _sizing_and_output_say_their_fields(wizard: CompileWizard) -> None:
+    """The Sizing page's preview and the Output page's summary name the floor and full pool of the fields' shape."""
+    request, model = present(wizard.request()), present(wizard.model)
+    shape = resolve_shape(request, model)
+    seq = SequenceShape(shape.batch_size, shape.max_seq_len, shape.block_size, shape.attn)
+    preview = child(wizard, QLabel, "wizardPreviewLabel").text()
+    assert f"(floor {seq.floor}, full pool {seq.full})" in preview, preview
+    wizard.next()
+    summary = child(wizard, QLabel, "wizardSummary").text()
+    assert f"(floor {seq.floor}, full pool {seq.full})" in summary and f"batch {shape.batch_size}," in summary
+    wizard.back()
 
 
 def test_every_choice_comes_back_on_the_next_start(
