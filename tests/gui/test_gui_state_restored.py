@@ -38,6 +38,8 @@ def test_a_quit_on_the_start_page_leaves_the_details_in_view_next_time(
 ) -> None:
     first = _start(qtbot, settings, small)
     present(first.first_steps.offer())  # a first start: the next steps hold the table's place
+    room, details = first.width() * 4 // 10, first.width() * 6 // 10
+    first.splitter.setSizes([room, 0, details])  # the details made the wider
     first.close()  # quit there
 
     again = _start(qtbot, _next_start(settings), small)
@@ -46,6 +48,7 @@ def test_a_quit_on_the_start_page_leaves_the_details_in_view_next_time(
     qtbot.waitUntil(lambda: again.detail.isVisible() and again.detail.width() >= 150)
     assert again.browser.width() >= 150
     assert again.detail.title.isVisible() and cr13_artifact.name in again.detail.title.text()
+    assert again.detail.width() > again.browser.width()  # the split chosen on the start page, kept
 
 
 def test_a_saved_layout_hiding_a_pane_or_the_name_column_is_repaired(
