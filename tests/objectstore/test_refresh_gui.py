@@ -199,3 +199,26 @@ def test_refresh_reads_every_kind_of_place_again_and_drops_none(
     qtbot.waitUntil(lambda: url(folder / "other") not in w.model.paths(), timeout=60_000)
     qtbot.waitUntil(lambda: not w.jobs.active(), timeout=60_000)
     assert set(w.model.paths()) == before | {bucket.url("fleet/other")}
+
+
+def test_a_place_refresh_cannot_read_keeps_its_rows_marked_stale(
+    qtbot: QtBot,
+    place_window: MainWindow,  # noqa: F811
+    bucket: BucketFixture,
+    cr13_artifact: Path,
+) -> None:
+    from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLUMN
+
+    w = place_window
+    bucket.upload(cr13_artifact, "fleet/qwen")
+    source = _open_bucket_row(qtbot, w, bucket, "fleet/qwen")
+    qtbot.waitUntil(lambda: not w.jobs.active(), timeout=30_000)
+    for key in bucket.objects():  # the bucket goes away behind the window's back
+        bucket.client.delete_object(Bucket=bucket.name, Key=key)
+    bucket.client.delete_bucket(Bucket=bucket.name)
+    with qtbot.waitSignal(w.jobs.jobFailed, timeout=60_000) as failed:
+        w.action_refresh.trigger()
+    assert failed.args[0].visible, "why it could not be read is in the jobs panel"
+    row = w.model.row_of(source)
+    assert row is not None and source in w.model.stale  # kept, but not passed off as what the bucket holds
+    assert w.model.index(row, STATUS_COLUMN).data() == "ok · stale"

@@ -57,7 +57,10 @@ NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 HOST_COLUMN = TITLES.index("Host")
 PLACE_MARK = "\x1f"  # in a row's search text, before the place's name the table added (the scan knows no roots)
-STALE_TIP = "A job is writing here, or wrote here and its place is being read again: these figures may no longer hold."
+STALE_TIP = (
+    "A job is writing here, or this place has not been read since a write or since a read of it failed: these "
+    "figures may no longer hold. Refresh (F5) reads it again."
+)
 STALE_ROLES = [Qt.ItemDataRole.ForegroundRole]  # what a change of a row's stale mark changes (its look)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
@@ -269,6 +272,10 @@ class ArtifactTableModel(QAbstractTableModel):
             self._writing[location] = left
         else:
             self._writing.pop(location, None)
+        self.unconfirmed(location)
+
+    def unconfirmed(self, location: str) -> None:
+        """A read of location failed: its rows keep what they said, marked stale until a read of it ends well."""
         self._generation += 1
         self._unread[location] = self._generation
         self._mark_stale()

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
     from rbln_artifact_studio.gui.models.table_rows import TableRow
 
-Then = Callable[[], None]  # told when a read of what was asked has ended well
+Then = Callable[[bool], None]  # told whether a read of what was asked ended well (False: it failed)
 
 
 def read_in_process(request: ScanRequest, ctx: JobContext) -> int:
@@ -50,6 +50,16 @@ def apply_rows(model: ArtifactTableModel, rows: dict[str, TableRow], message: ob
         model.remove_paths(message.paths)
 
 
+def tell(job: Job, told: list[Then]) -> None:
+    """How job's read ended, to those waiting for it (a cancelled read tells nothing). Through `finished`, not
+    `failed`: a hidden job's failure nobody else listens to joins the jobs panel (JobManager)."""
+    from rbln_artifact_studio.gui.models.jobs import JobState
+
+    if job.state is not JobState.CANCELLED:
+        for then in told:
+            then(job.state is JobState.SUCCEEDED)
+
+
 class PlaceSource(QObject):
     """One opened place's rows: a read runs at a time; parts asked for meanwhile are read together after it."""
 
@@ -62,7 +72,7 @@ class PlaceSource(QObject):
         self._visible = False
 
     def read(self, part: str | None = None, then: Then | None = None, visible: bool = False) -> Job:
-        """Read part (None: the whole place) again; then is told once that read has ended well. The read starts
+        """Read part (None: the whole place) again; then is told how that read ended. The read starts
         now, or after the one running (returned: the job running now)."""
         told = self._pending.setdefault(part or self.root, [])
         if then is not None:
@@ -85,7 +95,7 @@ class PlaceSource(QObject):
         job = self._job = self.jobs.submit(title, lambda ctx: read_in_process(request, ctx), visible=self._visible)
         self._visible = False
         job.partial.connect(self._on_message)
-        job.succeeded.connect(lambda _found: [then() for then in told])
+        job.finished.connect(lambda: tell(job, told))
         job.finished.connect(self._on_finished)
 
     @Slot(object)

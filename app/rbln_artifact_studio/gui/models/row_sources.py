@@ -9,7 +9,7 @@ them) from its start until the places it touched are read again after it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
 from rbln_artifact_studio.gui.models.artifact_model import is_under
-from rbln_artifact_studio.gui.models.place_scan import PlaceSources, Then
+from rbln_artifact_studio.gui.models.place_scan import PlaceSources, Then, tell
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
@@ -38,16 +38,16 @@ class RowSource(Protocol):
 
     def read(self, part: str | None = None, then: Then | None = None) -> object:
         """Read part of it (None: all of it) again through its Kind: rows found replace theirs, rows under part it
-        no longer holds go; then is told once that read has ended well."""
+        no longer holds go; then is told how that read ended (False: it failed, the rows stay as they were)."""
         ...
 
 
 def _once(signal: SignalInstance, then: Then) -> None:
-    """then, at the signal's next emission only."""
+    """then(True), at the signal's next emission only."""
 
     def fire(*_args: object) -> None:
         signal.disconnect(fire)
-        then()
+        then(True)
 
     signal.connect(fire)
 
@@ -77,7 +77,7 @@ class ServerSource:
     def read(self, part: str | None = None, then: Then | None = None) -> object:
         job = self.servers.rescan_path(self.host, parse_server_folder(part or self.root).path)
         if job is not None and then is not None:
-            job.succeeded.connect(lambda _found: then())
+            job.finished.connect(lambda: tell(job, [then]))
         return job
 
 
@@ -118,7 +118,14 @@ class RowSources(QObject):
         """Refresh (F5): every opened location, of every kind, read again whole; no row is dropped first."""
         generation = self.model.generation()
         for source in self.sources():
-            source.read(None, partial(self.model.read_again, source.root, generation))
+            source.read(None, partial(self._read, source.root, generation))
+
+    def _read(self, where: str, generation: int, ok: bool) -> None:
+        """A read of where, asked at generation, ended: its rows are read again, or may be stale (it failed)."""
+        if ok:
+            self.model.read_again(where, generation)
+        else:
+            self.model.unconfirmed(where)
 
     @Slot(object)
     def _follow(self, job: Job) -> None:
@@ -158,9 +165,9 @@ class RowSources(QObject):
         generation = self.model.generation()
         for where in asked:
             source = self.source_of(where)
-            told: Callable[[], None] = partial(self.model.read_again, where, generation)
+            told: Then = partial(self._read, where, generation)
             if source is None:
-                told()  # no location shown holds it: no row of it to go stale
+                told(True)  # no location shown holds it: no row of it to go stale
             else:
                 source.read(where, told)
 
