@@ -224,6 +224,9 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         result = dispatch.resize(request, Report(_log_line, _bar_progress()))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.target)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     for shared in result.unshared:
@@ -415,6 +418,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
     request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
     result = compile_to(request, output, BackendChoice.parse(args.backend), Report(_log_line, _bar_progress()))
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.num_blocks)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     if args.json:
