@@ -47,7 +47,13 @@ from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact  # no
 from rbln_artifact_studio.core.fleet.scan import find_artifacts, summarize  # noqa: E402
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME  # noqa: E402
 from rbln_artifact_studio.core.simulator.container import read_container  # noqa: E402
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG, TMP_TAG  # noqa: E402
+from rbln_artifact_studio.core.storage.fsutil import (  # noqa: E402
+    CLAIM_TAG,
+    INCOMPLETE_MARKER,
+    LOCK_NAME,
+    PARTIAL_TAG,
+    TMP_TAG,
+)
 
 # The crash tests' seam: a sitecustomize that installs a hook into app/core/storage/faults.py in every CLI started
 # with cli_env, acting on these variables.
@@ -431,6 +437,8 @@ class Lab:
 
     def _check_partial(self, path: Path, ref: dict[str, object]) -> list[str]:
         name = path.name
+        if name == f".out{CLAIM_TAG}" and path.is_file():
+            return []  # the killed writer's claim: its flock died with it (the next run takes it and removes it)
         if not (name.startswith(".") and PARTIAL_TAG in name and path.is_dir() and not path.is_symlink()):
             return [f"unexpected entry {name} beside the output"]
         if (path / INCOMPLETE_MARKER).exists():

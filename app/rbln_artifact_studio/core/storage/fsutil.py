@@ -312,8 +312,7 @@ class StagingDir:
                 shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
                 raise
         except BaseException:
-            if self._claim is not None:
-                self._claim.release()
+            self._release_claim()
             raise
         faults.checkpoint("staging.created")
         return self
@@ -330,6 +329,7 @@ class StagingDir:
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
         faults.checkpoint("publish.marker_removed")
+        self._release_claim()
         if self.final.is_dir() and is_empty_dir(self.final):
             self.final.rmdir()  # rename(2) cannot replace a directory on every platform; it was empty
         try:
@@ -354,6 +354,7 @@ class StagingDir:
         sync_tree(self.path, skip=(INCOMPLETE_MARKER,))  # as publish: whoever wrote the files, they are on disk
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
+        self._release_claim()
         exchange(self.path, self.final)
         self._published = True
         faults.checkpoint("swap.exchanged")
@@ -364,13 +365,19 @@ class StagingDir:
         shutil.rmtree(self.path, ignore_errors=True)  # the old artifact
         faults.checkpoint("swap.old_removed")
 
+    def _release_claim(self) -> None:
+        """Give the destination's claim back (its file removed): just before the publishing rename, so a writer
+        killed after it leaves no claim beside a finished output. One that takes the claim then finds the output
+        there (its check, or its own rename, refuses it)."""
+        if self._claim is not None:
+            self._claim.release()
+
     def __exit__(self, *exc_info: object) -> None:
         try:
             if not self._published:
                 shutil.rmtree(self.path, ignore_errors=True)
         finally:
-            if self._claim is not None:
-                self._claim.release()
+            self._release_claim()
 
 
 def _what() -> str:
