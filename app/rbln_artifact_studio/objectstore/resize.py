@@ -519,7 +519,7 @@ def resize_bucket_to_folder(request: ResizeRequest, progress: Progress | None = 
     read, made = read_planned(_prefix(request.source), request)
     assert request.output_folder is not None, request
     output = check_new_output_dir(request.output_folder)
-    with StagingDir(output) as staging:
+    with StagingDir(output, what="resize to a copy") as staging:
         download_resized(read, made, staging.path, progress)
         staging.publish()
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")

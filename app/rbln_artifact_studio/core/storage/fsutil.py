@@ -291,13 +291,15 @@ class DestinationClaim(FolderLock):
 class StagingDir:
     """A hidden, marked folder beside the destination; published by one rename, removed on failure. claim: hold the
     destination's DestinationClaim meanwhile, so a second writer is refused before it writes (False for a private
-    working folder whose name says nothing about where its result goes)."""
+    working folder whose name says nothing about where its result goes). what: the kind of write ("compile", "copy",
+    "download", "resize to a copy"), recorded in the claim and the marker (by default this process's command)."""
 
     def __init__(self, final: Path, claim: bool = True, what: str = "") -> None:
         self.final = Path(os.path.abspath(final))
         self.path = self.final.parent / hidden_sibling_name(self.final.name, PARTIAL_TAG)
         self._published = False
-        self._claim = DestinationClaim(self.final, what or _what()) if claim else None
+        self.what = what or _what()
+        self._claim = DestinationClaim(self.final, self.what) if claim else None
 
     def __enter__(self) -> StagingDir:
         if self._claim is not None:
@@ -306,7 +308,7 @@ class StagingDir:
             remove_stale_partials(self.final.parent)
             self.path.mkdir()
             try:
-                marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final)}
+                marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final), "what": self.what}
                 (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
             except BaseException:
                 shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
