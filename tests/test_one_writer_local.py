@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from harness import ENV_ACTION, ENV_STEP, cli_command, cli_env
+from harness import ENV_STEP, cli_command, cli_env, continued, stopped_at
 
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
@@ -24,28 +22,6 @@ SHAPE = ("--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len"
 def cli(*args: object, step: str | None = None) -> subprocess.CompletedProcess[str]:
     env = cli_env({ENV_STEP: step} if step else {})
     return subprocess.run([*cli_command(), *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
-
-
-@contextmanager
-def stopped_at(step: str, *args: object) -> Iterator[subprocess.Popen[str]]:
-    env = cli_env({ENV_STEP: step, ENV_ACTION: "stop"})
-    proc = subprocess.Popen(
-        [*cli_command(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        _, status = os.waitpid(proc.pid, os.WUNTRACED)
-        assert os.WIFSTOPPED(status), f"the CLI did not reach {step}: {proc.communicate()}"
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-def finish(proc: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
-    os.kill(proc.pid, signal.SIGCONT)
-    out, err = proc.communicate(timeout=300)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def compile_args(model: Path, output: Path) -> list[object]:
@@ -65,7 +41,7 @@ def test_two_writers_into_one_folder(tiny_model: Path, cr13_artifact: Path, tmp_
             assert "(compile, since " in second.stderr  # what holds it
             assert "nothing was written" in second.stderr
             assert sorted(os.listdir(out.parent)) == before  # no staging folder of its own: refused before writing
-        done = finish(first)
+        done = continued(first)
     assert done.returncode == 0, done.stderr
     assert f"Compiled {out} " in done.stdout
     assert open_artifact(out).status.value == "ok"

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +97,33 @@ def cli_command() -> list[str]:
     if not Path(exe).exists():
         raise RuntimeError("rbln-studio-cli is not installed; run python -m pip install -e '.[test]'")
     return [exe]
+
+
+@contextlib.contextmanager
+def stopped_at(step: str, *args: object, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+    """The CLI run with args, stopped (SIGSTOP) at step; killed on the way out unless continued() ended it."""
+    proc = subprocess.Popen(
+        [*cli_command(), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env({**(env or {}), ENV_STEP: step, ENV_ACTION: "stop"}),
+    )
+    try:
+        _, status = os.waitpid(proc.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), f"the CLI did not reach {step}: {proc.communicate()}"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def continued(proc: subprocess.Popen[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """A CLI stopped_at a step, continued and run to its end."""
+    os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def sha(data: bytes) -> str:

@@ -12,53 +12,23 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from harness import ENV_ACTION, ENV_STEP, cli_command, cli_env, tiny_model_config
+from harness import ENV_STEP, cli_command, cli_env, continued, stopped_at, tiny_model_config
 
 from objectstore.conftest import BucketFixture
+from objectstore.test_s3_cache_and_writers import paused_at  # noqa: F401 (a fixture, used by name)
 from objectstore.test_s3_kills import rows
 from objectstore.unconditional import unconditional_gateway
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, parse_bucket_prefix
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.objectstore.resize import resize_bucket_to_copy, resize_folder_to_bucket
 from rbln_artifact_studio.objectstore.scan import scan_bucket
 
 SHAPE = ("--batch_size", "2", "--max_seq_len", "8192", "--kvcache_partition_len", "4096")
-
-
-class Held:
-    """A CLI stopped at a step (the fault hook's SIGSTOP), continued by finish()."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-
-    def finish(self) -> subprocess.CompletedProcess[str]:
-        os.kill(self.proc.pid, signal.SIGCONT)
-        out, err = self.proc.communicate(timeout=300)
-        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
-
-
-@contextmanager
-def stopped_at(step: str, *args: object) -> Iterator[Held]:
-    env = cli_env({ENV_STEP: step, ENV_ACTION: "stop"})
-    proc = subprocess.Popen(
-        [*cli_command(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        _, status = os.waitpid(proc.pid, os.WUNTRACED)
-        assert os.WIFSTOPPED(status), f"the CLI did not reach {step}: {proc.communicate()}"
-        yield Held(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def cli(*args: object, step: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -95,10 +65,10 @@ def test_a_compile_into_a_prefix_a_compile_is_writing_is_refused_before_it_runs(
         assert f"race/r1/{INCOMPLETE_MARKER}" in held
         second = cli(*compile_args(tiny_model, url))
         assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
-        assert f"{url} is being written by a compile (process {first.proc.pid} on " in second.stderr, second.stderr
+        assert f"{url} is being written by a compile (process {first.pid} on " in second.stderr, second.stderr
         assert "nothing was written" in second.stderr
         assert bucket.objects("race/r1/") == held  # the winner's keys and ETags, untouched
-        done = first.finish()
+        done = continued(first)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["path"] == url
     one_whole_artifact(bucket, url)
@@ -115,12 +85,12 @@ def test_a_compile_that_finishes_second_leaves_the_first_whole(
         stopped_at("copy.object.0", *compile_args(large_model, url, "--materialize_weights")) as first,
     ):
         held = bucket.objects("race/r1/")
-        refused = late.finish()
+        refused = continued(late)
         assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
-        assert f"{url} is being written by a compile (process {first.proc.pid} on " in refused.stderr
+        assert f"{url} is being written by a compile (process {first.pid} on " in refused.stderr
         assert "Compiled" not in refused.stdout + refused.stderr
         assert bucket.objects("race/r1/") == held
-        done = first.finish()
+        done = continued(first)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["path"] == url
     one_whole_artifact(bucket, url)
@@ -141,9 +111,9 @@ def test_a_resize_to_a_copy_into_a_prefix_being_written_is_refused(
             cli(*compile_args(tiny_model, out)),
         ):
             assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
-            assert f"{out} is being written by a resize to a copy (process {first.proc.pid} on " in second.stderr
+            assert f"{out} is being written by a resize to a copy (process {first.pid} on " in second.stderr
         assert bucket.objects("race/r1/") == held
-        done = first.finish()
+        done = continued(first)
     assert done.returncode == 0, done.stderr
     one_whole_artifact(bucket, out)
     assert rows(bucket)[out][1] == 12
@@ -163,24 +133,10 @@ def test_a_killed_compile_is_named_as_one_and_cleared_by_the_next(bucket: Bucket
     one_whole_artifact(bucket, url)
 
 
-@pytest.fixture
-def paused_at() -> Iterator[tuple[threading.Event, threading.Event, list[str]]]:
-    """A hook holding the first thread that reaches the named step until released (faults' seam, in-process)."""
-    reached, release, step = threading.Event(), threading.Event(), [""]
-
-    def hook(name: str) -> None:
-        if name == step[0] and not reached.is_set():
-            reached.set()
-            release.wait(60)
-
-    previous = faults.install(hook)
-    yield reached, release, step
-    release.set()
-    faults.install(previous)
-
-
 def test_two_writers_in_one_process_exclude_each_other(
-    bucket: BucketFixture, cr13_artifact: Path, paused_at: tuple[threading.Event, threading.Event, list[str]]
+    bucket: BucketFixture,
+    cr13_artifact: Path,
+    paused_at: tuple[threading.Event, threading.Event, list[str]],  # noqa: F811
 ) -> None:
     """The desktop runs its jobs in one process: the same pid is no proof of a live writer, the claim's token is."""
     reached, release, step = paused_at
@@ -232,10 +188,10 @@ def test_a_store_ignoring_conditions_still_refuses_a_held_prefix(
         with stopped_at("copy.object.1", *args) as first:
             held = bucket.objects("race/r1/")
             second = cli("set-kvcache-num-blocks", cr13_artifact, "14", "--output-dir", out)
-            assert second.returncode == 1 and f"is being written by a resize to a copy (process {first.proc.pid}" in (
+            assert second.returncode == 1 and f"is being written by a resize to a copy (process {first.pid}" in (
                 second.stderr
             ), second.stderr
             assert bucket.objects("race/r1/") == held
-            done = first.finish()
+            done = continued(first)
         assert done.returncode == 0, done.stderr
         assert rows(bucket)[out][:2] == ("ok", 12)

@@ -8,12 +8,11 @@ holds the folder's claim, waiting for the rest; the second runs to its end; the 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 
 from fakes.helpers import leftovers
-from harness import ENV_ACTION, ENV_STEP, cli_command, cli_env
+from harness import cli_command, cli_env, continued, stopped_at
 
 from rbln_artifact_studio.core.storage.jsonfile import read_block_count
 from remote.conftest import SshServer, url
@@ -31,16 +30,7 @@ def test_a_copy_into_a_server_folder_being_written_is_refused(
     }
     out = tmp_path / "srv" / "qwen-12"
     args = ["set-kvcache-num-blocks", str(cr13_artifact), "12", "--output-dir", url(out)]
-    first = subprocess.Popen(
-        [*cli_command(), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env({**env, ENV_STEP: "transfer.sent.0", ENV_ACTION: "stop"}),
-    )
-    try:
-        _, status = os.waitpid(first.pid, os.WUNTRACED)
-        assert os.WIFSTOPPED(status), first.communicate()
+    with stopped_at("transfer.sent.0", *args, env=env) as first:
         held = sorted(os.listdir(out.parent))
         second = subprocess.run(
             [*cli_command(), "set-kvcache-num-blocks", str(cr13_artifact), "14", "--output-dir", url(out)],
@@ -53,12 +43,7 @@ def test_a_copy_into_a_server_folder_being_written_is_refused(
         assert f"{url(out)} is being written by process " in second.stderr, second.stderr
         assert "nothing was written" in second.stderr
         assert sorted(os.listdir(out.parent)) == held  # no staging folder of its own there
-        os.kill(first.pid, signal.SIGCONT)
-        _, err = first.communicate(timeout=180)
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
-    assert first.returncode == 0, err
+        done = continued(first, 180)
+    assert done.returncode == 0, done.stderr
     assert read_block_count(out) == 12
     assert leftovers(out.parent) == [] and os.listdir(out.parent) == ["qwen-12"]
