@@ -28,7 +28,7 @@ from rbln_artifact_studio.core.portable.staging import pid_alive
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable, Vanished
-from rbln_artifact_studio.objectstore.store import Bucket, url
+from rbln_artifact_studio.objectstore.store import Bucket
 
 _live: set[str] = set()  # the tokens of the claims this process holds now
 _live_lock = threading.Lock()
@@ -121,7 +121,7 @@ def read_owner(bucket: Bucket, prefix: BucketPrefix) -> tuple[Owner | None, str]
 
 def held_by(prefix: BucketPrefix, owner: Owner) -> str:
     """The refusal of a write into a prefix a live (or, on another host, possibly live) writer holds."""
-    marker = url(prefix.bucket, prefix.key_prefix + INCOMPLETE_MARKER)
+    marker = prefix.at(INCOMPLETE_MARKER).url
     if owner.here():
         return (
             f"{prefix} is being written by {owner.describe()}; nothing was written. Try again when it is done, or "
