@@ -260,6 +260,21 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         else:
             print(description_text(exc.description))
         return 0
+    if args.what_if is not None:  # what a compile at that budget gives: the details' What-if table
+        from rbln_artifact_studio.core.display.explore_display import what_if_text
+        from rbln_artifact_studio.core.planning.explore import what_if
+
+        result = what_if(artifact, args.what_if)
+        if args.json:
+            from rbln_artifact_studio.core.display.report import breakdown_dict
+
+            what = {"memory_budget": args.what_if, "kvcache_num_blocks": result.blocks, "current": result.current}
+            _print_json(
+                {**what, "floor": result.floor, "full": result.full, "breakdown": breakdown_dict(result.breakdown)}
+            )
+        else:
+            print(what_if_text(result, artifact.npu.chiplets if artifact.npu else 1))
+        return 0
     budget = parse_budget(args.memory_budget)
     if args.json:
         _print_json(inspect_dict(artifact, budget))
@@ -706,7 +721,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
     p.add_argument("dir")
-    p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")
+    p.add_argument(
+        *_flag("--memory_budget"), dest="memory_budget", help="show this artifact's breakdown within this budget"
+    )
+    p.add_argument(
+        "--what-if",
+        metavar="BUDGET",
+        help="show what a compile at this memory_budget gives instead (blocks and breakdown, as the details' What if)",
+    )
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 

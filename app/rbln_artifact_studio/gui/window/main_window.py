@@ -41,6 +41,7 @@ from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
 from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
 from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
+from rbln_artifact_studio.gui.window.window_layout import restore_header, restore_split
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -246,12 +247,9 @@ class MainWindow(QMainWindow):
         if window_state is None or not self.restoreState(window_state):
             self.jobs_panel.widget().setMinimumHeight(0)
             self.resizeDocks([self.jobs_panel], [110], Qt.Orientation.Vertical)
-        splitter = s.state("mainSplitter")
-        if splitter is None or not self.splitter.restoreState(splitter):
-            self.splitter.setSizes([self.width() * 55 // 100, self.width() * 45 // 100])
-        header = s.state(HEADER_STATE)
-        if header is not None:
-            self.browser.view.horizontalHeader().restoreState(header)
+        # Repaired where it would hide the details or the table (window_layout.py)
+        restore_split(self.splitter, s.state("mainSplitter"), self.width())
+        restore_header(self.browser.view.horizontalHeader(), s.state(HEADER_STATE))
 
     # ---- what the window itself does ---------------------------------------------------------------
 

@@ -73,7 +73,7 @@ class DialogLauncher(QObject):
         )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
-        wizard.compileRequested.connect(lambda request, *_: self.settings.choices.set("wizard", remember_of(request)))
+        wizard.compileRequested.connect(lambda *chosen: self.settings.choices.set("wizard", remember_of(*chosen)))
         wizard.open()
         return wizard
 
