@@ -16,6 +16,7 @@ from rbln_artifact_studio.core.location import (
     LocalFolder,
     Location,
     ServerFolder,
+    host_of,
     parse_location,
 )
 from rbln_artifact_studio.places.kind import (
@@ -113,6 +114,23 @@ def write_refusal(output: Location) -> str | None:
     return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} Nothing was written."
 
 
+def in_place_refusal(source: Location) -> str | None:
+    """Why source cannot be resized where it is, from its kind's capabilities, before anything is read (None: it
+    can): what the resize dialog shows beside its in-place choice and the CLI prints."""
+    caps = capabilities(source)
+    if caps.resize_in_place:
+        return None
+    why = f" {caps.read_only_reason}" if caps.read_only_reason else ""
+    instead = (
+        "resize it to a copy instead"
+        if caps.copies_to
+        else "copy the artifact to a folder here first, then resize the copy"
+    )
+    return (
+        f"{source} is {caps.what}, which cannot be resized in place:{why} To change it, {instead}. Nothing was changed."
+    )
+
+
 def _copy_out_refusal(source: Location) -> str | None:
     """Why no resized copy of source can be made anywhere: its kind is one the studio only reads."""
     caps = capabilities(source)
@@ -145,16 +163,46 @@ def copy_refusal(source: Location, output: Location) -> str | None:
     return None
 
 
-def default_copy(source: Location, name: str, remembered: str, home: Path) -> Location:
-    """Where a copy of source named name is proposed: in the folder last chosen for copies (remembered, a
-    Location's text) when a copy of source may go there, else beside source where its kind allows it, else in
-    home; never a path made from a server's path or a bucket's key in another kind of place."""
-    if remembered:
+def place_of(where: Location) -> str:
+    """The machine or store where's bytes are on, as the Host column names it: '' for this computer."""
+    return "" if capabilities(where).on_this_computer else host_of(where)
+
+
+def stays_near(source: Location, output: Location) -> bool:
+    """Whether output is on source's own machine or store, or on this computer: where a copy may go by default."""
+    return place_of(output) in ("", place_of(source))
+
+
+def crossing_note(source: Location, output: Location) -> str | None:
+    """What a dialog says beside Apply when output is on another machine or store than source's and not on this
+    computer (None: it is not)."""
+    if stays_near(source, output):
+        return None
+    there = place_of(source) or "this computer"
+    return f"Writes to {place_of(output)}, another place than the artifact's ({there})."
+
+
+def server_folder(where: Location | None) -> ServerFolder | None:
+    """where as a folder on a server, when its kind is a server's (None: anywhere else): what asks that server's
+    jobs, its connection, its rescans."""
+    return where if isinstance(where, ServerFolder) else None
+
+
+def default_copy(source: Location, name: str, remembered: str, home: Path, chosen: str = "") -> Location:
+    """Where a copy of source named name is proposed: in the folder the user chose last for copies from source's
+    place (chosen, a Location's text), wherever it is; else in the folder last chosen for any copy (remembered)
+    when it is on source's machine or store or on this computer (a copy to a server or a bucket once never makes
+    a copy from another place go there too); else beside source where its kind allows it, else in home. Each only
+    where a copy of source may go; never a path made from a server's path or a bucket's key in another kind of
+    place."""
+    for text, anywhere in ((chosen, True), (remembered, False)):
         try:
-            folder = parse_location(remembered)
+            folder = parse_location(text) if text else None
         except StudioError:
             folder = None  # a stored value that no longer parses: as if none were stored
-        if folder is not None and copy_refusal(source, folder.child(name)) is None:
+        if folder is None or not (anywhere or stays_near(source, folder)):
+            continue
+        if copy_refusal(source, folder.child(name)) is None:
             return folder.child(name)
     caps = capabilities(source)
     if caps.copies_beside or LocalFolder not in caps.copies_to:
@@ -201,6 +249,8 @@ def resize(
     by the Kind CROSSINGS names for the pair. The request reaches that Kind as it was built."""
     source, output = request.source, request.output
     kind = type(source)
+    if output is None and (refusal := in_place_refusal(source)):
+        raise StudioError(refusal)
     if output is not None and (refusal := write_refusal(output) or _copy_out_refusal(source)):
         raise StudioError(refusal)
     if output is not None and type(output) is not kind:
