@@ -366,13 +366,14 @@ def scan_fleet(
 ) -> Iterator[ArtifactSummary]:
     """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
     once; a server that cannot be read is a row with its reason (its URL also appended to `failed`: no artifact)."""
+    from rbln_artifact_studio.places.dispatch import server_folder
     from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
 
     registry.configure_from_environment()
     folders: list[ServerFolder] = []
     for root in roots:
-        where = parse_location(root)
-        if isinstance(where, ServerFolder):
+        where = server_folder(parse_location(root))
+        if where is not None:
             folders.append(where)
         elif entries:
             folders += [ServerFolder(h, root) for h in hosts_of(entries)]
@@ -414,7 +415,9 @@ def group_member(entry: str) -> str:
     """A server as a group keeps it (its URL); StudioError for a folder, a bucket, a group or no server name."""
     if entry.startswith(GROUP_PREFIX):
         raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
-    if not is_local(entry) and not names_a_server(entry) and isinstance(parse_location(entry), ServerFolder):
+    from rbln_artifact_studio.places.dispatch import server_folder
+
+    if not is_local(entry) and not names_a_server(entry) and server_folder(parse_location(entry)) is not None:
         raise StudioError(
             f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
         )

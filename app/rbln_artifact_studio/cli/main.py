@@ -559,15 +559,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     """`download SERVER-OR-BUCKET-ARTIFACT DEST`: the artifact as it is into the new folder DEST here, whole or not
-    at all (as the desktop's Download to This Computer)."""
-    from pathlib import Path
-
+    at all (as the desktop's Download to This Computer); DEST parsed once as a location (a URL is refused)."""
     from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.progress import Progress
     from rbln_artifact_studio.core.sizes import format_bytes
     from rbln_artifact_studio.places.download import download
 
-    done = download(parse_location(args.source), Path(args.dest), Progress(_bar_progress()))
+    done = download(parse_location(args.source), parse_location(args.dest), Progress(_bar_progress()))
     if args.json:
         _print_json({"source": args.source, "output": str(done.where.path), "bytes": done.size})
     else:

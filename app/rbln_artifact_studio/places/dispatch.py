@@ -182,9 +182,9 @@ def crossing_note(source: Location, output: Location) -> str | None:
     return f"Writes to {place_of(output)}, another place than the artifact's ({there})."
 
 
-def server_folder(where: Location | None) -> ServerFolder | None:
-    """where as a folder on a server, when its kind is a server's (None: anywhere else): what asks that server's
-    jobs, its connection, its rescans."""
+def server_folder(where: object) -> ServerFolder | None:
+    """where as a folder on a server, when it is a Location of a server's kind (None: anything else): what asks
+    that server's jobs, its connection, its rescans."""
     return where if isinstance(where, ServerFolder) else None
 
 

@@ -58,21 +58,38 @@ def _fetch(source: Location, into: Path, progress: Progress) -> int:
     return found.size
 
 
-def download(source: Location, output: Path, progress: Progress | None = None) -> Downloaded:
-    """source's artifact, as it is, into the new folder output here; StudioError (nothing written) when it cannot."""
+def destination_refusal(output: Location) -> str | None:
+    """Why output cannot take a download (None: it is a folder on this computer), before anything is read."""
+    from rbln_artifact_studio.places.dispatch import capabilities, path_here
+
+    if path_here(output) is not None:
+        return None
+    return (
+        f"{output} is {capabilities(output).what}: a download writes a new folder on this computer. To put a copy "
+        f"there, resize to a copy: set-kvcache-num-blocks ARTIFACT COUNT --output-dir {output}. Nothing was written."
+    )
+
+
+def download(source: Location, output: Location, progress: Progress | None = None) -> Downloaded:
+    """source's artifact, as it is, into the new folder output here (a Location parsed once, by the caller);
+    StudioError (nothing written) when it cannot."""
+    from rbln_artifact_studio.places.dispatch import path_here
+
     progress = progress or Progress()
-    refusal = download_refusal(source)
+    refusal = download_refusal(source) or destination_refusal(output)
     if refusal is not None:
         raise StudioError(refusal)
-    output = check_new_output_dir(output)  # exists with content, inside an artifact, not writable: said first
+    here = path_here(output)
+    assert here is not None  # destination_refusal let no other place through
+    folder = check_new_output_dir(here)  # exists with content, inside an artifact, not writable: said first
     try:
-        with StagingDir(output) as staging:
+        with StagingDir(folder) as staging:
             size = _fetch(source, staging.path, progress)
             progress.check()
             staging.publish()
     except CancelledError:
-        raise CancelledError(f"Cancelled; nothing was written at {output}.") from None
+        raise CancelledError(f"Cancelled; nothing was written at {folder}.") from None
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"writing {output}") + " Nothing was written there.") from None
-    progress.say(f"Downloaded {source} to {output}")
-    return Downloaded(LocalFolder(output), size)
+        raise StudioError(describe_os_error(exc, f"writing {folder}") + " Nothing was written there.") from None
+    progress.say(f"Downloaded {source} to {folder}")
+    return Downloaded(LocalFolder(folder), size)

@@ -89,7 +89,7 @@ class ModelDescription:
     @property
     def where(self) -> Location:
         """Where the folder lives, as a user would type it (str() shows it)."""
-        return self.path if not isinstance(self.path, Path) else LocalFolder(self.path)
+        return LocalFolder(self.path) if isinstance(self.path, Path) else self.path
 
     def _first(self, attr: str) -> Any:
         return next((getattr(p, attr) for p in self.parts if getattr(p, attr) is not None), None)

@@ -19,6 +19,7 @@ from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.places.dispatch import server_folder
 
 # remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
 # before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
@@ -122,7 +123,7 @@ def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
 def _written(result: object) -> ServerFolder | None:
     """Where a job's result lives: a resize's outcome, an artifact read (a row, which has no Location, is not one)."""
     where = getattr(result, "where", None) or getattr(result, "path", None)
-    return where if isinstance(where, ServerFolder) else None
+    return server_folder(where)
 
 
 class ServerSources(QObject):
@@ -331,8 +332,9 @@ class ServerSources(QObject):
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
         where = _written(result)
         host = where.host if where is not None else ""
-        if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
-            self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
+        job = getattr(result, "job", "")  # a job there wrote it (a resize on the server): its id
+        if host and isinstance(job, str) and job:
+            self.settings.mark_jobs_seen(host, [job])  # its outcome is on screen already
         if where is not None and host in self.entries:
             self.rescan_path(host, where.path)
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
+from rbln_artifact_studio.places.dispatch import path_here
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QFileDialog
@@ -72,8 +73,9 @@ class DownloadAction(QObject):
             where = parse_location(remembered) if remembered else None
         except StudioError:
             where = None  # a stored text that no longer parses: as if none were stored
-        if isinstance(where, LocalFolder) and os.path.isdir(where.path):
-            return str(where.path)
+        here = path_here(where) if where is not None else None
+        if here is not None and os.path.isdir(here):
+            return str(here)
         return os.path.expanduser("~")
 
     @Slot()
@@ -105,7 +107,7 @@ class DownloadAction(QObject):
             from rbln_artifact_studio.places.download import download
 
             ctx.log(f"download {source} -> {output}")
-            result = download(source, output, Progress(ctx.progress, ctx.cancel))
+            result = download(source, LocalFolder(output), Progress(ctx.progress, ctx.cancel))
             ctx.log(f"wrote {result.where} ({result.size:,} bytes)")
             return result
 
