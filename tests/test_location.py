@@ -157,11 +157,16 @@ class _RecordingKind:
 KIND = _RecordingKind()
 
 
-def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
+def record_crossing(request: ResizeRequest, report: object, toolchain: object = None) -> str:
+    """A crossing for the dispatch tests: the recording kind takes the order."""
+    return KIND.resize(request, report, toolchain)
+
+
+def test_a_copy_across_kinds_goes_to_the_function_its_crossing_names(
     cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
-    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
+    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), (__name__, "record_crossing"))
     monkeypatch.delitem(dispatch.CROSSINGS, (BucketPrefix, LocalFolder), raising=False)  # the way back: unlisted here
     order = ResizeRequest(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
     made: object = dispatch.resize(order)

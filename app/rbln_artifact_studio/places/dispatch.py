@@ -16,11 +16,13 @@ from rbln_artifact_studio.core.location import (
     LocalFolder,
     Location,
     ServerFolder,
+    expect,
     host_of,
     parse_location,
 )
 from rbln_artifact_studio.places.kind import (
     Capabilities,
+    Crossing,
     Kind,
     Report,
     ScanOptions,
@@ -42,15 +44,34 @@ KIND_MODULES: dict[type, str] = {
 """The module implementing each built-in kind of Location (its `KIND`); a registered one (a UrlFolder subclass,
 core/location.py) names its module itself."""
 
-CROSSINGS: dict[tuple[type, type], type] = {
-    (BucketPrefix, LocalFolder): BucketPrefix,  # downloaded into a staging folder, resized there
-    (LocalFolder, BucketPrefix): BucketPrefix,  # uploaded with the new headers, rbln_config.json last
-    (BucketPrefix, ServerFolder): BucketPrefix,  # staged and resized here, sent, renamed into place there when whole
-    (ServerFolder, BucketPrefix): BucketPrefix,  # fetched here under the server's lock, then uploaded as from here
-    (LocalFolder, ServerFolder): ServerFolder,  # resized into a staging folder here, sent, renamed into place there
+_BUCKET, _DELIVERY = "rbln_artifact_studio.places.bucket", "rbln_artifact_studio.places.delivery"
+CROSSINGS: dict[tuple[type, type], tuple[str, str]] = {
+    (BucketPrefix, LocalFolder): (_BUCKET, "to_folder"),  # downloaded into a staging folder, resized there
+    (LocalFolder, BucketPrefix): (_BUCKET, "from_folder"),  # uploaded with the new headers, rbln_config.json last
+    (BucketPrefix, ServerFolder): (_BUCKET, "to_server"),  # staged, resized here, sent, renamed into place there
+    (ServerFolder, BucketPrefix): (_BUCKET, "from_server"),  # fetched here under the server's lock, uploaded
+    (LocalFolder, ServerFolder): (_DELIVERY, "resize_here_and_deliver"),  # resized into staging here, sent whole
 }
-"""Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
-A pair not listed is refused with the reason (cross_kind_error)."""
+"""The one table of copies from one kind of place into another: (source's type, output's type) -> (module, name)
+of the function that makes them, a Crossing; loaded when first used. A pair not listed is refused with the reason
+(cross_refusal); a Kind's own resize gets only its own kind of place."""
+
+
+DOWNLOADS: dict[type, tuple[str, str]] = {
+    ServerFolder: ("rbln_artifact_studio.places.download", "fetch_from_server"),  # under the folder's lock there
+    BucketPrefix: ("rbln_artifact_studio.places.download", "fetch_from_bucket"),  # each object as of its ETag
+}
+"""The kinds of place whose artifacts are downloaded to this computer as they are, and the function that fetches
+one's files into a staging folder here (places/download.py); a kind not listed is refused with the reason."""
+
+
+def crossing(source: type, output: type) -> Crossing | None:
+    """The function that makes a copy from source's kind of place into output's (None: no copy crosses so)."""
+    listed = CROSSINGS.get((source, output))
+    if listed is None:
+        return None
+    module, name = listed
+    return cast(Crossing, getattr(importlib.import_module(module), name))
 
 
 def kind_of(where: Location | None, kind: type | None = None) -> Kind:
@@ -102,8 +123,7 @@ def path_here(where: Location) -> Path | None:
     what a file dialog starts in, a disk check reads, a file manager shows."""
     if not capabilities(where).on_this_computer:
         return None
-    assert isinstance(where, LocalFolder), where  # the one kind whose bytes are files here
-    return where.path
+    return expect(where, LocalFolder).path  # the one kind whose bytes are files here
 
 
 def write_refusal(output: Location) -> str | None:
@@ -154,12 +174,13 @@ def copy_refusal(source: Location, output: Location) -> str | None:
         return refusal
     if type(output) not in capabilities(source).copies_to:
         return cross_refusal(source, output).one_line()
-    if isinstance(source, ServerFolder) and isinstance(output, ServerFolder) and output.host != source.host:
+    on_server, there = server_folder(source), server_folder(output)
+    if on_server is not None and there is not None and there.host != on_server.host:
         from rbln_artifact_studio.places.ssh import other_server_error
 
-        return other_server_error(source, output).one_line()
-    if isinstance(output, ServerFolder) and not output.path.startswith("/"):  # say what to type, not only what is wrong
-        return f"Give the copy's folder on {output.host} as an absolute path: {output.at('/PATH')} or /PATH there."
+        return other_server_error(on_server, output).one_line()
+    if there is not None and not there.path.startswith("/"):  # say what to type, not only what is wrong
+        return f"Give the copy's folder on {there.host} as an absolute path: {there.at('/PATH')} or /PATH there."
     return None
 
 
@@ -246,16 +267,15 @@ def resize(
     request: ResizeRequest, report: Report | None = None, toolchain: ToolchainSettings | None = None
 ) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
-    by the Kind CROSSINGS names for the pair. The request reaches that Kind as it was built."""
+    by the function CROSSINGS names for the pair. The request reaches it as it was built."""
     source, output = request.source, request.output
-    kind = type(source)
     if output is None and (refusal := in_place_refusal(source)):
         raise StudioError(refusal)
     if output is not None and (refusal := write_refusal(output) or _copy_out_refusal(source)):
         raise StudioError(refusal)
-    if output is not None and type(output) is not kind:
-        crossing = CROSSINGS.get((kind, type(output)))
-        if crossing is None:
+    if output is not None and type(output) is not type(source):
+        make = crossing(type(source), type(output))
+        if make is None:
             raise cross_refusal(source, output)
-        kind = crossing
-    return kind_of(source, kind).resize(request, report or Report(), toolchain)
+        return make(request, report or Report(), toolchain)
+    return kind_of(source).resize(request, report or Report(), toolchain)
