@@ -1,6 +1,6 @@
 """An in-place resize of a kind of place that cannot resize in place (the test HTTP kind) is refused before any
 work, with the reason its capabilities give: in the resize dialog (the choice off, Apply off, the reason shown)
-and in the CLI (an error, nothing read of the artifact)."""
+and in the CLI (an error, nothing read of the artifact). An invalid artifact there exits 3, as here."""
 
 from __future__ import annotations
 
@@ -61,3 +61,15 @@ def test_the_cli_refuses_before_reading_the_artifact(
         assert done.returncode == 1 and REASON in done.stderr and "takes no writes" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
     assert [path for path in asked if not path.endswith("rbln_config.json")] == []  # no graph, no listing
+
+
+def test_an_invalid_artifact_exits_3_there_as_here(plugin: Path, served: str, fleet: Path, run_cli) -> None:
+    from test_exit_code_rule import DAMAGE
+
+    config = fleet / "qwen3-8b-cr13" / "rbln_config.json"
+    config.write_bytes(DAMAGE["truncated"](config.read_bytes()))
+    env = {"PYTHONPATH": f"{plugin}{os.pathsep}{cli_env()['PYTHONPATH']}"}
+    there = run_cli("inspect", f"{served}/qwen3-8b-cr13", env=env)
+    here = run_cli("inspect", fleet / "qwen3-8b-cr13")
+    assert here.returncode == there.returncode == 3, there.stderr
+    assert there.stderr.startswith("error: ") and f"{served}/qwen3-8b-cr13" in there.stderr, there.stderr
