@@ -177,6 +177,16 @@ def test_a_copy_across_kinds_goes_to_the_function_its_crossing_names(
     assert KIND.orders == [order] and read_block_count(cr13_artifact) == 21
 
 
+def test_an_in_place_resize_where_no_lock_guards_it_is_refused_before_the_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # the recording kind: in place, no locks
+    before = list(KIND.orders)
+    with pytest.raises(StudioError, match="no lock keeps two resizes of one artifact apart"):
+        dispatch.resize(ResizeRequest(BucketPrefix("models", "a"), 12))
+    assert KIND.orders == before  # the kind was never asked
+
+
 def test_a_server_copy_onto_another_server_is_refused_before_connecting() -> None:
     order = ResizeRequest(ServerFolder("npu1", "/srv/a"), 12, output=ServerFolder("npu2", "/srv/copy"))
     with pytest.raises(StudioError, match="A resize on npu1 writes its copy there too"):

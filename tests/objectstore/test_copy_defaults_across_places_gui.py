@@ -67,6 +67,10 @@ def test_a_copy_sent_to_a_server_is_not_the_default_of_another_place(
     proposed = child(from_bucket, QLineEdit, "resizeOutputEdit").text()
     assert proposed == str(home / "qwen-kv13"), "a folder here, nothing on the server the last copy went to"
     assert not child(from_bucket, QLabel, "resizeCrossingNote").isVisible()
+    route = child(from_bucket, QLabel, "resizeCopyRoute")  # the kind's capabilities say how the copy is made
+    assert route.isVisible() and route.text().startswith(f"Downloaded from {bucket.url()}")
+    _retype(qtbot, child(from_bucket, QLineEdit, "resizeOutputEdit"), bucket.url("fleet/qwen-13"))
+    assert route.text().startswith(f"Made on {bucket.url()}")  # a server-side copy in the bucket
     from_bucket.reject()
 
     assert w.browser.select_path(str(mine))

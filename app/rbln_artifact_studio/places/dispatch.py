@@ -138,8 +138,13 @@ def in_place_refusal(source: Location) -> str | None:
     """Why source cannot be resized where it is, from its kind's capabilities, before anything is read (None: it
     can): what the resize dialog shows beside its in-place choice and the CLI prints."""
     caps = capabilities(source)
-    if caps.resize_in_place:
+    if caps.resize_in_place and caps.locks:
         return None
+    if caps.resize_in_place:  # two resizes of one artifact at once there would overwrite each other's bytes
+        return (
+            f"{source} is {caps.what}, where no lock keeps two resizes of one artifact apart: resize it to a copy "
+            "instead. Nothing was changed."
+        )
     why = f" {caps.read_only_reason}" if caps.read_only_reason else ""
     instead = (
         "resize it to a copy instead"
@@ -201,6 +206,21 @@ def crossing_note(source: Location, output: Location) -> str | None:
         return None
     there = place_of(source) or "this computer"
     return f"Writes to {place_of(output)}, another place than the artifact's ({there})."
+
+
+def copy_route(source: Location, output: Location) -> str | None:
+    """How a copy of source at output is made, when source is not on this computer (None: it is, or no copy goes
+    there): made where it lives (its kind copies server-side) or passing through this computer."""
+    caps = capabilities(source)
+    if caps.on_this_computer or copy_refusal(source, output) is not None:
+        return None
+    if caps.server_side_copy and place_of(output) == place_of(source):
+        return f"Made on {place_of(source)}: the artifact's bytes do not pass through this computer."
+    if capabilities(output).on_this_computer:
+        return f"Downloaded from {place_of(source)} and resized on this computer."
+    return (
+        f"Passes through this computer: fetched from {place_of(source)}, resized here, written to {place_of(output)}."
+    )
 
 
 def server_folder(where: object) -> ServerFolder | None:

@@ -43,7 +43,13 @@ from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
-from rbln_artifact_studio.places.dispatch import capabilities, crossing_note, in_place_refusal, path_here
+from rbln_artifact_studio.places.dispatch import (
+    capabilities,
+    copy_route,
+    crossing_note,
+    in_place_refusal,
+    path_here,
+)
 
 MAX_BLOCKS = 1_000_000
 
@@ -220,6 +226,11 @@ class ResizeDialog(QDialog):
         self.shared_label.setStyleSheet(style(Tone.WARNING))
         self.shared_label.setVisible(False)
         output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
+        self.route_label = QLabel()  # how a copy of an artifact elsewhere is made (server-side, or through here)
+        self.route_label.setObjectName("resizeCopyRoute")
+        self.route_label.setWordWrap(True)
+        self.route_label.setVisible(False)
+        output_layout.addWidget(self.route_label, 4, 0, 1, 2)
         self.command = CommandLine("resizeCommand")
         return output_box
 
@@ -371,6 +382,9 @@ class ResizeDialog(QDialog):
             self.request = self.blocks = None
         output_at = self._copy_check.target(output) if copy and output else None  # said as soon as it is typed
         note = crossing_note(self.artifact.where, output_at) if output_at is not None else None
+        route = copy_route(self.artifact.where, output_at) if output_at is not None else None
+        self.route_label.setText(route or "")
+        self.route_label.setVisible(route is not None)
         self.crossing_label.setText(note or "")
         self.crossing_label.setVisible(note is not None)
         self.argv = _argv_of(self.request)  # the command line that does what Apply runs

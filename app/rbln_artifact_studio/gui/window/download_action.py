@@ -40,6 +40,9 @@ def _source(path: str) -> Location | None:
     return where if download_refusal(where) is None else None
 
 
+BASE_TIP = "Copy the selected server or bucket artifact, as it is, into a folder here"
+
+
 class DownloadAction(QObject):
     """The action, its folder question and its job; the window puts the action in its menus."""
 
@@ -56,15 +59,26 @@ class DownloadAction(QObject):
         self.selected, self.offer = selected, offer
         self.action = QAction("Do&wnload to This Computer…", parent)
         self.action.setObjectName("actionDownload")
-        self.action.setStatusTip("Copy the selected server or bucket artifact, as it is, into a folder here")
+        self.action.setStatusTip(BASE_TIP)
         self.action.triggered.connect(self.choose_folder)
         self.action.setEnabled(False)
         self.last_dialog: QFileDialog | None = None
 
     def update(self) -> None:
-        """Enabled for one selected artifact on a server or in a bucket."""
+        """Enabled for one selected artifact on a server or in a bucket; otherwise its tips say why not."""
+        from rbln_artifact_studio.places.download import download_refusal
+
         paths = self.selected()
         self.action.setEnabled(len(paths) == 1 and _source(paths[0]) is not None)
+        reason = None
+        if len(paths) == 1 and not self.action.isEnabled():
+            try:
+                reason = download_refusal(parse_location(paths[0]))
+            except StudioError as exc:
+                reason = exc.one_line()
+        tip = f"{BASE_TIP}: not offered. {reason}" if reason else BASE_TIP
+        self.action.setToolTip(tip)
+        self.action.setStatusTip(tip)
 
     def default_folder(self) -> str:
         """The folder last chosen for copies when it is a folder here, else the home folder."""
