@@ -501,12 +501,21 @@ def resize_bucket_to_folder(request: ResizeRequest, progress: Progress | None = 
     return ResizeResult(output, made.previous, made.count, made.warnings, read.found.size)
 
 
-def check_output_prefix(
+def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
+    """Refuse an output prefix that holds anything but an unfinished copy of ours; its bucket. Reads only: a copy
+    into a bucket asks this before it fetches anything, and prepare_output_prefix when it writes."""
+    bucket = Bucket(output.bucket)
+    held = {o.key[len(output.key_prefix) :] for o in bucket.listing(output)}
+    if held and INCOMPLETE_MARKER not in held:
+        raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
+    return bucket
+
+
+def prepare_output_prefix(
     output: BucketPrefix, progress: Progress | None = None, names: set[str] | None = None
 ) -> Bucket:
-    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed, with the
-    uploads a stopped copy left to the keys named); its bucket. A copy into a bucket asks this before it fetches
-    anything, and again when it writes."""
+    """check_output_prefix, then an unfinished copy of ours there removed (with the uploads a stopped copy left to
+    the keys named), as a copy starts writing; its bucket."""
     bucket = Bucket(output.bucket)
     if _prepare_output(bucket, output, progress or Progress(), names):
         raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
@@ -533,7 +542,7 @@ def resize_folder_to_bucket(
         for path, _ in iter_files(folder)
         if path.is_file() and not any(is_internal_name(part) for part in path.relative_to(folder).parts)
     )
-    bucket = check_output_prefix(output, progress, {name for name, _ in files} | set(configs))
+    bucket = prepare_output_prefix(output, progress, {name for name, _ in files} | set(configs))
 
     def uploader(name: str, path: Path) -> Callable[[str], int]:
         def write(key: str) -> int:

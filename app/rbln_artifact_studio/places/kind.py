@@ -120,7 +120,8 @@ class Kind(Protocol):
         ...
 
     def check_output(self, output: Location, report: Report) -> None:
-        """Refuse (StudioError) an output of this kind that cannot take a new artifact, before any work starts."""
+        """Refuse (StudioError) an output of this kind that cannot take a new artifact, before any work starts;
+        writes nothing (receive, or the copy, prepares the place when it writes)."""
         ...
 
     def receive(self, folder: Path, output: Location, report: Report) -> int:
