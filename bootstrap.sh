@@ -44,6 +44,8 @@ if [ ! -x "$env_dir/bin/python" ]; then
 fi
 
 "$env_dir/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra"
+# The tests' oracle for vllm-rbln's cache key: its published wheel, without its dependencies (tests/vllm_cache/oracle.py)
+[ "${1:-}" = test ] && "$env_dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm-rbln==0.12.0
 
 # Qt needs a few system libraries that a minimal Debian/Ubuntu lacks; name them rather than fail later in Qt.
 if ! QT_QPA_PLATFORM=offscreen "$env_dir/bin/python" -c 'import PySide6.QtWidgets' 2>/dev/null; then

@@ -694,6 +694,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    from rbln_artifact_studio.cli import vllm_cache
+
+    vllm_cache.add_parser(
+        command("vllm-cache", vllm_cache.cmd_vllm_cache, "vllm-rbln's compiled-model cache: list, lookup, seed, prune")
+    )
+
     p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
     p.add_argument("dir")
     p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")

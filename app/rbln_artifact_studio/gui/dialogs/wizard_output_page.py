@@ -47,6 +47,9 @@ class OutputPage(QWizardPage):
         row = QHBoxLayout()
         row.addWidget(self.output_edit, 1)
         row.addWidget(browse)
+        from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
+
+        row.addWidget(vllm_entry_button(self.output_edit, self._would_write))
         layout.addWidget(QLabel("Output folder"), 0, 0)
         layout.addLayout(row, 0, 1)
         layout.addWidget(self.problem, 1, 0, 1, 2)
@@ -89,6 +92,13 @@ class OutputPage(QWizardPage):
             return compile_refusal(parse_location(text))
         except StudioError as exc:
             return exc.one_line()
+
+    def _would_write(self) -> dict[str, object] | None:
+        """The rbln_config.json this compile writes: a vLLM cache entry's settings must be its command's."""
+        from rbln_artifact_studio.core.simulator.compiler import rbln_config_for
+
+        plan = self.plan()
+        return None if plan is None else rbln_config_for(plan)
 
     def initializePage(self) -> None:
         plan = self.plan()
