@@ -63,7 +63,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
 from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable
-from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch, url
+from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch
 
 _conditional: dict[tuple[str, str], bool] = {}
 
@@ -73,16 +73,19 @@ class BucketResizeResult(ResizeResult):
     """A resize whose result lives in a bucket; `path` is its key prefix there."""
 
     bucket: str = ""
+    profile: str = ""  # the bucket's store, as its location names it
+    endpoint: str = ""
 
     @property
     def where(self) -> Location:
-        return BucketPrefix(self.bucket, self.path.as_posix().strip("/"))
+        return BucketPrefix(self.bucket, self.path.as_posix().strip("/"), self.profile, self.endpoint)
 
     @classmethod
     def at(
         cls, prefix: BucketPrefix, previous: int, target: int, warnings: list[str], **more: Any
     ) -> BucketResizeResult:
-        return cls(Path("/" + prefix.prefix), previous, target, warnings, bucket=prefix.bucket, **more)
+        path, bucket, profile, endpoint = Path("/" + prefix.prefix), prefix.bucket, prefix.profile, prefix.endpoint
+        return cls(path, previous, target, warnings, bucket=bucket, profile=profile, endpoint=endpoint, **more)
 
 
 @dataclass(frozen=True)
@@ -227,9 +230,9 @@ class BucketLock:
                 raise StudioError(
                     f"{self.prefix} is being changed by another run ({other.get('purpose', 'a resize')}, process "
                     f"{other.get('pid', '?')} on {other.get('host', '?')}, since {since}); nothing was changed. Try "
-                    f"again when it is done; if that run is gone, delete {url(self.bucket.name, self.key)}."
+                    f"again when it is done; if that run is gone, delete {self.bucket.url(self.key)}."
                 ) from None
-        raise StudioError(f"Cannot take the lock {url(self.bucket.name, self.key)}; try again.")
+        raise StudioError(f"Cannot take the lock {self.bucket.url(self.key)}; try again.")
 
     def _holder(self) -> dict[str, Any]:
         try:
@@ -377,8 +380,9 @@ def _already_done(bucket: Bucket, output: BucketPrefix, source: Read, configs: d
         return False
 
 
-def _refuse_overlap(source: BucketPrefix, output: BucketPrefix) -> None:
-    if source.bucket != output.bucket:
+def refuse_overlap(source: BucketPrefix, output: BucketPrefix) -> None:
+    """Refuse an output that is the source or lies inside it (or holds it), in one bucket of one store."""
+    if source.at("") != output.at(""):
         return
     if output == source:
         raise StudioError(f"The output {output} is the source artifact; choose a new prefix.")
@@ -422,15 +426,16 @@ def _write_copy(
 
 
 def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:
-    """Bucket to the same bucket: a resized copy at request.output, copied server-side; the source is only read."""
+    """Bucket to the same bucket of the same store: a resized copy at request.output, copied server-side; the source
+    is only read. (Another bucket or store: places/bucket_server.bucket_to_bucket, through this computer.)"""
     progress = progress or Progress()
     source, output = _prefix(request.source), _prefix(request.output)
-    if output.bucket != source.bucket:
+    if output.at("") != source.at(""):
         raise StudioError(
-            f"{output} is in another bucket than {source}; a server-side copy stays in one bucket. Copy into "
-            f"{source.at('NEW-PREFIX')}, or to a folder here."
+            f"{output} is in another bucket or store than {source}; a server-side copy stays in one bucket. Copy "
+            f"into {source.at('NEW-PREFIX')}, or through this computer."
         )
-    _refuse_overlap(source, output)
+    refuse_overlap(source, output)
     read = _read(source)
     made = plan(read.artifact, request)
     bucket = read.bucket
@@ -454,7 +459,7 @@ def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = No
                 if now is not None and now.etag == obj.etag:
                     raise  # the destination was written by another run meanwhile: its own words name it
                 raise ConditionFailed(
-                    f"{url(bucket.name, obj.key)} was changed by another writer while it was copied (a resize in "
+                    f"{bucket.url(obj.key)} was changed by another writer while it was copied (a resize in "
                     f"place of {source}?); the copy stopped."
                 ) from exc
             return obj.size
@@ -466,14 +471,19 @@ def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = No
     return _write_copy(bucket, output, made, configs, objects, read.found.size, source.url, what, progress)
 
 
-def download_resized(read: Read, made: Plan, folder: Path, progress: Progress) -> None:
-    """The artifact's objects as read into the empty local folder (a staging folder), each as of the ETag read,
-    then resized there to the planned count."""
+def download_objects(read: Read, folder: Path, progress: Progress) -> None:
+    """The artifact's objects as read into the empty local folder (a staging folder), each as of the ETag read."""
     progress.start(read.found.size, f"Downloading {read.found.prefix.name}")
     for name, obj in sorted(read.found.objects.items()):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         read.bucket.download(obj, folder / name, progress.advance)
     faults.checkpoint("copy.copied")
+
+
+def download_resized(read: Read, made: Plan, folder: Path, progress: Progress) -> None:
+    """The artifact's objects as read into the empty local folder (a staging folder), each as of the ETag read,
+    then resized there to the planned count."""
+    download_objects(read, folder, progress)
     copied = open_artifact(folder)
     if copied.config.kvcache_num_blocks != made.count:
         rewrite_in_folder(copied, made.count)
@@ -504,7 +514,7 @@ def resize_bucket_to_folder(request: ResizeRequest, progress: Progress | None = 
 def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
     """Refuse an output prefix that holds anything but an unfinished copy of ours; its bucket. Reads only: a copy
     into a bucket asks this before it fetches anything, and prepare_output_prefix when it writes."""
-    bucket = Bucket(output.bucket)
+    bucket = Bucket(output)
     held = {o.key[len(output.key_prefix) :] for o in bucket.listing(output)}
     if held and INCOMPLETE_MARKER not in held:
         raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
@@ -516,7 +526,7 @@ def prepare_output_prefix(
 ) -> Bucket:
     """check_output_prefix, then an unfinished copy of ours there removed (with the uploads a stopped copy left to
     the keys named), as a copy starts writing; its bucket."""
-    bucket = Bucket(output.bucket)
+    bucket = Bucket(output)
     if _prepare_output(bucket, output, progress or Progress(), names):
         raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
     return bucket

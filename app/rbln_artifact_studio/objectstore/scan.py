@@ -83,7 +83,7 @@ def scan_bucket(
 def _scan_bucket(
     prefix: BucketPrefix, cancel: CancelToken | None, use_cache: bool, bucket: Bucket | None, window: int
 ) -> Iterator[ArtifactSummary]:
-    bucket = bucket or Bucket(prefix.bucket)
+    bucket = bucket or Bucket(prefix)
     items = group(prefix, bucket.listing(prefix))
     cache = ScanCache(cache_root(bucket, prefix)) if use_cache else None
     complete = False

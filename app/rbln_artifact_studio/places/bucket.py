@@ -70,7 +70,7 @@ def from_server(request: ResizeRequest, report: Report, toolchain: ToolchainSett
 
 
 class BucketKind:
-    """A key prefix in a bucket the AWS chain reaches. Nothing is downloaded but configs and graph headers."""
+    """A key prefix in a bucket of the store its location names. Nothing is downloaded but configs and graph headers."""
 
     capabilities = Capabilities(
         what="a prefix in a bucket",
@@ -103,16 +103,17 @@ class BucketKind:
     def resize(
         self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
     ) -> ResizeResult:
-        """In place (conditional writes), or into a copy in the same bucket (server-side copies); a copy into
-        another kind of place is one of the crossings above."""
+        """In place (conditional writes), or into a copy in a bucket (server-side within one bucket of one store,
+        else through here); a copy into another kind of place is one of the crossings above."""
         from rbln_artifact_studio.objectstore import resize as bucket_resize
+        from rbln_artifact_studio.places import bucket_server
 
         progress = _progress(request, report)
         _prefix(request.source)
         if request.output is None:
             return bucket_resize.resize_bucket_in_place(request, progress)
         _prefix(request.output)
-        return bucket_resize.resize_bucket_to_copy(request, progress)
+        return bucket_server.bucket_to_bucket(request, progress)
 
     def check_output(self, output: Location, report: Report) -> None:
         from rbln_artifact_studio.core.progress import Progress

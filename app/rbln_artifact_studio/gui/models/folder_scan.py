@@ -250,11 +250,9 @@ def command() -> list[str]:
 
 
 def _environment() -> dict[str, str]:
-    """This process's environment, with the folder this package was imported from first on the child's path and the
-    endpoint and profile chosen in Open Bucket (this process's own environment is never written: objectstore/client)."""
-    from rbln_artifact_studio.objectstore.client import environment  # imports no client library
-
-    env = environment()
+    """This process's environment, with the folder this package was imported from first on the child's path (a
+    bucket's store travels in its location, never in the environment)."""
+    env = dict(os.environ)
     source_root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH", "")) if p)
     return env

@@ -124,16 +124,13 @@ class DialogLauncher(QObject):
     def reopen_bucket(self, choice: dict[str, str]) -> Job | None:
         """Open Recent ▸ a bucket: through its endpoint and profile, as when it was opened."""
         from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
-        from rbln_artifact_studio.gui.dialogs.bucket_dialog import open_bucket
-        from rbln_artifact_studio.objectstore.client import use
+        from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location, open_bucket
 
         try:
-            root = parse_bucket_prefix(BucketPrefix(choice.get("bucket", ""), choice.get("prefix", "")).url)
+            root = bucket_location(choice)
         except StudioError as exc:
             self.window.statusBar().showMessage(f"Cannot open that bucket: {exc.one_line()}", 10_000)
             return None
-        use(choice.get("endpoint") or None, choice.get("profile") or None)
         self._bucket_opened(choice)
         return open_bucket(self.jobs, self.model, root)
 
