@@ -48,7 +48,7 @@ def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult
     there = server(output.host)
     check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             download_resized(read, made, staging.path, progress)
             sent = send_folder(there, staging.path, output, progress)
     except OSError as exc:
@@ -82,7 +82,7 @@ def bucket_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
         f"{output} is in another {'store' if output.store != source.store else 'bucket'}: copying through here"
     )
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
             folder.mkdir()
             download_objects(read, folder, progress)
@@ -105,7 +105,7 @@ def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
     plan(artifact, request)  # a bad request fails before a byte moves
     check_output_prefix(output, progress)
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
             folder.mkdir()
             fetch_folder(there, source, folder, progress)

@@ -100,7 +100,7 @@ def download(source: Location, output: Location, progress: Progress | None = Non
     assert here is not None  # destination_refusal let no other place through
     folder = check_new_output_dir(here)  # exists with content, inside an artifact, not writable: said first
     try:
-        with StagingDir(folder) as staging:
+        with StagingDir(folder, what="download") as staging:
             size = _fetch(source, staging.path, progress)
             progress.check()
             staging.publish()

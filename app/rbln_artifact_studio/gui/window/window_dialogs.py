@@ -73,7 +73,7 @@ class DialogLauncher(QObject):
         )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
-        wizard.compileRequested.connect(lambda request, *_: self.settings.choices.set("wizard", remember_of(request)))
+        wizard.compileRequested.connect(lambda *chosen: self.settings.choices.set("wizard", remember_of(*chosen)))
         wizard.open()
         return wizard
 
@@ -83,7 +83,7 @@ class DialogLauncher(QObject):
 
         toolchain = self.settings.toolchain().settings()
         job = operations.compile_artifact(self.jobs, request, output, backend, toolchain, self._reach(output))
-        self.busy.track(job, str(output))
+        self.busy.track(job, writes=(str(output),))
         from rbln_artifact_studio.core.display.commandline import compile_argv
 
         job.command, job.output = compile_argv(request, str(output)), str(output)
@@ -173,8 +173,7 @@ class DialogLauncher(QObject):
             request = dialog.request
             reach = self._reach(request.output) if request.output is not None else None
             job = operations.resize(self.jobs, request, self.settings.toolchain().settings(), reach, dialog.blocks)
-            outputs = [request.output] if request.output else []
-            self.busy.track(job, str(request.source), *map(str, outputs))
+            self.busy.track(job, str(request.source), writes=(str(request.output or request.source),))
             job.command = dialog.argv
             job.output = str(request.output or request.source)
             job.succeeded.connect(self._on_written)
