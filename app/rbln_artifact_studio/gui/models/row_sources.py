@@ -33,7 +33,7 @@ class RowSource(Protocol):
 
     @property
     def root(self) -> str:
-        """The location as its rows' paths start (a folder here, ssh://HOST/PATH, s3://BUCKET/PREFIX)."""
+        """The location as its rows' paths start (a folder here, on a server, in a bucket)."""
         ...
 
     def read(self, part: str | None = None, then: Then | None = None) -> object:
