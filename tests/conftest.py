@@ -110,6 +110,29 @@ def cli_command() -> list[str]:
     return [exe]
 
 
+PAUSE_HOOK = Path(__file__).parent / "gui" / "cli_pause"
+
+
+def paused_cli(step: str, *args: object) -> subprocess.Popen[str]:
+    """`rbln-studio-cli ARGS` in another process, stopped at the write path's step (core/storage/faults.py) until its
+    stdin is closed; returned once it is there."""
+    env = cli_env()
+    env["PYTHONPATH"] = f"{PAUSE_HOOK}{os.pathsep}{env['PYTHONPATH']}"
+    env["RBLN_STUDIO_PAUSE_STEP"] = step
+    proc = subprocess.Popen(
+        [*cli_command(), *map(str, args)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until the CLI is there (or ends: then the line is empty)
+    assert line.strip() == f"paused at {step}", proc.stderr.read() if proc.stderr else ""
+    return proc
+
+
 @pytest.fixture
 def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed rbln-studio-cli; returns the completed process (never raises on exit codes)."""
