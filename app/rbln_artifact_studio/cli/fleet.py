@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
 import re
 import sys
 import threading
@@ -86,11 +85,9 @@ def _print_json(data: Any) -> None:
 
 
 def default_timeout() -> float:
-    text = os.environ.get(ENV_TIMEOUT)
-    try:
-        return float(text) if text else DEFAULT_TIMEOUT
-    except ValueError:
-        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds.") from None
+    from rbln_artifact_studio.core.numbers import seconds_from_environment
+
+    return seconds_from_environment(ENV_TIMEOUT, DEFAULT_TIMEOUT)
 
 
 def is_host_entry(text: str) -> bool:

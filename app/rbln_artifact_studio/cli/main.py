@@ -46,6 +46,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """--timeout's value: a finite number of seconds above 0 (core's one check), else argparse's usage error."""
+    import argparse
+
+    from rbln_artifact_studio.core.numbers import BadNumber, positive_seconds
+
+    try:
+        return positive_seconds(text, "")
+    except BadNumber as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -618,7 +630,7 @@ def _add_timeout(p: argparse.ArgumentParser, prometheus: bool = False) -> None:
     also = " (a --prometheus: its whole read, every request together)" if prometheus else ""
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
         f"in time is a row with that reason{also}",
@@ -720,7 +732,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="a server's folder: give each server this long in all (default 600)",
     )
@@ -951,6 +963,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plain_get = _plain_get(args_list)
     args = plain_get or build_parser(command_named(args_list)).parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
+    from rbln_artifact_studio.core.numbers import BadNumber
 
     if getattr(args, "verbose", False):
         from rbln_artifact_studio.core.logs import logger, setup
@@ -968,6 +981,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidArtifactError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_INVALID
+    except BadNumber as exc:  # a number typed into an environment variable: a usage error, as a flag's
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_USAGE
     except StudioError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return EXIT_ERROR
