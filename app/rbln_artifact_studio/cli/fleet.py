@@ -37,6 +37,7 @@ from rbln_artifact_studio.core.location import (
     server_url,
 )
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.shown import line_shown, name_shown, redacted
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.fleet import (
@@ -80,7 +81,7 @@ def json_text(data: Any) -> str:
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json_text(data))
+    sys.stdout.write(redacted(json_text(data)))
     sys.stdout.write("\n")
 
 
@@ -350,7 +351,7 @@ def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, t
     else:
         print("\n".join(server_plan_text(p) for p in plans))
         for host, why in failures.items():
-            print(f"{host}: FAILED: {why}")
+            print(line_shown(f"{name_shown(host)}: FAILED: {why}"))
     return 0 if any(p.fits for p in plans) else 1
 
 

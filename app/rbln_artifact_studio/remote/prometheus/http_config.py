@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.shown import register_secret
 
 FORMAT = "promtool's --http.config.file format"
 # Keys of Prometheus' HTTP client configuration the studio does not act on: refused by name rather than ignored,
@@ -117,15 +118,33 @@ def _secret(section: dict[str, Any], key: str, where: str, base: Path, name: str
     if inline is not None and path is not None:
         raise StudioError(f"{where}: {name} sets both {key} and {key}_file; give one of them.")
     if path is None:
-        return inline
+        return _one_line(inline, f"{where}: {name}.{key}")
     try:
-        return path.read_text(encoding="utf-8").strip()
+        value = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StudioError(
             f"{where}: {name}.{key}_file {path} cannot be read: {reason}.",
             hint="Relative paths are taken from the config file's own folder.",
         ) from None
+    return _one_line(value, f"{where}: {name}.{key}_file {path}")
+
+
+def _one_line(value: str | None, what: str) -> str | None:
+    """A secret as it may go into a header: one line without control characters. It is registered (never shown
+    by any message) before it is checked, and the message names where it is, never what it holds."""
+    if value is None:
+        return None
+    register_secret(value)
+    lines = len(value.splitlines())
+    if lines > 1:
+        raise StudioError(
+            f"{what} holds {lines} lines; a credential is one line.",
+            hint="Keep the token or password alone in it, on one line.",
+        )
+    if not value.isprintable():
+        raise StudioError(f"{what} holds a control character; a credential is printable text on one line.")
+    return value
 
 
 def parse_http_config(data: Any, where: str, base: Path) -> HttpConfig:
