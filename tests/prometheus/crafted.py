@@ -33,6 +33,7 @@ class Crafted:
 
     url: str = ""
     series: list[tuple[dict[str, str], int]] = field(default_factory=list)
+    redirect: str = ""  # when set, every request is answered 302 with this Location
     authorizations: list[str] = field(default_factory=list)
 
 
@@ -43,6 +44,12 @@ def crafted_prometheus() -> Iterator[Crafted]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             crafted.authorizations.append(self.headers.get("Authorization", ""))
+            if crafted.redirect:
+                self.send_response(302)
+                self.send_header("Location", crafted.redirect)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             path = urlsplit(self.path).path
             now = time.time()
             if path.endswith("/query"):

@@ -89,3 +89,15 @@ def test_control_characters_in_labels_are_escaped(run_cli: Run, cr13_artifact: P
     ]  # no row faked by the pod's newline
     assert "pod llm\\nnode-x: 4 NPU(s) fine (c\\033]0;title\\a)" in shown.stdout
     assert "  x  node-bad: " in placed.stdout
+
+
+def test_a_redirect_names_where_it_points(run_cli: Run) -> None:
+    with crafted_prometheus() as prom:
+        prom.redirect = "https://login.example.com/oauth?next=/api/v1/query"
+        done = run_cli("devices", "--prometheus", prom.url)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: Prometheus at {prom.url} answered 302 Found, a redirect to "
+        "https://login.example.com/oauth?next=/api/v1/query. Give the URL it redirects to with --prometheus (the "
+        "studio does not follow redirects, so credentials never go where a redirect points).\n"
+    )

@@ -133,6 +133,7 @@ class _Answer:
     reason: str
     content_type: str
     body: bytes
+    location: str = ""  # a redirect's Location header
 
 
 class PrometheusClient:
@@ -188,7 +189,11 @@ class PrometheusClient:
                 if (response.getheader("Content-Encoding") or "").lower() == "gzip":
                     body = self._gunzip(body)
                 box["answer"] = _Answer(
-                    response.status, response.reason, response.getheader("Content-Type") or "", body
+                    response.status,
+                    response.reason,
+                    response.getheader("Content-Type") or "",
+                    body,
+                    response.getheader("Location") or "",
                 )
             except BaseException as exc:  # handed to the caller's thread, which says what it means
                 box["error"] = exc
@@ -275,6 +280,13 @@ class PrometheusClient:
             denied = "refused the credentials given" if self._headers().get("Authorization") else "asks for credentials"
             hint = CONFIG_HINT if answer.status == 401 else "The account given may not query; ask for one that may."
             return self._raise(f"Prometheus at {self.url} {denied} ({answer.status} {answer.reason}).", hint)
+        if 300 <= answer.status < 400:  # not followed: the credentials would go wherever it points
+            where_to = line_shown(redact(answer.location)) if answer.location else "no Location given"
+            return self._raise(
+                f"Prometheus at {self.url} answered {answer.status} {answer.reason}, a redirect to {where_to}.",
+                "Give the URL it redirects to with --prometheus (the studio does not follow redirects, so "
+                "credentials never go where a redirect points).",
+            )
         data = self._json(answer)
         if data is None and answer.status == 503:
             return self._raise(
