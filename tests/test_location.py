@@ -14,6 +14,7 @@ from rbln_artifact_studio.core.location import (
     LocalFolder,
     ServerFolder,
     host_of,
+    is_local,
     parse_beside,
     parse_host,
     parse_location,
@@ -39,6 +40,9 @@ TYPED = [
     ("s3://models/fleet", BucketPrefix("models", "fleet")),
     ("s3://models/fleet/a/", BucketPrefix("models", "fleet/a")),
     ("s3://models", BucketPrefix("models", "")),
+    ("s3://lab@models/fleet", BucketPrefix("models", "fleet", "lab")),  # a profile of ~/.aws/config: its store
+    ("s3+http://127.0.0.1:8333/models/fleet", BucketPrefix("models", "fleet", "", "http://127.0.0.1:8333")),
+    ("s3+https://lab@s3.lab:9000/models", BucketPrefix("models", "", "lab", "https://s3.lab:9000")),
 ]
 
 
@@ -64,11 +68,33 @@ def test_what_str_shows_parses_back_to_the_same_location(text: str, _expected: o
         ("s3://Models/fleet", "is not a bucket name"),
         ("s3://ab/fleet", "is not a bucket name"),
         ("s3://models/../other", "a prefix of . or .. names no folder"),
+        ("s3://@models/fleet", "names a profile of ~/.aws/config before @"),
+        ("s3://AKIA:secret@models/fleet", "never keys"),
+        ("s3+http:///models", "names no store"),
     ],
 )
 def test_a_malformed_location_is_refused_with_an_example(text: str, words: str) -> None:
     with pytest.raises(StudioError, match=re.escape(words)):
         parse_location(text)
+
+
+def test_a_location_never_echoes_keys_typed_into_it() -> None:
+    with pytest.raises(StudioError) as err:
+        parse_location("s3://AKIAEXAMPLE:wJalrXUtnFEMI@models/fleet")
+    assert "AKIAEXAMPLE" not in str(err.value) and "wJalrXUtnFEMI" not in str(err.value)
+
+
+def test_one_bucket_of_two_stores_is_two_places_and_each_keeps_its_store() -> None:
+    lab, prod = BucketPrefix("models", "fleet", "lab"), BucketPrefix("models", "fleet", "prod")
+    assert lab != prod and lab != BucketPrefix("models", "fleet") and len({lab, prod, lab}) == 2
+    assert lab.child("a") == BucketPrefix("models", "fleet/a", "lab") and lab.child("a").parent == lab
+    assert lab.at("other") == BucketPrefix("models", "other", "lab")
+    assert parse_beside("copy", lab) == BucketPrefix("models", "copy", "lab")  # a plain path: the source's store
+    assert parse_beside("s3://prod@models/copy", lab) == BucketPrefix("models", "copy", "prod")
+    here = BucketPrefix("models", "fleet", "", "http://127.0.0.1:8333")
+    assert parse_beside("copy", here) == BucketPrefix("models", "copy", "", "http://127.0.0.1:8333")
+    assert host_of(lab) == "s3://lab@models" and host_of(str(here)) == "s3://models @ http://127.0.0.1:8333"
+    assert not is_local("s3+http://127.0.0.1:8333/models")
 
 
 def test_kinds_never_compare_equal_to_one_another() -> None:

@@ -238,6 +238,9 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         result = dispatch.resize(request, Report(_log_line, _bar_progress()))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.target)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     for shared in result.unshared:
@@ -273,6 +276,21 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             _print_json(description_dict(exc.description))
         else:
             print(description_text(exc.description))
+        return 0
+    if args.what_if is not None:  # what a compile at that budget gives: the details' What-if table
+        from rbln_artifact_studio.core.display.explore_display import what_if_text
+        from rbln_artifact_studio.core.planning.explore import what_if
+
+        result = what_if(artifact, args.what_if)
+        if args.json:
+            from rbln_artifact_studio.core.display.report import breakdown_dict
+
+            what = {"memory_budget": args.what_if, "kvcache_num_blocks": result.blocks, "current": result.current}
+            _print_json(
+                {**what, "floor": result.floor, "full": result.full, "breakdown": breakdown_dict(result.breakdown)}
+            )
+        else:
+            print(what_if_text(result, artifact.npu.chiplets if artifact.npu else 1))
         return 0
     budget = parse_budget(args.memory_budget)
     if args.json:
@@ -414,6 +432,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
     request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
     result = compile_to(request, output, BackendChoice.parse(args.backend), Report(_log_line, _bar_progress()))
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.num_blocks)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -712,9 +733,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    from rbln_artifact_studio.cli import vllm_cache
+
+    vllm_cache.add_parser(
+        command("vllm-cache", vllm_cache.cmd_vllm_cache, "vllm-rbln's compiled-model cache: list, lookup, seed, prune")
+    )
+
     p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
     p.add_argument("dir")
-    p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")
+    p.add_argument(
+        *_flag("--memory_budget"), dest="memory_budget", help="show this artifact's breakdown within this budget"
+    )
+    p.add_argument(
+        "--what-if",
+        metavar="BUDGET",
+        help="show what a compile at this memory_budget gives instead (blocks and breakdown, as the details' What if)",
+    )
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 

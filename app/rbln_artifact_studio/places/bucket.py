@@ -26,7 +26,7 @@ def _prefix(where: Location) -> BucketPrefix:
 
 
 class BucketKind:
-    """A key prefix in a bucket the AWS chain reaches. Nothing is downloaded but configs and graph headers."""
+    """A key prefix in a bucket of the store its location names. Nothing is downloaded but configs and graph headers."""
 
     capabilities = Capabilities(
         what="a prefix in a bucket",
@@ -59,7 +59,8 @@ class BucketKind:
     def resize(
         self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
     ) -> ResizeResult:
-        """In place, into a copy in the same bucket, or across a bucket and a folder here or on a server
+        """In place, into a copy in a bucket (server-side within one bucket of one store, else through here), or
+        across a bucket and a folder here or on a server
         (dispatch.CROSSINGS): one function per crossing, each given the request as it was built."""
         from rbln_artifact_studio.core.progress import Progress
         from rbln_artifact_studio.objectstore import resize as bucket_resize
@@ -73,7 +74,7 @@ class BucketKind:
         request.budget  # noqa: B018 -- a bad budget text is refused here, before the bucket is read
         crossings: dict[tuple[type, type], Callable[[ResizeRequest, Progress], ResizeResult]] = {
             (BucketPrefix, type(None)): bucket_resize.resize_bucket_in_place,
-            (BucketPrefix, BucketPrefix): bucket_resize.resize_bucket_to_copy,
+            (BucketPrefix, BucketPrefix): bucket_server.bucket_to_bucket,  # another store's: through here
             (BucketPrefix, LocalFolder): bucket_resize.resize_bucket_to_folder,
             (LocalFolder, BucketPrefix): bucket_resize.resize_folder_to_bucket,
             (BucketPrefix, ServerFolder): bucket_server.bucket_to_server,

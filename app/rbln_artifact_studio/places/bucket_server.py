@@ -1,4 +1,5 @@
-"""Resized copies between a bucket and a folder on a server, staged in a private folder on this computer.
+"""Resized copies between a bucket and a folder on a server, or between two buckets (two stores), staged in a private
+folder on this computer.
 
 A bucket and a server cannot reach each other, so the bytes pass through here: bucket to server downloads the
 objects into a staging folder, resizes them there and sends them into a staging folder beside the server's output
@@ -48,13 +49,48 @@ def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult
     there = server(output.host)
     check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             download_resized(read, made, staging.path, progress)
             sent = send_folder(there, staging.path, output, progress)
     except OSError as exc:
         raise StudioError(describe_os_error(exc, "staging the copy here") + " Nothing was written there.") from None
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
     return ServerCopyResult.on(output, made.previous, made.count, made.warnings, sent)
+
+
+def bucket_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult:
+    """Bucket to a bucket: server-side within one bucket of one store (objectstore/resize); else neither can copy from
+    the other, so the objects pass through a staging folder here (downloaded each as of its ETag) and are uploaded
+    below the output as a folder here is (the marker first, rbln_config.json last). The source is only read."""
+    from rbln_artifact_studio.objectstore.resize import (
+        check_output_prefix,
+        download_objects,
+        read_planned,
+        refuse_overlap,
+        resize_bucket_to_copy,
+        resize_folder_to_bucket,
+    )
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    source, output = request.source, request.output
+    assert isinstance(source, BucketPrefix) and isinstance(output, BucketPrefix), request  # dispatch.CROSSINGS
+    if source.at("") == output.at(""):
+        return resize_bucket_to_copy(request, progress)
+    read, _ = read_planned(source, request)  # a bad request or a denied key fails here, before any write
+    if read.bucket.name == output.bucket and read.bucket.ep.url == Bucket(output).ep.url:  # two names of one bucket
+        refuse_overlap(source._replace(profile="", endpoint=""), output._replace(profile="", endpoint=""))
+    check_output_prefix(output, progress)
+    progress.say(
+        f"{output} is in another {'store' if output.store != source.store else 'bucket'}: copying through here"
+    )
+    try:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
+            folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
+            folder.mkdir()
+            download_objects(read, folder, progress)
+            return resize_folder_to_bucket(request, progress, folder)  # checked again: the bytes fetched
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None
 
 
 def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult:
@@ -72,7 +108,7 @@ def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
     plan(artifact, request)  # a bad request fails before a byte moves
     check_output_prefix(output, progress)
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
             folder.mkdir()
             fetch_folder(there, source, folder, progress)

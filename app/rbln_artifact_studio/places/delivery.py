@@ -62,7 +62,7 @@ def compile_to(
     kind.check_output(output, report)  # an output that exists, or a place that cannot be reached: before compiling
     name = output.name or "artifact"
     try:
-        with StagingDir(staging_root() / name) as staging:
+        with StagingDir(staging_root() / name, claim=False) as staging:
             result = run(LocalFolder(staging.path / name))
             kind.receive(result.path, output, report)
     except OSError as exc:
@@ -88,7 +88,7 @@ def resize_here_and_deliver(
     kind.check_output(output, report)  # before a byte is read or written
     name = output.name or source.name
     try:
-        with StagingDir(staging_root() / name) as staging:
+        with StagingDir(staging_root() / name, claim=False) as staging:
             here = LocalFolder(staging.path / name)
             made = dispatch.kind_of(source).resize(dataclasses.replace(request, output=here), report, toolchain)
             sent = kind.receive(made.path, output, report)

@@ -66,7 +66,7 @@ def download(source: Location, output: Path, progress: Progress | None = None) -
         raise StudioError(refusal)
     output = check_new_output_dir(output)  # exists with content, inside an artifact, not writable: said first
     try:
-        with StagingDir(output) as staging:
+        with StagingDir(output, what="download") as staging:
             size = _fetch(source, staging.path, progress)
             progress.check()
             staging.publish()

@@ -125,7 +125,7 @@ class LocalKind:
         total = sum(st.st_size for _, st in iter_files(folder))
         progress.start(total, f"Copying {folder.name} to {final}")
         final.parent.mkdir(parents=True, exist_ok=True)
-        with StagingDir(final) as staging:
+        with StagingDir(final, what="copy") as staging:
             copy_tree(folder, staging.path, progress.advance)
             staging.publish()
         return total

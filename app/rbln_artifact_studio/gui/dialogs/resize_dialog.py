@@ -200,6 +200,9 @@ class ResizeDialog(QDialog):
         row = QHBoxLayout()
         row.addWidget(self.output_edit, 1)
         row.addWidget(browse)
+        from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
+
+        row.addWidget(vllm_entry_button(self.output_edit, lambda: self.artifact.loaded.raw))
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
         self.shared_label = QLabel(copy_on_write_note(self.artifact.shared) or "")

@@ -47,6 +47,9 @@ class OutputPage(QWizardPage):
         row = QHBoxLayout()
         row.addWidget(self.output_edit, 1)
         row.addWidget(browse)
+        from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
+
+        row.addWidget(vllm_entry_button(self.output_edit, self._would_write))
         layout.addWidget(QLabel("Output folder"), 0, 0)
         layout.addLayout(row, 0, 1)
         layout.addWidget(self.problem, 1, 0, 1, 2)
@@ -90,14 +93,28 @@ class OutputPage(QWizardPage):
         except StudioError as exc:
             return exc.one_line()
 
+    def _would_write(self) -> dict[str, object] | None:
+        """The rbln_config.json this compile writes: a vLLM cache entry's settings must be its command's."""
+        from rbln_artifact_studio.core.simulator.compiler import rbln_config_for
+
+        plan = self.plan()
+        return None if plan is None else rbln_config_for(plan)
+
     def initializePage(self) -> None:
         plan = self.plan()
         if plan is not None and not self._edited:
             r = plan.request
-            self.output_edit.setText(
-                str(compiled_dir(self.default_parent, r.model_id, r.npu, r.num_devices, plan.num_blocks))
-            )
+            name = compiled_dir("", r.model_id, r.npu, r.num_devices, plan.num_blocks).name
+            self.output_edit.setText(self.proposed(name))
         self._refresh()
+
+    def proposed(self, name: str) -> str:
+        """The artifact's folder name in the default parent: a folder here, a server's folder or a bucket prefix
+        (the last compile's output folder, else the workspace's)."""
+        try:
+            return str(parse_location(self.default_parent).child(name))
+        except StudioError:
+            return str(Path(self.default_parent) / name)
 
     def isComplete(self) -> bool:
         return self.output_location() is not None and self.plan() is not None

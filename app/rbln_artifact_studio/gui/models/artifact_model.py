@@ -57,6 +57,11 @@ NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 HOST_COLUMN = TITLES.index("Host")
 PLACE_MARK = "\x1f"  # in a row's search text, before the place's name the table added (the scan knows no roots)
+STALE_TIP = (
+    "A job is writing here, or this place has not been read since a write or since a read of it failed: these "
+    "figures may no longer hold. Refresh (F5) reads it again."
+)
+STALE_ROLES = [Qt.ItemDataRole.ForegroundRole]  # what a change of a row's stale mark changes (its look)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
 
@@ -179,6 +184,10 @@ class ArtifactTableModel(QAbstractTableModel):
         self._order = RowOrder()
         self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
         self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
+        self._writing: dict[str, int] = {}  # locations jobs are writing now -> how many jobs
+        self._unread: dict[str, int] = {}  # locations written since last read -> the generation their write ended
+        self._generation = 0
+        self.stale: set[str] = set()  # rows at or under those locations: their figures may be out of date
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -205,12 +214,17 @@ class ArtifactTableModel(QAbstractTableModel):
         return self._value(self._rows[r], c, role)
 
     def _value(self, row: TableRow, c: int, role: int) -> object:
+        stale = bool(self.stale) and row.path in self.stale
         if role == Qt.ItemDataRole.DisplayRole:
-            return row.texts[c]
+            return f"{row.texts[c]} · {self._stale_word(row.path)}" if stale and c == STATUS_COLUMN else row.texts[c]
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
+            if stale:
+                return _status_brush(Status.CHECKING)  # greyed: a figure that may no longer hold
             return _status_brush(row.status) if c == STATUS_COLUMN else None
+        if role == Qt.ItemDataRole.ToolTipRole and stale:
+            return STALE_TIP
         if role == Qt.ItemDataRole.ToolTipRole:
             if c == HOST_COLUMN:
                 root = _root_of(row.path, self._labels)
@@ -243,6 +257,55 @@ class ArtifactTableModel(QAbstractTableModel):
         self._index = {r.path: i for i, r in enumerate(ordered)}
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
+
+    # ---- rows a write may have changed -------------------------------------------------------------------
+
+    def writing(self, location: str) -> None:
+        """A job starts writing at location: its rows may be stale from now until it is read again."""
+        self._writing[location] = self._writing.get(location, 0) + 1
+        self._mark_stale()
+
+    def written(self, location: str) -> None:
+        """That job ended: its rows stay stale until a read asked from now on (read_again) has ended."""
+        left = self._writing.get(location, 0) - 1
+        if left > 0:
+            self._writing[location] = left
+        else:
+            self._writing.pop(location, None)
+        self.unconfirmed(location)
+
+    def unconfirmed(self, location: str) -> None:
+        """A read of location failed: its rows keep what they said, marked stale until a read of it ends well."""
+        self._generation += 1
+        self._unread[location] = self._generation
+        self._mark_stale()
+
+    def generation(self) -> int:
+        """Stamps a read asked now: it covers the writes that ended up to here."""
+        return self._generation
+
+    def read_again(self, location: str, generation: int) -> None:
+        """A read of location, asked at generation, has ended: writes there that ended before it no longer make
+        its rows stale (those still running do)."""
+        done = [w for w, ended in self._unread.items() if ended <= generation and is_under(w, location)]
+        for w in done:
+            del self._unread[w]
+        if done:
+            self._mark_stale()
+
+    def _stale_word(self, path: str) -> str:
+        return "writing…" if any(is_under(path, w) for w in self._writing) else "stale"
+
+    def _is_stale(self, path: str) -> bool:
+        return any(is_under(path, w) for w in (*self._writing, *self._unread))
+
+    def _mark_stale(self) -> None:
+        """The rows under a location being written or not read since: greyed, their status says so."""
+        stale = {r.path for r in self._rows if self._is_stale(r.path)} if self._writing or self._unread else set()
+        changed = [self._index[p] for p in stale ^ self.stale if p in self._index]
+        self.stale = stale
+        for first, last in _runs(changed):  # the look only: the rows' figures are as they were (STALE_ROLES)
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(COLUMNS) - 1), STALE_ROLES)
 
     # ---- which folder a row is from ----------------------------------------------------------------------
 
@@ -304,6 +367,8 @@ class ArtifactTableModel(QAbstractTableModel):
             if self._labels:
                 prepared = _labelled(prepared, self._labels)
             row = self._index.get(prepared.path)
+            if (self._writing or self._unread) and self._is_stale(prepared.path):
+                self.stale.add(prepared.path)  # read while a write there runs, or before its read again
             if row is None:
                 new[prepared.path] = prepared
             else:
@@ -334,6 +399,8 @@ class ArtifactTableModel(QAbstractTableModel):
         )
 
     def remove_paths(self, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        self.stale.difference_update(paths)
         rows = [self._index[p] for p in paths if p in self._index]
         for first, last in reversed(_runs(rows)):
             self.beginRemoveRows(QModelIndex(), first, last)
@@ -345,7 +412,13 @@ class ArtifactTableModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self._rows, self._index = [], {}
+        self.stale = set()
         self.endResetModel()
+
+
+def is_under(path: str, location: str) -> bool:
+    """path is location or below it (a folder here, a server's folder, a bucket's prefix)."""
+    return path == location or path.startswith((location.rstrip("/") + "/", location.rstrip(os.sep) + os.sep))
 
 
 def _runs(rows: Iterable[int]) -> list[tuple[int, int]]:

@@ -111,6 +111,9 @@ class ServerMenu(QObject):
         server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
+        from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
+
+        self.vllm_cache = VllmCacheActions(window, self.jobs, self.model, self.servers.hosts, file_menu, server_menu)
         view = _menu(window, "&View")
         if view is not None:
             window.menuBar().insertMenu(view.menuAction(), server_menu)

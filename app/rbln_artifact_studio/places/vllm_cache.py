@@ -1,0 +1,239 @@
+"""vllm-rbln's cache where it lives (a folder here, on an SSH server, in a bucket): its entries with their status,
+and their removal. The reading and the removal are each kind's; what each status means is core/vllm_cache's."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, parse_location
+from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
+from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
+from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, CacheEntry, entry_from_record
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE
+from rbln_artifact_studio.places import dispatch
+
+ENV_CACHE_ROOT = "VLLM_CACHE_ROOT"
+
+
+def default_root() -> Location:
+    """$VLLM_CACHE_ROOT, else ~/.cache/vllm: where vllm-rbln keeps its cache on this computer."""
+    return LocalFolder(Path(os.environ.get(ENV_CACHE_ROOT) or Path.home() / ".cache" / "vllm").expanduser())
+
+
+def cache_root(text: str | None) -> Location:
+    return default_root() if not text else parse_location(text)
+
+
+@dataclass
+class CacheListing:
+    """A cache's entries, and the optimum-rbln installed where it lives (None: not known)."""
+
+    root: Location
+    entries: list[CacheEntry]
+    toolchain: str | None
+
+
+def _installed_here() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("optimum-rbln")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
+    """The place's records of its entries (core/portable/vllm_cache_disk.py's shape) and its toolchain's version."""
+    if isinstance(root, LocalFolder):
+        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache
+
+        if not root.path.is_dir():
+            raise StudioError(f"{root} is no folder: give the cache's root (the folder holding {COMPILED_MODELS}/).")
+        if not is_cache(str(root.path)):
+            raise StudioError(
+                f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ folder, so no vLLM cache. Give the cache's root."
+            )
+        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here()
+    if isinstance(root, ServerFolder):
+        from rbln_artifact_studio.remote import registry
+
+        lines = registry.server(root.host).run_program(
+            "vllm_cache", ["list", CONFIG_NAME, INCOMPLETE_MARKER, root.path]
+        )
+        for line in lines:
+            if "error" in line:
+                raise StudioError(f"{root} {line['error']}. Give the cache's root.")
+        toolchain = next((line["toolchain"] for line in lines if "toolchain" in line), None)
+        return [line for line in lines if "area" in line], toolchain
+    if isinstance(root, BucketPrefix):
+        return _bucket_records(root), None
+    raise StudioError(f"{root}: a vLLM cache is read in a folder here, on an SSH server or in a bucket.")
+
+
+def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    bucket = Bucket(root.bucket)
+    groups: dict[tuple[str, str], dict[str, int]] = {}
+    for obj in bucket.listing(root):
+        rest = obj.key[len(root.key_prefix) :].split("/")
+        if rest[0] == COMPILED_MODELS and len(rest) >= 3 and not rest[1].startswith("."):
+            groups.setdefault((COMPILED_MODELS, rest[1]), {})["/".join(rest[2:])] = obj.size
+        elif rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
+            groups.setdefault((MEGA_CACHE, f"{rest[1]}/{rest[2]}"), {})["/".join(rest[3:])] = obj.size
+    records = []
+    for (area, name), files in sorted(groups.items()):
+        where = root.child(f"{area}/{name}")
+        record: dict[str, Any] = {
+            "area": area,
+            "name": name,
+            "path": where.prefix,
+            "files": sorted([f, s] for f, s in files.items()),
+            "size": sum(files.values()),
+            "marker": INCOMPLETE_MARKER in files,
+            "holders": [],
+        }
+        if CONFIG_NAME in files:
+            record["config"] = bucket.read(f"{where.key_prefix}{CONFIG_NAME}").decode("utf-8", "replace")
+        records.append(record)
+    if not groups:
+        raise StudioError(
+            f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ entries, so no vLLM cache. Give the cache's root."
+        )
+    return records
+
+
+def _where(root: Location, record: dict[str, Any]) -> Location:
+    return root.child(f"{record['area']}/{record['name']}")
+
+
+def _problems(where: Location) -> list[str]:
+    """What the studio's check of the artifact at where finds wrong (its invalid problems), as inspect words them."""
+    try:
+        artifact = dispatch.open_artifact(where)
+    except NoKvCacheError:
+        return []
+    except StudioError as exc:
+        return [exc.one_line()]
+    return [p.message for p in artifact.problems if p.severity is Status.INVALID]
+
+
+def read_cache(root: Location) -> CacheListing:
+    """Every entry of the cache at root with its status (each compiled artifact checked as inspect checks it)."""
+    records, toolchain = _records(root)
+    entries = []
+    for record in records:
+        where = _where(root, record)
+        checked = record["area"] == COMPILED_MODELS and record.get("config") is not None and not record.get("marker")
+        problems = _problems(where) if checked and not record.get("link") else []
+        entries.append(entry_from_record(record, str(where), problems, toolchain))
+    return CacheListing(root, entries, toolchain)
+
+
+def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, Any]]:
+    """Remove the entries (each renamed out of the way first, or in a bucket its rbln_config.json deleted first, so
+    an interrupted removal leaves no entry vllm-rbln takes for a hit); one result per entry: {"name", "removed",
+    "freed", "reason"}. An entry found in use at that moment is kept."""
+    if any(e.status == IN_USE for e in entries):
+        raise StudioError("An entry in use is never removed.")  # the plan keeps them: a caller that did not is wrong
+    names = [e.key for e in entries]
+    if not names:
+        return []
+    if isinstance(root, LocalFolder):
+        from rbln_artifact_studio.core.portable.vllm_cache_disk import prune
+
+        return prune(str(root.path), names)
+    if isinstance(root, ServerFolder):
+        from rbln_artifact_studio.remote import registry
+
+        return registry.server(root.host).run_program("vllm_cache", ["prune", root.path, *names])
+    if isinstance(root, BucketPrefix):
+        return [_remove_from_bucket(root, e) for e in entries]
+    raise StudioError(f"{root}: a vLLM cache is pruned in a folder here, on an SSH server or in a bucket.")
+
+
+def _remove_from_bucket(root: BucketPrefix, entry: CacheEntry) -> dict[str, Any]:
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    bucket = Bucket(root.bucket)
+    prefix = root.child(entry.key)
+    keys = [obj.key for obj in bucket.listing(prefix) if obj.key.startswith(prefix.key_prefix)]
+    first = [k for k in keys if k == prefix.key_prefix + CONFIG_NAME]  # no longer a hit before anything else goes
+    try:
+        bucket.delete(first)
+        bucket.delete([k for k in keys if k not in first])
+    except StudioError as exc:
+        return {"name": entry.key, "removed": False, "freed": 0, "reason": exc.one_line()}
+    return {"name": entry.key, "removed": True, "freed": entry.size}
+
+
+def seed(
+    root: Location,
+    command: ServeCommand,
+    blocks: int | None = None,
+    source: Location | None = None,
+    npu: str | None = None,
+) -> tuple[Location, int]:
+    """Write the entry command will hit below root, with blocks (None: what its gpu_memory_utilization fits): a
+    compile, or a resized copy of source when given (refused when source was compiled with other settings).
+    Returns the entry and the count written."""
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
+
+    entry = entry_location(root, command)
+    if source is not None:
+        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+
+        _refuse_other_settings(command, dispatch.open_artifact(source).loaded.raw, f"{source}")
+        budget = None if blocks else str(command.key.memory_budget)
+        result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry))
+        return entry, result.target
+    from dataclasses import replace
+
+    from rbln_artifact_studio.backends.choice import BackendChoice
+    from rbln_artifact_studio.core.vllm_cache.lookup import compile_request
+    from rbln_artifact_studio.places.delivery import compile_to
+    from rbln_artifact_studio.places.kind import Report
+
+    request = compile_request(command, npu)
+    if blocks:
+        request = replace(request, kvcache_num_blocks=blocks, memory_budget=None)
+    compile_to(request, entry, BackendChoice.AUTO, Report())
+    return entry, dispatch.read_block_count(entry)
+
+
+def entry_for(root_text: str, command_text: str, rbln_config: dict[str, Any] | None) -> str:
+    """The entry's location as text (worker side: it may read the model's config.json); StudioError saying why not,
+    among them an artifact compiled with other settings than the command serves."""
+    import shlex
+
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
+
+    try:
+        words = shlex.split(command_text)
+    except ValueError as exc:
+        raise StudioError(f"The command line does not parse: {exc}.") from None
+    command = parse_serve(words)
+    if rbln_config is not None:
+        _refuse_other_settings(command, rbln_config, "This artifact")
+    return str(entry_location(cache_root(root_text.strip()), command))
+
+
+def _refuse_other_settings(command: ServeCommand, rbln_config: dict[str, Any], what: str) -> None:
+    """StudioError when an artifact (its rbln_config.json) was compiled with other settings than command serves:
+    as the command's entry, vllm-rbln would serve the artifact's settings, not the command's."""
+    from rbln_artifact_studio.core.vllm_cache.seed import mismatches
+
+    wrong = mismatches(command, rbln_config)
+    if wrong:
+        raise StudioError(
+            f"{what} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would serve "
+            "its settings, not the command's. Compile instead. Nothing was written."
+        )

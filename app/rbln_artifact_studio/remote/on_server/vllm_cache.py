@@ -1,0 +1,49 @@
+"""vllm-rbln's cache on the server: list its entries (files, sizes, times, owner, config, holding processes) or prune.
+
+Arguments: "list", the config file name (rbln_config.json), the incomplete marker's name, the cache root; or
+"prune", the cache root, then entries as "AREA/NAME". Writes one JSON line per entry (list: the record of
+core/portable/vllm_cache_disk.read_cache, then {"toolchain": optimum-rbln's version in this python3 or null};
+prune: {"name", "removed", "freed", "reason"}), or {"error": message} when the root is no folder (or, to list, holds no cache). Prune renames
+each entry to a hidden name before deleting it and never touches one a process holds.
+"""
+
+import json
+import os
+import sys
+
+from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, prune, read_cache
+
+
+def emit(record):
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def installed_optimum():
+    try:
+        from importlib import metadata  # Python 3.8+
+
+        return metadata.version("optimum-rbln")
+    except Exception:
+        return None
+
+
+def main():
+    action = sys.argv[1]
+    root = os.path.expanduser(sys.argv[-1] if action == "list" else sys.argv[2])
+    if not os.path.isdir(root):
+        emit({"error": "is no folder on the server"})
+        return
+    if action == "list" and not is_cache(root):
+        emit({"error": "holds no compiled_models/ or rbln/ folder, so no vLLM cache"})
+        return
+    if action == "list":
+        for record in read_cache(root, sys.argv[2], sys.argv[3]):
+            emit(record)
+        emit({"toolchain": installed_optimum()})
+    else:
+        for result in prune(root, sys.argv[3:]):
+            emit(result)
+
+
+main()

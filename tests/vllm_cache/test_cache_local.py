@@ -1,0 +1,146 @@
+"""vllm-cache list, lookup and prune on a cache in a folder here, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> tuple[Path, str, dict[str, Path]]:
+    root = tmp_path / "vllm"
+    return root, MODEL, build_cache(root)
+
+
+def _statuses(run_cli: Run, root: object) -> dict[str, dict[str, object]]:
+    out = run_cli("vllm-cache", "list", root, "--json")
+    assert out.returncode == 3, out.stderr  # an incomplete entry: as scan's invalid row
+    return {e["name"]: e for e in json.loads(out.stdout)}
+
+
+def test_list_names_each_entry_s_status_and_why(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, _, folders = cache
+    with holding(folders["in-use"]) as holder:
+        entries = _statuses(run_cli, root)
+    assert {name: e["status"] for name, e in entries.items()} == {
+        **{f.name: state for state, f in folders.items()},
+        MEGA.split("/", 1)[1]: "ok",
+    }
+    assert any("missing" in r for r in entries[folders["incomplete"].name]["reasons"])  # type: ignore[attr-defined]
+    stale = " ".join(entries[folders["stale"].name]["reasons"])  # type: ignore[arg-type]
+    assert "0.10.2" in stale and "kvcache_metas" in stale
+    held = entries[folders["in-use"].name]
+    assert f"pid {holder.pid}" in held["reasons"][0] and "rbln_config.json open" in held["reasons"][0]  # type: ignore[index]
+    ok = entries[folders["ok"].name]
+    assert ok["fields"]["gpu_memory_utilization"] == 0.5 and ok["fields"]["batch_size"] == 1  # type: ignore[index]
+    assert ok["size"] == sum(p.stat().st_size for p in folders["ok"].iterdir())
+
+
+def test_lookup_hits_and_warns_on_each_status(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, model, folders = cache
+    from vllm_cache.cache_fixture import SEQS
+
+    with holding(folders["in-use"]):
+        for state, seqs in SEQS.items():
+            out = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, seqs))
+            answer = json.loads(out.stdout)
+            assert (answer["result"], answer["entry"]["name"]) == ("hit", folders[state].name)
+            assert answer["key"] == folders[state].name
+            if state == "ok":
+                assert answer["warnings"] == [] and out.returncode == 0
+            else:
+                assert any(w.startswith(f"the entry is {state}") for w in answer["warnings"]), answer["warnings"]
+                assert f"warning: the entry is {state}" in out.stderr
+
+
+def test_a_near_miss_names_the_field_and_a_miss_says_what_compile_writes(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]], tmp_path: Path
+) -> None:
+    root, model, folders = cache
+    out = run_cli("vllm-cache", "lookup", root, "--", *serve(model, 1, budget="0.6"))
+    assert out.returncode == 1
+    assert f"near: {folders['ok'].name}: only gpu_memory_utilization differs: 0.6 against the entry's 0.5" in out.stdout
+    miss = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 8, budget="0.45"))
+    answer = json.loads(miss.stdout)
+    assert answer["result"] == "near-miss" and miss.returncode == 1  # the same model, other max_num_seqs
+    would = answer["would_compile"]
+    compiled = run_cli("compile", "--model-id", model, "--output-dir", tmp_path / "c", "--npu", "RBLN-CA25",
+                       "--batch_size", "8", "--max_seq_len", "8192", "--kvcache_partition_len", "4096",
+                       "--memory-budget", "0.45")  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    written = json.loads((tmp_path / "c" / "rbln_config.json").read_text())["kvcache_num_blocks"]
+    assert would["kvcache_num_blocks"] == written
+    assert would["num_min_blocks"] <= written <= would["num_full_blocks"] and would["dram"]
+    other = run_cli("vllm-cache", "lookup", root, "--json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len",
+                    "8192", "--block-size", "4096")  # fmt: skip
+    assert json.loads(other.stdout)["result"] == "miss" and other.returncode == 1
+
+
+def test_prune_dry_run_changes_nothing(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, _, folders = cache
+    before = tree(root)
+    out = run_cli("vllm-cache", "prune", root, "--stale", "--incomplete", "--dry-run", "--json")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert tree(root) == before
+    would = {e["name"] for e in answer["entries"] if e["action"] == "would remove"}
+    assert would == {folders["stale"].name, folders["incomplete"].name}
+    assert answer["freed"] == sum(p.stat().st_size for s in ("stale", "incomplete") for p in folders[s].iterdir())
+
+
+def test_prune_removes_exactly_the_stale_and_incomplete_and_never_one_in_use(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, _, folders = cache
+    # in use and stale too: the holder wins
+    raw = json.loads((folders["in-use"] / "rbln_config.json").read_text())
+    (folders["in-use"] / "rbln_config.json").write_text(json.dumps({**raw, "optimum_rbln_version": "0.10.0"}))
+    with holding(folders["in-use"]):
+        out = run_cli("vllm-cache", "prune", root, "--stale", "--incomplete")
+        assert out.returncode == 0, out.stderr
+        assert f"kept         compiled_models/{folders['in-use'].name}" in out.stdout and "in use: pid" in out.stdout
+    left = sorted(p.name for p in (root / "compiled_models").iterdir())
+    assert left == sorted([folders["ok"].name, folders["in-use"].name])  # and no staging folder left behind
+    assert (root / MEGA / "rank0" / "mega_cache.bin").is_file()
+    assert "freed" in out.stdout.splitlines()[-1]
+
+
+def test_prune_never_follows_a_link_out_of_the_cache(run_cli: Run, cache: tuple[Path, str, dict[str, Path]],
+                                                      tmp_path: Path) -> None:  # fmt: skip
+    root, _, folders = cache
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.bin").write_bytes(b"x" * 10)
+    (folders["incomplete"] / "weights").symlink_to(outside)
+    (root / "compiled_models" / "linked_0123456789abcdef").symlink_to(outside)
+    out = run_cli("vllm-cache", "prune", root, "--incomplete", "--stale")
+    assert out.returncode == 0, out.stderr
+    assert (outside / "keep.bin").read_bytes() == b"x" * 10
+    assert not folders["incomplete"].exists()
+    assert (root / "compiled_models" / "linked_0123456789abcdef").is_symlink()  # a link entry is kept, not followed
+    assert "a link" in out.stdout
+
+
+def test_prune_without_a_rule_is_refused(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, _, _ = cache
+    before = tree(root)
+    out = run_cli("vllm-cache", "prune", root)
+    assert out.returncode == 1 and out.stderr.startswith("error: Say what to prune")
+    assert tree(root) == before
+
+
+def test_a_folder_that_holds_no_cache_is_one_clear_line(run_cli: Run, tmp_path: Path) -> None:
+    out = run_cli("vllm-cache", "list", tmp_path)
+    assert (
+        out.returncode == 1
+        and out.stderr
+        == f"error: {tmp_path} holds no compiled_models/ or rbln/ folder, so no vLLM cache. Give the cache's root.\n"
+    )
