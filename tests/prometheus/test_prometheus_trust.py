@@ -101,3 +101,14 @@ def test_a_redirect_names_where_it_points(run_cli: Run) -> None:
         "https://login.example.com/oauth?next=/api/v1/query. Give the URL it redirects to with --prometheus (the "
         "studio does not follow redirects, so credentials never go where a redirect points).\n"
     )
+
+
+def test_the_fleet_consoles_cells_show_control_characters_escaped() -> None:
+    from rbln_artifact_studio.core.display.fleet_console import Column, Npu, node_row, npu_row
+
+    row = npu_row("http://prom:9090", HOSTILE, Npu(0, "rbln0\n", "RBLN-CR13", 0, 1 << 30, holders=("team/llm\rfake",)))
+    cells = dict(zip(Column, row.texts, strict=True))
+    assert cells[Column.NODE] == "node-evil\\rnode-bad: 1 NPU(s) fine\\033[2K"
+    assert (cells[Column.NPU], cells[Column.HOLDERS]) == ("rbln0\\n", "team/llm\\rfake")
+    failed = dict(zip(Column, node_row("fleet", "node\x1b[2J", f"refused Bearer {TOKEN}\r").texts, strict=True))
+    assert (failed[Column.NODE], failed[Column.HOLDERS]) == ("node\\033[2J", "refused Bearer <redacted>\\r")

@@ -15,6 +15,7 @@ REDACTED = "<redacted>"
 _secrets: set[str] = set()
 _PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):[^/@\s]*@")  # scheme://user:PASSWORD@
 _AUTHORIZATION = re.compile(r"(?i)(?P<head>authorization['\"]?\s*[:=]\s*['\"]?(?:[A-Za-z-]+\s+)?)[^\s'\",}]+")
+_BEARER = re.compile(r"\b(?P<head>Bearer\s+)[A-Za-z0-9._~+/=-]{4,}")  # a bearer token, wherever it is quoted
 _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
 
 
@@ -30,12 +31,14 @@ def register_secret(value: str | None) -> None:
 
 
 def redacted(text: str) -> str:
-    """text without the secrets registered, a URL's password (scheme://user:PASSWORD@) or an Authorization
-    header's credentials."""
+    """text without the secrets registered, a URL's password (scheme://user:PASSWORD@), an Authorization
+    header's credentials or a bearer token."""
     if "@" in text:
         text = _PASSWORD.sub(rf"\1:{REDACTED}@", text)
     if "uthorization" in text or "UTHORIZATION" in text:
         text = _AUTHORIZATION.sub(lambda m: m["head"] + REDACTED, text)
+    if "Bearer" in text:
+        text = _BEARER.sub(lambda m: m["head"] + REDACTED, text)
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
