@@ -21,7 +21,7 @@ import pytest
 from conftest import SRC, cli_command, cli_env
 
 from prometheus.conftest import CR13, GIB, NODES, Monitoring
-from prometheus.crafted import crafted_prometheus, gauge, npu
+from prometheus.crafted_answers import crafted_prometheus, gauge, npu
 from rbln_artifact_studio.remote.prometheus import read_fleet
 
 Run = Callable[..., subprocess.CompletedProcess[str]]

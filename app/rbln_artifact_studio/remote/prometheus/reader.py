@@ -19,6 +19,7 @@ import msgspec
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm, figure_problem
+from rbln_artifact_studio.core.numbers import MAX_SECONDS
 from rbln_artifact_studio.remote.devices import catalog_total
 from rbln_artifact_studio.remote.fleet import ServerReading
 from rbln_artifact_studio.remote.prometheus.client import (
@@ -95,6 +96,8 @@ def duration_seconds(window: str) -> float:
     seconds = sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)(ms|s|m|h|d|w|y)", text))
     if seconds <= 0:
         raise StudioError(f"--window {window!r} is empty; give a duration such as 1h.")
+    if seconds > MAX_SECONDS:  # core's one bound on a typed duration (beyond it, deadlines overflow)
+        raise StudioError(f"--window {window[:40]!r} is more than ten years; give a duration such as 1h.")
     return seconds
 
 
@@ -549,7 +552,7 @@ def fleet_from_answers(
     """Every node's reading from the gauges, the targets Prometheus cannot scrape, and with a window the peaks."""
     down: dict[str, str] = {}  # instance -> job, of every target Prometheus cannot scrape
     for target in targets:
-        if down_target_matches(match, target.metric):
+        if target.metric.get("__name__") == "up" and down_target_matches(match, target.metric):
             down[target.metric.get("instance", "?")] = target.metric.get("job", "")
     if not gauges.npus:
         raise _no_series(client, match, down)
