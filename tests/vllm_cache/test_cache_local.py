@@ -144,3 +144,20 @@ def test_a_folder_that_holds_no_cache_is_one_clear_line(run_cli: Run, tmp_path: 
         and out.stderr
         == f"error: {tmp_path} holds no compiled_models/ or rbln/ folder, so no vLLM cache. Give the cache's root.\n"
     )
+
+
+def test_what_vllm_rbln_never_names_is_no_entry_and_never_pruned(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, _, folders = cache
+    models = root / "compiled_models"
+    (models / "README").write_text("ops notes\n")
+    (models / "my-finetune").mkdir()
+    (models / "my-finetune" / "notes.txt").write_text("mine")
+    (models / "odd: näme_0123456789abcdef").mkdir()  # vllm-rbln's shape of name: an entry (with no rbln_config.json)
+    names = set(_statuses(run_cli, root))
+    assert "README" not in names and "my-finetune" not in names and "odd: näme_0123456789abcdef" in names
+    out = run_cli("vllm-cache", "prune", root, "--stale", "--incomplete", "--older-than", "0s")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (models / "README").read_text() == "ops notes\n" and (models / "my-finetune" / "notes.txt").is_file()
+    assert not (models / "odd: näme_0123456789abcdef").exists() and not folders["stale"].exists()

@@ -16,7 +16,7 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
 from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, CacheEntry, entry_from_record
-from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE, split_name
 from rbln_artifact_studio.places import dispatch
 
 ENV_CACHE_ROOT = "VLLM_CACHE_ROOT"
@@ -84,7 +84,7 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], dict[str, int]] = {}
     for obj in bucket.listing(root):
         rest = obj.key[len(root.key_prefix) :].split("/")
-        if rest[0] == COMPILED_MODELS and len(rest) >= 3 and not rest[1].startswith("."):
+        if rest[0] == COMPILED_MODELS and len(rest) >= 3 and split_name(rest[1]) and not rest[1].startswith("."):
             groups.setdefault((COMPILED_MODELS, rest[1]), {})["/".join(rest[2:])] = obj.size
         elif rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
             groups.setdefault((MEGA_CACHE, f"{rest[1]}/{rest[2]}"), {})["/".join(rest[3:])] = obj.size

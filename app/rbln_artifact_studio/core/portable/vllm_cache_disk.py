@@ -19,6 +19,8 @@ MEGA = "rbln"
 PRUNING_TAG = ".pruning-"
 _MEGA_MODEL = re.compile(r".+-[0-9a-f]{8}$")
 _MEGA_SIGNATURE = re.compile(r"[0-9a-f]{16}$")
+ENTRY_NAME = re.compile(r".+_[0-9a-f]{16}$")
+"""A compiled_models folder's name as vllm-rbln makes it: anything else there (a README, a user's folder) is no entry."""
 
 
 def _owner(uid):
@@ -86,7 +88,13 @@ def _visible(folder):
 
 def entry_names(root):
     """(area, name) of every entry of the cache at root."""
-    out = [(COMPILED, n) for n in _visible(os.path.join(root, COMPILED))]
+    compiled = os.path.join(root, COMPILED)
+    out = [
+        (COMPILED, n)
+        for n in _visible(compiled)
+        if ENTRY_NAME.match(n)
+        and (os.path.isdir(os.path.join(compiled, n)) or os.path.islink(os.path.join(compiled, n)))
+    ]
     for model in _visible(os.path.join(root, MEGA)):
         if _MEGA_MODEL.match(model) and os.path.isdir(os.path.join(root, MEGA, model)):
             out += [
@@ -198,7 +206,8 @@ def prune(root, names):
         path = os.path.join(root, area, name)
         result = {"name": text, "removed": False, "freed": 0}
         results.append(result)
-        if area not in (COMPILED, MEGA) or not name or ".." in name.split("/") or name.startswith("/"):
+        named = ENTRY_NAME.match(name) if area == COMPILED else "/" in name
+        if area not in (COMPILED, MEGA) or not named or ".." in name.split("/") or name.startswith("/"):
             result["reason"] = "not an entry of the cache"
             continue
         if os.path.islink(path):
