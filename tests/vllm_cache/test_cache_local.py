@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
+from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, tree
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -161,3 +161,21 @@ def test_what_vllm_rbln_never_names_is_no_entry_and_never_pruned(
     assert out.returncode == 0, out.stdout + out.stderr
     assert (models / "README").read_text() == "ops notes\n" and (models / "my-finetune" / "notes.txt").is_file()
     assert not (models / "odd: näme_0123456789abcdef").exists() and not folders["stale"].exists()
+
+
+def test_a_cut_short_rbln_config_is_still_a_hit_and_an_entry_of_unknown_settings_no_near_miss(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    (folders["incomplete"] / "rbln_config.json").write_text('{"batch_size": 2, "max_se')  # a write cut short
+    out = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, SEQS["incomplete"]))
+    answer = json.loads(out.stdout)
+    assert answer["result"] == "hit" and out.returncode == 3  # vllm-rbln tests only that the file exists
+    assert any("not valid JSON" in w for w in answer["warnings"])
+    (folders["incomplete"] / "rbln_config.json").unlink()  # now vllm-rbln compiles into it again: a miss
+    out = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, SEQS["incomplete"]))
+    answer = json.loads(out.stdout)
+    assert answer["result"] == "miss" and out.returncode == 1
+    other = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 9))
+    near = {d["entry"] for d in json.loads(other.stdout)["differences"]}
+    assert folders["incomplete"].name not in near and folders["ok"].name in near  # nothing known to differ on

@@ -47,6 +47,7 @@ class CacheEntry:
     kvcache_num_blocks: int | None = None
     npu: str | None = None
     is_link: bool = False  # the entry itself is a link to a folder elsewhere: read, never followed by a prune
+    has_config: bool = True  # rbln_config.json is there: vllm-rbln's whole test of a hit, whatever else is wrong
 
     @property
     def key(self) -> str:
@@ -210,4 +211,5 @@ def entry_from_record(
         kvcache_num_blocks=blocks if isinstance(blocks, int) else None,
         npu=section.get("npu") if isinstance(section.get("npu"), str) else None,
         is_link=bool(record.get("link")),
+        has_config=bool(record.get("link")) or record.get("config") is not None,
     )

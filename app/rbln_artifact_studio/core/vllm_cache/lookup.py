@@ -143,12 +143,14 @@ def lookup(command: ServeCommand, entries: list[CacheEntry], npu: str | None = N
         out.result, out.entry = "hit", hit
         if hit.status != OK:
             out.warnings += [f"the entry is {hit.status}: {reason}" for reason in hit.reasons]
-        if hit.status == "incomplete" and hit.fields.get("batch_size") is None:
+        if not hit.has_config:
             out.result = "miss"  # no rbln_config.json: vllm-rbln compiles again into it
         return out
     model = sanitized(command.key.model_name)
     for entry in compiled:
         if (entry.model or "") != command.key.model_name and entry.name.rpartition("_")[0] != model:
+            continue
+        if not entry.fields:  # nothing of its settings is known (no rbln_config.json, a link): no telling what differs
             continue
         diff = _differences(command, entry)
         out.differences.append({"entry": entry.name, "status": entry.status, "fields": diff})
