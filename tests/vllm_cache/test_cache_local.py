@@ -179,3 +179,16 @@ def test_a_cut_short_rbln_config_is_still_a_hit_and_an_entry_of_unknown_settings
     other = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 9))
     near = {d["entry"] for d in json.loads(other.stdout)["differences"]}
     assert folders["incomplete"].name not in near and folders["ok"].name in near  # nothing known to differ on
+
+
+def test_list_s_text_names_each_entry_s_model_and_settings(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    out = run_cli("vllm-cache", "list", root)
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if folders["ok"].name in line)
+    assert " modified " in lines[at] and " used " in lines[at]
+    assert lines[at + 1].split() == [f"{model}:", "max_num_seqs", "1,", "max_model_len", "8192,", "block_size",
+                                     "4096,", "devices", "1,", "dtype", "torch.bfloat16,", "gpu_memory_utilization",
+                                     "0.5"]  # fmt: skip

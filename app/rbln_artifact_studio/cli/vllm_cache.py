@@ -12,6 +12,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.sizes import format_bytes
 
 EXIT_ERROR, EXIT_INVALID = 1, 3  # as cli/main.py's (docs/cli.md)
+_COMMAND_STARTS = ("vllm", "serve", "python", "python3")  # where a serve command given without -- begins
 ROOT_HELP = "the cache's root: a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX (default: $VLLM_CACHE_ROOT, else ~/.cache/vllm)"
 
 
@@ -83,10 +84,31 @@ def _list(args: argparse.Namespace) -> int:
         if not listing.entries:
             print(f"{listing.root} holds no cache entries (no compiled_models/ or rbln/ entries).", file=sys.stderr)
         for e in listing.entries:
-            print(f"{e.status:10} {e.area}/{e.name}  {format_bytes(e.size)}  used {_when(e.used)}  {e.owner or '-'}")
+            print(
+                f"{e.status:10} {e.area}/{e.name}  {format_bytes(e.size)}  modified {_when(e.modified)}  "
+                f"used {_when(e.used)}  {e.owner or '-'}"
+            )
+            print(f"           {_settings(e)}")
             for reason in e.reasons if e.status != "ok" else ():
                 print(f"           - {reason}")
     return EXIT_INVALID if any(e.status == "incomplete" for e in listing.entries) else 0
+
+
+_FIELD_WORDS = (  # the key's fields as a serve command spells them, in its order
+    ("batch_size", "max_num_seqs"),
+    ("max_model_len", "max_model_len"),
+    ("block_size", "block_size"),
+    ("num_devices", "devices"),
+    ("dtype", "dtype"),
+    ("max_num_batched_tokens", "max_num_batched_tokens"),
+    ("gpu_memory_utilization", "gpu_memory_utilization"),
+)
+
+
+def _settings(e: Any) -> str:
+    """'Qwen/Qwen3-0.6B: max_num_seqs 4, max_model_len 8192, …' as far as the entry shows its key's fields."""
+    shown = [f"{word} {e.fields[name]}" for name, word in _FIELD_WORDS if e.fields.get(name) is not None]
+    return f"{e.model or '?'}: {', '.join(shown) if shown else 'settings unknown'}"
 
 
 def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
@@ -96,15 +118,27 @@ def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     if "--" in words:
         head, command = words[: words.index("--")], words[words.index("--") + 1 :]
     else:
-        start = next((i for i, w in enumerate(words) if w in ("vllm", "serve")), len(words))
+        start = next((i for i, w in enumerate(words) if w in _COMMAND_STARTS), len(words))
         head, command = words[:start], words[start:]
+    if len(command) == 1 and command[0].split() != command:  # the whole command line given as one quoted word
+        import shlex
+
+        try:
+            command = shlex.split(command[0])
+        except ValueError as exc:
+            raise StudioError(f"The serve command does not parse ({exc}): check its quotes.") from None
     mini = argparse.ArgumentParser(prog="rbln-studio-cli vllm-cache lookup", add_help=False)
     mini.add_argument("root", nargs="?")
     mini.add_argument("--json", action="store_true")
     mini.add_argument("--npu")
     mini.add_argument("--from", dest="source")
     mini.add_argument("--kvcache-num-blocks", type=int)
-    given = mini.parse_args(head)
+    given, unknown = mini.parse_known_args(head)
+    if unknown:
+        raise StudioError(
+            "Put the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags] (not "
+            f"understood: {' '.join(unknown)})."
+        )
     for name in ("json", "npu", "source", "kvcache_num_blocks"):
         if hasattr(args, name) and not getattr(args, name):
             setattr(args, name, getattr(given, name))

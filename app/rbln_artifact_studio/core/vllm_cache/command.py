@@ -4,6 +4,7 @@ where a flag is absent (each said as assumed), `--additional-config` and `--rbln
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,27 @@ def _int(text: str, flag: str) -> int:
         return int(text)
     except ValueError:
         raise StudioError(f"--{flag} takes a whole number, got {text!r}.") from None
+
+
+_SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _tokens(text: str, flag: str) -> int:
+    """A token count as vLLM reads it (its human_readable_int): 8192, 32k (32,000), 32K (32,768), 25.6k."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", text.strip())
+    if not match:
+        if text.strip().lower() in ("auto", "-1"):
+            raise StudioError(
+                f"--{flag} {text}: vLLM then picks the longest length that fits the device, which the studio cannot "
+                f"know; give --{flag} as a number."
+            )
+        return _int(text, flag)
+    number, suffix = match.groups()
+    if suffix.isupper() and "." in number:
+        raise StudioError(
+            f"--{flag} {text}: vLLM takes no decimals with a binary suffix; write {number}{suffix.lower()}."
+        )
+    return int(float(number) * _SUFFIXES[suffix])
 
 
 def _split(argv: list[str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
@@ -168,7 +190,7 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
 
     info = None
     if "max_model_len" in values:
-        max_len = _int(values["max_model_len"], "max-model-len")
+        max_len = _tokens(values["max_model_len"], "max-model-len")
     else:
         info = model_info(model) if model_info else None
         if info is None:
@@ -203,7 +225,9 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
         assumed.append(f"dtype {dtype} (--dtype auto; {where})")
 
     mnbt = (
-        _int(values["max_num_batched_tokens"], "max-num-batched-tokens") if "max_num_batched_tokens" in values else None
+        _tokens(values["max_num_batched_tokens"], "max-num-batched-tokens")
+        if "max_num_batched_tokens" in values
+        else None
     )
 
     if "gpu_memory_utilization" in values:
