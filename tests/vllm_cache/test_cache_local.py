@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -192,3 +194,20 @@ def test_list_s_text_names_each_entry_s_model_and_settings(
     assert lines[at + 1].split() == [f"{model}:", "max_num_seqs", "1,", "max_model_len", "8192,", "block_size",
                                      "4096,", "devices", "1,", "dtype", "torch.bfloat16,", "gpu_memory_utilization",
                                      "0.5"]  # fmt: skip
+
+
+def test_reading_the_cache_never_makes_an_entry_look_used(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, _, folders = cache
+    ten_days_ago = time.time() - 10 * 86400
+    for path in [folders["ok"], *folders["ok"].iterdir()]:
+        os.utime(path, (ten_days_ago, ten_days_ago))
+    for _ in range(2):  # a list, then the dry run a careful user makes first: neither is a use
+        assert run_cli("vllm-cache", "list", root).returncode == 3
+        dry = run_cli("vllm-cache", "prune", root, "--older-than", "7d", "--dry-run", "--json")
+        assert [e["name"] for e in json.loads(dry.stdout)["entries"] if e["action"] == "would remove"] == [
+            folders["ok"].name
+        ]
+    assert run_cli("vllm-cache", "prune", root, "--older-than", "7d").returncode == 0
+    assert not folders["ok"].exists() and folders["stale"].exists()

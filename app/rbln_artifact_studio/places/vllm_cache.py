@@ -129,12 +129,34 @@ def read_cache(root: Location) -> CacheListing:
     """Every entry of the cache at root with its status (each compiled artifact checked as inspect checks it)."""
     records, toolchain = _records(root)
     entries = []
-    for record in records:
-        where = _where(root, record)
-        checked = record["area"] == COMPILED_MODELS and record.get("config") is not None and not record.get("marker")
-        problems = _problems(where) if checked and not record.get("link") else []
-        entries.append(entry_from_record(record, str(where), problems, toolchain))
+    try:
+        for record in records:
+            where = _where(root, record)
+            checked = (
+                record["area"] == COMPILED_MODELS and record.get("config") is not None and not record.get("marker")
+            )
+            problems = _problems(where) if checked and not record.get("link") else []
+            entries.append(entry_from_record(record, str(where), problems, toolchain))
+    finally:
+        _restore_used(root, records)
     return CacheListing(root, entries, toolchain)
+
+
+def _restore_used(root: Location, records: list[dict[str, Any]]) -> None:
+    """Put back the access times this reading moved: an entry's last use is vllm-rbln's, never the studio's."""
+    from rbln_artifact_studio.core.portable.vllm_cache_disk import entry_times, restore_used
+
+    times = entry_times(records)
+    if not times:
+        return
+    if isinstance(root, LocalFolder):
+        restore_used(str(root.path), times)
+    elif isinstance(root, ServerFolder):
+        import json
+
+        from rbln_artifact_studio.remote import registry
+
+        registry.server(root.host).run_program("vllm_cache", ["restore", root.path, json.dumps(times)])
 
 
 def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, Any]]:

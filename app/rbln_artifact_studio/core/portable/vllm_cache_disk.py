@@ -35,7 +35,7 @@ def _owner(uid):
 def _files(folder):
     """[[name below folder, size]] of every file and link below folder (links listed, never followed), newest mtime
     and atime, and the names of links pointing out of the entry."""
-    files, newest, used, out = [], 0, 0, []
+    files, newest, used, out, times = [], 0, 0, [], {}
     real = os.path.realpath(folder)
     for top, dirs, names in os.walk(folder):
         linked = [d for d in dirs if os.path.islink(os.path.join(top, d))]
@@ -51,9 +51,11 @@ def _files(folder):
                 target = os.path.realpath(path)
                 if target != real and not target.startswith(real + os.sep):
                     out.append(rel)
+            else:
+                times[rel] = [st.st_atime_ns, st.st_mtime_ns]
             files.append([rel, st.st_size])
             newest, used = max(newest, int(st.st_mtime)), max(used, int(st.st_atime))
-    return files, newest, used, out
+    return files, newest, used, out, times
 
 
 def _entry(root, area, name, config_name, marker):
@@ -63,12 +65,13 @@ def _entry(root, area, name, config_name, marker):
     if record["link"]:
         record.update(files=[], size=0, modified=int(st.st_mtime), used=int(st.st_atime), links_out=[name])
         return record
-    files, newest, used, out = _files(path)
+    files, newest, used, out, times = _files(path)
     record.update(
+        times=times,
         files=files,
         size=sum(size for _, size in files),
         modified=newest or int(st.st_mtime),
-        used=max(used, int(st.st_atime)),
+        used=used or int(st.st_atime),  # its files' use: listing the folder (as the studio does) moves its own
         links_out=out,
         marker=any(f == marker for f, _ in files),
     )
@@ -115,6 +118,29 @@ def read_cache(root, config_name, marker):
     for record in records:
         record["holders"] = held.get(record["path"], [])
     return records
+
+
+def restore_used(root, times):
+    """Put back the access times the studio's own reading moved: times is {"AREA/NAME/FILE": [atime_ns, mtime_ns]}
+    as read_cache saw them. A file changed since (its mtime moved) or not ours to touch (EPERM) is left as it is.
+    Without this a list or a dry run would make every entry "just used", and --older-than would select nothing."""
+    for rel, (atime_ns, mtime_ns) in times.items():
+        if rel.startswith("/") or ".." in rel.split("/"):
+            continue
+        path = os.path.join(root, rel)
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime_ns == mtime_ns and st.st_atime_ns != atime_ns:
+                os.utime(path, ns=(atime_ns, mtime_ns))
+        except OSError:
+            continue
+
+
+def entry_times(records):
+    """{"AREA/NAME/FILE": [atime_ns, mtime_ns]} of every file of the records: what restore_used puts back."""
+    return dict(
+        (r["area"] + "/" + r["name"] + "/" + rel, pair) for r in records for rel, pair in r.get("times", {}).items()
+    )
 
 
 def _inside(path, folders):
