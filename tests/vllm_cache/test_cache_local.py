@@ -211,3 +211,13 @@ def test_reading_the_cache_never_makes_an_entry_look_used(
         ]
     assert run_cli("vllm-cache", "prune", root, "--older-than", "7d").returncode == 0
     assert not folders["ok"].exists() and folders["stale"].exists()
+
+
+def test_a_bundle_with_an_empty_rank_is_incomplete(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, _, _ = cache
+    (root / MEGA / "rank1").mkdir()
+    (root / MEGA / "rank1" / "mega_cache.bin").write_bytes(b"")  # rank 1 died before writing its bundle
+    bundle = _statuses(run_cli, root)[MEGA.split("/", 1)[1]]
+    assert bundle["status"] == "incomplete" and bundle["reasons"] == [
+        "rank1: mega_cache.bin is empty, its write never finished"
+    ]
