@@ -82,12 +82,16 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
 
     bucket = Bucket(root.bucket)
     groups: dict[tuple[str, str], dict[str, int]] = {}
+    changed: dict[tuple[str, str], int] = {}  # each entry's newest object: a bucket keeps no access time
     for obj in bucket.listing(root):
         rest = obj.key[len(root.key_prefix) :].split("/")
-        if rest[0] == COMPILED_MODELS and len(rest) >= 3 and split_name(rest[1]) and not rest[1].startswith("."):
-            groups.setdefault((COMPILED_MODELS, rest[1]), {})["/".join(rest[2:])] = obj.size
-        elif rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
-            groups.setdefault((MEGA_CACHE, f"{rest[1]}/{rest[2]}"), {})["/".join(rest[3:])] = obj.size
+        entry = _bucket_entry(rest)
+        if entry is None:
+            continue
+        inside = rest[2:] if entry[0] == COMPILED_MODELS else rest[3:]
+        groups.setdefault(entry, {})["/".join(inside)] = obj.size
+        if obj.modified is not None:
+            changed[entry] = max(changed.get(entry, 0), int(obj.modified))
     records = []
     for (area, name), files in sorted(groups.items()):
         where = root.child(f"{area}/{name}")
@@ -99,6 +103,7 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
             "size": sum(files.values()),
             "marker": INCOMPLETE_MARKER in files,
             "holders": [],
+            "modified": changed.get((area, name)),
         }
         if CONFIG_NAME in files:
             record["config"] = bucket.read(f"{where.key_prefix}{CONFIG_NAME}").decode("utf-8", "replace")
@@ -108,6 +113,15 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
             f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ entries, so no vLLM cache. Give the cache's root."
         )
     return records
+
+
+def _bucket_entry(rest: list[str]) -> tuple[str, str] | None:
+    """(area, name) of the entry an object's key below the root (split at /) belongs to; None: no entry's."""
+    if rest[0] == COMPILED_MODELS and len(rest) >= 3 and split_name(rest[1]) and not rest[1].startswith("."):
+        return COMPILED_MODELS, rest[1]
+    if rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
+        return MEGA_CACHE, f"{rest[1]}/{rest[2]}"
+    return None
 
 
 def _where(root: Location, record: dict[str, Any]) -> Location:
