@@ -99,10 +99,17 @@ class PrunePreview(QDialog):
         self.older.setRange(0, 3650)
         self.older.setSpecialValueText("any age")
         self.older.setSuffix(" days unused")
+        self.keep_last = QSpinBox(self)
+        self.keep_last.setObjectName("pruneKeepLast")
+        self.keep_last.setRange(0, 1000)
+        self.keep_last.setSpecialValueText("keep any number")
+        self.keep_last.setPrefix("keep the last ")
+        self.keep_last.setSuffix(" of each model")
         for box in (self.stale, self.incomplete):
             box.setChecked(True)
             box.toggled.connect(self._update)
         self.older.valueChanged.connect(self._update)
+        self.keep_last.valueChanged.connect(self._update)
         self.table = _table(("Action", "Entry", "Size", "Why"), self)
         self.total = QLabel(self)
         self.total.setObjectName("pruneTotal")
@@ -111,7 +118,7 @@ class PrunePreview(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         rules = QHBoxLayout()
-        for w in (self.stale, self.incomplete, QLabel("older than:", self), self.older):
+        for w in (self.stale, self.incomplete, QLabel("older than:", self), self.older, self.keep_last):
             rules.addWidget(w)
         layout = QVBoxLayout(self)
         layout.addLayout(rules)
@@ -132,6 +139,7 @@ class PrunePreview(QDialog):
             self.stale.isChecked(),
             self.incomplete.isChecked(),
             days * 86400.0 if days else None,
+            self.keep_last.value() or None,
         )
         rows = [["remove", e.key, format_bytes(e.size), why] for e, why in self.plan.remove]
         rows += [["keep", e.key, format_bytes(e.size), why] for e, why in self.plan.keep]
