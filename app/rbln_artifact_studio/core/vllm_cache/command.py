@@ -16,6 +16,7 @@ DEFAULT_MAX_NUM_SEQS = 1  # vllm-rbln's RBLN_DEFAULT_MAX_NUM_SEQS (upstream vLLM
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.93  # vllm-rbln's RBLN_DEFAULT_GPU_MEMORY_UTILIZATION
 UPSTREAM_GPU_MEMORY_UTILIZATION = 0.92  # vLLM's default: vllm-rbln raises it to 0.93, even when typed
 DEFAULT_BLOCK_SIZE = 16  # vLLM's cache_config.block_size when --block-size is absent (the key reads it raw)
+AUTO_FOR_FLOAT32 = "torch.bfloat16"  # vLLM's Platform.supported_dtypes[0]: vllm-rbln keeps upstream's order
 DTYPES = {
     "half": "torch.float16",
     "float16": "torch.float16",
@@ -219,9 +220,11 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
         dtype = DTYPES[dtype_text]
     else:
         info = info or (model_info(model) if model_info else None)
-        config_dtype = str(info[1]) if info and info[1] else "bfloat16"
+        config_dtype = str(info[1]) if info and info[1] else "float32"  # vLLM reads a config without one as float32
         dtype = DTYPES.get(config_dtype, f"torch.{config_dtype}")
         where = "the model's config.json" if info else "not read: the model's config.json is not here"
+        if dtype == "torch.float32":  # vLLM's auto downcasts a float32 checkpoint to the platform's first dtype
+            dtype, where = AUTO_FOR_FLOAT32, f"{where}; vLLM runs a float32 checkpoint in bfloat16 under auto"
         assumed.append(f"dtype {dtype} (--dtype auto; {where})")
 
     mnbt = (
