@@ -83,3 +83,13 @@ def test_misplaced_flags_are_one_line_saying_to_use_dashes(tmp_path: Path, capsy
     python = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m", *BASE.split()]
     assert main(["vllm-cache", "lookup", str(tmp_path), *python]) == 1  # no --: the command starts at python
     assert "miss: " in capsys.readouterr().out
+
+
+def test_what_vllm_rbln_would_refuse_to_start_with_is_warned() -> None:
+    top_level = parse_serve(f"vllm serve m {BASE} --additional-config '{{\"kvcache_num_blocks\": 64}}'")
+    assert any("refuses additional_config keys" in w and "kvcache_num_blocks" in w for w in top_level.warnings)
+    old_flag = parse_serve(f'vllm serve m {BASE} --rbln-config \'{{"npu": "RBLN-CA22"}}\'')
+    assert any("no --rbln-config flag" in w for w in old_flag.warnings)
+    assert old_flag.key.rbln_config == {"npu": "RBLN-CA22"}  # still read, as the overrides
+    fine = parse_serve(f'vllm serve m {BASE} --additional-config \'{{"rbln_config": {{"npu": "RBLN-CA22"}}}}\'')
+    assert fine.warnings == [] and fine.key.folder_name == old_flag.key.folder_name

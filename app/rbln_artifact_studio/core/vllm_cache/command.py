@@ -39,6 +39,11 @@ _VALUE_FLAGS = {
     "tensor-parallel-size": "tensor_parallel_size",
 }
 _SHORT = {"-tp": "tensor-parallel-size"}
+_ADDITIONAL_FIELDS = frozenset(  # vllm-rbln 0.12's OptimumRBLNConfig fields, and the two old names it still takes
+    {"num_devices_per_local_rank", "use_custom_sampler", "sub_block_size", "optimum_overrides",
+     "user_max_num_batched_tokens", "num_blocks_override", "attn_block_size", "image_prefill_chunk_size",
+     "cached_model_path", "num_blocks_synced", "rbln_config", "prefix_block_size"}
+)  # fmt: skip
 _DEVICE_VARIABLES = ("VLLM_RBLN_NUM_DEVICES_PER_LOCAL_RANK", "VLLM_RBLN_TP_SIZE")
 
 
@@ -164,6 +169,14 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
         }
     if "optimum_overrides" in values:
         additional["optimum_overrides"] = _json_object(values["optimum_overrides"], "--rbln-optimum-overrides")
+    unknown = sorted(set(additional) - _ADDITIONAL_FIELDS)
+    if unknown:
+        warnings.append(
+            f"vllm-rbln refuses additional_config keys that are none of its fields: {', '.join(unknown)} (optimum-rbln "
+            "settings go under optimum_overrides)."
+        )
+    if "--rbln-config" in argv or any(w.startswith("--rbln-config=") for w in argv):
+        warnings.append("vllm-rbln 0.12 has no --rbln-config flag (read here as --rbln-optimum-overrides): use that.")
     overrides = additional.get("optimum_overrides") or {}
     if not isinstance(overrides, dict):
         raise StudioError("optimum_overrides must be a JSON object of optimum-rbln settings.")
