@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rbln_artifact_studio.core.sizes import format_bytes
 from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, tree
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -221,3 +222,21 @@ def test_a_bundle_with_an_empty_rank_is_incomplete(run_cli: Run, cache: tuple[Pa
     assert bundle["status"] == "incomplete" and bundle["reasons"] == [
         "rank1: mega_cache.bin is empty, its write never finished"
     ]
+
+
+def test_a_miss_in_text_gives_the_dram_of_each_chiplet_at_that_budget(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, _ = cache
+    out = run_cli("vllm-cache", "lookup", root, "--", *serve(model, 8, budget="0.45"))
+    answer = json.loads(run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 8, budget="0.45")).stdout)
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("A compile on RBLN-CA25 at gpu_memory_utilization"))
+    dram = answer["would_compile"]["dram"]
+    assert len(dram) >= 1 and lines[at + 1 : at + 1 + len(dram)] == [
+        f"  node {u['node']} chiplet {u['chiplet']}: weights {format_bytes(u['weights'])} | workspace "
+        f"{format_bytes(u['workspace'])} | KV {format_bytes(u['kv'])} | free {format_bytes(u['free_in_budget'])} of "
+        f"its {format_bytes(u['budget'])} budget"
+        for u in dram
+    ]
+    assert lines[at + 1 + len(dram)].startswith("about ") and "on disk" in lines[at + 1 + len(dram)]

@@ -149,7 +149,7 @@ def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
 
 def _lookup(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup
+    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup, would_compile_lines
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
 
     root_text, words = _split_words(args)
@@ -164,16 +164,8 @@ def _lookup(args: argparse.Namespace) -> int:
             print(f"assumed: {line}")
         for item in found.differences:
             print(f"near: {difference_line(item)}")
-        would = found.would_compile
-        if would and "error" in would:
-            print(f"a compile would fail: {would['error']}")
-        elif would:
-            print(
-                f"a compile on {would['npu']} at gpu_memory_utilization {would['memory_budget']} would give "
-                f"kvcache_num_blocks {would['kvcache_num_blocks']} (floor {would['num_min_blocks']}, full pool "
-                f"{would['num_full_blocks']}); about {format_bytes(would['disk_bytes'])} on disk, "
-                f"~{would['write_seconds']} s to write"
-            )
+        for line in would_compile_lines(found.would_compile) if found.would_compile else ():
+            print(line)
     for warning in found.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if found.result != "hit":

@@ -66,20 +66,12 @@ def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
 
 def lookup_text(found: Lookup) -> str:
     """The answer to "Which entry will this serve?" in a few lines."""
-    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line
+    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, would_compile_lines
 
     lines = [f"{found.result}: {found.key}"]
     lines += [f"warning: {w}" for w in found.warnings]
     lines += [f"near: {difference_line(d)}" for d in found.differences]
-    would = found.would_compile
-    if would and "error" in would:
-        lines.append(f"A compile would fail: {would['error']}")
-    elif would:
-        lines.append(
-            f"A compile on {would['npu']} at gpu_memory_utilization {would['memory_budget']} would give "
-            f"kvcache_num_blocks {would['kvcache_num_blocks']} (floor {would['num_min_blocks']}, full pool "
-            f"{would['num_full_blocks']}), about {format_bytes(would['disk_bytes'])} on disk."
-        )
+    lines += would_compile_lines(found.would_compile) if found.would_compile else []
     lines += [f"assumed: {a}" for a in found.assumed]
     return "\n".join(lines)
 
