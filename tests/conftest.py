@@ -110,6 +110,29 @@ def cli_command() -> list[str]:
     return [exe]
 
 
+PAUSE_HOOK = Path(__file__).parent / "gui" / "cli_pause"
+
+
+def paused_cli(step: str, *args: object) -> subprocess.Popen[str]:
+    """`rbln-studio-cli ARGS` in another process, stopped at the write path's step (core/storage/faults.py) until its
+    stdin is closed; returned once it is there."""
+    env = cli_env()
+    env["PYTHONPATH"] = f"{PAUSE_HOOK}{os.pathsep}{env['PYTHONPATH']}"
+    env["RBLN_STUDIO_PAUSE_STEP"] = step
+    proc = subprocess.Popen(
+        [*cli_command(), *map(str, args)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until the CLI is there (or ends: then the line is empty)
+    assert line.strip() == f"paused at {step}", proc.stderr.read() if proc.stderr else ""
+    return proc
+
+
 @pytest.fixture
 def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed rbln-studio-cli; returns the completed process (never raises on exit codes)."""
@@ -176,8 +199,6 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     """Put back what a test changed in this process's shared state, so that no test depends on which ran before
     it (the suite passes in any order, pytest-randomly's included):
     - the environment: a variable a test left there changes every later CLI a test runs;
-    - the endpoint and profile the desktop's Open Bucket dialog chose (objectstore/client.use): they would take
-      every later test's bucket requests to the store of the test that chose them;
     - the servers' registry (and the ssh_config a window chose for it): a test that configures it for its sshd,
       or back to ssh's defaults, would otherwise decide how every later in-process call reaches a server;
     - the toolchain detection, and the optimum-rbln version it noted: a version found once (a test's fake
@@ -186,9 +207,6 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     environ = dict(os.environ)
     yield
     restore_environment(environ)
-    objectstore = sys.modules.get("rbln_artifact_studio.objectstore.client")
-    if objectstore is not None:
-        objectstore.use(None, None)
     registry = sys.modules.get("rbln_artifact_studio.remote.registry")
     if registry is not None:
         registry.forget()

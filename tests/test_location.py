@@ -14,6 +14,7 @@ from rbln_artifact_studio.core.location import (
     LocalFolder,
     ServerFolder,
     host_of,
+    is_local,
     parse_beside,
     parse_host,
     parse_location,
@@ -39,6 +40,9 @@ TYPED = [
     ("s3://models/fleet", BucketPrefix("models", "fleet")),
     ("s3://models/fleet/a/", BucketPrefix("models", "fleet/a")),
     ("s3://models", BucketPrefix("models", "")),
+    ("s3://lab@models/fleet", BucketPrefix("models", "fleet", "lab")),  # a profile of ~/.aws/config: its store
+    ("s3+http://127.0.0.1:8333/models/fleet", BucketPrefix("models", "fleet", "", "http://127.0.0.1:8333")),
+    ("s3+https://lab@s3.lab:9000/models", BucketPrefix("models", "", "lab", "https://s3.lab:9000")),
 ]
 
 
@@ -64,11 +68,33 @@ def test_what_str_shows_parses_back_to_the_same_location(text: str, _expected: o
         ("s3://Models/fleet", "is not a bucket name"),
         ("s3://ab/fleet", "is not a bucket name"),
         ("s3://models/../other", "a prefix of . or .. names no folder"),
+        ("s3://@models/fleet", "names a profile of ~/.aws/config before @"),
+        ("s3://AKIA:secret@models/fleet", "never keys"),
+        ("s3+http:///models", "names no store"),
     ],
 )
 def test_a_malformed_location_is_refused_with_an_example(text: str, words: str) -> None:
     with pytest.raises(StudioError, match=re.escape(words)):
         parse_location(text)
+
+
+def test_a_location_never_echoes_keys_typed_into_it() -> None:
+    with pytest.raises(StudioError) as err:
+        parse_location("s3://AKIAEXAMPLE:wJalrXUtnFEMI@models/fleet")
+    assert "AKIAEXAMPLE" not in str(err.value) and "wJalrXUtnFEMI" not in str(err.value)
+
+
+def test_one_bucket_of_two_stores_is_two_places_and_each_keeps_its_store() -> None:
+    lab, prod = BucketPrefix("models", "fleet", "lab"), BucketPrefix("models", "fleet", "prod")
+    assert lab != prod and lab != BucketPrefix("models", "fleet") and len({lab, prod, lab}) == 2
+    assert lab.child("a") == BucketPrefix("models", "fleet/a", "lab") and lab.child("a").parent == lab
+    assert lab.at("other") == BucketPrefix("models", "other", "lab")
+    assert parse_beside("copy", lab) == BucketPrefix("models", "copy", "lab")  # a plain path: the source's store
+    assert parse_beside("s3://prod@models/copy", lab) == BucketPrefix("models", "copy", "prod")
+    here = BucketPrefix("models", "fleet", "", "http://127.0.0.1:8333")
+    assert parse_beside("copy", here) == BucketPrefix("models", "copy", "", "http://127.0.0.1:8333")
+    assert host_of(lab) == "s3://lab@models" and host_of(str(here)) == "s3://models @ http://127.0.0.1:8333"
+    assert not is_local("s3+http://127.0.0.1:8333/models")
 
 
 def test_kinds_never_compare_equal_to_one_another() -> None:
@@ -157,11 +183,16 @@ class _RecordingKind:
 KIND = _RecordingKind()
 
 
-def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
+def record_crossing(request: ResizeRequest, report: object, toolchain: object = None) -> str:
+    """A crossing for the dispatch tests: the recording kind takes the order."""
+    return KIND.resize(request, report, toolchain)
+
+
+def test_a_copy_across_kinds_goes_to_the_function_its_crossing_names(
     cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
-    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
+    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), (__name__, "record_crossing"))
     monkeypatch.delitem(dispatch.CROSSINGS, (BucketPrefix, LocalFolder), raising=False)  # the way back: unlisted here
     order = ResizeRequest(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
     made: object = dispatch.resize(order)
@@ -170,6 +201,16 @@ def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
     with pytest.raises(StudioError, match="Nothing was changed"):
         dispatch.resize(back)  # the pair back is not listed: refused, whichever kinds exist
     assert KIND.orders == [order] and read_block_count(cr13_artifact) == 21
+
+
+def test_an_in_place_resize_where_no_lock_guards_it_is_refused_before_the_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # the recording kind: in place, no locks
+    before = list(KIND.orders)
+    with pytest.raises(StudioError, match="no lock keeps two resizes of one artifact apart"):
+        dispatch.resize(ResizeRequest(BucketPrefix("models", "a"), 12))
+    assert KIND.orders == before  # the kind was never asked
 
 
 def test_a_server_copy_onto_another_server_is_refused_before_connecting() -> None:

@@ -125,7 +125,7 @@ def test_take_the_docs_screenshots(
     bucket.client.create_bucket(Bucket="models")
     bucket.name = "models"
     bucket.upload(models / "qwen3-8b-cr13", "fleet/qwen3-8b-cr13-batch8")
-    window.dialogs.reopen_bucket({"endpoint": bucket.store.endpoint, "bucket": "models", "prefix": "fleet"})
+    window.dialogs.reopen_bucket({"bucket": "models", "prefix": "fleet"})  # the chain's store: AWS_ENDPOINT_URL
     url = "s3://models/fleet/qwen3-8b-cr13-batch8"
     qtbot.waitUntil(lambda: window.model.row_of(url) is not None, timeout=60_000)
     header = window.browser.view.horizontalHeader()  # the Host column beside the names (a header dragged there)

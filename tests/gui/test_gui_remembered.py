@@ -97,7 +97,8 @@ def test_open_bucket_remembers_the_bucket_and_open_recent_lists_it(
     assert field.fontMetrics().horizontalAdvance(endpoint) < field.width()  # the endpoint is not cut off
     assert audit(dialog, SMALL) == []
     dialog.accept()
-    assert [str(s) for s in scans] == ["s3://models/fleet/qwen"]
+    opened = "s3+http://seaweed.storage.internal:8333/models/fleet/qwen"  # the bucket with its store
+    assert [str(s) for s in scans] == [opened]
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
 
     again = MainWindow(settings, debounce_ms=50)
@@ -115,13 +116,10 @@ def test_open_bucket_remembers_the_bucket_and_open_recent_lists_it(
     recent = {a.text(): a for a in again.folders.recent_menu.actions() if a.text()}
     assert f"s3://models/fleet/qwen ({endpoint})" in recent
     recent[f"s3://models/fleet/qwen ({endpoint})"].trigger()
-    assert [str(s) for s in scans[before:]] == ["s3://models/fleet/qwen"]
+    assert [str(s) for s in scans[before:]] == [opened]  # reached through the endpoint it was opened with
     import os
 
-    from rbln_artifact_studio.objectstore.client import chosen
-
-    assert chosen() == (endpoint, "")  # reached through the endpoint it was opened with
-    assert "AWS_ENDPOINT_URL" not in os.environ  # kept by the objectstore layer: setenv with threads running crashes
+    assert "AWS_ENDPOINT_URL" not in os.environ  # kept in the location: setenv with threads running crashes
 
 
 def test_open_recent_lists_servers_and_connects_again(

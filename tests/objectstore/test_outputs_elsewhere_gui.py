@@ -77,7 +77,6 @@ def place_window(
 
 def _open_bucket_row(qtbot: QtBot, w: MainWindow, bucket: BucketFixture, prefix: str) -> str:
     opener = w.dialogs.open_bucket_dialog()
-    opener.endpoint.setText(bucket.store.endpoint)
     opener.bucket.setText(bucket.name)
     opener.prefix.setText(prefix.rsplit("/", 1)[0])
     opener.accept()

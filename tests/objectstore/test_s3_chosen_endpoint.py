@@ -1,5 +1,6 @@
-"""The endpoint and profile chosen in Open Bucket reach the store, in this process and in the children it starts,
-without being written into the environment (setenv while Qt's threads start crashed the app)."""
+"""The endpoint and profile chosen in Open Bucket reach the store through the bucket's location, in this process and
+in the children it starts (handed the location), without being written into the environment (setenv while Qt's
+threads start crashed the app)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,26 @@ import pytest
 
 from objectstore.conftest import BucketFixture
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.location import BucketPrefix, parse_bucket_prefix
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.models import folder_scan
 from rbln_artifact_studio.gui.models.folder_scan import Finished, Logged, ScanProcess, ScanRequest
-from rbln_artifact_studio.objectstore.client import ENV_TIMEOUT, Unreachable, endpoint, environment, use
+from rbln_artifact_studio.objectstore.client import ENV_TIMEOUT, Unreachable, endpoint
 from rbln_artifact_studio.objectstore.store import Bucket
 
 PROFILE = "studio"
 
-# A scan process that lists the bucket named in argv through the objectstore layer, as a scan of a bucket would.
+# A scan process that lists the bucket location it is handed (its root) through the objectstore layer, as a scan of
+# a bucket would.
 _READS_THE_BUCKET = """
-import sys
-from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.gui.models import folder_scan
 from rbln_artifact_studio.objectstore.store import Bucket
+import sys
 
 def scan_folders(request, send, cancel, processes=1):
-    name = sys.argv[1]
-    keys = [o.key for o in Bucket(name).listing(BucketPrefix(name, ""))]
+    where = parse_location(request.root)
+    keys = [o.key for o in Bucket(where).listing(where)]
     send(folder_scan.Logged(" ".join(keys)))
     return len(keys)
 
@@ -58,11 +60,11 @@ def test_the_chosen_endpoint_and_profile_are_read_through_and_the_environment_is
 ) -> None:
     only_the_choice_reaches(bucket, tmp_path, monkeypatch)
     before = dict(os.environ)
-    use(bucket.store.endpoint, PROFILE)
+    where = BucketPrefix(bucket.name, "fleet", PROFILE, bucket.store.endpoint)
+    reader = Bucket(where)
     assert dict(os.environ) == before
-    assert endpoint().url == bucket.store.endpoint
-    reader = Bucket(bucket.name)
-    assert [o.key for o in reader.listing(BucketPrefix(bucket.name, "fleet"))] == ["fleet/probe"]  # obstore
+    assert endpoint(PROFILE, bucket.store.endpoint).url == reader.ep.url == bucket.store.endpoint
+    assert [o.key for o in reader.listing(where)] == ["fleet/probe"]  # obstore
     probe = reader.head("fleet/probe")  # boto3
     assert probe is not None and probe.size == 1
 
@@ -71,35 +73,35 @@ def test_a_scan_process_reaches_the_chosen_endpoint_the_window_never_exported(
     bucket: BucketFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     only_the_choice_reaches(bucket, tmp_path, monkeypatch)
-    monkeypatch.setattr(folder_scan, "command", lambda: [sys.executable, "-c", _READS_THE_BUCKET, bucket.name])
-    use(bucket.store.endpoint, PROFILE)
+    monkeypatch.setattr(folder_scan, "command", lambda: [sys.executable, "-c", _READS_THE_BUCKET])
+    where = BucketPrefix(bucket.name, "", PROFILE, bucket.store.endpoint).url  # its store in it, nowhere else
     assert "AWS_ENDPOINT_URL" not in os.environ and "AWS_PROFILE" not in os.environ
-    process = ScanProcess(ScanRequest(str(tmp_path), [str(tmp_path)]))
+    process = ScanProcess(ScanRequest(where, [where]))
     messages = list(process.messages(CancelToken()))
     assert Logged("fleet/probe") in messages and messages[-1] == Finished(1)
 
 
-def test_empty_choices_return_to_the_chains_own_endpoint_and_profile(bucket: BucketFixture) -> None:
-    use("http://127.0.0.1:9", "")
-    assert endpoint().url == "http://127.0.0.1:9"  # the choice wins over AWS_ENDPOINT_URL
-    use("", "no-such-profile")
-    with pytest.raises(StudioError, match=r"no-such-profile.*Open Bucket"):
-        endpoint()
-    use("", "")
+def test_a_store_is_the_locations_and_no_store_is_the_chains_own(bucket: BucketFixture) -> None:
+    other = parse_bucket_prefix(f"s3+http://127.0.0.1:9/{bucket.name}")
+    assert Bucket(other).ep.url == "http://127.0.0.1:9"  # the location's endpoint wins over AWS_ENDPOINT_URL
+    with pytest.raises(StudioError, match=r"no profile 'no-such-profile' in ~/.aws/config.*Open Bucket"):
+        Bucket(parse_bucket_prefix(f"s3://no-such-profile@{bucket.name}"))
     assert os.environ["AWS_ENDPOINT_URL"] == bucket.store.endpoint
-    assert endpoint().url == bucket.store.endpoint
+    assert endpoint().url == bucket.store.endpoint  # nothing above changed the chain's own store
     assert Bucket(bucket.name).listing(BucketPrefix(bucket.name, "")) == []
 
 
-# Lists a bucket through the objectstore layer and prints the error, as a scan process that cannot reach it would.
+# Lists the bucket location in argv through the objectstore layer and prints the error, as a scan process that
+# cannot reach it would.
 _SAYS_WHY = """
 import sys
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.objectstore.store import Bucket
 
 try:
-    Bucket(sys.argv[1]).listing(BucketPrefix(sys.argv[1], ""))
+    where = parse_location(sys.argv[1])
+    Bucket(where).listing(where)
 except StudioError as exc:
     print(exc)
 """
@@ -112,22 +114,21 @@ def test_an_endpoint_typed_in_open_bucket_that_does_not_answer_is_blamed_on_the_
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens here once the socket is closed
-    use(dead, "")
+    where = BucketPrefix(bucket.name, "", "", dead)  # as Open Bucket's Endpoint field gives it
     with pytest.raises(Unreachable) as err:
-        Bucket(bucket.name).listing(BucketPrefix(bucket.name, ""))
-    assert f"at {dead}" in str(err.value) and "the Endpoint field of Open Bucket names it" in str(err.value)
+        Bucket(where).listing(where)
+    field = "the Endpoint field of Open Bucket (the HOST of s3+http://HOST/BUCKET) names it"
+    assert f"at {dead}" in str(err.value) and field in str(err.value)
     assert "AWS_ENDPOINT_URL" not in str(err.value)  # the user never set it to this
 
-    child = subprocess.run(  # a scan process the window starts: same wording
-        [sys.executable, "-c", _SAYS_WHY, bucket.name], env=environment(), capture_output=True, text=True, timeout=120
+    child = subprocess.run(  # a scan process the window starts, handed the location: same wording
+        [sys.executable, "-c", _SAYS_WHY, where.url], capture_output=True, text=True, timeout=120
     )
-    assert "the Endpoint field of Open Bucket names it" in child.stdout, child.stderr
+    assert field in child.stdout, child.stderr
 
-    use("", "")  # the chain's own endpoint: the variable is what to check
+    chain = BucketPrefix(bucket.name, "")  # the chain's own endpoint: the variable is what to check
     monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
     with pytest.raises(Unreachable, match=r"that AWS_ENDPOINT_URL \(or endpoint_url in ~/.aws/config\) names it"):
-        Bucket(bucket.name).listing(BucketPrefix(bucket.name, ""))
-    child = subprocess.run(
-        [sys.executable, "-c", _SAYS_WHY, bucket.name], env=environment(), capture_output=True, text=True, timeout=120
-    )
+        Bucket(chain).listing(chain)
+    child = subprocess.run([sys.executable, "-c", _SAYS_WHY, chain.url], capture_output=True, text=True, timeout=120)
     assert "that AWS_ENDPOINT_URL (or endpoint_url" in child.stdout, child.stderr

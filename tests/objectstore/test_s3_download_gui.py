@@ -26,7 +26,6 @@ pytestmark = pytest.mark.qt_log_ignore(gui_fixtures.OFFSCREEN_NOTICE)
 
 def _open_bucket(qtbot: QtBot, w: MainWindow, bucket: BucketFixture, url: str, prefix: str = "fleet") -> None:
     dialog = w.dialogs.open_bucket_dialog()
-    dialog.endpoint.setText(bucket.store.endpoint)
     dialog.bucket.setText(bucket.name)
     dialog.prefix.setText(prefix)
     dialog.accept()

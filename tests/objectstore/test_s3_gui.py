@@ -29,7 +29,7 @@ def test_open_bucket_shows_rows_details_and_resizes(
 ) -> None:
     w = window
     bucket.upload(cr13_artifact, "fleet/qwen")
-    url = bucket.url("fleet/qwen")
+    url = bucket.opened("fleet/qwen")  # the bucket with the store it was opened in
     monkeypatch.delenv("AWS_ENDPOINT_URL")  # the store is reached through the endpoint typed in the dialog only
     before = dict(os.environ)
     dialog = w.dialogs.open_bucket_dialog()
@@ -42,7 +42,7 @@ def test_open_bucket_shows_rows_details_and_resizes(
     host = TITLES.index("Host")
     qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
     row = w.model.row_of(url)
-    assert row is not None and w.model.index(row, host).data() == f"s3://{bucket.name}"
+    assert row is not None and w.model.index(row, host).data() == f"s3://{bucket.name} @ {bucket.store.endpoint}"
     assert w.model.summary(row).status.value == "ok"
 
     assert w.browser.select_path(url)
@@ -59,7 +59,7 @@ def test_open_bucket_shows_rows_details_and_resizes(
     job = operations.resize(w.jobs, choice, w.settings.toolchain().settings())
     with qtbot.waitSignal(job.succeeded, timeout=60_000):
         pass
-    assert open_bucket_artifact(BucketPrefix(bucket.name, "fleet/qwen")).config.kvcache_num_blocks == 12
+    assert open_bucket_artifact(parse_bucket_prefix(url)).config.kvcache_num_blocks == 12
 
 
 def test_bucket_dialog_refuses_a_bad_bucket_name(qtbot: QtBot, window: MainWindow) -> None:
@@ -83,7 +83,7 @@ def test_the_resize_dialog_takes_every_place_a_bucket_copy_can_go_and_makes_it(
 
     w = window
     bucket.upload(cr13_artifact, "fleet/qwen")
-    url = bucket.url("fleet/qwen")
+    url = bucket.opened("fleet/qwen")
     opener = w.dialogs.open_bucket_dialog()
     opener.endpoint.setText(bucket.store.endpoint)
     opener.bucket.setText(bucket.name)
@@ -129,7 +129,7 @@ def test_an_opened_bucket_is_opened_again_on_the_next_start(
     from rbln_artifact_studio.gui.app.settings import Settings
 
     bucket.upload(cr13_artifact, "fleet/qwen")
-    url = bucket.url("fleet/qwen")
+    url = bucket.opened("fleet/qwen")
     dialog = window.dialogs.open_bucket_dialog()
     dialog.endpoint.setText(bucket.store.endpoint)
     dialog.bucket.setText(bucket.name)
@@ -143,5 +143,5 @@ def test_an_opened_bucket_is_opened_again_on_the_next_start(
     again = MainWindow(Settings(QSettings(window.settings.file_name(), QSettings.Format.IniFormat)), debounce_ms=50)
     qtbot.addWidget(again, before_close_func=lambda w: gui_fixtures._stop_jobs(qtbot, w))
     qtbot.waitUntil(lambda: again.model.row_of(url) is not None, timeout=30_000)  # no dialog: reopened as it was
-    assert [b.url for b in again.settings.session.opened_buckets()] == [bucket.url("fleet")]
+    assert [b.url for b in again.settings.session.opened_buckets()] == [bucket.opened("fleet")]
     assert again.settings.session.opened_buckets()[0].endpoint == bucket.store.endpoint

@@ -9,11 +9,15 @@ import time
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
 from rbln_artifact_studio.core.sizes import format_bytes
 
 EXIT_ERROR, EXIT_INVALID = 1, 3  # as cli/main.py's (docs/cli.md)
 _COMMAND_STARTS = ("vllm", "serve", "python", "python3")  # where a serve command given without -- begins
-ROOT_HELP = "the cache's root: a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX (default: $VLLM_CACHE_ROOT, else ~/.cache/vllm)"
+ROOT_HELP = (
+    f"the cache's root: a folder here, {SSH_SCHEME}HOST/PATH or {S3_SCHEME}BUCKET/PREFIX (default: $VLLM_CACHE_ROOT, "
+    "else ~/.cache/vllm)"
+)
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:

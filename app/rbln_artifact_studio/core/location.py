@@ -25,6 +25,7 @@ else:
 
 SSH_SCHEME = "ssh://"
 S3_SCHEME = "s3://"
+S3_ENDPOINT_SCHEMES = ("s3+http://", "s3+https://")  # a bucket with its store's URL: s3+http://HOST:PORT/BUCKET
 LOCAL = "local"
 """What the Host column shows for a row on this computer."""
 
@@ -120,17 +121,27 @@ class ServerFolder(_OwnKind, _ServerFolderFields):
 class _BucketPrefixFields(NamedTuple):  # BucketPrefix's fields (a NamedTuple takes no second base)
     bucket: str
     prefix: str
+    profile: str = ""  # a profile of ~/.aws/config naming the store ('' : the AWS chain's own, as AWS_PROFILE says)
+    endpoint: str = ""  # the store's URL given with the bucket (Open Bucket's Endpoint field); wins over the profile's
 
 
 class BucketPrefix(_OwnKind, _BucketPrefixFields):
-    """A key prefix in an S3-compatible bucket: `prefix` has no leading or trailing slash ('' is the whole bucket).
-
-    Which endpoint and credentials reach the bucket is the AWS chain's business (environment, ~/.aws), not the URL's.
+    """A key prefix in an S3-compatible bucket of one store: `prefix` has no leading or trailing slash ('' is the
+    whole bucket). The store is part of the place (two stores' same bucket are two places): `s3://BUCKET/PREFIX`
+    is reached through the AWS chain (environment, ~/.aws), `s3://PROFILE@BUCKET/PREFIX` through that profile of
+    ~/.aws/config (its endpoint_url, region and keys), and `s3+http://[PROFILE@]HOST:PORT/BUCKET/PREFIX` (or
+    s3+https) through the endpoint given with it, as Open Bucket's Endpoint field gives one.
     """
 
     @property
     def url(self) -> str:
-        return f"{S3_SCHEME}{self.bucket}/{self.prefix}" if self.prefix else f"{S3_SCHEME}{self.bucket}"
+        user = f"{self.profile}@" if self.profile else ""
+        if self.endpoint:
+            scheme, _, host = self.endpoint.partition("://")
+            head = f"s3+{scheme}://{user}{host}/{self.bucket}"
+        else:
+            head = f"{S3_SCHEME}{user}{self.bucket}"
+        return f"{head}/{self.prefix}" if self.prefix else head
 
     @property
     def name(self) -> str:
@@ -141,16 +152,21 @@ class BucketPrefix(_OwnKind, _BucketPrefixFields):
         """The prefix as keys below it start: 'fleet/a/' ('' for the whole bucket)."""
         return self.prefix + "/" if self.prefix else ""
 
+    @property
+    def store(self) -> tuple[str, str]:
+        """Which store: its profile and endpoint URL as given with the bucket ('' each: the AWS chain's own)."""
+        return self.profile, self.endpoint
+
     def child(self, name: str) -> BucketPrefix:
-        return BucketPrefix(self.bucket, f"{self.key_prefix}{name}")
+        return self._replace(prefix=f"{self.key_prefix}{name}")
 
     def at(self, path: str) -> BucketPrefix:
-        """Another prefix in the same bucket ("a/b", with or without slashes around it)."""
-        return BucketPrefix(self.bucket, path.strip("/"))
+        """Another prefix in the same bucket of the same store ("a/b", with or without slashes around it)."""
+        return self._replace(prefix=path.strip("/"))
 
     @property
     def parent(self) -> BucketPrefix:
-        return BucketPrefix(self.bucket, self.prefix.rsplit("/", 1)[0] if "/" in self.prefix else "")
+        return self._replace(prefix=self.prefix.rsplit("/", 1)[0] if "/" in self.prefix else "")
 
     def __str__(self) -> str:
         return self.url
@@ -246,7 +262,7 @@ def check_host(host: str) -> str:
 def is_local(text: str | os.PathLike[str]) -> bool:
     """Whether text names a folder on this computer (no URL scheme)."""
     value = str(text)
-    return not value.startswith((SSH_SCHEME, S3_SCHEME)) and _URL.match(value) is None
+    return not value.startswith((SSH_SCHEME, S3_SCHEME, *S3_ENDPOINT_SCHEMES)) and _URL.match(value) is None
 
 
 def parse_location(text: str | os.PathLike[str] | Location) -> Location:
@@ -256,7 +272,7 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
     value = os.fspath(text)
     if value.startswith(SSH_SCHEME):
         return parse_server_folder(value)
-    if value.startswith(S3_SCHEME):
+    if value.startswith(S3_SCHEME) or value.startswith(S3_ENDPOINT_SCHEMES):
         return parse_bucket_prefix(value)
     url = _URL.match(value)
     if url is not None:
@@ -264,7 +280,7 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
         if location is None:
             raise StudioError(
                 f"{value}: no kind of place here reads {url.group(1)}:// URLs. Give a folder on this computer, "
-                "ssh://HOST/PATH or s3://BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
+                "ssh://HOST/PATH or s3://[PROFILE@]BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
             )
         return location.parse(value)
     from pathlib import Path
@@ -314,24 +330,64 @@ def names_a_server(text: str) -> bool:
     return text.startswith(SSH_SCHEME) and "/" not in text[len(SSH_SCHEME) :].rstrip("/")
 
 
+_PROFILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=,-]*")
+"""A profile's name as ~/.aws/config's [profile NAME] holds one (no : or @: a location never holds keys)."""
+_EXAMPLE = "write s3://BUCKET/PREFIX or s3://PROFILE@BUCKET/PREFIX, e.g. s3://models/fleet"
+
+
 def parse_bucket_prefix(text: str) -> BucketPrefix:
-    """`s3://BUCKET[/PREFIX]` as a BucketPrefix; StudioError with an example when it is malformed."""
-    if not text.startswith(S3_SCHEME):
-        raise StudioError(f"{text} is not an s3:// location; write s3://BUCKET/PREFIX, e.g. s3://models/fleet.")
-    bucket, _, prefix = text[len(S3_SCHEME) :].partition("/")
+    """`s3://[PROFILE@]BUCKET[/PREFIX]` or `s3+http(s)://[PROFILE@]HOST[:PORT]/BUCKET[/PREFIX]` as a BucketPrefix;
+    StudioError with an example when it is malformed."""
+    endpoint = ""
+    if text.startswith(S3_ENDPOINT_SCHEMES):
+        scheme, _, rest = text[len("s3+") :].partition("://")
+        host, _, rest = rest.partition("/")
+        store, _, host = host.rpartition("@")
+        if not host or any(c.isspace() for c in host):
+            raise StudioError(f"{text} names no store; write s3+{scheme}://HOST:PORT/BUCKET/PREFIX.")
+        endpoint = f"{scheme}://{host}"
+        bucket, _, prefix = rest.partition("/")
+    elif text.startswith(S3_SCHEME):
+        authority, _, prefix = text[len(S3_SCHEME) :].partition("/")
+        store, _, bucket = authority.rpartition("@")
+    else:
+        raise StudioError(f"{text} is not an s3:// location; {_EXAMPLE}.")
+    if "@" in text.partition("://")[2].partition("/")[0] and not _PROFILE.fullmatch(store):
+        # Not echoed: text before @ may be keys someone typed (KEY:SECRET@BUCKET).
+        raise StudioError(
+            "A bucket location names a profile of ~/.aws/config before @ (letters, digits, _ . + = , -), never "
+            f"keys; {_EXAMPLE}. Keys belong in ~/.aws/credentials."
+        )
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
         raise StudioError(
-            f"{bucket!r} is not a bucket name: 3 to 63 lowercase letters, digits, dots or hyphens; write "
-            "s3://BUCKET/PREFIX, e.g. s3://models/fleet."
+            f"{bucket!r} is not a bucket name: 3 to 63 lowercase letters, digits, dots or hyphens; {_EXAMPLE}."
         )
     parts = [part for part in prefix.split("/") if part]
     if any(part in (".", "..") for part in parts):
         raise StudioError(f"{text}: a prefix of . or .. names no folder in a bucket; write the keys' own prefix.")
-    return BucketPrefix(bucket, "/".join(parts))
+    return BucketPrefix(bucket, "/".join(parts), store, endpoint)
+
+
+def bucket_endpoint(text: str) -> str:
+    """An endpoint URL as Open Bucket's field takes it (http(s)://HOST[:PORT], a trailing / dropped), '' for none;
+    StudioError saying what to write."""
+    value = text.strip().rstrip("/")
+    scheme, sep, host = value.partition("://")
+    if not value:
+        return ""
+    if not sep or scheme.lower() not in ("http", "https") or not host or "/" in host or "@" in host:
+        raise StudioError(
+            f"{value!r} is not an endpoint URL: write http(s)://HOST[:PORT], e.g. http://minio.local:9000 (an "
+            "endpoint with a path is named by a profile's endpoint_url in ~/.aws/config)."
+        )
+    if any(c.isspace() for c in host):
+        raise StudioError(f"{value!r} is not an endpoint URL: a host holds no spaces.")
+    return f"{scheme.lower()}://{host}"
 
 
 def host_of(text: str | Location) -> str:
-    """Where a row lives, for the Host column: the server of ssh://HOST/PATH, s3://BUCKET for a bucket, '' if local."""
+    """Where a row lives, for the Host column: the server of ssh://HOST/PATH, s3://BUCKET for a bucket (with its
+    store: s3://PROFILE@BUCKET, `s3://BUCKET @ http://HOST:PORT`), '' if local."""
     location = text if not isinstance(text, str) else None
     if location is None:
         assert isinstance(text, str)
@@ -344,7 +400,10 @@ def host_of(text: str | Location) -> str:
     if isinstance(location, ServerFolder):
         return location.host
     if isinstance(location, BucketPrefix):
-        return f"{S3_SCHEME}{location.bucket}"
+        bucket = (
+            f"{S3_SCHEME}{location.profile}@{location.bucket}" if location.profile else f"{S3_SCHEME}{location.bucket}"
+        )
+        return f"{bucket} @ {location.endpoint}" if location.endpoint else bucket
     if isinstance(location, UrlFolder):
         return f"{location.scheme}://{location.host}"
     return ""
@@ -371,7 +430,7 @@ def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
     if isinstance(source, BucketPrefix):
         if value.startswith(("/", "~", "./", "../")) or value in (".", ".."):  # a folder here (keys have no /, ~, .)
             return LocalFolder(Path(value).expanduser())
-        return parse_bucket_prefix(f"{S3_SCHEME}{source.bucket}/{value}")
+        return parse_bucket_prefix(f"{source.at('').url}/{value}")  # in the source's store
     return LocalFolder(Path(value))
 
 
@@ -380,3 +439,21 @@ def same_place(a: Location, b: Location) -> bool:
     if isinstance(a, LocalFolder) and isinstance(b, LocalFolder):
         return a.path.resolve() == b.path.resolve()
     return a == b
+
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
+
+
+def expect(where: object, kind: type[_Where]) -> _Where:
+    """where as the kind of Location a module serving only that kind takes (places/dispatch sends it only those;
+    AssertionError: a caller's bug)."""
+    assert isinstance(where, kind), where
+    return where
+
+
+def on_host(where: object, host: str) -> ServerFolder | None:
+    """where as a folder on host's server, None when it is anywhere else (another server, a bucket, here)."""
+    return where if isinstance(where, ServerFolder) and where.host == host else None

@@ -1,7 +1,10 @@
-"""The clients of one endpoint, from the AWS chain, and the errors a user can act on.
+"""The clients of each store a bucket location names, and the errors a user can act on.
 
-botocore resolves credentials, profile, region and endpoint exactly as the AWS CLI does (environment,
-~/.aws/credentials, ~/.aws/config profiles, AWS_PROFILE, endpoint_url / AWS_ENDPOINT_URL); boto3 does the writes
+A store is what a location carries (core/location.BucketPrefix): none, and botocore resolves credentials, profile,
+region and endpoint exactly as the AWS CLI does (environment, ~/.aws/credentials, ~/.aws/config profiles,
+AWS_PROFILE, endpoint_url / AWS_ENDPOINT_URL); a profile, and that profile of ~/.aws/config decides them as
+`aws --profile` does (its endpoint_url, region and keys, the environment's aside); an endpoint URL given with the
+bucket wins over both. Nothing about a store is process-wide: two stores are reached at once. boto3 does the writes
 (conditional PUTs, CopyObject, UploadPartCopy) and obstore the many small reads, fed with botocore's credentials.
 Nothing secret is stored or logged here: errors name the access key's first characters at most.
 
@@ -25,6 +28,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import BucketPrefix
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -32,7 +36,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 EXTRA = "pip install 'rbln-artifact-studio[s3]'"
-CHOSEN_IN_DIALOG = "RBLN_STUDIO_ENDPOINT_FROM_OPEN_BUCKET"  # set in a child's environment(): wording only
 ENV_TIMEOUT = "RBLN_STUDIO_S3_TIMEOUT"  # seconds one try of a request may take in all (tests, slow links)
 TIMEOUT = 30.0  # its default: from connecting to the answer's last byte
 CONNECT_TIMEOUT = 5.0  # seconds to reach the endpoint (at most the try's own limit)
@@ -125,9 +128,23 @@ def _require_extra() -> None:
         raise StudioError(f"Bucket locations need the object-storage extra, which is not installed: {EXTRA}") from None
 
 
+def _no_profile(profile: str, chain: Any) -> StudioError:
+    """A profile that ~/.aws/config does not hold, named where the user named it: the location, or AWS_PROFILE."""
+    if profile:
+        example = BucketPrefix("BUCKET", "PREFIX", "PROFILE")
+        return StudioError(
+            f"There is no profile {profile!r} in ~/.aws/config (or the file AWS_CONFIG_FILE names): add [profile "
+            f"{profile}] there, or name a profile it holds in {example} (in the desktop, Open Bucket's Profile field)."
+        )
+    return StudioError(
+        f"There is no profile {chain.get_config_variable('profile')!r} in ~/.aws/config, which AWS_PROFILE names: "
+        "name a profile of ~/.aws/config in AWS_PROFILE, or unset it."
+    )
+
+
 class Endpoint:
-    """The clients of the endpoint the AWS chain names, or the endpoint URL and profile given (the Open Bucket
-    dialog's, which win over the chain's own); made on first use; thread-safe."""
+    """The clients of one store: the endpoint the AWS chain names, or the profile and endpoint URL a location gives
+    (an endpoint URL wins over the profile's endpoint_url); made on first use; thread-safe."""
 
     def __init__(self, url: str = "", profile: str = "") -> None:
         _require_extra()
@@ -135,24 +152,43 @@ class Endpoint:
         import botocore.exceptions
         import botocore.session
         from botocore.config import Config
-        from botocore.configprovider import ConstantProvider
+        from botocore.configprovider import ConfiguredEndpointProvider, ConstantProvider
 
-        chain = botocore.session.Session()
-        if profile:
-            # Named as AWS_PROFILE names it: keys in the environment (AWS_ACCESS_KEY_ID...) still come first, as in
-            # a child process given AWS_PROFILE (environment()). Session(profile_name=...) would skip them.
-            chain.get_component("config_store").set_config_provider("profile", ConstantProvider(profile))
+        self.profile = profile
+        chain = botocore.session.Session(profile=profile or None)
+        chosen: str | None = url or None  # None: the chain's own (AWS_ENDPOINT_URL[_S3], endpoint_url, AWS S3)
         try:
+            if profile:
+                # The profile decides, as `aws --profile` has it: its keys (botocore skips the environment's for a
+                # profile given), its region and its endpoint_url, never the environment's (they name another store;
+                # a profile without endpoint_url is AWS S3's).
+                scoped = chain.get_scoped_config()
+                chosen = chosen or ConfiguredEndpointProvider(chain.full_config, scoped, "s3", environ={}).provide()
+                if scoped.get("region"):  # else the chain's (AWS_DEFAULT_REGION), as for any profile
+                    region = ConstantProvider(scoped["region"])
+                    chain.get_component("config_store").set_config_provider("region", region)
             self.session = boto3.Session(botocore_session=chain)
-        except botocore.exceptions.ProfileNotFound as exc:
-            where = "the Profile field of Open Bucket, or leave it empty" if profile else "AWS_PROFILE, or unset it"
-            raise StudioError(f"{exc}. Name a profile of ~/.aws/config in {where}.") from None
+        except botocore.exceptions.ProfileNotFound:
+            raise _no_profile(profile, chain) from None
+        except botocore.exceptions.BotoCoreError as exc:
+            raise StudioError(f"The AWS configuration cannot be read: {exc}. {CHECK}") from None
+        if url:  # words for a store that does not answer: where the user named its endpoint
+            example = BucketPrefix("BUCKET", "", "", "http://HOST")
+            self.named_by = f"the Endpoint field of Open Bucket (the HOST of {example})"
+        elif profile:
+            self.named_by = f"endpoint_url of profile {profile} in ~/.aws/config"
+        else:
+            self.named_by = CHAIN_NAMES
 
         self.timeout = request_timeout()
         self.connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
 
+        # A profile given: its endpoint_url (found above) or AWS S3, never AWS_ENDPOINT_URL (not in botocore's stubs).
+        own: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
+
         def config(path_style: bool, factor: int = 1) -> Config:
             return Config(
+                **own,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.timeout * factor,
                 max_pool_connections=POOL,
@@ -160,8 +196,10 @@ class Endpoint:
                 s3={"addressing_style": "path"} if path_style else None,
             )
 
-        chosen = url or None  # None: the chain's own (AWS_ENDPOINT_URL[_S3], the profile's endpoint_url, AWS S3)
-        client = self.session.client("s3", endpoint_url=chosen, config=config(False))
+        try:
+            client = self.session.client("s3", endpoint_url=chosen, config=config(False))
+        except botocore.exceptions.ProfileNotFound:  # AWS_PROFILE names a profile that is not there
+            raise _no_profile(profile, chain) from None
         self.url: str = client.meta.endpoint_url
         self.region: str = client.meta.region_name or "us-east-1"
         self.custom = "amazonaws.com" not in self.url
@@ -201,6 +239,11 @@ class Endpoint:
     def credentials(self) -> None:
         """Refuse at once when the chain finds no credentials (rather than an anonymous request refused later)."""
         if self.session.get_credentials() is None:
+            if self.profile:
+                raise StudioError(
+                    f"No AWS credentials were found for profile {self.profile}: add its aws_access_key_id and "
+                    f"aws_secret_access_key under [{self.profile}] in ~/.aws/credentials."
+                )
             raise StudioError(
                 "No AWS credentials were found for bucket locations: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                 "or a profile in ~/.aws/credentials (AWS_PROFILE names which)."
@@ -208,7 +251,7 @@ class Endpoint:
 
     def explain(self, exc: BaseException, what: str, bucket: str, tries: Tries | None = None) -> StudioError:
         """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
-        return explain(exc, what, bucket, self.url, tries)
+        return explain(exc, what, bucket, self.url, tries, self.named_by)
 
     def request(
         self,
@@ -293,13 +336,9 @@ def _unanswered(exc: BaseException) -> bool:
 
 
 _endpoint_lock = threading.Lock()
-# The endpoint URL and profile the desktop's Open Bucket dialog chose (use()); "" leaves the chain's own. Kept here,
-# never written into os.environ: setenv() of a new variable reallocates C's environ array while other threads (Qt's
-# starting threads read QT_NO_GLIB, a scan's) may walk it, a use-after-free that segfaults the app.
-_chosen: tuple[str, str] = ("", "")
-
 
 _CHAIN_VARIABLES = (
+    "HOME",  # where ~/.aws is
     "AWS_PROFILE",
     "AWS_DEFAULT_PROFILE",
     "AWS_ENDPOINT_URL",
@@ -320,44 +359,13 @@ def _endpoint(_digest: str, url: str, profile: str) -> Endpoint:
     return Endpoint(url, profile)
 
 
-def endpoint() -> Endpoint:
-    """The clients for the current environment and the endpoint and profile use() chose: a changed variable of the
-    chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) or choice makes new ones. Keyed by a digest, so no secret is held
-    beyond the environment itself."""
+def endpoint(profile: str = "", url: str = "") -> Endpoint:
+    """The clients of one store (a location's profile and endpoint URL; '' each for the AWS chain's own), made once
+    per store and environment: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) makes new
+    ones. Keyed by a digest, so no secret is held beyond the environment itself."""
     values = "\0".join(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES)
     with _endpoint_lock:
-        return _endpoint(hashlib.sha256(values.encode()).hexdigest(), *_chosen)
-
-
-def use(endpoint_url: str | None, profile: str | None) -> None:
-    """Reach buckets through this endpoint and profile from now on (the desktop's Open Bucket dialog): they win over
-    the chain's own; empty values leave the chain's own. This process's environment is left as it is (see _chosen);
-    a child process that may reach a bucket is started with environment()."""
-    global _chosen
-    with _endpoint_lock:
-        _chosen = ((endpoint_url or "").strip(), (profile or "").strip())
-
-
-def chosen() -> tuple[str, str]:
-    """The endpoint URL and profile use() chose ("" for the chain's own)."""
-    with _endpoint_lock:
-        return _chosen
-
-
-def environment() -> dict[str, str]:
-    """This process's environment with the endpoint and profile use() chose, for a child process that may reach a
-    bucket (its env=): the child's chain then reaches the store this process does. Writes nothing."""
-    env = dict(os.environ)
-    url, profile = chosen()
-    env.pop(CHOSEN_IN_DIALOG, None)
-    if url:
-        env["AWS_ENDPOINT_URL"] = url
-        env[CHOSEN_IN_DIALOG] = "1"  # the child's messages then name the dialog's field, not the variable
-        env.pop("AWS_ENDPOINT_URL_S3", None)  # botocore prefers it; this process's clients are given the URL itself
-    if profile:
-        env["AWS_PROFILE"] = profile
-        env.pop("AWS_DEFAULT_PROFILE", None)  # botocore prefers it; this process's chain is given the profile
-    return env
+        return _endpoint(hashlib.sha256(values.encode()).hexdigest(), url.strip(), profile.strip())
 
 
 def _code(exc: BaseException) -> tuple[str, int]:
@@ -367,19 +375,15 @@ def _code(exc: BaseException) -> tuple[str, int]:
     return code, status
 
 
-def _endpoint_named_by() -> str:
-    """Where the user named the endpoint, for a message that says what to check: the dialog's field when Open Bucket
-    chose it (in this process, or in the child it started), else the chain's own places."""
-    if chosen()[0] or os.environ.get(CHOSEN_IN_DIALOG):
-        return "the Endpoint field of Open Bucket"
-    return "AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config)"
+CHAIN_NAMES = "AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config)"
+"""Where the chain's endpoint is named, for a message that says what to check (Endpoint.named_by: a store's own)."""
 
 
-def _unreachable(url: str, what: str, reason: str, tries: Tries | None) -> Unreachable:
+def _unreachable(url: str, what: str, reason: str, tries: Tries | None, named_by: str) -> Unreachable:
     spent = f" ({tries})" if tries is not None else ""
     return Unreachable(
         f"Cannot reach the object store at {url} for {what}: {reason}{spent}. Check that the store is running and "
-        f"that {_endpoint_named_by()} names it; on a slow link raise {ENV_TIMEOUT} (seconds)."
+        f"that {named_by} names it; on a slow link raise {ENV_TIMEOUT} (seconds)."
     )
 
 
@@ -398,19 +402,26 @@ def vanished(what: str) -> Vanished:
     )
 
 
-def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries | None = None) -> StudioError:
-    """A botocore or obstore failure as a StudioError naming what to check (and, for a store that did not answer,
-    how many tries were made in how long)."""
+def explain(
+    exc: BaseException,
+    what: str,
+    bucket: str,
+    url: str,
+    tries: Tries | None = None,
+    named_by: str = CHAIN_NAMES,
+) -> StudioError:
+    """A botocore or obstore failure as a StudioError naming what to check (named_by: where the store's endpoint
+    was named; and, for a store that did not answer, how many tries were made in how long)."""
     if isinstance(exc, StudioError):
         return exc
     if isinstance(exc, Overran):
-        return _unreachable(url, what, str(exc), tries)
+        return _unreachable(url, what, str(exc), tries, named_by)
     import botocore.exceptions as bex
 
     if isinstance(exc, bex.NoCredentialsError | bex.PartialCredentialsError):
         return StudioError(f"No usable AWS credentials for {what}: {exc}. {CHECK}")
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
-        return _unreachable(url, what, str(exc), tries)
+        return _unreachable(url, what, str(exc), tries, named_by)
     if isinstance(exc, bex.ClientError):
         code, status = _code(exc)
         if code in ("PreconditionFailed", "ConditionalRequestConflict") or status == 412:
@@ -419,7 +430,7 @@ def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries |
             return StudioError(f"The object store at {url} refused the credentials ({code}) for {what}. {CHECK}")
         if code == "NoSuchBucket" or (code in ("404", "NotFound") and what.rstrip("/").count("/") <= 2):
             return StudioError(
-                f"There is no bucket {bucket!r} at {url}. Check the bucket name, and {_endpoint_named_by()} "
+                f"There is no bucket {bucket!r} at {url}. Check the bucket name, and {named_by} "
                 "(another store may hold it)."
             )
         if code in ("NoSuchKey", "404", "NotFound"):
@@ -440,12 +451,12 @@ def explain(exc: BaseException, what: str, bucket: str, url: str, tries: Tries |
         return truncated(url, what, tries)
     if isinstance(exc, bex.BotoCoreError):
         if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
-            return _unreachable(url, what, str(exc), tries)
+            return _unreachable(url, what, str(exc), tries, named_by)
         return StudioError(f"A request to the object store at {url} for {what} failed: {exc}.")
-    return _explain_obstore(exc, what, bucket, url, tries)
+    return _explain_obstore(exc, what, url, tries, named_by)
 
 
-def _explain_obstore(exc: BaseException, what: str, bucket: str, url: str, tries: Tries | None) -> StudioError:
+def _explain_obstore(exc: BaseException, what: str, url: str, tries: Tries | None, named_by: str) -> StudioError:
     import obstore.exceptions as oex
 
     text = _first_line(exc)
@@ -461,5 +472,5 @@ def _explain_obstore(exc: BaseException, what: str, bucket: str, url: str, tries
         dump = str(exc).lower()
         if tries is not None and ("kind: timeout" in dump or "timedout" in dump):
             text = str(Overran(tries.limit))  # obstore's words for it are a debug dump
-        return _unreachable(url, what, text, tries)
+        return _unreachable(url, what, text, tries, named_by)
     return StudioError(f"A request to the object store at {url} for {what} failed: {text}.")

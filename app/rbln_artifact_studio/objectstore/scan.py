@@ -49,7 +49,7 @@ def row_of(bucket: Bucket, found: Found, pieces: Pieces | StudioError) -> Artifa
     """The row of one artifact with the verdict inspect gives it."""
     url = found.prefix.url
     if found.incomplete:
-        return ArtifactSummary(url, found.prefix.name, Status.INVALID, [incomplete_message(found.prefix)])
+        return ArtifactSummary(url, found.prefix.name, Status.INVALID, [incomplete_message(found.prefix, bucket)])
     row = ArtifactSummary(url, found.prefix.name, Status.CHECKING, size_on_disk=found.size)
     if isinstance(pieces, StudioError):
         return with_verdict(row, pieces)
@@ -83,7 +83,7 @@ def scan_bucket(
 def _scan_bucket(
     prefix: BucketPrefix, cancel: CancelToken | None, use_cache: bool, bucket: Bucket | None, window: int
 ) -> Iterator[ArtifactSummary]:
-    bucket = bucket or Bucket(prefix.bucket)
+    bucket = bucket or Bucket(prefix)
     items = group(prefix, bucket.listing(prefix))
     cache = ScanCache(cache_root(bucket, prefix)) if use_cache else None
     complete = False

@@ -68,33 +68,35 @@ def _epoch(when: object) -> float | None:
     return float(stamp()) if callable(stamp) else None
 
 
-def url(bucket: str, key: str) -> str:
-    return BucketPrefix(bucket, key).url
-
-
 class Bucket:
-    """The requests on one bucket of the chain's endpoint; every request bounded (client.py's timeouts)."""
+    """The requests on one bucket of one store; every request bounded (client.py's timeouts). where: a location in
+    the bucket, whose store is reached (a bare name: the AWS chain's own store)."""
 
-    def __init__(self, name: str, ep: Endpoint | None = None) -> None:
-        self.name = name
-        self.ep = ep or endpoint()
+    def __init__(self, where: BucketPrefix | str, ep: Endpoint | None = None) -> None:
+        self.where = BucketPrefix(where, "") if isinstance(where, str) else where.at("")
+        self.name = self.where.bucket
+        self.ep = ep or endpoint(self.where.profile, self.where.endpoint)
         self.s3 = self.ep.s3
         self.copier = self.ep.copier  # the same, with room for a server-side copy's silence (COPY_TIMEOUT)
         self.bytes_read = 0  # what reads fetched (the benchmark compares it with a local check's reads)
         self.reads = 0
         self._count = threading.Lock()
 
+    def url(self, key: str) -> str:
+        """The URL of the object key, its store named as the bucket's location names it."""
+        return self.where._replace(prefix=key).url
+
     def _fail(self, exc: BaseException, key: str) -> StudioError:
-        return self.ep.explain(exc, url(self.name, key), self.name)
+        return self.ep.explain(exc, self.url(key), self.name)
 
     def _boto(self, call: Callable[[], T], key: str, factor: float = 1, stop: threading.Event | None = None) -> T:
         """A boto3 request about key, tried and bounded as client.Endpoint.request says; a StudioError otherwise.
         stop: set when the work it is part of stopped (a multipart upload's other part failed, or a cancel)."""
-        return self.ep.request(call, url(self.name, key), self.name, factor=factor, stop=stop)
+        return self.ep.request(call, self.url(key), self.name, factor=factor, stop=stop)
 
     def _obstore(self, call: Callable[[], T], key: str) -> T:
         """An obstore request about key (obstore bounds the whole request itself), tried as request() says."""
-        return self.ep.request(call, url(self.name, key), self.name, threaded=False)
+        return self.ep.request(call, self.url(key), self.name, threaded=False)
 
     def listing(self, prefix: BucketPrefix) -> list[Obj]:
         """Every object below the prefix (keys starting with its key_prefix), in key order."""
@@ -180,7 +182,7 @@ class Bucket:
 
     def _truncated(self, key: str, start: int, want: int, got: int) -> str:
         return (
-            f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {url(self.name, key)} "
+            f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {self.url(key)} "
             f"from byte {start}: its answer was cut short (the object was replaced by a shorter one since it was "
             "listed, or the store or the link dropped it); nothing of it was used. Scan or try again."
         )
@@ -212,7 +214,7 @@ class Bucket:
                 keys[start],
             )
             for error in answer.get("Errors", []):
-                raise StudioError(f"Cannot delete {url(self.name, str(error.get('Key')))}: {error.get('Message')}.")
+                raise StudioError(f"Cannot delete {self.url(str(error.get('Key')))}: {error.get('Message')}.")
 
     def uploads(self, prefix: BucketPrefix) -> list[tuple[str, str]]:
         """The multipart uploads begun below the prefix and neither completed nor aborted: (key, upload id)."""
@@ -280,7 +282,7 @@ class Bucket:
         if source.size <= first + MIN_PART:
             body = bytearray(self.read(source.key, if_match=source.etag))
             if len(body) != source.size:
-                raise ConditionFailed(f"{url(self.name, source.key)} changed while it was read; nothing was written.")
+                raise ConditionFailed(f"{self.url(source.key)} changed while it was read; nothing was written.")
             for offset, data in patches:
                 body[offset : offset + len(data)] = data
             return self.put(key, bytes(body), if_match, create)

@@ -1,4 +1,5 @@
-"""Resized copies between a bucket and a folder on a server, staged in a private folder on this computer.
+"""Resized copies between a bucket and a folder on a server, or between two buckets (two stores), staged in a private
+folder on this computer.
 
 A bucket and a server cannot reach each other, so the bytes pass through here: bucket to server downloads the
 objects into a staging folder, resizes them there and sends them into a staging folder beside the server's output
@@ -16,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder, expect
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import Progress
@@ -42,19 +43,52 @@ def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult
     from rbln_artifact_studio.places.ssh import server
     from rbln_artifact_studio.remote.transfer import ServerCopyResult, check_output, send_folder
 
-    source, output = request.source, request.output
-    assert isinstance(source, BucketPrefix) and isinstance(output, ServerFolder), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, BucketPrefix), expect(request.output, ServerFolder)  # dispatch.CROSSINGS
     read, made = read_planned(source, request)  # a bad request or a denied key fails here, before any write
     there = server(output.host)
     check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             download_resized(read, made, staging.path, progress)
             sent = send_folder(there, staging.path, output, progress)
     except OSError as exc:
         raise StudioError(describe_os_error(exc, "staging the copy here") + " Nothing was written there.") from None
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
     return ServerCopyResult.on(output, made.previous, made.count, made.warnings, sent)
+
+
+def bucket_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult:
+    """Bucket to a bucket: server-side within one bucket of one store (objectstore/resize); else neither can copy from
+    the other, so the objects pass through a staging folder here (downloaded each as of its ETag) and are uploaded
+    below the output as a folder here is (the marker first, rbln_config.json last). The source is only read."""
+    from rbln_artifact_studio.objectstore.resize import (
+        check_output_prefix,
+        download_objects,
+        read_planned,
+        refuse_overlap,
+        resize_bucket_to_copy,
+        resize_folder_to_bucket,
+    )
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    source, output = expect(request.source, BucketPrefix), expect(request.output, BucketPrefix)  # the bucket's Kind
+    if source.at("") == output.at(""):
+        return resize_bucket_to_copy(request, progress)
+    read, _ = read_planned(source, request)  # a bad request or a denied key fails here, before any write
+    if read.bucket.name == output.bucket and read.bucket.ep.url == Bucket(output).ep.url:  # two names of one bucket
+        refuse_overlap(source._replace(profile="", endpoint=""), output._replace(profile="", endpoint=""))
+    check_output_prefix(output, progress)
+    progress.say(
+        f"{output} is in another {'store' if output.store != source.store else 'bucket'}: copying through here"
+    )
+    try:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
+            folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
+            folder.mkdir()
+            download_objects(read, folder, progress)
+            return resize_folder_to_bucket(request, progress, folder)  # checked again: the bytes fetched
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, "staging the copy here") + f" {output} was not written.") from None
 
 
 def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult:
@@ -65,14 +99,13 @@ def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
     from rbln_artifact_studio.remote.artifact import open_remote_artifact
     from rbln_artifact_studio.remote.transfer import fetch_folder
 
-    source, output = request.source, request.output
-    assert isinstance(source, ServerFolder) and isinstance(output, BucketPrefix), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, ServerFolder), expect(request.output, BucketPrefix)  # dispatch.CROSSINGS
     there = server(source.host)
     artifact = open_remote_artifact(there, source, progress.cancel)  # checked as inspect checks it, read there
     plan(artifact, request)  # a bad request fails before a byte moves
     check_output_prefix(output, progress)
     try:
-        with StagingDir(staging_root() / (source.name or "artifact")) as staging:
+        with StagingDir(staging_root() / (source.name or "artifact"), claim=False) as staging:
             folder = staging.path / (source.name or "artifact")  # beside the staging marker: an artifact of its own
             folder.mkdir()
             fetch_folder(there, source, folder, progress)

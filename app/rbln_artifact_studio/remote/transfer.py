@@ -24,14 +24,14 @@ from rbln_artifact_studio.core.location import Location, ServerFolder
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage import faults
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, is_internal_name
+from rbln_artifact_studio.core.storage.fsutil import CLAIM_TAG, INCOMPLETE_MARKER, PARTIAL_TAG, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.server import ANSWER_LIMIT, BOOT, Server, assembled_program
 from rbln_artifact_studio.remote.transport import kill_local, remote_group, timed_out, without_mark
 
 PROGRAM = "transfer"
-RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG})
+RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG, "claim": CLAIM_TAG})
 IDLE = 120.0  # seconds the server waits for the next bytes before it drops the copy (our process was killed)
 CHUNK = 4 << 20
 STOP_WAIT = 10.0  # seconds a stopped copy gets to remove its staging folder before it is killed there
@@ -60,6 +60,12 @@ def _refused(record: dict[str, Any], where: ServerFolder) -> StudioError:
     if why == "exists":
         return StudioError(
             f"The output folder {path} exists and is not empty; choose a new folder. Nothing was changed."
+        )
+    if why == "busy":
+        holder = record.get("holder") or "another copy"
+        return StudioError(
+            f"{path} is being written by {holder}; nothing was written. Try again when it is done, or choose "
+            "another folder."
         )
     if why == "appeared":
         return StudioError(f"{path} appeared while the copy ran; nothing was written there.")

@@ -188,10 +188,11 @@ def _place_on(artifact: Artifact, layout: MemoryLayout, npu: Npu, status: Device
     over_chiplet = [(c, ch) for c in choices for ch in c.chiplets if ch.headroom < 0]
     if over_chiplet:
         c, ch = over_chiplet[0]
+        where = f" on chiplet {ch.chiplet}" if len(c.chiplets) > 1 else ""  # an ATOM NPU is one chiplet
         return Blocked(
             host,
             Block.CHIPLET,
-            f"node {c.node} needs {format_bytes(ch.need)} on chiplet {ch.chiplet}, which has "
+            f"node {c.node} needs {format_bytes(ch.need)}{where}, which has "
             f"{format_bytes(ch.available)} after the reserve.",
             npus=choices,
         )

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
 from rbln_artifact_studio.core.sizes import format_bytes
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class VllmCacheDialog(QDialog):
     def _build_root(self, root: Location) -> QHBoxLayout:
         """The cache's root, as typed, and Read."""
         self.root_edit = QLineEdit(str(root), self)
-        self.root_edit.setToolTip("The cache's root: a folder here, ssh://HOST/PATH or s3://BUCKET/PREFIX")
+        self.root_edit.setToolTip(f"The cache's root: a folder here, {SSH_SCHEME}HOST/PATH or {S3_SCHEME}BUCKET/PREFIX")
         self.read_button = QPushButton("&Read", self)
         self.read_button.clicked.connect(self.read)
         self.root_edit.returnPressed.connect(self.read)

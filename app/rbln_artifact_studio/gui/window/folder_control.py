@@ -143,7 +143,8 @@ class FolderControl(QObject):
         if buckets:
             menu.addSection("Buckets")
         for choice in buckets:
-            where = BucketPrefix(str(choice.get("bucket", "")), str(choice.get("prefix", "")).strip("/")).url
+            bucket, prefix, profile = (str(choice.get(k) or "") for k in ("bucket", "prefix", "profile"))
+            where = BucketPrefix(bucket, prefix.strip("/"), profile).url
             endpoint = choice.get("endpoint")
             action = menu.addAction(f"{where} ({endpoint})" if endpoint else where)
             action.triggered.connect(lambda _checked=False, c=choice: self.bucketChosen.emit(c))

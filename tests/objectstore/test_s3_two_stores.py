@@ -1,0 +1,73 @@
+"""A bucket is named with its store: `s3://PROFILE@BUCKET/PREFIX` reaches that profile's store (two real SeaweedFS,
+one bucket name in each, different artifacts at the same key), in every command; one command reads from one store
+and writes to the other."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from objectstore.conftest import TwoStores
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def same_key_two_artifacts(stores: TwoStores, cr13_artifact: Path, ca25_artifact: Path) -> None:
+    """fleet/qwen holds Qwen3-8B on one CR13 (21 blocks) in store a, on four CA25 (14 blocks) in store b."""
+    stores.a.upload(cr13_artifact, "fleet/qwen")
+    stores.b.upload(ca25_artifact, "fleet/qwen")
+
+
+def test_get_inspect_scan_and_plan_read_each_locations_own_store(
+    two_stores: TwoStores, cr13_artifact: Path, ca25_artifact: Path, run_cli: Run
+) -> None:
+    same_key_two_artifacts(two_stores, cr13_artifact, ca25_artifact)
+    for profile, blocks in (("a", "21"), ("b", "14")):
+        url = two_stores.url(profile, "fleet/qwen")
+        got = run_cli("get-kvcache-num-blocks", url)
+        assert (got.returncode, got.stdout.strip()) == (0, blocks), got.stderr
+        inspected = run_cli("inspect", url, "--json")
+        assert inspected.returncode == 0, inspected.stderr
+        shown = json.loads(inspected.stdout)
+        assert (shown["path"], shown["kvcache_num_blocks"]) == (url, int(blocks))
+        scanned = run_cli("scan", two_stores.url(profile, "fleet"), "--json", "--no-cache")
+        assert scanned.returncode == 0, scanned.stderr
+        [row] = json.loads(scanned.stdout)
+        assert (row["path"], row["kvcache_num_blocks"]) == (url, int(blocks))
+    # The chain's own store (AWS_ENDPOINT_URL names store a) stays what s3://BUCKET/PREFIX reads.
+    assert run_cli("get-kvcache-num-blocks", two_stores.a.url("fleet/qwen")).stdout.strip() == "21"
+    both = run_cli("plan", two_stores.url("a", "fleet/qwen"), two_stores.url("b", "fleet/qwen"))  # one command
+    assert both.stderr == "", both.stderr  # exit 1: two NPU families are not comparable, each planned on its own
+    assert "RBLN-CR13 x1, kvcache_num_blocks 21" in both.stdout, both.stdout
+    assert "RBLN-CA25 x4, kvcache_num_blocks 14" in both.stdout, both.stdout
+
+
+def test_a_resize_from_store_a_into_store_b_lands_in_b_only(
+    two_stores: TwoStores, cr13_artifact: Path, ca25_artifact: Path, run_cli: Run
+) -> None:
+    same_key_two_artifacts(two_stores, cr13_artifact, ca25_artifact)
+    a_before, b_before = two_stores.a.objects(), two_stores.b.objects()
+    source, output = two_stores.url("a", "fleet/qwen"), two_stores.url("b", "fleet/qwen-12")
+    done = run_cli("set-kvcache-num-blocks", source, "12", "--output-dir", output)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(f"Set kvcache_num_blocks to 12 for artifact at {output}"), done.stdout
+    assert two_stores.a.objects() == a_before  # store a only read: no new prefix, nothing rewritten
+    written = set(two_stores.b.objects()) - set(b_before)
+    assert {k.removeprefix("fleet/qwen-12/") for k in written} == {
+        k.removeprefix("fleet/qwen/") for k in two_stores.a.objects("fleet/qwen/")
+    }
+    assert run_cli("get-kvcache-num-blocks", output).stdout.strip() == "12"
+    assert run_cli("inspect", output, "--json").returncode == 0
+    assert run_cli("get-kvcache-num-blocks", source).stdout.strip() == "21"
+    again = run_cli("set-kvcache-num-blocks", source, "12", "--output-dir", output)  # the output is taken now
+    assert again.returncode == 1 and "not empty" in again.stderr and "Traceback" not in again.stderr, again.stderr
+
+
+def test_an_unknown_profile_is_named_with_the_file_to_add_it_to(two_stores: TwoStores, run_cli: Run) -> None:
+    done = run_cli("scan", f"s3://c@{two_stores.a.name}/fleet")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "no profile 'c' in ~/.aws/config" in done.stderr, done.stderr
+    keys = run_cli("scan", f"s3://KEY:SECRET@{two_stores.a.name}/fleet")  # keys typed into a location
+    assert keys.returncode == 1 and "never keys" in keys.stderr and "SECRET" not in keys.stderr, keys.stderr
