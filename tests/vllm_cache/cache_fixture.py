@@ -77,3 +77,17 @@ def holding(folder: Path) -> Iterator[subprocess.Popen[bytes]]:
 def tree(root: Path) -> dict[str, int]:
     """Every file below root with its size: what must not change."""
     return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@contextmanager
+def serving(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A running process whose command line is `… vllm serve MODEL [flags]` (as `vllm` runs, after its interpreter),
+    holding no file of the cache open: ended when the block ends."""
+    code = "import sys\nprint('up', flush=True)\nsys.stdin.read()\n"
+    proc = subprocess.Popen([sys.executable, "-c", code, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        yield proc
+    finally:
+        proc.kill()
+        proc.communicate()

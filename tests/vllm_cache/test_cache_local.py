@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rbln_artifact_studio.core.sizes import format_bytes
-from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, tree
+from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, serving, tree
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -240,3 +240,15 @@ def test_a_miss_in_text_gives_the_dram_of_each_chiplet_at_that_budget(
         for u in dram
     ]
     assert lines[at + 1 + len(dram)].startswith("about ") and "on disk" in lines[at + 1 + len(dram)]
+
+
+def test_an_entry_a_running_vllm_serve_hits_is_in_use_and_never_pruned(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    with serving(serve(model, SEQS["ok"])) as server:  # it loaded the entry and closed its files: its command names it
+        entry = _statuses(run_cli, root)[folders["ok"].name]
+        assert entry["status"] == "in-use" and entry["reasons"][0].startswith(f"pid {server.pid} (vllm) serves it")
+        out = run_cli("vllm-cache", "prune", root, "--older-than", "0s")
+        assert out.returncode == 0, out.stderr
+        assert folders["ok"].is_dir() and not folders["stale"].exists()

@@ -49,10 +49,11 @@ def _installed_here() -> str | None:
         return None
 
 
-def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
-    """The place's records of its entries (core/portable/vllm_cache_disk.py's shape) and its toolchain's version."""
+def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dict[str, Any]]]:
+    """The place's records of its entries (core/portable/vllm_cache_disk.py's shape), its toolchain's version, and
+    the `vllm serve` commands running there ({"pid", "argv"})."""
     if isinstance(root, LocalFolder):
-        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache
+        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache, serve_processes
 
         if not root.path.is_dir():
             raise StudioError(f"{root} is no folder: give the cache's root (the folder holding {COMPILED_MODELS}/).")
@@ -60,7 +61,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
             raise StudioError(
                 f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ folder, so no vLLM cache. Give the cache's root."
             )
-        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here()
+        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here(), serve_processes()
     if isinstance(root, ServerFolder):
         from rbln_artifact_studio.remote import registry
 
@@ -71,9 +72,10 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
             if "error" in line:
                 raise StudioError(f"{root} {line['error']}. Give the cache's root.")
         toolchain = next((line["toolchain"] for line in lines if "toolchain" in line), None)
-        return [line for line in lines if "area" in line], toolchain
+        serving = next((line["serving"] for line in lines if "serving" in line), [])
+        return [line for line in lines if "area" in line], toolchain, serving
     if isinstance(root, BucketPrefix):
-        return _bucket_records(root), None
+        return _bucket_records(root), None, []
     raise StudioError(f"{root}: a vLLM cache is read in a folder here, on an SSH server or in a bucket.")
 
 
@@ -141,7 +143,7 @@ def _problems(where: Location) -> list[str]:
 
 def read_cache(root: Location) -> CacheListing:
     """Every entry of the cache at root with its status (each compiled artifact checked as inspect checks it)."""
-    records, toolchain = _records(root)
+    records, toolchain, serving = _records(root)
     entries = []
     try:
         for record in records:
@@ -153,7 +155,30 @@ def read_cache(root: Location) -> CacheListing:
             entries.append(entry_from_record(record, str(where), problems, toolchain))
     finally:
         _restore_used(root, records)
+    _mark_served(entries, serving, here=isinstance(root, LocalFolder))
     return CacheListing(root, entries, toolchain)
+
+
+def _mark_served(entries: list[CacheEntry], serving: list[dict[str, Any]], here: bool) -> None:
+    """Mark in use each entry a running `vllm serve` of that machine hits, its key read from its command line as
+    vllm-rbln reads it (here also from its model's config.json; a command the studio cannot read is passed over).
+    vllm-rbln may have loaded the entry and closed its files: its command line still names it."""
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve, read_model_info
+
+    by_name = {e.name: e for e in entries if e.area == COMPILED_MODELS}
+    for process in serving:
+        try:
+            name = parse_serve(list(process["argv"]), read_model_info if here else None).key.folder_name
+        except StudioError:
+            continue
+        entry = by_name.get(name)
+        if entry is None or any(h["pid"] == process["pid"] for h in entry.holders):
+            continue
+        command = " ".join(process["argv"])[:200]
+        entry.holders.append({"pid": process["pid"], "command": command, "why": "serves it (its vllm serve command)"})
+        entry.reasons = [r for r in entry.reasons if r != "ok"]
+        entry.reasons.insert(0, f"pid {process['pid']} ({process['argv'][0]}) serves it (its vllm serve command)")
+        entry.status = IN_USE
 
 
 def _restore_used(root: Location, records: list[dict[str, Any]]) -> None:

@@ -143,6 +143,28 @@ def entry_times(records):
     )
 
 
+def serve_processes():
+    """[{"pid", "argv"}] of this machine's running `vllm serve` (or `python -m vllm.entrypoints…`), argv from the
+    command's first word: what the studio reads the cache key of, as vllm-rbln does, to know what each one runs."""
+    found, me = [], os.getpid()
+    for pid_text in os.listdir("/proc"):
+        if not pid_text.isdigit() or int(pid_text) == me:
+            continue
+        try:
+            with open(os.path.join("/proc", pid_text, "cmdline"), "rb") as raw:
+                argv = [a.decode("utf-8", "replace") for a in raw.read().split(b"\0") if a]
+        except OSError:
+            continue
+        for i, word in enumerate(argv):
+            if os.path.basename(word) == "vllm" and argv[i + 1 : i + 2] == ["serve"]:
+                found.append({"pid": int(pid_text), "argv": argv[i:]})
+                break
+            if word.startswith("vllm.entrypoints"):
+                found.append({"pid": int(pid_text), "argv": argv[i + 1 :]})
+                break
+    return found
+
+
 def _inside(path, folders):
     """The folders path lies in (each given as a real path)."""
     return [f for f in folders if path == f or path.startswith(f + os.sep)]
