@@ -131,7 +131,7 @@ def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
             command = shlex.split(command[0])
         except ValueError as exc:
             raise StudioError(f"The serve command does not parse ({exc}): check its quotes.") from None
-    mini = argparse.ArgumentParser(prog="rbln-studio-cli vllm-cache lookup", add_help=False)
+    mini = argparse.ArgumentParser(prog=f"rbln-studio-cli vllm-cache {args.cache_command}", add_help=False)
     mini.add_argument("root", nargs="?")
     mini.add_argument("--json", action="store_true")
     mini.add_argument("--npu")
@@ -140,14 +140,16 @@ def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     given, unknown = mini.parse_known_args(head)
     if unknown:
         raise StudioError(
-            "Put the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags] (not "
+            f"Put the serve command after --: vllm-cache {args.cache_command} [ROOT] -- vllm serve MODEL [flags] (not "
             f"understood: {' '.join(unknown)})."
         )
     for name in ("json", "npu", "source", "kvcache_num_blocks"):
         if hasattr(args, name) and not getattr(args, name):
             setattr(args, name, getattr(given, name))
     if not command:
-        raise StudioError("Give the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags].")
+        raise StudioError(
+            f"Give the serve command after --: vllm-cache {args.cache_command} [ROOT] -- vllm serve MODEL [flags]."
+        )
     return given.root, command
 
 
@@ -185,6 +187,8 @@ def _seed(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache, seed
 
     root_text, words = _split_words(args)
+    if args.kvcache_num_blocks is not None and args.kvcache_num_blocks < 1:
+        raise StudioError(f"--kvcache-num-blocks takes a count of 1 or more, got {args.kvcache_num_blocks}.")
     command = parse_serve(words)
     root = cache_root(root_text)
     source = parse_location(args.source) if args.source else None

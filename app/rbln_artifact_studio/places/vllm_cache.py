@@ -248,6 +248,15 @@ def seed(
     from rbln_artifact_studio.core.vllm_cache.seed import entry_location
 
     entry = entry_location(root, command)
+    try:
+        there = any(e.name == command.key.folder_name for e in read_cache(root).entries)
+    except StudioError:
+        there = False  # no cache there yet: the seed makes it one
+    if there:
+        raise StudioError(
+            f"{entry} is there already: the command hits it (vllm-cache lookup says in what state). Prune it first to "
+            "write it again. Nothing was written."
+        )
     if source is not None:
         from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 
