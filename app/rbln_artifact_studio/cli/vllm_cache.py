@@ -116,8 +116,8 @@ def _settings(e: Any) -> str:
 
 
 def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
-    """(ROOT, the serve command) of `lookup [ROOT] [--json] [--npu NPU] -- vllm serve …` (without --, the command
-    starts at `vllm` or `serve`); --json and --npu given before the -- are read into args."""
+    """(ROOT, the serve command) of `lookup|seed [ROOT] [options] -- vllm serve …` (without --, the command starts at
+    `vllm`, `serve` or `python`; one quoted word is split as a shell would); the options before it are read into args."""
     words = list(args.words)
     if "--" in words:
         head, command = words[: words.index("--")], words[words.index("--") + 1 :]
