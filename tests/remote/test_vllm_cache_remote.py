@@ -71,7 +71,7 @@ def test_reading_a_server_s_cache_never_makes_an_entry_look_used(remote_cli: Run
 def test_an_entry_a_running_vllm_serve_on_the_server_hits_is_in_use(remote_cli: Run, tmp_path: Path) -> None:
     root = tmp_path / "vllm"
     folders = build_cache(root)
-    with serving(serve(MODEL, SEQS["ok"])) as server:  # on the server (this machine is the server)
+    with serving(serve(MODEL, SEQS["ok"]), tmp_path) as server:  # on the server (this machine is the server)
         listed = remote_cli("vllm-cache", "list", url(root), "--json")
         entry = {e["name"]: e for e in json.loads(listed.stdout)}[folders["ok"].name]
         assert entry["status"] == "in-use" and f"pid {server.pid}" in entry["reasons"][0], listed.stderr

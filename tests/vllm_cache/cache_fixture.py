@@ -80,11 +80,14 @@ def tree(root: Path) -> dict[str, int]:
 
 
 @contextmanager
-def serving(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    """A running process whose command line is `… vllm serve MODEL [flags]` (as `vllm` runs, after its interpreter),
-    holding no file of the cache open: ended when the block ends."""
-    code = "import sys\nprint('up', flush=True)\nsys.stdin.read()\n"
-    proc = subprocess.Popen([sys.executable, "-c", code, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def serving(command: list[str], folder: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A running `vllm serve MODEL [flags]` (command: its words from `vllm`), as its console script runs: the
+    interpreter, then a script named vllm (a stand-in written in folder/bin), holding no file of the cache open."""
+    script = folder / "bin" / "vllm"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import sys\nprint('up', flush=True)\nsys.stdin.read()\n")
+    argv = [sys.executable, str(script), *command[1:]]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         yield proc

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -246,9 +247,14 @@ def test_an_entry_a_running_vllm_serve_hits_is_in_use_and_never_pruned(
     run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
 ) -> None:
     root, model, folders = cache
-    with serving(serve(model, SEQS["ok"])) as server:  # it loaded the entry and closed its files: its command names it
+    naming = [sys.executable, "-c", "import sys; sys.stdin.read()", "vllm-cache", "lookup", "--", *serve(model, 1)]
+    with subprocess.Popen(naming, stdin=subprocess.PIPE) as mention:  # a command that only names one: no server
+        assert _statuses(run_cli, root)[folders["ok"].name]["status"] == "ok"
+        mention.kill()
+    with serving(serve(model, SEQS["ok"]), root.parent) as server:  # it loaded the entry and closed its files
         entry = _statuses(run_cli, root)[folders["ok"].name]
-        assert entry["status"] == "in-use" and entry["reasons"][0].startswith(f"pid {server.pid} (vllm) serves it")
+        reasons: list[str] = entry["reasons"]  # type: ignore[assignment]
+        assert entry["status"] == "in-use" and reasons[0].startswith(f"pid {server.pid} (vllm) serves it")
         out = run_cli("vllm-cache", "prune", root, "--older-than", "0s")
         assert out.returncode == 0, out.stderr
         assert folders["ok"].is_dir() and not folders["stale"].exists()

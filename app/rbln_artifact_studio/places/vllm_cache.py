@@ -72,7 +72,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dic
             if "error" in line:
                 raise StudioError(f"{root} {line['error']}. Give the cache's root.")
         toolchain = next((line["toolchain"] for line in lines if "toolchain" in line), None)
-        serving = next((line["serving"] for line in lines if "serving" in line), [])
+        serving: list[dict[str, Any]] = next((line["serving"] for line in lines if "serving" in line), [])
         return [line for line in lines if "area" in line], toolchain, serving
     if isinstance(root, BucketPrefix):
         return _bucket_records(root), None, []
@@ -177,7 +177,8 @@ def _mark_served(entries: list[CacheEntry], serving: list[dict[str, Any]], here:
         command = " ".join(process["argv"])[:200]
         entry.holders.append({"pid": process["pid"], "command": command, "why": "serves it (its vllm serve command)"})
         entry.reasons = [r for r in entry.reasons if r != "ok"]
-        entry.reasons.insert(0, f"pid {process['pid']} ({process['argv'][0]}) serves it (its vllm serve command)")
+        program = os.path.basename(process["argv"][0])
+        entry.reasons.insert(0, f"pid {process['pid']} ({program}) serves it (its vllm serve command)")
         entry.status = IN_USE
 
 

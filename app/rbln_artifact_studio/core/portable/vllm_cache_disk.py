@@ -155,13 +155,18 @@ def serve_processes():
                 argv = [a.decode("utf-8", "replace") for a in raw.read().split(b"\0") if a]
         except OSError:
             continue
-        for i, word in enumerate(argv):
-            if os.path.basename(word) == "vllm" and argv[i + 1 : i + 2] == ["serve"]:
-                found.append({"pid": int(pid_text), "argv": argv[i:]})
-                break
-            if word.startswith("vllm.entrypoints"):
-                found.append({"pid": int(pid_text), "argv": argv[i + 1 :]})
-                break
+        # The program itself must be vllm (run directly or by its interpreter), never a command that only names one
+        # (`rbln-studio-cli vllm-cache lookup -- vllm serve …`, an editor, a shell's history).
+        python = bool(argv) and os.path.basename(argv[0]).startswith("python")
+        start = 1 if python else 0
+        if (
+            argv[start : start + 1]
+            and os.path.basename(argv[start]) == "vllm"
+            and argv[start + 1 : start + 2] == ["serve"]
+        ):
+            found.append({"pid": int(pid_text), "argv": ["vllm", *argv[start + 1 :]]})  # /usr/bin/vllm as vllm
+        elif python and argv[1:2] == ["-m"] and argv[2:3] and argv[2].startswith("vllm.entrypoints"):
+            found.append({"pid": int(pid_text), "argv": argv[3:]})
     return found
 
 
