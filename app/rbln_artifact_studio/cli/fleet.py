@@ -61,7 +61,8 @@ LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran
 # ms over 8,000 NPUs' answer.
 _FLOAT_JSON_SPELLS_OTHERWISE = rb"-?(?:0\.0000|[0-9]{17,}+\.|[0-9][0-9.]*+[eE])"
 _EXPONENT_VALUE = re.compile(rb": " + _FLOAT_JSON_SPELLS_OTHERWISE)
-_EXPONENT_ITEM = re.compile(rb"(?:\A|\n *+)" + _FLOAT_JSON_SPELLS_OTHERWISE)
+_EXPONENT_ITEM = re.compile(rb"\n *+" + _FLOAT_JSON_SPELLS_OTHERWISE)  # a literal first: found by a fast scan
+_EXPONENT_WHOLE = re.compile(_FLOAT_JSON_SPELLS_OTHERWISE)  # matched at the start only
 
 
 def json_text(data: Any) -> str:
@@ -74,7 +75,13 @@ def json_text(data: Any) -> str:
         fast = to_json(data, indent=2, inf_nan_mode="constants")
     except ValueError:  # what it cannot write (a lone surrogate): json says so, or writes it escaped
         return json.dumps(data, indent=2)
-    if not fast.isascii() or b"\x7f" in fast or _EXPONENT_VALUE.search(fast) or _EXPONENT_ITEM.search(fast):
+    if (
+        not fast.isascii()
+        or b"\x7f" in fast
+        or _EXPONENT_VALUE.search(fast)
+        or _EXPONENT_ITEM.search(fast)
+        or _EXPONENT_WHOLE.match(fast)
+    ):
         return json.dumps(data, indent=2)
     return fast.decode("ascii")
 
