@@ -15,22 +15,15 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from _common import machine, scratch
-from bench_prometheus_scale import STAND_IN
+from bench_prometheus_scale import stand_in, stand_in_cpu
 
 GOAL = 0.050
 HEARTBEAT_MS = 10
-
-
-def _stand_in_cpu(url: str) -> float:
-    with urllib.request.urlopen(f"{url}/cpu", timeout=30) as answer:
-        return float(answer.read())
 
 
 def _measure(url: str, refreshes: int) -> tuple[float, list[float], int]:
@@ -109,22 +102,10 @@ def main() -> int:
     args = parser.parse_args()
     print(machine())
     print(f"load at the start: {Path('/proc/loadavg').read_text().strip()}")
-    with scratch("prom-console") as root:
-        port_file = root / "port"
-        stand_in = subprocess.Popen([sys.executable, "-c", STAND_IN, str(port_file), str(args.nodes)])
-        try:
-            deadline = time.monotonic() + 60
-            while not port_file.exists():
-                if time.monotonic() > deadline or stand_in.poll() is not None:
-                    raise SystemExit("the stand-in did not start")
-                time.sleep(0.05)
-            url = f"http://127.0.0.1:{port_file.read_text()}"
-            before = _stand_in_cpu(url)
-            first, later, rows = _measure(url, args.refreshes)
-            spent = _stand_in_cpu(url) - before
-        finally:
-            stand_in.terminate()
-            stand_in.wait(30)
+    with scratch("prom-console") as root, stand_in(root, args.nodes) as url:
+        before = stand_in_cpu(url)
+        first, later, rows = _measure(url, args.refreshes)
+        spent = stand_in_cpu(url) - before
     worst = max(later) if later else first
     print(f"{rows:,} rows ({args.nodes:,} nodes of 8 NPUs); the stand-in's CPU over all refreshes {spent:.2f} s")
     print(f"first refresh: longest stall {first * 1000:.0f} ms")
