@@ -7,15 +7,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio import __version__
 
-# argparse, json, typing and the backends' choice (an Enum) load only for the commands that use them: `get` runs in
-# shell loops, and its whole process is measured against a one-line json.load (docs/performance.md row 1).
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+# argparse, json and the backends' choice (an Enum) load only for the commands that use them: `get` runs in shell
+# loops, and its whole process is measured against a one-line json.load (docs/performance.md row 1).
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest

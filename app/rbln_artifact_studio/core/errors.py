@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name): see core/records.py
-if TYPE_CHECKING:
-    from typing import NamedTuple
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
+from typing import NamedTuple
 
 # NamedTuple rather than a dataclass: every command imports this module, and dataclasses costs the fast
 # get-kvcache-num-blocks a fifth of its time (it loads inspect).

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
-# Neither typing nor pathlib at import (~30% of `get-kvcache-num-blocks`, which asks is_local before reading one
-# file; docs/performance.md row 1): pathlib loads with the first LocalFolder made, NamedTuple is core/records.py's.
+# No pathlib at import (`get-kvcache-num-blocks` asks is_local before reading one file; docs/performance.md row 1):
+# it loads with the first LocalFolder made.
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import ClassVar, NamedTuple, TypeAlias
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
 
 SSH_SCHEME = "ssh://"
 S3_SCHEME = "s3://"
@@ -33,7 +30,7 @@ LOCAL = "local"
 # fast path a fifth of its time (see core/errors.py).
 
 
-class _OwnKind(tuple):  # tuple[Any, ...] at run time would need typing's Any
+class _OwnKind(tuple[Any, ...]):
     """A tuple that compares equal only to one of its own kind (a server's folder is never a bucket's prefix)."""
 
     __slots__ = ()
@@ -441,10 +438,7 @@ def same_place(a: Location, b: Location) -> bool:
     return a == b
 
 
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    _Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
+_Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
 
 
 def expect(where: object, kind: type[_Where]) -> _Where:

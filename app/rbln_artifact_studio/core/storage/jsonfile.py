@@ -6,20 +6,17 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
 from rbln_artifact_studio.core.portable.files import read_to_end
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
-# Neither typing nor pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone
-# (docs/performance.md row 1; NamedTuple is core/records.py's).
+# No pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone (docs/performance.md
+# row 1), and a path is only ever passed to open() here.
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import NamedTuple
 
     PathText = str | os.PathLike[str]
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
 
 CONFIG_NAME = "rbln_config.json"
 MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
