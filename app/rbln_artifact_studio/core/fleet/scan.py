@@ -95,6 +95,7 @@ def _from_config(
     parts are told from its subfolders, gets a row with its name, kind and size until the full check."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+    from rbln_artifact_studio.core.model.config_fields import ConfigFields
     from rbln_artifact_studio.core.model.kinds import (
         ModelKind,
         describe_config,
@@ -105,7 +106,7 @@ def _from_config(
         read_json,
         upstream_problems,
     )
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import parse_config, read_view
 
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
