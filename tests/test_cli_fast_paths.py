@@ -45,8 +45,8 @@ def test_plain_get_matches_the_parsed_command(
     assert parsed[1] == ("21\n" if case == "valid" else "")
 
 
-# What one number does not need: the reader's pydantic, the parser, dataclasses, and the location model's pathlib
-# and dispatch (docs/performance.md row 1). typing is allowed: the core's records are typing.NamedTuples.
+# What one number does not need: the reader's pydantic, the parser, dataclasses, pathlib, and the location model
+# (is_local is core/schemes.py's) with its dispatch (docs/performance.md row 1). typing is allowed.
 NOT_FOR_ONE_NUMBER = (
     "pydantic",
     "humanfriendly",
@@ -54,6 +54,7 @@ NOT_FOR_ONE_NUMBER = (
     "argparse",
     "dataclasses",
     "pathlib",
+    "rbln_artifact_studio.core.location",
     "rbln_artifact_studio.places",
     "rbln_artifact_studio.backends",
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rbln_artifact_studio.core.errors import Fix
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, ServerFolder, UrlFolder, parse_location
-from rbln_artifact_studio.core.storage.jsonfile import JsonStyle
+from rbln_artifact_studio.core.storage.json_style import JsonStyle
 
 
 def test_the_core_records_keep_their_fields_and_defaults() -> None:

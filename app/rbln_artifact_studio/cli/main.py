@@ -150,7 +150,7 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 def cmd_get(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.errors import ConfigError, StudioError
-    from rbln_artifact_studio.core.location import is_local
+    from rbln_artifact_studio.core.schemes import is_local
 
     count = None
     if is_local(args.dir):  # shell loops call get per artifact: the common kind's one number, read first
