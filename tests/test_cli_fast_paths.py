@@ -55,6 +55,8 @@ NOT_FOR_ONE_NUMBER = (
     "dataclasses",
     "pathlib",
     "rbln_artifact_studio.core.location",
+    "rbln_artifact_studio.core.shown",  # error wording: loaded only for an error
+    "rbln_artifact_studio.core.numbers",
     "rbln_artifact_studio.places",
     "rbln_artifact_studio.backends",
 )
