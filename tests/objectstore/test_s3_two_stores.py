@@ -71,3 +71,24 @@ def test_an_unknown_profile_is_named_with_the_file_to_add_it_to(two_stores: TwoS
     assert "no profile 'c' in ~/.aws/config" in done.stderr, done.stderr
     keys = run_cli("scan", f"s3://KEY:SECRET@{two_stores.a.name}/fleet")  # keys typed into a location
     assert keys.returncode == 1 and "never keys" in keys.stderr and "SECRET" not in keys.stderr, keys.stderr
+
+
+def test_vllm_cache_list_and_prune_reach_the_locations_store(
+    two_stores: TwoStores, run_cli: Run, tmp_path: Path
+) -> None:
+    from vllm_cache.cache_fixture import build_cache
+
+    folders = build_cache(tmp_path / "vllm")
+    two_stores.b.upload(tmp_path / "vllm", "nodes/n1/vllm")  # store b only; the chain's own store is a
+    root = two_stores.url("b", "nodes/n1/vllm")
+    listed = run_cli("vllm-cache", "list", root, "--json")
+    assert listed.returncode == 3, listed.stderr  # its stale and incomplete entries
+    entries = {e["name"]: e for e in json.loads(listed.stdout)}
+    ok = folders["ok"].name
+    assert (entries[ok]["status"], entries[ok]["path"]) == ("ok", f"{root}/compiled_models/{ok}")
+    before = two_stores.b.objects()
+    pruned = run_cli("vllm-cache", "prune", root, "--stale")
+    assert pruned.returncode == 0, pruned.stderr
+    stale = f"nodes/n1/vllm/compiled_models/{folders['stale'].name}/"
+    assert {k for k in before if not k.startswith(stale)} == set(two_stores.b.objects()) != set(before)
+    assert two_stores.a.objects() == {}

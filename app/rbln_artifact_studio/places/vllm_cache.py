@@ -80,7 +80,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
 def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
     from rbln_artifact_studio.objectstore.store import Bucket
 
-    bucket = Bucket(root.bucket)
+    bucket = Bucket(root)
     groups: dict[tuple[str, str], dict[str, int]] = {}
     for obj in bucket.listing(root):
         rest = obj.key[len(root.key_prefix) :].split("/")
@@ -162,7 +162,7 @@ def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, 
 def _remove_from_bucket(root: BucketPrefix, entry: CacheEntry) -> dict[str, Any]:
     from rbln_artifact_studio.objectstore.store import Bucket
 
-    bucket = Bucket(root.bucket)
+    bucket = Bucket(root)
     prefix = root.child(entry.key)
     keys = [obj.key for obj in bucket.listing(prefix) if obj.key.startswith(prefix.key_prefix)]
     first = [k for k in keys if k == prefix.key_prefix + CONFIG_NAME]  # no longer a hit before anything else goes
