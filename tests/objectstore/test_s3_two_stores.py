@@ -5,6 +5,7 @@ and writes to the other."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -92,3 +93,43 @@ def test_vllm_cache_list_and_prune_reach_the_locations_store(
     stale = f"nodes/n1/vllm/compiled_models/{folders['stale'].name}/"
     assert {k for k in before if not k.startswith(stale)} == set(two_stores.b.objects()) != set(before)
     assert two_stores.a.objects() == {}
+
+
+def add_profile(stores: TwoStores, name: str, keys: tuple[str, str], endpoint: str | None) -> None:
+    """One more profile in the test's ~/.aws/config and ~/.aws/credentials (the files the environment names), as
+    `aws configure --profile` adds one."""
+    with open(os.environ["AWS_CONFIG_FILE"], "a") as out:
+        out.write(f"\n[profile {name}]\nregion = us-east-1\n" + (f"endpoint_url = {endpoint}\n" if endpoint else ""))
+    with open(os.environ["AWS_SHARED_CREDENTIALS_FILE"], "a") as out:
+        out.write(f"\n[{name}]\naws_access_key_id = {keys[0]}\naws_secret_access_key = {keys[1]}\n")
+
+
+def test_a_profile_without_endpoint_url_reaches_the_chains_endpoint_with_its_own_keys(
+    two_stores: TwoStores, cr13_artifact: Path, ca25_artifact: Path, run_cli: Run
+) -> None:
+    same_key_two_artifacts(two_stores, cr13_artifact, ca25_artifact)
+    store = two_stores.a.store
+    add_profile(two_stores, "keys-only", (store.access_key, store.secret_key), None)
+    wrong = {"AWS_ACCESS_KEY_ID": "NOTTHEKEY", "AWS_SECRET_ACCESS_KEY": "not-the-secret"}  # the profile's keys decide
+    got = run_cli("get-kvcache-num-blocks", two_stores.url("keys-only", "fleet/qwen"), env=wrong)
+    assert (got.returncode, got.stdout.strip()) == (0, "21"), got.stderr  # AWS_ENDPOINT_URL: store a, as aws has it
+    to_b = run_cli(
+        "get-kvcache-num-blocks",
+        two_stores.url("keys-only", "fleet/qwen"),
+        env={"AWS_ENDPOINT_URL": two_stores.b.store.endpoint},
+    )
+    assert (to_b.returncode, to_b.stdout.strip()) == (0, "14"), to_b.stderr
+
+
+def test_keys_a_store_refuses_are_named_by_their_profile_and_never_shown(
+    two_stores: TwoStores, cr13_artifact: Path, run_cli: Run
+) -> None:
+    two_stores.a.upload(cr13_artifact, "fleet/qwen")
+    add_profile(two_stores, "Lab.Ops-2", ("WRONGKEYID", "wrong-secret-never-shown"), two_stores.b.store.endpoint)
+    done = run_cli("inspect", two_stores.url("Lab.Ops-2", "fleet/qwen"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "refused the credentials" in done.stderr and two_stores.b.store.endpoint in done.stderr, done.stderr
+    assert "under [Lab.Ops-2] in ~/.aws/credentials" in done.stderr, done.stderr
+    assert "AWS_ACCESS_KEY_ID" not in done.stderr and "wrong-secret-never-shown" not in done.stderr, done.stderr
+    other = run_cli("get-kvcache-num-blocks", two_stores.url("a", "fleet/qwen"))  # store a's own keys still serve
+    assert (other.returncode, other.stdout.strip()) == (0, "21"), other.stderr
