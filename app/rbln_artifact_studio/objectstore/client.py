@@ -366,16 +366,31 @@ _CHAIN_VARIABLES = (
 )
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # a few stores at once; those of an old environment or ~/.aws go in time
 def _endpoint(_digest: str, url: str, profile: str) -> Endpoint:
     return Endpoint(url, profile)
 
 
+def _aws_files() -> str:
+    """When ~/.aws/config and ~/.aws/credentials (or the files the environment names) last changed: keys fixed there
+    while the desktop runs, as an error told the user, are read on the next request, not at the next start."""
+    stamps = []
+    for variable, name in (("AWS_CONFIG_FILE", "config"), ("AWS_SHARED_CREDENTIALS_FILE", "credentials")):
+        path = os.path.expanduser(os.environ.get(variable) or os.path.join("~", ".aws", name))
+        try:
+            info = os.stat(path)
+        except OSError:
+            stamps.append("-")
+            continue
+        stamps.append(f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}")
+    return "\0".join(stamps)
+
+
 def endpoint(profile: str = "", url: str = "") -> Endpoint:
     """The clients of one store (a location's profile and endpoint URL; '' each for the AWS chain's own), made once
-    per store and environment: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) makes new
-    ones. Keyed by a digest, so no secret is held beyond the environment itself."""
-    values = "\0".join(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES)
+    per store, environment and ~/.aws: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) or
+    a changed ~/.aws file makes new ones. Keyed by a digest, so no secret is held beyond the environment itself."""
+    values = "\0".join([*(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES), _aws_files()])
     with _endpoint_lock:
         return _endpoint(hashlib.sha256(values.encode()).hexdigest(), url.strip(), profile.strip())
 
