@@ -133,3 +133,20 @@ def test_keys_a_store_refuses_are_named_by_their_profile_and_never_shown(
     assert "AWS_ACCESS_KEY_ID" not in done.stderr and "wrong-secret-never-shown" not in done.stderr, done.stderr
     other = run_cli("get-kvcache-num-blocks", two_stores.url("a", "fleet/qwen"))  # store a's own keys still serve
     assert (other.returncode, other.stdout.strip()) == (0, "21"), other.stderr
+
+
+def test_a_profile_whose_store_does_not_answer_is_one_line_naming_its_endpoint_url(
+    two_stores: TwoStores, run_cli: Run
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens here once the socket is closed
+    add_profile(two_stores, "down", (two_stores.a.store.access_key, two_stores.a.store.secret_key), dead)
+    for command in (("scan", two_stores.url("down", "fleet")), ("get-kvcache-num-blocks", two_stores.url("down", "q"))):
+        done = run_cli(*command, env={"RBLN_STUDIO_S3_TIMEOUT": "2"})
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert f"Cannot reach the object store at {dead}" in done.stderr, done.stderr
+        assert "the connection was refused" in done.stderr and "endpoint_url of profile down" in done.stderr
+        assert "Generic S3 error" not in done.stderr and "list-type" not in done.stderr, done.stderr

@@ -406,6 +406,22 @@ CHAIN_NAMES = "AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config)"
 """Where the chain's endpoint is named, for a message that says what to check (Endpoint.named_by: a store's own)."""
 
 
+_NOT_CONNECTED = (
+    (("connectionrefused", "connection refused"), "the connection was refused"),
+    (
+        ("dns error", "failed to lookup address", "name or service not known", "nodename nor servname"),
+        "its host name was not found",
+    ),
+)
+
+
+def _plain(exc: BaseException, reason: str) -> str:
+    """Why a store was not reached, in a few words where the libraries' text says it among their debug dumps (a
+    refused connection, an unknown host); else reason."""
+    text = f"{exc} {getattr(exc, 'kwargs', {}).get('error', '')}".lower()
+    return next((words for marks, words in _NOT_CONNECTED if any(m in text for m in marks)), reason)
+
+
 def _unreachable(url: str, what: str, reason: str, tries: Tries | None, named_by: str) -> Unreachable:
     spent = f" ({tries})" if tries is not None else ""
     return Unreachable(
@@ -443,13 +459,13 @@ def explain(
     if isinstance(exc, StudioError):
         return exc
     if isinstance(exc, Overran):
-        return _unreachable(url, what, str(exc), tries, named_by)
+        return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
     import botocore.exceptions as bex
 
     if isinstance(exc, bex.NoCredentialsError | bex.PartialCredentialsError):
         return StudioError(f"No usable AWS credentials for {what}: {exc}. {check}")
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
-        return _unreachable(url, what, str(exc), tries, named_by)
+        return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
     if isinstance(exc, bex.ClientError):
         code, status = _code(exc)
         if code in ("PreconditionFailed", "ConditionalRequestConflict") or status == 412:
@@ -479,7 +495,7 @@ def explain(
         return truncated(url, what, tries)
     if isinstance(exc, bex.BotoCoreError):
         if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
-            return _unreachable(url, what, str(exc), tries, named_by)
+            return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
         return StudioError(f"A request to the object store at {url} for {what} failed: {exc}.")
     return _explain_obstore(exc, what, url, tries, named_by, check)
 
@@ -502,5 +518,5 @@ def _explain_obstore(
         dump = str(exc).lower()
         if tries is not None and ("kind: timeout" in dump or "timedout" in dump):
             text = str(Overran(tries.limit))  # obstore's words for it are a debug dump
-        return _unreachable(url, what, text, tries, named_by)
+        return _unreachable(url, what, _plain(exc, text), tries, named_by)
     return StudioError(f"A request to the object store at {url} for {what} failed: {text}.")
