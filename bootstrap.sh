@@ -47,8 +47,18 @@ fi
 # The tests' oracle for vllm-rbln's cache key: its published wheel, without its dependencies (tests/vllm_cache/oracle.py)
 [ "${1:-}" = test ] && "$env_dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm-rbln==0.12.0
 
-# Qt needs a few system libraries that a minimal Debian/Ubuntu lacks; name them rather than fail later in Qt.
-if ! QT_QPA_PLATFORM=offscreen "$env_dir/bin/python" -c 'import PySide6.QtWidgets' 2>/dev/null; then
-  echo "warning: Qt cannot load: install its system libraries, e.g." >&2
-  echo "  sudo apt-get install -y libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0" >&2
+# Qt needs system libraries that a minimal Debian/Ubuntu lacks: its own (libEGL, fontconfig, GLib, ...) and, on an
+# X11 desktop, those of its xcb platform plugin; gui/app/platform_libraries.py names their packages, as the app does
+# at start. Installed where this may (root, with apt-get), else the one command that does it is printed.
+need=$("$env_dir/bin/python" -m rbln_artifact_studio.gui.app.platform_libraries)
+if [ -n "$need" ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing the system libraries Qt needs: $need" >&2
+    apt-get update -q
+    # shellcheck disable=SC2086  # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
+  else
+    echo "warning: Qt needs system libraries this system lacks; install them with:" >&2
+    echo "  sudo apt-get install -y $need" >&2
+  fi
 fi

@@ -110,18 +110,45 @@ def cli_command() -> list[str]:
     return [exe]
 
 
+SERVER_TRACEBACK = 'File "<rbln-studio>"'  # a line of a traceback of a program the studio ran on a server
+PAUSE_HOOK = Path(__file__).parent / "gui" / "cli_pause"
+
+
+def paused_cli(step: str, *args: object) -> subprocess.Popen[str]:
+    """`rbln-studio-cli ARGS` in another process, stopped at the write path's step (core/storage/faults.py) until its
+    stdin is closed; returned once it is there."""
+    env = cli_env()
+    env["PYTHONPATH"] = f"{PAUSE_HOOK}{os.pathsep}{env['PYTHONPATH']}"
+    env["RBLN_STUDIO_PAUSE_STEP"] = step
+    proc = subprocess.Popen(
+        [*cli_command(), *map(str, args)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until the CLI is there (or ends: then the line is empty)
+    assert line.strip() == f"paused at {step}", proc.stderr.read() if proc.stderr else ""
+    return proc
+
+
 @pytest.fixture
 def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed rbln-studio-cli; returns the completed process (never raises on exit codes)."""
 
     def run(*args: object, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        done = subprocess.run(
             [*cli_command(), *map(str, args)],
             capture_output=True,
             text=True,
             env={**cli_env(), **(env or {})},
             timeout=timeout,
         )
+        # Whatever a test asks: a server program's traceback never reaches a user (issue 42).
+        assert SERVER_TRACEBACK not in done.stdout + done.stderr, done.stdout + done.stderr
+        return done
 
     return run
 

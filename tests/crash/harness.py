@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +48,13 @@ from rbln_artifact_studio.core.fleet.artifact import Status, open_artifact  # no
 from rbln_artifact_studio.core.fleet.scan import find_artifacts, summarize  # noqa: E402
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME  # noqa: E402
 from rbln_artifact_studio.core.simulator.container import read_container  # noqa: E402
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG, TMP_TAG  # noqa: E402
+from rbln_artifact_studio.core.storage.fsutil import (  # noqa: E402
+    CLAIM_TAG,
+    INCOMPLETE_MARKER,
+    LOCK_NAME,
+    PARTIAL_TAG,
+    TMP_TAG,
+)
 
 # The crash tests' seam: a sitecustomize that installs a hook into app/core/storage/faults.py in every CLI started
 # with cli_env, acting on these variables.
@@ -90,6 +97,33 @@ def cli_command() -> list[str]:
     if not Path(exe).exists():
         raise RuntimeError("rbln-studio-cli is not installed; run python -m pip install -e '.[test]'")
     return [exe]
+
+
+@contextlib.contextmanager
+def stopped_at(step: str, *args: object, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+    """The CLI run with args, stopped (SIGSTOP) at step; killed on the way out unless continued() ended it."""
+    proc = subprocess.Popen(
+        [*cli_command(), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env({**(env or {}), ENV_STEP: step, ENV_ACTION: "stop"}),
+    )
+    try:
+        _, status = os.waitpid(proc.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), f"the CLI did not reach {step}: {proc.communicate()}"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def continued(proc: subprocess.Popen[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """A CLI stopped_at a step, continued and run to its end."""
+    os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def sha(data: bytes) -> str:
@@ -431,6 +465,8 @@ class Lab:
 
     def _check_partial(self, path: Path, ref: dict[str, object]) -> list[str]:
         name = path.name
+        if name == f".out{CLAIM_TAG}" and path.is_file():
+            return []  # the killed writer's claim: its flock died with it (the next run takes it and removes it)
         if not (name.startswith(".") and PARTIAL_TAG in name and path.is_dir() and not path.is_symlink()):
             return [f"unexpected entry {name} beside the output"]
         if (path / INCOMPLETE_MARKER).exists():

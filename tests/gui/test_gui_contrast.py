@@ -26,6 +26,8 @@ from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select, type_text
 from .layout_audit import contrast
+from .pixel_contrast import low_text_contrast
+from .test_gui_fleet_console import _fleet_rows
 from .test_gui_small_screen import on_small_screen
 from .widgets import child, present
 
@@ -139,3 +141,50 @@ def test_text_and_marks_read_on_every_theme(
     assert in_place_colour != label_colour(copy)
     assert "overwrites" in in_place.text() and not in_place.icon().isNull()
     dialog.reject()
+
+
+def _open_everything(qtbot: QtBot, window: MainWindow, workspace: Path, artifact: Path) -> tuple[QWidget, ...]:
+    """Getting Started, the guide, the resize dialog, the console with NPUs (some short of memory) and a job's
+    progress."""
+    open_folder(qtbot, window, workspace)  # its scan: a job with its progress bar in the Jobs panel
+    select(qtbot, window, artifact)
+    type_text(qtbot, child(window, QLineEdit, "whatIfBudgetEdit"), "0.45")
+    console = window.server_menu.open_servers_view(focus=False)
+    console.short_spin.setValue(14)  # half of the NPUs below 14 GiB free: their bars in the warning colour
+    with qtbot.waitSignal(console.model.arranged, timeout=30_000):
+        console.model.set_rows(_fleet_rows(4, 8))
+    started = window.help.show_getting_started()
+    guide = present(window.help.open_documentation())
+    guide.search.setText("toolchain.md")
+    assert guide.find_text()  # scrolled to text and links, past the screenshots at the top
+    dialog = present(window.dialogs.open_resize_dialog())
+    for shown in (started, guide, dialog):
+        qtbot.waitExposed(shown)
+    return window, started, guide, dialog, console
+
+
+def _measured(qtbot: QtBot, window: MainWindow, tops: tuple[QWidget, ...]) -> list[str]:
+    """Every text drawn, the artifacts' tab in front and then the console's."""
+    console = tops[-1]
+    window.server_menu.open_servers_view(focus=False)
+    problems = [p for top in tops if top.isVisible() for p in low_text_contrast(top)]
+    window.server_menu.open_servers_view(focus=True)
+    qtbot.waitUntil(console.isVisible)
+    problems += low_text_contrast(console)
+    return sorted(set(problems))  # a text seen through two windows (the console's in the main one) said once
+
+
+@pytest.mark.parametrize("first", ["light", "dark"])
+def test_every_text_drawn_reads_after_a_theme_switch(
+    qtbot: QtBot, settings: Settings, workspace: Path, cr13_artifact: Path, first: str
+) -> None:
+    """Measured on rendered pixels, after a switch at run time with the pages, the dialog and the console open."""
+    window = on_small_screen(qtbot, settings)
+    _apply(qtbot, window, first)
+    tops = _open_everything(qtbot, window, workspace, cr13_artifact)
+    problems = _measured(qtbot, window, tops)
+    assert problems == [], f"{first} before switching:\n" + "\n".join(problems)
+    switched = "dark" if first == "light" else "light"
+    _apply(qtbot, window, switched)
+    problems = _measured(qtbot, window, tops)
+    assert problems == [], f"after switching to {switched}:\n" + "\n".join(problems)

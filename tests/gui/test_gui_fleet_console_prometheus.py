@@ -171,6 +171,35 @@ def test_a_prometheus_behind_basic_auth_is_read_with_the_http_config_and_no_pass
     jobs.wait()
 
 
+def test_one_node_behind_two_prometheus_is_one_row_per_npu_naming_both(
+    qtbot: QtBot,
+    monitoring: Monitoring,
+    guarded: Prometheus,
+    tmp_path: Path,
+    cr13_artifact: Path,
+) -> None:
+    """legacy-1 scraped by the session's Prometheus and by the one behind basic auth (an HA pair scraping one
+    exporter): its NPUs once, both URLs named; where the artifact fits counts it once."""
+    config = tmp_path / "http.yml"  # the guarded server's credentials; the open one ignores them
+    config.write_text(f"basic_auth:\n  username: {USER}\n  password: {PASSWORD}\n")
+    jobs = JobManager()
+    artifact = open_artifact(cr13_artifact)
+    sources = [monitoring.url, guarded.url]
+    console = FleetConsole(jobs, list, lambda: artifact, sources, period=0, timeout=30, http_config=lambda: str(config))
+    qtbot.addWidget(console)
+    console.show()
+    with qtbot.waitSignal(console.refreshed, timeout=WAIT):
+        console.refresh()
+    rows = [r for r in _rows(console.model) if r.node == "legacy-1"]
+    assert [(r.texts[Column.NPU], r.used) for r in rows] == [("rbln0", 40 * GIB), ("rbln1", 0)]
+    assert {r.source for r in rows} == {f"{monitoring.url}, {guarded.url}"}
+    with qtbot.waitSignal(console.placed, timeout=WAIT) as placed:
+        console.fit_button.click()
+    assert [o.host for o in placed.args[0].options].count("legacy-1") == 1
+    jobs.cancel_all()
+    jobs.wait()
+
+
 # ---- the picture in docs/servers.md ----------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """Help at hand (issue 33 item 5): Getting Started inside the app, Keyboard Shortcuts listed from the window's own
-actions, Documentation in the browser, and the version information copied for a report."""
+actions, Documentation (the guide) inside the app, and the version information copied for a report."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.theme import Theme, system_palette
 from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 from rbln_artifact_studio.gui.window.help_menu import plain
+from rbln_artifact_studio.gui.window.help_page import GuideViewer
 
+from .conftest import type_text
 from .layout_audit import audit
 from .test_gui_small_screen import SMALL, on_small_screen
 
@@ -86,13 +88,52 @@ def test_help_menu_getting_started_and_shortcuts(qtbot: QtBot, settings: Setting
     shortcuts.close()
 
 
-def test_documentation_opens_the_guide_in_the_browser(qtbot: QtBot, settings: Settings, browser: _Browser) -> None:
+def test_documentation_shows_the_guide_inside_the_app_with_no_launcher(
+    qtbot: QtBot, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no xdg-open, no browser: nothing outside the app to start
     window = on_small_screen(qtbot, settings)
     window.help.action_docs.trigger()
-    assert len(browser.opened) == 1
+    viewer = window.help.last_guide
+    assert viewer is not None and viewer.isVisible() and viewer.parent() is window
+    qtbot.waitExposed(viewer)
+    text = viewer.browser.toPlainText()
+    assert text.startswith("The desktop app") and "# The desktop app" not in text  # rendered, not raw Markdown
+    assert viewer.browser.source().fileName() == "desktop.md"
+    assert audit(viewer, SMALL) == []
+    assert viewer.browser.document().size().width() <= viewer.browser.viewport().width()  # pictures fit: no sideways
+
+    type_text(qtbot, viewer.search, "What is remembered")  # search, as typed
+    assert viewer.browser.textCursor().selectedText() == "What is remembered"
+    type_text(qtbot, viewer.search, "no such words anywhere")
+    assert viewer.found.text() == "Not found"
+
+    links = [a for a in _anchors(viewer) if a.endswith(".md")]
+    assert "toolchain.md" in links  # a link to another page of the guide opens here
+    viewer.browser.setSource(QUrl("toolchain.md"))
+    assert viewer.browser.source().fileName() == "toolchain.md" and "optimum" in viewer.browser.toPlainText()
+
+
+def test_open_in_browser_is_the_page_as_html(qtbot: QtBot, settings: Settings, browser: _Browser) -> None:
+    window = on_small_screen(qtbot, settings)
+    viewer = window.help.open_documentation()
+    assert viewer is not None and viewer.open_in_browser()
     page = Path(browser.opened[0].toLocalFile())
-    assert page.name == "desktop.md" and page.parent.name == "docs" and page.is_file()
-    assert "# The desktop app" in page.read_text()
+    assert page.suffix == ".html" and "<html" in page.read_text() and "What is remembered" in page.read_text()
+
+
+def _anchors(viewer: GuideViewer) -> list[str]:
+    document, found = viewer.browser.document(), []
+    block = document.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            href = it.fragment().charFormat().anchorHref()
+            if href:
+                found.append(href)
+            it += 1
+        block = block.next()
+    return found
 
 
 def test_copy_version_information_for_a_report(qtbot: QtBot, settings: Settings) -> None:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli_command, cli_env
+from conftest import paused_cli as start_paused_cli
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QRadioButton, QSpinBox
 from pytestqt.qtbot import QtBot
@@ -22,8 +21,6 @@ from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, row_values, select, type_text
 from .widgets import child
-
-PAUSE_HOOK = Path(__file__).with_name("cli_pause")
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -42,20 +39,7 @@ def _blocks(artifact: Path) -> int:
 @pytest.fixture
 def paused_cli(cr13_artifact: Path) -> Iterator[subprocess.Popen[str]]:
     """`rbln-studio-cli set-kvcache-num-blocks ARTIFACT 12` in another process, stopped holding the artifact's lock."""
-    env = cli_env()
-    env["PYTHONPATH"] = f"{PAUSE_HOOK}{os.pathsep}{env['PYTHONPATH']}"
-    env["RBLN_STUDIO_PAUSE_STEP"] = "resize.locked"
-    proc = subprocess.Popen(
-        [*cli_command(), "set-kvcache-num-blocks", str(cr13_artifact), "12"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # blocks until the CLI holds the lock (or ends: then the line is empty)
-    assert line.strip() == "paused at resize.locked", proc.stderr.read() if proc.stderr else ""
+    proc = start_paused_cli("resize.locked", "set-kvcache-num-blocks", cr13_artifact, 12)
     yield proc
     if proc.poll() is None:
         proc.kill()

@@ -44,7 +44,8 @@ def test_killed_copy_is_incomplete_then_finished(bucket: BucketFixture, cr13_art
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     seen = rows(bucket)
     assert seen[src][:2] == ("ok", 21)
-    assert seen[out][0] == "invalid" and "incomplete copy" in seen[out][2][0]  # never taken for an artifact
+    assert seen[out][0] == "invalid"  # never taken for an artifact, and named for what stopped
+    assert f"{out} is incomplete: a resize to a copy (process " in seen[out][2][0], seen[out][2]
     again = drive("copy", src, out, "12")
     assert again.returncode == 0, again.stderr
     assert rows(bucket)[out][:2] == ("ok", 12)

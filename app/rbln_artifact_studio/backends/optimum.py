@@ -254,7 +254,7 @@ class OptimumBackend:
         output = check_new_output_dir(Path(output_dir), local if local.is_dir() else None)
         if cancel is not None:
             cancel.raise_if_cancelled()
-        with StagingDir(output) as staging:
+        with StagingDir(output, what="compile") as staging:
             finished = self._run_staged(compile_argv(cli, request, staging.path), output, progress, log, cancel)
             if finished.returncode != 0:
                 raise failure(finished, CLI_NAME, f"nothing was written to {output}")
@@ -328,7 +328,10 @@ class OptimumBackend:
         require_exchange(folder.parent, f"a resize in place through {CLI_NAME}")
         # The tool writes the resized artifact into a staging folder beside this one, which is then swapped in
         # by one atomic exchange: a kill at any instant leaves the old or the new artifact, and a cancel is safe.
-        with ArtifactLock(folder, f"resize in place ({CLI_NAME})"), StagingDir(folder) as staging:
+        with (
+            ArtifactLock(folder, f"resize in place ({CLI_NAME})"),
+            StagingDir(folder, what="resize in place") as staging,
+        ):
             argv = resize_argv(cli, folder, request, staging.path)
             finished = self._run_staged(argv, folder, progress, log, cancel)
             if finished.returncode != 0:
@@ -351,7 +354,7 @@ class OptimumBackend:
         output = check_new_output_dir(request.output_folder, folder)
         # A read-only source cannot be changed by anyone through us, so it needs no lock (and cannot hold one).
         lock = ArtifactLock(folder, f"copy for resize ({CLI_NAME})") if os.access(folder, os.W_OK) else None
-        with lock or contextlib.nullcontext(), StagingDir(output) as staging:
+        with lock or contextlib.nullcontext(), StagingDir(output, what="resize to a copy") as staging:
             argv = resize_argv(cli, folder, request, staging.path)
             finished = self._run_staged(argv, output, progress, log, cancel)
             if finished.returncode != 0:

@@ -7,12 +7,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -29,15 +27,16 @@ from rbln_artifact_studio.core.fleet.host_groups import (
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import (
+    Location,
     ServerFolder,
     is_local,
-    machine_name,
     names_a_server,
     parse_host,
     parse_location,
     server_url,
 )
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.shown import line_shown, name_shown, redacted
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.fleet import (
@@ -46,10 +45,10 @@ from rbln_artifact_studio.remote.fleet import (
     ServerReading,
     fan_out,
     fleet_text,
-    read_fleet,
 )
 
 if TYPE_CHECKING:
+    from rbln_artifact_studio.places.fleet_sources import NodeReading
     from rbln_artifact_studio.remote.prometheus import HttpConfig
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
@@ -81,16 +80,14 @@ def json_text(data: Any) -> str:
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json_text(data))
+    sys.stdout.write(redacted(json_text(data)))
     sys.stdout.write("\n")
 
 
 def default_timeout() -> float:
-    text = os.environ.get(ENV_TIMEOUT)
-    try:
-        return float(text) if text else DEFAULT_TIMEOUT
-    except ValueError:
-        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds.") from None
+    from rbln_artifact_studio.core.numbers import seconds_from_environment
+
+    return seconds_from_environment(ENV_TIMEOUT, DEFAULT_TIMEOUT)
 
 
 def is_host_entry(text: str) -> bool:
@@ -153,61 +150,29 @@ def _read_sources(
     config: HttpConfig | None,
     timeout: float,
     placing: bool = False,
-) -> tuple[list[ServerReading], list[str]]:
-    """The servers' rows and each Prometheus' node rows, read at once (a Prometheus that cannot be asked is a row
-    named by its URL, without credentials), and the errors of Prometheus URLs that failed as a whole."""
-    from rbln_artifact_studio.remote.prometheus import GAUGES, MEMORY, redact
-    from rbln_artifact_studio.remote.prometheus import read_fleet as read_prometheus
+) -> tuple[list[NodeReading], list[str]]:
+    """Every node of the servers and each Prometheus, read and merged by places/fleet_sources (the Fleet Console's
+    reader too): each node once, a Prometheus that cannot be asked a row named by its URL (no credentials); and
+    the errors of the Prometheus URLs that failed as a whole."""
+    from rbln_artifact_studio.places.fleet_sources import ReadOptions, Source, SourceKind, read_sources
 
-    found: dict[str, list[ServerReading]] = {}
-    failed: dict[str, str] = {}
-
-    gauges = MEMORY if placing else GAUGES  # placing needs the memory gauges alone (and no process drift)
-
-    def ask(url: str) -> None:
-        try:
-            fleet = read_prometheus(url, sources.match, sources.window, timeout, config, gauges=gauges)
-            found[url] = list(fleet.readings)
-        except StudioError as exc:
-            failed[url] = exc.one_line()
-
-    threads = [threading.Thread(target=ask, args=(u,), name="prometheus", daemon=True) for u in sources.urls]
-    for thread in threads:
-        thread.start()
-    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=not placing, longer=LONGER) if hosts else []
-    for thread in threads:
-        thread.join()  # each bounded by its own deadline (timeout)
-    seen = [
-        (redact(url), r)
-        for url in sources.urls
-        for r in found.get(url) or [ServerReading(redact(url), None, error=failed.get(url, "not read"))]
-    ]
-    return _each_node_once(readings, seen), [failed[u] for u in sources.urls if u in failed]
+    options = ReadOptions(
+        timeout,
+        with_drift=not placing,  # placing needs the memory gauges alone (and no process drift)
+        http_config=config or "",
+        match=sources.match,
+        window=sources.window,
+        memory_only=placing,
+        longer=LONGER,
+    )
+    given = [Source(SourceKind.SERVER, h) for h in hosts] + [Source(SourceKind.PROMETHEUS, u) for u in sources.urls]
+    readings = read_sources(given, options)
+    return readings, [r.error or "not read" for r in readings if r.whole]
 
 
-def _each_node_once(servers: list[ServerReading], seen: list[tuple[str, ServerReading]]) -> list[ServerReading]:
-    """A node named as an SSH server and also scraped by a Prometheus is one row, counted once by place: the
-    server's reading (its tool's figures, processes and drift) noting the Prometheus, or Prometheus' reading where
-    the server could not be read. seen: each Prometheus' readings with its URL (no credentials)."""
-    first: dict[str, int] = {}
-    for i, server in enumerate(servers):
-        first.setdefault(machine_name(server.host), i)
-    out = list(servers)
-    rest: list[ServerReading] = []
-    for url, node in seen:
-        at = first.get(machine_name(node.host))
-        if at is None:
-            rest.append(node)
-            continue
-        server = out[at]
-        if server.status is not None:
-            out[at] = replace(server, notes=(*server.notes, f"also scraped by Prometheus at {url}; shown once"))
-        elif node.status is not None:
-            why = f"{server.host} could not be read over SSH ({server.error}); Prometheus at {url} shown instead"
-            out[at] = replace(node, notes=(*node.notes, why))
-        else:
-            out[at] = replace(server, error=f"{server.error}; Prometheus at {url}: {node.error}")
-    return out + rest
+def _server_reading(reading: NodeReading) -> ServerReading:
+    """A node as the CLI prints it (remote.fleet's row)."""
+    return ServerReading(reading.node, reading.status, reading.drifts, reading.error, reading.notes)
 
 
 def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: str) -> None:
@@ -247,16 +212,14 @@ def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sourc
     config = sources.check()
     hosts = hosts_of(entries) if entries else []
     limit = timeout or default_timeout()
-    if not sources.urls:
-        readings = read_fleet(hosts, limit, DEFAULT_PARALLEL, longer=LONGER)
-        if len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
-            [reading] = readings
-            if reading.error is not None:
-                raise StudioError(reading.error)
-    else:
-        readings, failed = _read_sources(hosts, sources, config, limit)
-        if not hosts and len(sources.urls) == 1 and failed:
-            raise StudioError(failed[0])  # Prometheus alone: its error is the command's
+    nodes, failed = _read_sources(hosts, sources, config, limit)
+    readings = [_server_reading(r) for r in nodes]
+    if not sources.urls and len(entries) == 1 and not entries[0].startswith(GROUP_PREFIX):
+        [reading] = readings
+        if reading.error is not None:
+            raise StudioError(reading.error)
+    if not hosts and len(sources.urls) == 1 and failed:
+        raise StudioError(failed[0])  # Prometheus alone: its error is the command's
     if as_json:
         single = len(readings) == 1 and len(entries) == 1 and not sources.urls
         _print_json(readings[0].to_json() if single else [r.to_json() for r in readings])
@@ -266,10 +229,9 @@ def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sourc
 
 
 def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus], dict[str, str]]:
-    readings = read_fleet(hosts, timeout, DEFAULT_PARALLEL, with_drift=False, longer=LONGER)
-    statuses = [r.status for r in readings if r.status is not None]
-    failures = {r.host: r.error or "not read" for r in readings if r.status is None}
-    return statuses, failures
+    from rbln_artifact_studio.places.fleet_sources import to_place
+
+    return to_place(_read_sources(hosts, PrometheusSources(), None, timeout, placing=True)[0])
 
 
 def _check(artifacts: list[Artifact]) -> list[Artifact]:
@@ -310,17 +272,13 @@ def _place(
     if not targets:
         raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
     artifacts = _check(opened)
-    limit = timeout or default_timeout()
-    if sources.urls:
-        readings, failed = _read_sources(hosts, sources, config, limit, placing=True)
-        if not hosts and len(sources.urls) == 1 and failed:
-            raise StudioError(failed[0])
-        statuses = [r.status.at_peak() for r in readings if r.status is not None]  # --window: room at the peak
-        failures = {r.host: r.error or "not read" for r in readings if r.status is None}
-        names = [r.host for r in readings]
-    else:
-        statuses, failures = _statuses(hosts, limit)
-        names = list(hosts)
+    from rbln_artifact_studio.places.fleet_sources import to_place
+
+    readings, failed = _read_sources(hosts, sources, config, timeout or default_timeout(), placing=True)
+    if not hosts and len(sources.urls) == 1 and failed:
+        raise StudioError(failed[0])
+    statuses, failures = to_place(readings)  # --window: each node at its peak, whatever sources joined it
+    names = [r.node for r in readings]
     placements = [place(a, statuses, failures, label=t) for a, t in zip(artifacts, targets, strict=True)]
     if as_json:
         answer: dict[str, Any] = {"servers": names, "placements": [p.to_json() for p in placements]}
@@ -353,7 +311,7 @@ def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, t
     else:
         print("\n".join(server_plan_text(p) for p in plans))
         for host, why in failures.items():
-            print(f"{host}: FAILED: {why}")
+            print(line_shown(f"{name_shown(host)}: FAILED: {why}"))
     return 0 if any(p.fits for p in plans) else 1
 
 
@@ -364,28 +322,28 @@ def scan_fleet(
     on_issue: Callable[[str, str], None] | None = None,
     failed: list[str] | None = None,
 ) -> Iterator[ArtifactSummary]:
-    """The rows of several servers' folders (each a server's folder, or PATH on every `--on` server), read at
-    once; a server that cannot be read is a row with its reason (its URL also appended to `failed`: no artifact)."""
-    from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
+    """The rows of several places (a server's folder, a bucket, or PATH on every `--on` server), each scanned by
+    its kind through places.dispatch, all at once; a place that cannot be read is a row with its reason (its URL
+    also appended to `failed`: no artifact)."""
+    from rbln_artifact_studio.places import dispatch
+    from rbln_artifact_studio.places.kind import ScanOptions
 
     registry.configure_from_environment()
-    folders: list[ServerFolder] = []
+    places: list[Location] = []
     for root in roots:
         where = parse_location(root)
-        if isinstance(where, ServerFolder):
-            folders.append(where)
+        if not dispatch.capabilities(where).on_this_computer:
+            places.append(where)
         elif entries:
-            folders += [ServerFolder(h, root) for h in hosts_of(entries)]
+            places += [ServerFolder(h, root) for h in hosts_of(entries)]
         else:
             raise StudioError(f"{root} is a folder here; scan several servers with {server_url('HOST')}/PATH or --on.")
-    by_url = {f.url: f for f in folders}
+    by_url = {str(p): p for p in places}
 
     def work(url: str, cancel: CancelToken, limit: float) -> list[ArtifactSummary]:
-        folder = by_url[url]
-        server = registry.server(folder.host)
         issues: list[str] = []
-        found = scan_remote(server, folder, cancel, on_issue=lambda _p, m: issues.append(m), total=limit)
-        rows = list(checked_rows(server, found))
+        options = ScanOptions(on_issue=lambda _p, m: issues.append(m), cancel=cancel, timeout=limit)
+        rows = list(dispatch.scan(by_url[url], options))
         if issues and not rows:  # the folder itself could not be walked (missing, no permission): a row says so
             raise StudioError(" ".join(issues))
         if on_issue is not None:
@@ -399,12 +357,10 @@ def scan_fleet(
         if result.value is not None:
             yield from result.value
         else:
-            folder = by_url[result.host]
             if failed is not None:
-                failed.append(folder.url)
-            yield ArtifactSummary(
-                folder.url, folder.name, Status.INVALID, [f"Cannot scan {folder.url}: {result.error}"]
-            )
+                failed.append(result.host)
+            name = by_url[result.host].name
+            yield ArtifactSummary(result.host, name, Status.INVALID, [f"Cannot scan {result.host}: {result.error}"])
 
 
 # ---- server groups (@GROUP) ------------------------------------------------------------------------------------
@@ -414,7 +370,9 @@ def group_member(entry: str) -> str:
     """A server as a group keeps it (its URL); StudioError for a folder, a bucket, a group or no server name."""
     if entry.startswith(GROUP_PREFIX):
         raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
-    if not is_local(entry) and not names_a_server(entry) and isinstance(parse_location(entry), ServerFolder):
+    from rbln_artifact_studio.places.dispatch import server_folder
+
+    if not is_local(entry) and not names_a_server(entry) and server_folder(parse_location(entry)) is not None:
         raise StudioError(
             f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
         )

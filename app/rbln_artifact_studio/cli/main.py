@@ -46,6 +46,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """--timeout's value: a finite number of seconds above 0 (core's one check), else argparse's usage error."""
+    import argparse
+
+    from rbln_artifact_studio.core.numbers import BadNumber, positive_seconds
+
+    try:
+        return positive_seconds(text, "")
+    except BadNumber as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -58,7 +70,9 @@ def _flag(*names: str) -> list[str]:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    from rbln_artifact_studio.core.shown import line_shown
+
+    print(f"warning: {line_shown(message)}", file=sys.stderr)
 
 
 def _print_json(data: Any) -> None:
@@ -187,17 +201,15 @@ def _inspector(args: argparse.Namespace) -> Any:
 
 def _open_verdict(target: str, args: argparse.Namespace) -> Any:
     """_open for a command that gives a verdict: a config that fails validation makes the artifact invalid
-    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1)."""
-    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError
-    from rbln_artifact_studio.core.location import LocalFolder, parse_location
-    from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1);
+    told by the error's class, which every kind of place keeps."""
+    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError, NotAnArtifactError
 
     try:
         return _open(target, args)
+    except NotAnArtifactError:
+        raise
     except ConfigError as exc:
-        where = parse_location(target)
-        if not isinstance(where, LocalFolder) or not os.path.lexists(os.path.join(where.path, CONFIG_NAME)):
-            raise
         raise InvalidArtifactError(exc.message, hint=exc.hint) from None
 
 
@@ -224,6 +236,9 @@ def _resize(args: argparse.Namespace, target: int | None, budget_text: str | Non
         result = dispatch.resize(request, Report(_log_line, _bar_progress()))
     except NoKvCacheError as exc:
         raise _as_optimum_refusal(exc, args.dir) from None
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.target)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     for shared in result.unshared:
@@ -259,6 +274,21 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             _print_json(description_dict(exc.description))
         else:
             print(description_text(exc.description))
+        return 0
+    if args.what_if is not None:  # what a compile at that budget gives: the details' What-if table
+        from rbln_artifact_studio.core.display.explore_display import what_if_text
+        from rbln_artifact_studio.core.planning.explore import what_if
+
+        result = what_if(artifact, args.what_if)
+        if args.json:
+            from rbln_artifact_studio.core.display.report import breakdown_dict
+
+            what = {"memory_budget": args.what_if, "kvcache_num_blocks": result.blocks, "current": result.current}
+            _print_json(
+                {**what, "floor": result.floor, "full": result.full, "breakdown": breakdown_dict(result.breakdown)}
+            )
+        else:
+            print(what_if_text(result, artifact.npu.chiplets if artifact.npu else 1))
         return 0
     budget = parse_budget(args.memory_budget)
     if args.json:
@@ -400,6 +430,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # The wizard's defaults where none were given (one function for both): a partition that divides max_seq_len.
     request = with_defaults(compile_request(args), devices_given=args.num_devices is not None)
     result = compile_to(request, output, BackendChoice.parse(args.backend), Report(_log_line, _bar_progress()))
+    from rbln_artifact_studio.places.read_back import confirm_blocks
+
+    confirm_blocks(result.where, result.num_blocks)  # what the place holds now is what is confirmed
     for warning in result.warnings:
         _warn(warning)
     if args.json:
@@ -561,15 +594,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     """`download SERVER-OR-BUCKET-ARTIFACT DEST`: the artifact as it is into the new folder DEST here, whole or not
-    at all (as the desktop's Download to This Computer)."""
-    from pathlib import Path
-
+    at all (as the desktop's Download to This Computer); DEST parsed once as a location (a URL is refused)."""
     from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.progress import Progress
     from rbln_artifact_studio.core.sizes import format_bytes
     from rbln_artifact_studio.places.download import download
 
-    done = download(parse_location(args.source), Path(args.dest), Progress(_bar_progress()))
+    done = download(parse_location(args.source), parse_location(args.dest), Progress(_bar_progress()))
     if args.json:
         _print_json({"source": args.source, "output": str(done.where.path), "bytes": done.size})
     else:
@@ -618,7 +649,7 @@ def _add_timeout(p: argparse.ArgumentParser, prometheus: bool = False) -> None:
     also = " (a --prometheus: its whole read, every request together)" if prometheus else ""
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
         f"in time is a row with that reason{also}",
@@ -706,7 +737,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = command("inspect", cmd_inspect, "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
     p.add_argument("dir")
-    p.add_argument(*_flag("--memory_budget"), dest="memory_budget", help="show the breakdown under this budget")
+    p.add_argument(
+        *_flag("--memory_budget"), dest="memory_budget", help="show this artifact's breakdown within this budget"
+    )
+    p.add_argument(
+        "--what-if",
+        metavar="BUDGET",
+        help="show what a compile at this memory_budget gives instead (blocks and breakdown, as the details' What if)",
+    )
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
@@ -726,7 +764,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="a server's folder: give each server this long in all (default 600)",
     )
@@ -957,12 +995,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     plain_get = _plain_get(args_list)
     args = plain_get or build_parser(command_named(args_list)).parse_args(args_list)
     from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
+    from rbln_artifact_studio.core.numbers import BadNumber
+    from rbln_artifact_studio.core.shown import line_shown
 
     if getattr(args, "verbose", False):
         from rbln_artifact_studio.core.logs import logger, setup
 
         setup(verbose=True)
-        logger(__name__).debug("%s %s", PROG, " ".join(given))
+        logger(__name__).debug("%s %s", PROG, " ".join(given))  # the log's formatter redacts URL passwords
 
     try:
         if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
@@ -972,10 +1012,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
             return int(args.func(args))
     except InvalidArtifactError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
+        print(f"error: {line_shown(exc.one_line())}", file=sys.stderr)
         return EXIT_INVALID
+    except BadNumber as exc:  # a number typed into an environment variable: a usage error, as a flag's
+        print(f"error: {line_shown(exc.one_line())}", file=sys.stderr)
+        return EXIT_USAGE
     except StudioError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
+        print(f"error: {line_shown(exc.one_line())}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by
@@ -1000,7 +1043,10 @@ def _internal_error(exc: Exception) -> int:
     logger(__name__).debug("internal error", exc_info=exc)  # the traceback, with --verbose
     if os.environ.get("RBLN_STUDIO_DEBUG"):
         raise exc
-    print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
+    from rbln_artifact_studio.core.shown import line_shown
+
+    said = line_shown(str(exc))
+    print(f"internal error: {type(exc).__name__}: {said} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
     return EXIT_ERROR
 
 

@@ -67,9 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         ours, qt_args = split_qt_options(arguments)
         args = parse_arguments(ours)
-        from rbln_artifact_studio.gui.app.binding_check import binding_problem
+        from rbln_artifact_studio.gui.app.platform_libraries import platform_problem
 
-        problem = binding_problem()
+        # First, before any Qt import: without these libraries importing PySide6 fails, or Qt's X11 plugin aborts
+        problem = platform_problem(qt_args)
+        if not problem:
+            from rbln_artifact_studio.gui.app.binding_check import binding_problem
+
+            problem = binding_problem()
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 1
@@ -112,15 +117,18 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
         report_and_exit(app, window)
     elif args.demo:
         window.open_demo()
+        window.help.show_demo_tour()  # what to try on it
     elif args.folder:
         from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.core.location import LocalFolder, ServerFolder, parse_location
+        from rbln_artifact_studio.core.location import parse_location
+        from rbln_artifact_studio.places import dispatch
 
         try:
             where = parse_location(args.folder)
         except StudioError:
             where = None  # open_folder says what is wrong with it, in the window
-        if where is not None and not isinstance(where, LocalFolder | ServerFolder):  # a bucket's or another place's
+        # A folder here or a server's opens as a folder (the server connected); any other place (a bucket) as such.
+        if where is not None and dispatch.path_here(where) is None and dispatch.server_folder(where) is None:
             from rbln_artifact_studio.gui.models.place_scan import open_place
 
             open_place(window.jobs, window.model, where)  # its rows, in a job

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NotAnArtifactError, StudioError, reworded
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
 from rbln_artifact_studio.core.fleet.file_access import AccessFiles, Entry, path_there
 from rbln_artifact_studio.core.fleet.sent_files import Pieces
@@ -25,6 +25,7 @@ from rbln_artifact_studio.core.simulator.container import MAGIC, PREAMBLE_SIZE, 
 from rbln_artifact_studio.core.status import Problem
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES
+from rbln_artifact_studio.objectstore.claim import describe_incomplete, read_owner
 from rbln_artifact_studio.objectstore.store import Bucket, Obj
 
 TEXTS = frozenset({CONFIG_NAME, "config.json", PIPELINE_INDEX})
@@ -167,7 +168,7 @@ def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
         problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
     except StudioError as exc:
-        raise StudioError(_named_there(exc.message, root, found.prefix), hint=exc.hint) from None
+        raise reworded(exc, _named_there(exc.message, root, found.prefix)) from None
     return _in_bucket(artifact, root, found.prefix)
 
 
@@ -198,19 +199,20 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
     for item in group(prefix, objects):
         if item.prefix == prefix:
             if item.incomplete:
-                raise StudioError(incomplete_message(prefix))
+                raise StudioError(incomplete_message(prefix, bucket))
             return bucket, item
     if not objects:
         raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
-    raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
+    raise NotAnArtifactError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
 
 
-def incomplete_message(prefix: BucketPrefix) -> str:
-    return (
-        f"{prefix} is an incomplete copy (a resize to a copy stopped before it finished): run that copy again, "
-        "which removes it and the multipart uploads it left first, or delete the prefix (and abort its uploads: "
-        "aws s3api list-multipart-uploads lists them)."
-    )
+def incomplete_message(prefix: BucketPrefix, bucket: Bucket | None = None) -> str:
+    """Why the prefix is no artifact: its marker's writer (read from the bucket when given) is at work, or stopped."""
+    try:
+        found = read_owner(bucket, prefix) if bucket is not None else None
+    except StudioError:
+        found = None  # the words then name no writer
+    return describe_incomplete(prefix, found)
 
 
 def open_bucket_artifact(prefix: BucketPrefix) -> Artifact:

@@ -8,13 +8,15 @@ pending slots are ignored, as on disk). A store that ignores the conditions is f
 is refused there. A multimodal model's language model is resized as on disk: its graphs, then the model's
 rbln_config.json (the nested section), then the language model's own, which commits the count.
 
-To a copy: a marker object first (the prefix is incomplete until it is gone), the payload objects copied
-server-side (the graphs rebuilt around their new header: UploadPartCopy of the rest), rbln_config.json last,
-then the marker removed. A copy that fails or is cancelled (Ctrl-C, SIGTERM, the desktop's Cancel) aborts its
-multipart uploads and removes what it wrote, the marker last; what it could not remove is named in its error. A
-killed copy leaves a prefix scans call incomplete; the same copy run again removes it, and aborts the multipart
-uploads the killed run left to its keys (a store keeps, and bills, their parts until then). An in-place resize
-aborts those a killed one left to the artifact's keys, under its lock.
+To a copy: the prefix claimed first by a marker object naming its writer (claim.py: a prefix another live writer
+holds is refused before anything is written; the prefix is incomplete until the marker is gone), the payload
+objects copied server-side (the graphs rebuilt around their new header: UploadPartCopy of the rest),
+rbln_config.json last, then the marker removed. A copy that fails or is cancelled (Ctrl-C, SIGTERM, the desktop's
+Cancel) aborts its multipart uploads and removes the keys it wrote, the marker last, while the marker is its own;
+what it could not remove is named in its error. A killed copy leaves a prefix scans call incomplete; the next copy
+into it takes the dead writer's marker over, removes what it left and aborts the multipart uploads it began (a
+store keeps, and bills, their parts until then). An in-place resize aborts those a killed one left to the
+artifact's keys, under its lock.
 
 Each crossing is one function given the ResizeRequest as the CLI or the dialog built it (places/bucket.py picks it
 by the pair of kinds): all check the request against the artifact through plan(), before any write, and a copy into
@@ -36,7 +38,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import CancelledError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
-from rbln_artifact_studio.core.location import BucketPrefix, Location
+from rbln_artifact_studio.core.location import BucketPrefix, Location, expect
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.operations.resize import (
@@ -62,6 +64,7 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
+from rbln_artifact_studio.objectstore.claim import Claim, held_by, read_owner
 from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable
 from rbln_artifact_studio.objectstore.store import Bucket, Obj, Patch
 
@@ -246,8 +249,7 @@ class BucketLock:
 
 
 def _prefix(where: Location | None) -> BucketPrefix:
-    assert isinstance(where, BucketPrefix), where  # places/bucket.py sends each crossing its kinds of place
-    return where
+    return expect(where, BucketPrefix)  # places/bucket.py sends each crossing its kinds of place
 
 
 def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:
@@ -301,41 +303,48 @@ def _expected_objects(found: Found) -> dict[str, int]:
     return {name: obj.size for name, obj in found.objects.items()}
 
 
-def _prepare_output(
-    bucket: Bucket, output: BucketPrefix, progress: Progress, names: set[str] | None = None
-) -> list[Obj]:
-    """Refuse an output prefix that holds anything but an unfinished copy of ours; clean that one, and abort the
-    multipart uploads a killed copy left to the keys this copy writes (names, below output). Its objects."""
+def _check_output(bucket: Bucket, output: BucketPrefix) -> None:
+    """Refuse an output prefix that holds anything but an unfinished copy whose writer is gone (which the copy's
+    Claim removes), or that a live writer holds; writes nothing."""
     objects = bucket.listing(output)
-    held = {o.key[len(output.key_prefix) :] for o in objects}
-    if objects and INCOMPLETE_MARKER not in held:
-        return objects
-    if names is not None:
-        aborted = bucket.abort_uploads(output, {output.key_prefix + name for name in names})
-        if aborted:
-            progress.say(f"{output}: aborted {aborted} unfinished upload(s) a stopped copy left")
-    if objects:
-        progress.say(f"{output} holds an unfinished copy (a run was stopped); removing it first")
-        bucket.delete([o.key for o in objects if not o.key.endswith(INCOMPLETE_MARKER)])
-        bucket.delete([output.key_prefix + INCOMPLETE_MARKER])  # last: until it is gone, scans skip the prefix
-    return []
+    if not objects:
+        return
+    if not any(o.key == output.key_prefix + INCOMPLETE_MARKER for o in objects):
+        raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
+    found = read_owner(bucket, output)
+    owner = found[0] if found else None
+    if owner is not None and not owner.gone():
+        raise StudioError(held_by(output, owner))
 
 
 class CopyWrites:
-    """A copy's writes below its output prefix: on a failure or a cancel, its multipart uploads are aborted and
-    what it wrote removed, the marker last; the error then says so, or says what is left and how to recover it."""
+    """A copy's writes below the output prefix it claimed: on a failure or a cancel, while the claim is still its
+    own, its multipart uploads are aborted and the keys it wrote removed, the marker last; the error then says so,
+    or says what is left and how to recover it."""
 
-    def __init__(self, bucket: Bucket, output: BucketPrefix, names: set[str]) -> None:
-        self.bucket, self.output, self.names = bucket, output, names
-        self.marker = output.key_prefix + INCOMPLETE_MARKER
+    def __init__(self, claim: Claim, names: set[str]) -> None:
+        self.claim, self.names = claim, names
+        self.bucket, self.output = claim.bucket, claim.output
 
     def __enter__(self) -> CopyWrites:
         return self
 
+    def write(self, key: str, write: Callable[[str], int]) -> int:
+        """write(key), the key counted as this copy's unless the store refused it as another's (If-None-Match)."""
+        self.claim.written.add(key)
+        try:
+            return write(key)
+        except ConditionFailed:
+            self.claim.written.discard(key)
+            raise
+
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
         if exc is None:
             return
-        told = self.undo()
+        try:
+            told = self.undo()
+        finally:
+            self.claim.end()
         if isinstance(exc, StudioError):
             # A cancel's own words ("nothing was changed") would contradict a prefix left incomplete: replaced.
             said = (
@@ -348,13 +357,15 @@ class CopyWrites:
             say_left(exc, told)  # the CLI's "cancelled:" line says it
 
     def undo(self) -> str:
-        """Remove the copy's writes; a sentence saying that they are gone, or what is left."""
-        keys = {self.output.key_prefix + name for name in self.names}
+        """Remove the copy's writes while the prefix is still its own; a sentence saying that they are gone, or
+        what is left."""
         try:
-            self.bucket.abort_uploads(self.output, keys)
-            written = [o.key for o in self.bucket.listing(self.output) if o.key in keys]
-            self.bucket.delete(written)
-            self.bucket.delete([self.marker])
+            if not self.claim.ours():
+                return f"{self.output} was claimed by another writer meanwhile; nothing of it was removed."
+            # The prefix is this copy's: the uploads to its keys are its own.
+            self.bucket.abort_uploads(self.output, {self.output.key_prefix + name for name in self.names})
+            self.bucket.delete(sorted(self.claim.written))
+            self.claim.release()
         except (StudioError, KeyboardInterrupt):
             return (
                 f"{self.output} is left incomplete (its {INCOMPLETE_MARKER} object stays, so scans call it an "
@@ -399,29 +410,40 @@ def _write_copy(
     objects: list[tuple[str, Callable[[str], int]]],
     total: int,
     label: str,
+    doing: str,
     what: str,
     progress: Progress,
 ) -> ResizeResult:
-    """The one way a copy is written below output: the marker object, each object but the configs by its writer
-    (given the key to write; the bytes it wrote), the configs last, the marker removed; undone by CopyWrites when it
-    fails. total: the bytes of the whole artifact, configs included."""
+    """The one way a copy is written below output: the prefix claimed (its marker object, claim.py), each object
+    but the configs by its writer (given the key to write; the bytes it wrote), the configs last, the marker removed;
+    undone by CopyWrites when it fails. total: the bytes of the whole artifact, configs included; doing: the progress
+    words; what: the kind of write the marker records ("compile", "resize to a copy")."""
     names = {name for name, _ in objects} | set(configs)
-    marker = output.key_prefix + INCOMPLETE_MARKER
-    # The marker outside CopyWrites: a marker already there is another run's copy, never ours to remove.
-    bucket.put(marker, json.dumps({"source": label, "kvcache_num_blocks": made.count}).encode(), create=True)
-    with CopyWrites(bucket, output, names):
+    claim = Claim(bucket, output, what, source=label, kvcache_num_blocks=made.count)
+    claim.take(progress)  # refused here, before anything is written, when another live writer holds the prefix
+    with CopyWrites(claim, names) as writes:
         faults.checkpoint("copy.locked")
-        progress.start(total, what)
+        progress.start(total, doing)
         for i, (name, write) in enumerate(objects):
             if name in configs:
                 continue
-            progress.advance(write(output.key_prefix + name))
+            progress.advance(writes.write(output.key_prefix + name, write))
             faults.checkpoint(f"copy.object.{i}")
         faults.checkpoint("copy.copied")
         for name, data in configs.items():  # the language model's own last
-            bucket.put(output.key_prefix + name, data, create=True)
+
+            def put(key: str, data: bytes = data) -> int:
+                bucket.put(key, data, create=True)
+                return len(data)
+
+            writes.write(output.key_prefix + name, put)
         faults.checkpoint("copy.config_written")
-        bucket.delete([marker])
+        if not claim.release():
+            raise StudioError(
+                f"Another writer claimed {output} while this copy ran (the store at {bucket.ep.url} may ignore "
+                "conditional writes), so what it holds is not this copy alone: check it with inspect, or delete it "
+                "and run the copy again."
+            )
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
     return BucketResizeResult.at(output, made.previous, made.count, made.warnings, bytes_copied=total)
 
@@ -444,8 +466,7 @@ def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = No
     if _already_done(bucket, output, read, configs):
         progress.say(f"{output} already holds this copy with kvcache_num_blocks={made.count}; nothing to do")
         return BucketResizeResult.at(output, made.previous, made.count, made.warnings, already_done=True)
-    if _prepare_output(bucket, output, progress, set(read.found.objects) | set(configs)):
-        raise StudioError(f"The output {output} is not empty; choose a new prefix.")
+    _check_output(bucket, output)
     patches = made.patches()
 
     def copier(name: str, obj: Obj) -> Callable[[str], int]:
@@ -468,8 +489,10 @@ def resize_bucket_to_copy(request: ResizeRequest, progress: Progress | None = No
         return write
 
     objects = [(name, copier(name, obj)) for name, obj in sorted(read.found.objects.items())]
-    what = f"Copying {source.name} to {output.name}"
-    return _write_copy(bucket, output, made, configs, objects, read.found.size, source.url, what, progress)
+    doing = f"Copying {source.name} to {output.name}"
+    return _write_copy(
+        bucket, output, made, configs, objects, read.found.size, source.url, doing, "resize to a copy", progress
+    )
 
 
 def download_objects(read: Read, folder: Path, progress: Progress) -> None:
@@ -505,33 +528,31 @@ def resize_bucket_to_folder(request: ResizeRequest, progress: Progress | None = 
     read, made = read_planned(_prefix(request.source), request)
     assert request.output_folder is not None, request
     output = check_new_output_dir(request.output_folder)
-    with StagingDir(output) as staging:
+    with StagingDir(output, what="resize to a copy") as staging:
         download_resized(read, made, staging.path, progress)
         staging.publish()
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
     return ResizeResult(output, made.previous, made.count, made.warnings, read.found.size)
 
 
-def check_output_prefix(
-    output: BucketPrefix, progress: Progress | None = None, names: set[str] | None = None
-) -> Bucket:
-    """Refuse an output prefix that holds anything but an unfinished copy of ours (which is removed, with the
-    uploads a stopped copy left to the keys named); its bucket. A copy into a bucket asks this before it fetches
-    anything, and again when it writes."""
+def check_output_prefix(output: BucketPrefix, progress: Progress | None = None) -> Bucket:
+    """Refuse an output prefix that holds anything but an unfinished copy whose writer is gone, or that another live
+    writer holds; its bucket. A copy into a bucket asks this before it fetches or compiles anything; its claim, when
+    it writes, asks again atomically."""
     bucket = Bucket(output)
-    if _prepare_output(bucket, output, progress or Progress(), names):
-        raise StudioError(f"The output {output} is not empty; choose a new prefix. Nothing was changed.")
+    _check_output(bucket, output)
     return bucket
 
 
 def resize_folder_to_bucket(
-    request: ResizeRequest, progress: Progress | None = None, folder: Path | None = None
+    request: ResizeRequest, progress: Progress | None = None, folder: Path | None = None, what: str = ""
 ) -> ResizeResult:
     """A folder here to a bucket: a resized copy uploaded below request.output, each graph with its new header,
     rbln_config.json last (the marker object keeps it incomplete until then); the folder is only read. folder: where
     the source's bytes are here when the source is elsewhere (a server's folder fetched into a staging folder; the
     messages name the source). A request with neither count nor budget uploads the folder as it is, whichever
-    compiler wrote it (a compile's delivery)."""
+    compiler wrote it (a compile's delivery). what: the kind of write its marker records (by default a compile's
+    delivery for a request without a count, else a resize to a copy)."""
     progress = progress or Progress()
     output = _prefix(request.output)
     folder = folder or request.folder
@@ -544,7 +565,7 @@ def resize_folder_to_bucket(
         for path, _ in iter_files(folder)
         if path.is_file() and not any(is_internal_name(part) for part in path.relative_to(folder).parts)
     )
-    bucket = check_output_prefix(output, progress, {name for name, _ in files} | set(configs))
+    bucket = check_output_prefix(output, progress)
 
     def uploader(name: str, path: Path) -> Callable[[str], int]:
         def write(key: str) -> int:
@@ -556,5 +577,6 @@ def resize_folder_to_bucket(
 
     objects = [(name, uploader(name, path)) for name, path in files]
     total = sum(path.stat().st_size for _, path in files)
-    what = f"Uploading {Path(label).name} to {output}"
-    return _write_copy(bucket, output, made, configs, objects, total, label, what, progress)
+    doing = f"Uploading {Path(label).name} to {output}"
+    what = what or ("compile" if request.as_it_is else "resize to a copy")
+    return _write_copy(bucket, output, made, configs, objects, total, label, doing, what, progress)

@@ -49,7 +49,7 @@ def row_of(bucket: Bucket, found: Found, pieces: Pieces | StudioError) -> Artifa
     """The row of one artifact with the verdict inspect gives it."""
     url = found.prefix.url
     if found.incomplete:
-        return ArtifactSummary(url, found.prefix.name, Status.INVALID, [incomplete_message(found.prefix)])
+        return ArtifactSummary(url, found.prefix.name, Status.INVALID, [incomplete_message(found.prefix, bucket)])
     row = ArtifactSummary(url, found.prefix.name, Status.CHECKING, size_on_disk=found.size)
     if isinstance(pieces, StudioError):
         return with_verdict(row, pieces)

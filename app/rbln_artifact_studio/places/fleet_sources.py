@@ -1,18 +1,22 @@
-"""The fleet console's sources: an SSH server, a server group (@GROUP) or a Prometheus URL, all read at once into
-one list of nodes, each a row of NPUs or the reason it could not be read; "where does this fit?" across all.
+"""The one fleet reader of the CLI (devices, place) and the Fleet Console: SSH servers, server groups (@GROUP) and
+Prometheus URLs read at once and merged into one list of nodes, each node once, a row of NPUs or the reason it
+could not be read; "where does this fit?" across all.
 
 A source kind plugs in by a reader (`READERS`): the SSH kinds read through remote/fleet (one fan-out for every
 server and group, each server once), Prometheus through its reader (one or two queries for the whole fleet).
+How the readings of one node merge (an SSH server that a Prometheus also scrapes, a node behind two Prometheus):
+`one_per_node` below, and docs/servers.md.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
+import functools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, Npu, NpuKey, Point, node_row, npu_row
@@ -27,6 +31,7 @@ from rbln_artifact_studio.core.sizes import format_bytes
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.planning.placement import Placement
+    from rbln_artifact_studio.remote.prometheus import HttpConfig
 
 
 class SourceKind(str, Enum):
@@ -91,6 +96,8 @@ class NodeReading:
     drifts: tuple[ContextDrift, ...] = ()
     extras: Mapping[int, NpuExtras] = field(default_factory=dict)  # per NPU index
     also: tuple[Source, ...] = ()  # the other sources that see the node: it is shown once, naming them all
+    notes: tuple[str, ...] = ()  # what the CLI prints under the node: how its sources were merged, what failed
+    whole: bool = False  # the row of a source that could not be asked at all (a Prometheus URL): no node of it
 
     @property
     def label(self) -> str:
@@ -101,15 +108,48 @@ class NodeReading:
 @dataclass(frozen=True)
 class ReadOptions:
     """How to read the sources: each server's (and each Prometheus') time limit, a cancel, whether to match the
-    processes with their artifacts (drift), and promtool's HTTP config file for the Prometheus sources."""
+    processes with their artifacts (drift), and for the Prometheus sources promtool's HTTP config (a file or one
+    loaded), label matchers narrowing the series, a window whose peak each NPU is judged by, and whether memory
+    alone is read (placing needs no more). longer: how the user gives a server more time (the CLI's --timeout)."""
 
     timeout: float
     cancel: CancelToken | None = None
     with_drift: bool = True
-    http_config: str = ""
+    http_config: str | HttpConfig = ""
+    match: str | None = None
+    window: str | None = None
+    memory_only: bool = False
+    longer: str | None = None
 
 
 Reader = Callable[[Sequence[Source], ReadOptions], list[NodeReading]]
+T = TypeVar("T")
+
+
+def _at_once(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Each call at once, the last in this thread and the others in daemon threads; their results in order.
+
+    Daemon threads, not a pool: the CLI's Ctrl+C leaves at once instead of waiting for a slow server or
+    Prometheus (each call is bounded by its own time limit, and stopped by its cancel token)."""
+    results: list[T | None] = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            results[i] = calls[i]()
+        except BaseException as exc:  # handed to the caller's thread, never lost in this one
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), name="fleet-source", daemon=True) for i in range(len(calls) - 1)]
+    for thread in threads:
+        thread.start()
+    if calls:
+        run(len(calls) - 1)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
 
 
 def _read_ssh(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
@@ -126,25 +166,30 @@ def _read_ssh(sources: Sequence[Source], options: ReadOptions) -> list[NodeReadi
             continue
         for host in hosts:
             owner.setdefault(parse_host(host), source)
-    readings = read_fleet(list(owner), options.timeout, with_drift=options.with_drift, cancel=options.cancel)
-    return failed + [NodeReading(owner[r.host], r.host, r.status, r.error, r.drifts) for r in readings]
+    readings = read_fleet(
+        list(owner), options.timeout, with_drift=options.with_drift, cancel=options.cancel, longer=options.longer
+    )
+    return failed + [NodeReading(owner[r.host], r.host, r.status, r.error, r.drifts, notes=r.notes) for r in readings]
 
 
 def _read_prometheus(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
     """Every node each Prometheus knows (one query each, all at once); one that cannot be asked is a row."""
-    from rbln_artifact_studio.remote.prometheus import read_fleet
+    from rbln_artifact_studio.remote.prometheus import GAUGES, MEMORY, read_fleet, redact
+
+    gauges = MEMORY if options.memory_only else GAUGES
 
     def ask(source: Source) -> list[NodeReading]:
         if options.cancel is not None and options.cancel.cancelled:
-            return [NodeReading(source, source.name, None, "Cancelled.")]
+            return [NodeReading(source, redact(source.name), None, "Cancelled.", whole=True)]
         try:
-            fleet = read_fleet(source.name, None, None, options.timeout, options.http_config or None)
+            fleet = read_fleet(
+                source.name, options.match, options.window, options.timeout, options.http_config or None, gauges=gauges
+            )
         except StudioError as exc:
-            return [NodeReading(source, source.name, None, exc.one_line())]
+            return [NodeReading(source, redact(source.name), None, exc.one_line(), whole=True)]
         return [NodeReading(source, r.host, r.status, r.error) for r in fleet.readings]
 
-    with concurrent.futures.ThreadPoolExecutor(min(len(sources), 8), thread_name_prefix="prometheus") as pool:
-        return [reading for readings in pool.map(ask, sources) for reading in readings]
+    return [reading for readings in _at_once([functools.partial(ask, s) for s in sources]) for reading in readings]
 
 
 def _prometheus_history(source: Source, window: float, options: ReadOptions) -> dict[NpuKey, list[Point]]:
@@ -172,52 +217,183 @@ def read_sources(sources: Sequence[Source], options: ReadOptions) -> list[NodeRe
         by_reader.setdefault(READERS[source.kind], []).append(source)
     if not by_reader:
         return []
-    with concurrent.futures.ThreadPoolExecutor(len(by_reader), thread_name_prefix="fleet-source") as pool:
-        futures = {pool.submit(reader, group, options): group for reader, group in by_reader.items()}
-        readings: list[NodeReading] = []
-        for future, group in futures.items():
-            try:
-                readings += future.result()
-            except StudioError as exc:
-                readings += [NodeReading(s, s.name, None, exc.one_line()) for s in group]
+
+    def read(reader: Reader, group: list[Source]) -> list[NodeReading]:
+        try:
+            return reader(group, options)
+        except StudioError as exc:
+            return [NodeReading(s, shown(s), None, exc.one_line(), whole=True) for s in group]
+
+    calls = [functools.partial(read, reader, group) for reader, group in by_reader.items()]
+    readings = [reading for found in _at_once(calls) for reading in found]
     order = {s: i for i, s in enumerate(sources)}
     readings.sort(key=lambda r: order.get(r.source, len(order)))  # stable: each source's own order kept
-    return _merged(readings)
+    return one_per_node(readings)
 
 
-def _merged(readings: list[NodeReading]) -> list[NodeReading]:
-    """Each node once: a Prometheus node that is also an SSH server joins the server's reading (its utilization,
-    temperature and pods beside the tool's figures) instead of being a second row of the same NPUs."""
-    ssh_at: dict[str, int] = {}
-    for i, r in enumerate(readings):
-        if r.source.kind is not SourceKind.PROMETHEUS and not r.node.startswith(GROUP_PREFIX):
-            ssh_at.setdefault(machine_name(r.node), i)
-    out: list[NodeReading | None] = list(readings)
-    for i, r in enumerate(readings):
-        if r.source.kind is not SourceKind.PROMETHEUS or r.node == r.source.name:  # a URL not read at all: its row
+# ---- each node once ------------------------------------------------------------------------------------------
+#
+# A node is one machine whatever sources see it. Identity: its NPUs' uuids where both readings give them (another
+# uuid is another NPU, so two clusters' "node-1" stay two nodes), else its machine name (core/location.machine_name:
+# an ssh host without user and port, a Prometheus node's hostname label). Two SSH readings are never merged: two
+# ports of one address are often two machines (containers), and the SSH readers already read each server once.
+#
+# Which figure wins:
+# - SSH and Prometheus: the SSH tool's exact figures (and its processes, drift); Prometheus adds utilization,
+#   temperature and pods where the tool gives none, and with a window each NPU's peak over it, so the node is
+#   judged at the higher of the peak and the tool's figure now (DeviceStatus.at_peak) whatever other source
+#   joined. Where the server cannot be read, Prometheus' reading stands in.
+# - Two Prometheus (an HA pair scraping one exporter): each NPU's used memory and peak at the higher of the two.
+#   Not "the freshest": an instant query's answer carries the evaluation time, not the scrape's, so which is
+#   fresher is not in the answer; both figures were true within one scrape interval, and the higher one never
+#   claims room that one of them saw taken. The higher peak is the peak over both servers' samples (one may
+#   have missed some while it restarted).
+
+
+def _uuids(reading: NodeReading) -> frozenset[str]:
+    if reading.status is None:
+        return frozenset()
+    return frozenset([d.uuid for d in reading.status.devices if d.uuid])
+
+
+def _is_ssh(reading: NodeReading) -> bool:
+    return reading.source.kind is not SourceKind.PROMETHEUS
+
+
+def _alone(reading: NodeReading) -> bool:
+    """A row that names no node (a source that could not be asked, a group that could not be expanded)."""
+    return reading.whole or reading.node.startswith(GROUP_PREFIX)
+
+
+@dataclass
+class _Node:
+    """The readings of one node so far, with what identifies it."""
+
+    readings: list[NodeReading]
+    machines: set[str]
+    uuids: set[str]
+
+    def takes(self, reading: NodeReading, machine: str, uuids: frozenset[str]) -> bool:
+        if any(r.source == reading.source or (_is_ssh(r) and _is_ssh(reading)) for r in self.readings):
+            return False  # a source shows a node once; two SSH servers stay two (see above)
+        if uuids and self.uuids:
+            return not uuids.isdisjoint(self.uuids)
+        return machine in self.machines
+
+
+def one_per_node(readings: list[NodeReading]) -> list[NodeReading]:
+    """Each node once, where its first reading stood (see above for identity and which figure wins).
+
+    One pass with indexes by machine name and uuid: 10,000 nodes of one Prometheus, or of an HA pair, merge in
+    a small part of what reading them takes."""
+    sources = {r.source for r in readings}
+    if len(sources) < 2 or all(s.kind is not SourceKind.PROMETHEUS for s in sources):
+        return list(readings)  # nothing to merge: one source, or SSH servers alone (each read once)
+    nodes: list[_Node] = []
+    by_machine: dict[str, list[_Node]] = {}
+    by_uuid: dict[str, _Node] = {}
+    for r in readings:
+        if _alone(r):
+            nodes.append(_Node([r], set(), set()))
             continue
-        at = ssh_at.get(machine_name(r.node))
-        if at is None:
-            continue
-        server = out[at]
-        assert server is not None
-        out[at], out[i] = _joined(server, r), None
-    return [r for r in out if r is not None]
+        machine, uuids = machine_name(r.node), _uuids(r)
+        node = next((n for n in by_machine.get(machine, ()) if n.takes(r, machine, uuids)), None)
+        if node is None and uuids:  # another name for a node seen (an ssh alias, an address): its uuids tell
+            node = next((n for n in (by_uuid.get(u) for u in uuids) if n and n.takes(r, machine, uuids)), None)
+        if node is None:
+            node = _Node([], set(), set())
+            nodes.append(node)
+        node.readings.append(r)
+        if machine not in node.machines:
+            node.machines.add(machine)
+            by_machine.setdefault(machine, []).append(node)
+        node.uuids.update(uuids)
+        for u in uuids:
+            by_uuid.setdefault(u, node)
+    return [n.readings[0] if len(n.readings) == 1 else _one_node(n.readings) for n in nodes]
+
+
+def _one_node(group: list[NodeReading]) -> NodeReading:
+    """One node's readings as one: Prometheus' folded together, then joined to the SSH server's, if any."""
+    ssh = [r for r in group if _is_ssh(r)]
+    seen = [r for r in group if not _is_ssh(r)]
+    if not seen:
+        return group[0]
+    scraped = seen[0]
+    for other in seen[1:]:
+        scraped = _both_scraped(scraped, other)
+    if ssh:
+        return _joined(ssh[0], scraped)
+    if scraped.also:
+        note = f"also scraped by Prometheus at {', '.join(shown(s) for s in scraped.also)}; shown once"
+        scraped = replace(scraped, notes=(note, *scraped.notes))
+    return scraped
+
+
+@functools.lru_cache(maxsize=64)  # asked again for every node a source sees
+def shown(source: Source) -> str:
+    """A source's name as printed (a Prometheus URL without credentials)."""
+    if source.kind is not SourceKind.PROMETHEUS:
+        return source.name
+    from rbln_artifact_studio.remote.prometheus import redact
+
+    return redact(source.name)
+
+
+def _both_scraped(first: NodeReading, other: NodeReading) -> NodeReading:
+    """A node two Prometheus scrape: each NPU's used memory and peak at the higher of the two, the pods of both;
+    the one that read it where the other could not."""
+    if first.status is None and other.status is not None:
+        why = f"Prometheus at {shown(first.source)}: {first.error}"
+        return replace(other, also=(*other.also, first.source, *first.also), notes=(*other.notes, why))
+    also = (*first.also, other.source, *other.also)
+    if other.status is None:
+        return replace(first, also=also, notes=(*first.notes, f"Prometheus at {shown(other.source)}: {other.error}"))
+    notes = (*first.notes, *other.notes)
+    if first.status is None:
+        return replace(first, also=also, notes=notes)
+    if first.status.devices == other.status.devices:  # an HA pair's usual answer: the same samples
+        return replace(first, also=also, notes=notes)
+    devices = []
+    for device in first.status.devices:
+        twin = _same_npu(device, other.status.devices)
+        if twin is not None and (twin.used, twin.peak, twin.processes) != (device.used, device.peak, device.processes):
+            device = replace(
+                device,
+                used=max(device.used, twin.used),
+                peak=_higher(device.peak, twin.peak),
+                processes=tuple(dict.fromkeys((*device.processes, *twin.processes))),
+            )
+        devices.append(device)
+    window = first.status.window or other.status.window
+    return replace(first, status=replace(first.status, devices=tuple(devices), window=window), also=also, notes=notes)
+
+
+def _higher(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 def _joined(server: NodeReading, seen: NodeReading) -> NodeReading:
-    """An SSH server's reading with what a Prometheus says of the same node: the server's figures (its tool and
-    its processes) where it was read, Prometheus' where the tool gives none (utilization, temperature) and its
-    pods; Prometheus' reading where the server could not be read. Both sources named."""
+    """An SSH server's reading with what Prometheus says of the same node: the server's figures (its tool and
+    its processes) where it was read, Prometheus' where the tool gives none (utilization, temperature), its pods
+    and, with a window, each NPU's peak; Prometheus' reading where the server could not be read. Both sources
+    named."""
+    url = ", ".join(shown(s) for s in (seen.source, *seen.also))
     if server.status is None and seen.status is not None:
-        return replace(seen, also=(*seen.also, server.source, *server.also))
-    also = (*server.also, seen.source)
-    if server.status is None or seen.status is None:
-        return replace(server, also=also)
+        why = f"{server.node} could not be read over SSH ({server.error}); Prometheus at {url} shown instead"
+        return replace(seen, also=(*seen.also, server.source, *server.also), notes=(*seen.notes, why))
+    also = (*server.also, seen.source, *seen.also)
+    if server.status is None:
+        assert seen.status is None
+        return replace(server, also=also, error=f"{server.error}; Prometheus at {url}: {seen.error}")
+    if seen.status is None:
+        return replace(server, also=also, notes=(*server.notes, f"Prometheus at {url}: {seen.error}"))
     extras = dict(server.extras)
+    devices = []
     for device in server.status.devices:
         other = _same_npu(device, seen.status.devices)
         if other is None:
+            devices.append(device)
             continue
         known = extras.get(device.index, NpuExtras())
         pods = tuple(p.label() for p in other.processes)
@@ -226,7 +402,14 @@ def _joined(server: NodeReading, seen: NodeReading) -> NodeReading:
             known.temperature if known.temperature is not None or device.temperature is not None else other.temperature,
             tuple(dict.fromkeys((*(known.holders or [p.label() for p in device.processes]), *pods))),
         )
-    return replace(server, extras=extras, also=also)
+        if other.peak is not None:  # the tool's total is the one judged by (the text form rounds it)
+            device = replace(device, peak=min(other.peak, device.total))
+        devices.append(device)
+    status = server.status
+    if seen.status.window:  # judged at the higher of the tool's figure now and the window's peak (at_peak)
+        status = replace(status, devices=tuple(devices), window=seen.status.window)
+    note = f"also scraped by Prometheus at {url}; shown once"
+    return replace(server, status=status, extras=extras, also=also, notes=(*server.notes, note, *seen.notes))
 
 
 def _same_npu(device: Device, others: Sequence[Device]) -> Device | None:
@@ -310,7 +493,14 @@ def place_on_sources(artifact: Artifact, sources: Sequence[Source], options: Rea
     """Where the artifact fits now, across every node of every source (one answer, as `place --on`)."""
     from rbln_artifact_studio.core.planning.placement import place
 
-    readings = read_sources(sources, replace(options, with_drift=False))
-    statuses = [r.status for r in readings if r.status is not None]
-    failures = {r.node: r.error or "not read" for r in readings if r.status is None}
+    readings = read_sources(sources, replace(options, with_drift=False, memory_only=True))
+    statuses, failures = to_place(readings)
     return place(artifact, statuses, failures, label=str(artifact.path))
+
+
+def to_place(readings: Sequence[NodeReading]) -> tuple[list[DeviceStatus], dict[str, str]]:
+    """The nodes as placing judges them, each at its window's peak where one was read (whatever sources joined
+    it), and the nodes not read with why."""
+    statuses = [r.status.at_peak() for r in readings if r.status is not None]
+    failures = {r.node: r.error or "not read" for r in readings if r.status is None}
+    return statuses, failures

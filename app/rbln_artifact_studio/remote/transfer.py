@@ -24,14 +24,15 @@ from rbln_artifact_studio.core.location import Location, ServerFolder
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage import faults
-from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, PARTIAL_TAG, is_internal_name
+from rbln_artifact_studio.core.storage.fsutil import CLAIM_TAG, INCOMPLETE_MARKER, PARTIAL_TAG, is_internal_name
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.server import ANSWER_LIMIT, BOOT, Server, assembled_program
+from rbln_artifact_studio.remote.server_said import server_said
 from rbln_artifact_studio.remote.transport import kill_local, remote_group, timed_out, without_mark
 
 PROGRAM = "transfer"
-RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG})
+RULES = json.dumps({"config": CONFIG_NAME, "marker": INCOMPLETE_MARKER, "partial": PARTIAL_TAG, "claim": CLAIM_TAG})
 IDLE = 120.0  # seconds the server waits for the next bytes before it drops the copy (our process was killed)
 CHUNK = 4 << 20
 STOP_WAIT = 10.0  # seconds a stopped copy gets to remove its staging folder before it is killed there
@@ -60,6 +61,12 @@ def _refused(record: dict[str, Any], where: ServerFolder) -> StudioError:
     if why == "exists":
         return StudioError(
             f"The output folder {path} exists and is not empty; choose a new folder. Nothing was changed."
+        )
+    if why == "busy":
+        holder = record.get("holder") or "another copy"
+        return StudioError(
+            f"{path} is being written by {holder}; nothing was written. Try again when it is done, or choose "
+            "another folder."
         )
     if why == "appeared":
         return StudioError(f"{path} appeared while the copy ran; nothing was written there.")
@@ -194,7 +201,7 @@ class _Session:
         stderr = without_mark(b"".join(self.errors).decode("utf-8", "replace"))
         if self.server.transport.failed(self.proc.returncode):
             self.server.transport.raise_for_failure(stderr)
-        tail = " ".join(stderr.strip().splitlines()[-3:]) or f"status {self.proc.returncode}"
+        tail = server_said(stderr, f"status {self.proc.returncode}")  # a traceback in words, never its fragments
         return StudioError(f"The copy {self.what} failed on {self.server.host}: {tail}. Nothing was written.")
 
     def records(self, progress: Progress) -> Iterator[dict[str, Any]]:

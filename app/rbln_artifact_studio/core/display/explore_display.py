@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rbln_artifact_studio.core.planning.explore import ClickTarget, Exploration, exploration_text
+from rbln_artifact_studio.core.display.presentation import breakdown_rows, rows_text
+from rbln_artifact_studio.core.planning.explore import ClickTarget, Exploration, WhatIf, exploration_text
 from rbln_artifact_studio.core.sizes import format_bytes
 
 
@@ -17,3 +18,8 @@ def pick_text(click: ClickTarget) -> str:
     if click.blocks is None:
         return f"{at}: {click.error}"
     return f"{at} fit to budget resolves to {click.blocks} blocks."
+
+
+def what_if_text(result: WhatIf, chiplets: int) -> str:
+    """`inspect --what-if`: the sentence and the table the details show under that budget."""
+    return f"{result.summary()}\n{rows_text(breakdown_rows(result.breakdown, chiplets))}"

@@ -173,3 +173,47 @@ def settings_rows(artifact: Artifact) -> list[tuple[str, str]]:
 def file_rows(artifact: Artifact) -> list[tuple[str, int]]:
     """Every file of the artifact with its size, compiled graphs first."""
     return [(f"{g.name}.rbln", g.size) for g in artifact.graph_files] + list(artifact.other_files)
+
+
+# The chart's legend, the desktop's table and the CLI's table name the same parts, in the same order.
+BREAKDOWN_HEADERS = ("NPU", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
+NO_BUDGET_HEADERS = (*BREAKDOWN_HEADERS[:5], "Free")  # no budget recorded: no budget column
+TIGHTEST_MARK = "  ◀ tightest"
+
+
+@dataclass(frozen=True)
+class BreakdownRows:
+    """The per-(NPU, chiplet) table of a breakdown as text, in exact bytes: the details' table and `inspect`."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    values: tuple[tuple[int, ...], ...]  # each row's byte counts (the cells after the first)
+    tightest: int  # the tightest row's index
+
+
+def breakdown_rows(breakdown: Breakdown, chiplets: int) -> BreakdownRows:
+    """The table's headers and rows: the first column names "NPU 0", or "NPU 0 · c2" per chiplet on Rebel100."""
+    headers = BREAKDOWN_HEADERS if breakdown.budget_set else NO_BUDGET_HEADERS
+    headers = ("NPU" if chiplets == 1 else "NPU · chiplet", *headers[1:])
+    rows, values = [], []
+    tightest = 0
+    for i, u in enumerate(breakdown.usages):
+        is_tight = u is breakdown.tightest
+        tightest = i if is_tight else tightest
+        figures = (u.reserve, u.weights, u.workspace, u.kv, u.free_in_budget, u.budget)[: len(headers) - 1]
+        name = bar_label(u, chiplets) + (TIGHTEST_MARK if is_tight else "")
+        rows.append((name, *(f"{v:,} B" for v in figures)))
+        values.append(figures)
+    return BreakdownRows(headers, tuple(rows), tuple(values), tightest)
+
+
+def rows_text(table: BreakdownRows) -> str:
+    """The table as aligned text for a terminal: names left, bytes right, as the desktop shows them."""
+    cells = [table.headers, *table.rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(table.headers))]
+    return "\n".join(
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in cells
+    )

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from rbln_artifact_studio.core.errors import Fix, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.model.blocks import num_full_blocks, num_min_blocks
-from rbln_artifact_studio.core.model.npu import AttnImpl, Npu
+from rbln_artifact_studio.core.model.npu import AttnImpl, Npu, place_label
 from rbln_artifact_studio.core.sizes import align_2mib, format_bytes
 
 KV_KEY = "DramTensor"
@@ -351,6 +351,7 @@ class ChipletUsage:
     budget: int
     available: int
     by_key: dict[str, int] = field(default_factory=dict)
+    chiplets: int = 1  # per NPU: one (ATOM) is named by its NPU alone
 
     @property
     def used(self) -> int:
@@ -371,7 +372,7 @@ class ChipletUsage:
 
     @property
     def label(self) -> str:
-        return f"NPU {self.node} / chiplet {self.chiplet}"
+        return place_label(self.node, self.chiplet, self.chiplets)
 
 
 @dataclass(frozen=True)
@@ -416,6 +417,7 @@ def breakdown(
                 budget=per_chiplet_budget,
                 available=npu.available_per_chiplet,
                 by_key=by_key,
+                chiplets=npu.chiplets,
             )
         )
     return Breakdown(num_blocks, budget_per_npu, usages, budget_set)

@@ -283,12 +283,13 @@ def incomplete_reason(folders: list[Path]) -> str | None:
         try:
             info = json.loads(marker.read_text(encoding="utf-8"))
             who = f" by process {int(info['pid'])} on {info['host']}"
-        except (OSError, ValueError, KeyError, TypeError):
-            who = ""
+            what = f"a {info['what']}" if isinstance(info.get("what"), str) else "a compile, copy or resize"
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            who, what = "", "a compile, copy or resize"
         return (
-            f"{folder} is incomplete: {INCOMPLETE_MARKER} marks a folder still being written{who} (a compile, copy "
-            "or resize stages here before it publishes), or one left by a run that was cut short. Use the "
-            "published artifact; nothing may change this folder."
+            f"{folder} is incomplete: {INCOMPLETE_MARKER} marks a folder still being written{who} ({what} stages "
+            "here before it publishes), or one left by a run that was cut short. Use the published artifact; "
+            "nothing may change this folder."
         )
     return None
 

@@ -223,3 +223,8 @@ def validate_shape(
             f"partitions: max_seq_len {max_seq_len:,}, kvcache_partition_len {partition_len:,}.{suggestion}",
             fixes=partition_fixes(family, max_seq_len),
         )
+
+
+def place_label(node: int, chiplet: int, chiplets: int) -> str:
+    """Where in the devices a figure sits: "NPU 0" on a one-chiplet NPU (ATOM), "NPU 0 / chiplet 2" on Rebel100."""
+    return f"NPU {node}" if chiplets == 1 else f"NPU {node} / chiplet {chiplet}"

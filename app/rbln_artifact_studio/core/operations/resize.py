@@ -293,7 +293,7 @@ def resize_to_copy(
         artifact, new_count, warnings = _plan(folder, target, budget, inspector)  # again, under the lock
         total = tree_size(folder, dereference=True)
         progress.start(total, f"Copying {folder.name} to {output.name}")
-        with StagingDir(output) as staging:
+        with StagingDir(output, what="resize to a copy") as staging:
             copy_tree(folder, staging.path, progress.advance, dereference=True)
             faults.checkpoint("copy.copied")
             copied = open_artifact(staging.path, inspector)

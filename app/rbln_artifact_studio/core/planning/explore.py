@@ -181,7 +181,8 @@ def target_at(artifact: Artifact, budget_per_npu: int) -> ClickTarget:
 
 @dataclass(frozen=True)
 class WhatIf:
-    """An artifact under a memory_budget it was not compiled with: the count estimation gives and its breakdown."""
+    """A compile of this artifact's model and shape at a memory_budget: the count it would resolve to (what
+    `explore` reads on its curve) and its breakdown; the artifact itself keeps its own count (current)."""
 
     budget: MemoryBudget
     budget_per_npu: int
@@ -189,19 +190,21 @@ class WhatIf:
     floor: int
     full: int
     breakdown: Breakdown
+    current: int = 0  # the artifact's own kvcache_num_blocks
 
     def summary(self) -> str:
-        head = f"memory_budget {self.budget.describe()} = {format_bytes(self.budget_per_npu)} per NPU"
+        """What the numbers are: a compile at this budget, not this artifact under it."""
+        head = (
+            f"A compile at memory_budget {self.budget.describe()} = {format_bytes(self.budget_per_npu)} per NPU "
+            f"gives kvcache_num_blocks {self.blocks}"
+        )
         if self.blocks < self.floor:
-            return (
-                f"{head}: {self.blocks} blocks fit, below the floor of {self.floor}; a compile or fit to budget "
-                "with it fails."
-            )
-        return f"{head}: kvcache_num_blocks {self.blocks} (floor {self.floor}, full pool {self.full})."
+            return f"{head}, below the floor of {self.floor}: that compile, or a fit to that budget, fails."
+        return f"{head} (floor {self.floor}, full pool {self.full}); this artifact holds {self.current}."
 
 
 def what_if(artifact: Artifact, budget_text: str) -> WhatIf:
-    """The breakdown and count a budget would give this artifact (the numbers `explore` prints); StudioError for
+    """The breakdown and count a compile at this budget would give (the numbers `explore` prints); StudioError for
     a budget that cannot be read or exceeds the NPU."""
     layout, npu = _known(artifact)
     budget = parse_budget(budget_text)
@@ -209,7 +212,7 @@ def what_if(artifact: Artifact, budget_text: str) -> WhatIf:
     c = artifact.config
     blocks = resolved_at(layout, npu, c.num_full_blocks, per_npu)
     fit = breakdown(layout, npu, per_npu, blocks, budget.is_set)
-    return WhatIf(budget, per_npu, blocks, c.num_min_blocks, c.num_full_blocks, fit)
+    return WhatIf(budget, per_npu, blocks, c.num_min_blocks, c.num_full_blocks, fit, c.kvcache_num_blocks)
 
 
 def exploration_text(e: Exploration) -> str:

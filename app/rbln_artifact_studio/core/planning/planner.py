@@ -14,7 +14,7 @@ from rbln_artifact_studio.core.estimation.estimator import largest_fitting
 from rbln_artifact_studio.core.fleet.artifact import Artifact, Status
 from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.location import parse_location, same_place
-from rbln_artifact_studio.core.model.npu import Npu
+from rbln_artifact_studio.core.model.npu import Npu, place_label
 from rbln_artifact_studio.core.model.rbln_config import LoadedConfig, with_block_count
 from rbln_artifact_studio.core.planning.explore import BudgetStep, min_budget
 from rbln_artifact_studio.core.planning.serving import check_serving
@@ -86,6 +86,7 @@ class StackedChiplet:
     chiplet: int
     available: int
     shares: tuple[Share, ...]
+    chiplets: int = 1  # per NPU: one (ATOM) is named by its NPU alone
 
     @property
     def used(self) -> int:
@@ -98,7 +99,7 @@ class StackedChiplet:
 
     @property
     def label(self) -> str:
-        return f"NPU {self.node} / chiplet {self.chiplet}"
+        return place_label(self.node, self.chiplet, self.chiplets)
 
     def used_without(self, label: str) -> int:
         return sum(s.used for s in self.shares if s.label != label)
@@ -273,7 +274,9 @@ def _stack(family: str, members: list[Member], unknown: list[Member]) -> FamilyS
         available, chiplets = npu.available_per_chiplet, npu.chiplets
     nodes = max((m.artifact.config.num_devices for m in (*members, *unknown)), default=1)
     stacked = tuple(
-        StackedChiplet(n, c, available, tuple(shares.get((n, c), ()))) for n in range(nodes) for c in range(chiplets)
+        StackedChiplet(n, c, available, tuple(shares.get((n, c), ())), chiplets)
+        for n in range(nodes)
+        for c in range(chiplets)
     )
     npus = tuple(m.artifact.config.npu or "" for m in (*members, *unknown))
     return FamilyStack(family, npus, tuple(members), tuple(unknown), stacked)

@@ -330,7 +330,7 @@ def write_artifact(plan: CompilePlan, output_dir: Path, progress: Progress | Non
     payload = headers["prefill"].weights_bytes if plan.request.materialize_weights else 0
     progress.start(payload, f"Writing {output.name}")
     try:
-        with StagingDir(output) as staging:
+        with StagingDir(output, what="compile") as staging:
             for name, header in headers.items():
                 write_container(
                     staging.path / f"{name}.rbln",

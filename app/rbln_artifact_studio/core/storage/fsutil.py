@@ -18,12 +18,13 @@ from typing import BinaryIO
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.portable import staging
 from rbln_artifact_studio.core.portable.files import fsync_dir
-from rbln_artifact_studio.core.portable.lock import LOCK_NAME
+from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 
 INCOMPLETE_MARKER = ".rbln-studio-incomplete"
 PARTIAL_TAG = ".partial-"
+CLAIM_TAG = ".rbln-studio-claim"  # `.NAME{CLAIM_TAG}` beside a destination: its writer's flock (StagingDir)
 TMP_TAG = ".tmp-"
 COPY_CHUNK = 32 * 1024 * 1024  # 0.1 s of a disk at 300 MB/s: progress well above twice a second
 DIRECT_ALIGN = 4096  # O_DIRECT offsets and sizes: a multiple of the device's block (512 B or 4 KiB)
@@ -36,7 +37,9 @@ SKIP_NAMES = frozenset({LOCK_NAME, INCOMPLETE_MARKER})
 
 def is_internal_name(name: str) -> bool:
     """Lock files, temp files and staging folders of this tool."""
-    return name in SKIP_NAMES or (name.startswith(".") and (TMP_TAG in name or PARTIAL_TAG in name))
+    return name in SKIP_NAMES or (
+        name.startswith(".") and (TMP_TAG in name or PARTIAL_TAG in name or name.endswith(CLAIM_TAG))
+    )
 
 
 def describe_os_error(exc: OSError, action: str) -> str:
@@ -48,6 +51,11 @@ def describe_os_error(exc: OSError, action: str) -> str:
         return f"Permission denied while {action}{where}. Check the folder's permissions."
     if exc.errno == errno.EROFS:
         return f"The file system is read-only; cannot finish {action}. Remount it writable or use a writable folder."
+    if exc.errno == errno.ENAMETOOLONG:  # the name's fault, not the disk's (a bucket's key names a folder here)
+        return (
+            f"A name is too long while {action}: a file system takes names of at most {NAME_MAX} bytes "
+            "(a path 4,096). Give a shorter name."
+        )
     return f"Failed while {action}: {exc.strerror or exc}. Check the disk and try again."
 
 
@@ -222,7 +230,8 @@ def enclosing_artifact(path: Path) -> Path | None:
 
 
 def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
-    """Refuse an output folder that exists with content, is the source, or lies inside the source."""
+    """Refuse an output folder that exists with content, is the source, or lies inside the source, or whose
+    nearest existing folder cannot be written; writes nothing (its missing parents are made by StagingDir)."""
     output = Path(os.path.abspath(output))
     if source is not None:
         src = Path(os.path.realpath(source))
@@ -243,11 +252,10 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
         if not is_empty_dir(output):
             raise StudioError(f"The output folder {output} exists and is not empty; choose a new folder.")
     parent = output.parent
-    if not parent.is_dir():
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StudioError(describe_os_error(exc, f"creating {parent}")) from None
+    while not parent.is_dir() and parent != parent.parent:  # made when the copy is written: its first folder here
+        if os.path.lexists(parent):
+            raise StudioError(f"{parent} exists and is not a folder; choose another place for the output.")
+        parent = parent.parent
     if not os.access(parent, os.W_OK | os.X_OK):
         with contextlib.suppress(OSError):  # access() says no for both; the fix differs
             if os.statvfs(parent).f_flag & os.ST_RDONLY:
@@ -259,22 +267,63 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
     return output
 
 
-class StagingDir:
-    """A hidden, marked folder beside the destination; published by one rename, removed on failure."""
+class DestinationClaim(FolderLock):
+    """One writer per destination folder: an flock on `.NAME{CLAIM_TAG}` beside it, naming its holder. The kernel
+    drops it when its process dies, so a killed writer's claim never blocks the next; a release removes the file."""
 
-    def __init__(self, final: Path) -> None:
+    def __init__(self, final: Path, purpose: str) -> None:
+        super().__init__(final.parent, purpose)
+        name = f".{final.name}{CLAIM_TAG}"
+        if len(os.fsencode(name)) > NAME_MAX:
+            import hashlib
+
+            name = f".~{hashlib.sha256(os.fsencode(final.name)).hexdigest()[:16]}{CLAIM_TAG}"
+        self.path = str(final.parent / name)
+        self.final = final
+
+    def acquire(self) -> None:
+        try:
+            super().acquire()
+        except LockHeld as exc:
+            raise StudioError(
+                f"{self.final} is being written by {exc.holder}; nothing was written. Try again when it is done, "
+                "or choose another folder."
+            ) from None
+        except LockContended:
+            raise StudioError(f"{self.final} is contended by other writers; nothing was written. Try again.") from None
+
+
+class StagingDir:
+    """A hidden, marked folder beside the destination; published by one rename, removed on failure. claim: hold the
+    destination's DestinationClaim meanwhile, so a second writer is refused before it writes (False for a private
+    working folder whose name says nothing about where its result goes). what: the kind of write ("compile", "copy",
+    "download", "resize to a copy"), recorded in the claim and the marker (by default this process's command)."""
+
+    def __init__(self, final: Path, claim: bool = True, what: str = "") -> None:
         self.final = Path(os.path.abspath(final))
         self.path = self.final.parent / hidden_sibling_name(self.final.name, PARTIAL_TAG)
         self._published = False
+        self.what = what or _what()
+        self._claim = DestinationClaim(self.final, self.what) if claim else None
 
     def __enter__(self) -> StagingDir:
-        remove_stale_partials(self.final.parent)
-        self.path.mkdir()
+        try:  # the destination's missing parents, made now that it is written (check_new_output_dir makes none)
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StudioError(describe_os_error(exc, f"creating {self.final.parent}")) from None
+        if self._claim is not None:
+            self._claim.acquire()
         try:
-            marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final)}
-            (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+            remove_stale_partials(self.final.parent)
+            self.path.mkdir()
+            try:
+                marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final), "what": self.what}
+                (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
+            except BaseException:
+                shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
+                raise
         except BaseException:
-            shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
+            self._release_claim()
             raise
         faults.checkpoint("staging.created")
         return self
@@ -291,6 +340,7 @@ class StagingDir:
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
         faults.checkpoint("publish.marker_removed")
+        self._release_claim()
         if self.final.is_dir() and is_empty_dir(self.final):
             self.final.rmdir()  # rename(2) cannot replace a directory on every platform; it was empty
         try:
@@ -315,6 +365,7 @@ class StagingDir:
         sync_tree(self.path, skip=(INCOMPLETE_MARKER,))  # as publish: whoever wrote the files, they are on disk
         (self.path / INCOMPLETE_MARKER).unlink()
         fsync_dir(self.path)
+        self._release_claim()
         exchange(self.path, self.final)
         self._published = True
         faults.checkpoint("swap.exchanged")
@@ -325,9 +376,26 @@ class StagingDir:
         shutil.rmtree(self.path, ignore_errors=True)  # the old artifact
         faults.checkpoint("swap.old_removed")
 
+    def _release_claim(self) -> None:
+        """Give the destination's claim back (its file removed): just before the publishing rename, so a writer
+        killed after it leaves no claim beside a finished output. One that takes the claim then finds the output
+        there (its check, or its own rename, refuses it)."""
+        if self._claim is not None:
+            self._claim.release()
+
     def __exit__(self, *exc_info: object) -> None:
-        if not self._published:
-            shutil.rmtree(self.path, ignore_errors=True)
+        try:
+            if not self._published:
+                shutil.rmtree(self.path, ignore_errors=True)
+        finally:
+            self._release_claim()
+
+
+def _what() -> str:
+    """What this process is doing, for a claim's holder ("rbln-studio-cli compile"), from its command line."""
+    import sys
+
+    return " ".join(os.path.basename(a) for a in sys.argv[:2]) or "a write"
 
 
 def remove_stale_partials(folder: Path) -> None:

@@ -53,6 +53,10 @@ class BucketDialog(QDialog):
         self.problem = QLabel()
         self.problem.setObjectName("bucketProblem")
         self.problem.setWordWrap(True)
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        """The four fields in a form, the problem line under them, then Open and Cancel."""
         form = QFormLayout()
         for label, field in (
             ("Endpoint", self.endpoint),

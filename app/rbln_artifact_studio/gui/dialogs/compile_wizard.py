@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QWidget, QWizard
 
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.errors import Fix, StudioError
+from rbln_artifact_studio.core.location import Location
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel
 from rbln_artifact_studio.core.simulator.compile_defaults import compile_defaults
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan, CompileRequest, resolve_shape
@@ -94,8 +95,17 @@ class CompileWizard(QWizard):
     # ---- the last compile's choices -----------------------------------------------------------------
 
     def _restore_target(self) -> None:
-        """The last target and budget, at once; the shape once its model is read (see _on_model)."""
+        """The last model, target, backend, budget and output folder, at once; the shape once its model is read
+        (see _on_model)."""
         last = self.last
+        if isinstance(last.get("model_id"), str) and last["model_id"]:
+            self.model_page.prefer(str(last["model_id"]))
+        backend = last.get("backend")
+        if backend in {c.value for c in BackendChoice}:
+            self.target_page.prefer_backend(BackendChoice(backend))
+        parent = last.get("output_parent")
+        if isinstance(parent, str) and parent:
+            self.output_page.default_parent = parent
         if isinstance(last.get("npu"), str) and self.target_page.npu_combo.findData(last["npu"]) >= 0:
             self.target_page.set_npu(str(last["npu"]))
         devices = last.get("num_devices")
@@ -154,6 +164,7 @@ class CompileWizard(QWizard):
         if defaults.fewest is not None and defaults.fewest.fits:
             self.target_page.devices_spin.set_default(defaults.fewest.num_devices)
         self.target_page.refresh()
+        shape.validate()  # its summary was written before these defaults moved (it hears the same edit first)
 
     def device_sizing(self) -> tuple[str, tuple[Fix, ...]]:
         """What the Target page says about the device count (the numbers, and the fewest that hold the model), and
@@ -223,10 +234,13 @@ class CompileWizard(QWizard):
         super().accept()
 
 
-def remember_of(request: CompileRequest) -> dict[str, object]:
-    """What the next wizard starts from: this compile's model, target, shape and budget (not an explicit count)."""
+def remember_of(request: CompileRequest, output: Location, backend: BackendChoice) -> dict[str, object]:
+    """What the next wizard starts from: this compile's model, target, backend, shape, budget (not an explicit
+    count) and the folder its output went into."""
     keys = ("model_id", "npu", "num_devices", "batch_size", "max_seq_len", "attn_impl", "kvcache_partition_len")
     last: dict[str, object] = {key: getattr(request, key) for key in (*keys, "prefill_chunk_size")}
     budget = request.memory_budget
     last["memory_budget"] = budget if isinstance(budget, str) else None
+    last["backend"] = backend.value
+    last["output_parent"] = str(output.parent)
     return last

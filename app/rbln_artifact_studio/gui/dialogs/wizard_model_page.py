@@ -35,6 +35,7 @@ class ModelPage(QWizardPage):
         self.setSubTitle("A bundled preset (no download), or a local folder with the model's config.json.")
         self.model: ResolvedModel | None = None
         self._wanted = ""
+        self._preferred = DEFAULT_PRESET  # the preset chosen once they are listed (prefer: the last compile's)
         self._build_choice()
         self._build_layout(self._build_browse())
         self._connect()
@@ -91,6 +92,21 @@ class ModelPage(QWizardPage):
 
     # ---- the choice and its reading ------------------------------------------------------------------
 
+    def prefer(self, model_id: str) -> None:
+        """Start from this model: a bundled preset once they are listed, else a model folder (read, or said why
+        not, as if typed)."""
+        self._preferred = model_id
+        if self.preset_combo.count() and self.preset_combo.findText(model_id) >= 0:
+            self.preset_radio.setChecked(True)
+            self.preset_combo.setCurrentText(model_id)
+        elif not self.looks_like_preset(model_id):
+            self.folder_edit.setText(model_id)  # -> the local radio, read after the debounce
+
+    @staticmethod
+    def looks_like_preset(model_id: str) -> bool:
+        """A Hub-style name (org/model), not a folder path: a preset the combo offers once listed."""
+        return not model_id.startswith(("/", "~", ".")) and model_id.count("/") == 1
+
     def model_id(self) -> str:
         if self.preset_radio.isChecked():
             return self.preset_combo.currentText()
@@ -103,8 +119,9 @@ class ModelPage(QWizardPage):
     def _on_presets(self, ids: list[str]) -> None:
         self.preset_combo.blockSignals(True)
         self.preset_combo.addItems(ids)
-        if DEFAULT_PRESET in ids:
-            self.preset_combo.setCurrentText(DEFAULT_PRESET)
+        preferred = next((i for i in (self._preferred, DEFAULT_PRESET) if i in ids), None)
+        if preferred is not None:
+            self.preset_combo.setCurrentText(preferred)
         self.preset_combo.blockSignals(False)
         self._on_choice()
 

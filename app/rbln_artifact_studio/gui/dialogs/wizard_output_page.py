@@ -104,10 +104,17 @@ class OutputPage(QWizardPage):
         plan = self.plan()
         if plan is not None and not self._edited:
             r = plan.request
-            self.output_edit.setText(
-                str(compiled_dir(self.default_parent, r.model_id, r.npu, r.num_devices, plan.num_blocks))
-            )
+            name = compiled_dir("", r.model_id, r.npu, r.num_devices, plan.num_blocks).name
+            self.output_edit.setText(self.proposed(name))
         self._refresh()
+
+    def proposed(self, name: str) -> str:
+        """The artifact's folder name in the default parent: a folder here, a server's folder or a bucket prefix
+        (the last compile's output folder, else the workspace's)."""
+        try:
+            return str(parse_location(self.default_parent).child(name))
+        except StudioError:
+            return str(Path(self.default_parent) / name)
 
     def isComplete(self) -> bool:
         return self.output_location() is not None and self.plan() is not None

@@ -37,6 +37,7 @@ class TargetPage(QWizardPage):
         self.setTitle("Target")
         self.setSubTitle("The NPU the artifact runs on; num_devices > 1 places the model on that many NPUs of the SKU.")
         self.backends = backends
+        self._preferred: BackendChoice | None = None  # the last compile's backend (prefer_backend)
         self._build_target()
         self._build_backend()
         self._build_layout()
@@ -89,6 +90,7 @@ class TargetPage(QWizardPage):
         self.npu_combo.currentIndexChanged.connect(self._show_info)
         self.devices_spin.edited.connect(self._show_info)
         self.backend_combo.currentIndexChanged.connect(self._show_backends)
+        self.backend_combo.activated.connect(self._forget_preferred)
         self.backends.changed.connect(self._show_backends)
 
     # ---- the choices ---------------------------------------------------------------------------------
@@ -113,6 +115,12 @@ class TargetPage(QWizardPage):
     def set_backend(self, choice: BackendChoice) -> None:
         self.backend_combo.setCurrentIndex(self.backend_combo.findData(choice.value))
 
+    def prefer_backend(self, choice: BackendChoice) -> None:
+        """Start from this backend (the last compile's): optimum-rbln-cli once detection finds it, unless the user
+        chose another meanwhile."""
+        self._preferred = choice
+        self.set_backend(choice)
+
     def optimum_available(self) -> bool:
         info = self.backends.info(BackendChoice.OPTIMUM.value)
         return not self.backends.detecting and info is not None and info.available
@@ -128,12 +136,17 @@ class TargetPage(QWizardPage):
         self._show_info()
 
     @Slot()
+    def _forget_preferred(self) -> None:
+        self._preferred = None  # the user chose: detection no longer changes the backend
+
+    @Slot()
     def _show_info(self) -> None:
         npu = get_npu(self.npu())
         family = npu.family
         self.info.setText(
             f"{npu.label}, an NPU of the {family.name} family: {format_bytes(family.dram_bytes)} DRAM in "
-            f"{family.chiplets} chiplet(s), {format_bytes(npu.available_per_npu)} available per NPU after the "
+            f"{'one chiplet' if family.chiplets == 1 else f'{family.chiplets} chiplets'}, "
+            f"{format_bytes(npu.available_per_npu)} available per NPU after the "
             "system reserve."
         )
         devices = self.devices_spin.typed_value()
@@ -162,6 +175,8 @@ class TargetPage(QWizardPage):
         item.item(row).setEnabled(available)
         if not available and self.backend() == BackendChoice.OPTIMUM:
             self.set_backend(BackendChoice.AUTO)  # it went away (detected again after a preferences change)
+        elif available and self._preferred == BackendChoice.OPTIMUM and self.backend() != BackendChoice.OPTIMUM:
+            self.set_backend(BackendChoice.OPTIMUM)  # the last compile's, found once detection answered
         if status.detecting:
             text = "Detecting the backends… The built-in simulator is always available."
         elif status.error is not None:

@@ -4,7 +4,7 @@ rbln_artifact_studio.core.fleet.columns."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,11 @@ NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 HOST_COLUMN = TITLES.index("Host")
 PLACE_MARK = "\x1f"  # in a row's search text, before the place's name the table added (the scan knows no roots)
+STALE_TIP = (
+    "A job is writing here, or this place has not been read since a write or since a read of it failed: these "
+    "figures may no longer hold. Refresh (F5) reads it again."
+)
+STALE_ROLES = [Qt.ItemDataRole.ForegroundRole]  # what a change of a row's stale mark changes (its look)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _STATUS_BRUSHES: dict[tuple[bool, Status], QBrush] = {}
 
@@ -179,6 +184,8 @@ class ArtifactTableModel(QAbstractTableModel):
         self._order = RowOrder()
         self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
         self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
+        self.writes = WrittenPlaces(self._mark_stale)  # where jobs write or wrote since the last read
+        self.stale: set[str] = set()  # rows at or under those places: their figures may be out of date
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -205,12 +212,17 @@ class ArtifactTableModel(QAbstractTableModel):
         return self._value(self._rows[r], c, role)
 
     def _value(self, row: TableRow, c: int, role: int) -> object:
+        stale = bool(self.stale) and row.path in self.stale
         if role == Qt.ItemDataRole.DisplayRole:
-            return row.texts[c]
+            return f"{row.texts[c]} · {self.writes.word(row.path)}" if stale and c == STATUS_COLUMN else row.texts[c]
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
+            if stale:
+                return _status_brush(Status.CHECKING)  # greyed: a figure that may no longer hold
             return _status_brush(row.status) if c == STATUS_COLUMN else None
+        if role == Qt.ItemDataRole.ToolTipRole and stale:
+            return STALE_TIP
         if role == Qt.ItemDataRole.ToolTipRole:
             if c == HOST_COLUMN:
                 root = _root_of(row.path, self._labels)
@@ -243,6 +255,16 @@ class ArtifactTableModel(QAbstractTableModel):
         self._index = {r.path: i for i, r in enumerate(ordered)}
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
+
+    # ---- rows a write may have changed -------------------------------------------------------------------
+
+    def _mark_stale(self) -> None:
+        """The rows under a location being written or not read since: greyed, their status says so."""
+        stale = {r.path for r in self._rows if self.writes.covers(r.path)} if self.writes else set()
+        changed = [self._index[p] for p in stale ^ self.stale if p in self._index]
+        self.stale = stale
+        for first, last in _runs(changed):  # the look only: the rows' figures are as they were (STALE_ROLES)
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(COLUMNS) - 1), STALE_ROLES)
 
     # ---- which folder a row is from ----------------------------------------------------------------------
 
@@ -304,6 +326,8 @@ class ArtifactTableModel(QAbstractTableModel):
             if self._labels:
                 prepared = _labelled(prepared, self._labels)
             row = self._index.get(prepared.path)
+            if self.writes and self.writes.covers(prepared.path):
+                self.stale.add(prepared.path)  # read while a write there runs, or before its read again
             if row is None:
                 new[prepared.path] = prepared
             else:
@@ -334,6 +358,8 @@ class ArtifactTableModel(QAbstractTableModel):
         )
 
     def remove_paths(self, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        self.stale.difference_update(paths)
         rows = [self._index[p] for p in paths if p in self._index]
         for first, last in reversed(_runs(rows)):
             self.beginRemoveRows(QModelIndex(), first, last)
@@ -345,7 +371,67 @@ class ArtifactTableModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self._rows, self._index = [], {}
+        self.stale = set()
         self.endResetModel()
+
+
+class WrittenPlaces:
+    """The places jobs are writing now, and those written since their last read: a row under one may show a figure
+    the place no longer holds. Plain data; on_change is told whenever the set of such places changes."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._on_change = on_change
+        self._writing: dict[str, int] = {}  # locations jobs are writing now -> how many jobs
+        self._unread: dict[str, int] = {}  # locations written since last read -> the generation their write ended
+        self._generation = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._writing or self._unread)
+
+    def writing(self, location: str) -> None:
+        """A job starts writing at location: its rows may be stale from now until it is read again."""
+        self._writing[location] = self._writing.get(location, 0) + 1
+        self._on_change()
+
+    def written(self, location: str) -> None:
+        """That job ended: its rows stay stale until a read asked from now on (read_again) has ended."""
+        left = self._writing.get(location, 0) - 1
+        if left > 0:
+            self._writing[location] = left
+        else:
+            self._writing.pop(location, None)
+        self.unconfirmed(location)
+
+    def unconfirmed(self, location: str) -> None:
+        """A read of location failed: its rows keep what they said, marked stale until a read of it ends well."""
+        self._generation += 1
+        self._unread[location] = self._generation
+        self._on_change()
+
+    def generation(self) -> int:
+        """Stamps a read asked now: it covers the writes that ended up to here."""
+        return self._generation
+
+    def read_again(self, location: str, generation: int) -> None:
+        """A read of location, asked at generation, has ended: writes there that ended before it no longer make
+        its rows stale (those still running do)."""
+        done = [w for w, ended in self._unread.items() if ended <= generation and is_under(w, location)]
+        for w in done:
+            del self._unread[w]
+        if done:
+            self._on_change()
+
+    def word(self, path: str) -> str:
+        """What a stale row's status adds: still being written, or written and not read since."""
+        return "writing…" if any(is_under(path, w) for w in self._writing) else "stale"
+
+    def covers(self, path: str) -> bool:
+        return any(is_under(path, w) for w in (*self._writing, *self._unread))
+
+
+def is_under(path: str, location: str) -> bool:
+    """path is location or below it (a folder here, a server's folder, a bucket's prefix)."""
+    return path == location or path.startswith((location.rstrip("/") + "/", location.rstrip(os.sep) + os.sep))
 
 
 def _runs(rows: Iterable[int]) -> list[tuple[int, int]]:

@@ -1,6 +1,11 @@
-"""A folder's scan in a process of its own: the window sends what to scan and reads back rows ready to show.
+"""The desktop's one reader of rows (scan_folders), for every kind of place; a folder's runs in a process of its own.
 
-The window's process parses no artifact. Its scan job starts this module (`python -m ...gui.folder_scan`, or the
+scan_folders reads the parts of an opened location through its Kind (places/dispatch), fast rows first, then the
+full check's verdicts, and sends what the table must do: rows to add or update, rows gone, folders to watch. A
+folder here runs it in the scan process below; a place elsewhere (a server, a bucket) runs it in a job's worker
+(place_scan.read_in_process), whose reads wait on the network, not on this interpreter.
+
+The window's process parses no local artifact. Its scan job starts this module (`python -m ...gui.folder_scan`, or the
 bundled program with SCAN_PROCESS_FLAG), writes a ScanRequest to its stdin and reads messages back from its stdout,
 each a length-prefixed pickle: rows with their cell texts prepared (TableRow), folders to watch, progress, and how
 the scan ended. The scan's Python runs on its own interpreter and core, so it never takes the window's interpreter
@@ -49,12 +54,16 @@ _HEADER = struct.Struct("<I")
 
 @dataclass(frozen=True)
 class ScanRequest:
-    """What to scan: folders under the opened root, the artifacts the table already shows (paths as scanned)."""
+    """What to read: parts (folders) of the opened location root (a folder here, on a server, in a bucket), and the artifacts
+    the table already shows there (paths as scanned)."""
 
     root: str
     folders: list[str]
     known: list[str] = field(default_factory=list)
     opening: bool = False  # the root itself is opened: a root that is no folder is an error
+    whole: bool = False
+    """Read every artifact of folders again (F5), not only what changed (a folder here's rescan after a change on
+    disk); a place elsewhere is always read whole. Known rows under folders that the read does not find are gone."""
 
 
 @dataclass(frozen=True)
@@ -148,21 +157,30 @@ class _Batch:
 
 
 def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processes: int = 1) -> int:
-    """Rescan each folder through its Kind (places/dispatch), sending RowsRemoved and RowsFound as they are read, then
-    the full check's verdicts.
+    """Read each folder through its Kind (places/dispatch), sending RowsRemoved and RowsFound as they are read, then
+    the full check's verdicts: the one loop every opened location's rows come from, whatever its kind.
 
-    Everything the window would otherwise work out per row is done here: the cell texts (TableRow) and the folders
-    to watch (each artifact and the folders above it, each sent once). processes: how many read the full checks.
+    Everything the window would otherwise work out per row is done here: the cell texts (TableRow) and, for a
+    folder here, the folders to watch (each artifact and the folders above it, each sent once). processes: how
+    many read the full checks.
     """
-    from rbln_artifact_studio.core.location import LocalFolder
+    from rbln_artifact_studio.core.location import parse_location
+    from rbln_artifact_studio.core.portable.walk import is_inside
     from rbln_artifact_studio.places import dispatch
     from rbln_artifact_studio.places.kind import Rescan, ScanOptions
 
     root, folders = request.root, request.folders
-    if request.opening and not os.path.isdir(folders[0]):
+    shown = parse_location(root)
+    here = dispatch.capabilities(shown).on_this_computer  # its folders are watched; it can read only what changed
+    if request.opening and here and not os.path.isdir(folders[0]):
         raise StudioError(f"{folders[0]} is not a folder; open a folder that holds compiled artifacts.")
-    shown = LocalFolder(Path(root))
-    rescan = Rescan(shown, frozenset(request.known), lambda gone, watch: send(RowsRemoved(gone, watch)))
+    whole = request.whole or not here
+    # A folder here is read through Rescan (its listing tells what is gone, and which folders to watch); read
+    # whole, no row is taken as known, so every one is read again (the scan cache still spares unchanged files).
+    rescan = None
+    if here:
+        known = frozenset() if whole else frozenset(request.known)
+        rescan = Rescan(shown, known, lambda gone, watch: send(RowsRemoved(gone, watch)))
     fast = ScanOptions(
         on_issue=lambda _path, message: send(Logged(message)), cancel=cancel, verify=False, rescan=rescan
     )
@@ -172,21 +190,28 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
     for folder in folders:
         cancel.raise_if_cancelled()
         batch = _Batch(send)
-        for summary in dispatch.scan(LocalFolder(Path(folder)), fast):
+        seen: set[str] = set()
+        for summary in dispatch.scan(parse_location(folder), fast):
             cancel.raise_if_cancelled()
             watch = []
-            # A row for an entry that failed (a link to itself) is watched through its folder: Qt cannot watch it.
-            watched = summary.path if os.path.isdir(summary.path) else os.path.dirname(summary.path)
-            for f in folders_to_watch(root, watched):
-                if f in sent:
-                    break  # its parents were sent with it
-                sent.add(f)
-                watch.append(f)
+            if here:
+                # A row for an entry that failed (a link to itself) is watched through its folder: Qt cannot watch it.
+                watched = summary.path if os.path.isdir(summary.path) else os.path.dirname(summary.path)
+                for f in folders_to_watch(root, watched):
+                    if f in sent:
+                        break  # its parents were sent with it
+                    sent.add(f)
+                    watch.append(f)
             found += 1
+            seen.add(summary.path)
             if summary.status is Status.CHECKING:
                 checking.append(summary)
             batch.add(TableRow.of(summary), watch, found, 0, f"{found:,} artifacts read")
         batch.flush()
+        if whole:  # rows shown under this folder that its read did not find are gone
+            gone = [p for p in request.known if p not in seen and is_inside(p, folder)]
+            if gone:
+                send(RowsRemoved(gone, []))
     send(RowsRead(found))
     if not checking:
         return found  # nothing to check (rows from the cache, a folder emptied): pydantic and the backends never load

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -14,21 +13,19 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from rbln_artifact_studio.core.location import ServerFolder, host_of
-from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.places.dispatch import server_folder
 
 # remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
 # before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
     from rbln_artifact_studio.remote.server import Server
     from rbln_artifact_studio.remote.transport import HostKeyCheck
 
-BATCH_SECONDS = 0.1
 FAILED_JOB = re.compile(r"\(job (?P<job>\S+) on (?P<host>\S+)\)")  # remote_jobs.resize_remote's failure text
 
 
@@ -42,16 +39,21 @@ class HostKeyQuestion:
 
 
 def _scan_server(
-    server_of: Callable[[str], Server], entry: ServerEntry, ctx: JobContext, closed: threading.Event | None = None
+    server_of: Callable[[str], Server],
+    entry: ServerEntry,
+    ctx: JobContext,
+    closed: threading.Event | None = None,
+    known: list[str] | None = None,
 ) -> HostKeyQuestion | int:
-    """Worker side: connect, then stream each folder's rows, as the server's Kind reads them (places/dispatch), to
-    the GUI in batches, then the full check's verdicts; a host key problem is returned.
+    """Worker side: connect, then read the folders as the server's Kind reads them (folder_scan.scan_folders, the
+    reader of every place's rows): rows to the GUI in batches, rows no longer there, then the full check's verdicts
+    of every folder's rows at once (one more round trip); a host key problem is returned.
 
     `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
-    disconnect could end the connection this scan opens.
+    disconnect could end the connection this scan opens. known: the rows shown on this server.
     """
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import ScanOptions
+    from rbln_artifact_studio.gui.models.folder_scan import ScanRequest
+    from rbln_artifact_studio.gui.models.place_scan import read_in_process
     from rbln_artifact_studio.remote.transport import HostKeyError
 
     while closed is not None and not closed.wait(0.05):
@@ -62,41 +64,8 @@ def _scan_server(
         server.transport.connect(ctx.cancel)
     except HostKeyError as exc:
         return HostKeyQuestion(entry, exc.check)
-    found = 0
-    to_check: list[tuple[str, ArtifactSummary]] = []
-    fast = ScanOptions(on_issue=lambda _p, message: ctx.log(message), cancel=ctx.cancel, verify=False)
-    for folder in entry.folders:
-        batch: list[TableRow] = []
-        last = time.monotonic()
-        root = ServerFolder(entry.host, folder)
-        for summary in dispatch.scan(root, fast):
-            batch.append(TableRow.of(summary))
-            to_check.append((root.url, summary))
-            found += 1
-            if time.monotonic() - last >= BATCH_SECONDS:
-                ctx.progress(found, 0, f"{found:,} artifacts read on {entry.host}")
-                ctx.partial((root.url, batch))
-                batch, last = [], time.monotonic()
-        ctx.partial((root.url, batch, "done"))
-    _check_rows(ServerFolder(entry.host, "/"), to_check, ctx)
-    ctx.progress(found, found, f"{found:,} artifacts read on {entry.host}")
-    return found
-
-
-def _check_rows(where: ServerFolder, rows: list[tuple[str, ArtifactSummary]], ctx: JobContext) -> None:
-    """Worker side: the full check of the rows the server's walker left "checking", every folder's at once (one
-    more round trip)."""
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import ScanOptions
-
-    folder_of = {row.path: folder for folder, row in rows}
-    checking = [row for _, row in rows if row.status is Status.CHECKING]
-    if not checking:
-        return
-    ctx.progress(0, len(checking), f"Checking {len(checking):,} artifacts on {where.host}")
-    for done, verified in enumerate(dispatch.verify(where, checking, ScanOptions(cancel=ctx.cancel)), start=1):
-        ctx.progress(done, len(checking), f"Checking {len(checking):,} artifacts on {where.host}")
-        ctx.partial((folder_of[verified.path], [TableRow.of(verified)], "checked"))
+    folders = [ServerFolder(entry.host, folder).url for folder in entry.folders]
+    return read_in_process(ScanRequest(ServerFolder(entry.host, "/").url, folders, known or []), ctx)
 
 
 def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
@@ -122,7 +91,7 @@ def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
 def _written(result: object) -> ServerFolder | None:
     """Where a job's result lives: a resize's outcome, an artifact read (a row, which has no Location, is not one)."""
     where = getattr(result, "where", None) or getattr(result, "path", None)
-    return where if isinstance(where, ServerFolder) else None
+    return server_folder(where)
 
 
 class ServerSources(QObject):
@@ -157,7 +126,6 @@ class ServerSources(QObject):
         )  # a server reached before any connection (a copy to a server's folder) too
         self.entries: dict[str, ServerEntry] = {}
         self._rows: dict[str, dict[str, TableRow]] = {}  # host -> path -> row, to show again after a clear
-        self._seen: dict[str, set[str]] = {}  # folder url -> paths found by the scan running there
         self._following: set[str] = set()  # job ids followed to their end
         self._closing: dict[str, threading.Event] = {}  # host -> set once its last disconnect has closed it
         jobs.jobAdded.connect(self._watch_job)
@@ -207,8 +175,11 @@ class ServerSources(QObject):
         self.entries[entry.host] = entry
         self.changed.emit()
         closed = self._closing.get(entry.host)
-        job = self.jobs.submit(f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed))
-        job.partial.connect(self._on_rows)
+        known = list(self._rows.get(entry.host, {}))
+        job = self.jobs.submit(
+            f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed, known)
+        )
+        job.partial.connect(lambda message, host=entry.host: self._on_rows(host, message))
         job.succeeded.connect(lambda result, host=entry.host, job=job: self._on_scanned(host, result, job))
         job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
         return job
@@ -255,27 +226,12 @@ class ServerSources(QObject):
 
     # ---- results -------------------------------------------------------------------------------------
 
-    @Slot(object)
-    def _on_rows(self, piece: tuple) -> None:
-        folder, rows, *stage = piece  # stage: none (a batch), "done" (the folder's last), "checked" (verdicts)
-        host = host_of(folder)
-        if host not in self.entries:
-            return  # disconnected while it scanned
-        cache = self._rows.setdefault(host, {})
-        for row in rows:
-            cache[row.path] = row
-        self.model.upsert(rows)
-        if stage == ["checked"]:
-            return
-        seen = self._seen.setdefault(folder, set())
-        seen.update(row.path for row in rows)
-        if stage == ["done"]:  # rows under this folder that the scan did not find are gone
-            prefix = folder.rstrip("/") + "/"
-            gone = [p for p in cache if (p == folder or p.startswith(prefix)) and p not in seen]
-            for path in gone:
-                del cache[path]
-            self.model.remove_paths(gone)
-            self._seen.pop(folder, None)
+    def _on_rows(self, host: str, message: object) -> None:
+        """A message of a read of host's folders: rows found or gone, in the table and in what is kept of host."""
+        from rbln_artifact_studio.gui.models.place_scan import apply_rows
+
+        if host in self.entries:  # else disconnected while it scanned
+            apply_rows(self.model, self._rows.setdefault(host, {}), message)
 
     def _on_scanned(self, host: str, result: object, job: Job | None = None) -> None:
         if isinstance(result, HostKeyQuestion):
@@ -331,20 +287,22 @@ class ServerSources(QObject):
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
         where = _written(result)
         host = where.host if where is not None else ""
-        if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
-            self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
-        if where is not None and host in self.entries:
-            self.rescan_path(host, where.path)
+        job = getattr(result, "job", "")  # a job there wrote it (a resize on the server): its id
+        if host and isinstance(job, str) and job:
+            self.settings.mark_jobs_seen(host, [job])  # its outcome is on screen already
+        # Its rows are read again by the window's row sources (row_sources.py), as every write's are.
 
-    def rescan_path(self, host: str, path: str) -> None:
-        """Read one artifact (or folder) on a connected server again and update its rows."""
+    def rescan_path(self, host: str, path: str) -> Job | None:
+        """Read one artifact (or folder) on a connected server again and update its rows (None: not connected)."""
         if host not in self.entries:
-            return
+            return None
         entry = ServerEntry(host, (path,))
+        known = list(self._rows.get(host, {}))
         job = self.jobs.submit(
-            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._server, entry, ctx), visible=False
+            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._server, entry, ctx, known=known), visible=False
         )
-        job.partial.connect(self._on_rows)
+        job.partial.connect(lambda message: self._on_rows(host, message))
+        return job
 
     @Slot(object, object)
     def _after_failure(self, _job: Job, failure: JobFailure) -> None:

@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # loaded in the scan job's worker (subprocess, pickle...): no
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 
 
-def _scan_in_process(root: str, folders: list[str], known: list[str], opening: bool, ctx: JobContext) -> int:
+def _scan_in_process(
+    root: str, folders: list[str], known: list[str], opening: bool, ctx: JobContext, whole: bool = False
+) -> int:
     """Worker thread: run the scan in its own process (folder_scan) and hand its messages to the GUI thread.
 
     This thread only waits: for the scan process's messages (read and unpickled by ScanProcess's reader) and for the
@@ -42,7 +44,7 @@ def _scan_in_process(root: str, folders: list[str], known: list[str], opening: b
         ScanRequest,
     )
 
-    process = ScanProcess(ScanRequest(root, folders, known, opening))
+    process = ScanProcess(ScanRequest(root, folders, known, opening, whole))
     found = 0
     try:
         for message in process.messages(ctx.cancel):
@@ -77,6 +79,7 @@ class Workspace(QObject):
         self.root: str | None = None
         self.beside: list[str] = []  # folders added beside the root (add()), in the order added
         self._queued: list[str] = []  # added folders whose first scan waits for the running one
+        self._whole: list[str] = []  # shown folders to read again whole (Refresh), after the running scan
         self.rootsChanged.connect(model.set_folders)  # several folders: each row's Host cell names its own
         self.watcher = DiskWatcher(debounce_ms, self)
         self.watcher.changed.connect(self.rescan)
@@ -151,6 +154,7 @@ class Workspace(QObject):
             self._job = None
         self._pending.clear()
         self._queued.clear()
+        self._whole.clear()
         self.beside.clear()
         self.watcher.clear()
         self.model.clear()
@@ -161,12 +165,12 @@ class Workspace(QObject):
         self.root = None
         self.rootsChanged.emit(self.roots)
 
-    def refresh(self) -> None:
-        if self.root is not None:
-            beside = list(self.beside)
-            self.open(self.root)
-            for folder in beside:
-                self.add(folder)
+    def refresh(self, folders: Iterable[str] | None = None) -> None:
+        """Read these shown folders (None: every one) again whole, each in a scan of its own: every artifact read
+        anew, rows no longer there removed; the table is not cleared, so rows of other places stay."""
+        chosen = self.roots if folders is None else [os.path.abspath(f) for f in folders]
+        self._whole += [f for f in chosen if f in self.roots and f not in self._whole]
+        self._start_next()
 
     @Slot(list)
     def rescan(self, folders: Iterable[str]) -> None:
@@ -184,6 +188,11 @@ class Workspace(QObject):
             folder = self._queued.pop(0)
             self._start([folder], visible=True, root=folder)
             return
+        if self._whole:
+            folder = self._whole.pop(0)
+            self._pending = {f for f in self._pending if self.root_of(f) != folder}  # read with it
+            self._start([folder], visible=True, root=folder, whole=True)
+            return
         if not self._pending:
             return
         folders = sorted(self._pending)
@@ -192,11 +201,14 @@ class Workspace(QObject):
         self._pending.difference_update(mine)
         self._start(mine, visible=False, root=root)
 
-    def _start(self, folders: list[str], visible: bool, root: str | None = None) -> None:
+    def _start(self, folders: list[str], visible: bool, root: str | None = None, whole: bool = False) -> None:
         known = self.model.paths()
         title = f"Scanning {folders[0]}" if visible else f"Rescanning {len(folders)} folder(s)"
         root = root or self.root or folders[0]
-        job = self.jobs.submit(title, lambda ctx: _scan_in_process(root, folders, known, visible, ctx), visible=visible)
+        opening = visible and not whole
+        job = self.jobs.submit(
+            title, lambda ctx: _scan_in_process(root, folders, known, opening, ctx, whole), visible=visible
+        )
         self._job = job
         job.partial.connect(self._on_partial)
         job.finished.connect(self._on_finished)
@@ -227,7 +239,7 @@ class Workspace(QObject):
         if self.sender() is not self._job:
             return
         self._job = None
-        if self._pending or self._queued:
+        if self._pending or self._queued or self._whole:
             self._start_next()
             return
         self.scanFinished.emit()

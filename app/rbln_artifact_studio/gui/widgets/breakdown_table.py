@@ -8,24 +8,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from rbln_artifact_studio.core.display.presentation import bar_label, usage_tooltip
+from rbln_artifact_studio.core.display.presentation import BREAKDOWN_HEADERS, breakdown_rows, usage_tooltip
 from rbln_artifact_studio.core.sizes import format_bytes
 
 if TYPE_CHECKING:  # a type only: the estimator loads in the worker that reads the artifact, after the window shows
     from rbln_artifact_studio.core.estimation.estimator import Breakdown
-
-# The chart's legend and the CLI's breakdown name the same parts, in the same order.
-HEADERS = ("NPU", "System reserve", "Weights", "Workspace / other", "KV cache", "Free in budget", "Budget")
-NO_BUDGET_HEADERS = (*HEADERS[:5], "Free")  # no budget recorded: no budget column
 
 
 class BreakdownTable(QTableWidget):
     """Read-only rows per (NPU, chiplet); the tightest row is bold and says so."""
 
     def __init__(self, parent: QWidget | None = None, object_name: str = "breakdownTable") -> None:
-        super().__init__(0, len(HEADERS), parent)
+        super().__init__(0, len(BREAKDOWN_HEADERS), parent)
         self.setObjectName(object_name)
-        self.setHorizontalHeaderLabels(HEADERS)
+        self.setHorizontalHeaderLabels(BREAKDOWN_HEADERS)
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -36,22 +32,15 @@ class BreakdownTable(QTableWidget):
         self.setRowCount(0)
         if breakdown is None:
             return
-        headers = HEADERS if breakdown.budget_set else NO_BUDGET_HEADERS
-        # The first column names what its rows name: "NPU 0", or "NPU 0 · c2" per chiplet on Rebel100.
-        headers = ("NPU" if chiplets == 1 else "NPU · chiplet", *headers[1:])
-        self.setColumnCount(len(headers))
-        self.setHorizontalHeaderLabels(headers)
-        tightest = breakdown.tightest
-        self.setRowCount(len(breakdown.usages))
-        for row, u in enumerate(breakdown.usages):
-            is_tight = u is tightest
-            name = bar_label(u, chiplets) + ("  ◀ tightest" if is_tight else "")
-            cells = [
-                (name, None),
-                *((f"{v:,} B", v) for v in (u.reserve, u.weights, u.workspace, u.kv, u.free_in_budget, u.budget)),
-            ][: len(headers)]
-            for col, (text, value) in enumerate(cells):
+        table = breakdown_rows(breakdown, chiplets)  # the cells `inspect --what-if` prints too
+        self.setColumnCount(len(table.headers))
+        self.setHorizontalHeaderLabels(table.headers)
+        self.setRowCount(len(table.rows))
+        for row, (u, cells) in enumerate(zip(breakdown.usages, table.rows, strict=True)):
+            is_tight = row == table.tightest
+            for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                value = table.values[row][col - 1] if col else None
                 item.setToolTip(
                     usage_tooltip(u, is_tight, breakdown.budget_set) if value is None else format_bytes(value)
                 )

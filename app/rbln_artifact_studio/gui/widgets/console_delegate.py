@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
-from rbln_artifact_studio.gui.app.tones import Tone, qcolor
+from rbln_artifact_studio.gui.app.tones import Tone, qcolor, text_on
 from rbln_artifact_studio.gui.models.console_model import ROW, SHORT, ConsoleModel
 
 Index = QModelIndex | QPersistentModelIndex
@@ -60,10 +60,25 @@ class ConsoleDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)
         painter.drawRoundedRect(filled, 2, 2)
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
         metrics = option.fontMetrics
         shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width()) - 4)
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, shown)
+        # The label in black or white where it lies on the fill (a light warning fill under light text read at
+        # 1.8:1 in the dark theme), in the palette's text colour where it lies on the empty part.
+        base, a = palette.color(QPalette.ColorRole.Base), colour.alphaF()
+        on_fill = QColor.fromRgbF(
+            a * colour.redF() + (1 - a) * base.redF(),
+            a * colour.greenF() + (1 - a) * base.greenF(),
+            a * colour.blueF() + (1 - a) * base.blueF(),
+        )
+        for part, pen in (
+            (filled, text_on(on_fill)),
+            (rect.adjusted(filled.width(), 0, 0, 0), palette.color(QPalette.ColorRole.Text)),
+        ):
+            painter.save()
+            painter.setClipRect(part)
+            painter.setPen(pen)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, shown)
+            painter.restore()
 
     def _history(
         self,

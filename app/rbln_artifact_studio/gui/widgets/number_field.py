@@ -56,6 +56,8 @@ class NumberField(QSpinBox):
 
     def _on_text(self) -> None:
         text = self.lineEdit().text()
+        if self._hidden_text is not None and not self.isVisible():
+            self._hidden_text = (text, len(text))  # set while hidden (a default for a new model): shown as set
         if text != self._last_text:
             self._last_text = text
             self.edited.emit()

@@ -100,6 +100,8 @@ class RowTextDelegate(QStyledItemDelegate):
         if option.direction == Qt.LayoutDirection.RightToLeft:
             group = None  # mirrored alignment: left to Qt's delegate
         row = None if group is None else self._model.table_row(self._proxy.mapToSource(index).row())
+        if row is not None and self._model.stale and row.path in self._model.stale:
+            row = None  # a row a write may have changed: Qt's delegate draws its greyed look and its marker (data())
         if row is not None and group is not None:
             column = index.column()
             text = row.texts[column]

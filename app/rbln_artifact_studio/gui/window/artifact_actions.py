@@ -18,9 +18,9 @@ from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplicat
 from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import parse_location
+from rbln_artifact_studio.core.location import is_local, parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE
+from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, is_under
 from rbln_artifact_studio.gui.models.jobs import Job
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
     from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
     from rbln_artifact_studio.gui.models.jobs import JobManager
+    from rbln_artifact_studio.gui.models.row_sources import RowSources
     from rbln_artifact_studio.gui.models.workspace import Workspace
     from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
     from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
@@ -84,25 +85,35 @@ def on_this_computer(path: str) -> bool:
         return False  # a place this build cannot reach is not here either
 
 
-class BusyPaths(QObject):
-    """Which artifact folders running jobs read or write (a resize's source and copy, a compile's output)."""
+def _absolute(path: str | Path) -> str:
+    """A folder here made absolute; a place elsewhere (a server, a bucket) as it is."""
+    return os.path.abspath(path) if is_local(path) else str(path)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+
+class BusyPaths(QObject):
+    """Which artifact folders running jobs read or write (a resize's source and copy, a compile's output); the
+    places they write are told to the row sources, whose rows are stale until read again after the job."""
+
+    def __init__(self, parent: QObject | None = None, sources: RowSources | None = None) -> None:
         super().__init__(parent)
+        self.sources = sources
         self._jobs: dict[Job, tuple[str, ...]] = {}
 
-    def track(self, job: Job, *paths: str | Path) -> None:
+    def track(self, job: Job, *paths: str | Path, writes: tuple[str | Path, ...] = ()) -> None:
+        """job uses paths and writes at writes (both busy until it ends)."""
         if job.state.ended:
             return
-        self._jobs[job] = tuple(os.path.abspath(p) for p in paths)
+        self._jobs[job] = tuple(_absolute(p) for p in (*paths, *writes))
         job.finished.connect(lambda j=job: self._jobs.pop(j, None))
+        if writes and self.sources is not None:
+            self.sources.writing(job, [_absolute(p) for p in writes])
 
     def job_using(self, path: str) -> Job | None:
         """A running job whose folders are this one, inside it, or hold it."""
-        path = os.path.abspath(path)
+        path = _absolute(path)
         for job, used in self._jobs.items():
             for p in used:
-                if p == path or p.startswith(path + os.sep) or path.startswith(p + os.sep):
+                if is_under(p, path) or is_under(path, p):
                     return job
         return None
 
@@ -437,11 +448,10 @@ class ArtifactActions(QObject):
         from rbln_artifact_studio.gui.models import operations
 
         job = operations.move_to_trash(self.jobs, paths)
-        self.busy.track(job, *paths)
+        self.busy.track(job, writes=tuple(paths))  # read again when it ends: the rows of what moved go
         job.succeeded.connect(
             lambda _result: self.window.statusBar().showMessage(
                 f"Moved {len(paths)} artifact(s) to the Trash; {format_bytes(total)} freed once it is emptied.", 10_000
             )
         )
-        job.finished.connect(lambda: self.workspace.rescan([*paths, *(os.path.dirname(p) for p in paths)]))
         return job

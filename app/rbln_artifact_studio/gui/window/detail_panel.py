@@ -167,12 +167,12 @@ class DetailPanel(QScrollArea):
         self.what_if_edit.setPlaceholderText("0.8, 80% or 10GB (= 10 GiB); empty = as compiled")
         self.what_if_edit.setClearButtonEnabled(True)
         self.what_if_edit.setToolTip(
-            "Draw the breakdown and the kvcache_num_blocks this memory_budget would give (what explore prints); "
-            f"nothing is written.\n{BINARY_UNITS}"
+            "Draw the breakdown and the kvcache_num_blocks a compile at this memory_budget would give (what "
+            f"explore and inspect --what-if print); nothing is written.\n{BINARY_UNITS}"
         )
         self.what_if_result = _label("whatIfResult")
         what_if_row = QHBoxLayout()
-        what_if_label = QLabel("What if memory_budget =")
+        what_if_label = QLabel("If compiled at memory_budget =")
         what_if_label.setBuddy(self.what_if_edit)
         what_if_row.addWidget(what_if_label)
         what_if_row.addWidget(self.what_if_edit, 1)

@@ -435,8 +435,10 @@ class FleetConsole(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         char = self.fontMetrics().averageCharWidth()
+        widest_size = self.fontMetrics().horizontalAdvance("1023.99 MiB")  # digits are wider than the average
         for column, chars in WIDTHS.items():
-            self.table.setColumnWidth(column, chars * char + 12)
+            sized = column in (Column.FREE, Column.USED, Column.TOTAL)  # a byte count's unit is never cut
+            self.table.setColumnWidth(column, max(chars * char, widest_size if sized else 0) + 12)
         self.place = PlacementPanel()
 
     def _build_layout(self) -> None:

@@ -1,5 +1,6 @@
 """The Help menu: Getting Started (a page inside the app), Keyboard Shortcuts (listed from the window's actions, so
-it never drifts from them), Documentation (docs/ in the browser), Copy Version Information, and About."""
+it never drifts from them), Documentation (the guide in docs/, shown inside the app), Copy Version Information, and
+About."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rbln_artifact_studio.gui.window.window_actions import add_action
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.models.backend_status import BackendStatus
-    from rbln_artifact_studio.gui.window.help_page import HelpPage
+    from rbln_artifact_studio.gui.window.help_page import GuideViewer, HelpPage
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -58,7 +59,7 @@ No NPU is needed: the built-in simulator stands in for the compiler.</p>
 <p>{act("Open Folder…")} a folder of compiled artifacts (or <a href="action:actionOpenDemo">open the demo
 workspace</a>), then select a row: the panel on the right shows <code>kvcache_num_blocks</code> against the floor
 and the full pool, and the DRAM of each NPU: reserve, weights, workspace, KV cache and free. Type a budget in
-<i>What if memory_budget =</i> to see what it would give; nothing is written.</p>
+<i>If compiled at memory_budget =</i> to see what a compile at that budget would give; nothing is written.</p>
 <h3>2. Compile with a memory budget that leaves headroom</h3>
 <p>{act("Compile…")}: a model, a target, a shape and a memory budget (a fraction like 0.8, a percentage like 80%,
 or bytes like 10GB, which optimum-rbln reads as 10 GiB), previewed before anything runs.
@@ -69,7 +70,35 @@ you type, written into a copy or (overwriting it) in place. {act("Plan Co-locati
 artifacts fit one NPU together.</p>
 <p>Artifacts can also sit on NPU servers over SSH (File ▸ Connect to Server…) and in S3 buckets
 (File ▸ Open Bucket…). Every action has its <code>rbln-studio-cli</code> command: a job's right-click menu copies
-it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation opens the full guide.</p>
+it. Help ▸ Keyboard Shortcuts lists the keys; Help ▸ Documentation shows the full guide.</p>
+"""
+
+
+def demo_tour_html(shortcuts: dict[str, str]) -> str:
+    """What to try on the demo workspace (`rbln-studio --demo`), each step on one of its five artifacts."""
+
+    def keys(name: str) -> str:
+        found = shortcuts.get(name)
+        return f" ({escaped(found)})" if found else ""
+
+    return f"""
+<h2>Try the demo workspace</h2>
+<p>Five simulator artifacts, built on this computer; nothing here needs an NPU, and the demo is yours to change.</p>
+<ol>
+<li><b>See how an artifact fills its NPUs.</b> Select <code>qwen3-8b-rbln-cr13</code>: the panel on the right shows
+kvcache_num_blocks 21 against the floor and the full pool, and the DRAM of each of RBLN-CR13's four chiplets.</li>
+<li><b>Ask what a budget would give.</b> Type <code>0.5</code> in <i>If compiled at memory_budget =</i>: a compile
+at that budget gives more blocks; nothing is written.</li>
+<li><b>Read a warning.</b> Select <code>llama-3.2-1b-rbln-ca25-kv18</code>: it was grown past its full pool, and
+its status says so (hover it for the reason).</li>
+<li><b>Resize.</b> With a row selected, <a href="action:actionResize">Resize KV Cache…</a>{keys("Resize KV Cache…")}
+checks a new count against the floor and the NPU's DRAM as you type; to a copy, nothing is overwritten.</li>
+<li><b>Plan.</b> Select two or more of the RBLN-CA25 artifacts and <a href="action:actionPlan">Plan Co-location…</a>
+{keys("Plan Co-location…")}: do they fit one NPU together?</li>
+<li><b>Compile.</b> <a href="action:actionCompile">Compile a model</a>{keys("Compile…")} with the built-in
+simulator: a model, a target, a shape and a budget, previewed before anything runs.</li>
+</ol>
+<p>Help ▸ Getting Started has the same jobs for your own artifacts; Help ▸ Documentation the whole guide.</p>
 """
 
 
@@ -88,6 +117,7 @@ class HelpMenu(QObject):
         self.action_docs = a("actionDocumentation", "&Documentation", self.open_documentation)
         self.action_copy_version = a("actionCopyVersion", "&Copy Version Information", self.copy_version)
         self.last_page: HelpPage | None = None
+        self.last_guide: GuideViewer | None = None
 
     def fill(self, menu: QMenu, about: QAction) -> None:
         """The Help menu's actions, then the window's About."""
@@ -117,6 +147,14 @@ class HelpMenu(QObject):
         return self._open(HelpPage("Getting Started", "gettingStarted", getting_started_html(shortcuts), self.window))
 
     @Slot()
+    def show_demo_tour(self) -> HelpPage:
+        """What to try on the demo workspace: shown by `rbln-studio --demo`."""
+        shortcuts = dict(shortcut_rows(self.window))
+        from rbln_artifact_studio.gui.window.help_page import HelpPage
+
+        return self._open(HelpPage("Try the Demo", "demoTour", demo_tour_html(shortcuts), self.window))
+
+    @Slot()
     def show_shortcuts(self) -> HelpPage:
         rows = "".join(
             f"<tr><td>{escaped(name)}</td><td>&nbsp;&nbsp;<b>{escaped(keys)}</b></td></tr>"
@@ -128,16 +166,20 @@ class HelpMenu(QObject):
         return self._open(HelpPage("Keyboard Shortcuts", "keyboardShortcuts", body, self.window))
 
     @Slot()
-    def open_documentation(self) -> bool:
-        """The desktop app's guide in the browser: docs/ of the checkout, or the copy the wheel ships in the package."""
+    def open_documentation(self) -> GuideViewer | None:
+        """The desktop app's guide inside the app (no launcher needed): docs/ of the checkout, or the copy the wheel
+        ships in the package."""
         folder = docs_dir()
         if folder is None:
             self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
-            return False
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
+            return None
+        from rbln_artifact_studio.gui.window.help_page import GuideViewer
 
-        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder / DOCS_PAGE)))
+        viewer = GuideViewer(folder / DOCS_PAGE, self.window)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        self.last_guide = viewer
+        return viewer
 
     @Slot()
     def copy_version(self) -> None:

@@ -24,6 +24,7 @@ from rbln_artifact_studio.gui.app.theme import ThemeControl
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS_VERSION, ArtifactTableModel
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.row_sources import RowSources
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, restore_if_fits
 from rbln_artifact_studio.gui.window.artifact_actions import ArtifactActions, BusyPaths, WindowActions
@@ -41,6 +42,7 @@ from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
 from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
 from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
+from rbln_artifact_studio.gui.window.window_layout import restore_header, restore_split
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,6 +91,7 @@ class MainWindow(QMainWindow):
             self.workspace,
         )
         self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
+        self.sources.servers = self.server_menu.servers  # their folders are row sources too
         self.dialogs.preferencesAccepted.connect(self.server_menu.ssh_config_changed)
         self.state_notices = StateNotices(  # settings that cannot be saved, the opened folder gone
             self, self.statusBar(), self.settings, self.workspace, self.jobs, self.detail, self.folders
@@ -109,6 +112,7 @@ class MainWindow(QMainWindow):
         self.backend_status = BackendStatus(self.jobs, self.settings.toolchain(), self)
         self.model = ArtifactTableModel(self)
         self.workspace = Workspace(self.jobs, self.model, debounce_ms, self)
+        self.sources = RowSources(self.jobs, self.model, self.workspace, self)  # every opened place's rows
 
     def _build_central(self) -> None:
         """The table and the detail panel side by side; the jobs dock below."""
@@ -132,8 +136,8 @@ class MainWindow(QMainWindow):
             self.browser, self.model, self.workspace, self.detail, self.jobs, self.settings, self
         )
         self.folders = FolderControl(self, status, self.workspace, self.settings, self.jobs)
-        self.results = ResultNotice(status, self.workspace, self.selection.select_once_shown, self)
-        self.busy = BusyPaths(self)  # the folders running jobs use: a compile's, a resize's, a trashing's
+        self.results = ResultNotice(status, self.workspace, self.sources, self.selection.select_once_shown, self)
+        self.busy = BusyPaths(self, self.sources)  # the folders running jobs use: a compile's, a resize's, a trash's
         self.dialogs = DialogLauncher(
             self,
             browser=self.browser,
@@ -183,7 +187,7 @@ class MainWindow(QMainWindow):
         self.action_add_folder = a("actionAddFolder", "&Add Folder Beside…", f.choose_folder_beside)
         self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", d.open_bucket_dialog)
         self.action_demo = a("actionOpenDemo", "Open &Demo Workspace", f.open_demo)
-        self.action_refresh = a("actionRefresh", "&Refresh", self.workspace.refresh, QKeySequence.StandardKey.Refresh)
+        self.action_refresh = a("actionRefresh", "&Refresh", self.sources.refresh, QKeySequence.StandardKey.Refresh)
         self.action_quit = a("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.action_compile = a("actionCompile", "&Compile…", d.open_compile_wizard, "Ctrl+N")
         self.action_resize = a("actionResize", "&Resize KV Cache…", d.open_resize_dialog, "Ctrl+R")
@@ -246,12 +250,9 @@ class MainWindow(QMainWindow):
         if window_state is None or not self.restoreState(window_state):
             self.jobs_panel.widget().setMinimumHeight(0)
             self.resizeDocks([self.jobs_panel], [110], Qt.Orientation.Vertical)
-        splitter = s.state("mainSplitter")
-        if splitter is None or not self.splitter.restoreState(splitter):
-            self.splitter.setSizes([self.width() * 55 // 100, self.width() * 45 // 100])
-        header = s.state(HEADER_STATE)
-        if header is not None:
-            self.browser.view.horizontalHeader().restoreState(header)
+        # Repaired where it would hide the details or the table (window_layout.py)
+        restore_split(self.splitter, s.state("mainSplitter"), self.width())
+        restore_header(self.browser.view.horizontalHeader(), s.state(HEADER_STATE))
 
     # ---- what the window itself does ---------------------------------------------------------------
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rbln_artifact_studio.core.location import Location
+    from rbln_artifact_studio.gui.models.row_sources import RowSources
     from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
@@ -20,11 +21,18 @@ class ResultNotice(QObject):
     """Shows each written result in the window: in the table, or a notice offering Open Beside."""
 
     def __init__(
-        self, status: QStatusBar, workspace: Workspace, select_once_shown: Callable[[str], None], parent: QObject
+        self,
+        status: QStatusBar,
+        workspace: Workspace,
+        sources: RowSources,
+        select_once_shown: Callable[[str], None],
+        parent: QObject,
     ) -> None:
-        """status: the bar the notice sits in; select_once_shown: selects a path once the table has its row."""
+        """status: the bar the notice sits in; sources: the opened places' rows, read again where a result lands;
+        select_once_shown: selects a path once the table has its row."""
         super().__init__(parent)
-        self.status, self.workspace, self.select_once_shown = status, workspace, select_once_shown
+        self.status, self.workspace, self.sources = status, workspace, sources
+        self.select_once_shown = select_once_shown
         self.bar = QWidget()
         self.bar.setObjectName("resultNotice")
         layout = QHBoxLayout(self.bar)
@@ -47,18 +55,19 @@ class ResultNotice(QObject):
         self.path: str | None = None
 
     def offer(self, where: Location) -> None:
-        """A result just written: selected in the table when a shown folder holds it, else offered."""
+        """A result just written: read again and selected in the table when an opened place (a folder, a server's
+        folder, a bucket's prefix) holds it; one here outside them is offered, one elsewhere is named."""
         from rbln_artifact_studio.places.dispatch import capabilities
 
         path = str(where)
-        if not capabilities(where).on_this_computer:  # its rows come with that place's scan, not a folder's
-            self.status.showMessage(f"Wrote {path}", 10_000)
-            return
-        if self.workspace.root_of(path) is not None:
+        if self.sources.shows(path):
             self.bar.hide()
             self.status.showMessage(f"Wrote {path}", 10_000)
-            self.workspace.rescan([path, os.path.dirname(path)])
+            self.sources.reread([path])  # what the place holds now, not what the job meant to write
             self.select_once_shown(path)
+            return
+        if not capabilities(where).on_this_computer:  # no place shown holds it: nothing to open beside
+            self.status.showMessage(f"Wrote {path}", 10_000)
             return
         self.path = path
         self.label.setText(f"Wrote {path}: outside the folders shown.")

@@ -149,8 +149,12 @@ class SelectionDetails(QObject):
         self._detail_job = None
         self.detail.show_error(Path(self.browser.current_path()).name, failure.reason)
 
-    @Slot(QModelIndex, QModelIndex)
-    def _on_rows_changed(self, top: QModelIndex, bottom: QModelIndex) -> None:
+    @Slot(QModelIndex, QModelIndex, list)
+    def _on_rows_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] | None = None) -> None:
+        from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES
+
+        if roles == STALE_ROLES:
+            return  # only marked stale or read again unchanged: the artifact behind it is read once its row is
         current = self.browser.current_path()
         row = self.model.row_of(current) if current else None
         if row is not None and top.row() <= row <= bottom.row():

@@ -73,7 +73,7 @@ class DialogLauncher(QObject):
         )
         wizard.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         wizard.compileRequested.connect(self.start_compile)
-        wizard.compileRequested.connect(lambda request, *_: self.settings.choices.set("wizard", remember_of(request)))
+        wizard.compileRequested.connect(lambda *chosen: self.settings.choices.set("wizard", remember_of(*chosen)))
         wizard.open()
         return wizard
 
@@ -83,7 +83,7 @@ class DialogLauncher(QObject):
 
         toolchain = self.settings.toolchain().settings()
         job = operations.compile_artifact(self.jobs, request, output, backend, toolchain, self._reach(output))
-        self.busy.track(job, str(output))
+        self.busy.track(job, writes=(str(output),))
         from rbln_artifact_studio.core.display.commandline import compile_argv
 
         job.command, job.output = compile_argv(request, str(output)), str(output)
@@ -147,6 +147,7 @@ class DialogLauncher(QObject):
     ) -> ResizeDialog:
         """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
         from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+        from rbln_artifact_studio.gui.models.copy_memory import chosen_for
 
         dialog = ResizeDialog(
             artifact,
@@ -155,6 +156,7 @@ class DialogLauncher(QObject):
             target,
             budget_text,
             self.settings.copy_folder.get(),
+            chosen_for(self.settings, artifact.where),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -171,13 +173,14 @@ class DialogLauncher(QObject):
             request = dialog.request
             reach = self._reach(request.output) if request.output is not None else None
             job = operations.resize(self.jobs, request, self.settings.toolchain().settings(), reach, dialog.blocks)
-            outputs = [request.output] if request.output else []
-            self.busy.track(job, str(request.source), *map(str, outputs))
+            self.busy.track(job, str(request.source), writes=(str(request.output or request.source),))
             job.command = dialog.argv
             job.output = str(request.output or request.source)
             job.succeeded.connect(self._on_written)
-            if request.output is not None:  # proposed first for the next copy (of any artifact)
-                self.settings.copy_folder.set(str(request.output.parent))
+            if request.output is not None:  # proposed first for the next copy from the same place
+                from rbln_artifact_studio.gui.models.copy_memory import remember
+
+                remember(self.settings, request.source, request.output)
 
     @Slot()
     def open_planner(self) -> QWidget | None:

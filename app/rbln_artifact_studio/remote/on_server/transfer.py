@@ -10,7 +10,8 @@ IDLE_SECONDS, before {"end"} removes the staging folder: a stopped copy leaves n
 receive and send run without the prelude (stdin carries the files, and a lock must be given back), so they watch
 stdin themselves. send: FOLDER's files (hidden names skipped, links followed) under the folder's lock: {"files": [[NAME, SIZE]...]},
 then per file {"file": NAME, "size": N} and its bytes as {"blob": K} records, then {"end": true}.
-RULES is a JSON object of the studio's names: config, marker, partial.
+RULES is a JSON object of the studio's names: config, marker, partial, claim. A receive holds an flock beside OUTPUT
+while it writes (refused {"refused": "busy", "holder": WHO} while another holds it).
 """
 
 import json
@@ -24,7 +25,7 @@ import threading
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
 from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder
-from rbln_artifact_studio.core.portable.staging import remove_stale_partials
+from rbln_artifact_studio.core.portable.staging import remove_stale_partials, staging_path
 
 CHUNK = 4 << 20
 INDEX_LIMIT = 1 << 20  # a pipeline's model_index.json is read as at most this many bytes
@@ -112,6 +113,18 @@ def inside(staging, name):
     return os.path.join(staging, *parts)
 
 
+def destination_claim(output):
+    """The flock beside output that one writer holds while it writes there (`.NAME` + the claim tag)."""
+    claim = FolderLock(os.path.dirname(output), "copy from the studio")
+    name = "." + os.path.basename(output) + RULES["claim"]
+    if len(os.fsencode(name)) > 255:
+        import hashlib
+
+        name = ".~" + hashlib.sha256(os.fsencode(os.path.basename(output))).hexdigest()[:16] + RULES["claim"]
+    claim.path = os.path.join(os.path.dirname(output), name)
+    return claim
+
+
 def receive(output, idle):
     output = os.path.abspath(output)
     refused = refusal(output)
@@ -120,8 +133,14 @@ def receive(output, idle):
         return
     parent = os.path.dirname(output)
     os.makedirs(parent, exist_ok=True)
+    claim = destination_claim(output)  # one writer per output, as the studio's own (fsutil.DestinationClaim)
+    try:
+        claim.acquire()
+    except (LockHeld, LockContended) as exc:
+        answer({"refused": "busy", "path": output, "holder": exc.holder if isinstance(exc, LockHeld) else ""})
+        return
     remove_stale_partials(parent, PARTIAL, MARKER)  # what a stopped receive of this server left
-    staging = os.path.join(parent, f".{os.path.basename(output)}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
+    staging = staging_path(output, PARTIAL)  # within 255 bytes, whatever output's name
     os.mkdir(staging)
     published = False
     try:
@@ -145,6 +164,7 @@ def receive(output, idle):
             fsync_dir(folder)
         os.unlink(os.path.join(staging, MARKER))
         fsync_dir(staging)
+        claim.release()  # before the rename: a receive killed after it leaves no claim beside the output
         if os.path.isdir(output) and not os.path.islink(output) and not os.listdir(output):
             os.rmdir(output)  # rename cannot replace a folder everywhere; it was empty
         if os.path.lexists(output):
@@ -160,6 +180,7 @@ def receive(output, idle):
     finally:
         if not published:
             shutil.rmtree(staging, ignore_errors=True)
+        claim.release()
 
 
 def files_of(folder):
