@@ -150,3 +150,17 @@ def test_a_profile_whose_store_does_not_answer_is_one_line_naming_its_endpoint_u
         assert f"Cannot reach the object store at {dead}" in done.stderr, done.stderr
         assert "the connection was refused" in done.stderr and "endpoint_url of profile down" in done.stderr
         assert "Generic S3 error" not in done.stderr and "list-type" not in done.stderr, done.stderr
+
+
+def test_a_buckets_rows_say_when_each_artifact_was_last_written(
+    two_stores: TwoStores, cr13_artifact: Path, run_cli: Run
+) -> None:
+    import time
+
+    started = int(time.time())
+    two_stores.b.upload(cr13_artifact, "fleet/qwen")
+    uploaded = int(time.time())
+    for flags in (("--no-cache",), (), ()):  # read, then from the scan cache
+        scanned = run_cli("scan", two_stores.url("b", "fleet"), "--json", *flags)
+        [row] = json.loads(scanned.stdout)
+        assert row["modified"] is not None and started - 1 <= row["modified"] <= uploaded + 1, (flags, row)

@@ -54,11 +54,18 @@ Patch = tuple[int, bytes]
 
 @dataclass(frozen=True)
 class Obj:
-    """One object of a listing: its key, size and ETag (quoted, as the store sends it)."""
+    """One object of a listing: its key, size and ETag (quoted, as the store sends it), and when it was written
+    (Unix seconds; None where the store did not say)."""
 
     key: str
     size: int
     etag: str
+    modified: int | None = None
+
+
+def _seconds(when: Any) -> int | None:
+    """A listing's time of writing (a datetime) as Unix seconds."""
+    return int(when.timestamp()) if hasattr(when, "timestamp") else None
 
 
 class Bucket:
@@ -101,7 +108,10 @@ class Bucket:
             found: list[Obj] = []
             stream = obstore.list(self.ep.reader(self.name), prefix=prefix.prefix or None, chunk_size=1000)
             for batch in stream:
-                found += [Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or "")) for o in batch]
+                found += [
+                    Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or ""), _seconds(o.get("last_modified")))
+                    for o in batch
+                ]
             return found
 
         try:
@@ -121,7 +131,10 @@ class Bucket:
         while True:
             args = {"Bucket": self.name, "Prefix": prefix.key_prefix, **token}
             page = self._boto(lambda args=args: self.s3.list_objects_v2(**args), prefix.key_prefix)  # type: ignore[misc]  # mypy cannot type a lambda's default argument
-            found += [Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or "")) for o in page.get("Contents", [])]
+            found += [
+                Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or ""), _seconds(o.get("LastModified")))
+                for o in page.get("Contents", [])
+            ]
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return found
             token = {"ContinuationToken": str(page["NextContinuationToken"])}
