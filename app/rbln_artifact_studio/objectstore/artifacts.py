@@ -47,7 +47,8 @@ class Found:
     @property
     def modified(self) -> int | None:
         """When its newest object was written (compiled, resized), Unix seconds, as the Modified column shows it."""
-        return max((o.modified for o in self.objects.values() if o.modified is not None), default=None)
+        newest = max((o.modified for o in self.objects.values() if o.modified is not None), default=None)
+        return None if newest is None else int(newest)
 
     def signature(self) -> list[list[Any]]:
         """What a cached row is keyed by: every object's name, size and ETag (the scan cache's 5-field form)."""

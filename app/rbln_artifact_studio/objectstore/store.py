@@ -60,12 +60,13 @@ class Obj:
     key: str
     size: int
     etag: str
-    modified: int | None = None
+    modified: float | None = None  # its LastModified (seconds since the epoch), where the listing gives it
 
 
-def _seconds(when: Any) -> int | None:
-    """A listing's time of writing (a datetime) as Unix seconds."""
-    return int(when.timestamp()) if hasattr(when, "timestamp") else None
+def _epoch(when: object) -> float | None:
+    """A listing's LastModified (a datetime) in seconds since the epoch."""
+    stamp = getattr(when, "timestamp", None)
+    return float(stamp()) if callable(stamp) else None
 
 
 class Bucket:
@@ -109,7 +110,7 @@ class Bucket:
             stream = obstore.list(self.ep.reader(self.name), prefix=prefix.prefix or None, chunk_size=1000)
             for batch in stream:
                 found += [
-                    Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or ""), _seconds(o.get("last_modified")))
+                    Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or ""), _epoch(o.get("last_modified")))
                     for o in batch
                 ]
             return found
@@ -132,7 +133,7 @@ class Bucket:
             args = {"Bucket": self.name, "Prefix": prefix.key_prefix, **token}
             page = self._boto(lambda args=args: self.s3.list_objects_v2(**args), prefix.key_prefix)  # type: ignore[misc]  # mypy cannot type a lambda's default argument
             found += [
-                Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or ""), _seconds(o.get("LastModified")))
+                Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or ""), _epoch(o.get("LastModified")))
                 for o in page.get("Contents", [])
             ]
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
