@@ -10,6 +10,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from objectstore.conftest import TwoStores
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -164,3 +166,20 @@ def test_a_buckets_rows_say_when_each_artifact_was_last_written(
         scanned = run_cli("scan", two_stores.url("b", "fleet"), "--json", *flags)
         [row] = json.loads(scanned.stdout)
         assert row["modified"] is not None and started - 1 <= row["modified"] <= uploaded + 1, (flags, row)
+
+
+def test_a_password_in_a_profiles_endpoint_url_is_never_in_an_error(
+    two_stores: TwoStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the desktop shows of a failed job is the error itself (no terminal's redaction on the way)."""
+    from rbln_artifact_studio.core.errors import StudioError
+    from rbln_artifact_studio.core.location import parse_bucket_prefix
+    from rbln_artifact_studio.objectstore.store import Bucket
+
+    monkeypatch.setenv("RBLN_STUDIO_S3_TIMEOUT", "2")
+    store = two_stores.a.store
+    add_profile(two_stores, "pw", (store.access_key, store.secret_key), "http://ops:hunter2-not-shown@127.0.0.1:9")
+    where = parse_bucket_prefix(two_stores.url("pw", "fleet"))
+    with pytest.raises(StudioError) as err:
+        Bucket(where).listing(where)
+    assert "hunter2-not-shown" not in str(err.value) and "127.0.0.1:9" in str(err.value), err.value

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.numbers import seconds_from_environment
+from rbln_artifact_studio.core.shown import redacted
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -205,6 +206,7 @@ class Endpoint:
         except botocore.exceptions.ProfileNotFound:  # AWS_PROFILE names a profile that is not there
             raise _no_profile(profile, chain) from None
         self.url: str = client.meta.endpoint_url
+        self.shown = redacted(self.url)  # what messages name: a password in endpoint_url never reaches a window
         self.region: str = client.meta.region_name or "us-east-1"
         self.custom = "amazonaws.com" not in self.url
         if self.custom:  # MinIO, Ceph, SeaweedFS: buckets are paths, not host names
@@ -255,7 +257,7 @@ class Endpoint:
 
     def explain(self, exc: BaseException, what: str, bucket: str, tries: Tries | None = None) -> StudioError:
         """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
-        return explain(exc, what, bucket, self.url, tries, self.named_by, self.check)
+        return explain(exc, what, bucket, self.shown, tries, self.named_by, self.check)
 
     def request(
         self,

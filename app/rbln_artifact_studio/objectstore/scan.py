@@ -29,7 +29,7 @@ WINDOW = 128
 
 def cache_root(bucket: Bucket, prefix: BucketPrefix) -> Path:
     """The scan cache's key for a prefix: the endpoint's host as well as the bucket (two stores may share names)."""
-    host = urlsplit(bucket.ep.url).netloc or "aws"
+    host = urlsplit(bucket.ep.url).netloc.rpartition("@")[2] or "aws"  # never a password, in a file of the cache
     return Path("/", "s3", host, prefix.bucket, prefix.prefix)
 
 

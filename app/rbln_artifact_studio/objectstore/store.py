@@ -183,7 +183,7 @@ class Bucket:
 
     def _truncated(self, key: str, start: int, want: int, got: int) -> str:
         return (
-            f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {self.url(key)} "
+            f"The object store at {self.ep.shown} sent {got} of the {want} bytes asked of {self.url(key)} "
             f"from byte {start}: its answer was cut short (the object was replaced by a shorter one since it was "
             "listed, or the store or the link dropped it); nothing of it was used. Scan or try again."
         )
