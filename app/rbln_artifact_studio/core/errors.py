@@ -1,15 +1,11 @@
 """The project's own error types: every failure a user can cause ends in one of these."""
 
-from __future__ import annotations
+from typing import NamedTuple
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name): see core/records.py
-if TYPE_CHECKING:
-    from typing import NamedTuple
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
-
-# NamedTuple rather than a dataclass: every command imports this module, and dataclasses costs the fast
-# get-kvcache-num-blocks a fifth of its time (it loads inspect).
+# Part of get-kvcache-num-blocks' fast path (docs/performance.md row 1), as every command imports it: a NamedTuple
+# rather than a dataclass (dataclasses loads inspect, a fifth of that command's time), its fields typed with classes
+# rather than strings (no `from __future__ import annotations`: NamedTuple compiles each string, and a process's
+# first compile costs that command ~6%).
 
 
 class Fix(NamedTuple):

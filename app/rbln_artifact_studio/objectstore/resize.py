@@ -62,7 +62,8 @@ from rbln_artifact_studio.core.storage.fsutil import (
     is_internal_name,
     iter_files,
 )
-from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
+from rbln_artifact_studio.core.storage.json_style import detect_style, dumps_styled
+from rbln_artifact_studio.core.storage.jsonfile import decode_json, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
 from rbln_artifact_studio.objectstore.claim import Claim, held_by, read_owner
 from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable
@@ -262,7 +263,7 @@ def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = N
     bucket = read.bucket
     if not honours_conditions(bucket, prefix):
         raise StudioError(
-            f"The object store at {bucket.ep.url} ignores conditional writes (If-Match / If-None-Match), so two "
+            f"The object store at {bucket.ep.shown} ignores conditional writes (If-Match / If-None-Match), so two "
             f"writers could both change {prefix}; it is not resized in place. Resize to a copy instead: "
             f"--output-dir {prefix.at('NEW-PREFIX')}."
         )
@@ -440,7 +441,7 @@ def _write_copy(
         faults.checkpoint("copy.config_written")
         if not claim.release():
             raise StudioError(
-                f"Another writer claimed {output} while this copy ran (the store at {bucket.ep.url} may ignore "
+                f"Another writer claimed {output} while this copy ran (the store at {bucket.ep.shown} may ignore "
                 "conditional writes), so what it holds is not this copy alone: check it with inspect, or delete it "
                 "and run the copy again."
             )
