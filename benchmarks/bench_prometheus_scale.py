@@ -13,12 +13,15 @@ time less the stand-in's CPU during it, and its peak memory (ru_maxrss), are pri
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 from _common import cli, compile_reference, env, machine, scratch
 
@@ -132,14 +135,31 @@ server.serve_forever()
 """
 
 
-def _stand_in_cpu(url: str) -> float:
+@contextlib.contextmanager
+def stand_in(root: Path, nodes: int) -> Iterator[str]:
+    """The stand-in of Prometheus' API for `nodes` nodes, in a process of its own for the block: its URL."""
+    port_file = root / "port"
+    process = subprocess.Popen([sys.executable, "-c", STAND_IN, str(port_file), str(nodes)])
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists():
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise SystemExit("the stand-in did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text()}"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def stand_in_cpu(url: str) -> float:
     with urllib.request.urlopen(f"{url}/cpu", timeout=30) as answer:
         return float(answer.read())
 
 
 def _measure(argv: list[str], url: str) -> tuple[float, float, float]:
     """One whole process: (wall seconds less the stand-in's CPU meanwhile, the stand-in's CPU, peak RSS in MiB)."""
-    before = _stand_in_cpu(url)
+    before = stand_in_cpu(url)
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env())
     _, status, usage = os.wait4(process.pid, 0)
@@ -147,7 +167,7 @@ def _measure(argv: list[str], url: str) -> tuple[float, float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):  # 1: a place that does not fit anywhere is still an answer
         raise SystemExit(f"{argv} exited {process.returncode}")
-    spent = _stand_in_cpu(url) - before
+    spent = stand_in_cpu(url) - before
     return wall - spent, spent, usage.ru_maxrss / 1024
 
 
@@ -157,28 +177,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     print(machine())
-    with scratch("prom-scale") as root:
-        port_file = root / "port"
-        stand_in = subprocess.Popen([sys.executable, "-c", STAND_IN, str(port_file), str(args.nodes)])
-        try:
-            deadline = time.monotonic() + 60
-            while not port_file.exists():
-                if time.monotonic() > deadline or stand_in.poll() is not None:
-                    raise SystemExit("the stand-in did not start")
-                time.sleep(0.05)
-            url = f"http://127.0.0.1:{port_file.read_text()}"
-            artifact = compile_reference(root / "qwen3-8b")
-            devices = [*cli(), "devices", "--prometheus", url, "--json", "--timeout", "300"]
-            place = [*cli(), "place", str(artifact), "--prometheus", url, "--json", "--timeout", "300"]
-            for argv in (devices, place):  # warm-up: the stand-in builds each answer once, bytecode is written
-                _measure(argv, url)
-            figures: dict[str, list[tuple[float, float, float]]] = {"devices": [], "place": []}
-            for i in range(args.runs):
-                for name, argv in (("devices", devices), ("place", place))[:: 1 if i % 2 else -1]:
-                    figures[name].append(_measure(argv, url))
-        finally:
-            stand_in.terminate()
-            stand_in.wait(30)
+    with scratch("prom-scale") as root, stand_in(root, args.nodes) as url:
+        artifact = compile_reference(root / "qwen3-8b")
+        devices = [*cli(), "devices", "--prometheus", url, "--json", "--timeout", "300"]
+        place = [*cli(), "place", str(artifact), "--prometheus", url, "--json", "--timeout", "300"]
+        for argv in (devices, place):  # warm-up: the stand-in builds each answer once, bytecode is written
+            _measure(argv, url)
+        figures: dict[str, list[tuple[float, float, float]]] = {"devices": [], "place": []}
+        for i in range(args.runs):
+            for name, argv in (("devices", devices), ("place", place))[:: 1 if i % 2 else -1]:
+                figures[name].append(_measure(argv, url))
     medians = {name: [statistics.median(f[k] for f in runs) for k in range(3)] for name, runs in figures.items()}
     npus = args.nodes * 8
     for name, (wall, spent, peak) in medians.items():

@@ -113,12 +113,16 @@ def test_garbage_is_an_error_naming_the_line() -> None:
 def test_a_total_no_npu_has_is_refused_with_where_it_was_printed() -> None:
     data = json.loads(fake_npu_tool._json(SETUP))
     data["devices"][1]["memory"]["total"] = str(10**31)  # would rank first in `place`
-    with pytest.raises(StudioError, match=r"devices\[1\]: NPU 1 reports .* in all, more than any Rebel100 NPU has"):
+    with pytest.raises(
+        StudioError, match=r"devices\[1\]: NPU 1's memory total 1e\+31 bytes is more than any Rebel100 NPU has"
+    ):
         parse_device_json(json.dumps(data))
     lines = _rows(fake_npu_tool._text(SETUP))
     row = next(i for i, line in enumerate(lines) if line.startswith("| 0 "))
     lines[row] = lines[row].replace("2.4GiB / 15.7GiB", "2.4GiB / 900.0GiB")
-    with pytest.raises(StudioError, match=rf"line {row + 1}: NPU 0 reports 900 GiB in all, more than any ATOM NPU"):
+    with pytest.raises(
+        StudioError, match=rf"line {row + 1}: NPU 0's memory total 966,367,641,600 bytes is more than any ATOM NPU"
+    ):
         parse_device_table("\n".join(lines), "rbln-smi", "npu1")
 
 

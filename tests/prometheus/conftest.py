@@ -45,6 +45,11 @@ NODES: dict[str, dict[str, Any]] = {
         ],
     },
     "peak-1": {"family": "current", "devices": _devices(GIB, GIB)},
+    # Figures no NPU has: an ATOM (16 GiB of DRAM) reporting 200 GiB, a total the exporter writes as 1e+31.
+    "atom-200g": {"family": "current", "devices": [{"card": "RBLN-CA12", "used": 10 * GIB, "total": 200 * GIB}]},
+    "vast-1": {"family": "legacy", "devices": [{"card": "RBLN-CR13", "used": 10 * GIB, "total": 1e31}]},
+    # Switched from legacy to current names by a test, its peak in the legacy series.
+    "renamed-1": {"family": "legacy", "devices": _devices(GIB, GIB)},
 }
 
 

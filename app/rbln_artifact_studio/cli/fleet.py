@@ -9,7 +9,7 @@ import gc
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +61,8 @@ LONGER = f"--timeout SECONDS or {ENV_TIMEOUT}=SECONDS"  # what a server that ran
 # ms over 8,000 NPUs' answer.
 _FLOAT_JSON_SPELLS_OTHERWISE = rb"-?(?:0\.0000|[0-9]{17,}+\.|[0-9][0-9.]*+[eE])"
 _EXPONENT_VALUE = re.compile(rb": " + _FLOAT_JSON_SPELLS_OTHERWISE)
-_EXPONENT_ITEM = re.compile(rb"(?:\A|\n *+)" + _FLOAT_JSON_SPELLS_OTHERWISE)
+_EXPONENT_ITEM = re.compile(rb"\n *+" + _FLOAT_JSON_SPELLS_OTHERWISE)  # a literal first: found by a fast scan
+_EXPONENT_WHOLE = re.compile(_FLOAT_JSON_SPELLS_OTHERWISE)  # matched at the start only
 
 
 def json_text(data: Any) -> str:
@@ -74,7 +75,13 @@ def json_text(data: Any) -> str:
         fast = to_json(data, indent=2, inf_nan_mode="constants")
     except ValueError:  # what it cannot write (a lone surrogate): json says so, or writes it escaped
         return json.dumps(data, indent=2)
-    if not fast.isascii() or b"\x7f" in fast or _EXPONENT_VALUE.search(fast) or _EXPONENT_ITEM.search(fast):
+    if (
+        not fast.isascii()
+        or b"\x7f" in fast
+        or _EXPONENT_VALUE.search(fast)
+        or _EXPONENT_ITEM.search(fast)
+        or _EXPONENT_WHOLE.match(fast)
+    ):
         return json.dumps(data, indent=2)
     return fast.decode("ascii")
 
@@ -82,6 +89,17 @@ def json_text(data: Any) -> str:
 def _print_json(data: Any) -> None:
     sys.stdout.write(redacted(json_text(data)))
     sys.stdout.write("\n")
+
+
+def _print_json_list(items: Iterable[Any]) -> None:
+    """json_text(list(items)) to the byte, written an item at a time: 10,000 nodes' answer is never all one text
+    (nor all dicts) in memory."""
+    first = True
+    for item in items:
+        sys.stdout.write("[\n  " if first else ",\n  ")
+        sys.stdout.write(json_text(item).replace("\n", "\n  "))
+        first = False
+    sys.stdout.write("[]\n" if first else "\n]\n")
 
 
 def default_timeout() -> float:
@@ -167,12 +185,12 @@ def _read_sources(
     )
     given = [Source(SourceKind.SERVER, h) for h in hosts] + [Source(SourceKind.PROMETHEUS, u) for u in sources.urls]
     readings = read_sources(given, options)
-    return readings, [r.error or "not read" for r in readings if r.whole]
+    return readings, [r.error or "not read" for r in readings if r.whole and not r.partial]
 
 
 def _server_reading(reading: NodeReading) -> ServerReading:
     """A node as the CLI prints it (remote.fleet's row)."""
-    return ServerReading(reading.node, reading.status, reading.drifts, reading.error, reading.notes)
+    return ServerReading(reading.node, reading.status, reading.drifts, reading.error, reading.notes, reading.partial)
 
 
 def _need_a_source(entries: Sequence[str], sources: PrometheusSources, command: str) -> None:
@@ -222,7 +240,10 @@ def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sourc
         raise StudioError(failed[0])  # Prometheus alone: its error is the command's
     if as_json:
         single = len(readings) == 1 and len(entries) == 1 and not sources.urls
-        _print_json(readings[0].to_json() if single else [r.to_json() for r in readings])
+        if single:
+            _print_json(readings[0].to_json())
+        else:
+            _print_json_list(r.to_json() for r in readings)
     else:
         print(fleet_text(readings))
     return 1 if any(r.error is not None for r in readings) else 0

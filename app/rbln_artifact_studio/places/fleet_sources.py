@@ -98,6 +98,7 @@ class NodeReading:
     also: tuple[Source, ...] = ()  # the other sources that see the node: it is shown once, naming them all
     notes: tuple[str, ...] = ()  # what the CLI prints under the node: how its sources were merged, what failed
     whole: bool = False  # the row of a source that could not be asked at all (a Prometheus URL): no node of it
+    partial: bool = False  # with whole: a Prometheus answered in part (its warnings), its nodes read are rows too
 
     @property
     def label(self) -> str:
@@ -187,7 +188,21 @@ def _read_prometheus(sources: Sequence[Source], options: ReadOptions) -> list[No
             )
         except StudioError as exc:
             return [NodeReading(source, redact(source.name), None, exc.one_line(), whole=True)]
-        return [NodeReading(source, r.host, r.status, r.error) for r in fleet.readings]
+        rows = [NodeReading(source, r.host, r.status, r.error) for r in fleet.readings]
+        url = redact(source.name)
+        if fleet.infos:
+            first = next((i for i, r in enumerate(rows) if r.status is not None), None)
+            if first is not None:
+                notes = tuple(f"Prometheus at {url} notes: {info}" for info in fleet.infos)
+                rows[first] = replace(rows[first], notes=(*rows[first].notes, *notes))
+        if fleet.warnings:  # a partial answer: said as a row of its own, ahead of the nodes it did give
+            why = "; ".join(fleet.warnings)
+            text = (
+                f"Prometheus at {url} answered in part ({why}): nodes it could not reach are missing from the "
+                "rows read from it. Ask again, or ask the Prometheus behind it."
+            )
+            rows.insert(0, NodeReading(source, url, None, text, whole=True, partial=True))
+        return rows
 
     return [reading for readings in _at_once([functools.partial(ask, s) for s in sources]) for reading in readings]
 

@@ -6,8 +6,8 @@ import json
 from dataclasses import replace
 
 from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
-from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
-from rbln_artifact_studio.core.model.npu import FAMILIES, get_npu
+from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm, figure_problem
+from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.shown import lines_shown, name_shown
 from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
@@ -69,32 +69,17 @@ def catalog_total(name: str, shown: int) -> int:
     return available if abs(available - shown) <= ROUNDING else shown
 
 
-def _largest_dram(name: str) -> tuple[int, str]:
-    """The most DRAM an NPU of this name can have (its family's; any known family's for an unknown name)."""
-    try:
-        family = get_npu(name).family
-    except UnknownNpuError:
-        family = max(FAMILIES, key=lambda f: f.dram_bytes)
-    return family.dram_bytes, family.name
-
-
 def _check_figures(
     devices: list[Device], device_at: dict[int, str], context_at: list[str], tool: str, host: str
 ) -> None:
     """Refuse figures no NPU can have, naming where they were printed (device_at: an NPU's line, context_at: each
-    context's, in the order of the devices' processes): a total beyond any NPU the catalog knows, a context larger
+    context's, in the order of the devices' processes): what npu_status.figure_problem refuses, a context larger
     than its NPU, contexts allocating far more than the NPU reports used."""
     places = iter(context_at)
     for device in devices:
-        largest, family = _largest_dram(device.name)
-        if device.total > largest:
-            raise _bad(
-                tool,
-                host,
-                None,
-                f"{device_at[device.index]}NPU {device.index} reports {format_bytes(device.total)} in all, more than "
-                f"any {family} NPU has ({format_bytes(largest)})",
-            )
+        problem = figure_problem(device.name, device.used, device.total)
+        if problem is not None:
+            raise _bad(tool, host, None, f"{device_at[device.index]}NPU {device.index}'s {problem}")
         allocated = 0
         for ctx in device.processes:
             where = next(places)

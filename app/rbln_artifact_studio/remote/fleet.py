@@ -130,10 +130,14 @@ class ServerReading:
     drifts: tuple[ContextDrift, ...] = ()
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
+    partial: bool = False  # the row of a Prometheus that answered in part (its warnings are the error)
 
     def to_json(self) -> dict[str, Any]:
         if self.status is None:
-            return {"host": self.host, "error": self.error, "devices": [], "contexts": []}
+            out: dict[str, Any] = {"host": self.host, "error": self.error, "devices": [], "contexts": []}
+            if self.partial:
+                out["partial"] = True
+            return out
         return {
             **self.status.to_json(),
             "error": None,

@@ -3,9 +3,13 @@ contexts (or pods) on it."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
+
+from rbln_artifact_studio.core.errors import UnknownNpuError
+from rbln_artifact_studio.core.model.npu import FAMILIES, get_npu
 
 
 class ReadForm(Enum):
@@ -134,3 +138,57 @@ class DeviceStatus:
         if self.window:
             out["window"] = self.window
         return out
+
+
+# ---- figures no NPU can have ------------------------------------------------------------------------------------
+#
+# One check for every source (rbln-smi's table, rbln-stat's JSON, rbln-metrics-exporter through Prometheus): a
+# reading that fails it is a failed row naming the figure, never a place to fit. The margin covers the rounding of
+# the sources (the text table prints 0.1 GiB, the exporter rounds the daemon's GiB), nothing more.
+FIGURE_MARGIN = 2**27  # 128 MiB
+
+
+@functools.lru_cache(maxsize=256)  # asked for every NPU of a fleet, of a few products
+def largest_dram(product: str) -> tuple[int, str]:
+    """The most DRAM an NPU of this product has, and its family's name (any known family's for an unknown name)."""
+    try:
+        family = get_npu(product).family
+    except UnknownNpuError:
+        family = max(FAMILIES, key=lambda f: f.dram_bytes)
+    return family.dram_bytes, family.name
+
+
+def _shown(value: float) -> str:
+    return f"{int(value):,}" if value < 2**53 else f"{value:g}"  # beyond 2^53 a float's digits are no figure
+
+
+def _bytes_problem(what: str, value: float) -> str | None:
+    if value != value or value in (float("inf"), float("-inf")):
+        return f"{what} is {value}, not a number of bytes"
+    if value < 0:
+        return f"{what} is negative ({value:g} bytes)"
+    if value != int(value):
+        return f"{what} is {value!r} bytes, not a whole number"
+    return None
+
+
+def figure_problem(product: str, used: float, total: float, peak: float | None = None) -> str | None:
+    """Why an NPU's memory figures cannot be true (NaN/Inf, negative or fractional bytes, a total beyond its
+    product's DRAM, used or peak above total), naming the figure; None when they can."""
+    largest, family = largest_dram(product)
+    if (
+        0 <= used <= total <= largest + FIGURE_MARGIN
+        and used % 1 == 0 == total % 1
+        and (peak is None or (0 <= peak <= total and peak % 1 == 0))
+    ):
+        return None  # the usual case in a few comparisons (NaN fails each): every NPU of a fleet comes here
+    for what, value in (("memory used", used), ("memory total", total), ("peak", peak)):
+        if value is not None and (problem := _bytes_problem(what, value)) is not None:
+            return problem
+    if total > largest + FIGURE_MARGIN:
+        return f"memory total {_shown(total)} bytes is more than any {family} NPU has ({largest:,} bytes)"
+    if used > total:
+        return f"memory used {_shown(used)} bytes is above its total {_shown(total)}"
+    if peak is not None and peak > total:
+        return f"peak {_shown(peak)} bytes over the window is above its total {_shown(total)}"
+    return None

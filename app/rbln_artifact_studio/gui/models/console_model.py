@@ -50,6 +50,7 @@ class ConsoleModel(QAbstractTableModel):
         self.history = MemoryHistory()
         self._next_rows: list[ConsoleRow] | None = None  # rows given, not yet arranged
         self._generation = 0
+        self._arranging: list[ConsoleRow] = []  # the rows the newest arranging job works on
         self._job: Job | None = None
         self._bold = QFont()
         self._bold.setBold(True)
@@ -88,7 +89,10 @@ class ConsoleModel(QAbstractTableModel):
             return arrange(rows, query, column, descending, ctx.checkpoint)
 
         job = self.jobs.submit(f"Arrange {len(rows):,} NPU rows", work, visible=False)
-        job.succeeded.connect(lambda shown, g=generation, r=rows: self._take(g, r, shown))
+        # The rows wait here, not in the connection: an ended job lingers a while (JobManager's graveyard), and
+        # 40,000 rows held by each of the last few made every pass of the cycle collector stall the window.
+        self._arranging = rows
+        job.succeeded.connect(lambda shown, g=generation: self._take(g, self._arranging, shown))
         job.finished.connect(lambda g=generation: self._ended(g))
         self._job = job
         return job
@@ -101,6 +105,7 @@ class ConsoleModel(QAbstractTableModel):
         self.beginResetModel()
         self.rows, self.shown = rows, shown
         self._next_rows = None
+        self._arranging = []
         self.endResetModel()
         self.arranged.emit()
 

@@ -237,6 +237,11 @@ class Job(QObject):
         self.finished.emit()
 
 
+def _ended(ctx: JobContext) -> object:
+    """The work of a job forgotten after it ended (its own, and what it held, let go)."""
+    raise RuntimeError("a forgotten job is not run again")
+
+
 def _run(job: Job) -> None:
     """A job's life in its worker thread."""
     if job.writes:
@@ -355,6 +360,7 @@ class JobManager(QObject):
             # Keep a reference a while longer: the last one must go on the GUI thread, never in the worker
             # that has just reported the end (a QObject is destroyed in the thread that drops it).
             self._graveyard.append(job)
+            job.fn, job.result = _ended, None  # what it ran on and returned: a lingering job keeps none alive
 
     @Slot(object)
     def _on_failed(self, failure: JobFailure) -> None:

@@ -6,25 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import socket
 import ssl
 import threading
 import time
-import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlencode, urlsplit
-
-from pydantic_core import from_json
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.shown import line_shown, register_secret
+from rbln_artifact_studio.remote.prometheus.answer import AnswerStream, AnswerTooLarge, Envelope, NotJson
 from rbln_artifact_studio.remote.prometheus.http_config import HttpConfig
 
 DEFAULT_TIMEOUT = 60.0
-MAX_BODY = 1 << 30  # a whole fleet's answer is tens of MiB; beyond this it is not an answer to our query
-CHUNK = 1 << 20
+CHUNK = 1 << 16
+T = TypeVar("T")
 CONFIG_HINT = "Give its credentials with --prometheus-http-config FILE (basic_auth or authorization, in promtool's "
 CONFIG_HINT += "--http.config.file format)."
 
@@ -132,8 +130,17 @@ class _Answer:
     status: int
     reason: str
     content_type: str
-    body: bytes
+    envelope: Envelope[Any] | None  # None: no JSON answer of the API (why: `not_json`)
+    not_json: str = ""
     location: str = ""  # a redirect's Location header
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What an answer says beside its series: the server's warnings (a partial answer) and infos."""
+
+    warnings: tuple[str, ...] = ()
+    infos: tuple[str, ...] = ()
 
 
 class PrometheusClient:
@@ -161,8 +168,9 @@ class PrometheusClient:
             return _Https(e.host, e.port, timeout, self.config.ssl_context(), self.config.server_name)
         return http.client.HTTPConnection(e.host, e.port, timeout=timeout)
 
-    def _fetch(self, target: str, deadline: Deadline) -> _Answer:
-        """GET target; the socket's own timeouts end a stalled read, and the deadline ends the whole request
+    def _fetch(self, target: str, deadline: Deadline, stream: AnswerStream[Any]) -> _Answer:
+        """GET target, its body decoded by `stream` as it arrives (answer.py: bounded in bytes and series); the
+        socket's own timeouts end a stalled read, and the deadline ends the whole request, decoding included,
         even when the server trickles bytes (its socket is shut down from here)."""
         if deadline.expired:
             raise self._late(deadline)
@@ -174,25 +182,32 @@ class PrometheusClient:
             try:
                 conn.request("GET", target, headers=self._headers())
                 response = conn.getresponse()
-                chunks, size = [], 0
-                while True:
-                    if conn.sock is not None:
-                        conn.sock.settimeout(max(deadline.remaining(), 0.001))
-                    chunk = response.read(CHUNK)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        raise PrometheusError(f"{self.url} answered more than {MAX_BODY >> 20} MiB for one query.")
-                    chunks.append(chunk)
-                body = b"".join(chunks)
                 if (response.getheader("Content-Encoding") or "").lower() == "gzip":
-                    body = self._gunzip(body)
+                    stream.gzip()
+                envelope, not_json = None, ""
+                try:
+                    while response.status not in (401, 403) and not 300 <= response.status < 400:
+                        if conn.sock is not None:
+                            conn.sock.settimeout(max(deadline.remaining(), 0.001))
+                        chunk = response.read(CHUNK)
+                        if not chunk:
+                            break
+                        stream.feed(chunk)
+                    envelope = stream.finish()
+                except NotJson as exc:
+                    not_json = str(exc)
+                except AnswerTooLarge as exc:
+                    raise PrometheusError(
+                        f"{self.url} answered {exc.what} for one query; no answer to the studio's is that large.",
+                        hint="Narrow the series with --match (e.g. a rack's hostnames), or check that the URL is "
+                        "Prometheus' own.",
+                    ) from None
                 box["answer"] = _Answer(
                     response.status,
                     response.reason,
                     response.getheader("Content-Type") or "",
-                    body,
+                    envelope,
+                    not_json,
                     response.getheader("Location") or "",
                 )
             except BaseException as exc:  # handed to the caller's thread, which says what it means
@@ -213,19 +228,6 @@ class PrometheusClient:
             raise self._failure(box["error"], deadline)
         answer: _Answer = box["answer"]
         return answer
-
-    def _gunzip(self, body: bytes) -> bytes:
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the gzip wrapper
-        try:
-            out = inflate.decompress(body, MAX_BODY)
-        except zlib.error:
-            raise PrometheusError(
-                f"{self.url} answered with a gzip body that does not decompress.",
-                hint="A proxy in between may have cut it short; try again, or give Prometheus' own address.",
-            ) from None
-        if inflate.unconsumed_tail:
-            raise PrometheusError(f"{self.url} answered more than {MAX_BODY >> 20} MiB for one query.")
-        return out
 
     @staticmethod
     def _abort(conn: http.client.HTTPConnection) -> None:
@@ -271,10 +273,11 @@ class PrometheusClient:
             )
         return PrometheusError(f"Asking Prometheus at {self.url} failed: {type(exc).__name__}: {line_shown(str(exc))}")
 
-    def get(self, api: str, params: dict[str, str], deadline: Deadline) -> Any:
-        """`data` of a successful API answer; PrometheusError for every other outcome, saying what to do."""
+    def get(self, api: str, params: dict[str, str], deadline: Deadline, stream: AnswerStream[Any]) -> Envelope[Any]:
+        """A successful API answer's envelope (its series handed to the stream's `take` as they were decoded);
+        PrometheusError for every other outcome, saying what to do."""
         target = quote(self.endpoint.path + api) + "?" + urlencode(params)
-        answer = self._fetch(target, deadline)
+        answer = self._fetch(target, deadline, stream)
         where = f"{self.url}{api}"
         if answer.status in (401, 403):
             denied = "refused the credentials given" if self._headers().get("Authorization") else "asks for credentials"
@@ -287,63 +290,98 @@ class PrometheusClient:
                 "Give the URL it redirects to with --prometheus (the studio does not follow redirects, so "
                 "credentials never go where a redirect points).",
             )
-        data = self._json(answer)
+        data = answer.envelope
+        if data is None and "gzip" in answer.not_json:
+            return self._raise(
+                f"{self.url} answered with {answer.not_json}.",
+                "A proxy in between may have cut it short; try again, or give Prometheus' own address.",
+            )
         if data is None and answer.status == 503:
             return self._raise(
                 f"Prometheus at {self.url} is not ready ({answer.status} {answer.reason}).",
                 "It may be starting or replaying its write-ahead log (or a proxy's backend is down): try again soon.",
             )
-        if data is None or not isinstance(data, dict) or data.get("status") not in ("success", "error"):
+        if data is None or data.status not in ("success", "error"):
             kind = "an HTML page" if "html" in answer.content_type.lower() else (answer.content_type or "no JSON")
             return self._raise(
                 f"{self.url} is not a Prometheus: {where} answered {answer.status} {answer.reason} ({kind}).",
                 "Give the address Prometheus' API is on (e.g. http://HOST:9090), with its route prefix if it has "
                 "one (e.g. http://HOST/prometheus).",
             )
-        if data["status"] == "error":
-            error_type, error = data.get("errorType", "error"), data.get("error", "no reason given")
+        if data.status == "error":
+            error_type, error = data.errorType or "error", data.error or "no reason given"
             hint = 'Check --match: it takes label matchers such as hostname=~"node-.*",job="rbln".'
             if error_type in ("timeout", "canceled"):
                 hint = "Narrow the series with --match, or shorten --window."
             return self._raise(f"Prometheus at {self.url} refused the query: {error_type}: {error}", hint)
-        return data.get("data")
+        return data
 
     @staticmethod
     def _raise(message: str, hint: str) -> Any:
         raise PrometheusError(message, hint=hint)
 
-    @staticmethod
-    def _json(answer: _Answer) -> Any:
-        if not answer.body.lstrip().startswith(b"{"):
-            return None
-        # pydantic_core's parser (a dependency already) reads a fleet's 40,000 series in half json's time, the
-        # more so as it keeps one copy of each repeated label value; json reads what it will not (e.g. UTF-16).
-        try:
-            return from_json(answer.body, cache_strings="all")
-        except ValueError:
-            pass
-        try:
-            return json.loads(answer.body)
-        except ValueError:
-            return None
-
-    def query(self, promql: str, at: float, deadline: Deadline) -> list[dict[str, Any]]:
-        """An instant query's vector at `at` (Unix seconds): each series as {"metric": labels, "value": [t, v]}."""
-        data = self.get("/api/v1/query", {"query": promql, "time": f"{at:.3f}"}, deadline)
-        return self._result(data, "vector")
+    def query(
+        self, promql: str, item: type[T], take: Callable[[list[T]], None], deadline: Deadline, at: float | None = None
+    ) -> Reply:
+        """An instant query's vector, its series (decoded as `item`) handed to `take` a step at a time, evaluated at
+        the server's own time (this computer's clock may be off) unless `at` (Unix seconds) is given."""
+        params = {"query": promql} if at is None else {"query": promql, "time": f"{at:.3f}"}
+        return self._series("/api/v1/query", params, "vector", item, take, deadline)
 
     def query_range(
-        self, promql: str, start: float, end: float, step: float, deadline: Deadline
-    ) -> list[dict[str, Any]]:
-        """A range query's matrix: each series as {"metric": labels, "values": [[t, v], ...]}."""
+        self,
+        promql: str,
+        start: float,
+        end: float,
+        step: float,
+        item: type[T],
+        take: Callable[[list[T]], None],
+        deadline: Deadline,
+    ) -> Reply:
+        """A range query's matrix: each series (decoded as `item`, its `values` [[t, v], ...]) handed to `take`."""
         params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
-        return self._result(self.get("/api/v1/query_range", params, deadline), "matrix")
+        return self._series("/api/v1/query_range", params, "matrix", item, take, deadline)
 
-    def _result(self, data: Any, kind: str) -> list[dict[str, Any]]:
-        if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
-            raise PrometheusError(
-                f"{self.url} answered the query without a {kind}: is it a Prometheus?",
-                hint="Give the address of Prometheus itself, e.g. http://HOST:9090.",
-            )
-        result: list[dict[str, Any]] = data["result"]
-        return result
+    def server_time(self, deadline: Deadline) -> float:
+        """Prometheus' own clock now (Unix seconds): where a range ends, whatever this computer's clock says."""
+        found: list[Any] = []
+        envelope = self.get(
+            "/api/v1/query", {"query": "time()"}, deadline, self._stream(Any, found.extend, deadline, False)
+        )
+        kind = envelope.data.resultType if envelope.data is not None else ""
+        try:
+            if kind == "scalar":
+                return float(found[0])
+        except (IndexError, TypeError, ValueError):
+            pass
+        raise self._not_a(kind or "no", "scalar")
+
+    def _stream(
+        self, item: Any, take: Callable[[list[Any]], None], deadline: Deadline, split: bool = True
+    ) -> AnswerStream[Any]:
+        def check() -> None:
+            if deadline.expired:
+                raise self._late(deadline)
+
+        return AnswerStream(item, take, check, split)
+
+    def _series(
+        self,
+        api: str,
+        params: dict[str, str],
+        kind: str,
+        item: Any,
+        take: Callable[[list[Any]], None],
+        deadline: Deadline,
+    ) -> Reply:
+        envelope = self.get(api, params, deadline, self._stream(item, take, deadline))
+        found = envelope.data.resultType if envelope.data is not None else ""
+        if found != kind:
+            raise self._not_a(found or "no", kind)
+        return Reply(tuple(envelope.warnings), tuple(envelope.infos))
+
+    def _not_a(self, found: str, kind: str) -> PrometheusError:
+        return PrometheusError(
+            f"{self.url} answered the query with {found} result, not a {kind}: is it a Prometheus?",
+            hint="Give the address of Prometheus itself, e.g. http://HOST:9090.",
+        )

@@ -1,20 +1,24 @@
-"""The fleet's NPUs as Prometheus holds rbln-metrics-exporter's gauges: one instant query for every node now
-(and one for each NPU's peak over a window), mapped onto the same records the SSH reading produces."""
+"""The fleet's NPUs as Prometheus holds rbln-metrics-exporter's gauges: an instant query per name family for every
+node now (and per family for each NPU's peak over a window), mapped onto the same records the SSH reading
+produces and held to the same bounds (npu_status.figure_problem)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 import re
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
+from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm, figure_problem
 from rbln_artifact_studio.core.numbers import MAX_SECONDS
 from rbln_artifact_studio.remote.devices import catalog_total
 from rbln_artifact_studio.remote.fleet import ServerReading
@@ -52,7 +56,6 @@ _MATCHER = re.compile(
 )
 _DURATION = re.compile(r"(?:\d+(?:ms|s|m|h|d|w|y))+")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
-_DEVICE_INDEX = re.compile(r"(\d+)$")
 
 
 # ---- what the user gives: label matchers and a window --------------------------------------------------------
@@ -107,18 +110,18 @@ def _selector(names: Iterable[str], match: str) -> str:
 
 GAUGES = ("used", "total", "util", "temperature", "power")
 MEMORY = ("used", "total")  # what placing needs: a fleet's answer is then two fifths of the series
+DOWN = "up == 0"  # every target Prometheus could not scrape
 
 
-def status_query(match: str, gauges: Sequence[str] = GAUGES) -> str:
-    """The exporter's gauges now (both name families) and every target Prometheus could not scrape: one query.
+def status_queries(match: str, gauges: Sequence[str] = GAUGES) -> list[str]:
+    """The exporter's gauges now, one query per name family (each answer keeps its names; no `or` between them).
 
-    `up` is not narrowed here: a down target has only its target's labels, so --match is applied to it by
-    down_target_matches (its hostname taken from its instance), not by Prometheus."""
+    `up == 0` is asked apart and not narrowed: a down target has only its target's labels, so --match is applied
+    to it by down_target_matches (its hostname taken from its instance), not by Prometheus."""
     unknown = set(gauges) - set(GAUGES)
     if unknown or not {"used", "total"} <= set(gauges):
         raise ValueError(f"gauges must include used and total, from {GAUGES}; got {gauges}")
-    names = [family[g] for family in (LEGACY, CURRENT) for g in gauges]
-    return f"{_selector(names, match)} or (up == 0)"
+    return [_selector([family[g] for g in gauges], match) for family in (LEGACY, CURRENT)]
 
 
 def _unquote(text: str) -> str:
@@ -155,25 +158,83 @@ def down_target_matches(match: str, labels: dict[str, str]) -> bool:
     return True
 
 
-def peak_query(match: str, window: str) -> str:
-    """Each NPU's most used memory over the window, either family (functions drop the name; `or` keeps one)."""
-    return " or ".join(f"max_over_time({_selector([names['used']], match)}[{window}])" for names in (CURRENT, LEGACY))
+def peak_queries(match: str, window: str) -> list[str]:
+    """Each NPU's most used memory over the window, one query per name family: a function drops the metric's
+    name, so `or` between the two would drop one family's series wherever the other's labels match (an exporter
+    that switched names inside the window lost its peak). Merged per NPU by _Peaks."""
+    return [f"max_over_time({_selector([names['used']], match)}[{window}])" for names in (LEGACY, CURRENT)]
 
 
 # ---- the answer ------------------------------------------------------------------------------------------------
 
 
+class Labels(msgspec.Struct, gc=False):
+    """The labels of the exporter's series the reader uses (the decoder skips the others)."""
+
+    metric: str = msgspec.field(default="", name="__name__")
+    card: str = ""
+    name: str = ""
+    uuid: str = ""
+    deviceID: str = ""
+    hostname: str = ""
+    instance: str = ""
+    job: str = ""
+    driver_version: str = ""
+    firmware_version: str = ""
+    namespace: str = ""
+    pod: str = ""
+    container: str = ""
+
+    @property
+    def node(self) -> str:
+        return self.hostname or self.instance or self.job or "?"
+
+    @property
+    def device(self) -> str:
+        return self.name or self.uuid or self.deviceID or "?"
+
+
+class Gauge(msgspec.Struct, gc=False):
+    """One series of an instant query: its labels and [time, "value"]."""
+
+    metric: Labels
+    value: tuple[float, str] | None = None
+
+
+class Target(msgspec.Struct, gc=False):
+    """One `up` series: every label its target has (--match is applied to them here)."""
+
+    metric: dict[str, str]
+    value: tuple[float, str] | None = None
+
+
+class Range(msgspec.Struct, gc=False):
+    """One series of a range query: its labels and [[time, "value"], ...]."""
+
+    metric: Labels
+    values: list[tuple[float, str]] = msgspec.field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class PrometheusFleet:
-    """A Prometheus' view of the fleet: a reading per node (a node Prometheus cannot scrape is one with its reason)."""
+    """A Prometheus' view of the fleet: a reading per node (a node Prometheus cannot scrape is one with its reason).
+
+    warnings: what Prometheus said beside its answer (a Thanos-style partial response: some nodes may be missing);
+    infos: its notes (e.g. a query's oddity), shown and nothing else."""
 
     source: str  # the URL, without credentials
-    at: float  # the moment the queries were evaluated (Unix seconds)
+    at: float  # the moment the queries were evaluated (Unix seconds, Prometheus' clock)
     readings: tuple[ServerReading, ...]
     families: tuple[str, ...]  # the exporter's name families seen: "legacy", "current"
     window: str = ""
     match: str = ""
     queries: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
+    infos: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.warnings)
 
     @property
     def statuses(self) -> list[DeviceStatus]:
@@ -190,6 +251,9 @@ class PrometheusFleet:
             "window": self.window or None,
             "match": self.match or None,
             "families": list(self.families),
+            "partial": self.partial,
+            "warnings": list(self.warnings),
+            "infos": list(self.infos),
             "nodes": [r.to_json() for r in self.readings],
         }
 
@@ -221,116 +285,238 @@ WHAT = {
     "power": "power",
     "peak": "peak",
 }
-Entry = tuple[str, Any, dict[str, str]]  # (kind, [time, "value"], labels) of one series
 
 
-def _natural(text: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+@functools.lru_cache(maxsize=4096)  # the same few device names (rbln0 ... rbln7) on every node
+def _natural(text: str) -> tuple[Any, ...]:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
-def _value(pair: Any, device: str, kind: str) -> float:
+def _number(text: str, device: str, kind: str) -> float:
     try:
-        value = float(pair[1])
-    except (IndexError, TypeError, ValueError):
-        raise _Impossible(f"{device}'s {WHAT[kind]} series has no value") from None
+        return float(text)
+    except ValueError:
+        raise _Impossible(f"{device}'s {WHAT[kind]} is {text!r}, not a number") from None
+
+
+def _gauge(text: str, device: str, kind: str) -> float:
+    value = _number(text, device, kind)
     if not 0 <= value < math.inf:  # NaN, infinities and negatives are no reading
-        raise _Impossible(f"{device}'s {WHAT[kind]} is {pair[1]}")
+        raise _Impossible(f"{device}'s {WHAT[kind]} is {text}")
     return value
 
 
-def _node_of(labels: dict[str, str]) -> str:
-    return labels.get("hostname") or labels.get("instance") or labels.get("job") or "?"
+def _fmt(text: str, kind: str) -> str:
+    value = float(text)
+    return f"{value:,.0f} bytes" if kind in ("used", "total") and abs(value) < 2**53 else f"{value:g}"
 
 
-def _device_of(labels: dict[str, str]) -> str:
-    return labels.get("name") or labels.get("uuid") or labels.get("deviceID") or "?"
+# What one NPU's series all carry alike (pods aside), compared at once for each series that arrives.
+_SAME = operator.attrgetter(*IDENTITY, "instance")
 
 
-def _fmt(value: float, kind: str) -> str:
-    return f"{int(value):,} bytes" if kind in ("used", "total") else f"{value:g}"
+class _Npu:
+    """One NPU's series as they arrive: the first one's labels, each gauge's value as exported, its pods, and the
+    first thing about them that cannot be true (a value reported twice differently, else a label that differs)."""
+
+    __slots__ = ("instances", "labels", "other", "pods", "problem", "same", "values")
+
+    def __init__(self, labels: Labels, kind: str, value: tuple[float, str] | None) -> None:
+        self.labels = labels
+        self.same = _SAME(labels)
+        self.values: dict[str, str] = {}
+        self.pods: set[tuple[str, str, str]] | None = None
+        self.problem: str | None = None
+        self.other: Labels | None = None  # a series' labels that name the NPU otherwise than the first's
+        self.instances: set[str] | None = None  # beside the first's, where its series come from several
+        if labels.pod or value is None:
+            self.add(kind, labels, value)
+        else:
+            self.values[kind] = value[1]
+
+    def add(self, kind: str, m: Labels, value: tuple[float, str] | None) -> None:
+        """A further series of the NPU (the loop in _Gauges.take stores the plain ones itself)."""
+        if m.pod:
+            if self.pods is None:
+                self.pods = set()
+            self.pods.add((m.namespace, m.pod, m.container))
+        if m.instance != self.labels.instance:
+            if self.instances is None:
+                self.instances = set()
+            self.instances.add(m.instance)
+        if self.problem is not None:
+            return
+        first = self.labels
+        if value is None:
+            self.problem = f"{first.device}'s {WHAT[kind]} series has no value"
+            return
+        text = value[1]
+        known = self.values.setdefault(kind, text)
+        if known != text and not _same_number(known, text):
+            low, high = sorted((known, text), key=_sort_key)
+            self.problem = (
+                f"{first.device} is reported twice with different {WHAT[kind]} ({_fmt(low, kind)} and "
+                f"{_fmt(high, kind)})"
+            )
+        elif self.other is None and _SAME(m)[:-1] != self.same[:-1]:
+            self.other = m
+
+    def check(self) -> None:
+        """_Impossible for the first thing about its series that cannot be true."""
+        if self.problem is not None:
+            raise _Impossible(self.problem)
+        if self.other is not None:
+            first, other = self.labels, self.other
+            label = next(n for n in IDENTITY if getattr(other, n) != getattr(first, n))
+            values = ", ".join(sorted({getattr(other, label), getattr(first, label)}))
+            raise _Impossible(f"{first.device} is reported twice with different {label} ({values})")
 
 
-def _identity(entries: list[Entry], device: str) -> tuple[str, ...]:
-    """The identity labels every series of the device agrees on; _Impossible naming one they differ in."""
-    seen = {
-        (
-            s.get("card", ""),
-            s.get("uuid", ""),
-            s.get("deviceID", ""),
-            s.get("firmware_version", ""),
-            s.get("driver_version", ""),
-        )
-        for _, _, s in entries
-    }  # spelled out rather than a loop over IDENTITY: this runs for every NPU of the fleet
-    if len(seen) == 1:
-        return next(iter(seen))
-    for i, label in enumerate(IDENTITY):
-        values = sorted({t[i] for t in seen})
-        if len(values) > 1:
-            raise _Impossible(f"{device} is reported twice with different {label} ({', '.join(values)})")
-    raise AssertionError("unreachable: distinct tuples differ in some label")
+def _same_number(a: str, b: str) -> bool:
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+def _sort_key(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.inf
+
+
+class _Gauges:
+    """The gauges of every NPU as the answers' steps arrive, by (node, device): grouped at once, so the answer's
+    series are never all held; which names were seen, and when Prometheus evaluated them.
+
+    Written for 10,000 nodes' 400,000 series: a series like its NPU's first (the usual case) costs a lookup, one
+    comparison of its identity labels and a store; anything else takes _Npu.add."""
+
+    def __init__(self) -> None:
+        self.npus: dict[tuple[str, str], _Npu] = {}
+        self.names: set[str] = set()
+        self.at = 0.0
+
+    def take(self, batch: list[Gauge]) -> None:
+        npus, kind_of, names, same = self.npus, KIND.get, self.names, _SAME
+        for sample in batch:
+            m = sample.metric
+            kind = kind_of(m.metric)
+            if kind is None:
+                continue  # --match may select another metric; only the exporter's are read
+            key = (m.hostname or m.instance or m.job or "?", m.name or m.uuid or m.deviceID or "?")
+            npu = npus.get(key)
+            value = sample.value
+            if npu is None:
+                npus[key] = _Npu(m, kind, value)
+                names.add(m.metric)
+            elif value is None or m.pod or kind in npu.values or same(m) != npu.same:
+                npu.add(kind, m, value)
+                names.add(m.metric)
+            else:
+                npu.values[kind] = value[1]
+                names.add(m.metric)
+        if batch and batch[-1].value is not None:
+            self.at = max(self.at, batch[-1].value[0])
+
+    def nodes(self) -> dict[str, dict[str, _Npu]]:
+        """Each node's NPUs by device name."""
+        out: dict[str, dict[str, _Npu]] = {}
+        for (node, device), npu in self.npus.items():
+            devices = out.get(node)
+            if devices is None:
+                devices = out[node] = {}
+            devices[device] = npu
+        return out
+
+
+class _Peaks:
+    """Each NPU's peak over the window, the higher of both name families' (an exporter that switched names inside
+    the window has series in both): by uuid where the series give one, else by node and device."""
+
+    def __init__(self) -> None:
+        self.by_uuid: dict[str, float] = {}
+        self.by_name: dict[tuple[str, str], float] = {}
+        self.broken: dict[str, str] = {}
+
+    def take(self, batch: list[Gauge]) -> None:
+        for sample in batch:
+            m = sample.metric
+            node, device = m.node, m.device
+            if sample.value is None:
+                self.broken.setdefault(node, f"{device}'s peak series has no value")
+                continue
+            try:
+                value = _number(sample.value[1], device, "peak")
+            except _Impossible as exc:
+                self.broken.setdefault(node, str(exc))
+                continue
+            if m.uuid:
+                self.by_uuid[m.uuid] = max(value, self.by_uuid.get(m.uuid, -math.inf))
+            key = (node, device)
+            self.by_name[key] = max(value, self.by_name.get(key, -math.inf))
+
+    def of(self, node: str, device: str, uuid: str) -> float | None:
+        found = [
+            p for p in (self.by_uuid.get(uuid) if uuid else None, self.by_name.get((node, device))) if p is not None
+        ]
+        return max(found) if found else None
 
 
 def _device(
-    name: str, entries: list[Entry], peak: float | None, fallback_index: int, totals: dict[tuple[str, int], int]
+    name: str, npu: _Npu, peak: float | None, fallback_index: int, totals: dict[tuple[str, int], int]
 ) -> tuple[Device, str]:
     """One NPU from all its series (and the driver version they name); _Impossible for what cannot all be true."""
-    values: dict[str, float] = {}
-    for kind, pair, _ in entries:
-        value = _value(pair, name, kind)
-        known = values.setdefault(kind, value)
-        if known != value:
-            low, high = sorted((known, value))
-            raise _Impossible(
-                f"{name} is reported twice with different {WHAT[kind]} ({_fmt(low, kind)} and {_fmt(high, kind)})"
-            )
+    npu.check()
+    values = npu.values
     if "used" not in values or "total" not in values:
         missing = "used" if "used" not in values else "total"
         raise _Impossible(f"{name} has no memory {missing} series beside its others")
-    used, total = values["used"], values["total"]
-    if used > total:
-        raise _Impossible(f"{name} uses {int(used):,} bytes of {int(total):,} (used above total)")
-    if peak is not None and peak > total:
-        raise _Impossible(f"{name}'s peak over the window, {int(peak):,} bytes, is above its total {int(total):,}")
-    product, uuid, device_id, firmware, driver = _identity(entries, name)
-    key = (product, round(total))
+    m = npu.labels
+    used, total = _number(values["used"], name, "used"), _number(values["total"], name, "total")
+    problem = figure_problem(m.card, used, total, peak)  # the same bounds as every other source's
+    if problem is not None:
+        raise _Impossible(f"{name}'s {problem}")
+    key = (m.card, round(total))
     exact = totals.get(key)
     if exact is None:  # the exporter rounds the daemon's GiB: the catalog's bytes where that is what it rounded
-        exact = totals[key] = catalog_total(product, key[1])
-    pods = sorted({(s.get("namespace", ""), s["pod"], s.get("container", "")) for _, _, s in entries if s.get("pod")})
-    digits = _DEVICE_INDEX.search(name)
-    index = int(digits.group(1)) if digits else int(device_id) if device_id.isdigit() else fallback_index
-    util = values.get("util")
+        exact = totals[key] = catalog_total(m.card, key[1])
+    digits = name[len(name.rstrip("0123456789")) :]  # rbln3's 3
+    index = int(digits) if digits else int(m.deviceID) if m.deviceID.isdigit() else fallback_index
+    util = _gauge(values["util"], name, "util") if "util" in values else None
     device = Device(
         index,
-        product,
+        m.card,
         name,
         min(round(used), exact),
         exact,
         f"{util:.1f}" if util is not None else "",
-        tuple(NpuProcess(index, 0, c or p, None, namespace=ns, pod=p, container=c) for ns, p, c in pods),
+        tuple(
+            NpuProcess(index, 0, c or p, None, namespace=ns, pod=p, container=c) for ns, p, c in sorted(npu.pods or ())
+        ),
         exact=True,
-        temperature=values.get("temperature"),
-        power=values.get("power"),
+        temperature=_gauge(values["temperature"], name, "temperature") if "temperature" in values else None,
+        power=_gauge(values["power"], name, "power") if "power" in values else None,
         peak=min(round(max(peak, used)), exact) if peak is not None else None,
-        uuid=uuid,
-        firmware_version=firmware,
+        uuid=m.uuid,
+        firmware_version=m.firmware_version,
     )
-    return device, driver
+    return device, m.driver_version
 
 
 def _node_status(
     host: str,
-    devices: dict[str, list[Entry]],
-    peaks: dict[str, float] | None,
+    devices: dict[str, _Npu],
+    peaks: _Peaks | None,
     source: str,
     window: str,
     totals: dict[tuple[str, int], int],
 ) -> DeviceStatus:
     ordered = sorted(devices.items(), key=lambda item: _natural(item[0]))
     read = [
-        _device(name, entries, None if peaks is None else peaks.get(name), i, totals)
-        for i, (name, entries) in enumerate(ordered)
+        _device(name, npu, None if peaks is None else peaks.of(host, name, npu.labels.uuid), i, totals)
+        for i, (name, npu) in enumerate(ordered)
     ]
     out = [d for d, _ in read]
     if len({d.index for d in out}) != len(out):
@@ -355,91 +541,47 @@ def _no_series(client: PrometheusClient, match: str, down: dict[str, str]) -> Pr
     )
 
 
-def _peaks(peaks: Sequence[dict[str, Any]]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    """Each node's NPUs' peaks (a device whose pod changed has several series: its peak is theirs), and the
-    nodes whose peak series cannot be true."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    broken: dict[str, str] = {}
-    for s in peaks:
-        labels = s.get("metric") or {}
-        node, device = _node_of(labels), _device_of(labels)
-        try:
-            value = _value(s.get("value"), device, "peak")
-        except _Impossible as exc:
-            broken.setdefault(node, str(exc))
-            continue
-        out[node][device] = max(value, out[node].get(device, 0.0))
-    return out, broken
-
-
-def fleet_from_series(
+def fleet_from_answers(
     client: PrometheusClient,
-    series: Sequence[dict[str, Any]],
-    peaks: Sequence[dict[str, Any]] | None,
-    at: float,
+    gauges: _Gauges,
+    targets: Sequence[Target],
+    peaks: _Peaks | None,
     match: str = "",
     window: str = "",
-) -> PrometheusFleet:
-    """The rows of an instant query's answer (status_query) and, with a window, of peak_query's.
-
-    Written for a thousand nodes' 40,000 series: one pass groups them by node and NPU, then each NPU is read."""
+) -> list[ServerReading]:
+    """Every node's reading from the gauges, the targets Prometheus cannot scrape, and with a window the peaks."""
     down: dict[str, str] = {}  # instance -> job, of every target Prometheus cannot scrape
-    nodes: dict[str, dict[str, list[Entry]]] = {}
-    kind_of = KIND.get
-    for s in series:
-        labels: dict[str, str] = s.get("metric") or {}
-        name = labels.get("__name__", "")
-        kind = kind_of(name)
-        if kind is None:
-            if name == "up" and down_target_matches(match, labels):
-                down[labels.get("instance", "?")] = labels.get("job", "")
-            continue  # --match may select another metric; only the exporter's are read
-        node = labels.get("hostname") or labels.get("instance") or labels.get("job") or "?"
-        device = labels.get("name") or labels.get("uuid") or labels.get("deviceID") or "?"
-        per_node = nodes.get(node)
-        if per_node is None:
-            per_node = nodes[node] = {}
-        entries = per_node.get(device)
-        if entries is None:
-            per_node[device] = [(kind, s.get("value"), labels)]
-        else:
-            entries.append((kind, s.get("value"), labels))
-    if not nodes:
+    for target in targets:
+        if target.metric.get("__name__") == "up" and down_target_matches(match, target.metric):
+            down[target.metric.get("instance", "?")] = target.metric.get("job", "")
+    if not gauges.npus:
         raise _no_series(client, match, down)
-    families: set[str] = set()
-    jobs: set[str] = set()
-    instances: dict[str, set[str]] = {}
-    for node, per_node in nodes.items():
-        seen = instances[node] = set()
-        for entries in per_node.values():
-            for _, _, labels in entries:
-                seen.add(labels.get("instance", ""))
-                jobs.add(labels.get("job", ""))
-                families.add(FAMILY[labels["__name__"]])
+    jobs = {npu.labels.job for npu in gauges.npus.values()}
     down = {i: job for i, job in down.items() if job in jobs}  # other jobs' targets are no NPU nodes
-    peak_by, broken = _peaks(peaks) if peaks is not None else ({}, {})
     totals: dict[tuple[str, int], int] = {}
     readings: list[ServerReading] = []
     shown_down: set[str] = set()
-    for node, per_node in nodes.items():
-        gone = sorted(instances[node] & down.keys())
-        if gone:  # its series linger (not yet stale) while Prometheus fails to scrape it: the failure is the news
-            shown_down.update(gone)
-            readings.append(ServerReading(node, None, error=_down_reason(client, gone, down)))
-            continue
+    for host, devices in gauges.nodes().items():
+        if down:
+            instances = {npu.labels.instance for npu in devices.values()}
+            instances.update(i for npu in devices.values() for i in npu.instances or ())
+            gone = sorted(instances & down.keys())
+            if gone:  # its series linger (not yet stale) while Prometheus fails to scrape it: the failure is news
+                shown_down.update(gone)
+                readings.append(ServerReading(host, None, error=_down_reason(client, gone, down)))
+                continue
         try:
-            if node in broken:
-                raise _Impossible(broken[node])
-            node_peaks = peak_by.get(node, {}) if peaks is not None else None
-            status = _node_status(node, per_node, node_peaks, client.url, window, totals)
+            if peaks is not None and host in peaks.broken:
+                raise _Impossible(peaks.broken[host])
+            status = _node_status(host, devices, peaks, client.url, window, totals)
         except _Impossible as exc:
-            readings.append(ServerReading(node, None, error=_impossible(client, node, str(exc))))
+            readings.append(ServerReading(host, None, error=_impossible(client, host, str(exc))))
             continue
-        readings.append(ServerReading(node, status))
+        readings.append(ServerReading(host, status))
     for instance in sorted(down.keys() - shown_down):
         readings.append(ServerReading(instance, None, error=_down_reason(client, [instance], down)))
     readings.sort(key=lambda r: _natural(r.host))
-    return PrometheusFleet(client.url, at, tuple(readings), tuple(sorted(families)), window, match, ())
+    return readings
 
 
 def _down_reason(client: PrometheusClient, instances: list[str], down: dict[str, str]) -> str:
@@ -475,19 +617,22 @@ def read_fleet(
     at: float | None = None,
     gauges: Sequence[str] = GAUGES,
 ) -> PrometheusFleet:
-    """Every NPU node Prometheus knows from rbln-metrics-exporter, in one query (two with a window).
+    """Every NPU node Prometheus knows from rbln-metrics-exporter: a query per name family and one for the
+    targets it cannot scrape (two more with a window).
 
     url: Prometheus' base URL (http(s)://[user:password@]HOST[:PORT][/PREFIX]); credentials in it are used,
     never shown. match: label matchers narrowing the series (`hostname=~"node-1.*",job="rbln"`). window: a
     Prometheus duration; each Device's `peak` is then its most used memory over it (DeviceStatus.at_peak()
-    judges room by it). timeout: seconds for the whole read, both requests together. http_config: an
-    HttpConfig or the path of a promtool --http.config.file YAML. at: the evaluation time (default now).
-    gauges: which of GAUGES to read (MEMORY: used and total only, all that placing needs; fewer series).
+    judges room by it). timeout: seconds for the whole read, every request and its decoding together.
+    http_config: an HttpConfig or the path of a promtool --http.config.file YAML. at: the evaluation time
+    (default: Prometheus' own now, never this computer's clock). gauges: which of GAUGES to read (MEMORY: used
+    and total only, all that placing needs; fewer series).
 
     Returns a PrometheusFleet whose `readings` are remote.fleet.ServerReading rows, one per node (its
     `hostname` label, else its `instance`), sorted by name: a node's NPUs as Device records (pods as
     NpuProcess with pid 0), or `error` for a target Prometheus cannot scrape (up == 0) and for series that
-    cannot all be true. Raises PrometheusError (a StudioError) when Prometheus cannot be asked or holds no
+    cannot all be true (npu_status.figure_problem's bounds among them); its `warnings` are Prometheus' (a
+    partial answer). Raises PrometheusError (a StudioError) when Prometheus cannot be asked or holds no
     exporter series; blocking: call it off a GUI thread.
     """
     deadline = Deadline(timeout)
@@ -496,12 +641,25 @@ def read_fleet(
     if span:
         duration_seconds(span)
     client = PrometheusClient(url, _config(http_config))
-    when = time.time() if at is None else at
-    queries = [status_query(matchers, gauges)] + ([peak_query(matchers, span)] if span else [])
-    series = client.query(queries[0], when, deadline)
-    peaks = client.query(queries[1], when, deadline) if span else None
-    fleet = fleet_from_series(client, series, peaks, when, matchers, span)
-    return PrometheusFleet(fleet.source, when, fleet.readings, fleet.families, span, matchers, tuple(queries))
+    found, peaks = _Gauges(), _Peaks() if span else None
+    targets: list[Target] = []
+    queries = status_queries(matchers, gauges) + [DOWN] + (peak_queries(matchers, span) if span else [])
+    replies = [client.query(q, Gauge, found.take, deadline, at) for q in queries[:2]]
+    replies.append(client.query(DOWN, Target, targets.extend, deadline, at))
+    if peaks is not None:
+        replies += [client.query(q, Gauge, peaks.take, deadline, at) for q in queries[3:]]
+    readings = fleet_from_answers(client, found, targets, peaks, matchers, span)
+    return PrometheusFleet(
+        client.url,
+        at if at is not None else found.at,
+        tuple(readings),
+        tuple(sorted({FAMILY[n] for n in found.names})),
+        span,
+        matchers,
+        tuple(queries),
+        tuple(dict.fromkeys(w for r in replies for w in r.warnings)),
+        tuple(dict.fromkeys(i for r in replies for i in r.infos)),
+    )
 
 
 def memory_history(
@@ -513,7 +671,8 @@ def memory_history(
     end: float | None = None,
     points: int = HISTORY_POINTS,
 ) -> list[NpuHistory]:
-    """Each NPU's used memory over the last `duration` (default an hour), for a small chart: one range query.
+    """Each NPU's used memory over the last `duration` (default an hour), for a small chart: one range query per
+    name family, ending at Prometheus' own now (asked first) unless `end` is given.
 
     About `points` samples per NPU (the step is duration / points, at least 1 s); a node Prometheus could not
     scrape has gaps where it was down. Sorted by host, then device. Raises PrometheusError as read_fleet does.
@@ -522,25 +681,28 @@ def memory_history(
     matchers = check_match(match)
     seconds = duration_seconds(duration)
     client = PrometheusClient(url, _config(http_config))
-    stop = time.time() if end is None else end
+    stop = client.server_time(deadline) if end is None else end
     step = max(seconds / max(points, 1), MIN_STEP)
-    names = [LEGACY["used"], CURRENT["used"]]
-    result = client.query_range(_selector(names, matchers), stop - seconds, stop, step, deadline)
-    if not result:
-        raise _no_series(client, matchers, {})
     merged: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
     uuids: dict[tuple[str, str], str] = {}
-    for s in result:
-        labels = s.get("metric") or {}
-        key = (_node_of(labels), _device_of(labels))
-        uuids.setdefault(key, labels.get("uuid", ""))
-        for t, v in s.get("values") or []:
-            try:
-                value = float(v)
-            except (TypeError, ValueError):
-                continue
-            if not math.isnan(value):
-                merged[key][float(t)] = max(value, merged[key].get(float(t), 0.0))  # a pod's change splits a series
+
+    def take(batch: list[Range]) -> None:
+        for s in batch:
+            key = (s.metric.node, s.metric.device)
+            uuids.setdefault(key, s.metric.uuid)
+            points_of = merged[key]
+            for t, v in s.values:
+                try:
+                    value = float(v)
+                except ValueError:
+                    continue
+                if not math.isnan(value):  # a pod's change (or a rename) splits a series: the higher of them
+                    points_of[t] = max(value, points_of.get(t, 0.0))
+
+    for names in (LEGACY, CURRENT):
+        client.query_range(_selector([names["used"]], matchers), stop - seconds, stop, step, Range, take, deadline)
+    if not merged:
+        raise _no_series(client, matchers, {})
     return [
         NpuHistory(
             host, device, uuids[(host, device)], tuple((t, round(v)) for t, v in sorted(merged[(host, device)].items()))
