@@ -42,7 +42,9 @@ def test_open_bucket_shows_rows_details_and_resizes(
     host = TITLES.index("Host")
     qtbot.waitUntil(lambda: w.model.row_of(url) is not None, timeout=30_000)
     row = w.model.row_of(url)
-    assert row is not None and w.model.index(row, host).data() == f"s3://{bucket.name} @ {bucket.store.endpoint}"
+    assert (
+        row is not None and w.model.index(row, host).data() == bucket.opened()
+    )  # the location as the CLI prints it, to the bucket
     assert w.model.summary(row).status.value == "ok"
 
     assert w.browser.select_path(url)

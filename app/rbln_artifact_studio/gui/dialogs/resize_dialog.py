@@ -77,7 +77,7 @@ class ResizeDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("resizeDialog")
-        self.setWindowTitle(f"Resize KV cache: {artifact.name}")
+        self.setWindowTitle(f"Resize KV cache: {artifact.where}")
         self.artifact = artifact
         self.capabilities = capabilities(artifact.where)  # where its copy may go, asked of its kind of place
         self._copy_folder = copy_folder  # the folder last chosen for copies (settings), proposed first

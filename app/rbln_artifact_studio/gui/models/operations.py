@@ -88,7 +88,7 @@ def compile_artifact(
         _log_result(ctx, result.warnings, result.summary())
         return result
 
-    return jobs.submit(f"Compile {request.model_id} → {output.name}", work, writes=True)
+    return jobs.submit(f"Compile {request.model_id} → {output}", work, writes=True)
 
 
 def resize(
@@ -100,10 +100,10 @@ def resize(
 ) -> Job:
     """Resize in place or into a copy (with progress and cancel for the copy), the request handed to dispatch as the
     dialog built it; before runs first, in the worker. blocks: the count the dialog previewed, for the title."""
-    where = f"copy {request.output.name}" if request.output else "in place"
+    where = f"copy {request.output}" if request.output else "in place"
     count = blocks if blocks is not None else request.target
     size = f"{count} blocks" if count is not None else f"fit {request.budget_text}"
-    title = f"Resize {request.source.name} to {size} ({where})"
+    title = f"Resize {request.source} to {size} ({where})"  # as the CLI names it: which place, too
 
     def work(ctx: JobContext) -> ResizeResult:
         if before is not None:

@@ -109,6 +109,6 @@ class DownloadAction(QObject):
             ctx.log(f"wrote {result.where} ({result.size:,} bytes)")
             return result
 
-        job = self.jobs.submit(f"Download {source.name} to {output.parent}", work, writes=True)
+        job = self.jobs.submit(f"Download {source} to {output.parent}", work, writes=True)
         job.succeeded.connect(lambda result: self.offer(result.where))
         return job
