@@ -260,7 +260,7 @@ def test_trash_is_refused_while_a_job_uses_the_artifact(
     qtbot.waitUntil(lambda: dialog.apply_button.isEnabled())
     dialog.accept()
     resize_job = window.artifact_actions.busy.job_using(str(cr13_artifact))
-    assert resize_job is not None and resize_job.title.startswith("Resize qwen3-8b-cr13")
+    assert resize_job is not None and resize_job.title.startswith(f"Resize {cr13_artifact} ")
     qtbot.waitUntil(lambda: resize_job.state.ended, timeout=20_000)
     qtbot.waitUntil(lambda: window.artifact_actions.busy.job_using(str(cr13_artifact)) is None)
     qtbot.waitUntil(lambda: window.model.row_of(str(cr13_artifact) + "-kv12") is not None, timeout=10_000)

@@ -138,9 +138,7 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
             moved.append(path)
         return moved
 
-    title = (
-        f"Move {Path(paths[0]).name} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
-    )
+    title = f"Move {paths[0]} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
     return jobs.submit(title, work, writes=True)
 
 
