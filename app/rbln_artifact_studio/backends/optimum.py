@@ -13,7 +13,7 @@ from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCa
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.process import Finished, failure, run_streamed
 from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
-from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ResizeError, StudioError
+from rbln_artifact_studio.core.errors import TO_A_COPY, CancelledError, ConfigError, Remedy, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, Status, open_artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
@@ -154,8 +154,9 @@ def require_real(artifact: Artifact) -> None:
     """Refuse (ResizeError) an artifact optimum-rbln-cli cannot resize: the simulator's, or an invalid one."""
     if artifact.is_simulated:
         raise ResizeError(
-            f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln "
-            "files. Use --backend sim (or auto). Nothing was changed."
+            f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln files",
+            remedy=Remedy("Resize it with the simulator's engine ({option}).", "backend", "sim"),
+            refused=True,
         )
     invalid = [p.message for p in artifact.problems if p.severity is Status.INVALID]
     if invalid:
@@ -318,13 +319,13 @@ class OptimumBackend:
         cancel: CancelToken | None,
     ) -> tuple[Path, int, int]:
         if not os.access(folder, os.W_OK) or not os.access(folder.parent, os.W_OK):
-            raise ResizeError(f"{folder} is read-only; nothing was changed. Resize to a copy with --output-dir.")
+            raise ResizeError(f"{folder} is read-only", remedy=TO_A_COPY, refused=True)
         remove_stale_partials(folder.parent)  # a killed run's staged or swapped-out copy
         if request.target is not None and expected == previous:
             return folder, previous, 0
         problem = staging_room_problem(folder, CLI_NAME)
         if problem is not None:
-            raise ResizeError(problem)
+            raise problem
         require_exchange(folder.parent, f"a resize in place through {CLI_NAME}")
         # The tool writes the resized artifact into a staging folder beside this one, which is then swapped in
         # by one atomic exchange: a kill at any instant leaves the old or the new artifact, and a cancel is safe.

@@ -293,7 +293,9 @@ def _stop_reason(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt):
         return "cancelled"
     if isinstance(exc, StudioError):
-        return exc.one_line()
+        from rbln_artifact_studio.cli.flags import FLAGS
+
+        return exc.one_line(FLAGS)  # a remedy names its flag
     return f"internal error: {type(exc).__name__}: {exc}"
 
 
@@ -1000,10 +1002,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
             return int(args.func(args))
     except InvalidArtifactError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
+        print(f"error: {_stop_reason(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except StudioError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
+        print(f"error: {_stop_reason(exc)}", file=sys.stderr)  # a remedy names its flag
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by

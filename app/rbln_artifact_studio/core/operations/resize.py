@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.errors import TO_A_COPY, Remedy, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import rescale_allocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
@@ -130,8 +130,9 @@ def require_simulated(artifact: Artifact) -> None:
         )
     if not artifact.is_simulated:
         raise ResizeError(
-            f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs "
-            "optimum-rbln-cli (use --backend optimum). Nothing was changed."
+            f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs optimum-rbln-cli",
+            remedy=Remedy("Resize them with it ({option}).", "backend", "optimum"),
+            refused=True,
         )
 
 
@@ -200,7 +201,7 @@ def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
     blocked = [p for p in [*dirs, *owned] if not os.access(p, os.W_OK)]
     if blocked:
         which = "" if blocked[0] == folder else f" ({blocked[0].relative_to(location.lock_dir)})"
-        raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
+        raise ResizeError(f"{folder} is read-only{which}", remedy=TO_A_COPY, refused=True)
     # The configs are replaced by a rename: the new file must keep the old one's owner, group and mode.
     # A shared file is copied before the write: the copy, too, replaces it by a rename.
     replaced = [p for p in files if p.exists() and (p.name == CONFIG_NAME or sharing_of(p) is not None)]
@@ -208,7 +209,9 @@ def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
         reason = owner_not_kept(config)
         if reason is not None:
             raise ResizeError(
-                f"{reason}; nothing was changed. Resize it as its owner (or as root), or to a copy with --output-dir."
+                reason,
+                remedy=Remedy("Resize it as its owner (or as root), or to a copy ({option}).", "output"),
+                refused=True,
             )
     return location
 
