@@ -75,3 +75,29 @@ def test_only_the_entry_imports_the_main_window() -> None:
         and MAIN_WINDOW in _imported(path)
     )
     assert offenders == []
+
+
+KIND_TYPES = ("LocalFolder", "ServerFolder", "BucketPrefix")
+
+
+def test_kinds_of_place_are_told_apart_only_in_places() -> None:
+    """Outside places/ (and core/location.py, where the kinds are defined) a kind's capabilities or a dispatch
+    helper is asked, never isinstance or a class's name: a new kind of place then changes no caller."""
+    offenders = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        relative = path.relative_to(PACKAGE_DIR).as_posix()
+        if relative.startswith("places/") or relative == "core/location.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+                told = (
+                    {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)} if len(node.args) > 1 else set()
+                )
+                if told & set(KIND_TYPES):
+                    offenders.append(f"{relative}:{node.lineno}")
+            if isinstance(node, ast.Compare):  # type(x).__name__ == "SomeClass": a kind told by its name
+                sides = [node.left, *node.comparators]
+                named = any(isinstance(n, ast.Attribute) and n.attr == "__name__" for n in sides)
+                if named and any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in sides):
+                    offenders.append(f"{relative}:{node.lineno} (a class's name)")
+    assert offenders == []

@@ -185,11 +185,16 @@ class _RecordingKind:
 KIND = _RecordingKind()
 
 
-def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
+def record_crossing(request: ResizeRequest, report: object, toolchain: object = None) -> str:
+    """A crossing for the dispatch tests: the recording kind takes the order."""
+    return KIND.resize(request, report, toolchain)
+
+
+def test_a_copy_across_kinds_goes_to_the_function_its_crossing_names(
     cr13_artifact: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # a kind is one module with a KIND
-    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), BucketPrefix)
+    monkeypatch.setitem(dispatch.CROSSINGS, (LocalFolder, BucketPrefix), (__name__, "record_crossing"))
     monkeypatch.delitem(dispatch.CROSSINGS, (BucketPrefix, LocalFolder), raising=False)  # the way back: unlisted here
     order = ResizeRequest(LocalFolder(cr13_artifact), 12, output=BucketPrefix("models", "copy"))
     made: object = dispatch.resize(order)
@@ -198,6 +203,16 @@ def test_a_copy_across_kinds_goes_to_the_kind_its_crossing_names(
     with pytest.raises(StudioError, match="Nothing was changed"):
         dispatch.resize(back)  # the pair back is not listed: refused, whichever kinds exist
     assert KIND.orders == [order] and read_block_count(cr13_artifact) == 21
+
+
+def test_an_in_place_resize_where_no_lock_guards_it_is_refused_before_the_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(dispatch.KIND_MODULES, BucketPrefix, __name__)  # the recording kind: in place, no locks
+    before = list(KIND.orders)
+    with pytest.raises(StudioError, match="no lock keeps two resizes of one artifact apart"):
+        dispatch.resize(ResizeRequest(BucketPrefix("models", "a"), 12))
+    assert KIND.orders == before  # the kind was never asked
 
 
 def test_a_server_copy_onto_another_server_is_refused_before_connecting() -> None:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QLineEdit, QPushButton
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from rbln_artifact_studio.gui.app.settings import Settings
@@ -65,6 +65,40 @@ def test_the_folder_chosen_last_is_proposed_in_the_next_session(
     window.settings.save()
     again = Settings(window.settings.store)
     assert again.copy_folder.get() == str(chosen)
+    dialog = _copy_dialog(qtbot, window, cr13_artifact)
+    assert child(dialog, QLineEdit, "resizeOutputEdit").text() == str(chosen / "qwen3-8b-cr13-kv21")
+    dialog.reject()
+
+
+def test_a_copy_to_a_server_once_is_not_proposed_for_a_local_artifact(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path
+) -> None:
+    open_folder(qtbot, window, workspace)
+    window.settings.copy_folder.set("ssh://npu1/srv/copies")  # the last copy, of another artifact, went there
+    dialog = _copy_dialog(qtbot, window, cr13_artifact)
+    edit = child(dialog, QLineEdit, "resizeOutputEdit")
+    note = child(dialog, QLabel, "resizeCrossingNote")
+    assert edit.text() == str(workspace / "qwen3-8b-cr13-kv21")  # beside it: nothing on the server
+    assert not note.isVisible()
+    edit.clear()
+    qtbot.keyClicks(edit, "ssh://npu1/srv/copies/qwen3-8b-cr13-kv21")  # typed by the user: said beside Apply
+    assert note.isVisible() and "npu1" in note.text() and "this computer" in note.text()
+    dialog.reject()
+
+
+def test_a_folder_chosen_for_a_place_is_proposed_for_that_place_only(
+    qtbot: QtBot, window: MainWindow, workspace: Path, cr13_artifact: Path, tmp_path: Path
+) -> None:
+    from rbln_artifact_studio.core.location import LocalFolder, parse_location
+    from rbln_artifact_studio.gui.models.copy_memory import chosen_for, remember
+
+    open_folder(qtbot, window, workspace)
+    chosen = tmp_path / "copies"
+    remember(window.settings, LocalFolder(cr13_artifact), LocalFolder(chosen / "a-copy"))
+    window.settings.save()
+    again = Settings(window.settings.store)
+    assert chosen_for(again, LocalFolder(cr13_artifact)) == str(chosen)
+    assert chosen_for(again, parse_location("s3://models/fleet/qwen")) == ""  # not a bucket's artifact
     dialog = _copy_dialog(qtbot, window, cr13_artifact)
     assert child(dialog, QLineEdit, "resizeOutputEdit").text() == str(chosen / "qwen3-8b-cr13-kv21")
     dialog.reject()

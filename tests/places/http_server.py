@@ -13,12 +13,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 
-def _handler(root: Path) -> type[BaseHTTPRequestHandler]:
+def _handler(root: Path, asked: list[str]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:  # quiet: the tests read what they need
             pass
 
         def do_GET(self) -> None:
+            asked.append(unquote(urlsplit(self.path).path))
             path = root / unquote(urlsplit(self.path).path).lstrip("/")
             if root.resolve() not in (path.resolve(), *path.resolve().parents):
                 self.send_error(403)
@@ -49,9 +50,9 @@ def _handler(root: Path) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serving(root: Path) -> Iterator[str]:
-    """Serve root; yields HOST:PORT."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(root))
+def serving(root: Path, asked: list[str] | None = None) -> Iterator[str]:
+    """Serve root; yields HOST:PORT. asked: each path requested is appended to it, in order."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(root, asked if asked is not None else []))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

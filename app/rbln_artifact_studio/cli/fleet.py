@@ -372,7 +372,9 @@ def group_member(entry: str) -> str:
     """A server as a group keeps it (its URL); StudioError for a folder, a bucket, a group or no server name."""
     if entry.startswith(GROUP_PREFIX):
         raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
-    if not is_local(entry) and not names_a_server(entry) and isinstance(parse_location(entry), ServerFolder):
+    from rbln_artifact_studio.places.dispatch import server_folder
+
+    if not is_local(entry) and not names_a_server(entry) and server_folder(parse_location(entry)) is not None:
         raise StudioError(
             f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
         )

@@ -187,17 +187,15 @@ def _inspector(args: argparse.Namespace) -> Any:
 
 def _open_verdict(target: str, args: argparse.Namespace) -> Any:
     """_open for a command that gives a verdict: a config that fails validation makes the artifact invalid
-    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1)."""
-    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError
-    from rbln_artifact_studio.core.location import LocalFolder, parse_location
-    from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
+    (exit 3, as scan marks its row), while a folder without rbln_config.json is no artifact at all (exit 1);
+    told by the error's class, which every kind of place keeps."""
+    from rbln_artifact_studio.core.errors import ConfigError, InvalidArtifactError, NotAnArtifactError
 
     try:
         return _open(target, args)
+    except NotAnArtifactError:
+        raise
     except ConfigError as exc:
-        where = parse_location(target)
-        if not isinstance(where, LocalFolder) or not os.path.lexists(os.path.join(where.path, CONFIG_NAME)):
-            raise
         raise InvalidArtifactError(exc.message, hint=exc.hint) from None
 
 
@@ -584,15 +582,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     """`download SERVER-OR-BUCKET-ARTIFACT DEST`: the artifact as it is into the new folder DEST here, whole or not
-    at all (as the desktop's Download to This Computer)."""
-    from pathlib import Path
-
+    at all (as the desktop's Download to This Computer); DEST parsed once as a location (a URL is refused)."""
     from rbln_artifact_studio.core.location import parse_location
     from rbln_artifact_studio.core.progress import Progress
     from rbln_artifact_studio.core.sizes import format_bytes
     from rbln_artifact_studio.places.download import download
 
-    done = download(parse_location(args.source), Path(args.dest), Progress(_bar_progress()))
+    done = download(parse_location(args.source), parse_location(args.dest), Progress(_bar_progress()))
     if args.json:
         _print_json({"source": args.source, "output": str(done.where.path), "bytes": done.size})
     else:

@@ -114,6 +114,11 @@ class ConfigError(StudioError):
     """An rbln_config.json (or model config.json) that cannot be read or is not valid."""
 
 
+class NotAnArtifactError(ConfigError):
+    """A folder (or prefix) asked for as an artifact that holds no rbln_config.json: no artifact at all, not an
+    invalid one (the CLI exits 1, not 3)."""
+
+
 class LegacyConfigError(ConfigError):
     """An rbln_config.json in the pre-0.x `_meta` format."""
 
@@ -144,3 +149,13 @@ class ArtifactLockedError(StudioError):
 
 class CancelledError(StudioError):
     """The user cancelled a long operation; nothing was left half-done."""
+
+
+def reworded(exc: StudioError, message: str) -> StudioError:
+    """exc with message in place of its own, of its own class, its hint and fixes kept: a reader that names paths
+    in its place's words (a server's URL, a bucket's) keeps what the CLI's exit code and a caller's except read."""
+    again = type(exc).__new__(type(exc))  # no __init__: a subclass may take other arguments
+    again.__dict__.update(exc.__dict__)
+    again.args = (message,)
+    again.message = message
+    return again

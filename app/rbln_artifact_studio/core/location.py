@@ -437,3 +437,21 @@ def same_place(a: Location, b: Location) -> bool:
     if isinstance(a, LocalFolder) and isinstance(b, LocalFolder):
         return a.path.resolve() == b.path.resolve()
     return a == b
+
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
+
+
+def expect(where: object, kind: type[_Where]) -> _Where:
+    """where as the kind of Location a module serving only that kind takes (places/dispatch sends it only those;
+    AssertionError: a caller's bug)."""
+    assert isinstance(where, kind), where
+    return where
+
+
+def on_host(where: object, host: str) -> ServerFolder | None:
+    """where as a folder on host's server, None when it is anywhere else (another server, a bucket, here)."""
+    return where if isinstance(where, ServerFolder) and where.host == host else None

@@ -116,13 +116,15 @@ def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
         window.help.show_demo_tour()  # what to try on it
     elif args.folder:
         from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.core.location import LocalFolder, ServerFolder, parse_location
+        from rbln_artifact_studio.core.location import parse_location
+        from rbln_artifact_studio.places import dispatch
 
         try:
             where = parse_location(args.folder)
         except StudioError:
             where = None  # open_folder says what is wrong with it, in the window
-        if where is not None and not isinstance(where, LocalFolder | ServerFolder):  # a bucket's or another place's
+        # A folder here or a server's opens as a folder (the server connected); any other place (a bucket) as such.
+        if where is not None and dispatch.path_here(where) is None and dispatch.server_folder(where) is None:
             from rbln_artifact_studio.gui.models.place_scan import open_place
 
             open_place(window.jobs, window.model, where)  # its rows, in a job

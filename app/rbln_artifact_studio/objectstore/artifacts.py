@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NotAnArtifactError, StudioError, reworded
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
 from rbln_artifact_studio.core.fleet.file_access import AccessFiles, Entry, path_there
 from rbln_artifact_studio.core.fleet.sent_files import Pieces
@@ -168,7 +168,7 @@ def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
         problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
     except StudioError as exc:
-        raise StudioError(_named_there(exc.message, root, found.prefix), hint=exc.hint) from None
+        raise reworded(exc, _named_there(exc.message, root, found.prefix)) from None
     return _in_bucket(artifact, root, found.prefix)
 
 
@@ -203,7 +203,7 @@ def find(prefix: BucketPrefix, bucket: Bucket | None = None) -> tuple[Bucket, Fo
             return bucket, item
     if not objects:
         raise StudioError(f"{prefix} holds no objects; check the bucket name and the prefix.")
-    raise StudioError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
+    raise NotAnArtifactError(f"{prefix} is not an artifact: there is no {CONFIG_NAME} directly below it.")
 
 
 def incomplete_message(prefix: BucketPrefix, bucket: Bucket | None = None) -> str:

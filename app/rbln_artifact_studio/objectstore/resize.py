@@ -38,7 +38,7 @@ from typing import Any
 from rbln_artifact_studio.core.errors import CancelledError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
-from rbln_artifact_studio.core.location import BucketPrefix, Location
+from rbln_artifact_studio.core.location import BucketPrefix, Location, expect
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
 from rbln_artifact_studio.core.operations.resize import (
@@ -249,8 +249,7 @@ class BucketLock:
 
 
 def _prefix(where: Location | None) -> BucketPrefix:
-    assert isinstance(where, BucketPrefix), where  # places/bucket.py sends each crossing its kinds of place
-    return where
+    return expect(where, BucketPrefix)  # places/bucket.py sends each crossing its kinds of place
 
 
 def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = None) -> ResizeResult:

@@ -3,13 +3,13 @@ server-side copies (objectstore/); also the copies between a bucket and a folder
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
-from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions, cross_kind_error
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
+from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
@@ -20,9 +20,53 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.progress import CancelToken, Progress
 
 
-def _prefix(where: Location) -> BucketPrefix:
-    assert isinstance(where, BucketPrefix), where  # dispatch.kind_of sends only this kind here
-    return where
+def _prefix(where: Location | None) -> BucketPrefix:
+    return expect(where, BucketPrefix)  # dispatch sends only this kind here
+
+
+def _progress(request: ResizeRequest, report: Report) -> Progress:
+    """The studio's own resize, which every copy into or out of a bucket runs: a request for optimum-rbln-cli or
+    with a bad budget text is refused here, before the bucket is read."""
+    from rbln_artifact_studio.core.progress import Progress
+
+    if request.backend == "optimum":
+        raise StudioError(
+            f"{request.source}: optimum-rbln-cli resizes folders on this computer only; in a bucket the studio's "
+            "own resize runs (simulator artifacts). Nothing was changed."
+        )
+    request.budget  # noqa: B018 -- a bad budget text is refused here, before the bucket is read
+    return Progress(report.progress, report.cancel)
+
+
+# The crossings dispatch.CROSSINGS names for a bucket and another kind of place, each given the request as built.
+
+
+def to_folder(request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None) -> ResizeResult:
+    """A bucket's artifact to a new folder here: downloaded into a staging folder, resized there."""
+    from rbln_artifact_studio.objectstore.resize import resize_bucket_to_folder
+
+    return resize_bucket_to_folder(request, _progress(request, report))
+
+
+def from_folder(request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None) -> ResizeResult:
+    """A folder here to a new prefix: uploaded with the new headers, rbln_config.json last."""
+    from rbln_artifact_studio.objectstore.resize import resize_folder_to_bucket
+
+    return resize_folder_to_bucket(request, _progress(request, report))
+
+
+def to_server(request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None) -> ResizeResult:
+    """A bucket's artifact to a new folder on a server, through a staging folder here."""
+    from rbln_artifact_studio.places.bucket_server import bucket_to_server
+
+    return bucket_to_server(request, _progress(request, report))
+
+
+def from_server(request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None) -> ResizeResult:
+    """A server's artifact to a new prefix, fetched here under the server's lock, then uploaded."""
+    from rbln_artifact_studio.places.bucket_server import server_to_bucket
+
+    return server_to_bucket(request, _progress(request, report))
 
 
 class BucketKind:
@@ -59,31 +103,17 @@ class BucketKind:
     def resize(
         self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
     ) -> ResizeResult:
-        """In place, into a copy in a bucket (server-side within one bucket of one store, else through here), or
-        across a bucket and a folder here or on a server
-        (dispatch.CROSSINGS): one function per crossing, each given the request as it was built."""
-        from rbln_artifact_studio.core.progress import Progress
+        """In place (conditional writes), or into a copy in a bucket (server-side within one bucket of one store,
+        else through here); a copy into another kind of place is one of the crossings above."""
         from rbln_artifact_studio.objectstore import resize as bucket_resize
         from rbln_artifact_studio.places import bucket_server
 
-        if request.backend == "optimum":
-            raise StudioError(
-                f"{request.source}: optimum-rbln-cli resizes folders on this computer only; in a bucket the studio's "
-                "own resize runs (simulator artifacts). Nothing was changed."
-            )
-        request.budget  # noqa: B018 -- a bad budget text is refused here, before the bucket is read
-        crossings: dict[tuple[type, type], Callable[[ResizeRequest, Progress], ResizeResult]] = {
-            (BucketPrefix, type(None)): bucket_resize.resize_bucket_in_place,
-            (BucketPrefix, BucketPrefix): bucket_server.bucket_to_bucket,  # another store's: through here
-            (BucketPrefix, LocalFolder): bucket_resize.resize_bucket_to_folder,
-            (LocalFolder, BucketPrefix): bucket_resize.resize_folder_to_bucket,
-            (BucketPrefix, ServerFolder): bucket_server.bucket_to_server,
-            (ServerFolder, BucketPrefix): bucket_server.server_to_bucket,
-        }
-        crossing = crossings.get((type(request.source), type(request.output)))
-        if crossing is None:
-            raise cross_kind_error(request)
-        return crossing(request, Progress(report.progress, report.cancel))
+        progress = _progress(request, report)
+        _prefix(request.source)
+        if request.output is None:
+            return bucket_resize.resize_bucket_in_place(request, progress)
+        _prefix(request.output)
+        return bucket_server.bucket_to_bucket(request, progress)
 
     def check_output(self, output: Location, report: Report) -> None:
         from rbln_artifact_studio.core.progress import Progress

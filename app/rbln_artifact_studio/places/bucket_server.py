@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, ServerFolder, expect
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import Progress
@@ -43,8 +43,7 @@ def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult
     from rbln_artifact_studio.places.ssh import server
     from rbln_artifact_studio.remote.transfer import ServerCopyResult, check_output, send_folder
 
-    source, output = request.source, request.output
-    assert isinstance(source, BucketPrefix) and isinstance(output, ServerFolder), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, BucketPrefix), expect(request.output, ServerFolder)  # dispatch.CROSSINGS
     read, made = read_planned(source, request)  # a bad request or a denied key fails here, before any write
     there = server(output.host)
     check_output(there, output, progress)  # an output that exists, or a server that cannot be reached
@@ -72,8 +71,7 @@ def bucket_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
     )
     from rbln_artifact_studio.objectstore.store import Bucket
 
-    source, output = request.source, request.output
-    assert isinstance(source, BucketPrefix) and isinstance(output, BucketPrefix), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, BucketPrefix), expect(request.output, BucketPrefix)  # the bucket's Kind
     if source.at("") == output.at(""):
         return resize_bucket_to_copy(request, progress)
     read, _ = read_planned(source, request)  # a bad request or a denied key fails here, before any write
@@ -101,8 +99,7 @@ def server_to_bucket(request: ResizeRequest, progress: Progress) -> ResizeResult
     from rbln_artifact_studio.remote.artifact import open_remote_artifact
     from rbln_artifact_studio.remote.transfer import fetch_folder
 
-    source, output = request.source, request.output
-    assert isinstance(source, ServerFolder) and isinstance(output, BucketPrefix), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, ServerFolder), expect(request.output, BucketPrefix)  # dispatch.CROSSINGS
     there = server(source.host)
     artifact = open_remote_artifact(there, source, progress.cancel)  # checked as inspect checks it, read there
     plan(artifact, request)  # a bad request fails before a byte moves

@@ -13,7 +13,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.core.location import LocalFolder, Location, ServerFolder, expect
 from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import Kind, Report
 
@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 
-def _crossing_kind(output: Location) -> Kind:
-    """The Kind that takes a folder from here to output's kind of place (dispatch.CROSSINGS)."""
-    kind = dispatch.CROSSINGS.get((LocalFolder, type(output)))
-    if kind is None:
+def _receiving_kind(output: Location) -> Kind:
+    """The Kind of output's place, which takes a folder made here (a kind that a copy from here reaches:
+    dispatch.CROSSINGS lists the pair)."""
+    if dispatch.crossing(LocalFolder, type(output)) is None:
         raise StudioError(dispatch.compile_refusal(output) or f"Nothing from this computer reaches {output}.")
-    return dispatch.kind_of(output, kind)
+    return dispatch.kind_of(output)
 
 
 def compile_to(
@@ -56,9 +56,10 @@ def compile_to(
     refusal = dispatch.compile_refusal(output)
     if refusal is not None:
         raise StudioError(refusal)
-    if isinstance(output, LocalFolder):
-        return run(output)
-    kind = _crossing_kind(output)
+    here = dispatch.path_here(output)
+    if here is not None:
+        return run(LocalFolder(here))
+    kind = _receiving_kind(output)
     kind.check_output(output, report)  # an output that exists, or a place that cannot be reached: before compiling
     name = output.name or "artifact"
     try:
@@ -82,8 +83,7 @@ def resize_here_and_deliver(
     from rbln_artifact_studio.places.bucket_server import staging_root
     from rbln_artifact_studio.remote.transfer import ServerCopyResult
 
-    source, output = request.source, request.output
-    assert isinstance(source, LocalFolder) and isinstance(output, ServerFolder), request  # dispatch.CROSSINGS
+    source, output = expect(request.source, LocalFolder), expect(request.output, ServerFolder)  # dispatch.CROSSINGS
     kind = dispatch.kind_of(output)
     kind.check_output(output, report)  # before a byte is read or written
     name = output.name or source.name

@@ -16,10 +16,13 @@ from rbln_artifact_studio.core.location import (
     LocalFolder,
     Location,
     ServerFolder,
+    expect,
+    host_of,
     parse_location,
 )
 from rbln_artifact_studio.places.kind import (
     Capabilities,
+    Crossing,
     Kind,
     Report,
     ScanOptions,
@@ -41,15 +44,34 @@ KIND_MODULES: dict[type, str] = {
 """The module implementing each built-in kind of Location (its `KIND`); a registered one (a UrlFolder subclass,
 core/location.py) names its module itself."""
 
-CROSSINGS: dict[tuple[type, type], type] = {
-    (BucketPrefix, LocalFolder): BucketPrefix,  # downloaded into a staging folder, resized there
-    (LocalFolder, BucketPrefix): BucketPrefix,  # uploaded with the new headers, rbln_config.json last
-    (BucketPrefix, ServerFolder): BucketPrefix,  # staged and resized here, sent, renamed into place there when whole
-    (ServerFolder, BucketPrefix): BucketPrefix,  # fetched here under the server's lock, then uploaded as from here
-    (LocalFolder, ServerFolder): ServerFolder,  # resized into a staging folder here, sent, renamed into place there
+_BUCKET, _DELIVERY = "rbln_artifact_studio.places.bucket", "rbln_artifact_studio.places.delivery"
+CROSSINGS: dict[tuple[type, type], tuple[str, str]] = {
+    (BucketPrefix, LocalFolder): (_BUCKET, "to_folder"),  # downloaded into a staging folder, resized there
+    (LocalFolder, BucketPrefix): (_BUCKET, "from_folder"),  # uploaded with the new headers, rbln_config.json last
+    (BucketPrefix, ServerFolder): (_BUCKET, "to_server"),  # staged, resized here, sent, renamed into place there
+    (ServerFolder, BucketPrefix): (_BUCKET, "from_server"),  # fetched here under the server's lock, uploaded
+    (LocalFolder, ServerFolder): (_DELIVERY, "resize_here_and_deliver"),  # resized into staging here, sent whole
 }
-"""Copies from one kind of place into another: (source's type, output's type) -> the type whose Kind makes them.
-A pair not listed is refused with the reason (cross_kind_error)."""
+"""The one table of copies from one kind of place into another: (source's type, output's type) -> (module, name)
+of the function that makes them, a Crossing; loaded when first used. A pair not listed is refused with the reason
+(cross_refusal); a Kind's own resize gets only its own kind of place."""
+
+
+DOWNLOADS: dict[type, tuple[str, str]] = {
+    ServerFolder: ("rbln_artifact_studio.places.download", "fetch_from_server"),  # under the folder's lock there
+    BucketPrefix: ("rbln_artifact_studio.places.download", "fetch_from_bucket"),  # each object as of its ETag
+}
+"""The kinds of place whose artifacts are downloaded to this computer as they are, and the function that fetches
+one's files into a staging folder here (places/download.py); a kind not listed is refused with the reason."""
+
+
+def crossing(source: type, output: type) -> Crossing | None:
+    """The function that makes a copy from source's kind of place into output's (None: no copy crosses so)."""
+    listed = CROSSINGS.get((source, output))
+    if listed is None:
+        return None
+    module, name = listed
+    return cast(Crossing, getattr(importlib.import_module(module), name))
 
 
 def kind_of(where: Location | None, kind: type | None = None) -> Kind:
@@ -101,8 +123,7 @@ def path_here(where: Location) -> Path | None:
     what a file dialog starts in, a disk check reads, a file manager shows."""
     if not capabilities(where).on_this_computer:
         return None
-    assert isinstance(where, LocalFolder), where  # the one kind whose bytes are files here
-    return where.path
+    return expect(where, LocalFolder).path  # the one kind whose bytes are files here
 
 
 def write_refusal(output: Location) -> str | None:
@@ -111,6 +132,28 @@ def write_refusal(output: Location) -> str | None:
     if caps.writable:
         return None
     return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} Nothing was written."
+
+
+def in_place_refusal(source: Location) -> str | None:
+    """Why source cannot be resized where it is, from its kind's capabilities, before anything is read (None: it
+    can): what the resize dialog shows beside its in-place choice and the CLI prints."""
+    caps = capabilities(source)
+    if caps.resize_in_place and caps.locks:
+        return None
+    if caps.resize_in_place:  # two resizes of one artifact at once there would overwrite each other's bytes
+        return (
+            f"{source} is {caps.what}, where no lock keeps two resizes of one artifact apart: resize it to a copy "
+            "instead. Nothing was changed."
+        )
+    why = f" {caps.read_only_reason}" if caps.read_only_reason else ""
+    instead = (
+        "resize it to a copy instead"
+        if caps.copies_to
+        else "copy the artifact to a folder here first, then resize the copy"
+    )
+    return (
+        f"{source} is {caps.what}, which cannot be resized in place:{why} To change it, {instead}. Nothing was changed."
+    )
 
 
 def _copy_out_refusal(source: Location) -> str | None:
@@ -136,25 +179,71 @@ def copy_refusal(source: Location, output: Location) -> str | None:
         return refusal
     if type(output) not in capabilities(source).copies_to:
         return cross_refusal(source, output).one_line()
-    if isinstance(source, ServerFolder) and isinstance(output, ServerFolder) and output.host != source.host:
+    on_server, there = server_folder(source), server_folder(output)
+    if on_server is not None and there is not None and there.host != on_server.host:
         from rbln_artifact_studio.places.ssh import other_server_error
 
-        return other_server_error(source, output).one_line()
-    if isinstance(output, ServerFolder) and not output.path.startswith("/"):  # say what to type, not only what is wrong
-        return f"Give the copy's folder on {output.host} as an absolute path: {output.at('/PATH')} or /PATH there."
+        return other_server_error(on_server, output).one_line()
+    if there is not None and not there.path.startswith("/"):  # say what to type, not only what is wrong
+        return f"Give the copy's folder on {there.host} as an absolute path: {there.at('/PATH')} or /PATH there."
     return None
 
 
-def default_copy(source: Location, name: str, remembered: str, home: Path) -> Location:
-    """Where a copy of source named name is proposed: in the folder last chosen for copies (remembered, a
-    Location's text) when a copy of source may go there, else beside source where its kind allows it, else in
-    home; never a path made from a server's path or a bucket's key in another kind of place."""
-    if remembered:
+def place_of(where: Location) -> str:
+    """The machine or store where's bytes are on, as the Host column names it: '' for this computer."""
+    return "" if capabilities(where).on_this_computer else host_of(where)
+
+
+def stays_near(source: Location, output: Location) -> bool:
+    """Whether output is on source's own machine or store, or on this computer: where a copy may go by default."""
+    return place_of(output) in ("", place_of(source))
+
+
+def crossing_note(source: Location, output: Location) -> str | None:
+    """What a dialog says beside Apply when output is on another machine or store than source's and not on this
+    computer (None: it is not)."""
+    if stays_near(source, output):
+        return None
+    there = place_of(source) or "this computer"
+    return f"Writes to {place_of(output)}, another place than the artifact's ({there})."
+
+
+def copy_route(source: Location, output: Location) -> str | None:
+    """How a copy of source at output is made, when source is not on this computer (None: it is, or no copy goes
+    there): made where it lives (its kind copies server-side) or passing through this computer."""
+    caps = capabilities(source)
+    if caps.on_this_computer or copy_refusal(source, output) is not None:
+        return None
+    if caps.server_side_copy and place_of(output) == place_of(source):
+        return f"Made on {place_of(source)}: the artifact's bytes do not pass through this computer."
+    if capabilities(output).on_this_computer:
+        return f"Downloaded from {place_of(source)} and resized on this computer."
+    return (
+        f"Passes through this computer: fetched from {place_of(source)}, resized here, written to {place_of(output)}."
+    )
+
+
+def server_folder(where: object) -> ServerFolder | None:
+    """where as a folder on a server, when it is a Location of a server's kind (None: anything else): what asks
+    that server's jobs, its connection, its rescans."""
+    return where if isinstance(where, ServerFolder) else None
+
+
+def default_copy(source: Location, name: str, remembered: str, home: Path, chosen: str = "") -> Location:
+    """Where a copy of source named name is proposed: in the folder the user chose last for copies from source's
+    place (chosen, a Location's text), wherever it is; else in the folder last chosen for any copy (remembered)
+    when it is on source's machine or store or on this computer (a copy to a server or a bucket once never makes
+    a copy from another place go there too); else beside source where its kind allows it, else in home. Each only
+    where a copy of source may go; never a path made from a server's path or a bucket's key in another kind of
+    place."""
+    for text, anywhere in ((chosen, True), (remembered, False)):
         try:
-            folder = parse_location(remembered)
+            folder = parse_location(text) if text else None
         except StudioError:
             folder = None  # a stored value that no longer parses: as if none were stored
-        if folder is not None and copy_refusal(source, folder.child(name)) is None:
+        if folder is None or not (anywhere or stays_near(source, folder)):
+            continue
+        if copy_refusal(source, folder.child(name)) is None:
             return folder.child(name)
     caps = capabilities(source)
     if caps.copies_beside or LocalFolder not in caps.copies_to:
@@ -198,14 +287,15 @@ def resize(
     request: ResizeRequest, report: Report | None = None, toolchain: ToolchainSettings | None = None
 ) -> ResizeResult:
     """In place, or into a copy of the same kind of place, by the source's Kind; a copy into another kind of place
-    by the Kind CROSSINGS names for the pair. The request reaches that Kind as it was built."""
+    by the function CROSSINGS names for the pair. The request reaches it as it was built."""
     source, output = request.source, request.output
-    kind = type(source)
+    if output is None and (refusal := in_place_refusal(source)):
+        raise StudioError(refusal)
     if output is not None and (refusal := write_refusal(output) or _copy_out_refusal(source)):
         raise StudioError(refusal)
-    if output is not None and type(output) is not kind:
-        crossing = CROSSINGS.get((kind, type(output)))
-        if crossing is None:
+    if output is not None and type(output) is not type(source):
+        make = crossing(type(source), type(output))
+        if make is None:
             raise cross_refusal(source, output)
-        kind = crossing
-    return kind_of(source, kind).resize(request, report or Report(), toolchain)
+        return make(request, report or Report(), toolchain)
+    return kind_of(source).resize(request, report or Report(), toolchain)

@@ -9,11 +9,12 @@ folder, so the destination holds the whole artifact or nothing. A server's folde
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, describe_os_error
 
@@ -28,28 +29,44 @@ class Downloaded:
 
 def download_refusal(source: Location) -> str | None:
     """Why source cannot be downloaded to this computer (None: it can), asked before anything is read."""
-    if isinstance(source, ServerFolder | BucketPrefix):
-        return None
-    if isinstance(source, LocalFolder):
-        return f"{source} is already on this computer; copy it with the file manager. Nothing was written."
-    from rbln_artifact_studio.places.dispatch import capabilities
+    from rbln_artifact_studio.places.dispatch import DOWNLOADS, capabilities
 
+    caps = capabilities(source)
+    if caps.on_this_computer:
+        return f"{source} is already on this computer; copy it with the file manager. Nothing was written."
+    if type(source) in DOWNLOADS:
+        return None
     return (
-        f"{source} is {capabilities(source).what}: the studio downloads artifacts from a server or a bucket only. "
-        "Nothing was written."
+        f"{source} is {caps.what}: the studio downloads artifacts from a server or a bucket only. Nothing was written."
     )
 
 
 def _fetch(source: Location, into: Path, progress: Progress) -> int:
-    """Every file of source into the empty staging folder `into`; the bytes fetched."""
-    if isinstance(source, ServerFolder):
-        from rbln_artifact_studio.places.ssh import server
-        from rbln_artifact_studio.remote.transfer import fetch_folder
+    """Every file of source into the empty staging folder `into`, by the function dispatch.DOWNLOADS names for
+    its kind (download_refusal let no other kind through); the bytes fetched."""
+    import importlib
 
-        return fetch_folder(server(source.host), source, into, progress)
-    assert isinstance(source, BucketPrefix), source  # download_refusal let no other kind through
+    from rbln_artifact_studio.places.dispatch import DOWNLOADS
+
+    module, name = DOWNLOADS[type(source)]
+    fetch: Callable[[Location, Path, Progress], int] = getattr(importlib.import_module(module), name)
+    return fetch(source, into, progress)
+
+
+def fetch_from_server(source: Location, into: Path, progress: Progress) -> int:
+    """A server's folder, read under its lock there (remote/transfer.fetch_folder)."""
+    from rbln_artifact_studio.places.ssh import server
+    from rbln_artifact_studio.remote.transfer import fetch_folder
+
+    folder = expect(source, ServerFolder)
+    return fetch_folder(server(folder.host), folder, into, progress)
+
+
+def fetch_from_bucket(source: Location, into: Path, progress: Progress) -> int:
+    """A bucket's artifact, each object as of the ETag listed."""
     from rbln_artifact_studio.objectstore.artifacts import find
 
+    source = expect(source, BucketPrefix)
     bucket, found = find(source)  # none there, or an unfinished copy: refused with the reason
     progress.start(found.size, f"Downloading {source.name}")
     for name, obj in sorted(found.objects.items()):
@@ -58,21 +75,38 @@ def _fetch(source: Location, into: Path, progress: Progress) -> int:
     return found.size
 
 
-def download(source: Location, output: Path, progress: Progress | None = None) -> Downloaded:
-    """source's artifact, as it is, into the new folder output here; StudioError (nothing written) when it cannot."""
+def destination_refusal(output: Location) -> str | None:
+    """Why output cannot take a download (None: it is a folder on this computer), before anything is read."""
+    from rbln_artifact_studio.places.dispatch import capabilities, path_here
+
+    if path_here(output) is not None:
+        return None
+    return (
+        f"{output} is {capabilities(output).what}: a download writes a new folder on this computer. To put a copy "
+        f"there, resize to a copy: set-kvcache-num-blocks ARTIFACT COUNT --output-dir {output}. Nothing was written."
+    )
+
+
+def download(source: Location, output: Location, progress: Progress | None = None) -> Downloaded:
+    """source's artifact, as it is, into the new folder output here (a Location parsed once, by the caller);
+    StudioError (nothing written) when it cannot."""
+    from rbln_artifact_studio.places.dispatch import path_here
+
     progress = progress or Progress()
-    refusal = download_refusal(source)
+    refusal = download_refusal(source) or destination_refusal(output)
     if refusal is not None:
         raise StudioError(refusal)
-    output = check_new_output_dir(output)  # exists with content, inside an artifact, not writable: said first
+    here = path_here(output)
+    assert here is not None  # destination_refusal let no other place through
+    folder = check_new_output_dir(here)  # exists with content, inside an artifact, not writable: said first
     try:
-        with StagingDir(output, what="download") as staging:
+        with StagingDir(folder, what="download") as staging:
             size = _fetch(source, staging.path, progress)
             progress.check()
             staging.publish()
     except CancelledError:
-        raise CancelledError(f"Cancelled; nothing was written at {output}.") from None
+        raise CancelledError(f"Cancelled; nothing was written at {folder}.") from None
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"writing {output}") + " Nothing was written there.") from None
-    progress.say(f"Downloaded {source} to {output}")
-    return Downloaded(LocalFolder(output), size)
+        raise StudioError(describe_os_error(exc, f"writing {folder}") + " Nothing was written there.") from None
+    progress.say(f"Downloaded {source} to {folder}")
+    return Downloaded(LocalFolder(folder), size)

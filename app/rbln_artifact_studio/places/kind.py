@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location
 
 if TYPE_CHECKING:  # the reader (pydantic) and the backends load with the first artifact a command opens
@@ -75,7 +74,7 @@ class Capabilities(NamedTuple):
     """A resize holds a lock there that another resize of the same artifact waits for or is refused by."""
     copies_to: frozenset[type]
     """The kinds of Location a resized copy of one of its artifacts (or a compile made here, for this computer's
-    kind) may go to; a kind other than its own is crossed by dispatch.CROSSINGS."""
+    kind) may go to; a kind other than its own is crossed by the function dispatch.CROSSINGS names."""
     copies_beside: bool
     """A copy proposed by default may go beside the source (a bucket's copy defaults to a folder here instead:
     listing a bucket proves no right to write into it)."""
@@ -116,12 +115,13 @@ class Kind(Protocol):
 
     def resize(self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None) -> ResizeResult:
         """Resize request.source in place or into request.output; nothing is changed when it fails. Both are of this
-        kind, except for a copy across kinds that dispatch.CROSSINGS gives this kind. toolchain: where the tools
-        the user configured are (None: the environment's), looked up only for an artifact the real compiler wrote."""
+        kind (a copy across kinds is a Crossing's). toolchain: where the tools the user configured are (None: the
+        environment's), looked up only for an artifact the real compiler wrote."""
         ...
 
     def check_output(self, output: Location, report: Report) -> None:
-        """Refuse (StudioError) an output of this kind that cannot take a new artifact, before any work starts."""
+        """Refuse (StudioError) an output of this kind that cannot take a new artifact, before any work starts;
+        writes nothing (receive, or the copy, prepares the place when it writes)."""
         ...
 
     def receive(self, folder: Path, output: Location, report: Report) -> int:
@@ -130,9 +130,10 @@ class Kind(Protocol):
         ...
 
 
-def cross_kind_error(request: ResizeRequest) -> StudioError:
-    """The refusal of a copy into another kind of place than the source's that no Kind makes."""
-    return StudioError(
-        f"A resize of {request.source} cannot write its copy at {request.output}: no copy crosses between these kinds "
-        "of place (dispatch.cross_refusal says where it may go). Nothing was changed."
-    )
+class Crossing(Protocol):
+    """A copy from one kind of place into another (dispatch.CROSSINGS names one per pair of kinds): the request
+    as it was built, both of its places of the pair's kinds; nothing is changed at the source."""
+
+    def __call__(
+        self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
+    ) -> ResizeResult: ...

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder
+from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
 from rbln_artifact_studio.places.kind import Capabilities, Report, Rescan, ScanOptions
 
 if TYPE_CHECKING:
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 
 
 def _folder(where: Location) -> LocalFolder:
-    assert isinstance(where, LocalFolder), where  # dispatch.kind_of sends only this kind here
-    return where
+    return expect(where, LocalFolder)  # dispatch.kind_of sends only this kind here
 
 
 class LocalKind:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, server_url
+from rbln_artifact_studio.core.location import BucketPrefix, Location, ServerFolder, expect, on_host, server_url
 from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 
 
 def _folder(where: Location) -> ServerFolder:
-    assert isinstance(where, ServerFolder), where  # dispatch.kind_of sends only this kind here
-    return where
+    return expect(where, ServerFolder)  # dispatch.kind_of sends only this kind here
 
 
 def server(host: str) -> Server:
@@ -36,9 +35,10 @@ def output_on(source: ServerFolder, output: Location | None) -> str | None:
     """The copy's folder on source's server, as the job there takes it; a copy elsewhere is refused."""
     if output is None:
         return None
-    if not isinstance(output, ServerFolder) or output.host != source.host:
+    there = on_host(output, source.host)
+    if there is None:
         raise other_server_error(source, output)
-    return output.path
+    return there.path
 
 
 def other_server_error(source: ServerFolder, output: Location) -> StudioError:
@@ -96,10 +96,6 @@ class ServerKind:
         the job goes on there)."""
         from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
 
-        if isinstance(request.source, LocalFolder):  # dispatch.CROSSINGS: a copy from here, sent when whole
-            from rbln_artifact_studio.places.delivery import resize_here_and_deliver
-
-            return resize_here_and_deliver(request, report, toolchain)
         source = _folder(request.source)
         output_on(source, request.output)  # a copy elsewhere: refused here, with where it may go instead
         try:

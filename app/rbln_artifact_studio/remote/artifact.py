@@ -20,7 +20,7 @@ from typing import Any
 
 from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.backends.rebel_inspect import allocations_from_json
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import StudioError, reworded
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_from
 from rbln_artifact_studio.core.fleet.sent_files import Pieces, SentFiles
@@ -90,7 +90,7 @@ def _inspector(host: str, rebel: dict[str, Any] | None, base: Path) -> Any:
         try:
             return allocations_from_json({"graphs": asked})
         except StudioError as exc:
-            raise StudioError(f"on {host}: {exc}") from None
+            raise reworded(exc, f"on {host}: {exc}") from None
 
     return inspect
 
@@ -165,5 +165,5 @@ def check_snapshot(
         problems = tuple(Problem(p.severity, _named_there(p.message, target)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=target, problems=problems)) from None
     except StudioError as exc:
-        raise StudioError(_named_there(exc.message, target), hint=exc.hint) from None
+        raise reworded(exc, _named_there(exc.message, target)) from None
     return _on_server(artifact, target)

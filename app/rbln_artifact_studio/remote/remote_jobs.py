@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
-from rbln_artifact_studio.core.location import Location, ServerFolder, server_url
+from rbln_artifact_studio.core.location import Location, ServerFolder, on_host, server_url
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.operations.resize import ResizeResult
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
@@ -95,12 +95,13 @@ class JobOutcome:
 
 def on_server(server: Server, request: ResizeRequest) -> tuple[ServerFolder, str | None]:
     """The request's source and copy folder as paths on server (places/ssh.py refuses a copy elsewhere first)."""
-    source, output = request.source, request.output
-    if not isinstance(source, ServerFolder) or source.host != server.host:
-        raise StudioError(f"{source} is not on {server.host}; a job there resizes only what is there.")
-    if output is not None and (not isinstance(output, ServerFolder) or output.host != server.host):
+    source, output = on_host(request.source, server.host), request.output
+    if source is None:
+        raise StudioError(f"{request.source} is not on {server.host}; a job there resizes only what is there.")
+    there = on_host(output, server.host)
+    if output is not None and there is None:
         raise StudioError(f"A resize on {server.host} writes its copy there too; {output} is not on {server.host}.")
-    return source, None if output is None else output.path
+    return source, None if there is None else there.path
 
 
 def _check_backend(artifact: Artifact, backend: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NotAnArtifactError, StudioError, reworded
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_from
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, summarize_files
 from rbln_artifact_studio.core.fleet.sent_files import FetchedFiles, Pieces
@@ -107,7 +107,9 @@ def open_through(access: FileAccess, where: Location, path: str, inspector: Grap
     for a model without a resizable KV cache."""
     sizes = artifact_files(access, path)
     if sizes is None:
-        raise StudioError(f"{where} holds no artifact: there is no {CONFIG_NAME} there. Give an artifact's folder.")
+        raise NotAnArtifactError(
+            f"{where} holds no artifact: there is no {CONFIG_NAME} there. Give an artifact's folder."
+        )
     root = Path(path)
     try:
         artifact = open_from(root, AccessFiles(root, sizes, access), inspector)  # every layout, read where it lives
@@ -116,7 +118,7 @@ def open_through(access: FileAccess, where: Location, path: str, inspector: Grap
         problems = tuple(Problem(p.severity, _named_there(p.message, root, where)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=where, problems=problems)) from None
     except StudioError as exc:
-        raise StudioError(_named_there(exc.message, root, where), hint=exc.hint) from None
+        raise reworded(exc, _named_there(exc.message, root, where)) from None
     artifact.problems = [Problem(p.severity, _named_there(p.message, root, where)) for p in artifact.problems]
     artifact.unknown_reason = artifact.unknown_reason and _named_there(artifact.unknown_reason, root, where)
     artifact.where = where

@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import ConfigError, StudioError
+from rbln_artifact_studio.core.errors import ConfigError, NotAnArtifactError, StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model import upstream
 from rbln_artifact_studio.core.portable.files import not_a_file
@@ -89,7 +89,7 @@ class ModelDescription:
     @property
     def where(self) -> Location:
         """Where the folder lives, as a user would type it (str() shows it)."""
-        return self.path if not isinstance(self.path, Path) else LocalFolder(self.path)
+        return LocalFolder(self.path) if isinstance(self.path, Path) else self.path
 
     def _first(self, attr: str) -> Any:
         return next((getattr(p, attr) for p in self.parts if getattr(p, attr) is not None), None)
@@ -346,9 +346,13 @@ def kv_location(folder: Path, tree: Tree = DISK_TREE) -> KvLocation:
     """Where the folder's resizable KV cache is; raises NoKvCacheError (with a description) for kinds without one.
     tree: where the folder's files are read (this computer's disk, or what a server or a bucket gave of them)."""
     folder = Path(folder)
-    if not tree.exists(folder / CONFIG_NAME) and tree.is_file(folder / PIPELINE_INDEX):
-        raise NoKvCacheError(describe_folder(folder, tree))
-    raw = read_json(folder / CONFIG_NAME, tree)
+    config = folder / CONFIG_NAME
+    if not tree.exists(config):
+        if tree.is_file(folder / PIPELINE_INDEX):
+            raise NoKvCacheError(describe_folder(folder, tree))
+        if not (tree.on_disk and os.path.islink(config)):  # a link to nothing is a config that cannot be read
+            raise NotAnArtifactError(f"{config} does not exist: this folder is not a compiled artifact.")
+    raw = read_json(config, tree)
     kind, section = kind_of(raw)
     if kind is ModelKind.DECODER:
         parent = vlm_parent(folder, tree)

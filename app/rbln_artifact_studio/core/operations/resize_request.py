@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rbln_artifact_studio.core.location import LocalFolder, Location
+from rbln_artifact_studio.core.location import LocalFolder, Location, expect
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.budget import MemoryBudget
@@ -41,13 +41,11 @@ class ResizeRequest:
     @property
     def folder(self) -> Path:
         """The source's folder on this computer (for a writer here: the source is a LocalFolder)."""
-        assert isinstance(self.source, LocalFolder), self.source
-        return self.source.path
+        return expect(self.source, LocalFolder).path
 
     @property
     def output_folder(self) -> Path | None:
         """The copy's folder on this computer, None in place (for a writer here: the output is a LocalFolder)."""
         if self.output is None:
             return None
-        assert isinstance(self.output, LocalFolder), self.output
-        return self.output.path
+        return expect(self.output, LocalFolder).path

@@ -225,7 +225,8 @@ def enclosing_artifact(path: Path) -> Path | None:
 
 
 def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
-    """Refuse an output folder that exists with content, is the source, or lies inside the source."""
+    """Refuse an output folder that exists with content, is the source, or lies inside the source, or whose
+    nearest existing folder cannot be written; writes nothing (its missing parents are made by StagingDir)."""
     output = Path(os.path.abspath(output))
     if source is not None:
         src = Path(os.path.realpath(source))
@@ -246,11 +247,10 @@ def check_new_output_dir(output: Path, source: Path | None = None) -> Path:
         if not is_empty_dir(output):
             raise StudioError(f"The output folder {output} exists and is not empty; choose a new folder.")
     parent = output.parent
-    if not parent.is_dir():
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StudioError(describe_os_error(exc, f"creating {parent}")) from None
+    while not parent.is_dir() and parent != parent.parent:  # made when the copy is written: its first folder here
+        if os.path.lexists(parent):
+            raise StudioError(f"{parent} exists and is not a folder; choose another place for the output.")
+        parent = parent.parent
     if not os.access(parent, os.W_OK | os.X_OK):
         with contextlib.suppress(OSError):  # access() says no for both; the fix differs
             if os.statvfs(parent).f_flag & os.ST_RDONLY:
@@ -302,6 +302,10 @@ class StagingDir:
         self._claim = DestinationClaim(self.final, self.what) if claim else None
 
     def __enter__(self) -> StagingDir:
+        try:  # the destination's missing parents, made now that it is written (check_new_output_dir makes none)
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StudioError(describe_os_error(exc, f"creating {self.final.parent}")) from None
         if self._claim is not None:
             self._claim.acquire()
         try:

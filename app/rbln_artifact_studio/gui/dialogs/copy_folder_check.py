@@ -49,6 +49,7 @@ class CopyFolderCheck(QObject):
         wanted: Callable[[], bool],
         owner: QWidget,
         remembered: str = "",
+        chosen: str = "",
     ) -> None:
         super().__init__(owner)
         self.artifact, self.jobs, self._typed, self._wanted, self._owner = artifact, jobs, typed, wanted, owner
@@ -60,7 +61,8 @@ class CopyFolderCheck(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(CHECK_DELAY_MS)
         self._timer.timeout.connect(self._ask)
-        self._remembered = remembered  # the folder last chosen for copies (settings), proposed first
+        self._remembered = remembered  # the folder last chosen for copies (settings), where it stays near
+        self._chosen = chosen  # the folder chosen last for copies from this artifact's place, proposed first
         self._proposed: str | None = None
         self._proposal_refused = False  # the disk refused the first proposal: home is proposed instead
         self.checked.connect(self._on_checked)  # before the owner's slots: they propose again
@@ -109,7 +111,7 @@ class CopyFolderCheck(QObject):
         if self._proposal_refused and LocalFolder in capabilities(where).copies_to:
             proposed: Location = LocalFolder(Path.home() / name)
         else:
-            proposed = default_copy(where, name, self._remembered, Path.home())
+            proposed = default_copy(where, name, self._remembered, Path.home(), self._chosen)
         self._proposed = str(proposed)
         return proposed
 

@@ -43,7 +43,13 @@ from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
-from rbln_artifact_studio.places.dispatch import capabilities, path_here
+from rbln_artifact_studio.places.dispatch import (
+    capabilities,
+    copy_route,
+    crossing_note,
+    in_place_refusal,
+    path_here,
+)
 
 MAX_BLOCKS = 1_000_000
 
@@ -74,13 +80,16 @@ class ResizeDialog(QDialog):
         target: int | None = None,
         budget_text: str | None = None,
         copy_folder: str = "",
+        chosen_folder: str = "",
     ) -> None:
         super().__init__(parent)
         self.setObjectName("resizeDialog")
         self.setWindowTitle(f"Resize KV cache: {artifact.where}")
         self.artifact = artifact
         self.capabilities = capabilities(artifact.where)  # where its copy may go, asked of its kind of place
-        self._copy_folder = copy_folder  # the folder last chosen for copies (settings), proposed first
+        self.in_place_refusal = in_place_refusal(artifact.where)  # a kind that cannot resize where it is: why
+        self._copy_folder = copy_folder  # the folder last chosen for copies (settings), proposed where it stays near
+        self._chosen_folder = chosen_folder  # the one chosen last for copies from this artifact's place: first
         self.jobs = jobs
         self._init_checks()
         body = QVBoxLayout()
@@ -115,6 +124,7 @@ class ResizeDialog(QDialog):
             lambda: self.mode_copy.isChecked(),
             self,
             self._copy_folder,
+            self._chosen_folder,
         )
         self._copy_check.checked.connect(self.validate)
         self._copy_check.checked.connect(self.outputChecked)
@@ -205,22 +215,46 @@ class ResizeDialog(QDialog):
         row.addWidget(vllm_entry_button(self.output_edit, lambda: self.artifact.loaded.raw))
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)
+        # Refused by the kind of place, before any work: the choice is off and the reason is shown under it.
+        self.in_place_label = QLabel(self.in_place_refusal or "")
+        self.in_place_label.setObjectName("resizeInPlaceRefusal")
+        self.in_place_label.setWordWrap(True)
+        self.in_place_label.setVisible(self.in_place_refusal is not None)
+        self.mode_in_place.setEnabled(self.in_place_refusal is None)
+        self.mode_in_place.setToolTip(self.in_place_refusal or "")
+        output_layout.addWidget(self.in_place_label, 3, 0, 1, 2)
         self.shared_label = QLabel(copy_on_write_note(self.artifact.shared) or "")
         self.shared_label.setObjectName("resizeSharedLabel")
         self.shared_label.setWordWrap(True)
         self.shared_label.setStyleSheet(style(Tone.WARNING))
         self.shared_label.setVisible(False)
         output_layout.addWidget(self.shared_label, 2, 0, 1, 2)
+        self.route_label = QLabel()  # how a copy of an artifact elsewhere is made (server-side, or through here)
+        self.route_label.setObjectName("resizeCopyRoute")
+        self.route_label.setWordWrap(True)
+        self.route_label.setVisible(False)
+        output_layout.addWidget(self.route_label, 4, 0, 1, 2)
         self.command = CommandLine("resizeCommand")
         return output_box
 
-    def _build_buttons(self) -> QDialogButtonBox:
+    def _build_buttons(self) -> QWidget:
+        """Apply and Cancel, with a note beside them when the copy goes to another machine or store."""
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
         self.apply_button.setObjectName("resizeApplyButton")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        return self.buttons
+        self.crossing_label = QLabel()
+        self.crossing_label.setObjectName("resizeCrossingNote")
+        self.crossing_label.setWordWrap(True)
+        self.crossing_label.setStyleSheet(style(Tone.WARNING))
+        self.crossing_label.setVisible(False)
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.crossing_label, 1)
+        layout.addWidget(self.buttons)
+        return row
 
     def _show_before(self) -> None:
         artifact = self.artifact
@@ -312,6 +346,8 @@ class ResizeDialog(QDialog):
         config = self.artifact.config
         target, warnings, error = self._target()
         copy = self.mode_copy.isChecked()
+        if error is None and not copy:
+            error = self.in_place_refusal  # the place's answer first: no count changes it
         if target is not None and error is None:
             check = check_target(config, target, self.artifact, in_place=not copy)
             error = check.error
@@ -347,6 +383,13 @@ class ResizeDialog(QDialog):
             self.blocks = target
         else:
             self.request = self.blocks = None
+        output_at = self._copy_check.target(output) if copy and output else None  # said as soon as it is typed
+        note = crossing_note(self.artifact.where, output_at) if output_at is not None else None
+        route = copy_route(self.artifact.where, output_at) if output_at is not None else None
+        self.route_label.setText(route or "")
+        self.route_label.setVisible(route is not None)
+        self.crossing_label.setText(note or "")
+        self.crossing_label.setVisible(note is not None)
         self.argv = _argv_of(self.request)  # the command line that does what Apply runs
         self.command.set_argv(self.argv)
 

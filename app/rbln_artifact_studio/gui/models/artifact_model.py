@@ -4,7 +4,7 @@ rbln_artifact_studio.core.fleet.columns."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -185,10 +185,8 @@ class ArtifactTableModel(QAbstractTableModel):
         self._order = RowOrder()
         self._roots: dict[str, tuple[str, ...]] = {}  # who shows them (folders, servers, places) -> the roots
         self._labels: dict[str, str] = {}  # root -> its rows' Host cell, where its host shows several roots
-        self._writing: dict[str, int] = {}  # locations jobs are writing now -> how many jobs
-        self._unread: dict[str, int] = {}  # locations written since last read -> the generation their write ended
-        self._generation = 0
-        self.stale: set[str] = set()  # rows at or under those locations: their figures may be out of date
+        self.writes = WrittenPlaces(self._mark_stale)  # where jobs write or wrote since the last read
+        self.stale: set[str] = set()  # rows at or under those places: their figures may be out of date
 
     # ---- Qt interface --------------------------------------------------------------------------------
 
@@ -217,7 +215,7 @@ class ArtifactTableModel(QAbstractTableModel):
     def _value(self, row: TableRow, c: int, role: int) -> object:
         stale = bool(self.stale) and row.path in self.stale
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{row.texts[c]} · {self._stale_word(row.path)}" if stale and c == STATUS_COLUMN else row.texts[c]
+            return f"{row.texts[c]} · {self.writes.word(row.path)}" if stale and c == STATUS_COLUMN else row.texts[c]
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if COLUMNS[c].numeric else None
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -261,48 +259,9 @@ class ArtifactTableModel(QAbstractTableModel):
 
     # ---- rows a write may have changed -------------------------------------------------------------------
 
-    def writing(self, location: str) -> None:
-        """A job starts writing at location: its rows may be stale from now until it is read again."""
-        self._writing[location] = self._writing.get(location, 0) + 1
-        self._mark_stale()
-
-    def written(self, location: str) -> None:
-        """That job ended: its rows stay stale until a read asked from now on (read_again) has ended."""
-        left = self._writing.get(location, 0) - 1
-        if left > 0:
-            self._writing[location] = left
-        else:
-            self._writing.pop(location, None)
-        self.unconfirmed(location)
-
-    def unconfirmed(self, location: str) -> None:
-        """A read of location failed: its rows keep what they said, marked stale until a read of it ends well."""
-        self._generation += 1
-        self._unread[location] = self._generation
-        self._mark_stale()
-
-    def generation(self) -> int:
-        """Stamps a read asked now: it covers the writes that ended up to here."""
-        return self._generation
-
-    def read_again(self, location: str, generation: int) -> None:
-        """A read of location, asked at generation, has ended: writes there that ended before it no longer make
-        its rows stale (those still running do)."""
-        done = [w for w, ended in self._unread.items() if ended <= generation and is_under(w, location)]
-        for w in done:
-            del self._unread[w]
-        if done:
-            self._mark_stale()
-
-    def _stale_word(self, path: str) -> str:
-        return "writing…" if any(is_under(path, w) for w in self._writing) else "stale"
-
-    def _is_stale(self, path: str) -> bool:
-        return any(is_under(path, w) for w in (*self._writing, *self._unread))
-
     def _mark_stale(self) -> None:
         """The rows under a location being written or not read since: greyed, their status says so."""
-        stale = {r.path for r in self._rows if self._is_stale(r.path)} if self._writing or self._unread else set()
+        stale = {r.path for r in self._rows if self.writes.covers(r.path)} if self.writes else set()
         changed = [self._index[p] for p in stale ^ self.stale if p in self._index]
         self.stale = stale
         for first, last in _runs(changed):  # the look only: the rows' figures are as they were (STALE_ROLES)
@@ -368,7 +327,7 @@ class ArtifactTableModel(QAbstractTableModel):
             if self._labels:
                 prepared = _labelled(prepared, self._labels)
             row = self._index.get(prepared.path)
-            if (self._writing or self._unread) and self._is_stale(prepared.path):
+            if self.writes and self.writes.covers(prepared.path):
                 self.stale.add(prepared.path)  # read while a write there runs, or before its read again
             if row is None:
                 new[prepared.path] = prepared
@@ -415,6 +374,60 @@ class ArtifactTableModel(QAbstractTableModel):
         self._rows, self._index = [], {}
         self.stale = set()
         self.endResetModel()
+
+
+class WrittenPlaces:
+    """The places jobs are writing now, and those written since their last read: a row under one may show a figure
+    the place no longer holds. Plain data; on_change is told whenever the set of such places changes."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._on_change = on_change
+        self._writing: dict[str, int] = {}  # locations jobs are writing now -> how many jobs
+        self._unread: dict[str, int] = {}  # locations written since last read -> the generation their write ended
+        self._generation = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._writing or self._unread)
+
+    def writing(self, location: str) -> None:
+        """A job starts writing at location: its rows may be stale from now until it is read again."""
+        self._writing[location] = self._writing.get(location, 0) + 1
+        self._on_change()
+
+    def written(self, location: str) -> None:
+        """That job ended: its rows stay stale until a read asked from now on (read_again) has ended."""
+        left = self._writing.get(location, 0) - 1
+        if left > 0:
+            self._writing[location] = left
+        else:
+            self._writing.pop(location, None)
+        self.unconfirmed(location)
+
+    def unconfirmed(self, location: str) -> None:
+        """A read of location failed: its rows keep what they said, marked stale until a read of it ends well."""
+        self._generation += 1
+        self._unread[location] = self._generation
+        self._on_change()
+
+    def generation(self) -> int:
+        """Stamps a read asked now: it covers the writes that ended up to here."""
+        return self._generation
+
+    def read_again(self, location: str, generation: int) -> None:
+        """A read of location, asked at generation, has ended: writes there that ended before it no longer make
+        its rows stale (those still running do)."""
+        done = [w for w, ended in self._unread.items() if ended <= generation and is_under(w, location)]
+        for w in done:
+            del self._unread[w]
+        if done:
+            self._on_change()
+
+    def word(self, path: str) -> str:
+        """What a stale row's status adds: still being written, or written and not read since."""
+        return "writing…" if any(is_under(path, w) for w in self._writing) else "stale"
+
+    def covers(self, path: str) -> bool:
+        return any(is_under(path, w) for w in (*self._writing, *self._unread))
 
 
 def is_under(path: str, location: str) -> bool:

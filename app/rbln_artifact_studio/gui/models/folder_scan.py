@@ -54,7 +54,7 @@ _HEADER = struct.Struct("<I")
 
 @dataclass(frozen=True)
 class ScanRequest:
-    """What to read: parts (folders) of the opened location root (a folder here, ssh://…, s3://…), and the artifacts
+    """What to read: parts (folders) of the opened location root (a folder here, on a server, in a bucket), and the artifacts
     the table already shows there (paths as scanned)."""
 
     root: str

@@ -33,7 +33,7 @@ class RowSource(Protocol):
 
     @property
     def root(self) -> str:
-        """The location as its rows' paths start (a folder here, ssh://HOST/PATH, s3://BUCKET/PREFIX)."""
+        """The location as its rows' paths start (a folder here, on a server, in a bucket)."""
         ...
 
     def read(self, part: str | None = None, then: Then | None = None) -> object:
@@ -116,16 +116,16 @@ class RowSources(QObject):
     @Slot()
     def refresh(self) -> None:
         """Refresh (F5): every opened location, of every kind, read again whole; no row is dropped first."""
-        generation = self.model.generation()
+        generation = self.model.writes.generation()
         for source in self.sources():
             source.read(None, partial(self._read, source.root, generation))
 
     def _read(self, where: str, generation: int, ok: bool) -> None:
         """A read of where, asked at generation, ended: its rows are read again, or may be stale (it failed)."""
         if ok:
-            self.model.read_again(where, generation)
+            self.model.writes.read_again(where, generation)
         else:
-            self.model.unconfirmed(where)
+            self.model.writes.unconfirmed(where)
 
     @Slot(object)
     def _follow(self, job: Job) -> None:
@@ -143,12 +143,12 @@ class RowSources(QObject):
         again, and stale until that read ends."""
         written = list(dict.fromkeys(locations))
         for where in written:
-            self.model.writing(where)
+            self.model.writes.writing(where)
         job.finished.connect(lambda: self._ended(written))
 
     def _ended(self, written: list[str]) -> None:
         for where in written:
-            self.model.written(where)
+            self.model.writes.written(where)
         self.reread(written)
 
     def reread(self, locations: Iterable[str]) -> None:
@@ -162,7 +162,7 @@ class RowSources(QObject):
     @Slot()
     def _read_asked(self) -> None:
         asked, self._asked = list(self._asked), {}
-        generation = self.model.generation()
+        generation = self.model.writes.generation()
         for where in asked:
             source = self.source_of(where)
             told: Then = partial(self._read, where, generation)

@@ -17,6 +17,7 @@ from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.places.dispatch import server_folder
 
 # remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
 # before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
@@ -90,7 +91,7 @@ def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
 def _written(result: object) -> ServerFolder | None:
     """Where a job's result lives: a resize's outcome, an artifact read (a row, which has no Location, is not one)."""
     where = getattr(result, "where", None) or getattr(result, "path", None)
-    return where if isinstance(where, ServerFolder) else None
+    return server_folder(where)
 
 
 class ServerSources(QObject):
@@ -286,8 +287,9 @@ class ServerSources(QObject):
         """A job wrote an artifact on a server (a resize): read that artifact's row again."""
         where = _written(result)
         host = where.host if where is not None else ""
-        if host and type(result).__name__ == "RemoteResizeResult":  # its module loads with the first remote resize
-            self.settings.mark_jobs_seen(host, [str(getattr(result, "job", ""))])  # its outcome is on screen already
+        job = getattr(result, "job", "")  # a job there wrote it (a resize on the server): its id
+        if host and isinstance(job, str) and job:
+            self.settings.mark_jobs_seen(host, [job])  # its outcome is on screen already
         # Its rows are read again by the window's row sources (row_sources.py), as every write's are.
 
     def rescan_path(self, host: str, path: str) -> Job | None:

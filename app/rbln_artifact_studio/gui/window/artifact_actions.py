@@ -86,7 +86,7 @@ def on_this_computer(path: str) -> bool:
 
 
 def _absolute(path: str | Path) -> str:
-    """A folder here made absolute; a place elsewhere (ssh://, s3://) as it is."""
+    """A folder here made absolute; a place elsewhere (a server, a bucket) as it is."""
     return os.path.abspath(path) if is_local(path) else str(path)
 
 

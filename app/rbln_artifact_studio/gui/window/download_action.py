@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
+from rbln_artifact_studio.places.dispatch import path_here
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QFileDialog
@@ -39,6 +40,9 @@ def _source(path: str) -> Location | None:
     return where if download_refusal(where) is None else None
 
 
+BASE_TIP = "Copy the selected server or bucket artifact, as it is, into a folder here"
+
+
 class DownloadAction(QObject):
     """The action, its folder question and its job; the window puts the action in its menus."""
 
@@ -55,15 +59,26 @@ class DownloadAction(QObject):
         self.selected, self.offer = selected, offer
         self.action = QAction("Do&wnload to This Computer…", parent)
         self.action.setObjectName("actionDownload")
-        self.action.setStatusTip("Copy the selected server or bucket artifact, as it is, into a folder here")
+        self.action.setStatusTip(BASE_TIP)
         self.action.triggered.connect(self.choose_folder)
         self.action.setEnabled(False)
         self.last_dialog: QFileDialog | None = None
 
     def update(self) -> None:
-        """Enabled for one selected artifact on a server or in a bucket."""
+        """Enabled for one selected artifact on a server or in a bucket; otherwise its tips say why not."""
+        from rbln_artifact_studio.places.download import download_refusal
+
         paths = self.selected()
         self.action.setEnabled(len(paths) == 1 and _source(paths[0]) is not None)
+        reason = None
+        if len(paths) == 1 and not self.action.isEnabled():
+            try:
+                reason = download_refusal(parse_location(paths[0]))
+            except StudioError as exc:
+                reason = exc.one_line()
+        tip = f"{BASE_TIP}: not offered. {reason}" if reason else BASE_TIP
+        self.action.setToolTip(tip)
+        self.action.setStatusTip(tip)
 
     def default_folder(self) -> str:
         """The folder last chosen for copies when it is a folder here, else the home folder."""
@@ -72,8 +87,9 @@ class DownloadAction(QObject):
             where = parse_location(remembered) if remembered else None
         except StudioError:
             where = None  # a stored text that no longer parses: as if none were stored
-        if isinstance(where, LocalFolder) and os.path.isdir(where.path):
-            return str(where.path)
+        here = path_here(where) if where is not None else None
+        if here is not None and os.path.isdir(here):
+            return str(here)
         return os.path.expanduser("~")
 
     @Slot()
@@ -105,7 +121,7 @@ class DownloadAction(QObject):
             from rbln_artifact_studio.places.download import download
 
             ctx.log(f"download {source} -> {output}")
-            result = download(source, output, Progress(ctx.progress, ctx.cancel))
+            result = download(source, LocalFolder(output), Progress(ctx.progress, ctx.cancel))
             ctx.log(f"wrote {result.where} ({result.size:,} bytes)")
             return result
 

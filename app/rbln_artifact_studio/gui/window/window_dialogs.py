@@ -147,6 +147,7 @@ class DialogLauncher(QObject):
     ) -> ResizeDialog:
         """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
         from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+        from rbln_artifact_studio.gui.models.copy_memory import chosen_for
 
         dialog = ResizeDialog(
             artifact,
@@ -155,6 +156,7 @@ class DialogLauncher(QObject):
             target,
             budget_text,
             self.settings.copy_folder.get(),
+            chosen_for(self.settings, artifact.where),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self._on_resize_accepted)
@@ -175,8 +177,10 @@ class DialogLauncher(QObject):
             job.command = dialog.argv
             job.output = str(request.output or request.source)
             job.succeeded.connect(self._on_written)
-            if request.output is not None:  # proposed first for the next copy (of any artifact)
-                self.settings.copy_folder.set(str(request.output.parent))
+            if request.output is not None:  # proposed first for the next copy from the same place
+                from rbln_artifact_studio.gui.models.copy_memory import remember
+
+                remember(self.settings, request.source, request.output)
 
     @Slot()
     def open_planner(self) -> QWidget | None:
