@@ -292,7 +292,7 @@ def test_an_output_in_a_read_only_kind_is_refused_with_its_reason_before_any_wor
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     monkeypatch.setattr("tempfile.tempdir", None)
     output = BucketPrefix("models", "new")
-    said = "which the studio only reads: it offers no way to write. Nothing was written."
+    said = "which the studio only reads: it offers no way to write. Nothing was changed."
     with pytest.raises(StudioError, match=said):
         compile_to(CompileRequest("Qwen/Qwen3-8B"), output, BackendChoice.SIM, Report())
     with pytest.raises(StudioError, match=said):

@@ -272,7 +272,7 @@ def test_trash_is_refused_while_a_job_uses_the_artifact(
     try:
         window.artifact_actions.trash.trigger()
         box = _box(qtbot, window, "trashRefused")
-        assert "in use by the job “Copy qwen3-8b-cr13 elsewhere”" in box.text() and "Nothing was moved" in box.text()
+        assert "in use by the job “Copy qwen3-8b-cr13 elsewhere”" in box.text() and "Nothing was changed." in box.text()
         assert window.findChild(QMessageBox, "trashConfirm") is None
         box.accept()
     finally:

@@ -54,7 +54,7 @@ def test_open_bucket_shows_rows_details_and_resizes(
     assert not w.artifact_actions.show_in_file_manager()
     assert "not on this computer" in w.statusBar().currentMessage()
     box = w.artifact_actions.move_to_trash()
-    assert box is not None and box.objectName() == "trashRefused" and "Nothing was moved" in box.text()
+    assert box is not None and box.objectName() == "trashRefused" and "Nothing was changed." in box.text()
     box.close()
 
     choice = ResizeRequest(parse_bucket_prefix(url), 12)

@@ -982,7 +982,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(given)
     plain_get = _plain_get(args_list)
     args = plain_get or build_parser(command_named(args_list)).parse_args(args_list)
-    from rbln_artifact_studio.core.errors import InvalidArtifactError, StudioError
+    from rbln_artifact_studio.core.errors import NOTHING_CHANGED, InvalidArtifactError, StudioError
 
     if getattr(args, "verbose", False):
         from rbln_artifact_studio.core.logs import logger, setup
@@ -1006,7 +1006,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by
 
-        print(f"cancelled: {left_by(exc) or 'nothing was left half-done'}", file=sys.stderr)
+        print(f"cancelled: {left_by(exc) or NOTHING_CHANGED}", file=sys.stderr)
         return exit_status(exc)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -45,7 +45,7 @@ class Remedy(NamedTuple):
         """The remedy in names' words: `option=value` where names says that value its own way, else `option`."""
         keys = (f"{self.option}={self.value}", self.option)
         name = next((n for table in (names or {}, OPTION_WORDS) for k in keys if (n := table.get(k))), self.option)
-        return self.words.format(option=name.format(value=self.value))
+        return self.words.format(option=name.format(value=self.value).strip())
 
 
 TO_A_COPY = Remedy("Resize to a copy instead ({option}).", "output")
@@ -66,8 +66,9 @@ class StudioError(Exception):
     """A problem the user can act on; its message is shown as is, without a traceback.
 
     `fixes` are the remedies the message lists, in a form a front end can apply without parsing the text.
-    `remedy` is what to do instead with an option each front end names its own way (said()), and `refused` a
-    refusal before anything was done: its message closes with NOTHING_CHANGED, the one wording every refusal uses.
+    `remedy` is what to do instead with an option each front end names its own way (said()); `unchanged` says
+    nothing was changed (a refusal, a cancel, a failure before anything was kept): its message closes with
+    NOTHING_CHANGED, the one wording every refusal uses.
     """
 
     def __init__(
@@ -77,9 +78,9 @@ class StudioError(Exception):
         hint: str | None = None,
         fixes: tuple[Fix, ...] = (),
         remedy: Remedy | None = None,
-        refused: bool = False,
+        unchanged: bool = False,
     ) -> None:
-        self.problem, self.remedy, self.refused = message, remedy, refused
+        self.problem, self.remedy, self.unchanged = message, remedy, unchanged
         self.message = self.said()
         super().__init__(self.message)
         self.hint = hint
@@ -87,10 +88,10 @@ class StudioError(Exception):
 
     def said(self, names: OptionNames | None = None) -> str:
         """The problem, the remedy with its option in names' words (the plain ones without), and the closing."""
-        if self.remedy is None and not self.refused:
+        if self.remedy is None and not self.unchanged:
             return self.problem
         return _sentences(
-            self.problem, self.remedy.render(names) if self.remedy else "", NOTHING_CHANGED if self.refused else ""
+            self.problem, self.remedy.render(names) if self.remedy else "", NOTHING_CHANGED if self.unchanged else ""
         )
 
     def one_line(self, names: OptionNames | None = None) -> str:

@@ -235,5 +235,6 @@ def _refuse_other_settings(command: ServeCommand, rbln_config: dict[str, Any], w
     if wrong:
         raise StudioError(
             f"{what} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would serve "
-            "its settings, not the command's. Compile instead. Nothing was written."
+            "its settings, not the command's. Compile instead",
+            unchanged=True,
         )

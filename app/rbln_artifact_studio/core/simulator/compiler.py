@@ -218,7 +218,7 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
     if explicit is not None or shape.attn is AttnImpl.EAGER:
         refusal = does_not_fit(layout, npu, num_blocks, sequence.floor)  # it would not load: never write it
         if refusal is not None:
-            raise ResizeError(refusal + " Nothing was written.")
+            raise ResizeError(refusal, unchanged=True)
     plan = CompilePlan(request, model, shape, budget, budget_per_npu, layout, num_blocks, sequence, warnings)
     try:  # never write a file this tool would refuse to open
         parse_config(rbln_config_for(plan), Path(CONFIG_NAME))
@@ -345,6 +345,6 @@ def write_artifact(plan: CompilePlan, output_dir: Path, progress: Progress | Non
             progress.check()
             staging.publish()
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"writing {output}") + " Nothing was left behind.") from None
+        raise StudioError(describe_os_error(exc, f"writing {output}"), unchanged=True) from None  # staged: nothing kept
     progress.say(f"Compiled {output.name}: kvcache_num_blocks={plan.num_blocks}")
     return output

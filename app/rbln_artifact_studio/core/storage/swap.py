@@ -39,7 +39,7 @@ def require_exchange(parent: Path, what: str) -> None:
             f"The file system of {parent} cannot swap folders atomically, so {what} could not guarantee the old "
             "or the new artifact after a crash",
             remedy=TO_A_COPY,
-            refused=True,
+            unchanged=True,
         )
 
 
@@ -67,5 +67,5 @@ def staging_room_problem(folder: Path, tool: str) -> ResizeError | None:
         remedy=Remedy(
             f"Free {format_bytes(needed - free)} more, or resize to a copy on another disk ({{option}}).", "output"
         ),
-        refused=True,
+        unchanged=True,
     )

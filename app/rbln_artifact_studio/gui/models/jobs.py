@@ -23,7 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
 
-from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, CancelledError, StudioError
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.app.remedies import said
@@ -233,7 +233,7 @@ class Job(QObject):
             self.log_lines.append(f"error: {payload.reason}")
             self.failed.emit(payload)
         else:
-            self.log_lines.append("cancelled; nothing was left half-done")
+            self.log_lines.append(f"cancelled. {NOTHING_CHANGED}")
             self.cancelled.emit()
         self.finished.emit()
 

@@ -120,7 +120,7 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
     from PySide6.QtCore import QFile, QStandardPaths
 
     def work(ctx: JobContext) -> list[str]:
-        from rbln_artifact_studio.core.errors import StudioError
+        from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 
         # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
         os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
@@ -130,9 +130,9 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
             if not os.path.lexists(path):
                 continue  # already gone (deleted from a terminal meanwhile)
             if not QFile.moveToTrash(path):
+                moved_before = f"Moved before it: {', '.join(moved)}." if moved else NOTHING_CHANGED
                 raise StudioError(
-                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). "
-                    f"It was left as it is{'; moved before it: ' + ', '.join(moved) if moved else ''}."
+                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). {moved_before}"
                 )
             ctx.log(f"moved {path} to the Trash")
             moved.append(path)
