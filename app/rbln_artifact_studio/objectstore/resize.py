@@ -352,9 +352,9 @@ class CopyWrites:
             said = (
                 f"Cancelled; {told}"
                 if isinstance(exc, CancelledError)
-                else f"{exc.message} {told[0].upper()}{told[1:]}"
+                else f"{exc.problem.rstrip('.')}. {told[0].upper()}{told[1:]}"  # not "Nothing was changed."
             )
-            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes) from None
+            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes, remedy=exc.remedy) from None
         if isinstance(exc, KeyboardInterrupt):
             say_left(exc, told)  # the CLI's "cancelled:" line says it
 
