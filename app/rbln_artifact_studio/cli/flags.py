@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from rbln_artifact_studio.core.errors import OptionNames
 
-FLAGS: OptionNames = {"output": "--output-dir {value}", "backend": "--backend {value}"}
+FLAGS: OptionNames = {"output": "--output-dir {value}", "backend": "--backend {value}", "num_devices": "--num_devices"}

@@ -10,6 +10,7 @@ from rbln_artifact_studio.core.errors import (
     ConfigError,
     Fix,
     InsufficientMemoryError,
+    Remedy,
     ResizeError,
     ShapeError,
     StudioError,
@@ -188,8 +189,9 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
         raise StudioError(
             f"{model.model_id} does not fit {npu.name} x{shape.num_devices}: weights and workspace need "
             f"{format_bytes(need)} per chiplet, but a chiplet offers {format_bytes(npu.available_per_chiplet)}. "
-            + (f"Use more devices: {fix.label} hold(s) it." if fix else "Use more devices (--num_devices)."),
+            + (f"Use more devices: {fix.label} hold(s) it." if fix else ""),
             fixes=(fix,) if fix else (),
+            remedy=None if fix else Remedy("Use more devices ({option}).", "num_devices"),
         )
     if explicit is not None:
         num_blocks = explicit

@@ -10,6 +10,7 @@ CONTROLS: OptionNames = {
     "backend=optimum": "install the real toolchain and name it in Preferences ▸ Real toolchain",
     "backend=sim": "the desktop resizes the simulator's artifacts with the simulator's engine by itself",
     "backend": "Preferences ▸ Real toolchain",
+    "num_devices": "num_devices on the compile wizard's target page",
 }
 
 
