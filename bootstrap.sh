@@ -47,16 +47,10 @@ fi
 # The tests' oracle for vllm-rbln's cache key: its published wheel, without its dependencies (tests/vllm_cache/oracle.py)
 [ "${1:-}" = test ] && "$env_dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm-rbln==0.12.0
 
-# Qt needs system libraries that a minimal Debian/Ubuntu lacks: its own (libEGL, fontconfig, ...) and, on an X11
-# desktop, those of its xcb platform plugin (gui/app/platform_libraries.py names them, as the app does at start).
-# Installed where this may (root, with apt-get), else the one command that does it is printed.
-qt_packages="libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0"
-qt_missing=""
-if ! QT_QPA_PLATFORM=offscreen "$env_dir/bin/python" -c 'import PySide6.QtWidgets' 2>/dev/null; then
-  qt_missing="$qt_packages"
-fi
-xcb_missing=$("$env_dir/bin/python" -m rbln_artifact_studio.gui.app.platform_libraries 2>/dev/null || true)
-need="$(echo $qt_missing $xcb_missing)"
+# Qt needs system libraries that a minimal Debian/Ubuntu lacks: its own (libEGL, fontconfig, GLib, ...) and, on an
+# X11 desktop, those of its xcb platform plugin; gui/app/platform_libraries.py names their packages, as the app does
+# at start. Installed where this may (root, with apt-get), else the one command that does it is printed.
+need=$("$env_dir/bin/python" -m rbln_artifact_studio.gui.app.platform_libraries)
 if [ -n "$need" ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing the system libraries Qt needs: $need" >&2

@@ -110,6 +110,7 @@ def cli_command() -> list[str]:
     return [exe]
 
 
+SERVER_TRACEBACK = 'File "<rbln-studio>"'  # a line of a traceback of a program the studio ran on a server
 PAUSE_HOOK = Path(__file__).parent / "gui" / "cli_pause"
 
 
@@ -138,13 +139,16 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed rbln-studio-cli; returns the completed process (never raises on exit codes)."""
 
     def run(*args: object, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        done = subprocess.run(
             [*cli_command(), *map(str, args)],
             capture_output=True,
             text=True,
             env={**cli_env(), **(env or {})},
             timeout=timeout,
         )
+        # Whatever a test asks: a server program's traceback never reaches a user (issue 42).
+        assert SERVER_TRACEBACK not in done.stdout + done.stderr, done.stdout + done.stderr
+        return done
 
     return run
 

@@ -8,13 +8,14 @@ import socket
 import threading
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from prometheus.conftest import CR13, GIB, NODES, Monitoring
+from prometheus.crafted import serving
 from prometheus.promserver import PASSWORD, USER, Prometheus
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.npu_status import ReadForm
@@ -250,12 +251,8 @@ def web_page() -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 def test_a_url_that_never_answers_is_bounded_by_the_timeout(silent: str) -> None:

@@ -77,16 +77,16 @@ def test_remote_scan_gives_the_local_rows(server: SshServer, control_dir: Path, 
     assert not (fleet / "pwned").exists() and not Path("pwned").exists()
 
 
-def test_missing_folder_is_an_issue_not_a_crash(server: SshServer, control_dir: Path, tmp_path: Path) -> None:
+def test_missing_folder_is_an_error_not_an_empty_scan(server: SshServer, control_dir: Path, tmp_path: Path) -> None:
+    """As the local scan: a folder that is not there is no scan of nothing (it was 0 rows and a warning)."""
     issues: list[str] = []
-    rows = list(
+    with pytest.raises(StudioError, match="nowhere is not a folder; give a folder that holds compiled artifacts"):
         scan_remote(
             Server(SshConnection(HOST_ALIAS, server.options(control_dir))),
             ServerFolder(HOST_ALIAS, str(tmp_path / "nowhere")),
             on_issue=lambda _p, m: issues.append(m),
         )
-    )
-    assert rows == [] and len(issues) == 1 and "No such file or directory" in issues[0]
+    assert issues == []
 
 
 def test_server_without_python3_is_told_clearly(server: SshServer, control_dir: Path, fleet: Path) -> None:

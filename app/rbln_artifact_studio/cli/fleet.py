@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +36,7 @@ from rbln_artifact_studio.core.location import (
     server_url,
 )
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.shown import line_shown, name_shown, redacted
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.fleet import (
@@ -80,16 +80,14 @@ def json_text(data: Any) -> str:
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json_text(data))
+    sys.stdout.write(redacted(json_text(data)))
     sys.stdout.write("\n")
 
 
 def default_timeout() -> float:
-    text = os.environ.get(ENV_TIMEOUT)
-    try:
-        return float(text) if text else DEFAULT_TIMEOUT
-    except ValueError:
-        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds.") from None
+    from rbln_artifact_studio.core.numbers import seconds_from_environment
+
+    return seconds_from_environment(ENV_TIMEOUT, DEFAULT_TIMEOUT)
 
 
 def is_host_entry(text: str) -> bool:
@@ -313,7 +311,7 @@ def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, t
     else:
         print("\n".join(server_plan_text(p) for p in plans))
         for host, why in failures.items():
-            print(f"{host}: FAILED: {why}")
+            print(line_shown(f"{name_shown(host)}: FAILED: {why}"))
     return 0 if any(p.fits for p in plans) else 1
 
 

@@ -46,6 +46,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """--timeout's value: a finite number of seconds above 0 (core's one check), else argparse's usage error."""
+    import argparse
+
+    from rbln_artifact_studio.core.numbers import BadNumber, positive_seconds
+
+    try:
+        return positive_seconds(text, "")
+    except BadNumber as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def _flag(*names: str) -> list[str]:
     """Both spellings of an option: --batch_size and --batch-size."""
     out = []
@@ -58,7 +70,9 @@ def _flag(*names: str) -> list[str]:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    from rbln_artifact_studio.core.shown import line_shown
+
+    print(f"warning: {line_shown(message)}", file=sys.stderr)
 
 
 def _print_json(data: Any) -> None:
@@ -637,7 +651,7 @@ def _add_timeout(p: argparse.ArgumentParser, prometheus: bool = False) -> None:
     also = " (a --prometheus: its whole read, every request together)" if prometheus else ""
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="give each server this long (default 60, or RBLN_STUDIO_SERVER_TIMEOUT); one that does not answer "
         f"in time is a row with that reason{also}",
@@ -752,7 +766,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="a server's folder: give each server this long in all (default 600)",
     )
@@ -982,13 +996,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(given)
     plain_get = _plain_get(args_list)
     args = plain_get or build_parser(command_named(args_list)).parse_args(args_list)
+    from rbln_artifact_studio.cli.flags import FLAGS  # a remedy names its flag
     from rbln_artifact_studio.core.errors import NOTHING_CHANGED, InvalidArtifactError, StudioError
+    from rbln_artifact_studio.core.numbers import BadNumber
+    from rbln_artifact_studio.core.shown import line_shown
 
     if getattr(args, "verbose", False):
         from rbln_artifact_studio.core.logs import logger, setup
 
         setup(verbose=True)
-        logger(__name__).debug("%s %s", PROG, " ".join(given))
+        logger(__name__).debug("%s %s", PROG, " ".join(given))  # the log's formatter redacts URL passwords
 
     try:
         if plain_get is not None:  # reads one file and writes nothing: SIGTERM's default loses nothing
@@ -998,10 +1015,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
             return int(args.func(args))
     except InvalidArtifactError as exc:
-        print(f"error: {_stop_reason(exc)}", file=sys.stderr)
+        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
         return EXIT_INVALID
+    except BadNumber as exc:  # a number typed into an environment variable: a usage error, as a flag's
+        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
+        return EXIT_USAGE
     except StudioError as exc:
-        print(f"error: {_stop_reason(exc)}", file=sys.stderr)  # a remedy names its flag
+        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by
@@ -1026,7 +1046,10 @@ def _internal_error(exc: Exception) -> int:
     logger(__name__).debug("internal error", exc_info=exc)  # the traceback, with --verbose
     if os.environ.get("RBLN_STUDIO_DEBUG"):
         raise exc
-    print(f"internal error: {type(exc).__name__}: {exc} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
+    from rbln_artifact_studio.core.shown import line_shown
+
+    said = line_shown(str(exc))
+    print(f"internal error: {type(exc).__name__}: {said} (set RBLN_STUDIO_DEBUG=1 for the traceback)", file=sys.stderr)
     return EXIT_ERROR
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.shown import redacted
 
 PACKAGE = "rbln_artifact_studio"
 LOG_FILE = "rbln-studio.log"
@@ -57,6 +58,14 @@ class _RetriesOnly(logging.Filter):
         return True
 
 
+class _Redacting(logging.Formatter):
+    """Every record as text without a secret: a password in a URL, an Authorization header, a registered token
+    (core/shown.py), whatever the record's author put in it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redacted(super().format(record))
+
+
 def setup(verbose: bool = False, to_file: bool = False) -> Path | None:
     """Send the studio's records to stderr (verbose: everything, debug included) and to the log file (to_file:
     information and above, everything when verbose); returns the log file's path when there is one."""
@@ -86,7 +95,7 @@ def setup(verbose: bool = False, to_file: bool = False) -> Path | None:
             path = None
     if not handlers:
         return None
-    formatter = logging.Formatter(FORMAT)
+    formatter = _Redacting(FORMAT)
     for handler in handlers:
         handler.setFormatter(formatter)
     global _listener, _handler

@@ -67,10 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         ours, qt_args = split_qt_options(arguments)
         args = parse_arguments(ours)
-        from rbln_artifact_studio.gui.app.binding_check import binding_problem
         from rbln_artifact_studio.gui.app.platform_libraries import platform_problem
 
-        problem = binding_problem() or platform_problem(qt_args)  # Qt's X11 plugin would abort without them
+        # First, before any Qt import: without these libraries importing PySide6 fails, or Qt's X11 plugin aborts
+        problem = platform_problem(qt_args)
+        if not problem:
+            from rbln_artifact_studio.gui.app.binding_check import binding_problem
+
+            problem = binding_problem()
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 1

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.numbers import seconds_from_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -79,16 +80,7 @@ class Overran(TimeoutError):
 
 def request_timeout() -> float:
     """Seconds one try of a request may take: RBLN_STUDIO_S3_TIMEOUT, or TIMEOUT."""
-    text = os.environ.get(ENV_TIMEOUT, "").strip()
-    if not text:
-        return TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1e6:
-        raise StudioError(f"{ENV_TIMEOUT}={text!r} is not a number of seconds above 0; set it to e.g. 30, or unset it.")
-    return value
+    return seconds_from_environment(ENV_TIMEOUT, TIMEOUT)
 
 
 def within(call: Callable[[], T], seconds: float, stop: threading.Event | None = None) -> T:

@@ -9,6 +9,7 @@ from rbln_artifact_studio.core.errors import StudioError, UnknownNpuError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
 from rbln_artifact_studio.core.model.npu import FAMILIES, get_npu
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.shown import lines_shown, name_shown
 from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
 from rbln_artifact_studio.remote.server import NOT_FOUND, Server
 
@@ -387,10 +388,12 @@ def device_line(d: Device, window: str = "") -> str:
 
 
 def devices_text(status: DeviceStatus) -> str:
-    lines = [f"{status.host}: {len(status.devices)} NPU(s) ({_how(status)})"]
+    """A node's NPUs and what holds each, one line each; its names (from the node or Prometheus' labels)
+    escaped, so a CR or a newline in a label cannot draw over a row or fake one."""
+    lines = [f"{name_shown(status.host)}: {len(status.devices)} NPU(s) ({_how(status)})"]
     for d in status.devices:
         lines.append(device_line(d, status.window))
         lines += [
             f"      {p.label()}" + (f" {format_bytes(p.memory)}" if p.memory is not None else "") for p in d.processes
         ]
-    return "\n".join(lines)
+    return lines_shown(lines)

@@ -27,6 +27,7 @@ from rbln_artifact_studio.core.planning.drift import (
     path_arguments,
 )
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.core.shown import line_shown, name_shown
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
@@ -348,9 +349,9 @@ def fleet_text(readings: Sequence[ServerReading]) -> str:
     lines: list[str] = []
     for r in readings:
         if r.status is None:
-            lines.append(f"{r.host}: FAILED: {r.error}")
+            lines.append(line_shown(f"{name_shown(r.host)}: FAILED: {r.error}"))
             continue
-        lines.append(devices_text(r.status))
-        lines += [f"    {d.text()}" for d in r.drifts]
-        lines += [f"    note: {n}" for n in r.notes]
+        lines.append(devices_text(r.status))  # escaped there, line by line
+        lines += [line_shown(f"    {d.text()}") for d in r.drifts]
+        lines += [line_shown(f"    note: {n}") for n in r.notes]
     return "\n".join(lines)

@@ -151,22 +151,26 @@ def scan_remote(
     processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
     single-threaded CLI), as the local scan does.
     """
-    return logged(log, f"Scan of {root}", _scan_remote(server, root, cancel, on_issue, processes, total))
+    records = server.stream("scan", [root.path, RULES], cancel, total=total)
+    first = next(records, None)  # the server's word on the folder itself, before any row: as the local scan
+    if first is not None and "nd" in first:
+        records.close()
+        raise StudioError(f"{root} is not a folder; give a folder that holds compiled artifacts.")
+    return logged(log, f"Scan of {root}", _scan_remote(server, root, records, on_issue, processes))
 
 
 def _scan_remote(
     server: Server,
     root: ServerFolder,
-    cancel: CancelToken | None,
+    records: Iterator[dict[str, Any]],
     on_issue: IssueCallback | None,
     processes: int,
-    total: float,
 ) -> Iterator[ArtifactSummary]:
     ended = False
 
     def items() -> Iterator[tuple[str, dict[str, Any]] | Done[ArtifactSummary]]:
         nonlocal ended
-        for record in server.stream("scan", [root.path, RULES], cancel, total=total):
+        for record in records:
             if "i" in record:
                 if on_issue is not None:
                     on_issue(Path(root.path), str(record["i"]))

@@ -18,6 +18,7 @@ from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
+from rbln_artifact_studio.remote.server_said import server_said
 from rbln_artifact_studio.remote.transport import (
     RemoteResult,
     Transport,
@@ -238,8 +239,7 @@ class Server:
                 hint=f"The studio's helpers need Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer on the server; "
                 f"name a newer one with {ENV_REMOTE_PYTHON}=PATH before starting the studio or the CLI.",
             )
-        tail = stderr.strip().splitlines()[-3:]
-        if not tail:  # a wrapper or a broken install that exits without a word: say where to look
+        if not stderr.strip():  # a wrapper or a broken install that exits without a word: say where to look
             raise StudioError(
                 f"The studio's helper failed on {self.host} (status {status}) and {self.python} there printed no "
                 "reason.",
@@ -247,7 +247,8 @@ class Server:
                 f"script, a broken install or a shell startup file that exits can cause this), or name a working "
                 f"Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ there with {ENV_REMOTE_PYTHON}=PATH.",
             )
-        raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {' '.join(tail)}")
+        said = server_said(stderr, f"status {status}")  # a traceback in words, never its fragments
+        raise StudioError(f"The studio's helper failed on {self.host} (status {status}): {said}")
 
     def run(
         self, argv: Sequence[str], input: bytes = b"", timeout: float | None = None, cancel: CancelToken | None = None

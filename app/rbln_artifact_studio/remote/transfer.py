@@ -28,6 +28,7 @@ from rbln_artifact_studio.core.storage.fsutil import CLAIM_TAG, INCOMPLETE_MARKE
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote.records import AnswerError, RecordReader
 from rbln_artifact_studio.remote.server import ANSWER_LIMIT, BOOT, Server, assembled_program
+from rbln_artifact_studio.remote.server_said import server_said
 from rbln_artifact_studio.remote.transport import kill_local, remote_group, timed_out, without_mark
 
 PROGRAM = "transfer"
@@ -199,7 +200,7 @@ class _Session:
         stderr = without_mark(b"".join(self.errors).decode("utf-8", "replace"))
         if self.server.transport.failed(self.proc.returncode):
             self.server.transport.raise_for_failure(stderr)
-        tail = " ".join(stderr.strip().splitlines()[-3:]) or f"status {self.proc.returncode}"
+        tail = server_said(stderr, f"status {self.proc.returncode}")  # a traceback in words, never its fragments
         return StudioError(f"The copy {self.what} failed on {self.server.host}: {tail}", unchanged=True)
 
     def records(self, progress: Progress) -> Iterator[dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Protocol
 from rbln_artifact_studio.core.app_dirs import control_socket_dir
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.location import check_host, server_url
+from rbln_artifact_studio.core.numbers import seconds_from_environment
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
 
@@ -58,14 +59,8 @@ class SshOptions:
 
 def options_from_environment(config_file: Path | None) -> SshOptions:
     """The options a front end uses, with RBLN_STUDIO_SSH_TIMEOUT when it is set."""
-    text = os.environ.get(ENV_TIMEOUT, "").strip()
-    try:
-        limit = float(text) if text else None
-    except ValueError:
-        raise StudioError(f"{ENV_TIMEOUT} must be a number of seconds, got {text!r}.") from None
-    if limit is not None and not limit > 0:
-        raise StudioError(f"{ENV_TIMEOUT} must be a number of seconds above 0, got {text!r}.")
-    return SshOptions(config_file=config_file, answer_timeout=limit)
+    limit = seconds_from_environment(ENV_TIMEOUT, 0.0)
+    return SshOptions(config_file=config_file, answer_timeout=limit or None)
 
 
 def default_control_dir() -> Path:

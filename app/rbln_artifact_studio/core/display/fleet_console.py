@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
 
+from rbln_artifact_studio.core.shown import control_escaped, line_shown
 from rbln_artifact_studio.core.sizes import format_bytes
 
 HOUR = 3600.0
@@ -161,7 +162,7 @@ def npu_row(source: str, node: str, npu: Npu) -> ConsoleRow:
         npu.total,
         "",
         npu.flagged,
-        tuple(texts[c] for c in Column),
+        tuple(control_escaped(texts[c]) for c in Column),  # labels from outside: a CR or newline drawn as \r, \n
         tuple(keys[c] for c in Column),
         search,
     )
@@ -170,7 +171,7 @@ def npu_row(source: str, node: str, npu: Npu) -> ConsoleRow:
 def node_row(source: str, node: str, error: str) -> ConsoleRow:
     """A node that could not be read: its reason in the Pod / process column, nothing else known."""
     texts = dict.fromkeys(Column, "")
-    texts.update({Column.NODE: node, Column.HOLDERS: error, Column.SOURCE: source})
+    texts.update({Column.NODE: control_escaped(node), Column.HOLDERS: line_shown(error), Column.SOURCE: source})
     keys: dict[Column, object] = dict.fromkeys(Column)
     keys.update(
         {

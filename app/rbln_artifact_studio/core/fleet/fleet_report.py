@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.shown import line_shown, name_shown
 
 HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")
 """Where a row is: `local`, the server, or the bucket's URL; the text output shows it when several servers are read."""
@@ -58,38 +59,6 @@ def to_markdown(rows: Iterable[ArtifactSummary], hosts: Hosts | None = None) -> 
     return "\n".join(lines) + "\n"
 
 
-_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
-
-
-def _is_control(ch: str) -> bool:
-    return unicodedata.category(ch) == "Cc"
-
-
-def _c_escape(ch: str) -> str:
-    return _C_ESCAPES.get(ch) or "".join(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape"))
-
-
-def shell_escape(name: str) -> str:
-    """A name with control characters as GNU ls prints it on a terminal ('a'$'\\n''b'), so a crafted name cannot
-    fake a row; other names as they are."""
-    if not any(_is_control(ch) for ch in name):
-        return name
-    out, run, plain = [], "", True
-    for ch in name:
-        if _is_control(ch) != (not plain) and run:
-            out.append(f"'{run}'" if plain else f"$'{run}'")
-            run = ""
-        plain = not _is_control(ch)
-        run += ch.replace("'", "'\\''") if plain else _c_escape(ch)
-    out.append(f"'{run}'" if plain else f"$'{run}'")
-    return "".join(out)
-
-
-def control_escaped(text: str) -> str:
-    """A message with its control characters written as C escapes (a problem naming a crafted folder)."""
-    return "".join(_c_escape(ch) if _is_control(ch) else ch for ch in text)
-
-
 def display_width(text: str) -> int:
     """Terminal columns: wide (CJK) characters take two, combining marks none."""
     return sum(
@@ -111,14 +80,14 @@ def text_lines(rows: Iterable[ArtifactSummary], with_host: bool = False) -> Iter
 
     def line(cells: Iterable[str]) -> str:
         return "  ".join(
-            _pad(shell_escape(cell), w, c.numeric) for c, cell, w in zip(columns, cells, widths, strict=True)
+            _pad(name_shown(cell), w, c.numeric) for c, cell, w in zip(columns, cells, widths, strict=True)
         ).rstrip()
 
     yield line(c.title for c in columns)
     for row in rows:
         yield line(c.text(row) for c in columns)
         for problem in row.problems:
-            yield f"    {control_escaped(problem)}"
+            yield f"    {line_shown(problem)}"
 
 
 def json_pieces(rows: Iterable[ArtifactSummary]) -> Iterator[str]:

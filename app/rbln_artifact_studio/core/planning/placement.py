@@ -12,6 +12,7 @@ from rbln_artifact_studio.core.estimation.estimator import MemoryLayout, largest
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
+from rbln_artifact_studio.core.shown import lines_shown, name_shown
 from rbln_artifact_studio.core.sizes import format_bytes
 
 ORDER = (
@@ -245,7 +246,9 @@ def place(
 
 
 def placement_text(p: Placement) -> str:
-    head = f"{p.artifact} ({p.npu} x{p.num_devices}, {p.kvcache_num_blocks} blocks"
+    """An artifact's placement, a line per option and per blocked server; names from outside (hosts, labels) and
+    reasons escaped and redacted line by line."""
+    head = f"{name_shown(p.artifact)} ({p.npu} x{p.num_devices}, {p.kvcache_num_blocks} blocks"
     if p.need_per_npu:
         head += f", needs {format_bytes(max(p.need_per_npu))} per NPU"
     lines = [head + f"): {'fits on ' + str(len(p.options)) + ' server(s)' if p.fits else 'fits nowhere now'}"]
@@ -254,7 +257,9 @@ def placement_text(p: Placement) -> str:
             f"NPU {n.device.index} ({format_bytes(n.device.free)} free -> {format_bytes(n.headroom)} left)"
             for n in o.npus
         )
-        lines.append(f"  {rank}. {o.host}: {npus}; headroom {o.headroom:,} bytes ({format_bytes(o.headroom)})")
+        lines.append(
+            f"  {rank}. {name_shown(o.host)}: {npus}; headroom {o.headroom:,} bytes ({format_bytes(o.headroom)})"
+        )
         for n in o.npus:
             if len(n.chiplets) > 1:
                 # Only the chiplets' need is known: the tool reports other processes' memory per NPU.
@@ -263,5 +268,5 @@ def placement_text(p: Placement) -> str:
                     f"       NPU {n.device.index} needs per chiplet (of {format_bytes(n.chiplets[0].available)} each): {parts}"
                 )
     for b in p.blocked:
-        lines.append(f"  x  {b.host}: {b.block.value}: {b.reason}")
-    return "\n".join(lines)
+        lines.append(f"  x  {name_shown(b.host)}: {b.block.value}: {b.reason}")
+    return lines_shown(lines)

@@ -8,6 +8,23 @@ import json
 import os
 import shutil
 
+NAME_MAX = 255  # bytes in one name, on every file system a server's artifacts live on
+
+
+def staging_path(final: str, partial_tag: str) -> str:
+    """A hidden staging folder's path beside final (`.NAME{tag}PID-TOKEN`), as the studio names its own here: a
+    NAME too long to take the suffix is cut, on a character, and a hash of it added, so every legal name can be
+    staged (a 255-byte output name failed on a server with "File name too long")."""
+    parent, name = os.path.split(os.path.abspath(final))
+    suffix = f"{partial_tag}{os.getpid()}-{os.urandom(4).hex()}"
+    if len(os.fsencode(f".{name}{suffix}")) > NAME_MAX:
+        import hashlib  # only for a name that needs it
+
+        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+        room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
+        name = os.fsencode(name)[:room].decode("utf-8", "ignore") + "~" + digest
+    return os.path.join(parent, f".{name}{suffix}")
+
 
 def pid_alive(pid: int) -> bool:
     """Whether a process of this host with that pid still runs (one we may not signal counts as running)."""

@@ -8,6 +8,8 @@ if TYPE_CHECKING:
 
     IsArtifact = Callable[[Iterable[str], str], bool]
     """Whether a folder (its entries' names, its path) is an artifact; the scan's own rule, passed in."""
+    Subfolders = list[tuple[str, str | None, OSError | None, str | None]]  # path, link target, failure, volume
+    Reading = tuple[list[os.DirEntry[str]], str | None, bool, Subfolders, list[tuple[str, str]]]
 
 
 class Found(NamedTuple):
@@ -71,6 +73,7 @@ def walk(
     """
     boundary_real = os.path.realpath(boundary or root)
     seen = set() if seen is None else seen
+    seen_at = {}  # type: dict[tuple[int, int], str | None]  # a volume's folder seen: the version it was read at
     parent = os.path.dirname(root.rstrip(os.sep))
     opened_volume = parent if os.path.basename(root.rstrip(os.sep)) == DATA_LINK and os.path.islink(root) else None
     stack = [(root, None, None, opened_volume)]  # type: list[tuple[str, str | None, OSError | None, str | None]]
@@ -82,14 +85,9 @@ def walk(
         if failure is not None:
             yield Found(folder, None, None, failure, "read", volume)
             continue
+        skip = skip_children if first else frozenset()
         try:
-            st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue
-            seen.add(key)
-            with os.scandir(folder) as it:
-                entries = list(it)
+            reading = _steady_reading(folder, volume, seen, seen_at, skip, boundary_real, is_artifact, root)
         except OSError as exc:
             if first:
                 if on_issue is not None:
@@ -98,36 +96,103 @@ def walk(
                 yield Found(folder, None, link_target, exc, "list", volume)
             first = False
             continue
-        skip = skip_children if first else frozenset()
         first = False
-        if any(e.name == DATA_LINK and e.is_symlink() for e in entries):
-            volume = folder
-        if is_artifact((e.name for e in entries), folder):
+        if reading is None:
+            continue  # a folder already walked (by another path to it)
+        entries, volume, artifact, subfolders, issues = reading
+        if artifact:
             yield Found(folder, entries, link_target, None, "", volume)
             continue  # an artifact's subfolders belong to it (a VLM's language_model/, a pipeline's unet/)
-        subfolders = []  # type: list[tuple[str, str | None, OSError | None, str | None]]
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name in skip:
-                continue  # hidden folders, and our staging folders, are never artifacts
-            try:
-                if not entry.is_dir():
-                    continue
-                if not entry.is_symlink():
-                    subfolders.append((entry.path, None, None, volume))
-                    continue
-                target = os.path.realpath(entry.path)
-                if is_inside(target, boundary_real) and _hidden_below(target, boundary_real):
-                    subfolders.append((entry.path, None, None, volume))  # e.g. a volume's entry through `..data`
-                    continue
-                if is_inside(boundary_real, target) or is_inside(target, boundary_real):
-                    continue  # an ancestor (would loop or wander out), or a folder reached by its real path
-                if is_artifact(os.listdir(target), target):
-                    subfolders.append((entry.path, target, None, volume))
-                elif on_issue is not None:
-                    on_issue(entry.path, f"{entry.path} links to {target}, outside {root}; not followed.")
-            except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
-                subfolders.append((entry.path, None, exc, volume))
+        if on_issue is not None:
+            for path, message in issues:
+                on_issue(path, message)
         stack.extend(sorted(subfolders, key=lambda s: s[0], reverse=True))
+
+
+REREADS = 5  # readings of a folder inside a Kubernetes volume beyond the first, at most (see _steady_reading)
+
+
+def _steady_reading(
+    folder: str,
+    volume: "str | None",
+    seen: "set[tuple[int, int]]",
+    seen_at: "dict[tuple[int, int], str | None]",
+    skip: "frozenset[str]",
+    boundary_real: str,
+    is_artifact: "IsArtifact",
+    root: str,
+) -> "Reading | None":
+    """folder's entries, the volume it is read through, whether it is an artifact, the subfolders to walk and the
+    issues to report; None for a folder already seen (its device and inode).
+
+    Inside a Kubernetes volume, the folder is read again until `..data` names the same version before and after
+    a reading (REREADS more at most; then the last reading): a swap under a reading could show the version the
+    kubelet was removing, half gone, so an artifact's folder looked like no artifact and was left out. A folder
+    of a volume is seen with the version it was read at: the kubelet frees the old version's inodes, and a later
+    version's folder may reuse one (it is another folder, not one walked already)."""
+    before = volume_version(volume) if volume is not None else None
+    for attempt in range(REREADS + 1):
+        last = attempt == REREADS
+        try:
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            if key in seen and seen_at.get(key, before) == before:
+                return None  # (the same inode in a later version of a volume: another folder, reusing it)
+            with os.scandir(folder) as it:
+                entries = list(it)
+            inside = folder if any(e.name == DATA_LINK and e.is_symlink() for e in entries) else volume
+            artifact = is_artifact((e.name for e in entries), folder)
+            subfolders, issues = (
+                ([], []) if artifact else _subfolders(entries, skip, inside, boundary_real, is_artifact, root)
+            )
+        except OSError:
+            if volume is None or last or volume_version(volume) == before:
+                raise
+            before = volume_version(volume)
+            continue
+        after = volume_version(inside) if inside is not None else None
+        if inside is None or last or (inside == volume and after == before):
+            seen.add(key)
+            if inside is not None:
+                seen_at[key] = after
+            return entries, inside, artifact, subfolders, issues
+        volume, before = inside, after  # a volume's own folder: read again, now that its version is known
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _subfolders(
+    entries: "list[os.DirEntry[str]]",
+    skip: "frozenset[str]",
+    volume: "str | None",
+    boundary_real: str,
+    is_artifact: "IsArtifact",
+    root: str,
+) -> "tuple[Subfolders, list[tuple[str, str]]]":
+    """The folders among entries the walk enters, and the issues to report (a link to a folder outside)."""
+    subfolders = []  # type: Subfolders
+    issues = []  # type: list[tuple[str, str]]
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in skip:
+            continue  # hidden folders, and our staging folders, are never artifacts
+        try:
+            if not entry.is_dir():
+                continue
+            if not entry.is_symlink():
+                subfolders.append((entry.path, None, None, volume))
+                continue
+            target = os.path.realpath(entry.path)
+            if is_inside(target, boundary_real) and _hidden_below(target, boundary_real):
+                subfolders.append((entry.path, None, None, volume))  # e.g. a volume's entry through `..data`
+                continue
+            if is_inside(boundary_real, target) or is_inside(target, boundary_real):
+                continue  # an ancestor (would loop or wander out), or a folder reached by its real path
+            if is_artifact(os.listdir(target), target):
+                subfolders.append((entry.path, target, None, volume))
+            else:
+                issues.append((entry.path, f"{entry.path} links to {target}, outside {root}; not followed."))
+        except OSError as exc:  # this entry fails (a link to itself, no permission): it alone becomes a row
+            subfolders.append((entry.path, None, exc, volume))
+    return subfolders, issues
 
 
 class VolumeVersions:

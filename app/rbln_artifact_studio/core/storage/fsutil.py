@@ -51,6 +51,11 @@ def describe_os_error(exc: OSError, action: str) -> str:
         return f"Permission denied while {action}{where}. Check the folder's permissions."
     if exc.errno == errno.EROFS:
         return f"The file system is read-only; cannot finish {action}. Remount it writable or use a writable folder."
+    if exc.errno == errno.ENAMETOOLONG:  # the name's fault, not the disk's (a bucket's key names a folder here)
+        return (
+            f"A name is too long while {action}: a file system takes names of at most {NAME_MAX} bytes "
+            "(a path 4,096). Give a shorter name."
+        )
     return f"Failed while {action}: {exc.strerror or exc}. Check the disk and try again."
 
 

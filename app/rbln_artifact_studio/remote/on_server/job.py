@@ -10,7 +10,6 @@ this program), so a resize here and one started on a laptop exclude each other.
 """
 
 import contextlib
-import hashlib
 import json
 import os
 import shlex
@@ -24,6 +23,7 @@ import time
 from rbln_artifact_studio.core.portable.exchange import UNSUPPORTED, exchange
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
+from rbln_artifact_studio.core.portable.staging import staging_path
 
 FOLDER = sys.argv[1]
 with open(os.path.join(FOLDER, "spec.json"), encoding="utf-8") as _f:
@@ -136,14 +136,7 @@ def warnings_of(lines):
 
 
 def staging_for(final):
-    """As the studio's hidden_sibling_name: a name too long for the suffix is cut and a hash of it added."""
-    parent, name = os.path.split(os.path.abspath(final))
-    suffix = f"{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}"
-    if len(os.fsencode(f".{name}{suffix}")) > 255:
-        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
-        room = 255 - len(os.fsencode(f".~{digest}{suffix}"))
-        name = os.fsencode(name)[:room].decode("utf-8", "ignore") + "~" + digest
-    return os.path.join(parent, f".{name}{suffix}")
+    return staging_path(final, PARTIAL)
 
 
 CANNOT_EXCHANGE = (

@@ -9,7 +9,8 @@ preamble and used header slots without trailing zeros), one after another and zl
 the blob, "real": true when a graph was written by the real compiler (its check needs the server's rebel: a second
 round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
-failed row), {"i": message} for what is reported and skipped, and {"end": count} last.
+failed row), {"i": message} for what is reported and skipped, and {"end": count} last. First of all, {"root": 1} when ROOT
+is a folder, else {"nd": [errno, message]} alone.
 The walk, the pipeline rule and the container's layout are the studio's own (core/portable, sent with this
 program: remote/server.py assembles it), in a bare python3. Reads only; writes nothing.
 """
@@ -316,12 +317,28 @@ def studio_scan(cli):
     return True
 
 
+def root_is_folder(root):
+    """Whether root is a folder to walk, said first: {"root": 1}, or {"nd": [errno, message]} and nothing else
+    (a missing path or a file is no folder of artifacts, as the local scan refuses it)."""
+    if os.path.isdir(root):
+        emit({"root": 1})
+        return True
+    try:
+        os.stat(root)
+        code, message = 20, "Not a directory"  # ENOTDIR: a file, or anything else that is no folder
+    except OSError as exc:
+        code, message = exc.errno or 0, exc.strerror or str(exc)
+    emit({"nd": [code, message]})
+    return False
+
+
 FLUSHER = threading.Thread(target=flush_often, daemon=True)
 FLUSHER.start()
 try:
-    STUDIO = shutil.which("rbln-studio-cli")
-    if not (STUDIO and studio_scan(STUDIO)):
-        scan_walk(ROOT or ".")
+    if root_is_folder(ROOT or "."):
+        STUDIO = shutil.which("rbln-studio-cli")
+        if not (STUDIO and studio_scan(STUDIO)):
+            scan_walk(ROOT or ".")
 finally:
     DONE.set()
     FLUSHER.join()  # before the last flush: a thread still flushing at exit could hold the writer's lock

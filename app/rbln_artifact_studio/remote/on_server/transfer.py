@@ -25,7 +25,7 @@ import threading
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
 from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder
-from rbln_artifact_studio.core.portable.staging import remove_stale_partials
+from rbln_artifact_studio.core.portable.staging import remove_stale_partials, staging_path
 
 CHUNK = 4 << 20
 INDEX_LIMIT = 1 << 20  # a pipeline's model_index.json is read as at most this many bytes
@@ -140,7 +140,7 @@ def receive(output, idle):
         answer({"refused": "busy", "path": output, "holder": exc.holder if isinstance(exc, LockHeld) else ""})
         return
     remove_stale_partials(parent, PARTIAL, MARKER)  # what a stopped receive of this server left
-    staging = os.path.join(parent, f".{os.path.basename(output)}{PARTIAL}{os.getpid()}-{os.urandom(4).hex()}")
+    staging = staging_path(output, PARTIAL)  # within 255 bytes, whatever output's name
     os.mkdir(staging)
     published = False
     try:

@@ -19,6 +19,7 @@ from urllib.parse import quote, unquote, urlencode, urlsplit
 from pydantic_core import from_json
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.shown import line_shown, register_secret
 from rbln_artifact_studio.remote.prometheus.http_config import HttpConfig
 
 DEFAULT_TIMEOUT = 60.0
@@ -104,8 +105,13 @@ def parse_endpoint(url: str) -> Endpoint:
         port or (443 if parts.scheme == "https" else 80),
         parts.path.rstrip("/"),
         unquote(parts.username) if parts.username is not None else None,
-        unquote(parts.password) if parts.password is not None else None,
+        _secret(unquote(parts.password)) if parts.password is not None else None,
     )
+
+
+def _secret(value: str) -> str:
+    register_secret(value)  # a password in the URL: redacted from whatever is shown after this
+    return value
 
 
 class _Https(http.client.HTTPSConnection):
@@ -127,6 +133,7 @@ class _Answer:
     reason: str
     content_type: str
     body: bytes
+    location: str = ""  # a redirect's Location header
 
 
 class PrometheusClient:
@@ -144,6 +151,8 @@ class PrometheusClient:
             headers.update(self.config.headers())
         elif self.endpoint.username is not None:  # user:password@ in the URL, as Prometheus' clients take it
             headers.update(HttpConfig(username=self.endpoint.username, password=self.endpoint.password).headers())
+        if "Authorization" in headers:
+            register_secret(headers["Authorization"].partition(" ")[2])  # no message ever shows it, whatever fails
         return headers
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -180,7 +189,11 @@ class PrometheusClient:
                 if (response.getheader("Content-Encoding") or "").lower() == "gzip":
                     body = self._gunzip(body)
                 box["answer"] = _Answer(
-                    response.status, response.reason, response.getheader("Content-Type") or "", body
+                    response.status,
+                    response.reason,
+                    response.getheader("Content-Type") or "",
+                    body,
+                    response.getheader("Location") or "",
                 )
             except BaseException as exc:  # handed to the caller's thread, which says what it means
                 box["error"] = exc
@@ -256,7 +269,7 @@ class PrometheusClient:
                 f"Cannot reach Prometheus at {self.url}: {reason}.",
                 hint="Check the URL's host and port, and that Prometheus runs there and this machine may reach it.",
             )
-        return PrometheusError(f"Asking Prometheus at {self.url} failed: {type(exc).__name__}: {exc}")
+        return PrometheusError(f"Asking Prometheus at {self.url} failed: {type(exc).__name__}: {line_shown(str(exc))}")
 
     def get(self, api: str, params: dict[str, str], deadline: Deadline) -> Any:
         """`data` of a successful API answer; PrometheusError for every other outcome, saying what to do."""
@@ -267,6 +280,13 @@ class PrometheusClient:
             denied = "refused the credentials given" if self._headers().get("Authorization") else "asks for credentials"
             hint = CONFIG_HINT if answer.status == 401 else "The account given may not query; ask for one that may."
             return self._raise(f"Prometheus at {self.url} {denied} ({answer.status} {answer.reason}).", hint)
+        if 300 <= answer.status < 400:  # not followed: the credentials would go wherever it points
+            where_to = line_shown(redact(answer.location)) if answer.location else "no Location given"
+            return self._raise(
+                f"Prometheus at {self.url} answered {answer.status} {answer.reason}, a redirect to {where_to}.",
+                "Give the URL it redirects to with --prometheus (the studio does not follow redirects, so "
+                "credentials never go where a redirect points).",
+            )
         data = self._json(answer)
         if data is None and answer.status == 503:
             return self._raise(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.shown import register_secret
 
 FORMAT = "promtool's --http.config.file format"
 # Keys of Prometheus' HTTP client configuration the studio does not act on: refused by name rather than ignored,
@@ -111,21 +112,41 @@ def _path(section: dict[str, Any], key: str, where: str, base: Path) -> Path | N
     return path if path.is_absolute() else base / path  # as Prometheus: relative to the file's own folder
 
 
-def _secret(section: dict[str, Any], key: str, where: str, base: Path, name: str) -> str | None:
+def _secret(section: dict[str, Any], key: str, where: str, base: Path, name: str, hidden: bool = True) -> str | None:
     """`key` given inline or read from `key_file` (whitespace around it dropped, as Prometheus does)."""
     inline, path = _text(section, key, where), _path(section, f"{key}_file", where, base)
     if inline is not None and path is not None:
         raise StudioError(f"{where}: {name} sets both {key} and {key}_file; give one of them.")
     if path is None:
-        return inline
+        return _one_line(inline, f"{where}: {name}.{key}", hidden)
     try:
-        return path.read_text(encoding="utf-8").strip()
+        value = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StudioError(
             f"{where}: {name}.{key}_file {path} cannot be read: {reason}.",
             hint="Relative paths are taken from the config file's own folder.",
         ) from None
+    return _one_line(value, f"{where}: {name}.{key}_file {path}", hidden)
+
+
+def _one_line(value: str | None, what: str, hidden: bool) -> str | None:
+    """A value as it may go into a header: one line without control characters. A hidden one (a password, a
+    token) is registered (never shown by any message) before it is checked; the message names where it is,
+    never what it holds."""
+    if value is None:
+        return None
+    if hidden:
+        register_secret(value)
+    lines = len(value.splitlines())
+    if lines > 1:
+        raise StudioError(
+            f"{what} holds {lines} lines; a credential is one line.",
+            hint="Keep the token or password alone in it, on one line.",
+        )
+    if not value.isprintable():
+        raise StudioError(f"{what} holds a control character; a credential is printable text on one line.")
+    return value
 
 
 def parse_http_config(data: Any, where: str, base: Path) -> HttpConfig:
@@ -157,7 +178,7 @@ def parse_http_config(data: Any, where: str, base: Path) -> HttpConfig:
         )
     config: dict[str, Any] = {"origin": where}
     if basic:
-        username = _secret(basic, "username", where, base, "basic_auth")
+        username = _secret(basic, "username", where, base, "basic_auth", hidden=False)
         if not username:
             raise StudioError(f"{where}: basic_auth has no username.")
         config.update(username=username, password=_secret(basic, "password", where, base, "basic_auth") or "")

@@ -15,6 +15,7 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus, NpuProcess, ReadForm
+from rbln_artifact_studio.core.numbers import MAX_SECONDS
 from rbln_artifact_studio.remote.devices import catalog_total
 from rbln_artifact_studio.remote.fleet import ServerReading
 from rbln_artifact_studio.remote.prometheus.client import (
@@ -92,6 +93,8 @@ def duration_seconds(window: str) -> float:
     seconds = sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)(ms|s|m|h|d|w|y)", text))
     if seconds <= 0:
         raise StudioError(f"--window {window!r} is empty; give a duration such as 1h.")
+    if seconds > MAX_SECONDS:  # core's one bound on a typed duration (beyond it, deadlines overflow)
+        raise StudioError(f"--window {window[:40]!r} is more than ten years; give a duration such as 1h.")
     return seconds
 
 
