@@ -21,7 +21,7 @@ OptionNames: TypeAlias = "Mapping[str, str]"
 value goes (the CLI's flag, "--backend {value}"; the desktop's control, "Where ▸ To a copy")."""
 
 OPTION_WORDS: OptionNames = {"output": "the output option", "backend": "the backend option: {value}"}
-"""The options' plain names, where no front end renders them (a log line); the CLI's are cli/remedies.py's, the
+"""The options' plain names, where no front end renders them (a log line); the CLI's are cli/flags.py's, the
 desktop's gui/app/remedies.py's."""
 
 
