@@ -18,7 +18,7 @@ from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
 from rbln_artifact_studio.gui.window.main_window import MainWindow
 
 from .conftest import open_folder, select
-from .widgets import child
+from .widgets import child, present
 
 pytest_plugins = ["fakes.plugin"]
 
@@ -50,7 +50,13 @@ def _in_place(qtbot: QtBot, dialog: ResizeDialog) -> None:
 
 
 def test_every_refusal_of_the_resize_dialog_names_its_controls_not_a_flag(
-    qtbot: QtBot, window: MainWindow, tmp_path: Path, argv_log: Path, real_artifact: Path, cr13_artifact: Path
+    qtbot: QtBot,
+    window: MainWindow,
+    tmp_path: Path,
+    argv_log: Path,
+    real_artifact: Path,
+    cr13_artifact: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder = tmp_path / "models"
     folder.mkdir()
@@ -83,13 +89,9 @@ def test_every_refusal_of_the_resize_dialog_names_its_controls_not_a_flag(
     # The real artifact next: in place, its staged copy needs room beside it.
     dialog = _dialog(qtbot, window, folder, real)
     _type(qtbot, child(dialog, QSpinBox, "resizeTargetSpin").lineEdit(), "12")
-    free = swap.free_bytes
-    swap.free_bytes = lambda _folder: 1000  # type: ignore[assignment]  # no room beside it for the staged copy
-    try:
-        with qtbot.waitSignal(dialog._staging.answered, timeout=WAIT):
-            _in_place(qtbot, dialog)
-    finally:
-        swap.free_bytes = free  # type: ignore[assignment]
+    with monkeypatch.context() as patched, qtbot.waitSignal(dialog._staging.answered, timeout=WAIT):
+        patched.setattr(swap, "free_bytes", lambda _folder: 1000)  # no room beside it for the staged copy
+        _in_place(qtbot, dialog)
     shown.append(_said(dialog))
     assert "resize to a copy on another disk" in shown[-1] and "To a copy" in shown[-1]
     dialog.reject()
@@ -124,4 +126,4 @@ def test_a_resize_the_dialog_started_fails_in_the_desktops_words(
     reason = job.failure.reason
     assert "cannot swap folders atomically" in reason and "To a copy" in reason, reason
     assert not FLAG.search(reason) and reason.endswith(NOTHING_CHANGED)
-    assert window.jobs_panel.row_for(job).toolTip() == reason
+    assert present(window.jobs_panel.row_for(job)).toolTip() == reason

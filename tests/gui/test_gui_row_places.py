@@ -61,8 +61,7 @@ def _three_places(
         "server": f"ssh://{HOST_ALIAS}{there / NAME}",
         "bucket": bucket.url(f"fleet/{NAME}"),
     }
-    for location in rows.values():
-        qtbot.waitUntil(lambda location=location: w.model.row_of(location) is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: all(w.model.row_of(location) is not None for location in rows.values()), timeout=WAIT)
     return w, rows
 
 

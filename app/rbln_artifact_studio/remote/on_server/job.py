@@ -43,7 +43,7 @@ UNCHANGED = "Nothing was changed."  # core/errors.py NOTHING_CHANGED: the one cl
 
 class Failed(Exception):
     logged = False  # the log already shows why (the tool's own output): not written there again
-    remedy = None  # (words with {option}, option): what to do instead, named by each front end (core/errors.py)
+    remedy = None  # type: tuple[str, str] | None  # (words with {option}, option): each front end names it (core/errors.py)
 
 
 class ToolFailed(Failed):
