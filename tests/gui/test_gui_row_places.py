@@ -33,7 +33,8 @@ WAIT = 60_000
 NAME = "qwen"
 
 
-def _three_places(
+@pytest.fixture
+def three_places(
     qtbot: QtBot,
     settings: Settings,
     tmp_path: Path,
@@ -66,16 +67,10 @@ def _three_places(
 
 
 def test_each_rows_place_reads_beside_its_name_at_1024(
-    qtbot: QtBot,
-    settings: Settings,
-    tmp_path: Path,
-    cr13_artifact: Path,
-    server: SshServer,  # noqa: F811
-    control_dir: Path,  # noqa: F811
+    three_places: tuple[MainWindow, dict[str, str]],
     bucket: BucketFixture,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    w, rows = _three_places(qtbot, settings, tmp_path, cr13_artifact, server, control_dir, bucket, monkeypatch)
+    w, rows = three_places
     view = w.browser.view
     assert w.width() <= 1024
     assert view.horizontalScrollBar().value() == 0
@@ -97,16 +92,12 @@ def test_each_rows_place_reads_beside_its_name_at_1024(
 
 def test_a_bucket_rows_job_and_where_it_fits_name_it_as_the_cli_does(
     qtbot: QtBot,
-    settings: Settings,
-    tmp_path: Path,
-    cr13_artifact: Path,
+    three_places: tuple[MainWindow, dict[str, str]],
     server: SshServer,  # noqa: F811
     control_dir: Path,  # noqa: F811
-    bucket: BucketFixture,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
     run_cli: Callable[..., object],
 ) -> None:
-    w, rows = _three_places(qtbot, settings, tmp_path, cr13_artifact, server, control_dir, bucket, monkeypatch)
+    w, rows = three_places
     location = rows["bucket"]
     assert w.browser.select_path(location)
     qtbot.waitUntil(lambda: w.artifact is not None and str(w.artifact.where) == location, timeout=WAIT)
