@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,45 @@ def test_resize_to_a_copy_as_the_entry_of_a_serve_command(qtbot: QtBot, window: 
     resize.apply_button.click()
     qtbot.waitUntil(lambda: (entry / "rbln_config.json").is_file(), timeout=60_000)
     assert json.loads((entry / "rbln_config.json").read_text())["kvcache_num_blocks"] == 3
+
+
+def test_the_prune_preview_by_age_and_count_survives_reading_the_cache_again(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    ten_days_ago = time.time() - 10 * 86400
+    for path in [folders["ok"], *folders["ok"].iterdir()]:
+        os.utime(path, (ten_days_ago, ten_days_ago))
+    monkeypatch.setenv("VLLM_CACHE_ROOT", str(root))
+    action = window.findChild(QAction, "actionOpenVllmCache")
+    assert action is not None
+    action.trigger()
+    dialog = next(
+        d for d in window.findChildren(VllmCacheDialog) if d.isVisible()
+    )  # this window's, not an earlier test's
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=30_000)
+    with qtbot.waitSignal(dialog.listed, timeout=30_000):
+        dialog.read()  # Read Again: the studio's own reading is no use of an entry
+    before = tree(root)
+    preview = dialog.open_prune()
+    assert preview is not None
+    preview.stale.setChecked(False)
+    preview.incomplete.setChecked(False)
+    preview.older.setValue(7)
+    assert _removing(preview) == {f"compiled_models/{folders['ok'].name}"}
+    preview.older.setValue(0)
+    preview.keep_last.setValue(1)  # the four entries of one model, all but the most recently used
+    assert len(_removing(preview)) == 3 and f"compiled_models/{folders['ok'].name}" in _removing(preview)
+    assert tree(root) == before  # nothing removed before Remove
+    preview.keep_last.setValue(0)
+    preview.older.setValue(7)
+    with qtbot.waitSignal(dialog.pruned, timeout=30_000):
+        preview.remove.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=30_000)
+    assert not folders["ok"].exists() and folders["stale"].exists()
+
+
+def _removing(preview: PrunePreview) -> set[str]:
+    rows = range(preview.table.rowCount())
+    return {_cell(preview.table, r, 1) for r in rows if _cell(preview.table, r, 0) == "remove"}

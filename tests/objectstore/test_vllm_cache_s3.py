@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,3 +43,19 @@ def test_list_lookup_and_prune_in_a_bucket(bucket: BucketFixture, run_cli: Run, 
     gone = {f"nodes/n1/vllm/compiled_models/{folders[s].name}/" for s in ("stale", "incomplete")}
     assert {k for k in before if any(k.startswith(g) for g in gone)}  # they were there
     assert {k for k in before if not any(k.startswith(g) for g in gone)} == set(bucket.objects())
+
+
+def test_a_bucket_s_entries_are_dated_and_pruned_by_age(bucket: BucketFixture, run_cli: Run, tmp_path: Path) -> None:
+    build_cache(tmp_path / "vllm")
+    (tmp_path / "vllm" / "compiled_models" / "notes").mkdir()
+    (tmp_path / "vllm" / "compiled_models" / "notes" / "mine.txt").write_text("an operator's own file")
+    bucket.upload(tmp_path / "vllm", "nodes/n2/vllm")
+    root = bucket.url("nodes/n2/vllm")
+    entries = json.loads(run_cli("vllm-cache", "list", root, "--json").stdout)
+    assert "notes" not in {e["name"] for e in entries}
+    assert all(abs(e["modified"] - time.time()) < 3600 for e in entries), entries  # the objects' LastModified
+    kept = run_cli("vllm-cache", "prune", root, "--older-than", "1d")
+    assert kept.returncode == 0 and "would" not in kept.stdout and "removed" not in kept.stdout
+    pruned = run_cli("vllm-cache", "prune", root, "--older-than", "0s")
+    assert pruned.returncode == 0, pruned.stderr
+    assert set(bucket.objects()) == {"nodes/n2/vllm/compiled_models/notes/mine.txt"}  # every entry gone, the rest kept

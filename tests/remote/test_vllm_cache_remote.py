@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
-from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, tree
+from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, serving, tree
 
 from remote.conftest import Run, url
 
@@ -51,3 +53,27 @@ def test_an_entry_in_use_on_the_server_is_never_removed(remote_cli: Run, tmp_pat
         assert out.returncode == 0, out.stderr
         assert folders["stale"].is_dir()
         assert f"kept         compiled_models/{folders['stale'].name}" in out.stdout
+
+
+def test_reading_a_server_s_cache_never_makes_an_entry_look_used(remote_cli: Run, tmp_path: Path) -> None:
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    ten_days_ago = time.time() - 10 * 86400
+    for path in [folders["ok"], *folders["ok"].iterdir()]:
+        os.utime(path, (ten_days_ago, ten_days_ago))
+    for _ in range(2):  # the list and the dry run read every file of it on the server: neither is a use
+        assert remote_cli("vllm-cache", "list", url(root)).returncode == 3
+        dry = remote_cli("vllm-cache", "prune", url(root), "--older-than", "7d", "--dry-run", "--json")
+        chosen = [e["name"] for e in json.loads(dry.stdout)["entries"] if e["action"] == "would remove"]
+        assert chosen == [folders["ok"].name], dry.stderr
+
+
+def test_an_entry_a_running_vllm_serve_on_the_server_hits_is_in_use(remote_cli: Run, tmp_path: Path) -> None:
+    root = tmp_path / "vllm"
+    folders = build_cache(root)
+    with serving(serve(MODEL, SEQS["ok"]), tmp_path) as server:  # on the server (this machine is the server)
+        listed = remote_cli("vllm-cache", "list", url(root), "--json")
+        entry = {e["name"]: e for e in json.loads(listed.stdout)}[folders["ok"].name]
+        assert entry["status"] == "in-use" and f"pid {server.pid}" in entry["reasons"][0], listed.stderr
+        out = remote_cli("vllm-cache", "prune", url(root), "--older-than", "0s")
+        assert out.returncode == 0 and folders["ok"].is_dir() and not folders["stale"].exists()

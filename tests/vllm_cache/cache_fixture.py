@@ -77,3 +77,20 @@ def holding(folder: Path) -> Iterator[subprocess.Popen[bytes]]:
 def tree(root: Path) -> dict[str, int]:
     """Every file below root with its size: what must not change."""
     return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@contextmanager
+def serving(command: list[str], folder: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A running `vllm serve MODEL [flags]` (command: its words from `vllm`), as its console script runs: the
+    interpreter, then a script named vllm (a stand-in written in folder/bin), holding no file of the cache open."""
+    script = folder / "bin" / "vllm"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import sys\nprint('up', flush=True)\nsys.stdin.read()\n")
+    argv = [sys.executable, str(script), *command[1:]]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        yield proc
+    finally:
+        proc.kill()
+        proc.communicate()

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from vllm_cache.cache_fixture import MEGA, MODEL, build_cache, holding, serve, tree
+from rbln_artifact_studio.core.sizes import format_bytes
+from vllm_cache.cache_fixture import MEGA, MODEL, SEQS, build_cache, holding, serve, serving, tree
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -144,3 +148,113 @@ def test_a_folder_that_holds_no_cache_is_one_clear_line(run_cli: Run, tmp_path: 
         and out.stderr
         == f"error: {tmp_path} holds no compiled_models/ or rbln/ folder, so no vLLM cache. Give the cache's root.\n"
     )
+
+
+def test_what_vllm_rbln_never_names_is_no_entry_and_never_pruned(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, _, folders = cache
+    models = root / "compiled_models"
+    (models / "README").write_text("ops notes\n")
+    (models / "my-finetune").mkdir()
+    (models / "my-finetune" / "notes.txt").write_text("mine")
+    (models / "odd: näme_0123456789abcdef").mkdir()  # vllm-rbln's shape of name: an entry (with no rbln_config.json)
+    names = set(_statuses(run_cli, root))
+    assert "README" not in names and "my-finetune" not in names and "odd: näme_0123456789abcdef" in names
+    out = run_cli("vllm-cache", "prune", root, "--stale", "--incomplete", "--older-than", "0s")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (models / "README").read_text() == "ops notes\n" and (models / "my-finetune" / "notes.txt").is_file()
+    assert not (models / "odd: näme_0123456789abcdef").exists() and not folders["stale"].exists()
+
+
+def test_a_cut_short_rbln_config_is_still_a_hit_and_an_entry_of_unknown_settings_no_near_miss(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    (folders["incomplete"] / "rbln_config.json").write_text('{"batch_size": 2, "max_se')  # a write cut short
+    out = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, SEQS["incomplete"]))
+    answer = json.loads(out.stdout)
+    assert answer["result"] == "hit" and out.returncode == 3  # vllm-rbln tests only that the file exists
+    assert any("not valid JSON" in w for w in answer["warnings"])
+    (folders["incomplete"] / "rbln_config.json").unlink()  # now vllm-rbln compiles into it again: a miss
+    out = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, SEQS["incomplete"]))
+    answer = json.loads(out.stdout)
+    assert answer["result"] == "miss" and out.returncode == 1
+    other = run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 9))
+    near = {d["entry"] for d in json.loads(other.stdout)["differences"]}
+    assert folders["incomplete"].name not in near and folders["ok"].name in near  # nothing known to differ on
+
+
+def test_list_s_text_names_each_entry_s_model_and_settings(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    out = run_cli("vllm-cache", "list", root)
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if folders["ok"].name in line)
+    assert " modified " in lines[at] and " used " in lines[at]
+    assert lines[at + 1].split() == [f"{model}:", "max_num_seqs", "1,", "max_model_len", "8192,", "block_size",
+                                     "4096,", "devices", "1,", "dtype", "torch.bfloat16,", "gpu_memory_utilization",
+                                     "0.5"]  # fmt: skip
+
+
+def test_reading_the_cache_never_makes_an_entry_look_used(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, _, folders = cache
+    ten_days_ago = time.time() - 10 * 86400
+    for path in [folders["ok"], *folders["ok"].iterdir()]:
+        os.utime(path, (ten_days_ago, ten_days_ago))
+    for _ in range(2):  # a list, then the dry run a careful user makes first: neither is a use
+        assert run_cli("vllm-cache", "list", root).returncode == 3
+        dry = run_cli("vllm-cache", "prune", root, "--older-than", "7d", "--dry-run", "--json")
+        assert [e["name"] for e in json.loads(dry.stdout)["entries"] if e["action"] == "would remove"] == [
+            folders["ok"].name
+        ]
+    assert run_cli("vllm-cache", "prune", root, "--older-than", "7d").returncode == 0
+    assert not folders["ok"].exists() and folders["stale"].exists()
+
+
+def test_a_bundle_with_an_empty_rank_is_incomplete(run_cli: Run, cache: tuple[Path, str, dict[str, Path]]) -> None:
+    root, _, _ = cache
+    (root / MEGA / "rank1").mkdir()
+    (root / MEGA / "rank1" / "mega_cache.bin").write_bytes(b"")  # rank 1 died before writing its bundle
+    bundle = _statuses(run_cli, root)[MEGA.split("/", 1)[1]]
+    assert bundle["status"] == "incomplete" and bundle["reasons"] == [
+        "rank1: mega_cache.bin is empty, its write never finished"
+    ]
+
+
+def test_a_miss_in_text_gives_the_dram_of_each_chiplet_at_that_budget(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, _ = cache
+    out = run_cli("vllm-cache", "lookup", root, "--", *serve(model, 8, budget="0.45"))
+    answer = json.loads(run_cli("vllm-cache", "lookup", root, "--json", "--", *serve(model, 8, budget="0.45")).stdout)
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("A compile on RBLN-CA25 at gpu_memory_utilization"))
+    dram = answer["would_compile"]["dram"]
+    assert len(dram) >= 1 and lines[at + 1 : at + 1 + len(dram)] == [
+        f"  node {u['node']} chiplet {u['chiplet']}: weights {format_bytes(u['weights'])} | workspace "
+        f"{format_bytes(u['workspace'])} | KV {format_bytes(u['kv'])} | free {format_bytes(u['free_in_budget'])} of "
+        f"its {format_bytes(u['budget'])} budget"
+        for u in dram
+    ]
+    assert lines[at + 1 + len(dram)].startswith("about ") and "on disk" in lines[at + 1 + len(dram)]
+
+
+def test_an_entry_a_running_vllm_serve_hits_is_in_use_and_never_pruned(
+    run_cli: Run, cache: tuple[Path, str, dict[str, Path]]
+) -> None:
+    root, model, folders = cache
+    naming = [sys.executable, "-c", "import sys; sys.stdin.read()", "vllm-cache", "lookup", "--", *serve(model, 1)]
+    with subprocess.Popen(naming, stdin=subprocess.PIPE) as mention:  # a command that only names one: no server
+        assert _statuses(run_cli, root)[folders["ok"].name]["status"] == "ok"
+        mention.kill()
+    with serving(serve(model, SEQS["ok"]), root.parent) as server:  # it loaded the entry and closed its files
+        entry = _statuses(run_cli, root)[folders["ok"].name]
+        reasons: list[str] = entry["reasons"]  # type: ignore[assignment]
+        assert entry["status"] == "in-use" and reasons[0].startswith(f"pid {server.pid} (vllm) serves it")
+        out = run_cli("vllm-cache", "prune", root, "--older-than", "0s")
+        assert out.returncode == 0, out.stderr
+        assert folders["ok"].is_dir() and not folders["stale"].exists()

@@ -40,3 +40,18 @@ def test_seed_from_an_artifact_copies_it_resized_and_refuses_one_of_other_settin
     refused = run_cli("vllm-cache", "seed", root, "--from", source, "--", *serve(MODEL, 4))
     assert refused.returncode == 1 and "max_num_seqs 2 (the command serves 4)" in refused.stderr
     assert tree(root) == before
+
+
+def test_seed_refuses_an_entry_already_there_and_a_count_below_one(run_cli: Run, tmp_path: Path) -> None:
+    root = tmp_path / "vllm"
+    root.mkdir()
+    assert run_cli("vllm-cache", "seed", root, "--", *serve(MODEL, 2)).returncode == 0
+    before = tree(root)
+    again = run_cli("vllm-cache", "seed", root, "--kvcache-num-blocks", "3", "--", *serve(MODEL, 2))
+    assert again.returncode == 1 and again.stderr.startswith("error: ") and "is there already" in again.stderr
+    assert "Prune it first" in again.stderr and len(again.stderr.splitlines()) == 1
+    zero = run_cli("vllm-cache", "seed", root, "--kvcache-num-blocks", "0", "--", *serve(MODEL, 5))
+    assert zero.returncode == 1 and zero.stderr == "error: --kvcache-num-blocks takes a count of 1 or more, got 0.\n"
+    bare = run_cli("vllm-cache", "seed", root)
+    assert bare.returncode == 1 and "vllm-cache seed [ROOT] -- vllm serve" in bare.stderr
+    assert tree(root) == before

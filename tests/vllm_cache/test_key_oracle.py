@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import TINY_MODEL
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder
@@ -128,6 +129,22 @@ def test_absent_flags_take_vllm_rbln_s_defaults_and_say_so(monkeypatch: pytest.M
     typed = parse_serve("vllm serve Qwen/Qwen3-8B --max-model-len 8192 --block-size 4096 --dtype bfloat16 "
                         "--gpu-memory-utilization 0.92")  # fmt: skip
     assert typed.key.folder_name == parsed.key.folder_name  # vllm-rbln raises vLLM's 0.92 to 0.93
+
+
+def test_dtype_auto_of_a_float32_checkpoint_hashes_what_vllm_runs_it_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    name_of = key_function(monkeypatch)
+    model = tmp_path / "fp32-model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({**TINY_MODEL, "torch_dtype": "float32"}))
+    parsed = parse_serve(f"vllm serve {model} --max-model-len 8192 --block-size 4096")
+    c = {"model": str(model), "max_num_seqs": 1, "block_size": 4096, "max_model_len": 8192, "dtype_flag": "bfloat16",
+         "gpu_memory_utilization": 0.93, "num_devices": 1, "overrides": {}, "max_num_batched_tokens": None}  # fmt: skip
+    assert parsed.key.folder_name == oracle_name(name_of, c)  # vLLM's auto: a float32 checkpoint runs in bfloat16
+    assert any(a.startswith("dtype torch.bfloat16") and "float32" in a for a in parsed.assumed)
+    typed = parse_serve(f"vllm serve {model} --max-model-len 8192 --block-size 4096 --dtype float32")
+    assert typed.key.folder_name == oracle_name(name_of, {**c, "dtype_flag": "float32"})
 
 
 def _compilable(rng: random.Random, model: Path) -> tuple[list[str], dict[str, Any]]:

@@ -55,3 +55,18 @@ def test_a_prune_killed_midway_leaves_no_entry_and_the_next_prune_finishes_it(tm
     assert folders["stale"].name not in names and staged.name not in names  # no hit, no entry
     [result] = prune(str(root), [f"compiled_models/{folders['incomplete'].name}"])
     assert result["removed"] and not staged.exists() and not folders["incomplete"].exists()
+
+
+def test_keep_last_counts_a_model_s_entries_together_whether_or_not_their_key_is_known() -> None:
+    now = 1_000 * DAY
+    entries = [  # the newest is known by its hub id; the older two only by their folder's name (key not recovered)
+        _entry("Qwen_Qwen3-0.6B_0000000000000001", "Qwen/Qwen3-0.6B", 1),
+        _entry("Qwen_Qwen3-0.6B_0000000000000002", "Qwen_Qwen3-0.6B", 2, status="incomplete"),
+        _entry("Qwen_Qwen3-0.6B_0000000000000003", "Qwen_Qwen3-0.6B", 3, status="stale"),
+    ]
+    plan = plan_prune(entries, now, keep_last=1)
+    assert sorted(e.name[-1] for e, _ in plan.remove) == ["2", "3"]
+    hours = plan_prune(entries[:1], now, older_than=parse_duration("2h"))
+    assert [why for _, why in hours.remove] == ["unused for 1 day"]
+    minutes = plan_prune([_entry("m_0000000000000004", "m", 0.01)], now, older_than=parse_duration("5m"))
+    assert [why for _, why in minutes.remove] == ["unused for 14 minutes"]

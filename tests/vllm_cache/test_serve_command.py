@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,44 @@ def test_tensor_parallel_and_a_missing_block_size_are_warned() -> None:
     assert any("--tensor-parallel-size" in w for w in parsed.warnings)
     assert any("--block-size" in w for w in parsed.warnings)
     assert parsed.key.block_size == 16 and any(a.startswith("block_size 16") for a in parsed.assumed)
+
+
+@pytest.mark.parametrize(("typed", "tokens"), [("32k", 32_000), ("32K", 32_768), ("25.6k", 25_600), ("40960", 40_960)])
+def test_token_counts_are_read_as_vllm_reads_them(typed: str, tokens: int) -> None:
+    parsed = parse_serve(f"vllm serve m --max-model-len {typed} --max-num-batched-tokens {typed} --block-size 4096")
+    assert parsed.key.max_model_len == tokens and parsed.key.max_num_batched_tokens == tokens
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"), [("auto", "--max-model-len auto: vLLM then picks"), ("1.5K", "--max-model-len 1.5K: vLLM takes")]
+)
+def test_a_length_the_studio_cannot_know_is_refused_with_what_to_do(typed: str, said: str) -> None:
+    with pytest.raises(StudioError, match="^" + re.escape(said)):
+        parse_serve(f"vllm serve m --max-model-len {typed} --block-size 4096")
+
+
+def test_misplaced_flags_are_one_line_saying_to_use_dashes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rbln_artifact_studio.cli.main import main
+
+    (tmp_path / "compiled_models").mkdir()
+    assert main(["vllm-cache", "lookup", str(tmp_path), "m", "--max-model-len", "8192"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "error: Put the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags] (not "
+        "understood: m --max-model-len 8192).\n"
+    )
+    assert main(["vllm-cache", "lookup", str(tmp_path), "--", f"vllm serve m {BASE}"]) == 1
+    assert "miss: " in capsys.readouterr().out
+    python = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m", *BASE.split()]
+    assert main(["vllm-cache", "lookup", str(tmp_path), *python]) == 1  # no --: the command starts at python
+    assert "miss: " in capsys.readouterr().out
+
+
+def test_what_vllm_rbln_would_refuse_to_start_with_is_warned() -> None:
+    top_level = parse_serve(f"vllm serve m {BASE} --additional-config '{{\"kvcache_num_blocks\": 64}}'")
+    assert any("refuses additional_config keys" in w and "kvcache_num_blocks" in w for w in top_level.warnings)
+    old_flag = parse_serve(f'vllm serve m {BASE} --rbln-config \'{{"npu": "RBLN-CA22"}}\'')
+    assert any("no --rbln-config flag" in w for w in old_flag.warnings)
+    assert old_flag.key.rbln_config == {"npu": "RBLN-CA22"}  # still read, as the overrides
+    fine = parse_serve(f'vllm serve m {BASE} --additional-config \'{{"rbln_config": {{"npu": "RBLN-CA22"}}}}\'')
+    assert fine.warnings == [] and fine.key.folder_name == old_flag.key.folder_name

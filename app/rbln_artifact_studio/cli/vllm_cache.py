@@ -13,6 +13,7 @@ from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
 from rbln_artifact_studio.core.sizes import format_bytes
 
 EXIT_ERROR, EXIT_INVALID = 1, 3  # as cli/main.py's (docs/cli.md)
+_COMMAND_STARTS = ("vllm", "serve", "python", "python3")  # where a serve command given without -- begins
 ROOT_HELP = (
     f"the cache's root: a folder here, {SSH_SCHEME}HOST/PATH or {S3_SCHEME}BUCKET/PREFIX (default: $VLLM_CACHE_ROOT, "
     "else ~/.cache/vllm)"
@@ -87,39 +88,74 @@ def _list(args: argparse.Namespace) -> int:
         if not listing.entries:
             print(f"{listing.root} holds no cache entries (no compiled_models/ or rbln/ entries).", file=sys.stderr)
         for e in listing.entries:
-            print(f"{e.status:10} {e.area}/{e.name}  {format_bytes(e.size)}  used {_when(e.used)}  {e.owner or '-'}")
+            print(
+                f"{e.status:10} {e.area}/{e.name}  {format_bytes(e.size)}  modified {_when(e.modified)}  "
+                f"used {_when(e.used)}  {e.owner or '-'}"
+            )
+            print(f"           {_settings(e)}")
             for reason in e.reasons if e.status != "ok" else ():
                 print(f"           - {reason}")
     return EXIT_INVALID if any(e.status == "incomplete" for e in listing.entries) else 0
 
 
+_FIELD_WORDS = (  # the key's fields as a serve command spells them, in its order
+    ("batch_size", "max_num_seqs"),
+    ("max_model_len", "max_model_len"),
+    ("block_size", "block_size"),
+    ("num_devices", "devices"),
+    ("dtype", "dtype"),
+    ("max_num_batched_tokens", "max_num_batched_tokens"),
+    ("gpu_memory_utilization", "gpu_memory_utilization"),
+)
+
+
+def _settings(e: Any) -> str:
+    """'Qwen/Qwen3-0.6B: max_num_seqs 4, max_model_len 8192, …' as far as the entry shows its key's fields."""
+    shown = [f"{word} {e.fields[name]}" for name, word in _FIELD_WORDS if e.fields.get(name) is not None]
+    return f"{e.model or '?'}: {', '.join(shown) if shown else 'settings unknown'}"
+
+
 def _split_words(args: argparse.Namespace) -> tuple[str | None, list[str]]:
-    """(ROOT, the serve command) of `lookup [ROOT] [--json] [--npu NPU] -- vllm serve …` (without --, the command
-    starts at `vllm` or `serve`); --json and --npu given before the -- are read into args."""
+    """(ROOT, the serve command) of `lookup|seed [ROOT] [options] -- vllm serve …` (without --, the command starts at
+    `vllm`, `serve` or `python`; one quoted word is split as a shell would); the options before it are read into args."""
     words = list(args.words)
     if "--" in words:
         head, command = words[: words.index("--")], words[words.index("--") + 1 :]
     else:
-        start = next((i for i, w in enumerate(words) if w in ("vllm", "serve")), len(words))
+        start = next((i for i, w in enumerate(words) if w in _COMMAND_STARTS), len(words))
         head, command = words[:start], words[start:]
-    mini = argparse.ArgumentParser(prog="rbln-studio-cli vllm-cache lookup", add_help=False)
+    if len(command) == 1 and command[0].split() != command:  # the whole command line given as one quoted word
+        import shlex
+
+        try:
+            command = shlex.split(command[0])
+        except ValueError as exc:
+            raise StudioError(f"The serve command does not parse ({exc}): check its quotes.") from None
+    mini = argparse.ArgumentParser(prog=f"rbln-studio-cli vllm-cache {args.cache_command}", add_help=False)
     mini.add_argument("root", nargs="?")
     mini.add_argument("--json", action="store_true")
     mini.add_argument("--npu")
     mini.add_argument("--from", dest="source")
     mini.add_argument("--kvcache-num-blocks", type=int)
-    given = mini.parse_args(head)
+    given, unknown = mini.parse_known_args(head)
+    if unknown:
+        raise StudioError(
+            f"Put the serve command after --: vllm-cache {args.cache_command} [ROOT] -- vllm serve MODEL [flags] (not "
+            f"understood: {' '.join(unknown)})."
+        )
     for name in ("json", "npu", "source", "kvcache_num_blocks"):
         if hasattr(args, name) and not getattr(args, name):
             setattr(args, name, getattr(given, name))
     if not command:
-        raise StudioError("Give the serve command after --: vllm-cache lookup [ROOT] -- vllm serve MODEL [flags].")
+        raise StudioError(
+            f"Give the serve command after --: vllm-cache {args.cache_command} [ROOT] -- vllm serve MODEL [flags]."
+        )
     return given.root, command
 
 
 def _lookup(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup
+    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup, would_compile_lines
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache
 
     root_text, words = _split_words(args)
@@ -134,16 +170,8 @@ def _lookup(args: argparse.Namespace) -> int:
             print(f"assumed: {line}")
         for item in found.differences:
             print(f"near: {difference_line(item)}")
-        would = found.would_compile
-        if would and "error" in would:
-            print(f"a compile would fail: {would['error']}")
-        elif would:
-            print(
-                f"a compile on {would['npu']} at gpu_memory_utilization {would['memory_budget']} would give "
-                f"kvcache_num_blocks {would['kvcache_num_blocks']} (floor {would['num_min_blocks']}, full pool "
-                f"{would['num_full_blocks']}); about {format_bytes(would['disk_bytes'])} on disk, "
-                f"~{would['write_seconds']} s to write"
-            )
+        for line in would_compile_lines(found.would_compile) if found.would_compile else ():
+            print(line)
     for warning in found.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if found.result != "hit":
@@ -159,6 +187,8 @@ def _seed(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache, seed
 
     root_text, words = _split_words(args)
+    if args.kvcache_num_blocks is not None and args.kvcache_num_blocks < 1:
+        raise StudioError(f"--kvcache-num-blocks takes a count of 1 or more, got {args.kvcache_num_blocks}.")
     command = parse_serve(words)
     root = cache_root(root_text)
     source = parse_location(args.source) if args.source else None

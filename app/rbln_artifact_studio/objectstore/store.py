@@ -59,6 +59,13 @@ class Obj:
     key: str
     size: int
     etag: str
+    modified: float | None = None  # its LastModified (seconds since the epoch), where the listing gives it
+
+
+def _epoch(when: object) -> float | None:
+    """A listing's LastModified (a datetime) in seconds since the epoch."""
+    stamp = getattr(when, "timestamp", None)
+    return float(stamp()) if callable(stamp) else None
 
 
 class Bucket:
@@ -101,7 +108,10 @@ class Bucket:
             found: list[Obj] = []
             stream = obstore.list(self.ep.reader(self.name), prefix=prefix.prefix or None, chunk_size=1000)
             for batch in stream:
-                found += [Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or "")) for o in batch]
+                found += [
+                    Obj(str(o["path"]), int(o["size"]), str(o.get("e_tag") or ""), _epoch(o.get("last_modified")))
+                    for o in batch
+                ]
             return found
 
         try:
@@ -121,7 +131,10 @@ class Bucket:
         while True:
             args = {"Bucket": self.name, "Prefix": prefix.key_prefix, **token}
             page = self._boto(lambda args=args: self.s3.list_objects_v2(**args), prefix.key_prefix)  # type: ignore[misc]  # mypy cannot type a lambda's default argument
-            found += [Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or "")) for o in page.get("Contents", [])]
+            found += [
+                Obj(str(o["Key"]), int(o["Size"]), str(o.get("ETag") or ""), _epoch(o.get("LastModified")))
+                for o in page.get("Contents", [])
+            ]
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return found
             token = {"ContinuationToken": str(page["NextContinuationToken"])}

@@ -16,7 +16,7 @@ from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
 from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, CacheEntry, entry_from_record
-from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE, split_name
 from rbln_artifact_studio.places import dispatch
 
 ENV_CACHE_ROOT = "VLLM_CACHE_ROOT"
@@ -49,10 +49,11 @@ def _installed_here() -> str | None:
         return None
 
 
-def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
-    """The place's records of its entries (core/portable/vllm_cache_disk.py's shape) and its toolchain's version."""
+def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dict[str, Any]]]:
+    """The place's records of its entries (core/portable/vllm_cache_disk.py's shape), its toolchain's version, and
+    the `vllm serve` commands running there ({"pid", "argv"})."""
     if isinstance(root, LocalFolder):
-        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache
+        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache, serve_processes
 
         if not root.path.is_dir():
             raise StudioError(f"{root} is no folder: give the cache's root (the folder holding {COMPILED_MODELS}/).")
@@ -60,7 +61,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
             raise StudioError(
                 f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ folder, so no vLLM cache. Give the cache's root."
             )
-        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here()
+        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here(), serve_processes()
     if isinstance(root, ServerFolder):
         from rbln_artifact_studio.remote import registry
 
@@ -71,9 +72,10 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None]:
             if "error" in line:
                 raise StudioError(f"{root} {line['error']}. Give the cache's root.")
         toolchain = next((line["toolchain"] for line in lines if "toolchain" in line), None)
-        return [line for line in lines if "area" in line], toolchain
+        serving: list[dict[str, Any]] = next((line["serving"] for line in lines if "serving" in line), [])
+        return [line for line in lines if "area" in line], toolchain, serving
     if isinstance(root, BucketPrefix):
-        return _bucket_records(root), None
+        return _bucket_records(root), None, []
     raise StudioError(f"{root}: a vLLM cache is read in a folder here, on an SSH server or in a bucket.")
 
 
@@ -82,12 +84,16 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
 
     bucket = Bucket(root.bucket)
     groups: dict[tuple[str, str], dict[str, int]] = {}
+    changed: dict[tuple[str, str], int] = {}  # each entry's newest object: a bucket keeps no access time
     for obj in bucket.listing(root):
         rest = obj.key[len(root.key_prefix) :].split("/")
-        if rest[0] == COMPILED_MODELS and len(rest) >= 3 and not rest[1].startswith("."):
-            groups.setdefault((COMPILED_MODELS, rest[1]), {})["/".join(rest[2:])] = obj.size
-        elif rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
-            groups.setdefault((MEGA_CACHE, f"{rest[1]}/{rest[2]}"), {})["/".join(rest[3:])] = obj.size
+        entry = _bucket_entry(rest)
+        if entry is None:
+            continue
+        inside = rest[2:] if entry[0] == COMPILED_MODELS else rest[3:]
+        groups.setdefault(entry, {})["/".join(inside)] = obj.size
+        if obj.modified is not None:
+            changed[entry] = max(changed.get(entry, 0), int(obj.modified))
     records = []
     for (area, name), files in sorted(groups.items()):
         where = root.child(f"{area}/{name}")
@@ -99,6 +105,7 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
             "size": sum(files.values()),
             "marker": INCOMPLETE_MARKER in files,
             "holders": [],
+            "modified": changed.get((area, name)),
         }
         if CONFIG_NAME in files:
             record["config"] = bucket.read(f"{where.key_prefix}{CONFIG_NAME}").decode("utf-8", "replace")
@@ -108,6 +115,15 @@ def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
             f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ entries, so no vLLM cache. Give the cache's root."
         )
     return records
+
+
+def _bucket_entry(rest: list[str]) -> tuple[str, str] | None:
+    """(area, name) of the entry an object's key below the root (split at /) belongs to; None: no entry's."""
+    if rest[0] == COMPILED_MODELS and len(rest) >= 3 and split_name(rest[1]) and not rest[1].startswith("."):
+        return COMPILED_MODELS, rest[1]
+    if rest[0] == MEGA_CACHE and len(rest) >= 4 and not rest[1].startswith("."):
+        return MEGA_CACHE, f"{rest[1]}/{rest[2]}"
+    return None
 
 
 def _where(root: Location, record: dict[str, Any]) -> Location:
@@ -127,14 +143,60 @@ def _problems(where: Location) -> list[str]:
 
 def read_cache(root: Location) -> CacheListing:
     """Every entry of the cache at root with its status (each compiled artifact checked as inspect checks it)."""
-    records, toolchain = _records(root)
+    records, toolchain, serving = _records(root)
     entries = []
-    for record in records:
-        where = _where(root, record)
-        checked = record["area"] == COMPILED_MODELS and record.get("config") is not None and not record.get("marker")
-        problems = _problems(where) if checked and not record.get("link") else []
-        entries.append(entry_from_record(record, str(where), problems, toolchain))
+    try:
+        for record in records:
+            where = _where(root, record)
+            checked = (
+                record["area"] == COMPILED_MODELS and record.get("config") is not None and not record.get("marker")
+            )
+            problems = _problems(where) if checked and not record.get("link") else []
+            entries.append(entry_from_record(record, str(where), problems, toolchain))
+    finally:
+        _restore_used(root, records)
+    _mark_served(entries, serving, here=isinstance(root, LocalFolder))
     return CacheListing(root, entries, toolchain)
+
+
+def _mark_served(entries: list[CacheEntry], serving: list[dict[str, Any]], here: bool) -> None:
+    """Mark in use each entry a running `vllm serve` of that machine hits, its key read from its command line as
+    vllm-rbln reads it (here also from its model's config.json; a command the studio cannot read is passed over).
+    vllm-rbln may have loaded the entry and closed its files: its command line still names it."""
+    from rbln_artifact_studio.core.vllm_cache.command import parse_serve, read_model_info
+
+    by_name = {e.name: e for e in entries if e.area == COMPILED_MODELS}
+    for process in serving:
+        try:
+            name = parse_serve(list(process["argv"]), read_model_info if here else None).key.folder_name
+        except StudioError:
+            continue
+        entry = by_name.get(name)
+        if entry is None or any(h["pid"] == process["pid"] for h in entry.holders):
+            continue
+        command = " ".join(process["argv"])[:200]
+        entry.holders.append({"pid": process["pid"], "command": command, "why": "serves it (its vllm serve command)"})
+        entry.reasons = [r for r in entry.reasons if r != "ok"]
+        program = os.path.basename(process["argv"][0])
+        entry.reasons.insert(0, f"pid {process['pid']} ({program}) serves it (its vllm serve command)")
+        entry.status = IN_USE
+
+
+def _restore_used(root: Location, records: list[dict[str, Any]]) -> None:
+    """Put back the access times this reading moved: an entry's last use is vllm-rbln's, never the studio's."""
+    from rbln_artifact_studio.core.portable.vllm_cache_disk import entry_times, restore_used
+
+    times = entry_times(records)
+    if not times:
+        return
+    if isinstance(root, LocalFolder):
+        restore_used(str(root.path), times)
+    elif isinstance(root, ServerFolder):
+        import json
+
+        from rbln_artifact_studio.remote import registry
+
+        registry.server(root.host).run_program("vllm_cache", ["restore", root.path, json.dumps(times)])
 
 
 def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, Any]]:
@@ -187,6 +249,15 @@ def seed(
     from rbln_artifact_studio.core.vllm_cache.seed import entry_location
 
     entry = entry_location(root, command)
+    try:
+        there = any(e.name == command.key.folder_name for e in read_cache(root).entries)
+    except StudioError:
+        there = False  # no cache there yet: the seed makes it one
+    if there:
+        raise StudioError(
+            f"{entry} is there already: the command hits it (vllm-cache lookup says in what state). Prune it first to "
+            "write it again. Nothing was written."
+        )
     if source is not None:
         from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 

@@ -19,6 +19,8 @@ MEGA = "rbln"
 PRUNING_TAG = ".pruning-"
 _MEGA_MODEL = re.compile(r".+-[0-9a-f]{8}$")
 _MEGA_SIGNATURE = re.compile(r"[0-9a-f]{16}$")
+ENTRY_NAME = re.compile(r".+_[0-9a-f]{16}$")
+"""A compiled_models folder's name as vllm-rbln makes it: anything else there (a README, a user's folder) is no entry."""
 
 
 def _owner(uid):
@@ -33,7 +35,7 @@ def _owner(uid):
 def _files(folder):
     """[[name below folder, size]] of every file and link below folder (links listed, never followed), newest mtime
     and atime, and the names of links pointing out of the entry."""
-    files, newest, used, out = [], 0, 0, []
+    files, newest, used, out, times = [], 0, 0, [], {}
     real = os.path.realpath(folder)
     for top, dirs, names in os.walk(folder):
         linked = [d for d in dirs if os.path.islink(os.path.join(top, d))]
@@ -49,9 +51,11 @@ def _files(folder):
                 target = os.path.realpath(path)
                 if target != real and not target.startswith(real + os.sep):
                     out.append(rel)
+            else:
+                times[rel] = [st.st_atime_ns, st.st_mtime_ns]
             files.append([rel, st.st_size])
             newest, used = max(newest, int(st.st_mtime)), max(used, int(st.st_atime))
-    return files, newest, used, out
+    return files, newest, used, out, times
 
 
 def _entry(root, area, name, config_name, marker):
@@ -61,12 +65,13 @@ def _entry(root, area, name, config_name, marker):
     if record["link"]:
         record.update(files=[], size=0, modified=int(st.st_mtime), used=int(st.st_atime), links_out=[name])
         return record
-    files, newest, used, out = _files(path)
+    files, newest, used, out, times = _files(path)
     record.update(
+        times=times,
         files=files,
         size=sum(size for _, size in files),
         modified=newest or int(st.st_mtime),
-        used=max(used, int(st.st_atime)),
+        used=used or int(st.st_atime),  # its files' use: listing the folder (as the studio does) moves its own
         links_out=out,
         marker=any(f == marker for f, _ in files),
     )
@@ -86,7 +91,13 @@ def _visible(folder):
 
 def entry_names(root):
     """(area, name) of every entry of the cache at root."""
-    out = [(COMPILED, n) for n in _visible(os.path.join(root, COMPILED))]
+    compiled = os.path.join(root, COMPILED)
+    out = [
+        (COMPILED, n)
+        for n in _visible(compiled)
+        if ENTRY_NAME.match(n)
+        and (os.path.isdir(os.path.join(compiled, n)) or os.path.islink(os.path.join(compiled, n)))
+    ]
     for model in _visible(os.path.join(root, MEGA)):
         if _MEGA_MODEL.match(model) and os.path.isdir(os.path.join(root, MEGA, model)):
             out += [
@@ -107,6 +118,56 @@ def read_cache(root, config_name, marker):
     for record in records:
         record["holders"] = held.get(record["path"], [])
     return records
+
+
+def restore_used(root, times):
+    """Put back the access times the studio's own reading moved: times is {"AREA/NAME/FILE": [atime_ns, mtime_ns]}
+    as read_cache saw them. A file changed since (its mtime moved) or not ours to touch (EPERM) is left as it is.
+    Without this a list or a dry run would make every entry "just used", and --older-than would select nothing."""
+    for rel, (atime_ns, mtime_ns) in times.items():
+        if rel.startswith("/") or ".." in rel.split("/"):
+            continue
+        path = os.path.join(root, rel)
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime_ns == mtime_ns and st.st_atime_ns != atime_ns:
+                os.utime(path, ns=(atime_ns, mtime_ns))
+        except OSError:
+            continue
+
+
+def entry_times(records):
+    """{"AREA/NAME/FILE": [atime_ns, mtime_ns]} of every file of the records: what restore_used puts back."""
+    return dict(
+        (r["area"] + "/" + r["name"] + "/" + rel, pair) for r in records for rel, pair in r.get("times", {}).items()
+    )
+
+
+def serve_processes():
+    """[{"pid", "argv"}] of this machine's running `vllm serve` (or `python -m vllm.entrypoints…`), argv from the
+    command's first word: what the studio reads the cache key of, as vllm-rbln does, to know what each one runs."""
+    found, me = [], os.getpid()
+    for pid_text in os.listdir("/proc"):
+        if not pid_text.isdigit() or int(pid_text) == me:
+            continue
+        try:
+            with open(os.path.join("/proc", pid_text, "cmdline"), "rb") as raw:
+                argv = [a.decode("utf-8", "replace") for a in raw.read().split(b"\0") if a]
+        except OSError:
+            continue
+        # The program itself must be vllm (run directly or by its interpreter), never a command that only names one
+        # (`rbln-studio-cli vllm-cache lookup -- vllm serve …`, an editor, a shell's history).
+        python = bool(argv) and os.path.basename(argv[0]).startswith("python")
+        start = 1 if python else 0
+        if (
+            argv[start : start + 1]
+            and os.path.basename(argv[start]) == "vllm"
+            and argv[start + 1 : start + 2] == ["serve"]
+        ):
+            found.append({"pid": int(pid_text), "argv": ["vllm", *argv[start + 1 :]]})  # /usr/bin/vllm as vllm
+        elif python and argv[1:2] == ["-m"] and argv[2:3] and argv[2].startswith("vllm.entrypoints"):
+            found.append({"pid": int(pid_text), "argv": argv[3:]})
+    return found
 
 
 def _inside(path, folders):
@@ -198,7 +259,8 @@ def prune(root, names):
         path = os.path.join(root, area, name)
         result = {"name": text, "removed": False, "freed": 0}
         results.append(result)
-        if area not in (COMPILED, MEGA) or not name or ".." in name.split("/") or name.startswith("/"):
+        named = ENTRY_NAME.match(name) if area == COMPILED else "/" in name
+        if area not in (COMPILED, MEGA) or not named or ".." in name.split("/") or name.startswith("/"):
             result["reason"] = "not an entry of the cache"
             continue
         if os.path.islink(path):

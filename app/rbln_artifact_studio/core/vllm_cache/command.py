@@ -4,6 +4,7 @@ where a flag is absent (each said as assumed), `--additional-config` and `--rbln
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ DEFAULT_MAX_NUM_SEQS = 1  # vllm-rbln's RBLN_DEFAULT_MAX_NUM_SEQS (upstream vLLM
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.93  # vllm-rbln's RBLN_DEFAULT_GPU_MEMORY_UTILIZATION
 UPSTREAM_GPU_MEMORY_UTILIZATION = 0.92  # vLLM's default: vllm-rbln raises it to 0.93, even when typed
 DEFAULT_BLOCK_SIZE = 16  # vLLM's cache_config.block_size when --block-size is absent (the key reads it raw)
+AUTO_FOR_FLOAT32 = "torch.bfloat16"  # vLLM's Platform.supported_dtypes[0]: vllm-rbln keeps upstream's order
 DTYPES = {
     "half": "torch.float16",
     "float16": "torch.float16",
@@ -37,6 +39,11 @@ _VALUE_FLAGS = {
     "tensor-parallel-size": "tensor_parallel_size",
 }
 _SHORT = {"-tp": "tensor-parallel-size"}
+_ADDITIONAL_FIELDS = frozenset(  # vllm-rbln 0.12's OptimumRBLNConfig fields, and the two old names it still takes
+    {"num_devices_per_local_rank", "use_custom_sampler", "sub_block_size", "optimum_overrides",
+     "user_max_num_batched_tokens", "num_blocks_override", "attn_block_size", "image_prefill_chunk_size",
+     "cached_model_path", "num_blocks_synced", "rbln_config", "prefix_block_size"}
+)  # fmt: skip
 _DEVICE_VARIABLES = ("VLLM_RBLN_NUM_DEVICES_PER_LOCAL_RANK", "VLLM_RBLN_TP_SIZE")
 
 
@@ -70,6 +77,27 @@ def _int(text: str, flag: str) -> int:
         return int(text)
     except ValueError:
         raise StudioError(f"--{flag} takes a whole number, got {text!r}.") from None
+
+
+_SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _tokens(text: str, flag: str) -> int:
+    """A token count as vLLM reads it (its human_readable_int): 8192, 32k (32,000), 32K (32,768), 25.6k."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", text.strip())
+    if not match:
+        if text.strip().lower() in ("auto", "-1"):
+            raise StudioError(
+                f"--{flag} {text}: vLLM then picks the longest length that fits the device, which the studio cannot "
+                f"know; give --{flag} as a number."
+            )
+        return _int(text, flag)
+    number, suffix = match.groups()
+    if suffix.isupper() and "." in number:
+        raise StudioError(
+            f"--{flag} {text}: vLLM takes no decimals with a binary suffix; write {number}{suffix.lower()}."
+        )
+    return int(float(number) * _SUFFIXES[suffix])
 
 
 def _split(argv: list[str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
@@ -141,6 +169,14 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
         }
     if "optimum_overrides" in values:
         additional["optimum_overrides"] = _json_object(values["optimum_overrides"], "--rbln-optimum-overrides")
+    unknown = sorted(set(additional) - _ADDITIONAL_FIELDS)
+    if unknown:
+        warnings.append(
+            f"vllm-rbln refuses additional_config keys that are none of its fields: {', '.join(unknown)} (optimum-rbln "
+            "settings go under optimum_overrides)."
+        )
+    if "--rbln-config" in argv or any(w.startswith("--rbln-config=") for w in argv):
+        warnings.append("vllm-rbln 0.12 has no --rbln-config flag (read here as --rbln-optimum-overrides): use that.")
     overrides = additional.get("optimum_overrides") or {}
     if not isinstance(overrides, dict):
         raise StudioError("optimum_overrides must be a JSON object of optimum-rbln settings.")
@@ -168,7 +204,7 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
 
     info = None
     if "max_model_len" in values:
-        max_len = _int(values["max_model_len"], "max-model-len")
+        max_len = _tokens(values["max_model_len"], "max-model-len")
     else:
         info = model_info(model) if model_info else None
         if info is None:
@@ -197,13 +233,17 @@ def parse_serve(command: list[str] | str, model_info: Any = read_model_info) -> 
         dtype = DTYPES[dtype_text]
     else:
         info = info or (model_info(model) if model_info else None)
-        config_dtype = str(info[1]) if info and info[1] else "bfloat16"
+        config_dtype = str(info[1]) if info and info[1] else "float32"  # vLLM reads a config without one as float32
         dtype = DTYPES.get(config_dtype, f"torch.{config_dtype}")
         where = "the model's config.json" if info else "not read: the model's config.json is not here"
+        if dtype == "torch.float32":  # vLLM's auto downcasts a float32 checkpoint to the platform's first dtype
+            dtype, where = AUTO_FOR_FLOAT32, f"{where}; vLLM runs a float32 checkpoint in bfloat16 under auto"
         assumed.append(f"dtype {dtype} (--dtype auto; {where})")
 
     mnbt = (
-        _int(values["max_num_batched_tokens"], "max-num-batched-tokens") if "max_num_batched_tokens" in values else None
+        _tokens(values["max_num_batched_tokens"], "max-num-batched-tokens")
+        if "max_num_batched_tokens" in values
+        else None
     )
 
     if "gpu_memory_utilization" in values:

@@ -47,6 +47,7 @@ class CacheEntry:
     kvcache_num_blocks: int | None = None
     npu: str | None = None
     is_link: bool = False  # the entry itself is a link to a folder elsewhere: read, never followed by a prune
+    has_config: bool = True  # rbln_config.json is there: vllm-rbln's whole test of a hit, whatever else is wrong
 
     @property
     def key(self) -> str:
@@ -168,10 +169,14 @@ def entry_from_record(
                 "vllm-rbln reuses it without recompiling"
             )
     else:
-        banks = [f for f, size in record["files"] if f.endswith("mega_cache.bin") and size > 0]
-        if not banks:
+        banks = [(f, size) for f, size in record["files"] if f.endswith("mega_cache.bin")]
+        empty = [f.split("/", 1)[0] for f, size in banks if size == 0]
+        if not any(size for _, size in banks):
             status = INCOMPLETE
             reasons.append("no rank holds a non-empty mega_cache.bin: its warm-up never finished")
+        elif empty:
+            status = INCOMPLETE
+            reasons.append(f"{', '.join(empty)}: mega_cache.bin is empty, its write never finished")
     if record.get("links_out") and not record.get("link"):
         reasons.append(f"links out of the cache (never followed): {', '.join(record['links_out'][:3])}")
     holders = record.get("holders") or []
@@ -210,4 +215,5 @@ def entry_from_record(
         kvcache_num_blocks=blocks if isinstance(blocks, int) else None,
         npu=section.get("npu") if isinstance(section.get("npu"), str) else None,
         is_link=bool(record.get("link")),
+        has_config=bool(record.get("link")) or record.get("config") is not None,
     )

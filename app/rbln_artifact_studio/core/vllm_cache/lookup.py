@@ -143,12 +143,14 @@ def lookup(command: ServeCommand, entries: list[CacheEntry], npu: str | None = N
         out.result, out.entry = "hit", hit
         if hit.status != OK:
             out.warnings += [f"the entry is {hit.status}: {reason}" for reason in hit.reasons]
-        if hit.status == "incomplete" and hit.fields.get("batch_size") is None:
+        if not hit.has_config:
             out.result = "miss"  # no rbln_config.json: vllm-rbln compiles again into it
         return out
     model = sanitized(command.key.model_name)
     for entry in compiled:
         if (entry.model or "") != command.key.model_name and entry.name.rpartition("_")[0] != model:
+            continue
+        if not entry.fields:  # nothing of its settings is known (no rbln_config.json, a link): no telling what differs
             continue
         diff = _differences(command, entry)
         out.differences.append({"entry": entry.name, "status": entry.status, "fields": diff})
@@ -166,3 +168,25 @@ def difference_line(item: dict[str, Any]) -> str:
         return f"{item['entry']}: only {next(iter(fields))} differs: {parts[0]}"
     listed = "; ".join(f"{name} {part}" for name, part in zip(fields, parts, strict=True))
     return f"{item['entry']}: {', '.join(fields)} differ: {listed}"
+
+
+def would_compile_lines(would: dict[str, Any]) -> list[str]:
+    """What a compile on a miss would give, as the CLI and the desktop say it: the blocks, then the DRAM of each
+    (node, chiplet) at that budget, then the copy's size and time."""
+    from rbln_artifact_studio.core.sizes import format_bytes
+
+    if "error" in would:
+        return [f"A compile would fail: {would['error']}"]
+    lines = [
+        f"A compile on {would['npu']} at gpu_memory_utilization {would['memory_budget']} would give "
+        f"kvcache_num_blocks {would['kvcache_num_blocks']} (floor {would['num_min_blocks']}, full pool "
+        f"{would['num_full_blocks']}):"
+    ]
+    for u in would["dram"]:
+        lines.append(
+            f"  node {u['node']} chiplet {u['chiplet']}: weights {format_bytes(u['weights'])} | workspace "
+            f"{format_bytes(u['workspace'])} | KV {format_bytes(u['kv'])} | free {format_bytes(u['free_in_budget'])}"
+            f" of its {format_bytes(u['budget'])} budget"
+        )
+    lines.append(f"about {format_bytes(would['disk_bytes'])} on disk, ~{would['write_seconds']} s to write")
+    return lines

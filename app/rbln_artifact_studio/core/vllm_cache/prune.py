@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, INCOMPLETE, STALE, CacheEntry
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, split_name
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -18,6 +19,15 @@ def parse_duration(text: str) -> float:
     if not match:
         raise StudioError(f"--older-than takes a duration such as 30d, 12h or 2w, got {text!r}.")
     return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def _age(seconds: float) -> str:
+    """'3 days', '5 hours', '12 minutes', '40 seconds': the largest whole unit."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{int(seconds)} seconds"
 
 
 @dataclass
@@ -46,8 +56,9 @@ def plan_prune(
     recent: set[str] = set()
     if keep_last is not None:
         by_model: dict[str, list[CacheEntry]] = {}
-        for e in entries:
-            by_model.setdefault(f"{e.area}/{e.model}", []).append(e)
+        for e in entries:  # by the model part of the name: an entry whose key is not recovered has no hub id
+            model = (split_name(e.name) or (e.model or e.name,))[0] if e.area == COMPILED_MODELS else e.model
+            by_model.setdefault(f"{e.area}/{model}", []).append(e)
         for group in by_model.values():
             group.sort(key=lambda e: e.used or e.modified or 0, reverse=True)
             recent.update(e.key for e in group[:keep_last])
@@ -59,7 +70,7 @@ def plan_prune(
             why.append("incomplete")
         last = e.used or e.modified
         if older_than is not None and last is not None and now - last > older_than:
-            why.append(f"unused for {int((now - last) // 86400)} days")
+            why.append(f"unused for {_age(now - last)}")
         if keep_last is not None and e.key not in recent:
             why.append(f"older than the {keep_last} most recently used of {e.model}")
         if e.is_link:

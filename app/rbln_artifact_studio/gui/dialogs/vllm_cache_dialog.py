@@ -68,20 +68,12 @@ def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
 
 def lookup_text(found: Lookup) -> str:
     """The answer to "Which entry will this serve?" in a few lines."""
-    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line
+    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, would_compile_lines
 
     lines = [f"{found.result}: {found.key}"]
     lines += [f"warning: {w}" for w in found.warnings]
     lines += [f"near: {difference_line(d)}" for d in found.differences]
-    would = found.would_compile
-    if would and "error" in would:
-        lines.append(f"A compile would fail: {would['error']}")
-    elif would:
-        lines.append(
-            f"A compile on {would['npu']} at gpu_memory_utilization {would['memory_budget']} would give "
-            f"kvcache_num_blocks {would['kvcache_num_blocks']} (floor {would['num_min_blocks']}, full pool "
-            f"{would['num_full_blocks']}), about {format_bytes(would['disk_bytes'])} on disk."
-        )
+    lines += would_compile_lines(found.would_compile) if found.would_compile else []
     lines += [f"assumed: {a}" for a in found.assumed]
     return "\n".join(lines)
 
@@ -101,10 +93,17 @@ class PrunePreview(QDialog):
         self.older.setRange(0, 3650)
         self.older.setSpecialValueText("any age")
         self.older.setSuffix(" days unused")
+        self.keep_last = QSpinBox(self)
+        self.keep_last.setObjectName("pruneKeepLast")
+        self.keep_last.setRange(0, 1000)
+        self.keep_last.setSpecialValueText("keep any number")
+        self.keep_last.setPrefix("keep the last ")
+        self.keep_last.setSuffix(" of each model")
         for box in (self.stale, self.incomplete):
             box.setChecked(True)
             box.toggled.connect(self._update)
         self.older.valueChanged.connect(self._update)
+        self.keep_last.valueChanged.connect(self._update)
         self.table = _table(("Action", "Entry", "Size", "Why"), self)
         self.total = QLabel(self)
         self.total.setObjectName("pruneTotal")
@@ -113,7 +112,7 @@ class PrunePreview(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         rules = QHBoxLayout()
-        for w in (self.stale, self.incomplete, QLabel("older than:", self), self.older):
+        for w in (self.stale, self.incomplete, QLabel("older than:", self), self.older, self.keep_last):
             rules.addWidget(w)
         layout = QVBoxLayout(self)
         layout.addLayout(rules)
@@ -134,6 +133,7 @@ class PrunePreview(QDialog):
             self.stale.isChecked(),
             self.incomplete.isChecked(),
             days * 86400.0 if days else None,
+            self.keep_last.value() or None,
         )
         rows = [["remove", e.key, format_bytes(e.size), why] for e, why in self.plan.remove]
         rows += [["keep", e.key, format_bytes(e.size), why] for e, why in self.plan.keep]

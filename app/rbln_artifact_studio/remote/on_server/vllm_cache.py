@@ -1,8 +1,10 @@
 """vllm-rbln's cache on the server: list its entries (files, sizes, times, owner, config, holding processes) or prune.
 
 Arguments: "list", the config file name (rbln_config.json), the incomplete marker's name, the cache root; or
-"prune", the cache root, then entries as "AREA/NAME". Writes one JSON line per entry (list: the record of
-core/portable/vllm_cache_disk.read_cache, then {"toolchain": optimum-rbln's version in this python3 or null};
+"prune", the cache root, then entries as "AREA/NAME"; or "restore", the cache root and the JSON of the access
+times to put back (core/portable/vllm_cache_disk.restore_used). Writes one JSON line per entry (list: the record of
+core/portable/vllm_cache_disk.read_cache, then {"toolchain": optimum-rbln's version in this python3 or null}, then {"serving": its running vllm serve
+commands (vllm_cache_disk.serve_processes)};
 prune: {"name", "removed", "freed", "reason"}), or {"error": message} when the root is no folder (or, to list, holds no cache). Prune renames
 each entry to a hidden name before deleting it and never touches one a process holds.
 """
@@ -11,7 +13,13 @@ import json
 import os
 import sys
 
-from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, prune, read_cache
+from rbln_artifact_studio.core.portable.vllm_cache_disk import (
+    is_cache,
+    prune,
+    read_cache,
+    restore_used,
+    serve_processes,
+)
 
 
 def emit(record):
@@ -41,6 +49,10 @@ def main():
         for record in read_cache(root, sys.argv[2], sys.argv[3]):
             emit(record)
         emit({"toolchain": installed_optimum()})
+        emit({"serving": serve_processes()})
+    elif action == "restore":
+        restore_used(root, json.loads(sys.argv[3]))
+        emit({"restored": True})
     else:
         for result in prune(root, sys.argv[3:]):
             emit(result)
