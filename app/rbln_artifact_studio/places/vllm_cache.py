@@ -256,7 +256,8 @@ def seed(
     if there:
         raise StudioError(
             f"{entry} is there already: the command hits it (vllm-cache lookup says in what state). Prune it first to "
-            "write it again. Nothing was written."
+            "write it again",
+            unchanged=True,
         )
     if source is not None:
         from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
