@@ -45,16 +45,18 @@ def test_plain_get_matches_the_parsed_command(
     assert parsed[1] == ("21\n" if case == "valid" else "")
 
 
-# What one number does not need: the reader's pydantic, the parser, and the location model's pathlib, typing and
-# dispatch (~40% of the whole process together; docs/performance.md row 1).
+# What one number does not need: the reader's pydantic, the parser, dataclasses, pathlib, and the location model
+# (is_local is core/schemes.py's) with its dispatch (docs/performance.md row 1). typing is allowed.
 NOT_FOR_ONE_NUMBER = (
     "pydantic",
     "humanfriendly",
     "rbln_artifact_studio.core.model.rbln_config",
     "argparse",
     "dataclasses",
-    "typing",
     "pathlib",
+    "rbln_artifact_studio.core.location",
+    "rbln_artifact_studio.core.shown",  # error wording: loaded only for an error
+    "rbln_artifact_studio.core.numbers",
     "rbln_artifact_studio.places",
     "rbln_artifact_studio.backends",
 )

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from rbln_artifact_studio.core.model.config_checks import expected_graph_names
+from rbln_artifact_studio.core.model.config_fields import ConfigFields
 from rbln_artifact_studio.core.model.config_model import RblnConfig
 from rbln_artifact_studio.core.model.config_reader import VIEW_FIELDS
 from rbln_artifact_studio.core.model.kinds import kind_of, upstream_problems
-from rbln_artifact_studio.core.model.rbln_config import ConfigFields, read_view
+from rbln_artifact_studio.core.model.rbln_config import read_view
 from rbln_artifact_studio.core.simulator.container import HEADER_FIELDS, GraphHeader, _lean_header
 from rbln_artifact_studio.core.simulator.header_model import HeaderModel
 

@@ -14,8 +14,8 @@ from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.core.fleet.fleet_report import render
 from rbln_artifact_studio.core.fleet.scan import scan
 from rbln_artifact_studio.core.location import LocalFolder
+from rbln_artifact_studio.core.model.config_fields import block_bytes
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError, block_count
-from rbln_artifact_studio.core.model.rbln_config import block_bytes
 from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 

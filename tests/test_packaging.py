@@ -107,25 +107,16 @@ def test_the_wheel_assembles_every_program_sent_to_servers(wheel: Path, tmp_path
 HELP_DOCUMENTATION = r"""
 import re, sys, types
 from pathlib import Path
-from PySide6.QtCore import QObject, QUrl, Slot
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
 
-class Browser(QObject):
-    opened = []
-
-    @Slot(QUrl)
-    def open(self, url):
-        self.opened.append(url.toLocalFile())
-
 app = QApplication([])
-browser = Browser()
-QDesktopServices.setUrlHandler("file", browser, "open")
-# Help > Documentation's own code, with no window: where docs are shipped it needs none (only to say they are not).
-assert HelpMenu.open_documentation(types.SimpleNamespace(window=None)), "Documentation opened nothing"
-page = Path(browser.opened[0])
+# Help > Documentation's own code, with no main window: the guide opens in the app's own viewer.
+viewer = HelpMenu.open_documentation(types.SimpleNamespace(window=None))
+assert viewer is not None, "Documentation opened nothing"
+page = Path(viewer.browser.source().toLocalFile())
 print(page)
+assert "The desktop app" in viewer.browser.toPlainText(), "the guide's page is empty"
 for picture in re.findall(r"\]\((screenshots/[^)]+)\)", page.read_text(encoding="utf-8")):
     assert (page.parent / picture).is_file(), picture
 """

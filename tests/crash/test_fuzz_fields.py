@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from rbln_artifact_studio.cli import main as cli
 from rbln_artifact_studio.core.errors import BudgetError
 from rbln_artifact_studio.core.model.budget import MemoryBudget, parse_budget
-from rbln_artifact_studio.core.model.rbln_config import MAX_BLOCKS
+from rbln_artifact_studio.core.model.config_fields import MAX_BLOCKS
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
 
 # The list, and a few more of the same kind.

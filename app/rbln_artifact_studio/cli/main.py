@@ -7,16 +7,16 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio import __version__
 
-# argparse, json, typing and the backends' choice (an Enum) load only for the commands that use them: `get` runs in
-# shell loops, and its whole process is measured against a one-line json.load (docs/performance.md row 1).
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+# argparse, json and the backends' choice (an Enum) load only for the commands that use them: `get` runs in shell
+# loops, and its whole process is measured against a one-line json.load (docs/performance.md row 1).
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
+    from rbln_artifact_studio.core.errors import StudioError
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
     from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
@@ -165,7 +165,7 @@ def _as_optimum_refusal(exc: Exception, model_id: str) -> Exception:
 
 def cmd_get(args: argparse.Namespace) -> int:
     from rbln_artifact_studio.core.errors import ConfigError, StudioError
-    from rbln_artifact_studio.core.location import is_local
+    from rbln_artifact_studio.core.schemes import is_local
 
     count = None
     if is_local(args.dir):  # shell loops call get per artifact: the common kind's one number, read first
@@ -996,10 +996,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = translate_optimum_argv(given)
     plain_get = _plain_get(args_list)
     args = plain_get or build_parser(command_named(args_list)).parse_args(args_list)
-    from rbln_artifact_studio.cli.flags import FLAGS  # a remedy names its flag
-    from rbln_artifact_studio.core.errors import NOTHING_CHANGED, InvalidArtifactError, StudioError
-    from rbln_artifact_studio.core.numbers import BadNumber
-    from rbln_artifact_studio.core.shown import line_shown
+    from rbln_artifact_studio.core.errors import StudioError
 
     if getattr(args, "verbose", False):
         from rbln_artifact_studio.core.logs import logger, setup
@@ -1014,16 +1011,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with terminate_raises():  # SIGTERM cancels as Ctrl-C does: staging folders and locks cleaned up
             return int(args.func(args))
-    except InvalidArtifactError as exc:
-        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
-        return EXIT_INVALID
-    except BadNumber as exc:  # a number typed into an environment variable: a usage error, as a flag's
-        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
-        return EXIT_USAGE
     except StudioError as exc:
-        print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)
-        return EXIT_ERROR
+        return _studio_error(exc)
     except KeyboardInterrupt as exc:
+        from rbln_artifact_studio.core.errors import NOTHING_CHANGED
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by
 
         print(f"cancelled: {left_by(exc) or NOTHING_CHANGED}", file=sys.stderr)
@@ -1038,6 +1029,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:  # a bug, not bad input: still one line unless asked for the traceback
         return _internal_error(exc)
+
+
+def _studio_error(exc: StudioError) -> int:
+    """Print a StudioError on one line and give its exit code; what it takes loads only then, off get's fast path."""
+    from rbln_artifact_studio.cli.flags import FLAGS
+    from rbln_artifact_studio.core.errors import InvalidArtifactError
+    from rbln_artifact_studio.core.numbers import BadNumber
+    from rbln_artifact_studio.core.shown import line_shown
+
+    print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)  # a remedy names its flag
+    if isinstance(exc, InvalidArtifactError):
+        return EXIT_INVALID
+    if isinstance(exc, BadNumber):  # a number typed into an environment variable: a usage error, as a flag's
+        return EXIT_USAGE
+    return EXIT_ERROR
 
 
 def _internal_error(exc: Exception) -> int:

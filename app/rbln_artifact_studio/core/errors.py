@@ -1,22 +1,18 @@
 """The project's own error types: every failure a user can cause ends in one of these."""
 
-from __future__ import annotations
+from collections.abc import Mapping  # loaded with typing already: costs the fast path nothing
+from typing import NamedTuple
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name): see core/records.py
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import NamedTuple, TypeAlias
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
-
-# NamedTuple rather than a dataclass: every command imports this module, and dataclasses costs the fast
-# get-kvcache-num-blocks a fifth of its time (it loads inspect).
+# Part of get-kvcache-num-blocks' fast path (docs/performance.md row 1), as every command imports it: a NamedTuple
+# rather than a dataclass (dataclasses loads inspect, a fifth of that command's time), its fields typed with classes
+# rather than strings (no `from __future__ import annotations`: NamedTuple compiles each string, and a process's
+# first compile costs that command ~6%).
 
 
 NOTHING_CHANGED = "Nothing was changed."
 """The one sentence a refusal closes with: nothing on disk, on a server or in a bucket was touched."""
 
-OptionNames: TypeAlias = "Mapping[str, str]"
+OptionNames = Mapping[str, str]
 """How a front end names an option a remedy asks for: option (or option=value) -> its words, `{value}` where the
 value goes (the CLI's flag, "--backend {value}"; the desktop's control, "Where ▸ To a copy")."""
 

@@ -1,9 +1,10 @@
 """Where an artifact lives: a local folder, a folder on an SSH server, a prefix in an object store, or a folder at a
 URL of a kind of place registered by its own module; parsed once.
 
-This is the one module that knows the URL schemes. Everything else takes a Location (or text it parses here), asks its
-kind through isinstance, and prints it with str(). A new kind of place is one module (its UrlFolder subclass and its
-Kind, places/kind.py) plus its registration: register_scheme here, or an entry point in the
+This module and core/schemes.py (the schemes themselves, and is_local for the fast CLI path) are the ones that know
+the URL schemes. Everything else takes a Location (or text it parses here), asks its kind through isinstance, and
+prints it with str(). A new kind of place is one module (its UrlFolder subclass and its Kind, places/kind.py) plus
+its registration: register_scheme here, or an entry point in the
 `rbln_artifact_studio.places` group (name: the scheme; value: the module, which defines LOCATION and KIND).
 """
 
@@ -11,21 +12,16 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.schemes import S3_ENDPOINT_SCHEMES, S3_SCHEME, SSH_SCHEME, URL
+from rbln_artifact_studio.core.schemes import is_local as is_local  # its users ask it here, beside parse_location
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
-# Neither typing nor pathlib at import (~30% of `get-kvcache-num-blocks`, which asks is_local before reading one
-# file; docs/performance.md row 1): pathlib loads with the first LocalFolder made, NamedTuple is core/records.py's.
+# No pathlib at import (a place's text is parsed before any path is made): it loads with the first LocalFolder made.
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import ClassVar, NamedTuple, TypeAlias
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
 
-SSH_SCHEME = "ssh://"
-S3_SCHEME = "s3://"
-S3_ENDPOINT_SCHEMES = ("s3+http://", "s3+https://")  # a bucket with its store's URL: s3+http://HOST:PORT/BUCKET
 LOCAL = "local"
 """What the Host column shows for a row on this computer."""
 
@@ -33,7 +29,7 @@ LOCAL = "local"
 # fast path a fifth of its time (see core/errors.py).
 
 
-class _OwnKind(tuple):  # tuple[Any, ...] at run time would need typing's Any
+class _OwnKind(tuple[Any, ...]):
     """A tuple that compares equal only to one of its own kind (a server's folder is never a bucket's prefix)."""
 
     __slots__ = ()
@@ -221,7 +217,6 @@ class UrlFolder(_OwnKind, _UrlFolderFields):
 
 Location: TypeAlias = LocalFolder | ServerFolder | BucketPrefix | UrlFolder
 
-_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _SCHEMES: dict[str, type[UrlFolder]] = {}
 """The kinds of place registered beyond the three built in, by scheme."""
 ENTRY_POINT_GROUP = "rbln_artifact_studio.places"
@@ -259,12 +254,6 @@ def check_host(host: str) -> str:
     return host
 
 
-def is_local(text: str | os.PathLike[str]) -> bool:
-    """Whether text names a folder on this computer (no URL scheme)."""
-    value = str(text)
-    return not value.startswith((SSH_SCHEME, S3_SCHEME, *S3_ENDPOINT_SCHEMES)) and _URL.match(value) is None
-
-
 def parse_location(text: str | os.PathLike[str] | Location) -> Location:
     """What a user typed (`/path`, `ssh://HOST/PATH`, `s3://BUCKET/PREFIX`) as a Location; StudioError when malformed."""
     if isinstance(text, LocalFolder | ServerFolder | BucketPrefix | UrlFolder):
@@ -274,7 +263,7 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
         return parse_server_folder(value)
     if value.startswith(S3_SCHEME) or value.startswith(S3_ENDPOINT_SCHEMES):
         return parse_bucket_prefix(value)
-    url = _URL.match(value)
+    url = URL.match(value)
     if url is not None:
         location = _registered(url.group(1))
         if location is None:
@@ -439,10 +428,7 @@ def same_place(a: Location, b: Location) -> bool:
     return a == b
 
 
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    _Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
+_Where = TypeVar("_Where", LocalFolder, ServerFolder, BucketPrefix, UrlFolder)
 
 
 def expect(where: object, kind: type[_Where]) -> _Where:

@@ -62,7 +62,8 @@ from rbln_artifact_studio.core.storage.fsutil import (
     is_internal_name,
     iter_files,
 )
-from rbln_artifact_studio.core.storage.jsonfile import decode_json, detect_style, dumps_styled, require_current_format
+from rbln_artifact_studio.core.storage.json_style import detect_style, dumps_styled
+from rbln_artifact_studio.core.storage.jsonfile import decode_json, require_current_format
 from rbln_artifact_studio.objectstore.artifacts import Found, check, fetch, find
 from rbln_artifact_studio.objectstore.claim import Claim, held_by, read_owner
 from rbln_artifact_studio.objectstore.client import ConditionFailed, Unreachable

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # types only: the GUI imports this module before its window s
     # load later, in the workers that read artifacts
     from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsage
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields
+    from rbln_artifact_studio.core.model.config_fields import ConfigFields
 
 # Segment keys, bottom to top of a bar; the chart maps each to a colour and the legend to a label.
 SEGMENT_LABELS = {

@@ -34,6 +34,7 @@ from rbln_artifact_studio.core.fleet.deferred import DeferredInspector, chosen
 from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
 from rbln_artifact_studio.core.model.config_checks import config_problems
+from rbln_artifact_studio.core.model.config_fields import ConfigFields
 from rbln_artifact_studio.core.model.kinds import (
     LM_SECTIONS,
     KvLocation,
@@ -48,7 +49,7 @@ from rbln_artifact_studio.core.model.kinds import (
     upstream_problems,
 )
 from rbln_artifact_studio.core.model.npu import Npu, get_npu
-from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, ConfigFields, LoadedConfig, load_config, read_view
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, LoadedConfig, load_config, read_view
 from rbln_artifact_studio.core.simulator.container import ContainerInfo, GraphHeader, Slot, probe_container
 from rbln_artifact_studio.core.status import Problem, Status, worst
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, is_internal_name

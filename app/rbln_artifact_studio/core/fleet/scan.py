@@ -7,15 +7,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
-from operator import attrgetter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.listing import GRAPH_SUFFIX, folder_listing
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
-from rbln_artifact_studio.core.location import Location, parse_location
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary as ArtifactSummary  # its users ask it here
+from rbln_artifact_studio.core.fleet.summary import architecture
+from rbln_artifact_studio.core.fleet.summary import row_values as row_values  # the table asks it here
 from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
 from rbln_artifact_studio.core.portable.files import read_small
 from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
@@ -24,7 +25,6 @@ from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.fsutil import (
     INCOMPLETE_MARKER,
     PARTIAL_TAG,
-    is_internal_name,
     remove_stale_partials,
 )
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
@@ -36,138 +36,10 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.progress import CancelToken
 
-GRAPH_SUFFIX = ".rbln"
-
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
 FileReader = Callable[[str], bytes]
 """Reads a small file by path, raising OSError; a remote scan passes one that answers from the server's data."""
-
-
-@dataclass(frozen=True, init=False)
-class ArtifactSummary:
-    """One row of the artifact table / fleet report; fields are None where the config could not be read."""
-
-    path: str
-    name: str
-    status: Status
-    problems: list[str] = field(default_factory=list)
-    model: str | None = None
-    npu: str | None = None
-    num_devices: int | None = None
-    batch_size: int | None = None
-    max_seq_len: int | None = None
-    block_size: int | None = None
-    attn_impl: str | None = None
-    kvcache_num_blocks: int | None = None
-    num_min_blocks: int | None = None
-    num_full_blocks: int | None = None
-    kv_bytes_per_npu: int | None = None
-    size_on_disk: int = 0
-    link_target: str | None = None  # set when the artifact folder is a symlink (to a folder outside the root)
-    kind: str | None = None  # decoder-only, multimodal, encoder-decoder, encoder-only, diffusers pipeline, other
-    kv_note: str | None = None  # why there is no resizable KV cache (or why its figures are unknown), in words
-    modified: int | None = None  # when its newest file was written or changed (compiled, resized), Unix seconds
-
-    def __init__(
-        self,
-        path: str,
-        name: str,
-        status: Status,
-        problems: list[str] | None = None,
-        model: str | None = None,
-        npu: str | None = None,
-        num_devices: int | None = None,
-        batch_size: int | None = None,
-        max_seq_len: int | None = None,
-        block_size: int | None = None,
-        attn_impl: str | None = None,
-        kvcache_num_blocks: int | None = None,
-        num_min_blocks: int | None = None,
-        num_full_blocks: int | None = None,
-        kv_bytes_per_npu: int | None = None,
-        size_on_disk: int = 0,
-        link_target: str | None = None,
-        kind: str | None = None,
-        kv_note: str | None = None,
-        modified: int | None = None,
-    ) -> None:
-        # The fields above, in their order (tests/test_scan.py holds them alike), set in one update: the frozen
-        # dataclass's own __init__ sets each through object.__setattr__, 3x the time, and a scan makes two a row.
-        self.__dict__.update(
-            path=path,
-            name=name,
-            status=status,
-            problems=[] if problems is None else problems,
-            model=model,
-            npu=npu,
-            num_devices=num_devices,
-            batch_size=batch_size,
-            max_seq_len=max_seq_len,
-            block_size=block_size,
-            attn_impl=attn_impl,
-            kvcache_num_blocks=kvcache_num_blocks,
-            num_min_blocks=num_min_blocks,
-            num_full_blocks=num_full_blocks,
-            kv_bytes_per_npu=kv_bytes_per_npu,
-            size_on_disk=size_on_disk,
-            link_target=link_target,
-            kind=kind,
-            kv_note=kv_note,
-            modified=modified,
-        )
-
-    @cached_property
-    def where(self) -> Location:
-        """Where the row's artifact lives, parsed once per row (`path` is how it is shown, and how reports and the
-        cache store it). Kept beside the fields, never among them: to_json and row_values give the fields only."""
-        return parse_location(self.path)
-
-    @property
-    def display_name(self) -> str:
-        """The name, marked with its target when the folder is a link."""
-        return self.name if self.link_target is None else f"{self.name} -> {self.link_target}"
-
-    def to_json(self) -> dict[str, object]:
-        out = dict(zip(ROW_FIELDS, row_values(self), strict=True))  # the fields in order, never a cached `where`
-        out["status"] = self.status.value
-        out["problems"] = list(self.problems)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ArtifactSummary:
-        return cls(**{**data, "status": Status(data["status"])})
-
-    @classmethod
-    def validated(cls, data: object) -> ArtifactSummary | None:
-        """The row a stored dict describes when every field is there with its type and a finished verdict, else None."""
-        if not isinstance(data, dict) or data.keys() != _ROW_TYPES.keys():
-            return None
-        for name, types in _ROW_TYPES.items():
-            value = data[name]
-            kind = type(value)
-            if kind not in types or (kind is int and value < 0):  # sizes and counts are never negative
-                return None
-        problems, status = data["problems"], data["status"]
-        if status not in _FINISHED or not all(type(p) is str for p in problems):
-            return None
-        return cls(**{**data, "status": Status(status)})
-
-
-ROW_FIELDS = tuple(f.name for f in fields(ArtifactSummary))
-row_values: Callable[[ArtifactSummary], tuple[Any, ...]] = attrgetter(*ROW_FIELDS)
-"""A row's field values in order (its __dict__ also holds `where` once asked)."""
-_FINISHED = frozenset(s.value for s in Status if s is not Status.CHECKING)
-_TYPES_OF: dict[str, tuple[type, ...]] = {
-    "str": (str,),
-    "str | None": (str, type(None)),
-    "int": (int,),
-    "int | None": (int, type(None)),
-    "list[str]": (list,),
-    "Status": (str,),
-}
-_ROW_TYPES = {f.name: _TYPES_OF[str(f.type)] for f in fields(ArtifactSummary)}
-"""Each field's accepted types, as stored (a status by its value); `type(v) in` also turns bools away from ints."""
 
 
 def _read(path: str) -> bytes:
@@ -184,49 +56,6 @@ def _model_name(folder: str, cls_name: str | None, read: FileReader = _read) -> 
     except (OSError, ValueError, RecursionError):
         pass
     return architecture(cls_name)
-
-
-def architecture(cls_name: str | None) -> str | None:
-    """The model's architecture from its config class (RBLNQwen3ForCausalLMConfig: Qwen3ForCausalLM)."""
-    return (cls_name or "").removeprefix("RBLN").removesuffix("Config") or None
-
-
-def _listing(entries: Iterable[os.DirEntry[str]], prefix: str = "") -> tuple[Signature, int, dict[str, int]]:
-    """The folder's files as (name, size, mtime, ctime, inode), their total size, and each graph's size.
-
-    Subfolders holding a compiled part of the same model (a VLM's language_model/, a pipeline's unet/) are
-    listed too, their names prefixed, so a change there refreshes the row.
-    """
-    signature: Signature = []
-    graphs: dict[str, int] = {}
-    size = 0
-    for entry in entries:
-        if is_internal_name(entry.name):
-            continue
-        if not entry.is_file():
-            part = not prefix and not entry.name.startswith(".") and entry.is_dir()
-            if part and os.path.exists(os.path.join(entry.path, CONFIG_NAME)):
-                with os.scandir(entry.path) as it:
-                    sub_signature, sub_size, _ = _listing(list(it), f"{entry.name}/")
-                signature += sub_signature
-                size += sub_size
-            continue
-        st = entry.stat()
-        signature.append([prefix + entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
-        size += st.st_size
-        if entry.name.endswith(GRAPH_SUFFIX):
-            graphs[entry.name[: -len(GRAPH_SUFFIX)]] = st.st_size
-    signature.sort()
-    return signature, size, graphs
-
-
-def folder_signature(folder: str) -> Signature | None:
-    """The listing a cached row is keyed by, or None when the folder cannot be listed."""
-    try:
-        with os.scandir(folder) as it:
-            return _listing(list(it))[0]
-    except OSError:
-        return None
 
 
 def _described(folder: str, size: int, description: ModelDescription) -> ArtifactSummary:
@@ -266,6 +95,7 @@ def _from_config(
     parts are told from its subfolders, gets a row with its name, kind and size until the full check."""
     # Imported here: a scan served from the cache never needs pydantic.
     from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+    from rbln_artifact_studio.core.model.config_fields import ConfigFields
     from rbln_artifact_studio.core.model.kinds import (
         ModelKind,
         describe_config,
@@ -276,7 +106,7 @@ def _from_config(
         read_json,
         upstream_problems,
     )
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields, parse_config, read_view
+    from rbln_artifact_studio.core.model.rbln_config import parse_config, read_view
 
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
@@ -406,7 +236,7 @@ class _FullCheck:
         folder: Path | None = None,
         identity: ConfigIdentity | None = None,
     ) -> ArtifactSummary:
-        if self._deferred is None or self._verify is None:  # imported once, not at every row
+        if self._deferred is None or self._verify is None:  # the check (~60 ms of imports) loads with a first read
             from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
             from rbln_artifact_studio.core.fleet.verify import verify_summary
 
@@ -513,7 +343,7 @@ def _listed(
 ) -> _RowTask | Done[ArtifactSummary]:
     """The row when the listing settles it (unreadable, or unchanged since it was cached), else the task to read it."""
     try:
-        signature, size, graphs = _listing(entries)
+        signature, size, graphs = folder_listing(entries)
     except OSError as exc:
         return Done(failed_row(folder, exc, "list"))
     if cache is not None:

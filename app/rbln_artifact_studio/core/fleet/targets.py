@@ -9,7 +9,7 @@ from rbln_artifact_studio.core.estimation.estimator import resolve_blocks
 from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.budget import MemoryBudget, with_budget_warnings
-from rbln_artifact_studio.core.model.rbln_config import MAX_BLOCKS, ConfigFields
+from rbln_artifact_studio.core.model.config_fields import MAX_BLOCKS, ConfigFields
 from rbln_artifact_studio.core.simulator.compiler import (
     above_full_warning,
     below_floor_message,

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import ChangingError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact, ConfigIdentity, Inspector, Listing, open_artifact
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, architecture, folder_signature
+from rbln_artifact_studio.core.fleet.listing import folder_signature
 from rbln_artifact_studio.core.fleet.scan_pool import ordered_map
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary, architecture
 from rbln_artifact_studio.core.model.kinds import ModelDescription, NoKvCacheError
 from rbln_artifact_studio.core.status import Status, worst
 

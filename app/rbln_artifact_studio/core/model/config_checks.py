@@ -9,7 +9,7 @@ from rbln_artifact_studio.core.model.npu import get_npu
 from rbln_artifact_studio.core.status import Problem, Status
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.core.model.rbln_config import ConfigFields
+    from rbln_artifact_studio.core.model.config_fields import ConfigFields
 
 
 def config_problems(config: ConfigFields) -> list[Problem]:

@@ -21,7 +21,7 @@ from pydantic import (
 )
 from typing_extensions import Self
 
-from rbln_artifact_studio.core.model.rbln_config import (
+from rbln_artifact_studio.core.model.config_fields import (
     _MAX_DIM,
     _RENAMED,
     _SIZE_OF,

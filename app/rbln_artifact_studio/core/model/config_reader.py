@@ -12,7 +12,7 @@ import msgspec
 from msgspec import UNSET, Meta
 
 from rbln_artifact_studio.core.model import upstream
-from rbln_artifact_studio.core.model.rbln_config import (
+from rbln_artifact_studio.core.model.config_fields import (
     _MAX_DIM,
     _SIZE_OF,
     DEFAULT_DTYPE,

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rbln_artifact_studio.core.errors import ConfigError
-from rbln_artifact_studio.core.model.rbln_config import dtype_size
+from rbln_artifact_studio.core.model.config_fields import dtype_size
 from rbln_artifact_studio.core.resources import resource_dir
 from rbln_artifact_studio.core.storage.jsonfile import decode_json, read_bytes
 

@@ -30,10 +30,9 @@ from rbln_artifact_studio.core.storage.fsutil import (
     remove_stale_temp_files,
     tree_size,
 )
+from rbln_artifact_studio.core.storage.json_style import detect_style, dumps_styled
 from rbln_artifact_studio.core.storage.jsonfile import (
     decode_json,
-    detect_style,
-    dumps_styled,
     read_bytes,
     require_current_format,
 )

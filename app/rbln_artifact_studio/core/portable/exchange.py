@@ -3,6 +3,7 @@
 import ctypes
 import ctypes.util
 import errno
+import functools
 import os
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ UNSUPPORTED = (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP)
 """What exchange raises where the C library or the file system cannot exchange (nothing was changed)."""
 
 
+# At the first exchange, not at import: find_library runs ldconfig (~30 ms). lru_cache: Python 3.6 has no cache.
+@functools.lru_cache(maxsize=None)  # noqa: UP033
 def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
     """glibc's renameat2 (2.28 and later), or None where the C library has none."""
     try:
@@ -28,17 +31,15 @@ def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
     return renameat2
 
 
-_RENAMEAT2 = _renameat2()
-
-
 def exchange(a: "str | os.PathLike[str]", b: "str | os.PathLike[str]") -> None:
     """Atomically swap two paths: after it, a holds what b held and b what a held; never neither.
 
     Raises OSError; its errno is in UNSUPPORTED where this system cannot do it at all.
     """
-    if _RENAMEAT2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         raise OSError(errno.ENOSYS, "renameat2 is not available here")
-    result = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if result != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), str(a))

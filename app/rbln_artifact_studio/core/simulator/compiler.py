@@ -24,10 +24,11 @@ from rbln_artifact_studio.core.estimation.estimator import (
 )
 from rbln_artifact_studio.core.estimation.fit import does_not_fit
 from rbln_artifact_studio.core.model.budget import MemoryBudget, check_exclusive, parse_budget, with_budget_warnings
+from rbln_artifact_studio.core.model.config_fields import MAX_BLOCKS
 from rbln_artifact_studio.core.model.kv_split import kv_heads_per_npu, uneven_split
 from rbln_artifact_studio.core.model.modelspec import ResolvedModel, resolve_model
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, AttnImpl, default_attn_impl, get_npu, validate_shape
-from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, MAX_BLOCKS, dumps_config, parse_config
+from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, dumps_config, parse_config
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import GraphHeader, write_container
 from rbln_artifact_studio.core.simulator.devices import fewest_devices

@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.portable import staging
+from rbln_artifact_studio.core.portable.exchange import exchange
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
 from rbln_artifact_studio.core.storage import faults
@@ -363,8 +364,6 @@ class StagingDir:
     def swap_in(self) -> None:
         """Replace the existing destination folder by the staged one with one atomic exchange, then delete the
         old one (now at the staging path, unmarked: a killed run's leftover is removed as a stale partial)."""
-        from rbln_artifact_studio.core.storage.swap import exchange
-
         faults.checkpoint("swap.before")
         sync_tree(self.path, skip=(INCOMPLETE_MARKER,))  # as publish: whoever wrote the files, they are on disk
         (self.path / INCOMPLETE_MARKER).unlink()

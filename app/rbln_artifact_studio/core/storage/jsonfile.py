@@ -1,4 +1,5 @@
-"""Reading JSON files with errors a user can act on; standard library only, so the fast CLI paths stay fast."""
+"""Reading JSON files with errors a user can act on: part of get-kvcache-num-blocks' fast path (docs/performance.md
+row 1), so small and standard library only."""
 
 from __future__ import annotations
 
@@ -6,20 +7,17 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import ConfigError, LegacyConfigError
 from rbln_artifact_studio.core.portable.files import read_to_end
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
-# Neither typing nor pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone
-# (docs/performance.md row 1; NamedTuple is core/records.py's).
+# No pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone (docs/performance.md
+# row 1), and a path is only ever passed to open() here.
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import NamedTuple
 
     PathText = str | os.PathLike[str]
-else:
-    from rbln_artifact_studio.core.records import NamedTuple
 
 CONFIG_NAME = "rbln_config.json"
 MAX_JSON_BYTES = 64 << 20  # an rbln_config.json is kilobytes; a huge file is read no further
@@ -110,43 +108,6 @@ def read_block_count(artifact_dir: str | Path) -> int:
     if not isinstance(count, int) or isinstance(count, bool):
         raise ConfigError(f"{path} has no integer kvcache_num_blocks (found {count!r}); it is not a decoder artifact.")
     return count
-
-
-class JsonStyle(NamedTuple):  # not a dataclass: see core/errors.py
-    """How a JSON file was laid out, so a rewrite changes only the values that changed (a diff of one line)."""
-
-    indent: int | str | None = 2
-    key_separator: str = ": "
-    ensure_ascii: bool = False
-    trailing_newline: bool = True
-    newline: str = "\n"  # "\r\n" for a file saved on Windows: kept, or every line of it would differ
-
-
-def detect_style(data: bytes) -> JsonStyle:
-    """The layout of a JSON document as json.dump writes it: indentation, separators, escapes, final newline."""
-    text = data.decode("utf-8", errors="replace")
-    body = text.rstrip("\r\n")
-    indent: int | str | None = None
-    first_break = body.find("\n")
-    if first_break >= 0:
-        rest = body[first_break + 1 :]
-        run = rest[: len(rest) - len(rest.lstrip(" \t"))]
-        indent = run if "\t" in run else (len(run) or None)
-    key_separator = ": " if '": ' in text or '":' not in text else ":"
-    newline = "\r\n" if "\r\n" in text else "\n"
-    return JsonStyle(indent, key_separator, text.isascii(), text.endswith("\n"), newline)
-
-
-def dumps_styled(raw: object, style: JsonStyle) -> bytes:
-    """Serialize in a detected layout, keeping key order (json.dump's output for that layout, byte for byte)."""
-    items = "," if style.indent is not None else ", "
-    text = json.dumps(
-        raw, indent=style.indent, separators=(items, style.key_separator), ensure_ascii=style.ensure_ascii
-    )
-    text += "\n" if style.trailing_newline else ""
-    if style.newline != "\n":  # json.dumps escapes the newlines inside strings: these are all line ends
-        text = text.replace("\n", style.newline)
-    return text.encode("utf-8")
 
 
 def plain_decoder_count(artifact_dir: PathText) -> int | None:
