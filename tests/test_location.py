@@ -71,6 +71,10 @@ def test_what_str_shows_parses_back_to_the_same_location(text: str, _expected: o
         ("s3://@models/fleet", "names a profile of ~/.aws/config before @"),
         ("s3://AKIA:secret@models/fleet", "never keys"),
         ("s3+http:///models", "names no store"),
+        ("s3://a@", "s3://a@ names no bucket; write s3://a@BUCKET/PREFIX"),
+        ("s3://a@/fleet", "s3://a@/fleet names no bucket; write s3://a@BUCKET/PREFIX"),
+        ("s3://", "s3:// names no bucket; write s3://BUCKET/PREFIX"),
+        ("s3+http://a@127.0.0.1:8333", "names no bucket; write s3+http://a@127.0.0.1:8333/BUCKET/PREFIX"),
     ],
 )
 def test_a_malformed_location_is_refused_with_an_example(text: str, words: str) -> None:

@@ -100,3 +100,31 @@ def test_a_bucket_remembered_before_locations_named_their_store_reopens_in_its_s
     old = BucketEntry("s3://models/fleet", "http://minio.local:9000", "lab")
     assert entry_location(old) == BucketPrefix("models", "fleet", "lab", "http://minio.local:9000")
     assert entry_location(BucketEntry("s3://models/fleet")) == BucketPrefix("models", "fleet")
+
+
+def test_keys_fixed_in_aws_credentials_while_the_app_runs_open_the_bucket_again(
+    qtbot: QtBot, window: MainWindow, two_stores: TwoStores, cr13_artifact: Path
+) -> None:
+    """Store b refuses the keys of profile b; the user fixes them as the error says and opens the bucket again (Open
+    Recent), without restarting the app."""
+    import os
+
+    w, b = window, two_stores.b
+    b.upload(cr13_artifact, "fleet/qwen")
+    credentials = Path(os.environ["AWS_SHARED_CREDENTIALS_FILE"])
+    right = credentials.read_text()
+    credentials.write_text(
+        right.replace(f"[b]\naws_access_key_id = {b.store.access_key}", "[b]\naws_access_key_id = NOTB")
+    )
+    with qtbot.waitSignal(w.jobs.jobAdded) as added:
+        _open(w, b.name, profile="b")
+    job = added.args[0]
+    qtbot.waitUntil(lambda: job.state.ended, timeout=60_000)
+    assert job.failure is not None and "under [b] in ~/.aws/credentials" in job.failure.reason, job.failure
+
+    credentials.write_text(right)  # fixed, as the error said
+    w.folders.recent_menu.aboutToShow.emit()  # File ▸ Open Recent
+    [again] = [a for a in w.folders.recent_menu.actions() if a.text() == two_stores.url("b", "fleet")]
+    again.trigger()
+    in_b = two_stores.url("b", "fleet/qwen")
+    qtbot.waitUntil(lambda: _blocks(w, in_b) == 21, timeout=60_000)

@@ -347,6 +347,11 @@ def parse_bucket_prefix(text: str) -> BucketPrefix:
             "A bucket location names a profile of ~/.aws/config before @ (letters, digits, _ . + = , -), never "
             f"keys; {_EXAMPLE}. Keys belong in ~/.aws/credentials."
         )
+    if not bucket:  # s3://PROFILE@ (a profile chosen, the bucket not yet typed): say what goes where
+        head = BucketPrefix("BUCKET", "PREFIX", store, endpoint).url
+        raise StudioError(
+            f"{text} names no bucket; write {head}, e.g. {head.replace('BUCKET/PREFIX', 'models/fleet')}."
+        )
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
         raise StudioError(
             f"{bucket!r} is not a bucket name: 3 to 63 lowercase letters, digits, dots or hyphens; {_EXAMPLE}."

@@ -44,6 +44,12 @@ class Found:
     def size(self) -> int:
         return sum(o.size for o in self.objects.values())
 
+    @property
+    def modified(self) -> int | None:
+        """When its newest object was written (compiled, resized), Unix seconds, as the Modified column shows it."""
+        newest = max((o.modified for o in self.objects.values() if o.modified is not None), default=None)
+        return None if newest is None else int(newest)
+
     def signature(self) -> list[list[Any]]:
         """What a cached row is keyed by: every object's name, size and ETag (the scan cache's 5-field form)."""
         return sorted([name, o.size, 0, 0, o.etag] for name, o in self.objects.items())

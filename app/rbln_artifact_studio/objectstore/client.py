@@ -2,9 +2,9 @@
 
 A store is what a location carries (core/location.BucketPrefix): none, and botocore resolves credentials, profile,
 region and endpoint exactly as the AWS CLI does (environment, ~/.aws/credentials, ~/.aws/config profiles,
-AWS_PROFILE, endpoint_url / AWS_ENDPOINT_URL); a profile, and that profile of ~/.aws/config decides them as
-`aws --profile` does (its endpoint_url, region and keys, the environment's aside); an endpoint URL given with the
-bucket wins over both. Nothing about a store is process-wide: two stores are reached at once. boto3 does the writes
+AWS_PROFILE, endpoint_url / AWS_ENDPOINT_URL); a profile, and that profile of ~/.aws/config decides them (its
+endpoint_url, region and keys, the environment's aside; without endpoint_url, the chain's endpoint, as
+`aws --profile` has it); an endpoint URL given with the bucket wins over both. Nothing about a store is process-wide: two stores are reached at once. boto3 does the writes
 (conditional PUTs, CopyObject, UploadPartCopy) and obstore the many small reads, fed with botocore's credentials.
 Nothing secret is stored or logged here: errors name the access key's first characters at most.
 
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.numbers import seconds_from_environment
+from rbln_artifact_studio.core.shown import redacted
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -149,13 +150,16 @@ class Endpoint:
         self.profile = profile
         chain = botocore.session.Session(profile=profile or None)
         chosen: str | None = url or None  # None: the chain's own (AWS_ENDPOINT_URL[_S3], endpoint_url, AWS S3)
+        own: str | None = None  # the profile's endpoint_url
         try:
             if profile:
                 # The profile decides, as `aws --profile` has it: its keys (botocore skips the environment's for a
-                # profile given), its region and its endpoint_url, never the environment's (they name another store;
-                # a profile without endpoint_url is AWS S3's).
+                # profile given), its region and its endpoint_url, over the environment's (that names the chain's
+                # store, another one). A profile without endpoint_url falls to the chain's (AWS_ENDPOINT_URL[_S3]),
+                # as `aws --profile` does; with neither, AWS S3.
                 scoped = chain.get_scoped_config()
-                chosen = chosen or ConfiguredEndpointProvider(chain.full_config, scoped, "s3", environ={}).provide()
+                own = ConfiguredEndpointProvider(chain.full_config, scoped, "s3", environ={}).provide()
+                chosen = chosen or own or ConfiguredEndpointProvider({}, {}, "s3", environ=os.environ).provide()
                 if scoped.get("region"):  # else the chain's (AWS_DEFAULT_REGION), as for any profile
                     region = ConstantProvider(scoped["region"])
                     chain.get_component("config_store").set_config_provider("region", region)
@@ -167,20 +171,29 @@ class Endpoint:
         if url:  # words for a store that does not answer: where the user named its endpoint
             example = BucketPrefix("BUCKET", "", "", "http://HOST")
             self.named_by = f"the Endpoint field of Open Bucket (the HOST of {example})"
-        elif profile:
+        elif own:
             self.named_by = f"endpoint_url of profile {profile} in ~/.aws/config"
+        elif profile and chosen:
+            self.named_by = f"AWS_ENDPOINT_URL (profile {profile} has no endpoint_url in ~/.aws/config)"
         else:
             self.named_by = CHAIN_NAMES
+        # Words for keys a store refused: where this store's keys come from (a profile's own, or the chain's).
+        self.check = (
+            f"Check aws_access_key_id and aws_secret_access_key under [{profile}] in ~/.aws/credentials (or the "
+            f"file AWS_SHARED_CREDENTIALS_FILE names), and that {self.named_by} names the store they belong to."
+            if profile
+            else CHECK
+        )
 
         self.timeout = request_timeout()
         self.connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
 
-        # A profile given: its endpoint_url (found above) or AWS S3, never AWS_ENDPOINT_URL (not in botocore's stubs).
-        own: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
+        # A profile given: the endpoint chosen above (its own, or the chain's), not botocore's own pick (not in its stubs).
+        settings: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
 
         def config(path_style: bool, factor: int = 1) -> Config:
             return Config(
-                **own,
+                **settings,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.timeout * factor,
                 max_pool_connections=POOL,
@@ -193,6 +206,7 @@ class Endpoint:
         except botocore.exceptions.ProfileNotFound:  # AWS_PROFILE names a profile that is not there
             raise _no_profile(profile, chain) from None
         self.url: str = client.meta.endpoint_url
+        self.shown = redacted(self.url)  # what messages name: a password in endpoint_url never reaches a window
         self.region: str = client.meta.region_name or "us-east-1"
         self.custom = "amazonaws.com" not in self.url
         if self.custom:  # MinIO, Ceph, SeaweedFS: buckets are paths, not host names
@@ -243,7 +257,7 @@ class Endpoint:
 
     def explain(self, exc: BaseException, what: str, bucket: str, tries: Tries | None = None) -> StudioError:
         """The error a user can act on for a failed request about `what` (a bucket location's URL) in bucket."""
-        return explain(exc, what, bucket, self.url, tries, self.named_by)
+        return explain(exc, what, bucket, self.shown, tries, self.named_by, self.check)
 
     def request(
         self,
@@ -346,16 +360,31 @@ _CHAIN_VARIABLES = (
 )
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # a few stores at once; those of an old environment or ~/.aws go in time
 def _endpoint(_digest: str, url: str, profile: str) -> Endpoint:
     return Endpoint(url, profile)
 
 
+def _aws_files() -> str:
+    """When ~/.aws/config and ~/.aws/credentials (or the files the environment names) last changed: keys fixed there
+    while the desktop runs, as an error told the user, are read on the next request, not at the next start."""
+    stamps = []
+    for variable, name in (("AWS_CONFIG_FILE", "config"), ("AWS_SHARED_CREDENTIALS_FILE", "credentials")):
+        path = os.path.expanduser(os.environ.get(variable) or os.path.join("~", ".aws", name))
+        try:
+            info = os.stat(path)
+        except OSError:
+            stamps.append("-")
+            continue
+        stamps.append(f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}")
+    return "\0".join(stamps)
+
+
 def endpoint(profile: str = "", url: str = "") -> Endpoint:
     """The clients of one store (a location's profile and endpoint URL; '' each for the AWS chain's own), made once
-    per store and environment: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) makes new
-    ones. Keyed by a digest, so no secret is held beyond the environment itself."""
-    values = "\0".join(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES)
+    per store, environment and ~/.aws: a changed variable of the chain (AWS_PROFILE, AWS_ENDPOINT_URL, the keys) or
+    a changed ~/.aws file makes new ones. Keyed by a digest, so no secret is held beyond the environment itself."""
+    values = "\0".join([*(os.environ.get(name, "\1") for name in _CHAIN_VARIABLES), _aws_files()])
     with _endpoint_lock:
         return _endpoint(hashlib.sha256(values.encode()).hexdigest(), url.strip(), profile.strip())
 
@@ -369,6 +398,22 @@ def _code(exc: BaseException) -> tuple[str, int]:
 
 CHAIN_NAMES = "AWS_ENDPOINT_URL (or endpoint_url in ~/.aws/config)"
 """Where the chain's endpoint is named, for a message that says what to check (Endpoint.named_by: a store's own)."""
+
+
+_NOT_CONNECTED = (
+    (("connectionrefused", "connection refused"), "the connection was refused"),
+    (
+        ("dns error", "failed to lookup address", "name or service not known", "nodename nor servname"),
+        "its host name was not found",
+    ),
+)
+
+
+def _plain(exc: BaseException, reason: str) -> str:
+    """Why a store was not reached, in a few words where the libraries' text says it among their debug dumps (a
+    refused connection, an unknown host); else reason."""
+    text = f"{exc} {getattr(exc, 'kwargs', {}).get('error', '')}".lower()
+    return next((words for marks, words in _NOT_CONNECTED if any(m in text for m in marks)), reason)
 
 
 def _unreachable(url: str, what: str, reason: str, tries: Tries | None, named_by: str) -> Unreachable:
@@ -401,25 +446,26 @@ def explain(
     url: str,
     tries: Tries | None = None,
     named_by: str = CHAIN_NAMES,
+    check: str = CHECK,
 ) -> StudioError:
     """A botocore or obstore failure as a StudioError naming what to check (named_by: where the store's endpoint
     was named; and, for a store that did not answer, how many tries were made in how long)."""
     if isinstance(exc, StudioError):
         return exc
     if isinstance(exc, Overran):
-        return _unreachable(url, what, str(exc), tries, named_by)
+        return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
     import botocore.exceptions as bex
 
     if isinstance(exc, bex.NoCredentialsError | bex.PartialCredentialsError):
-        return StudioError(f"No usable AWS credentials for {what}: {exc}. {CHECK}")
+        return StudioError(f"No usable AWS credentials for {what}: {exc}. {check}")
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
-        return _unreachable(url, what, str(exc), tries, named_by)
+        return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
     if isinstance(exc, bex.ClientError):
         code, status = _code(exc)
         if code in ("PreconditionFailed", "ConditionalRequestConflict") or status == 412:
             return ConditionFailed(f"{what} was changed by another writer meanwhile; nothing of this run replaced it.")
         if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken"):
-            return StudioError(f"The object store at {url} refused the credentials ({code}) for {what}. {CHECK}")
+            return StudioError(f"The object store at {url} refused the credentials ({code}) for {what}. {check}")
         if code == "NoSuchBucket" or (code in ("404", "NotFound") and what.rstrip("/").count("/") <= 2):
             return StudioError(
                 f"There is no bucket {bucket!r} at {url}. Check the bucket name, and {named_by} "
@@ -443,12 +489,14 @@ def explain(
         return truncated(url, what, tries)
     if isinstance(exc, bex.BotoCoreError):
         if isinstance(exc, bex.ConnectionError | bex.HTTPClientError):
-            return _unreachable(url, what, str(exc), tries, named_by)
+            return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
         return StudioError(f"A request to the object store at {url} for {what} failed: {exc}.")
-    return _explain_obstore(exc, what, url, tries, named_by)
+    return _explain_obstore(exc, what, url, tries, named_by, check)
 
 
-def _explain_obstore(exc: BaseException, what: str, url: str, tries: Tries | None, named_by: str) -> StudioError:
+def _explain_obstore(
+    exc: BaseException, what: str, url: str, tries: Tries | None, named_by: str, check: str
+) -> StudioError:
     import obstore.exceptions as oex
 
     text = _first_line(exc)
@@ -457,12 +505,12 @@ def _explain_obstore(exc: BaseException, what: str, url: str, tries: Tries | Non
     if isinstance(exc, oex.NotFoundError | FileNotFoundError):  # obstore raises the built-in one for a 404
         return vanished(what)
     if isinstance(exc, oex.UnauthenticatedError):
-        return StudioError(f"The object store at {url} refused the credentials for {what}. {CHECK}")
+        return StudioError(f"The object store at {url} refused the credentials for {what}. {check}")
     if isinstance(exc, oex.PermissionDeniedError):
         return StudioError(f"Access to {what} is denied for these credentials. Check the identity's permissions.")
     if isinstance(exc, TimeoutError | ConnectionError) or _unanswered(exc):
         dump = str(exc).lower()
         if tries is not None and ("kind: timeout" in dump or "timedout" in dump):
             text = str(Overran(tries.limit))  # obstore's words for it are a debug dump
-        return _unreachable(url, what, text, tries, named_by)
+        return _unreachable(url, what, _plain(exc, text), tries, named_by)
     return StudioError(f"A request to the object store at {url} for {what} failed: {text}.")

@@ -264,7 +264,7 @@ def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = N
     bucket = read.bucket
     if not honours_conditions(bucket, prefix):
         raise StudioError(
-            f"The object store at {bucket.ep.url} ignores conditional writes (If-Match / If-None-Match), so two "
+            f"The object store at {bucket.ep.shown} ignores conditional writes (If-Match / If-None-Match), so two "
             f"writers could both change {prefix}; it is not resized in place",
             remedy=TO_A_COPY._replace(value=str(prefix.at("NEW-PREFIX"))),
             unchanged=True,
@@ -443,7 +443,7 @@ def _write_copy(
         faults.checkpoint("copy.config_written")
         if not claim.release():
             raise StudioError(
-                f"Another writer claimed {output} while this copy ran (the store at {bucket.ep.url} may ignore "
+                f"Another writer claimed {output} while this copy ran (the store at {bucket.ep.shown} may ignore "
                 "conditional writes), so what it holds is not this copy alone: check it with inspect, or delete it "
                 "and run the copy again."
             )

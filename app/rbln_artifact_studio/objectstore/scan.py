@@ -29,7 +29,7 @@ WINDOW = 128
 
 def cache_root(bucket: Bucket, prefix: BucketPrefix) -> Path:
     """The scan cache's key for a prefix: the endpoint's host as well as the bucket (two stores may share names)."""
-    host = urlsplit(bucket.ep.url).netloc or "aws"
+    host = urlsplit(bucket.ep.url).netloc.rpartition("@")[2] or "aws"  # never a password, in a file of the cache
     return Path("/", "s3", host, prefix.bucket, prefix.prefix)
 
 
@@ -50,7 +50,7 @@ def row_of(bucket: Bucket, found: Found, pieces: Pieces | StudioError) -> Artifa
     url = found.prefix.url
     if found.incomplete:
         return ArtifactSummary(url, found.prefix.name, Status.INVALID, [incomplete_message(found.prefix, bucket)])
-    row = ArtifactSummary(url, found.prefix.name, Status.CHECKING, size_on_disk=found.size)
+    row = ArtifactSummary(url, found.prefix.name, Status.CHECKING, size_on_disk=found.size, modified=found.modified)
     if isinstance(pieces, StudioError):
         return with_verdict(row, pieces)
     row = dataclasses.replace(row, model=_model_name(pieces))
@@ -94,7 +94,7 @@ def _scan_bucket(
         for item in items:
             hit = cache.get(item.prefix.url, item.signature()) if cache is not None and not item.incomplete else None
             if hit is not None:
-                cached[item.prefix.url] = ArtifactSummary.from_json(hit)
+                cached[item.prefix.url] = dataclasses.replace(ArtifactSummary.from_json(hit), modified=item.modified)
             elif not item.incomplete:
                 todo.append(item)
         read = fetched(bucket, todo, window=window)

@@ -54,7 +54,8 @@ Patch = tuple[int, bytes]
 
 @dataclass(frozen=True)
 class Obj:
-    """One object of a listing: its key, size and ETag (quoted, as the store sends it)."""
+    """One object of a listing: its key, size and ETag (quoted, as the store sends it), and when it was written
+    (Unix seconds; None where the store did not say)."""
 
     key: str
     size: int
@@ -182,7 +183,7 @@ class Bucket:
 
     def _truncated(self, key: str, start: int, want: int, got: int) -> str:
         return (
-            f"The object store at {self.ep.url} sent {got} of the {want} bytes asked of {self.url(key)} "
+            f"The object store at {self.ep.shown} sent {got} of the {want} bytes asked of {self.url(key)} "
             f"from byte {start}: its answer was cut short (the object was replaced by a shorter one since it was "
             "listed, or the store or the link dropped it); nothing of it was used. Scan or try again."
         )

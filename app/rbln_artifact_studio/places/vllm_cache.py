@@ -82,7 +82,7 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dic
 def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
     from rbln_artifact_studio.objectstore.store import Bucket
 
-    bucket = Bucket(root.bucket)
+    bucket = Bucket(root)
     groups: dict[tuple[str, str], dict[str, int]] = {}
     changed: dict[tuple[str, str], int] = {}  # each entry's newest object: a bucket keeps no access time
     for obj in bucket.listing(root):
@@ -224,7 +224,7 @@ def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, 
 def _remove_from_bucket(root: BucketPrefix, entry: CacheEntry) -> dict[str, Any]:
     from rbln_artifact_studio.objectstore.store import Bucket
 
-    bucket = Bucket(root.bucket)
+    bucket = Bucket(root)
     prefix = root.child(entry.key)
     keys = [obj.key for obj in bucket.listing(prefix) if obj.key.startswith(prefix.key_prefix)]
     first = [k for k in keys if k == prefix.key_prefix + CONFIG_NAME]  # no longer a hit before anything else goes

@@ -40,7 +40,8 @@ class BucketDialog(QDialog):
             f"{chain_endpoint} (AWS_ENDPOINT_URL)" if chain_endpoint else "http://minio.local:9000",
         )
         self.endpoint.setToolTip(
-            "Empty: AWS_ENDPOINT_URL, else the endpoint of the profile (endpoint_url in ~/.aws/config), else AWS S3."
+            "Empty: the endpoint_url of the Profile below (~/.aws/config), else AWS_ENDPOINT_URL, else AWS_PROFILE's "
+            "endpoint_url, else AWS S3."
         )
         self.bucket = self._field("bucketName", last.get("bucket", ""), "models")
         self.prefix = self._field("bucketPrefix", last.get("prefix", ""), "fleet (empty: the whole bucket)")

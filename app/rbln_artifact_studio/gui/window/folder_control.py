@@ -11,9 +11,10 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
-from rbln_artifact_studio.core.location import BucketPrefix
+from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
+from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.app.settings import Settings
@@ -143,10 +144,11 @@ class FolderControl(QObject):
         if buckets:
             menu.addSection("Buckets")
         for choice in buckets:
-            bucket, prefix, profile = (str(choice.get(k) or "") for k in ("bucket", "prefix", "profile"))
-            where = BucketPrefix(bucket, prefix.strip("/"), profile).url
-            endpoint = choice.get("endpoint")
-            action = menu.addAction(f"{where} ({endpoint})" if endpoint else where)
+            try:  # the bucket with its store, as the CLI takes it (s3+http://HOST:PORT/BUCKET for an endpoint)
+                where = bucket_location(choice).url
+            except StudioError:  # an edited settings file: shown as it is, refused again when chosen
+                where = " ".join(str(choice.get(k) or "") for k in ("endpoint", "profile", "bucket", "prefix"))
+            action = menu.addAction(where)
             action.triggered.connect(lambda _checked=False, c=choice: self.bucketChosen.emit(c))
         if recent:
             menu.addSeparator()
