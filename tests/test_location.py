@@ -97,7 +97,9 @@ def test_one_bucket_of_two_stores_is_two_places_and_each_keeps_its_store() -> No
     assert parse_beside("s3://prod@models/copy", lab) == BucketPrefix("models", "copy", "prod")
     here = BucketPrefix("models", "fleet", "", "http://127.0.0.1:8333")
     assert parse_beside("copy", here) == BucketPrefix("models", "copy", "", "http://127.0.0.1:8333")
-    assert host_of(lab) == "s3://lab@models" and host_of(str(here)) == "s3://models @ http://127.0.0.1:8333"
+    assert host_of(lab) == "s3://lab@models" and host_of(str(here)) == "s3+http://127.0.0.1:8333/models"
+    for place in (lab, here):  # a bucket's Host cell is how the location the CLI prints starts
+        assert str(place).startswith(host_of(place) + "/")
     assert not is_local("s3+http://127.0.0.1:8333/models")
 
 
@@ -294,7 +296,7 @@ def test_an_output_in_a_read_only_kind_is_refused_with_its_reason_before_any_wor
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     monkeypatch.setattr("tempfile.tempdir", None)
     output = BucketPrefix("models", "new")
-    said = "which the studio only reads: it offers no way to write. Nothing was written."
+    said = "which the studio only reads: it offers no way to write. Nothing was changed."
     with pytest.raises(StudioError, match=said):
         compile_to(CompileRequest("Qwen/Qwen3-8B"), output, BackendChoice.SIM, Report())
     with pytest.raises(StudioError, match=said):

@@ -39,7 +39,7 @@ def test_two_writers_into_one_folder(tiny_model: Path, cr13_artifact: Path, tmp_
             assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
             assert f"{out} is being written by process {first.pid} on " in second.stderr, second.stderr
             assert "(compile, since " in second.stderr  # what holds it
-            assert "nothing was written" in second.stderr
+            assert "Nothing was changed." in second.stderr
             assert sorted(os.listdir(out.parent)) == before  # no staging folder of its own: refused before writing
         done = continued(first)
     assert done.returncode == 0, done.stderr

@@ -71,7 +71,9 @@ def test_a_login_that_cannot_keep_the_owner_is_refused_before_writing(cr13_artif
                 resize_in_place(folder, 20)
                 message = "resized"
             except StudioError as exc:
-                message = str(exc)
+                from rbln_artifact_studio.cli.flags import FLAGS
+
+                message = exc.one_line(FLAGS)  # as the CLI says it
             os.write(write, message.encode())
         finally:
             os._exit(0)
@@ -80,7 +82,7 @@ def test_a_login_that_cannot_keep_the_owner_is_refused_before_writing(cr13_artif
         message = answer.read().decode()
     os.waitpid(pid, 0)
     assert message == (
-        f"{config} belongs to user {THIRD}, and a file this login writes would belong to it instead; nothing was "
-        "changed. Resize it as its owner (or as root), or to a copy with --output-dir."
+        f"{config} belongs to user {THIRD}, and a file this login writes would belong to it instead. Resize it as "
+        "its owner (or as root), or to a copy (--output-dir). Nothing was changed."
     )
     assert _state(folder) == before

@@ -378,4 +378,4 @@ def test_a_json_scan_stopped_mid_stream_ends_its_array_saying_so(cr13_artifact: 
     rows = json.loads(first + out)
     assert rows[-1] == {"incomplete": True, "error": "cancelled"}
     assert 0 < len(rows) - 1 < 250 and all("path" in row for row in rows[:-1])
-    assert (proc.returncode, err.decode()) == (143, "cancelled: nothing was left half-done\n")
+    assert (proc.returncode, err.decode()) == (143, "cancelled: Nothing was changed.\n")

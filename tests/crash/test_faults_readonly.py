@@ -18,6 +18,7 @@ import pytest
 from faultfs import FaultFS
 from harness import SHAPE, Lab, artifact_state, tiny_model_config, tree_digest
 
+from rbln_artifact_studio.cli.flags import FLAGS
 from rbln_artifact_studio.core.errors import ResizeError
 from rbln_artifact_studio.core.operations.resize import resize_in_place, resize_to_copy
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, plan_compile, write_artifact
@@ -56,7 +57,7 @@ def test_read_only_artifact_is_refused_before_any_write(
     with FaultFS(artifact.parent).active() as fs, pytest.raises(ResizeError) as caught:
         resize_in_place(artifact, 3)
     assert fs.points == []
-    message = caught.value.one_line()
+    message = caught.value.one_line(FLAGS)  # as the CLI says it
     assert "read-only" in message and "--output-dir" in message and "\n" not in message
     assert artifact_state(artifact) == before
     # A copy only reads the source: it proceeds and leaves the read-only folder exactly as it was.

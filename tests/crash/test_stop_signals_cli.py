@@ -45,5 +45,5 @@ def test_a_signal_during_a_copy_leaves_nothing_behind(
             proc.kill()
             proc.communicate()  # its pipes closed and its status read here, not in the next test's collector
     assert proc.returncode == status, err
-    assert "cancelled: nothing was left half-done" in err and "Traceback" not in err
+    assert "cancelled: Nothing was changed." in err and "Traceback" not in err
     assert staged(tmp_path) == [] and not out.exists()

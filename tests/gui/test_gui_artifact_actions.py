@@ -260,7 +260,7 @@ def test_trash_is_refused_while_a_job_uses_the_artifact(
     qtbot.waitUntil(lambda: dialog.apply_button.isEnabled())
     dialog.accept()
     resize_job = window.artifact_actions.busy.job_using(str(cr13_artifact))
-    assert resize_job is not None and resize_job.title.startswith("Resize qwen3-8b-cr13")
+    assert resize_job is not None and resize_job.title.startswith(f"Resize {cr13_artifact} ")
     qtbot.waitUntil(lambda: resize_job.state.ended, timeout=20_000)
     qtbot.waitUntil(lambda: window.artifact_actions.busy.job_using(str(cr13_artifact)) is None)
     qtbot.waitUntil(lambda: window.model.row_of(str(cr13_artifact) + "-kv12") is not None, timeout=10_000)
@@ -272,7 +272,7 @@ def test_trash_is_refused_while_a_job_uses_the_artifact(
     try:
         window.artifact_actions.trash.trigger()
         box = _box(qtbot, window, "trashRefused")
-        assert "in use by the job “Copy qwen3-8b-cr13 elsewhere”" in box.text() and "Nothing was moved" in box.text()
+        assert "in use by the job “Copy qwen3-8b-cr13 elsewhere”" in box.text() and "Nothing was changed." in box.text()
         assert window.findChild(QMessageBox, "trashConfirm") is None
         box.accept()
     finally:

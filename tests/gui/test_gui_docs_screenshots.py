@@ -30,7 +30,6 @@ from remote.conftest import (  # noqa: F401 (fixtures)
     ssh_server,
 )
 
-from rbln_artifact_studio.core.fleet.columns import TITLES
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.app.theme import Theme, system_palette
 from rbln_artifact_studio.gui.window.main_window import MainWindow
@@ -128,8 +127,6 @@ def test_take_the_docs_screenshots(
     window.dialogs.reopen_bucket({"bucket": "models", "prefix": "fleet"})  # the chain's store: AWS_ENDPOINT_URL
     url = "s3://models/fleet/qwen3-8b-cr13-batch8"
     qtbot.waitUntil(lambda: window.model.row_of(url) is not None, timeout=60_000)
-    header = window.browser.view.horizontalHeader()  # the Host column beside the names (a header dragged there)
-    header.moveSection(header.visualIndex(TITLES.index("Host")), 1)
     assert window.browser.select_path(url)
     qtbot.waitUntil(lambda: window.artifact is not None and str(window.artifact.where) == url, timeout=30_000)
     _save(window, "workspace-places.png")

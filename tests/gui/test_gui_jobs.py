@@ -79,7 +79,7 @@ def test_cancel_stops_at_the_next_progress_check(qtbot: QtBot, jobs: JobManager)
     with qtbot.waitSignal(job.cancelled):
         job.cancel()
     assert job.state is JobState.CANCELLED and len(steps) < 1_000_000
-    assert job.log_lines[-1] == "cancelled; nothing was left half-done"
+    assert job.log_lines[-1] == "cancelled. Nothing was changed."
 
 
 def test_write_jobs_run_one_at_a_time(qtbot: QtBot, jobs: JobManager) -> None:

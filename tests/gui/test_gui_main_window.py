@@ -302,7 +302,7 @@ def test_jobs_panel_lists_a_job_and_its_cancel_button_stops_it(qtbot: QtBot, win
         qtbot.mouseClick(child(row, QPushButton, "jobCancel"), Qt.MouseButton.LeftButton)
     assert child(row, QLabel, "jobState").text() == "cancelled"
     window.jobs_panel.list.setCurrentRow(0)
-    assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled; nothing was left half-done"]
+    assert window.jobs_panel.log.toPlainText().splitlines() == ["started", "cancelled. Nothing was changed."]
 
 
 def test_the_first_artifact_is_shown_before_the_full_checks_end(

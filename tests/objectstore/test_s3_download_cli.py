@@ -45,6 +45,6 @@ def test_what_cannot_be_downloaded_is_refused_and_nothing_written(
     assert missing.stderr.startswith(f"error: {bucket.url('fleet/nothing-here')}"), missing.stderr
     local = run_cli("download", cr13_artifact, tmp_path / "b")
     assert local.returncode == 1
-    assert "is already on this computer; copy it with the file manager. Nothing was written." in local.stderr
+    assert "is already on this computer; copy it with the file manager. Nothing was changed." in local.stderr
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left either
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

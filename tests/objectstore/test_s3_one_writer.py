@@ -66,7 +66,7 @@ def test_a_compile_into_a_prefix_a_compile_is_writing_is_refused_before_it_runs(
         second = cli(*compile_args(tiny_model, url))
         assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
         assert f"{url} is being written by a compile (process {first.pid} on " in second.stderr, second.stderr
-        assert "nothing was written" in second.stderr
+        assert "Nothing was changed." in second.stderr
         assert bucket.objects("race/r1/") == held  # the winner's keys and ETags, untouched
         done = continued(first)
     assert done.returncode == 0, done.stderr

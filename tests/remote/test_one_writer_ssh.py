@@ -41,7 +41,7 @@ def test_a_copy_into_a_server_folder_being_written_is_refused(
         )
         assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
         assert f"{url(out)} is being written by process " in second.stderr, second.stderr
-        assert "nothing was written" in second.stderr
+        assert "Nothing was changed." in second.stderr
         assert sorted(os.listdir(out.parent)) == held  # no staging folder of its own there
         done = continued(first, 180)
     assert done.returncode == 0, done.stderr

@@ -168,7 +168,7 @@ def test_unknown_host_key_then_trust_host_with_its_fingerprint(
     ).stdout.split()[1]
     assert fingerprint in refused.stderr
     wrong = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", "--fingerprint", "SHA256:not-it", env=env)
-    assert wrong.returncode == 1 and "nothing was recorded" in wrong.stderr and known.read_text() == ""
+    assert wrong.returncode == 1 and "Nothing was changed." in wrong.stderr and known.read_text() == ""
     no_tty = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", env=env)
     assert no_tty.returncode == 1 and known.read_text() == ""
     trusted = remote_cli("trust-host", f"ssh://{HOST_ALIAS}", "--fingerprint", fingerprint, env=env)

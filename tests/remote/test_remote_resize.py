@@ -105,7 +105,7 @@ def test_simulator_artifact_resized_by_the_studio_on_the_server(
 def test_a_count_below_the_floor_is_refused_before_anything_starts(remote_cli: Run, real: Path) -> None:
     done = remote_cli("set-kvcache-num-blocks", url(real), "3")
     assert done.returncode == 1
-    assert "below the minimum required" in done.stderr and "Nothing was changed on npu-test" in done.stderr
+    assert "below the minimum required" in done.stderr and done.stderr.endswith("Nothing was changed.\n")
     assert read_block_count(real) == 16
 
 
@@ -121,7 +121,7 @@ def test_cancel_mid_resize_leaves_the_artifact_unchanged(server: SshServer, cont
         if line.startswith("Loaded"):
             cancel.cancel()
 
-    with pytest.raises(CancelledError, match="is unchanged"):
+    with pytest.raises(CancelledError, match="Nothing was changed"):
         resize_remote(s, ResizeRequest(ServerFolder(HOST_ALIAS, str(real)), 12), on_log, cancel)
     assert tree_state(real) == before
     assert leftovers(real.parent) == []

@@ -26,7 +26,7 @@ def test_a_link_loop_in_a_downloaded_artifact_is_one_line(remote_cli: Run, cr13_
     os.symlink("loop", cr13_artifact / "loop")
     line = _one_line(remote_cli("download", url(cr13_artifact), tmp_path / "dest"))
     assert f"Too many levels of symbolic links ({cr13_artifact / 'loop'}); a symbolic link there leads back to " in line
-    assert line.endswith("remove the link, or point it at a file, and try again. Nothing was written.")
+    assert line.endswith("remove the link, or point it at a file, and try again. Nothing was changed.")
     assert not (tmp_path / "dest").exists()
 
 
@@ -48,6 +48,6 @@ def test_a_full_disk_on_the_server_is_one_line(remote_cli: Run, cr13_artifact: P
     line = _one_line(remote_cli("set-kvcache-num-blocks", cr13_artifact, "20", "--output-dir", url(full_disk / "copy")))
     assert line.endswith(
         "No space left on device; the server's disk is full; free space there (df -h on the server) and try again. "
-        "Nothing was written."
+        "Nothing was changed."
     ), line
     assert list(full_disk.iterdir()) == [], "nothing of the copy left"

@@ -24,7 +24,7 @@ def test_a_local_writer_blocks_a_server_job_on_the_same_folder(
         refused = remote_cli("set-kvcache-num-blocks", url(art), "12")
     assert refused.returncode == 1
     holder = f"process {os.getpid()} on {socket.gethostname()} (local resize, since "
-    assert f"is being changed by {holder}" in refused.stderr and "nothing was changed" in refused.stderr
+    assert f"is being changed by {holder}" in refused.stderr and "Nothing was changed." in refused.stderr
     assert tree_state(art) == before and read_block_count(art) == 16
     done = remote_cli("set-kvcache-num-blocks", url(art), "12")  # the lock given back: the job runs
     assert done.returncode == 0, done.stderr

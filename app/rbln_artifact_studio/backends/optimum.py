@@ -13,7 +13,15 @@ from rbln_artifact_studio.backends.base import BackendInfo, CompileResult, LogCa
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.backends.process import Finished, failure, run_streamed
 from rbln_artifact_studio.backends.toolchain import CLI_NAME, Located, locate, optimum_status, tool_env
-from rbln_artifact_studio.core.errors import CancelledError, ConfigError, ResizeError, StudioError
+from rbln_artifact_studio.core.errors import (
+    NOTHING_CHANGED,
+    TO_A_COPY,
+    CancelledError,
+    ConfigError,
+    Remedy,
+    ResizeError,
+    StudioError,
+)
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, Status, open_artifact
 from rbln_artifact_studio.core.fleet.targets import check_target, target_for_budget
@@ -154,8 +162,9 @@ def require_real(artifact: Artifact) -> None:
     """Refuse (ResizeError) an artifact optimum-rbln-cli cannot resize: the simulator's, or an invalid one."""
     if artifact.is_simulated:
         raise ResizeError(
-            f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln "
-            "files. Use --backend sim (or auto). Nothing was changed."
+            f"{artifact.name} was written by the built-in simulator; optimum-rbln-cli cannot read its .rbln files",
+            remedy=Remedy("Resize it with the simulator's engine ({option}).", "backend", "sim"),
+            unchanged=True,
         )
     invalid = [p.message for p in artifact.problems if p.severity is Status.INVALID]
     if invalid:
@@ -238,7 +247,9 @@ class OptimumBackend:
         try:
             return self._run(argv, progress, log, cancel)
         except CancelledError:
-            raise CancelledError(f"Cancelled; {CLI_NAME} was stopped and nothing was written to {output}.") from None
+            raise CancelledError(
+                f"Cancelled; {CLI_NAME} was stopped before it wrote {output}.", unchanged=True
+            ) from None
 
     def compile(
         self,
@@ -257,13 +268,13 @@ class OptimumBackend:
         with StagingDir(output, what="compile") as staging:
             finished = self._run_staged(compile_argv(cli, request, staging.path), output, progress, log, cancel)
             if finished.returncode != 0:
-                raise failure(finished, CLI_NAME, f"nothing was written to {output}")
+                raise failure(finished, CLI_NAME, f"{output} was not written", unchanged=True)
             try:
                 config = load_config(staging.path).model
             except StudioError as exc:
                 raise StudioError(
                     f"{CLI_NAME} finished, but its output is not a decoder-only artifact the studio can read: {exc}",
-                    hint=f"Nothing was written to {output}.",
+                    hint=f"{output} was not written. {NOTHING_CHANGED}",
                 ) from None
             staging.publish()
         return CompileResult(
@@ -318,13 +329,13 @@ class OptimumBackend:
         cancel: CancelToken | None,
     ) -> tuple[Path, int, int]:
         if not os.access(folder, os.W_OK) or not os.access(folder.parent, os.W_OK):
-            raise ResizeError(f"{folder} is read-only; nothing was changed. Resize to a copy with --output-dir.")
+            raise ResizeError(f"{folder} is read-only", remedy=TO_A_COPY, unchanged=True)
         remove_stale_partials(folder.parent)  # a killed run's staged or swapped-out copy
         if request.target is not None and expected == previous:
             return folder, previous, 0
         problem = staging_room_problem(folder, CLI_NAME)
         if problem is not None:
-            raise ResizeError(problem)
+            raise problem
         require_exchange(folder.parent, f"a resize in place through {CLI_NAME}")
         # The tool writes the resized artifact into a staging folder beside this one, which is then swapped in
         # by one atomic exchange: a kill at any instant leaves the old or the new artifact, and a cancel is safe.
@@ -358,7 +369,7 @@ class OptimumBackend:
             argv = resize_argv(cli, folder, request, staging.path)
             finished = self._run_staged(argv, output, progress, log, cancel)
             if finished.returncode != 0:
-                raise failure(finished, CLI_NAME, f"nothing was written to {output}; the source is unchanged")
+                raise failure(finished, CLI_NAME, f"{output} was not written", unchanged=True)
             _drop_internal_files(staging.path)
             new = read_block_count(staging.path)
             copied = tree_size(staging.path)

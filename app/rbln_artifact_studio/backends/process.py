@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from rbln_artifact_studio.core.errors import CancelledError, InsufficientMemoryError, StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, CancelledError, InsufficientMemoryError, StudioError
 from rbln_artifact_studio.core.progress import CancelToken
 
 LineCallback = Callable[[str], None]
@@ -63,12 +63,16 @@ class Finished:
         return f"{what} exited with status {self.returncode}"
 
 
-def failure(finished: Finished, what: str, consequence: str) -> StudioError:
-    """The error to raise for a non-zero exit: the tool's own message first, then what happened to the files."""
+def failure(finished: Finished, what: str, consequence: str, unchanged: bool = False) -> StudioError:
+    """The error to raise for a non-zero exit: the tool's own message first, then what happened to the files
+    (unchanged: nothing was, said in the one closing every refusal uses)."""
     text = finished.error_text()
-    hint = f"({finished.describe_exit(what)}; {consequence})"
+    closing = f" {NOTHING_CHANGED}" if unchanged else ""
+    hint = f"({finished.describe_exit(what)}; {consequence}).{closing}"
     if text is None:
-        return StudioError(f"{finished.describe_exit(what)} without an error message.", hint=f"({consequence})")
+        return StudioError(
+            f"{finished.describe_exit(what)} without an error message.", hint=f"({consequence}).{closing}"
+        )
     cls = InsufficientMemoryError if text.startswith("Insufficient memory") else StudioError
     return cls(text, hint=hint)
 

@@ -305,7 +305,9 @@ def _stop_reason(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt):
         return "cancelled"
     if isinstance(exc, StudioError):
-        return exc.one_line()
+        from rbln_artifact_studio.cli.flags import FLAGS
+
+        return exc.one_line(FLAGS)  # a remedy names its flag
     return f"internal error: {type(exc).__name__}: {exc}"
 
 
@@ -1012,9 +1014,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StudioError as exc:
         return _studio_error(exc)
     except KeyboardInterrupt as exc:
+        from rbln_artifact_studio.core.errors import NOTHING_CHANGED
         from rbln_artifact_studio.core.stop_signals import exit_status, left_by
 
-        print(f"cancelled: {left_by(exc) or 'nothing was left half-done'}", file=sys.stderr)
+        print(f"cancelled: {left_by(exc) or NOTHING_CHANGED}", file=sys.stderr)
         return exit_status(exc)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -1030,11 +1033,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _studio_error(exc: StudioError) -> int:
     """Print a StudioError on one line and give its exit code; what it takes loads only then, off get's fast path."""
+    from rbln_artifact_studio.cli.flags import FLAGS
     from rbln_artifact_studio.core.errors import InvalidArtifactError
     from rbln_artifact_studio.core.numbers import BadNumber
     from rbln_artifact_studio.core.shown import line_shown
 
-    print(f"error: {line_shown(exc.one_line())}", file=sys.stderr)
+    print(f"error: {line_shown(exc.one_line(FLAGS))}", file=sys.stderr)  # a remedy names its flag
     if isinstance(exc, InvalidArtifactError):
         return EXIT_INVALID
     if isinstance(exc, BadNumber):  # a number typed into an environment variable: a usage error, as a flag's

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import ServerFolder, parse_host
 from rbln_artifact_studio.core.progress import ProgressCallback
 from rbln_artifact_studio.remote.registry import server, ssh_connection  # configured from the environment on first use
@@ -54,17 +54,17 @@ def cmd_trust_host(host_text: str, fingerprint: str | None) -> int:
         raise StudioError(check.message())
     offered = " ".join(check.fingerprints)
     if fingerprint is not None and fingerprint.strip() not in offered.split():
-        raise StudioError(f"{conn.host} offers {offered or 'no key'}, not {fingerprint}; nothing was recorded.")
+        raise StudioError(f"{conn.host} offers {offered or 'no key'}, not {fingerprint}", unchanged=True)
     print(check.message())
     if check.trusted:
         return 0
     if fingerprint is None and not sys.stdin.isatty():
-        raise StudioError("Give --fingerprint SHA256:... to trust the key without a terminal; nothing was recorded.")
+        raise StudioError("Give --fingerprint SHA256:... to trust the key without a terminal", unchanged=True)
     if fingerprint is None and input("Trust this key and record it in known_hosts? [y/N] ").strip().lower() not in (
         "y",
         "yes",
     ):
-        print("Nothing was recorded.")
+        print(NOTHING_CHANGED)
         return 1
     accept_host_key(check)
     print(f"Recorded {conn.host}'s key in {check.known_hosts}.")

@@ -380,8 +380,9 @@ def bucket_endpoint(text: str) -> str:
 
 
 def host_of(text: str | Location) -> str:
-    """Where a row lives, for the Host column: the server of ssh://HOST/PATH, s3://BUCKET for a bucket (with its
-    store: s3://PROFILE@BUCKET, `s3://BUCKET @ http://HOST:PORT`), '' if local."""
+    """Where a row lives, for the Host column: the server of ssh://HOST/PATH, a bucket as its location starts (with
+    its store: s3://BUCKET, s3://PROFILE@BUCKET, s3+http://HOST:PORT/BUCKET), '' if local. Always the start of the
+    location the CLI prints (str()), so the table, the Jobs and the titles use the same words."""
     location = text if not isinstance(text, str) else None
     if location is None:
         assert isinstance(text, str)
@@ -394,10 +395,7 @@ def host_of(text: str | Location) -> str:
     if isinstance(location, ServerFolder):
         return location.host
     if isinstance(location, BucketPrefix):
-        bucket = (
-            f"{S3_SCHEME}{location.profile}@{location.bucket}" if location.profile else f"{S3_SCHEME}{location.bucket}"
-        )
-        return f"{bucket} @ {location.endpoint}" if location.endpoint else bucket
+        return location.at("").url
     if isinstance(location, UrlFolder):
         return f"{location.scheme}://{location.host}"
     return ""

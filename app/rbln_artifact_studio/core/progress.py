@@ -27,7 +27,7 @@ class CancelToken:
 
     def raise_if_cancelled(self) -> None:
         if self._event.is_set():
-            raise CancelledError("Cancelled; nothing was changed.")
+            raise CancelledError("Cancelled", unchanged=True)
 
 
 @dataclass

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import BucketPrefix
 from rbln_artifact_studio.core.portable.staging import pid_alive
 from rbln_artifact_studio.core.progress import Progress
@@ -124,12 +124,12 @@ def held_by(prefix: BucketPrefix, owner: Owner) -> str:
     marker = prefix.at(INCOMPLETE_MARKER).url
     if owner.here():
         return (
-            f"{prefix} is being written by {owner.describe()}; nothing was written. Try again when it is done, or "
-            "choose another prefix."
+            f"{prefix} is being written by {owner.describe()}. Try again when it is done, or choose another prefix. "
+            f"{NOTHING_CHANGED}"
         )
     return (
-        f"{prefix} is being written by {owner.describe()}, or was left incomplete by it if that run stopped; nothing "
-        f"was written. If that run is gone, delete everything below {prefix} (its marker is {marker}) and try again."
+        f"{prefix} is being written by {owner.describe()}, or was left incomplete by it if that run stopped. If "
+        f"that run is gone, delete everything below {prefix} (its marker is {marker}) and try again. {NOTHING_CHANGED}"
     )
 
 
@@ -191,7 +191,7 @@ class Claim:
                 self._clear(owner, progress)
             self._confirm()
             return
-        raise StudioError(f"{self.output} is contended by other writers; nothing was written. Try again.")
+        raise StudioError(f"{self.output} is contended by other writers. Try again", unchanged=True)
 
     def _clear(self, owner: Owner | None, progress: Progress) -> None:
         """What a gone owner left below the prefix: its unfinished multipart uploads, then its objects."""
@@ -217,10 +217,10 @@ class Claim:
         if owner is None or owner.token != self.owner.token:
             if owner is not None:
                 raise StudioError(held_by(self.output, owner))
-            raise StudioError(f"{self.output} is contended by other writers; nothing was written. Try again.")
+            raise StudioError(f"{self.output} is contended by other writers. Try again", unchanged=True)
         if any(o.key != self.marker for o in self.bucket.listing(self.output)):
             self.release()
-            raise StudioError(f"The output {self.output} is not empty; choose a new prefix. Nothing was changed.")
+            raise StudioError(f"The output {self.output} is not empty; choose a new prefix", unchanged=True)
 
     def ours(self) -> bool:
         """The marker still holds this claim's token."""

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rbln_artifact_studio.core.errors import CancelledError, ResizeError, StudioError
+from rbln_artifact_studio.core.errors import TO_A_COPY, CancelledError, ResizeError, StudioError
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
 from rbln_artifact_studio.core.location import BucketPrefix, Location, expect
@@ -233,8 +233,9 @@ class BucketLock:
                 since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(other.get("since", 0) or 0)))
                 raise StudioError(
                     f"{self.prefix} is being changed by another run ({other.get('purpose', 'a resize')}, process "
-                    f"{other.get('pid', '?')} on {other.get('host', '?')}, since {since}); nothing was changed. Try "
-                    f"again when it is done; if that run is gone, delete {self.bucket.url(self.key)}."
+                    f"{other.get('pid', '?')} on {other.get('host', '?')}, since {since}). Try again when it is done; "
+                    f"if that run is gone, delete {self.bucket.url(self.key)}",
+                    unchanged=True,
                 ) from None
         raise StudioError(f"Cannot take the lock {self.bucket.url(self.key)}; try again.")
 
@@ -264,8 +265,9 @@ def resize_bucket_in_place(request: ResizeRequest, progress: Progress | None = N
     if not honours_conditions(bucket, prefix):
         raise StudioError(
             f"The object store at {bucket.ep.shown} ignores conditional writes (If-Match / If-None-Match), so two "
-            f"writers could both change {prefix}; it is not resized in place. Resize to a copy instead: "
-            f"--output-dir {prefix.at('NEW-PREFIX')}."
+            f"writers could both change {prefix}; it is not resized in place",
+            remedy=TO_A_COPY._replace(value=str(prefix.at("NEW-PREFIX"))),
+            unchanged=True,
         )
     with BucketLock(bucket, prefix, "resize in place"):
         faults.checkpoint("resize.locked")
@@ -351,9 +353,9 @@ class CopyWrites:
             said = (
                 f"Cancelled; {told}"
                 if isinstance(exc, CancelledError)
-                else f"{exc.message} {told[0].upper()}{told[1:]}"
+                else f"{exc.problem.rstrip('.')}. {told[0].upper()}{told[1:]}"  # not "Nothing was changed."
             )
-            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes) from None
+            raise type(exc)(said, hint=exc.hint, fixes=exc.fixes, remedy=exc.remedy) from None
         if isinstance(exc, KeyboardInterrupt):
             say_left(exc, told)  # the CLI's "cancelled:" line says it
 

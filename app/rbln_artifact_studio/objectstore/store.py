@@ -283,7 +283,7 @@ class Bucket:
         if source.size <= first + MIN_PART:
             body = bytearray(self.read(source.key, if_match=source.etag))
             if len(body) != source.size:
-                raise ConditionFailed(f"{self.url(source.key)} changed while it was read; nothing was written.")
+                raise ConditionFailed(f"{self.url(source.key)} changed while it was read", unchanged=True)
             for offset, data in patches:
                 body[offset : offset + len(data)] = data
             return self.put(key, bytes(body), if_match, create)

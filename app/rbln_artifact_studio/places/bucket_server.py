@@ -52,7 +52,7 @@ def bucket_to_server(request: ResizeRequest, progress: Progress) -> ResizeResult
             download_resized(read, made, staging.path, progress)
             sent = send_folder(there, staging.path, output, progress)
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, "staging the copy here") + " Nothing was written there.") from None
+        raise StudioError(describe_os_error(exc, "staging the copy here"), unchanged=True) from None
     progress.say(f"Wrote {output} with kvcache_num_blocks={made.count}")
     return ServerCopyResult.on(output, made.previous, made.count, made.warnings, sent)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import (
     BucketPrefix,
     LocalFolder,
@@ -131,7 +131,7 @@ def write_refusal(output: Location) -> str | None:
     caps = capabilities(output)
     if caps.writable:
         return None
-    return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} Nothing was written."
+    return f"{output} is {caps.what}, which the studio only reads: {caps.read_only_reason} {NOTHING_CHANGED}"
 
 
 def in_place_refusal(source: Location) -> str | None:
@@ -163,7 +163,7 @@ def _copy_out_refusal(source: Location) -> str | None:
         return None
     return (
         f"{source} is {caps.what}, which the studio only reads: {caps.read_only_reason} Copy the artifact to a folder "
-        "here first, then resize the copy. Nothing was written."
+        f"here first, then resize the copy. {NOTHING_CHANGED}"
     )
 
 
@@ -278,7 +278,7 @@ def compile_refusal(output: Location) -> str | None:
     if type(output) not in capabilities(LocalFolder).copies_to:
         return (
             f"A compile is made on this computer and delivered where a copy from here may go; {output} is "
-            f"{capabilities(output).what}, which no copy from here reaches. Nothing was written."
+            f"{capabilities(output).what}, which no copy from here reaches. {NOTHING_CHANGED}"
         )
     return None
 

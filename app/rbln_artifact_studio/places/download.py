@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, CancelledError, Remedy, StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, describe_os_error
@@ -33,12 +33,10 @@ def download_refusal(source: Location) -> str | None:
 
     caps = capabilities(source)
     if caps.on_this_computer:
-        return f"{source} is already on this computer; copy it with the file manager. Nothing was written."
+        return f"{source} is already on this computer; copy it with the file manager. {NOTHING_CHANGED}"
     if type(source) in DOWNLOADS:
         return None
-    return (
-        f"{source} is {caps.what}: the studio downloads artifacts from a server or a bucket only. Nothing was written."
-    )
+    return f"{source} is {caps.what}: the studio downloads artifacts from a server or a bucket only. {NOTHING_CHANGED}"
 
 
 def _fetch(source: Location, into: Path, progress: Progress) -> int:
@@ -75,15 +73,17 @@ def fetch_from_bucket(source: Location, into: Path, progress: Progress) -> int:
     return found.size
 
 
-def destination_refusal(output: Location) -> str | None:
-    """Why output cannot take a download (None: it is a folder on this computer), before anything is read."""
+def destination_refusal(output: Location) -> StudioError | None:
+    """Why output cannot take a download, as the refusal to raise (None: it is a folder on this computer), before
+    anything is read."""
     from rbln_artifact_studio.places.dispatch import capabilities, path_here
 
     if path_here(output) is not None:
         return None
-    return (
-        f"{output} is {capabilities(output).what}: a download writes a new folder on this computer. To put a copy "
-        f"there, resize to a copy: set-kvcache-num-blocks ARTIFACT COUNT --output-dir {output}. Nothing was written."
+    return StudioError(
+        f"{output} is {capabilities(output).what}: a download writes a new folder on this computer",
+        remedy=Remedy("To put a copy there, resize to a copy ({option}).", "output", str(output)),
+        unchanged=True,
     )
 
 
@@ -93,9 +93,12 @@ def download(source: Location, output: Location, progress: Progress | None = Non
     from rbln_artifact_studio.places.dispatch import path_here
 
     progress = progress or Progress()
-    refusal = download_refusal(source) or destination_refusal(output)
+    refusal = download_refusal(source)
     if refusal is not None:
         raise StudioError(refusal)
+    refused = destination_refusal(output)
+    if refused is not None:
+        raise refused
     here = path_here(output)
     assert here is not None  # destination_refusal let no other place through
     folder = check_new_output_dir(here)  # exists with content, inside an artifact, not writable: said first
@@ -105,8 +108,8 @@ def download(source: Location, output: Location, progress: Progress | None = Non
             progress.check()
             staging.publish()
     except CancelledError:
-        raise CancelledError(f"Cancelled; nothing was written at {folder}.") from None
+        raise CancelledError(f"Cancelled before {folder} was written", unchanged=True) from None
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"writing {folder}") + " Nothing was written there.") from None
+        raise StudioError(describe_os_error(exc, f"writing {folder}"), unchanged=True) from None
     progress.say(f"Downloaded {source} to {folder}")
     return Downloaded(LocalFolder(folder), size)

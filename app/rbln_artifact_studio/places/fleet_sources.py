@@ -510,7 +510,7 @@ def place_on_sources(artifact: Artifact, sources: Sequence[Source], options: Rea
 
     readings = read_sources(sources, replace(options, with_drift=False, memory_only=True))
     statuses, failures = to_place(readings)
-    return place(artifact, statuses, failures, label=str(artifact.path))
+    return place(artifact, statuses, failures, label=str(artifact.where))  # as `place` names it
 
 
 def to_place(readings: Sequence[NodeReading]) -> tuple[list[DeviceStatus], dict[str, str]]:

@@ -256,7 +256,8 @@ def seed(
     if there:
         raise StudioError(
             f"{entry} is there already: the command hits it (vllm-cache lookup says in what state). Prune it first to "
-            "write it again. Nothing was written."
+            "write it again",
+            unchanged=True,
         )
     if source is not None:
         from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
@@ -306,5 +307,6 @@ def _refuse_other_settings(command: ServeCommand, rbln_config: dict[str, Any], w
     if wrong:
         raise StudioError(
             f"{what} cannot be this command's entry: it was compiled with {', '.join(wrong)}; vllm-rbln would serve "
-            "its settings, not the command's. Compile instead. Nothing was written."
+            "its settings, not the command's. Compile instead",
+            unchanged=True,
         )

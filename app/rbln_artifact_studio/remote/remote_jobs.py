@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.errors import CancelledError, Remedy, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.location import Location, ServerFolder, on_host, server_url
 from rbln_artifact_studio.core.logs import logger
@@ -63,6 +63,7 @@ class JobOutcome:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     cancelled: bool = False
+    remedy: Remedy | None = None  # what to do instead, as the job on the server gave it (on_server/job.py)
 
     @classmethod
     def from_json(cls, job: RemoteJob, state: str, data: dict[str, Any] | None) -> JobOutcome:
@@ -77,6 +78,7 @@ class JobOutcome:
             list(data.get("warnings", [])),
             data.get("error"),
             bool(data.get("cancelled")),
+            Remedy(*data["remedy"]) if isinstance(data.get("remedy"), list) and len(data["remedy"]) == 2 else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -132,7 +134,7 @@ def start_resize(
     if target is not None:
         check = check_target(artifact.config, target, artifact)  # its tables, where the server sent them
         if check.error is not None:
-            raise StudioError(f"{check.error} Nothing was changed on {server.host}.")
+            raise StudioError(check.error, unchanged=True)  # on the server: nothing there was touched
         warnings = list(check.warnings)
     spec = {
         "kind": "sim" if artifact.is_simulated else "real",
@@ -293,9 +295,10 @@ def resize_remote(
         on_progress(0, 0, started)
     outcome = follow(server, job, on_log, cancel, on_progress=on_progress)
     if outcome.cancelled:
-        raise CancelledError(outcome.error or "Cancelled; nothing was changed.")
+        raise CancelledError(outcome.error or "Cancelled", unchanged=not outcome.error)
     if not outcome.ok:
-        raise StudioError(f"{outcome.error or 'The job failed.'} (job {job.id} on {job.host})")
+        said = f"{outcome.error or 'The job failed.'} (job {job.id} on {job.host})"
+        raise StudioError(said, remedy=outcome.remedy, unchanged=outcome.remedy is not None)
     merged = [*warnings, *(w for w in outcome.warnings if w not in warnings)]
     return JobOutcome(**{**outcome.__dict__, "warnings": merged})
 

@@ -59,35 +59,34 @@ def _refused(record: dict[str, Any], where: ServerFolder) -> StudioError:
     path = where.at(str(record.get("path") or where.path))
     why = record["refused"]
     if why == "exists":
-        return StudioError(
-            f"The output folder {path} exists and is not empty; choose a new folder. Nothing was changed."
-        )
+        return StudioError(f"The output folder {path} exists and is not empty; choose a new folder", unchanged=True)
     if why == "busy":
         holder = record.get("holder") or "another copy"
         return StudioError(
-            f"{path} is being written by {holder}; nothing was written. Try again when it is done, or choose "
-            "another folder."
+            f"{path} is being written by {holder}. Try again when it is done, or choose another folder", unchanged=True
         )
     if why == "appeared":
-        return StudioError(f"{path} appeared while the copy ran; nothing was written there.")
+        return StudioError(f"{path} appeared while the copy ran; the copy was not put there", unchanged=True)
     if why == "not_folder":
-        return StudioError(f"{path} exists and is not a folder; choose a new output folder. Nothing was changed.")
+        return StudioError(f"{path} exists and is not a folder; choose a new output folder", unchanged=True)
     if why == "inside":
         return StudioError(
             f"The output folder {where} lies inside the artifact {path}; a copy there would be hidden from scans. "
-            "Choose a folder outside every artifact. Nothing was changed."
+            "Choose a folder outside every artifact",
+            unchanged=True,
         )
     if why == "denied":
         return StudioError(f"Cannot write into {path}: permission denied. Choose a folder you can write to.")
     if why == "missing":
-        return StudioError(f"{path} is not a folder; nothing was copied.")
+        return StudioError(f"{path} is not a folder", unchanged=True)
     if why == "no_artifact":
         return StudioError(
             f"{path} holds no rbln_config.json (nor a pipeline's model_index.json): it is not an artifact folder. "
-            "Name the artifact's own folder; nothing was copied."
+            "Name the artifact's own folder",
+            unchanged=True,
         )
     if why == "locked":
-        return StudioError(f"{path} is being changed by {record.get('holder')}; nothing was copied. Try again later.")
+        return StudioError(f"{path} is being changed by {record.get('holder')}. Try again later", unchanged=True)
     return StudioError(f"{where.host} refused the copy ({why}) at {path}.")
 
 
@@ -128,12 +127,12 @@ def fetch_folder(server: Server, source: ServerFolder, into: Path, progress: Pro
                 faults.checkpoint("transfer.fetched")
                 return done
     except CancelledError:
-        raise CancelledError(f"Cancelled; {source} is as it was.") from None
+        raise CancelledError("Cancelled", unchanged=True) from None
     finally:
         if out is not None:
             out.close()
         session.stop()
-    raise StudioError(f"The copy from {source} ended before its last file; nothing was written.")
+    raise StudioError(f"The copy from {source} ended before its last file", unchanged=True)
 
 
 def _files(folder: Path) -> list[tuple[str, Path]]:
@@ -160,7 +159,7 @@ def _pieces(files: list[tuple[str, Path]]) -> Iterator[tuple[bytes, int]]:
             while left:
                 chunk = f.read(min(CHUNK, left))
                 if not chunk:
-                    raise StudioError(f"{path} shrank while it was sent; nothing was written on the server.")
+                    raise StudioError(f"{path} shrank while it was sent", unchanged=True)
                 left -= len(chunk)
                 yield chunk, len(chunk)
     yield b'{"end": true}\n', 0
@@ -202,7 +201,7 @@ class _Session:
         if self.server.transport.failed(self.proc.returncode):
             self.server.transport.raise_for_failure(stderr)
         tail = server_said(stderr, f"status {self.proc.returncode}")  # a traceback in words, never its fragments
-        return StudioError(f"The copy {self.what} failed on {self.server.host}: {tail}. Nothing was written.")
+        return StudioError(f"The copy {self.what} failed on {self.server.host}: {tail}", unchanged=True)
 
     def records(self, progress: Progress) -> Iterator[dict[str, Any]]:
         """Each record as it arrives (what is pending, the code first, written meanwhile); a cancel, an answer that
@@ -279,7 +278,7 @@ def send_folder(server: Server, folder: Path, output: ServerFolder, progress: Pr
         session.send(files, progress)
         next(r for r in session.records(progress) if "done" in r)
     except CancelledError:
-        raise CancelledError(f"Cancelled; nothing was written to {output}.") from None
+        raise CancelledError(f"Cancelled before {output} was written", unchanged=True) from None
     finally:
         session.stop()
     return total

@@ -494,7 +494,7 @@ def accept_host_key(check: HostKeyCheck) -> None:
             hint=f"If the new fingerprint is right, run: ssh-keygen -R {shlex.quote(check.known_as)}",
         )
     if not check.offered:
-        raise StudioError(f"{check.host} offered no host key; nothing was recorded.")
+        raise StudioError(f"{check.host} offered no host key", unchanged=True)
     path = check.known_hosts
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     old = path.read_bytes() if path.exists() else b""

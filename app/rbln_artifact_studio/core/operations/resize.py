@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import ResizeError, StudioError
+from rbln_artifact_studio.core.errors import TO_A_COPY, Remedy, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import rescale_allocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
@@ -113,11 +113,11 @@ def require_simulated(artifact: Artifact) -> None:
     unknown kinds, or one the real compiler wrote; the local and the bucket resize both ask this first."""
     if artifact.status.value == "invalid":  # first: a damaged file is named, not taken for real-compiler output
         reasons = "; ".join(p.message for p in artifact.problems if p.severity.value == "invalid")
-        raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}. Nothing was changed.")
+        raise ResizeError(f"{artifact.name} is not valid, so it cannot be resized: {reasons}", unchanged=True)
     if artifact.config.unknown_cache_kinds:
         raise ResizeError(
-            f"{artifact.name}: {artifact.config.kv_unknown_reason} A resize could leave those caches wrong; "
-            "nothing was changed."
+            f"{artifact.name}: {artifact.config.kv_unknown_reason} A resize could leave those caches wrong",
+            unchanged=True,
         )
     location = artifact.location
     if location is not None and location.vlm_root is not None and not artifact.is_simulated:
@@ -129,8 +129,9 @@ def require_simulated(artifact: Artifact) -> None:
         )
     if not artifact.is_simulated:
         raise ResizeError(
-            f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs "
-            "optimum-rbln-cli (use --backend optimum). Nothing was changed."
+            f"{artifact.name}: its .rbln files were written by the real compiler; resizing them needs optimum-rbln-cli",
+            remedy=Remedy("Resize them with it ({option}).", "backend", "optimum"),
+            unchanged=True,
         )
 
 
@@ -187,7 +188,7 @@ def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
     """Refuse a read-only artifact before anything is written there, not even the lock file; where its KV cache is
     (location, when the caller read it already)."""
     if not folder.is_dir():
-        raise ResizeError(f"{folder} is not a folder; nothing was changed.")
+        raise ResizeError(f"{folder} is not a folder", unchanged=True)
     location = location or kv_location(folder)
     model_dir = location.model_dir
     dirs = [model_dir, *([location.vlm_root] if location.vlm_root else [])]
@@ -199,7 +200,7 @@ def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
     blocked = [p for p in [*dirs, *owned] if not os.access(p, os.W_OK)]
     if blocked:
         which = "" if blocked[0] == folder else f" ({blocked[0].relative_to(location.lock_dir)})"
-        raise ResizeError(f"{folder} is read-only{which}; nothing was changed. Resize to a copy with --output-dir.")
+        raise ResizeError(f"{folder} is read-only{which}", remedy=TO_A_COPY, unchanged=True)
     # The configs are replaced by a rename: the new file must keep the old one's owner, group and mode.
     # A shared file is copied before the write: the copy, too, replaces it by a rename.
     replaced = [p for p in files if p.exists() and (p.name == CONFIG_NAME or sharing_of(p) is not None)]
@@ -207,7 +208,9 @@ def _check_writable(folder: Path, location: KvLocation | None) -> KvLocation:
         reason = owner_not_kept(config)
         if reason is not None:
             raise ResizeError(
-                f"{reason}; nothing was changed. Resize it as its owner (or as root), or to a copy with --output-dir."
+                reason,
+                remedy=Remedy("Resize it as its owner (or as root), or to a copy ({option}).", "output"),
+                unchanged=True,
             )
     return location
 
@@ -301,7 +304,9 @@ def resize_to_copy(
             progress.check()
             staging.publish()
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"copying to {output}") + " Nothing was left behind.") from None
+        raise StudioError(
+            describe_os_error(exc, f"copying to {output}"), unchanged=True
+        ) from None  # staged: nothing kept
     finally:
         if lock:
             lock.release()

@@ -220,7 +220,7 @@ def place(
     label: str | None = None,
 ) -> Placement:
     """Each server's answer for one artifact: options best first (see ORDER), then the blocked servers in order."""
-    name = label or str(artifact.path)
+    name = label or str(artifact.where)
     npu, layout = artifact.npu, artifact.layout()
     c = artifact.config
     unreachable = tuple(Blocked(h, Block.UNREACHABLE, why) for h, why in (failures or {}).items())

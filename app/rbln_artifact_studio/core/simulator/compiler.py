@@ -10,6 +10,7 @@ from rbln_artifact_studio.core.errors import (
     ConfigError,
     Fix,
     InsufficientMemoryError,
+    Remedy,
     ResizeError,
     ShapeError,
     StudioError,
@@ -189,8 +190,9 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
         raise StudioError(
             f"{model.model_id} does not fit {npu.name} x{shape.num_devices}: weights and workspace need "
             f"{format_bytes(need)} per chiplet, but a chiplet offers {format_bytes(npu.available_per_chiplet)}. "
-            + (f"Use more devices: {fix.label} hold(s) it." if fix else "Use more devices (--num_devices)."),
+            + (f"Use more devices: {fix.label} hold(s) it." if fix else ""),
             fixes=(fix,) if fix else (),
+            remedy=None if fix else Remedy("Use more devices ({option}).", "num_devices"),
         )
     if explicit is not None:
         num_blocks = explicit
@@ -219,7 +221,7 @@ def plan_compile(request: CompileRequest, model: ResolvedModel | None = None) ->
     if explicit is not None or shape.attn is AttnImpl.EAGER:
         refusal = does_not_fit(layout, npu, num_blocks, sequence.floor)  # it would not load: never write it
         if refusal is not None:
-            raise ResizeError(refusal + " Nothing was written.")
+            raise ResizeError(refusal, unchanged=True)
     plan = CompilePlan(request, model, shape, budget, budget_per_npu, layout, num_blocks, sequence, warnings)
     try:  # never write a file this tool would refuse to open
         parse_config(rbln_config_for(plan), Path(CONFIG_NAME))
@@ -346,6 +348,6 @@ def write_artifact(plan: CompilePlan, output_dir: Path, progress: Progress | Non
             progress.check()
             staging.publish()
     except OSError as exc:
-        raise StudioError(describe_os_error(exc, f"writing {output}") + " Nothing was left behind.") from None
+        raise StudioError(describe_os_error(exc, f"writing {output}"), unchanged=True) from None  # staged: nothing kept
     progress.say(f"Compiled {output.name}: kvcache_num_blocks={plan.num_blocks}")
     return output

@@ -175,7 +175,9 @@ def _keep_owner(path: Path, tmp: Path) -> None:
             os.chown(tmp, old.st_uid, old.st_gid)
         except PermissionError:
             raise PermissionError(
-                errno.EPERM, f"{owner_not_kept(path) or 'its owner cannot be kept'}; it was left as it was", str(path)
+                errno.EPERM,
+                f"{owner_not_kept(path) or 'its owner cannot be kept'}; the file was not replaced",
+                str(path),
             ) from None
 
 
@@ -287,11 +289,11 @@ class DestinationClaim(FolderLock):
             super().acquire()
         except LockHeld as exc:
             raise StudioError(
-                f"{self.final} is being written by {exc.holder}; nothing was written. Try again when it is done, "
-                "or choose another folder."
+                f"{self.final} is being written by {exc.holder}. Try again when it is done, or choose another folder",
+                unchanged=True,
             ) from None
         except LockContended:
-            raise StudioError(f"{self.final} is contended by other writers; nothing was written. Try again.") from None
+            raise StudioError(f"{self.final} is contended by other writers. Try again", unchanged=True) from None
 
 
 class StagingDir:
@@ -348,7 +350,9 @@ class StagingDir:
             os.rename(self.path, self.final)
         except OSError as exc:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                raise StudioError(f"{self.final} appeared while the work ran; nothing was written there.") from None
+                raise StudioError(
+                    f"{self.final} appeared while the work ran; the work was not put there", unchanged=True
+                ) from None
             raise
         self._published = True
         try:

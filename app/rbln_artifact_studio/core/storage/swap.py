@@ -7,7 +7,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import TO_A_COPY, Remedy, ResizeError, StudioError
 from rbln_artifact_studio.core.portable.exchange import exchange
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.storage.fsutil import tree_size
@@ -37,7 +37,9 @@ def require_exchange(parent: Path, what: str) -> None:
     if not can_exchange(parent):
         raise StudioError(
             f"The file system of {parent} cannot swap folders atomically, so {what} could not guarantee the old "
-            "or the new artifact after a crash. Resize to a copy instead (--output-dir)."
+            "or the new artifact after a crash",
+            remedy=TO_A_COPY,
+            unchanged=True,
         )
 
 
@@ -52,14 +54,18 @@ def staging_room(folder: Path) -> tuple[int, int]:
     return tree_size(folder, dereference=True), free_bytes(folder.parent)
 
 
-def staging_room_problem(folder: Path, tool: str) -> str | None:
-    """Why a staged in-place resize does not fit the disk, with the numbers; None when it fits."""
+def staging_room_problem(folder: Path, tool: str) -> ResizeError | None:
+    """Why a staged in-place resize does not fit the disk, with the numbers, as the refusal to raise or show; None
+    when it fits."""
     needed, free = staging_room(folder)
     if needed <= free:
         return None
-    return (
+    return ResizeError(
         f"Resizing {folder.name} in place through {tool} first writes the resized artifact beside it "
         f"({format_bytes_exact(needed)}) and then swaps it in, so a crash leaves the old or the new one; the "
-        f"disk has {format_bytes_exact(free)} free. Free {format_bytes(needed - free)} more, or resize to a "
-        "copy on another disk (--output-dir). Nothing was changed."
+        f"disk has {format_bytes_exact(free)} free",
+        remedy=Remedy(
+            f"Free {format_bytes(needed - free)} more, or resize to a copy on another disk ({{option}}).", "output"
+        ),
+        unchanged=True,
     )

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.gui.app.remedies import said
 
 if TYPE_CHECKING:
     # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
@@ -50,7 +51,7 @@ def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType 
     details = "".join(traceback.format_exception(kind, exc, tb))
     sys.stderr.write(details)
     if isinstance(exc, StudioError):
-        reason, details = exc.message, exc.hint or ""
+        reason, details = said(exc), exc.hint or ""
     else:
         reason = f"Unexpected error: {kind.__name__}: {exc}"
     if QApplication.instance() is not None:

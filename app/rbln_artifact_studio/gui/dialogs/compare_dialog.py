@@ -65,7 +65,7 @@ class CompareDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("compareDialog")
-        self.setWindowTitle(f"Compare {Path(left).name} and {Path(right).name}")
+        self.setWindowTitle(f"Compare {left} and {right}")  # where each lives, as the CLI names them
         self.comparison: Comparison | None = None
         outer = QVBoxLayout(self)
         outer.addWidget(self._build_body(f"Reading {Path(left).name} and {Path(right).name}…"))

@@ -12,6 +12,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_beside
 from rbln_artifact_studio.core.storage.output_check import CHOOSE_FOLDER, folder_problem, path_problem
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.places.dispatch import capabilities, copy_refusal, default_copy, path_here
 
@@ -76,7 +77,7 @@ class CopyFolderCheck(QObject):
         try:
             target = parse_beside(output, where)
         except StudioError as exc:
-            return exc.one_line()
+            return one_line(exc)
         refusal = copy_refusal(where, target)
         if refusal is not None:
             return refusal

@@ -33,7 +33,7 @@ class ExplorerDialog(QDialog):
     def __init__(self, jobs: JobManager, artifact: Artifact, open_resize: OpenResize, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("explorerDialog")
-        self.setWindowTitle(f"Explore budgets: {artifact.name}")
+        self.setWindowTitle(f"Explore budgets: {artifact.where}")
         self.artifact, self.open_resize = artifact, open_resize
         self.exploration: Exploration | None = None
         self.resize_dialog: ResizeDialog | None = None

@@ -33,6 +33,7 @@ from rbln_artifact_studio.core.location import LocalFolder, Location, parse_besi
 from rbln_artifact_studio.core.model.budget import BINARY_UNITS, parse_budget
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.storage.sharing import copy_on_write_note
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
 from rbln_artifact_studio.gui.dialogs.copy_folder_check import CopyFolderCheck
 from rbln_artifact_studio.gui.dialogs.staging_check import StagingCheck
@@ -84,7 +85,7 @@ class ResizeDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("resizeDialog")
-        self.setWindowTitle(f"Resize KV cache: {artifact.name}")
+        self.setWindowTitle(f"Resize KV cache: {artifact.where}")
         self.artifact = artifact
         self.capabilities = capabilities(artifact.where)  # where its copy may go, asked of its kind of place
         self.in_place_refusal = in_place_refusal(artifact.where)  # a kind that cannot resize where it is: why
@@ -332,7 +333,7 @@ class ResizeDialog(QDialog):
         except StudioError as exc:
             # A resize keeps the shape: of the remedies, only a budget applies here.
             self._fixes = tuple(f for f in exc.fixes if all(name == "memory_budget" for name, _ in f.changes))
-            return None, [], exc.one_line()
+            return None, [], one_line(exc)
         for signals in (self.target_spin, self.target_spin.lineEdit()):  # the count follows, not typed by the user
             signals.blockSignals(True)
         self.target_spin.setValue(target)

@@ -8,7 +8,15 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from rbln_artifact_studio.backends.toolchain import CLI_NAME
 from rbln_artifact_studio.core.storage.swap import staging_room_problem
+from rbln_artifact_studio.gui.app.remedies import said
 from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
+
+
+def _room_problem(folder: Path) -> str | None:
+    """Worker side: the refusal, its remedy naming the dialog's controls (never a CLI flag)."""
+    refusal = staging_room_problem(folder, CLI_NAME)
+    return None if refusal is None else said(refusal)
+
 
 ASKING = "Checking the disk has room for the staged copy an in-place resize writes…"
 
@@ -31,9 +39,7 @@ class StagingCheck(QObject):
         if not self._asked:
             self._asked = True
             folder = self.folder
-            job = self.jobs.submit(
-                f"Check room beside {folder.name}", lambda ctx: staging_room_problem(folder, CLI_NAME), visible=False
-            )
+            job = self.jobs.submit(f"Check room beside {folder.name}", lambda ctx: _room_problem(folder), visible=False)
             job.succeeded.connect(self._on_checked)
             job.failed.connect(self._on_failed)
         return self._answer

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.remedies import one_line
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.location import Location
@@ -242,7 +243,7 @@ class VllmCacheDialog(QDialog):
         try:
             return cache_root(self.root_edit.text().strip())
         except StudioError as exc:
-            self.message.setText(exc.one_line())
+            self.message.setText(one_line(exc))
             return None
 
     @Slot()

@@ -16,6 +16,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.simulator.compiler import CompilePlan
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
 from rbln_artifact_studio.places.dispatch import compile_refusal, path_here
 
@@ -91,7 +92,7 @@ class OutputPage(QWizardPage):
         try:
             return compile_refusal(parse_location(text))
         except StudioError as exc:
-            return exc.one_line()
+            return one_line(exc)
 
     def _would_write(self) -> dict[str, object] | None:
         """The rbln_config.json this compile writes: a vLLM cache entry's settings must be its command's."""

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
 from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, tone
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
@@ -112,7 +113,7 @@ class ShapePage(QWizardPage):
         try:
             shape = resolve_shape(replace(request, memory_budget=None, kvcache_num_blocks=None), model)
         except StudioError as exc:
-            self._show(False, exc.one_line(), exc.fixes)
+            self._show(False, one_line(exc), exc.fixes)
             return
         seq = SequenceShape(shape.batch_size, shape.max_seq_len, shape.block_size, shape.attn)
         self._show(

@@ -52,7 +52,8 @@ STATUS_COLOURS = _StatusColours()
 Index = QModelIndex | QPersistentModelIndex
 
 
-COLUMNS_VERSION = 4  # bump when COLUMNS change order, so a saved header layout is not applied to other columns
+# Bumped when COLUMNS or their default order in the view change, so a saved header layout is not applied to others.
+COLUMNS_VERSION = 5  # 5: the Host column beside the names (gui/window/place_column.py)
 NAME_COLUMN = TITLES.index("Name")
 STATUS_COLUMN = TITLES.index("Status")
 HOST_COLUMN = TITLES.index("Host")

@@ -23,9 +23,10 @@ from typing import Any
 
 from PySide6.QtCore import SIGNAL, QObject, QThreadPool, QTimer, Signal, Slot
 
-from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, CancelledError, StudioError
 from rbln_artifact_studio.core.logs import logger
 from rbln_artifact_studio.core.progress import CancelToken
+from rbln_artifact_studio.gui.app.remedies import said
 
 GRAVEYARD = 64  # ended jobs kept referenced after forget()
 log = logger(__name__)
@@ -56,7 +57,7 @@ class JobFailure:
     @classmethod
     def from_exception(cls, exc: BaseException) -> JobFailure:
         if isinstance(exc, StudioError):
-            return cls(exc.message, exc.hint or "")
+            return cls(said(exc), exc.hint or "")  # a remedy names the desktop's controls, never a CLI flag
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return cls(f"Unexpected error: {type(exc).__name__}: {exc}", text)
 
@@ -232,7 +233,7 @@ class Job(QObject):
             self.log_lines.append(f"error: {payload.reason}")
             self.failed.emit(payload)
         else:
-            self.log_lines.append("cancelled; nothing was left half-done")
+            self.log_lines.append(f"cancelled. {NOTHING_CHANGED}")
             self.cancelled.emit()
         self.finished.emit()
 

@@ -88,7 +88,7 @@ def compile_artifact(
         _log_result(ctx, result.warnings, result.summary())
         return result
 
-    return jobs.submit(f"Compile {request.model_id} → {output.name}", work, writes=True)
+    return jobs.submit(f"Compile {request.model_id} → {output}", work, writes=True)
 
 
 def resize(
@@ -100,10 +100,10 @@ def resize(
 ) -> Job:
     """Resize in place or into a copy (with progress and cancel for the copy), the request handed to dispatch as the
     dialog built it; before runs first, in the worker. blocks: the count the dialog previewed, for the title."""
-    where = f"copy {request.output.name}" if request.output else "in place"
+    where = f"copy {request.output}" if request.output else "in place"
     count = blocks if blocks is not None else request.target
     size = f"{count} blocks" if count is not None else f"fit {request.budget_text}"
-    title = f"Resize {request.source.name} to {size} ({where})"
+    title = f"Resize {request.source} to {size} ({where})"  # as the CLI names it: which place, too
 
     def work(ctx: JobContext) -> ResizeResult:
         if before is not None:
@@ -120,7 +120,7 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
     from PySide6.QtCore import QFile, QStandardPaths
 
     def work(ctx: JobContext) -> list[str]:
-        from rbln_artifact_studio.core.errors import StudioError
+        from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 
         # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
         os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
@@ -130,17 +130,15 @@ def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
             if not os.path.lexists(path):
                 continue  # already gone (deleted from a terminal meanwhile)
             if not QFile.moveToTrash(path):
+                moved_before = f"Moved before it: {', '.join(moved)}." if moved else NOTHING_CHANGED
                 raise StudioError(
-                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). "
-                    f"It was left as it is{'; moved before it: ' + ', '.join(moved) if moved else ''}."
+                    f"Could not move {path} to the Trash (no Trash on that disk, or no permission). {moved_before}"
                 )
             ctx.log(f"moved {path} to the Trash")
             moved.append(path)
         return moved
 
-    title = (
-        f"Move {Path(paths[0]).name} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
-    )
+    title = f"Move {paths[0]} to the Trash" if len(paths) == 1 else f"Move {len(paths)} artifacts to the Trash"
     return jobs.submit(title, work, writes=True)
 
 

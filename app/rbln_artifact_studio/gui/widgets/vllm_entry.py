@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.gui.app.remedies import one_line
 
 
 class _Answer(QObject):
@@ -75,7 +76,7 @@ class VllmEntryDialog(QDialog):
             try:
                 self._answer.done.emit(entry_for(root, text, config), "")
             except StudioError as exc:
-                self._answer.done.emit("", exc.one_line())
+                self._answer.done.emit("", one_line(exc))
 
         threading.Thread(target=work, daemon=True).start()  # the model's config.json may be read: never here
 

@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Slot
 from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
 
-from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import is_local, parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, is_under
@@ -398,7 +398,7 @@ class ArtifactActions(QObject):
                 QMessageBox.Icon.Warning,
                 "Not on this computer",
                 f"{elsewhere[0]} is not on this computer, so it cannot go to the Trash here; delete it where it "
-                "lives (on the server, or with the bucket's tools). Nothing was moved.",
+                f"lives (on the server, or with the bucket's tools). {NOTHING_CHANGED}",
                 QMessageBox.StandardButton.Ok,
             )
             box.open()
@@ -411,7 +411,7 @@ class ArtifactActions(QObject):
                     QMessageBox.Icon.Warning,
                     "Artifact in use",
                     f"{Path(path).name} is in use by the job “{job.title}”. Wait for it to finish or cancel it "
-                    "(View ▸ Jobs, Ctrl+J), then try again. Nothing was moved.",
+                    f"(View ▸ Jobs, Ctrl+J), then try again. {NOTHING_CHANGED}",
                     QMessageBox.StandardButton.Ok,
                 )
                 box.open()

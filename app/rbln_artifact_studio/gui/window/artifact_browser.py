@@ -22,6 +22,7 @@ from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
 from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
+from rbln_artifact_studio.gui.window.place_column import PlaceColumn
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
@@ -52,6 +53,7 @@ class ArtifactBrowser(QWidget):
         self.filter_edit = self._build_filter()
         self.proxy = self._build_proxy(model)
         self.view = self._build_view(model)
+        self.places = PlaceColumn(self.view, model)  # the Host column beside the names, wide enough for its places
         self._after_paint = self._watch_paints()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

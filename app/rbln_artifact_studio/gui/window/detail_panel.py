@@ -22,6 +22,7 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS
 from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
 from rbln_artifact_studio.core.status import Problem, Status, worst
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.app.tones import Tone, escaped, style, tone
 from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 
@@ -321,7 +322,7 @@ class DetailPanel(QScrollArea):
         try:
             result = what_if(artifact, text)
         except StudioError as exc:
-            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {escaped(exc.one_line())}</span>")
+            self.what_if_result.setText(f"<span style='{style(Tone.ERROR)}'>✖ {escaped(one_line(exc))}</span>")
             return None
         colour = tone(Tone.ERROR) if result.blocks < result.floor else tone(Tone.OK)
         self.what_if_result.setText(f"<span style='color:{colour}'>{escaped(result.summary())}</span>")

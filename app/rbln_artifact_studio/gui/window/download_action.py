@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.places.dispatch import path_here
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class DownloadAction(QObject):
             try:
                 reason = download_refusal(parse_location(paths[0]))
             except StudioError as exc:
-                reason = exc.one_line()
+                reason = one_line(exc)
         tip = f"{BASE_TIP}: not offered. {reason}" if reason else BASE_TIP
         self.action.setToolTip(tip)
         self.action.setStatusTip(tip)
@@ -125,6 +126,6 @@ class DownloadAction(QObject):
             ctx.log(f"wrote {result.where} ({result.size:,} bytes)")
             return result
 
-        job = self.jobs.submit(f"Download {source.name} to {output.parent}", work, writes=True)
+        job = self.jobs.submit(f"Download {source} to {output.parent}", work, writes=True)
         job.succeeded.connect(lambda result: self.offer(result.where))
         return job

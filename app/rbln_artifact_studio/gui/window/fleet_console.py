@@ -608,10 +608,10 @@ class FleetConsole(QWidget):
         if not texts:
             self.place.title.setText("No source yet: connect to a server, or add a source above.")
             return None
-        self.place.title.setText(f"Reading {len(texts)} source(s) for {artifact.name}…")
+        self.place.title.setText(f"Reading {len(texts)} source(s) for {artifact.where}…")
         options = self._options()
         job = self.jobs.submit(
-            f"Where {artifact.name} fits",
+            f"Where {artifact.where} fits",
             lambda ctx: _place(texts, artifact, options, ctx),
             visible=False,
         )

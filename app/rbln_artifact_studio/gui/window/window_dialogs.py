@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
+from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.app.settings import MAX_RECENT
 from rbln_artifact_studio.gui.models.jobs import Job
 
@@ -129,7 +130,7 @@ class DialogLauncher(QObject):
         try:
             root = bucket_location(choice)
         except StudioError as exc:
-            self.window.statusBar().showMessage(f"Cannot open that bucket: {exc.one_line()}", 10_000)
+            self.window.statusBar().showMessage(f"Cannot open that bucket: {one_line(exc)}", 10_000)
             return None
         self._bucket_opened(choice)
         return open_bucket(self.jobs, self.model, root)

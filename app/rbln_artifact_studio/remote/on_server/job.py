@@ -38,8 +38,12 @@ class Cancelled(Exception):
     pass
 
 
+UNCHANGED = "Nothing was changed."  # core/errors.py NOTHING_CHANGED: the one closing every refusal uses
+
+
 class Failed(Exception):
     logged = False  # the log already shows why (the tool's own output): not written there again
+    remedy = None  # type: tuple[str, str] | None  # (words with {option}, option): each front end names it (core/errors.py)
 
 
 class ToolFailed(Failed):
@@ -67,9 +71,9 @@ def artifact_lock(folder, purpose):
     try:
         lock.acquire()
     except LockHeld as exc:
-        raise Failed(f"{folder} is being changed by {exc.holder}; nothing was changed.") from None
+        raise Failed(f"{folder} is being changed by {exc.holder}. {UNCHANGED}") from None
     except LockContended:
-        raise Failed(f"{folder} is contended by other writers; nothing was changed.") from None
+        raise Failed(f"{folder} is contended by other writers. {UNCHANGED}") from None
     try:
         yield
     finally:
@@ -121,8 +125,10 @@ def run_tool(argv, capture=False, interrupt=signal.SIGTERM, env=None):
 def tool_failure(status, lines, state):
     tail = [line for line in lines if line.strip()][-3:]
     if tail and tail[-1].startswith("error: "):  # the studio's CLI said it in one line: that line is the reason
-        return ToolFailed(f"{tail[-1][len('error: ') :]} ({state})")
-    return ToolFailed(f"{os.path.basename(SPEC['tool'])} failed (status {status}): {' '.join(tail)} ({state})")
+        return ToolFailed(f"{state}: {tail[-1][len('error: ') :]}")  # its own closing ends it
+    return ToolFailed(
+        f"{state}: {os.path.basename(SPEC['tool'])} failed (status {status}): {' '.join(tail)}. {UNCHANGED}"
+    )
 
 
 def warnings_of(lines):
@@ -135,8 +141,9 @@ def staging_for(final):
 
 CANNOT_EXCHANGE = (
     "the server's file system cannot exchange two folders atomically (renameat2), so an in-place resize could "
-    "leave a moment without the artifact; nothing was changed. Resize to a copy (--output-dir) instead."
+    "leave a moment without the artifact"
 )
+TO_A_COPY = ("Resize to a copy instead ({option}).", "output")  # core/errors.py TO_A_COPY, as data in result.json
 
 
 def swap(new, old):
@@ -145,7 +152,9 @@ def swap(new, old):
         exchange(new, old)
     except OSError as exc:
         if exc.errno in UNSUPPORTED:
-            raise Failed(CANNOT_EXCHANGE) from None
+            failed = Failed(CANNOT_EXCHANGE)
+            failed.remedy = TO_A_COPY  # the closing is the client's (unchanged: the staging is removed)
+            raise failed from None
         raise
 
 
@@ -174,7 +183,7 @@ def real_in_place(art):
             # The tool writes the resized artifact into a hidden staging folder beside it; the artifact is only read.
             status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", art, "--output-dir", staging])
             if status != 0:
-                raise tool_failure(status, lines, f"{art} is unchanged")
+                raise tool_failure(status, lines, f"Resizing {art} in place")
             new = blocks_of(staging)
             drop_internal(staging)
             fsync_dir(staging)
@@ -195,7 +204,7 @@ def real_to_copy(art, output):
     try:
         status, lines, _ = run_tool([SPEC["tool"], *operation(), "--model-id", art, "--output-dir", staging])
         if status != 0:
-            raise tool_failure(status, lines, f"nothing was written to {output}; the source is unchanged")
+            raise tool_failure(status, lines, f"Writing {output}")
         drop_internal(staging)
         new = blocks_of(staging)
         fsync_dir(staging)
@@ -219,7 +228,7 @@ def simulated(art, output):
     env = dict(os.environ, **{SPEC["progress_env"]: "1"}) if SPEC.get("progress_env") else None
     status, lines, captured = run_tool(argv, capture=True, interrupt=signal.SIGINT, env=env)
     if status != 0:
-        raise tool_failure(status, lines, "the studio leaves the artifact unchanged on failure")
+        raise tool_failure(status, lines, "The studio's resize on the server")
     data = json.loads("\n".join(captured))
     return {
         "path": data["path"],
@@ -241,10 +250,10 @@ def main():
         result = {"ok": True, **outcome}
         say(f"Set kvcache_num_blocks to {outcome['kvcache_num_blocks']} for artifact at {outcome['path']}")
     except Cancelled:
-        result = {"ok": False, "cancelled": True, "error": f"Cancelled; {art} is unchanged."}
+        result = {"ok": False, "cancelled": True, "error": f"Cancelled. {UNCHANGED}"}
         say(result["error"])
     except Failed as exc:
-        result = {"ok": False, "error": str(exc)}
+        result = {"ok": False, "error": str(exc), **({"remedy": list(exc.remedy)} if exc.remedy else {})}
         if not exc.logged:
             say(str(exc))
     except Exception as exc:

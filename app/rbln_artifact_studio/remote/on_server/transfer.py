@@ -175,7 +175,7 @@ def receive(output, idle):
         fsync_dir(parent)
         answer({"done": output})
     except Stopped as exc:
-        sys.stderr.write(f"rbln-studio: copy to {output} stopped ({exc}); nothing was left there\n")
+        sys.stderr.write(f"rbln-studio: copy to {output} stopped ({exc}). Nothing was changed.\n")
         sys.exit(3)
     finally:
         if not published:
