@@ -51,3 +51,19 @@ def test_a_full_disk_on_the_server_is_one_line(remote_cli: Run, cr13_artifact: P
         "Nothing was changed."
     ), line
     assert list(full_disk.iterdir()) == [], "nothing of the copy left"
+
+
+def test_an_unforeseen_failure_of_a_job_on_the_server_reads_in_words() -> None:
+    """The job program's own unforeseen exception (not a refusal it words itself) reaches the user as what happened
+    and what to do, as the server's other programs' failures do."""
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
+
+    job = RemoteJob("npu-test", "20261207-000000-abcdef")
+    said = {"ok": False, "unexpected": True, "error": "OSError: [Errno 28] No space left on device: '/srv/a/x.tmp'"}
+    outcome = JobOutcome.from_json(job, "failed", said)
+    assert outcome.error == (
+        "No space left on device (/srv/a/x.tmp); the server's disk is full; free space there (df -h on the server) "
+        "and try again"
+    )
+    refused = {"ok": False, "error": "art is locked by a test holding it."}  # its own words: kept as they are
+    assert JobOutcome.from_json(job, "failed", refused).error == refused["error"]

@@ -24,6 +24,7 @@ from rbln_artifact_studio.remote.job_progress import ENV as PROGRESS_ENV
 from rbln_artifact_studio.remote.job_progress import PREFIX as PROGRESS_PREFIX
 from rbln_artifact_studio.remote.job_progress import parse_progress
 from rbln_artifact_studio.remote.server import Server, assembled_program
+from rbln_artifact_studio.remote.server_said import in_words
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -76,7 +77,7 @@ class JobOutcome:
             data.get("previous"),
             data.get("kvcache_num_blocks"),
             list(data.get("warnings", [])),
-            data.get("error"),
+            in_words(str(data["error"])) if data.get("unexpected") and data.get("error") else data.get("error"),
             bool(data.get("cancelled")),
             Remedy(*data["remedy"]) if isinstance(data.get("remedy"), list) and len(data["remedy"]) == 2 else None,
         )

@@ -28,10 +28,11 @@ def server_said(stderr: str, fallback: str) -> str:
     if not any(_TRACE.match(line) for line in lines):
         return " ".join(lines[-3:]) or fallback
     said = [line for line in lines if not _TRACE.match(line)]
-    return _in_words(said[-1]) if said else fallback
+    return in_words(said[-1]) if said else fallback
 
 
-def _in_words(exception: str) -> str:
+def in_words(exception: str) -> str:
+    """An exception's last line (`OSError: [Errno 28] …`) as what happened and what to do."""
     found = _OS_ERROR.match(exception)
     if found is None:
         return f"the studio's program there stopped on {exception}; try again, and report it if it stays"

@@ -257,7 +257,8 @@ def main():
         if not exc.logged:
             say(str(exc))
     except Exception as exc:
-        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        # Unforeseen: its type and text, for the client to put in words (remote/server_said.py).
+        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "unexpected": True}
         say(result["error"])
     write_result(result)
 
