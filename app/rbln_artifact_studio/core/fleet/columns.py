@@ -100,7 +100,7 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("NPU", lambda s: s.npu, width=90),
     Column("Devices", lambda s: s.num_devices, numeric=True, width=60),
-    Column("Host", lambda s: row_host(s) or LOCAL, width=80),  # a server's rows show its host
+    Column("Host", lambda s: row_host(s) or LOCAL, width=0),  # as wide as its places (gui/window/place_column.py)
     Column("Batch", lambda s: s.batch_size, numeric=True, width=50),
     Column("max_seq_len", lambda s: s.max_seq_len, _count, numeric=True, width=90),
     Column("Block size", lambda s: s.block_size, _count, numeric=True),

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QHeaderView, QSplitter
 
 MIN_PANE = 150  # pixels: the narrowest table or details a restored layout may leave
 SPLITTER_MARKER = 0xFF  # the first value of QSplitter.saveState
-TABLE_SHARE = 55  # percent of the width: the table's share in the default layout (the details take the rest)
+TABLE_SHARE = 60  # percent of the width: the table's share in the default layout (the details take the rest)
 
 
 def default_split(splitter: QSplitter, width: int) -> None:
