@@ -1,6 +1,6 @@
 """The project's own error types: every failure a user can cause ends in one of these."""
 
-from collections.abc import Mapping  # loaded with typing already: costs the fast path nothing
+from collections.abc import Callable, Mapping  # loaded with typing already: costs the fast path nothing
 from typing import NamedTuple
 
 # Part of get-kvcache-num-blocks' fast path (docs/performance.md row 1), as every command imports it: a NamedTuple
@@ -148,11 +148,12 @@ class CancelledError(StudioError):
     """The user cancelled a long operation; nothing was left half-done."""
 
 
-def reworded(exc: StudioError, message: str) -> StudioError:
-    """exc with message in place of its own, of its own class, its hint and fixes kept: a reader that names paths
-    in its place's words (a server's URL, a bucket's) keeps what the CLI's exit code and a caller's except read."""
+def reworded(exc: StudioError, rename: Callable[[str], str]) -> StudioError:
+    """exc with its problem renamed (rename: the problem's words in a reader's place, a server's URL or a bucket's),
+    of its own class, its remedy, closing, hint and fixes kept: what the CLI's exit code and a caller's except read."""
     again = type(exc).__new__(type(exc))  # no __init__: a subclass may take other arguments
     again.__dict__.update(exc.__dict__)
-    again.args = (message,)
-    again.message = message
+    again.problem = rename(exc.problem)
+    again.message = again.said()
+    again.args = (again.message,)
     return again

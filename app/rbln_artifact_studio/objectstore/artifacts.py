@@ -174,7 +174,7 @@ def check(bucket: Bucket, found: Found, pieces: Pieces) -> Artifact:
         problems = tuple(Problem(p.severity, _named_there(p.message, root, found.prefix)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=found.prefix, problems=problems)) from None
     except StudioError as exc:
-        raise reworded(exc, _named_there(exc.message, root, found.prefix)) from None
+        raise reworded(exc, lambda text: _named_there(text, root, found.prefix)) from None
     return _in_bucket(artifact, root, found.prefix)
 
 

@@ -90,7 +90,7 @@ def _inspector(host: str, rebel: dict[str, Any] | None, base: Path) -> Any:
         try:
             return allocations_from_json({"graphs": asked})
         except StudioError as exc:
-            raise reworded(exc, f"on {host}: {exc}") from None
+            raise reworded(exc, lambda text: f"on {host}: {text}") from None
 
     return inspect
 
@@ -165,5 +165,5 @@ def check_snapshot(
         problems = tuple(Problem(p.severity, _named_there(p.message, target)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=target, problems=problems)) from None
     except StudioError as exc:
-        raise reworded(exc, _named_there(exc.message, target)) from None
+        raise reworded(exc, lambda text: _named_there(text, target)) from None
     return _on_server(artifact, target)

@@ -118,7 +118,7 @@ def open_through(access: FileAccess, where: Location, path: str, inspector: Grap
         problems = tuple(Problem(p.severity, _named_there(p.message, root, where)) for p in d.problems)
         raise NoKvCacheError(replace(d, path=where, problems=problems)) from None
     except StudioError as exc:
-        raise reworded(exc, _named_there(exc.message, root, where)) from None
+        raise reworded(exc, lambda text: _named_there(text, root, where)) from None
     artifact.problems = [Problem(p.severity, _named_there(p.message, root, where)) for p in artifact.problems]
     artifact.unknown_reason = artifact.unknown_reason and _named_there(artifact.unknown_reason, root, where)
     artifact.where = where
