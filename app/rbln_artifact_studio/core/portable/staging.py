@@ -11,19 +11,26 @@ import shutil
 NAME_MAX = 255  # bytes in one name, on every file system a server's artifacts live on
 
 
-def staging_path(final: str, partial_tag: str) -> str:
-    """A hidden staging folder's path beside final (`.NAME{tag}PID-TOKEN`), as the studio names its own here: a
-    NAME too long to take the suffix is cut, on a character, and a hash of it added, so every legal name can be
-    staged (a 255-byte output name failed on a server with "File name too long")."""
-    parent, name = os.path.split(os.path.abspath(final))
-    suffix = f"{partial_tag}{os.getpid()}-{os.urandom(4).hex()}"
-    if len(os.fsencode(f".{name}{suffix}")) > NAME_MAX:
-        import hashlib  # only for a name that needs it
+def hidden_sibling_name(name: str, tag: str) -> str:
+    """`.NAME{tag}PID-TOKEN`, this process's temp or staging name beside NAME; a NAME too long to take the suffix
+    is cut, on a character, and a hash of it added, so every name that is legal is also one that can be staged (a
+    255-byte output name failed on a server with "File name too long")."""
+    suffix = f"{tag}{os.getpid()}-{os.urandom(4).hex()}"
+    whole = f".{name}{suffix}"
+    if len(os.fsencode(whole)) <= NAME_MAX:
+        return whole
+    import hashlib  # a name too long to stage: rare, and hashlib loads OpenSSL
 
-        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
-        room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
-        name = os.fsencode(name)[:room].decode("utf-8", "ignore") + "~" + digest
-    return os.path.join(parent, f".{name}{suffix}")
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+    room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
+    kept = os.fsencode(name)[:room].decode("utf-8", "ignore")  # cut on a character, never inside one
+    return f".{kept}~{digest}{suffix}"
+
+
+def staging_path(final: str, partial_tag: str) -> str:
+    """A hidden staging folder's path beside final, named as the studio names its own here."""
+    parent, name = os.path.split(os.path.abspath(final))
+    return os.path.join(parent, hidden_sibling_name(name, partial_tag))
 
 
 def pid_alive(pid: int) -> bool:

@@ -20,6 +20,7 @@ from rbln_artifact_studio.core.portable import staging
 from rbln_artifact_studio.core.portable.exchange import exchange
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
+from rbln_artifact_studio.core.portable.staging import NAME_MAX, hidden_sibling_name
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 
@@ -76,29 +77,6 @@ def not_durable(exc: OSError, done: str) -> NotDurableError:
         f"{done}, but flushing it to disk failed ({exc.strerror or exc}), so it may not survive a power loss. "
         f"Fix the disk ({fix}), then run `sync`."
     )
-
-
-def _token() -> str:
-    """8 random hex digits that make a temp or staging name unique (secrets.token_hex(4), without its imports)."""
-    return os.urandom(4).hex()
-
-
-NAME_MAX = 255  # bytes of one file name on Linux file systems (ext4, xfs, btrfs, tmpfs)
-
-
-def hidden_sibling_name(name: str, tag: str) -> str:
-    """`.NAME{tag}PID-TOKEN`, this process's temp or staging name beside NAME; a NAME too long to take the
-    suffix is cut, and a hash of it added, so every name that is legal is also one that can be staged."""
-    suffix = f"{tag}{os.getpid()}-{_token()}"
-    whole = f".{name}{suffix}"
-    if len(os.fsencode(whole)) <= NAME_MAX:
-        return whole
-    import hashlib  # a name too long to stage: rare, and hashlib loads OpenSSL
-
-    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
-    room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
-    kept = os.fsencode(name)[:room].decode("utf-8", "ignore")  # cut on a character, never inside one
-    return f".{kept}~{digest}{suffix}"
 
 
 def _hostname() -> str:
