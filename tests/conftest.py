@@ -220,3 +220,10 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     toolchain = sys.modules.get("rbln_artifact_studio.backends.toolchain")
     if toolchain is not None:
         toolchain.clear_cache()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Name the run's order again at its end, where a failure is read: the header that also names it is far above."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if isinstance(seed, int):
+        terminalreporter.write_line(f"This run's order: --randomly-seed={seed} (pass it to pytest to replay it)")
