@@ -206,7 +206,9 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     - the servers' registry (and the ssh_config a window chose for it): a test that configures it for its sshd,
       or back to ssh's defaults, would otherwise decide how every later in-process call reaches a server;
     - the toolchain detection, and the optimum-rbln version it noted: a version found once (a test's fake
-      toolchain) made later artifact checks compare against it.
+      toolchain) made later artifact checks compare against it;
+    - the windows a test left shown: a dialog of a closed window stays visible until Qt deletes it on a later
+      loop, and a next test that looks for "the visible dialog" of its kind found that one instead (seed 424242).
     """
     environ = dict(os.environ)
     yield
@@ -220,6 +222,11 @@ def _nothing_leaks_into_the_next_test() -> Iterator[None]:
     toolchain = sys.modules.get("rbln_artifact_studio.backends.toolchain")
     if toolchain is not None:
         toolchain.clear_cache()
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    if widgets is not None and widgets.QApplication.instance() is not None:
+        for shown in widgets.QApplication.topLevelWidgets():
+            if shown.isVisible():
+                shown.hide()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
