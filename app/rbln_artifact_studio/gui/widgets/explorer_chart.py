@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from rbln_artifact_studio.core.planning.explore import Exploration
 from rbln_artifact_studio.core.sizes import MIB, format_bytes_exact
 from rbln_artifact_studio.gui.widgets.chart_base import TooltipChart
-from rbln_artifact_studio.gui.widgets.explorer_paint import ExplorerPainter
+from rbln_artifact_studio.gui.widgets.explorer_paint import ExplorerPainter, Frame, Scale
 
 MIN_SPAN = 8 * MIB  # the closest zoom: four 2 MiB steps across the plot
 SNAP_PX = 6.0  # a click this close to a breakpoint picks the breakpoint's budget exactly
@@ -91,17 +91,19 @@ class ExplorerChart(TooltipChart):
         e = self.exploration
         return max(e.full, e.current, 1) if e else 1
 
+    def scale(self) -> Scale:
+        """How budgets and block counts map to pixels now (the view on the plot rectangle)."""
+        low, high = self.view
+        return Scale(self._plot(), low, high, self._y_max())
+
     def x_of(self, budget: float) -> float:
-        plot, (low, high) = self._plot(), self.view
-        return plot.left() + plot.width() * (budget - low) / max(high - low, 1)
+        return self.scale().x_of(budget)
 
     def y_of(self, blocks: float) -> float:
-        plot = self._plot()
-        return plot.bottom() - plot.height() * blocks / (self._y_max() * 1.08)
+        return self.scale().y_of(blocks)
 
     def budget_at(self, x: float) -> int:
-        plot, (low, high) = self._plot(), self.view
-        return int(low + (x - plot.left()) / max(plot.width(), 1) * (high - low))
+        return self.scale().budget_at(x)
 
     def point_pos(self, i: int) -> QPointF:
         """Where breakpoint i is drawn (the smallest budget of its step, at its count)."""
@@ -158,4 +160,5 @@ class ExplorerChart(TooltipChart):
             message = "Reading the curve…" if e is None else "Not even one block fits this NPU."
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, message)
             return
-        ExplorerPainter(self, painter, e, self._plot()).paint(text)
+        frame = Frame(self.rect(), self.fontMetrics(), self.palette())
+        ExplorerPainter(painter, e, self.scale(), frame, self.picked).paint(text)
