@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QL
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, bucket_endpoint, parse_bucket_prefix
 from rbln_artifact_studio.gui.app.session_settings import BucketEntry
+from rbln_artifact_studio.gui.models.place_scan import open_place
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
@@ -144,6 +145,4 @@ def reopen_buckets(jobs: JobManager, model: ArtifactTableModel, entries: list[Bu
 
 def open_bucket(jobs: JobManager, model: ArtifactTableModel, root: BucketPrefix) -> Job:
     """Scan root in a job; its rows join the table beside the folder's and the servers' (a failure is the job's)."""
-    from rbln_artifact_studio.gui.models.place_scan import open_place
-
     return open_place(jobs, model, root)
