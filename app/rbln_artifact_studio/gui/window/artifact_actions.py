@@ -13,23 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Slot
-from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import is_local, parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.models import operations
 from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, is_under
 from rbln_artifact_studio.gui.models.jobs import Job
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
+from rbln_artifact_studio.gui.window.download_action import DownloadAction
+from rbln_artifact_studio.places.dispatch import capabilities
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.location import Location
@@ -77,8 +76,6 @@ class ButtonFollowsAction(QObject):
 
 def on_this_computer(path: str) -> bool:
     """Whether a row's artifact is files on this computer, as its kind of place says (its capabilities)."""
-    from rbln_artifact_studio.places.dispatch import capabilities
-
     try:
         return capabilities(parse_location(path)).on_this_computer
     except StudioError:
@@ -159,8 +156,6 @@ class ArtifactActions(QObject):
         self.jobs, self.model, self.workspace, self.settings, self.busy = jobs, model, workspace, settings, busy
         self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._create_actions()
-        from rbln_artifact_studio.gui.window.download_action import DownloadAction
-
         self.download = DownloadAction(window, jobs, settings, browser.selected_paths, offer)
         self._bind_keys()
         self.toolbar = self._build_toolbar()
@@ -342,9 +337,6 @@ class ArtifactActions(QObject):
     @Slot()
     def show_in_file_manager(self) -> bool:
         """Open the folder that holds the artifact in the desktop's file manager."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         paths = self.browser.selected_paths()
         if not paths:
             return False
@@ -386,8 +378,6 @@ class ArtifactActions(QObject):
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:
         """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
-        from PySide6.QtWidgets import QMessageBox
-
         paths = self.browser.selected_paths()
         if not paths:
             return None
@@ -437,16 +427,12 @@ class ArtifactActions(QObject):
     def _box(
         self, name: str, icon: QMessageBox.Icon, title: str, text: str, buttons: QMessageBox.StandardButton
     ) -> QMessageBox:
-        from PySide6.QtWidgets import QMessageBox
-
         box = QMessageBox(icon, title, text, buttons, self.window)
         box.setObjectName(name)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         return box
 
     def _trash(self, paths: list[str], total: int) -> Job:
-        from rbln_artifact_studio.gui.models import operations
-
         job = operations.move_to_trash(self.jobs, paths)
         self.busy.track(job, writes=tuple(paths))  # read again when it ends: the rows of what moved go
         job.succeeded.connect(

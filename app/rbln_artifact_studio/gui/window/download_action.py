@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
@@ -23,8 +23,6 @@ from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.places.dispatch import path_here
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QFileDialog
-
     from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
     from rbln_artifact_studio.places.download import Downloaded
@@ -96,8 +94,6 @@ class DownloadAction(QObject):
     @Slot()
     def choose_folder(self) -> QFileDialog | None:
         """Ask which folder here receives the artifact (a folder of its name is made in it), then download."""
-        from PySide6.QtWidgets import QFileDialog
-
         paths = self.selected()
         source = _source(paths[0]) if len(paths) == 1 else None
         if source is None:

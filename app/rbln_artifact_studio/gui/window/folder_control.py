@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
 from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location
+from rbln_artifact_studio.gui.models import operations
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.app.settings import Settings
@@ -60,8 +61,6 @@ class FolderControl(QObject):
 
     @Slot()
     def choose_folder(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
-
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Open a folder of compiled artifacts", start)
         if folder:
@@ -84,8 +83,6 @@ class FolderControl(QObject):
     @Slot()
     def choose_folder_beside(self) -> None:
         """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
-        from PySide6.QtWidgets import QFileDialog
-
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Add a folder beside those shown", start)
         if folder:
@@ -105,8 +102,6 @@ class FolderControl(QObject):
     def open_demo(self) -> None:
         folder = demo_folder()
         self.status.showMessage(f"Preparing the demo workspace in {folder}…")
-        from rbln_artifact_studio.gui.models import operations
-
         job = operations.build_demo_workspace(self.jobs, folder)
         job.succeeded.connect(self._on_demo_ready)
 

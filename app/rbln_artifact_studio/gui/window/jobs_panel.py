@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Slot
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -241,9 +241,6 @@ class JobsPanel(QDockWidget):
 
     def show_output(self, job: Job) -> bool:
         """The folder that holds the job's output, in the desktop's file manager."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         if job.output is None:
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(job.output).parent)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtWidgets import QMessageBox
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
@@ -27,8 +29,6 @@ def quit_question(running: list[Job]) -> str:
 
 def ask_to_quit(parent: QWidget, jobs: JobManager, workspace: Workspace) -> bool:
     """Yes: cancel the running jobs and quit. The box updates as jobs end and closes itself with Yes at the last."""
-    from PySide6.QtWidgets import QMessageBox
-
     box = QMessageBox(
         QMessageBox.Icon.Question,
         "Jobs are running",

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
+from rbln_artifact_studio.places.dispatch import capabilities
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -57,8 +59,6 @@ class ResultNotice(QObject):
     def offer(self, where: Location) -> None:
         """A result just written: read again and selected in the table when an opened place (a folder, a server's
         folder, a bucket's prefix) holds it; one here outside them is offered, one elsewhere is named."""
-        from rbln_artifact_studio.places.dispatch import capabilities
-
         path = str(where)
         if self.sources.shows(path):
             self.bar.hide()

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QObject, Signal, Slot
 
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES
 from rbln_artifact_studio.gui.models.jobs import Job, JobFailure
 
 if TYPE_CHECKING:
@@ -118,8 +120,6 @@ class SelectionDetails(QObject):
         self._load_details(path)
 
     def _load_details(self, path: str) -> None:
-        from rbln_artifact_studio.gui.models import operations
-
         job = self._detail_job = operations.read_artifact(self.jobs, path, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
@@ -151,8 +151,6 @@ class SelectionDetails(QObject):
 
     @Slot(QModelIndex, QModelIndex, list)
     def _on_rows_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] | None = None) -> None:
-        from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES
-
         if roles == STALE_ROLES:
             return  # only marked stale or read again unchanged: the artifact behind it is read once its row is
         current = self.browser.current_path()

@@ -9,20 +9,18 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTabWidget
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
+from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
 from rbln_artifact_studio.gui.window.window_actions import add_action
-from rbln_artifact_studio.remote.ssh_config import chosen_config
+from rbln_artifact_studio.remote.ssh_config import chosen_config, config_hosts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox, QTabWidget
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.gui.app.settings import Settings
@@ -49,8 +47,6 @@ def _menu(window: QMainWindow, title: str) -> QMenu | None:
 
 def _config_hosts(config: Path | None) -> list[str]:
     """Worker side: the Host entries of the ssh config in use (a file read: never on the GUI thread)."""
-    from rbln_artifact_studio.remote.ssh_config import config_hosts
-
     return config_hosts(config)
 
 
@@ -111,8 +107,6 @@ class ServerMenu(QObject):
         server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
-        from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
-
         self.vllm_cache = VllmCacheActions(window, self.jobs, self.model, self.servers.hosts, file_menu, server_menu)
         view = _menu(window, "&View")
         if view is not None:
@@ -131,8 +125,6 @@ class ServerMenu(QObject):
             if entry is not None:
                 self.servers.connect_server(entry)
         if settings.session.opened_buckets():
-            from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
-
             reopen_buckets(self.jobs, self.model, settings.session.opened_buckets())
         if settings.session.console_sources() or settings.session.console_current():
             self.open_servers_view(focus=settings.session.console_current())
@@ -187,8 +179,6 @@ class ServerMenu(QObject):
     @Slot(str, list)
     def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
         """Jobs on a server that ended while the app was not watching (a dropped connection, a closed app)."""
-        from PySide6.QtWidgets import QMessageBox
-
         lines = []
         for o in outcomes:
             if o.ok:
@@ -237,8 +227,6 @@ class ServerMenu(QObject):
     def open_servers_view(self, focus: bool = True) -> FleetConsole:
         """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
         selection. Reading starts when it opens."""
-        from PySide6.QtWidgets import QTabWidget
-
         from rbln_artifact_studio.gui.window.fleet_console import (
             DEFAULT_PERIOD,
             SETTING_PERIOD,

@@ -11,6 +11,8 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.gui.models.place_scan import open_place
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
 if TYPE_CHECKING:
@@ -61,8 +63,6 @@ class VllmCacheActions(QObject):
             self.server_caches.addAction("Connect to a server first").setEnabled(False)
 
     def _open_in_table(self, where: Location) -> object:
-        from rbln_artifact_studio.gui.models.place_scan import open_place
-
         return open_place(self.jobs, self.model, where)
 
     def open_cache(self, root: Location) -> VllmCacheDialog:
@@ -83,6 +83,4 @@ class VllmCacheActions(QObject):
         return self.open_cache(default_root())
 
     def open_on_server(self, host: str) -> VllmCacheDialog:
-        from rbln_artifact_studio.core.location import ServerFolder
-
         return self.open_cache(ServerFolder(host, SERVER_CACHE))
