@@ -88,8 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
     """The application and its window (gui/start.py)."""
-    # deferred: the window's modules load only after the checks above, and after PySide's import hook was told about
-    # them (skip_source_scan_of_ours)
+    # The window's modules load after the checks above, and after PySide's import hook was told about them
+    # deferred: Qt and the window, only once the start-up checks have passed (skip_source_scan_of_ours first)
     from rbln_artifact_studio.gui.start import run
 
     return run(args, qt_args)

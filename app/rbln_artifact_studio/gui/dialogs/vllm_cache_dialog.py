@@ -33,7 +33,7 @@ from rbln_artifact_studio.core.vllm_cache.command import parse_serve
 from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup, would_compile_lines
 from rbln_artifact_studio.core.vllm_cache.prune import plan_prune
 from rbln_artifact_studio.gui.app.remedies import one_line
-from rbln_artifact_studio.places.vllm_cache import cache_root, read_cache, remove_entries
+from rbln_artifact_studio.places.vllm_cache import cache_root, default_root, read_cache, remove_entries
 from rbln_artifact_studio.places.vllm_cache import seed as seed_entry
 
 if TYPE_CHECKING:
@@ -158,9 +158,10 @@ class VllmCacheDialog(QDialog):
         self,
         parent: QWidget,
         jobs: JobManager,
-        root: Location,
+        root: Location | None,
         open_in_table: Callable[[Location], object] | None = None,
     ) -> None:
+        """root: the cache's folder (None: this computer's, $VLLM_CACHE_ROOT else ~/.cache/vllm)."""
         super().__init__(parent)
         self.setObjectName("vllmCacheDialog")
         self.setWindowTitle("vLLM Cache")
@@ -168,7 +169,7 @@ class VllmCacheDialog(QDialog):
         self.listing: CacheListing | None = None
         self._note = ""  # what the last removal did, said with the next reading
         layout = QVBoxLayout(self)
-        layout.addLayout(self._build_root(root))
+        layout.addLayout(self._build_root(root or default_root()))
         self.table = _table(COLUMNS, self)
         self.table.setObjectName("vllmCacheTable")
         layout.addWidget(self.table, 1)

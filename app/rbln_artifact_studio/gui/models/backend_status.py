@@ -20,7 +20,8 @@ DETECTING = "detecting…"
 
 
 def _detect(refresh: bool, cancel: CancelToken, toolchain: ToolchainPaths) -> list[BackendInfo]:
-    from rbln_artifact_studio.backends.registry import detect_backends  # loaded in the worker, not at start-up
+    # deferred: the backends (pydantic, ~300 ms) load in the detection's worker, never on the GUI thread
+    from rbln_artifact_studio.backends.registry import detect_backends
 
     # cancelled when the window closes: no wait
     return detect_backends(refresh=refresh, cancel=cancel, toolchain=toolchain.settings())

@@ -35,8 +35,8 @@ def _scan_in_process(
     This thread only waits: for the scan process's messages (read and unpickled by ScanProcess's reader) and for the
     table to paint each batch (partial with wait); rows that arrive meanwhile come together in the next batch.
     """
-    # deferred: in the worker, not before the window's first paint: the scan process's side (subprocess, pickle), and
-    # humanfriendly, which the GUI thread needs once rows arrive (core.sizes loads it on first use for the details)
+    # humanfriendly is loaded here for the GUI thread, which needs it once rows arrive (core.sizes, for the details)
+    # deferred: in the scan's worker, not before the window's first paint (the scan process's side: subprocess, pickle)
     import humanfriendly  # noqa: F401
 
     from rbln_artifact_studio.gui.models.folder_scan import ScanProcess

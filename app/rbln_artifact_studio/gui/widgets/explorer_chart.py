@@ -99,26 +99,22 @@ class ExplorerChart(TooltipChart):
     def x_of(self, budget: float) -> float:
         return self.scale().x_of(budget)
 
-    def y_of(self, blocks: float) -> float:
-        return self.scale().y_of(blocks)
-
-    def budget_at(self, x: float) -> int:
-        return self.scale().budget_at(x)
-
     def point_pos(self, i: int) -> QPointF:
         """Where breakpoint i is drawn (the smallest budget of its step, at its count)."""
         assert self.exploration is not None
         p = self.exploration.points[i]
-        return QPointF(self.x_of(p.budget_bytes), self.y_of(p.blocks))
+        scale = self.scale()
+        return QPointF(scale.x_of(p.budget_bytes), scale.y_of(p.blocks))
 
     def pick_at(self, x: float) -> int:
         """The budget a click at x picks: a breakpoint's own budget when one is within SNAP_PX, else the x."""
         e = self.exploration
+        scale = self.scale()
         if e is not None:
-            near = [p for p in e.points if abs(self.x_of(p.budget_bytes) - x) <= SNAP_PX]
+            near = [p for p in e.points if abs(scale.x_of(p.budget_bytes) - x) <= SNAP_PX]
             if near:
-                return min(near, key=lambda p: abs(self.x_of(p.budget_bytes) - x)).budget_bytes
-        return self.budget_at(x)
+                return min(near, key=lambda p: abs(scale.x_of(p.budget_bytes) - x)).budget_bytes
+        return scale.budget_at(x)
 
     # ---- events --------------------------------------------------------------------------------------
 
@@ -134,7 +130,7 @@ class ExplorerChart(TooltipChart):
     def wheelEvent(self, event: QWheelEvent) -> None:
         steps = event.angleDelta().y() / 120
         if steps and self.exploration is not None:
-            self.zoom(0.8**steps, self.budget_at(event.position().x()))
+            self.zoom(0.8**steps, self.scale().budget_at(event.position().x()))
             event.accept()
 
     def tooltip_at(self, pos: QPoint | QPointF) -> str:

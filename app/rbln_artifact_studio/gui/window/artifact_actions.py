@@ -146,13 +146,16 @@ class ArtifactActions(QObject):
         settings: Settings,
         busy: BusyPaths,
         offer: Callable[[Location], None],
+        open_compare: Callable[[str, str], QWidget] | None = None,
     ) -> None:
         """window: owns the actions and parents the boxes; open_resize: the resize dialog for an artifact; splitter:
         the table and the detail panel, which Open Details brings into view; busy: the folders jobs use; offer: shows
-        a written result (a download's) in the window."""
+        a written result (a download's) in the window; open_compare: the compare dialog for two paths (None: Compare
+        is not offered)."""
         super().__init__(window)
         self.window, self.browser, self.selection, self.actions = window, browser, selection, actions
-        self.open_resize, self.detail, self.splitter = open_resize, detail, splitter
+        self.open_resize, self.open_compare_dialog = open_resize, open_compare
+        self.detail, self.splitter = detail, splitter
         self.jobs, self.model, self.workspace, self.settings, self.busy = jobs, model, workspace, settings, busy
         self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._create_actions()
@@ -265,7 +268,7 @@ class ArtifactActions(QObject):
         self.open_details.setEnabled(bool(paths))
         for a in (self.show_in_folder, self.copy_command, self.trash):
             a.setEnabled(bool(paths))
-        self.compare.setEnabled(len(paths) == 2)
+        self.compare.setEnabled(len(paths) == 2 and self.open_compare_dialog is not None)
         self.download.update()
         # A model without a resizable KV cache: the KV actions stay off and their tooltips say why.
         reason = self.selection.no_resize_reason if self.selection.artifact is None else None
@@ -355,7 +358,8 @@ class ArtifactActions(QObject):
         paths = self.browser.selected_paths()
         if not paths:
             return ""
-        from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text  # loads the compiler
+        # deferred: core.display.commandline loads the compiler (pydantic, ~90 ms): when a command is copied only
+        from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text
 
         text = shell_text(inspect_argv(paths))
         QGuiApplication.clipboard().setText(text)
@@ -365,15 +369,9 @@ class ArtifactActions(QObject):
     @Slot()
     def open_compare(self) -> QWidget | None:
         paths = self.browser.selected_paths()
-        if len(paths) != 2:
+        if len(paths) != 2 or self.open_compare_dialog is None:
             return None
-        from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
-
-        toolchain = self.settings.toolchain().settings()
-        dialog = CompareDialog(self.jobs, paths[0], paths[1], toolchain, self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return self.open_compare_dialog(paths[0], paths[1])
 
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:

@@ -232,7 +232,9 @@ class JobsPanel(QDockWidget):
         self.log.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def copy_command(self, job: Job) -> str:
-        from rbln_artifact_studio.core.display.commandline import shell_text  # loads the compiler: not at start
+        # A job with a command loaded it already (the compile's or the resize's command line)
+        # deferred: core.display.commandline loads the compiler (pydantic): not before the first paint
+        from rbln_artifact_studio.core.display.commandline import shell_text
 
         text = shell_text(job.command) if job.command else ""
         if text:

@@ -126,6 +126,7 @@ class SelectionDetails(QObject):
 
     @Slot(object)
     def _on_details(self, artifact: Artifact | ModelDescription) -> None:
+        # deferred: loaded by the worker that read the details, and never before the first paint (test_gui_startup)
         from rbln_artifact_studio.core.model.kinds import ModelDescription
 
         if self.sender() is not self._detail_job or str(artifact.where) != self.browser.current_path():

@@ -4,7 +4,6 @@ console, disconnect); the servers connected when the studio last quit are connec
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
@@ -17,7 +16,7 @@ from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
 from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
 from rbln_artifact_studio.gui.window.window_actions import add_action
-from rbln_artifact_studio.remote.ssh_config import chosen_config, config_hosts
+from rbln_artifact_studio.remote.ssh_config import chosen_config
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.workspace import Workspace
     from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
     from rbln_artifact_studio.gui.window.selection_details import Selection
+    from rbln_artifact_studio.gui.window.server_dialogs import ServerDialogs
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
@@ -43,11 +43,6 @@ def _menu(window: QMainWindow, title: str) -> QMenu | None:
             menu = action.menu()
             return menu if isinstance(menu, QMenu) else None
     return None
-
-
-def _config_hosts(config: Path | None) -> list[str]:
-    """Worker side: the Host entries of the ssh config in use (a file read: never on the GUI thread)."""
-    return config_hosts(config)
 
 
 class ServerMenu(QObject):
@@ -72,6 +67,7 @@ class ServerMenu(QObject):
         # RBLN_STUDIO_SSH_CONFIG first, as the CLI, then the file chosen in Preferences, else ssh's own
         self.servers = ServerSources(jobs, model, settings, chosen_config(settings.ssh_config()), parent=self)
         self.console: FleetConsole | None = None
+        self._server_dialogs: ServerDialogs | None = None
         self.tabs: QTabWidget | None = None
         self._jobs_height = 0
         self._build_actions()
@@ -137,44 +133,24 @@ class ServerMenu(QObject):
         """Preferences chose another ssh config: servers reached from now on use it."""
         self.servers.set_ssh_config(chosen_config(self.settings.ssh_config()))
 
+    def _dialogs(self) -> ServerDialogs:
+        """The menu's dialogs (server_dialogs.py), made when the first one is asked for."""
+        if self._server_dialogs is None:
+            # deferred: the Server menu's dialogs (and the devices' and the planner's readers) load with the first one
+            from rbln_artifact_studio.gui.window.server_dialogs import ServerDialogs
+
+            self._server_dialogs = ServerDialogs(self.window, self.jobs, self.settings, self.servers)
+        return self._server_dialogs
+
     @Slot()
     def open_connect_dialog(self) -> ConnectDialog:
-        from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
-
-        dialog = ConnectDialog(self.settings.servers(), self.window)
-        dialog.accepted.connect(lambda: self._connect(dialog))
-        dialog.open()
-        config = chosen_config(self.settings.ssh_config())
-        self.config_hosts_job = self.jobs.submit(
-            "Hosts of the ssh config", lambda _ctx: _config_hosts(config), visible=False
-        )
-        self.config_hosts_job.succeeded.connect(dialog.offer_hosts)
+        dialog, self.config_hosts_job = self._dialogs().connect()
         return dialog
-
-    def _connect(self, dialog: ConnectDialog) -> None:
-        entry = dialog.entry()
-        if entry is None:
-            return
-        self.settings.remember_server(entry)
-        self.servers.connect_server(entry)
 
     @Slot(object)
     def _ask_host_key(self, question: HostKeyQuestion) -> HostKeyDialog:
-        from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
-
-        dialog = HostKeyDialog(question.check, self.window)
-        dialog.setObjectName("hostKeyDialog")
-        dialog.accepted.connect(lambda: self.servers.trust(question))
-        job = question.job
-        if job is not None:  # the connection's row says what came of the question
-            dialog.finished.connect(
-                lambda result: job.answered(
-                    "host key trusted: connecting again" if result else "stopped: host key not trusted"
-                )
-            )
-        dialog.open()
-        self.last_host_key_dialog = dialog
-        return dialog
+        self.last_host_key_dialog = self._dialogs().host_key(question)
+        return self.last_host_key_dialog
 
     @Slot(str, list)
     def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
@@ -206,27 +182,20 @@ class ServerMenu(QObject):
 
     @Slot()
     def open_devices(self) -> DevicesDialog:
-        from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
-
-        dialog = DevicesDialog(self.jobs, self.servers.hosts(), self.window)
-        dialog.open()
-        return dialog
+        return self._dialogs().devices()
 
     @Slot()
     def open_server_plan(self) -> ServerPlanDialog | None:
-        from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
-
         paths = self.selection.selected_paths()
         if not paths:
             self.window.statusBar().showMessage("Select the artifacts to plan on a server first.", 5_000)
             return None
-        dialog = ServerPlanDialog(self.jobs, paths, self.servers.hosts(), self.window)
-        dialog.open()
-        return dialog
+        return self._dialogs().server_plan(paths)
 
     def open_servers_view(self, focus: bool = True) -> FleetConsole:
         """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
         selection. Reading starts when it opens."""
+        # deferred: the fleet console (its model, its reader of places) loads when it is first opened
         from rbln_artifact_studio.gui.window.fleet_console import (
             DEFAULT_PERIOD,
             SETTING_PERIOD,

@@ -65,8 +65,9 @@ class VllmCacheActions(QObject):
     def _open_in_table(self, where: Location) -> object:
         return open_place(self.jobs, self.model, where)
 
-    def open_cache(self, root: Location) -> VllmCacheDialog:
-        """A window on the cache at root, read at once."""
+    def open_cache(self, root: Location | None) -> VllmCacheDialog:
+        """A window on the cache at root (None: this computer's), read at once."""
+        # deferred: the cache's window and core/vllm_cache (hashlib, the model's kinds) load when it is first opened
         from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import VllmCacheDialog
 
         dialog = VllmCacheDialog(self.window, self.jobs, root, self._open_in_table)
@@ -78,9 +79,7 @@ class VllmCacheActions(QObject):
     @Slot()
     def open_local(self) -> VllmCacheDialog:
         """This computer's cache ($VLLM_CACHE_ROOT, else ~/.cache/vllm): another root can be typed in the window."""
-        from rbln_artifact_studio.places.vllm_cache import default_root
-
-        return self.open_cache(default_root())
+        return self.open_cache(None)
 
     def open_on_server(self, host: str) -> VllmCacheDialog:
         return self.open_cache(ServerFolder(host, SERVER_CACHE))
