@@ -335,7 +335,7 @@ class ArtifactActions(QObject):
         """What vllm-rbln sets for the current artifact: the detail panel's serving section, scrolled into view."""
         self.show_details()
         detail = self.detail
-        detail.ensureWidgetVisible(detail.serving)
+        detail.ensureWidgetVisible(detail.prepare().serving)
 
     @Slot()
     def show_in_file_manager(self) -> bool:
