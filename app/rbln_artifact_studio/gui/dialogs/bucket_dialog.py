@@ -10,18 +10,15 @@ The bucket's rows show it and its store in the Host column (core/location.host_o
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, bucket_endpoint, parse_bucket_prefix
 from rbln_artifact_studio.gui.app.session_settings import BucketEntry
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 from rbln_artifact_studio.gui.models.place_scan import open_place
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 
 
 class BucketDialog(QDialog):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor, QFont
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.display.compare import Comparison, compare
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
 from rbln_artifact_studio.core.location import parse_location
@@ -32,9 +32,6 @@ from rbln_artifact_studio.gui.models.operations import inspector
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
 from rbln_artifact_studio.places import dispatch
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.backends.settings import ToolchainSettings
 
 
 def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -27,22 +26,16 @@ from PySide6.QtWidgets import (
 )
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
+from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME, Location
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, lookup, would_compile_lines
-from rbln_artifact_studio.core.vllm_cache.prune import plan_prune
+from rbln_artifact_studio.core.vllm_cache.entries import CacheEntry
+from rbln_artifact_studio.core.vllm_cache.lookup import Lookup, difference_line, lookup, would_compile_lines
+from rbln_artifact_studio.core.vllm_cache.prune import PrunePlan, plan_prune
 from rbln_artifact_studio.gui.app.remedies import one_line
-from rbln_artifact_studio.places.vllm_cache import cache_root, default_root, read_cache, remove_entries
+from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
+from rbln_artifact_studio.places.vllm_cache import CacheListing, cache_root, default_root, read_cache, remove_entries
 from rbln_artifact_studio.places.vllm_cache import seed as seed_entry
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.core.vllm_cache.entries import CacheEntry
-    from rbln_artifact_studio.core.vllm_cache.lookup import Lookup
-    from rbln_artifact_studio.core.vllm_cache.prune import PrunePlan
-    from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
-    from rbln_artifact_studio.places.vllm_cache import CacheListing
 
 COLUMNS = ("Status", "Entry", "Model", "Size", "Last used", "Owner", "Why")
 STATUS_COLUMN = 0

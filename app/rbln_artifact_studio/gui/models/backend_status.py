@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.app.settings import ToolchainPaths
 from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a type only: the backends load in the detection's worker
     from rbln_artifact_studio.backends.base import BackendInfo
-    from rbln_artifact_studio.core.progress import CancelToken
 
 DETECTING = "detecting…"
 

@@ -8,11 +8,13 @@ itself loads before the window's first paint, with nothing heavy.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFile, QStandardPaths
 
+from rbln_artifact_studio.backends.settings import ToolchainSettings
 from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import Location, parse_location
 from rbln_artifact_studio.core.progress import CancelToken
@@ -21,11 +23,8 @@ from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import Report
 
 if TYPE_CHECKING:  # types only: what the work alone loads, in its worker
-    from collections.abc import Callable
-
     from rbln_artifact_studio.backends.base import CompileResult
     from rbln_artifact_studio.backends.choice import BackendChoice
-    from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.operations.resize import ResizeResult

@@ -9,6 +9,7 @@ never triggers them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,29 +19,24 @@ from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServ
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
-from rbln_artifact_studio.core.location import is_local, parse_location
+from rbln_artifact_studio.core.location import Location, is_local, parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.models import operations
-from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, is_under
-from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, ArtifactTableModel, is_under
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.row_sources import RowSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 from rbln_artifact_studio.gui.window.download_action import DownloadAction
+from rbln_artifact_studio.gui.window.selection_details import Selection
 from rbln_artifact_studio.places.dispatch import capabilities
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
+if TYPE_CHECKING:  # types only: the artifact reader and the dialogs load after the window's first paint
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.row_sources import RowSources
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
-    from rbln_artifact_studio.gui.window.selection_details import Selection
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +18,6 @@ from rbln_artifact_studio.gui.models.artifact_model import STATUS_COLOURS
 from rbln_artifact_studio.gui.widgets.text_label import text_label
 
 if TYPE_CHECKING:  # types only: the sections' modules (and the model's) load after the window's first paint
-    from collections.abc import Callable
-
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.gui.window.detail_sections import DetailSections

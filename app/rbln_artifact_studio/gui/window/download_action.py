@@ -21,11 +21,11 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.gui.app.remedies import one_line
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.places.dispatch import path_here
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+if TYPE_CHECKING:  # a type only: places.download loads with the first single selection
     from rbln_artifact_studio.places.download import Downloaded
 
 

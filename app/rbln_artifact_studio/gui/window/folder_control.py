@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication
@@ -14,13 +13,11 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QStatusBar, QWidget
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location
 from rbln_artifact_studio.gui.models import operations
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 def recent_buckets(settings: Settings) -> list[dict[str, str]]:

@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.resources import docs_dir
 from rbln_artifact_studio.gui.app.tones import escaped
+from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+if TYPE_CHECKING:  # types only: the help pages load when the first is shown
     from rbln_artifact_studio.gui.window.help_page import GuideViewer, HelpPage
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
@@ -130,7 +130,7 @@ class HelpMenu(QObject):
 
     def _open(self, title: str, name: str, body: str) -> HelpPage:
         """A page of help (rich text whose action: links trigger the window's actions), shown."""
-        # deferred: the help pages (QTextBrowser and its styles) load when the first is shown, not before the first paint
+        # deferred: the help pages (a QTextBrowser and its styles) load when the first is shown, after the first paint
         from rbln_artifact_studio.gui.window.help_page import HelpPage
 
         page = HelpPage(title, name, body, self.window)

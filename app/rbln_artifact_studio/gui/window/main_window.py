@@ -9,6 +9,7 @@ built alone in a test; what one part hands to another built after it goes throug
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,11 +45,8 @@ from rbln_artifact_studio.gui.window.status_line import StatusLine
 from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
 from rbln_artifact_studio.gui.window.window_layout import restore_header, restore_split
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
+if TYPE_CHECKING:  # types only: none is loaded before the window's first paint
+    # PySide builds a class and its enums on its first import (docs/performance.md, row 7)
     from PySide6.QtCore import QUrl
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact

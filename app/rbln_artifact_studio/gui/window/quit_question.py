@@ -3,15 +3,10 @@ when the last one ends, as nothing is left to cancel."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from PySide6.QtWidgets import QMessageBox, QWidget
 
-from PySide6.QtWidgets import QMessageBox
-
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
-
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 def running_jobs(jobs: JobManager, workspace: Workspace) -> list[Job]:

@@ -4,19 +4,15 @@ written elsewhere gets a notice in the status bar with one click to open its fol
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
+from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.gui.models.row_sources import RowSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.places.dispatch import capabilities
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.models.row_sources import RowSources
-    from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 class ResultNotice(QObject):

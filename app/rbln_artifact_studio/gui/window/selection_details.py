@@ -8,19 +8,17 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QObject, Signal, Slot
 
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.models import operations
-from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES
-from rbln_artifact_studio.gui.models.jobs import Job, JobFailure
+from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES, ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: they load in the worker that reads the details
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.model.kinds import ModelDescription
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
 
 class Selection(Protocol):

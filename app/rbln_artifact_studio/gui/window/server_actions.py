@@ -3,6 +3,7 @@ console, disconnect); the servers connected when the studio last quit are connec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -12,27 +13,25 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTab
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.selection_details import Selection
 from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
 from rbln_artifact_studio.gui.window.window_actions import add_action
 from rbln_artifact_studio.remote.ssh_config import chosen_config
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
+if TYPE_CHECKING:  # types only: the menu's dialogs, the console and remote/ load when first used
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
     from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
     from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
     from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
     from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
-    from rbln_artifact_studio.gui.window.selection_details import Selection
     from rbln_artifact_studio.gui.window.server_dialogs import ServerDialogs
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 

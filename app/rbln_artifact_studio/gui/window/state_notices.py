@@ -7,19 +7,16 @@ each thing once, in a box that does not block the window.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.portable.walk import DATA_LINK
-from rbln_artifact_studio.gui.models.jobs import JobContext
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.jobs import JobContext, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
 SETTLE_MS = 100
 Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder

@@ -11,15 +11,14 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-from rbln_artifact_studio.core.location import ServerFolder
+from rbln_artifact_studio.core.location import Location, ServerFolder
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.place_scan import open_place
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
+if TYPE_CHECKING:  # a type only: the cache's window loads when first opened
     from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import VllmCacheDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
 
 SERVER_CACHE = "~/.cache/vllm"  # vllm-rbln's default VLLM_CACHE_ROOT, below the login folder there
 
