@@ -3,7 +3,8 @@ change), a server's folders read, its detached jobs read back, followed and clea
 
 ServerSources makes RemoteAccess in the worker of the first connection (or of the first write to a server), so
 remote/ (ssh, the server's walker: ~15 ms) and its jobs' reader (pydantic) never load before the window's first
-paint, nor on the GUI thread.
+paint. A server a job works on is the one asked for when the job was submitted (server()), as the registry then had
+it: a job still queued when the options change keeps its server.
 """
 
 from __future__ import annotations
@@ -79,22 +80,22 @@ class RemoteAccess:
         folders = [ServerFolder(entry.host, folder).url for folder in entry.folders]
         return read_in_process(ScanRequest(ServerFolder(entry.host, "/").url, folders, known or []), ctx)
 
-    def close(self, host: str) -> None:
-        """End host's shared connection."""
-        self.server(host).transport.close()
-
-    def follow(self, host: str, job: RemoteJob, ctx: JobContext) -> JobOutcome:
+    @staticmethod
+    def follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
         """A job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
-        return follow(self.server(host), job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
+        return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
 
-    def outcomes(self, host: str, ctx: JobContext) -> list[JobOutcome]:
-        """The outcomes of the jobs on host."""
-        return job_outcomes(self.server(host), ctx.cancel)
+    @staticmethod
+    def outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
+        """The outcomes of the jobs on the server."""
+        return job_outcomes(server, ctx.cancel)
 
-    def forget(self, host: str, jobs: Sequence[RemoteJob]) -> None:
+    @staticmethod
+    def forget(server: Server, jobs: Sequence[RemoteJob], _ctx: JobContext) -> None:
         """Clean the folders of jobs whose outcome the user has now seen (best effort)."""
-        forget_quietly(self.server(host), jobs)
+        forget_quietly(server, jobs)
 
-    def accept(self, check: HostKeyCheck) -> None:
+    @staticmethod
+    def accept(check: HostKeyCheck) -> None:
         """Record the key shown in known_hosts."""
         accept_host_key(check)

@@ -21,10 +21,10 @@ from rbln_artifact_studio.places.dispatch import server_folder
 from rbln_artifact_studio.remote import preferences
 
 # remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker
-# (remote_access.py), never before the window shows nor on the GUI thread.
+# (remote_access.py), never before the window shows.
 if TYPE_CHECKING:
     from rbln_artifact_studio.gui.models.remote_access import RemoteAccess
-    from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome
     from rbln_artifact_studio.remote.server import Server
     from rbln_artifact_studio.remote.transport import HostKeyCheck
 
@@ -50,11 +50,6 @@ def _scan_server(
     """Worker side: connect and read entry's folders (RemoteAccess.scan); a host key problem is returned."""
     found = remote().scan(entry, ctx, closed, known)
     return found if isinstance(found, int) else HostKeyQuestion(entry, found)
-
-
-def _follow(remote: Callable[[], RemoteAccess], host: str, job: RemoteJob, ctx: JobContext) -> JobOutcome:
-    """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
-    return remote().follow(host, job, ctx)
 
 
 def _written(result: object) -> ServerFolder | None:
@@ -105,7 +100,7 @@ class ServerSources(QObject):
         )
 
     def _remote(self) -> RemoteAccess:
-        """remote/ as this window reaches it (loads remote/: call it in a worker)."""
+        """remote/ as this window reaches it; the first call loads remote/ (a connection's worker makes it)."""
         with self._access_lock:
             if self._access is None:
                 # deferred: remote/ (ssh: ~15 ms; its jobs' reader, pydantic) loads in the first connection's worker
@@ -165,11 +160,12 @@ class ServerSources(QObject):
         self.entries.pop(host, None)
         rows = self._rows.pop(host, {})
         self.model.remove_paths(list(rows))
+        server = self._server(host)
         closed = self._closing[host] = threading.Event()
 
         def close(_ctx: JobContext) -> None:
             try:
-                self._remote().close(host)
+                server.transport.close()
             finally:
                 closed.set()
 
@@ -206,7 +202,8 @@ class ServerSources(QObject):
 
     def read_back_jobs(self, host: str) -> Job:
         """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
-        job = self.jobs.submit(f"Jobs on {host}", lambda ctx: self._remote().outcomes(host, ctx), visible=False)
+        server = self._server(host)
+        job = self.jobs.submit(f"Jobs on {host}", partial(self._remote().outcomes, server), visible=False)
         job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
         return job
 
@@ -217,16 +214,18 @@ class ServerSources(QObject):
             self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
             seen = {o.job.id for o in ended}
         news = [o for o in ended if o.job.id not in seen]
+        remote = self._remote()
+        server = remote.server(host)
         if news:
             self.settings.mark_jobs_seen(host, [o.job.id for o in news])
             self.jobsReadBack.emit(host, news)
             # Shown: their folders on the server are cleaned (a job's outcome is read back once).
             shown = [o.job for o in news]
-            self.jobs.submit(f"Clean jobs on {host}", lambda _ctx: self._remote().forget(host, shown), visible=False)
+            self.jobs.submit(f"Clean jobs on {host}", partial(remote.forget, server, shown), visible=False)
         for o in outcomes:
             if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
                 self._following.add(o.job.id)
-                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(_follow, self._remote, host, o.job))
+                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(remote.follow, server, o.job))
                 job.succeeded.connect(lambda outcome, h=host: self._on_followed(h, outcome))
 
     def _on_followed(self, host: str, outcome: JobOutcome) -> None:
