@@ -10,17 +10,15 @@ its registration: register_scheme here, or an entry point in the
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, TypeVar
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.schemes import S3_ENDPOINT_SCHEMES, S3_SCHEME, SSH_SCHEME, URL
 from rbln_artifact_studio.core.schemes import is_local as is_local  # its users ask it here, beside parse_location
-
-# No pathlib at import (a place's text is parsed before any path is made): it loads with the first LocalFolder made.
-if TYPE_CHECKING:
-    from pathlib import Path
 
 LOCAL = "local"
 """What the Host column shows for a row on this computer."""
@@ -65,8 +63,6 @@ class LocalFolder(_OwnKind, _LocalFolderFields):
 
     def at(self, path: str) -> LocalFolder:
         """Another folder on this computer."""
-        from pathlib import Path
-
         return LocalFolder(Path(path))
 
     @property
@@ -234,7 +230,8 @@ def _registered(scheme: str) -> type[UrlFolder] | None:
     unknown scheme is first met (a command on local folders never pays for it)."""
     scheme = scheme.lower()
     if scheme not in _SCHEMES:
-        import importlib
+        # importlib.metadata reads every installed distribution's metadata: every command parses a place here.
+        # deferred: importlib.metadata (~15-30 ms), asked only for a URL of a scheme not registered yet
         from importlib.metadata import entry_points
 
         for entry in entry_points(group=ENTRY_POINT_GROUP, name=scheme):
@@ -272,8 +269,6 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
                 "ssh://HOST/PATH or s3://[PROFILE@]BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
             )
         return location.parse(value)
-    from pathlib import Path
-
     return LocalFolder(Path(value))
 
 
@@ -410,8 +405,6 @@ def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
     """Where a copy of source goes, as typed: a URL of any kind, or a plain path in source's own place (a path on
     the same server, a prefix in the same bucket, a folder here). Beside a bucket, a path that starts with /, ~ or
     ./ is a folder on this computer (the copy downloaded), any other a prefix in the same bucket."""
-    from pathlib import Path
-
     value = os.fspath(text)
     if not is_local(value):
         return parse_location(value)

@@ -100,6 +100,9 @@ def require_current_format(raw: object, path: PathText) -> dict[str, object]:
 
 def read_block_count(artifact_dir: str | Path) -> int:
     """kvcache_num_blocks from DIR/rbln_config.json without validating the rest (the get command's fast path)."""
+    # get-kvcache-num-blocks' fast path loads this module and reads with os alone (docs/performance.md row 1,
+    # tests/test_cli_fast_paths.py); only this function's callers need a Path.
+    # deferred: pathlib (~9 ms), kept off get-kvcache-num-blocks' fast path
     from pathlib import Path
 
     path = Path(artifact_dir) / CONFIG_NAME
