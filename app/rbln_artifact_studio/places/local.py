@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
 from rbln_artifact_studio.core.fleet.rescan import rescan_folder
 from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, Verifier, default_verifier, scan
-from rbln_artifact_studio.core.fleet.verify import verify_rows
 from rbln_artifact_studio.core.location import LocalFolder, Location, expect
 from rbln_artifact_studio.core.model.kinds import block_count
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
@@ -24,6 +22,7 @@ from rbln_artifact_studio.places.kind import Report, Rescan, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 
 
 def _folder(where: Location) -> LocalFolder:
@@ -65,6 +64,10 @@ class LocalKind:
     def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
         """Checked in options.processes processes, each verdict kept in root's scan cache; the reader of real
         compiler graphs chosen when the first such graph is read (a fleet of simulator artifacts never loads it)."""
+        # A scan whose rows are all cached loads this module and checks nothing (docs/performance.md row 3).
+        # deferred: the full check (~60 ms of imports: the reader, the container, the estimator) loads with a check
+        from rbln_artifact_studio.core.fleet.verify import verify_rows
+
         inspector = DeferredInspector(options.inspector) if options.inspector is not None else None
         return verify_rows(
             _folder(root).path,
@@ -76,6 +79,9 @@ class LocalKind:
         )
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        # deferred: the full check (~60 ms of imports), which a scan whose rows are all cached never runs
+        from rbln_artifact_studio.core.fleet.artifact import open_artifact
+
         return open_artifact(_folder(where).path, inspector)
 
     def read_block_count(self, where: Location) -> int:

@@ -15,7 +15,6 @@ from rbln_artifact_studio.core.progress import CancelToken, Progress
 from rbln_artifact_studio.places.dispatch import BUILT_IN_CAPABILITIES, other_server_error
 from rbln_artifact_studio.places.kind import Report, ScanOptions
 from rbln_artifact_studio.remote import registry
-from rbln_artifact_studio.remote.artifact import open_remote_artifact
 from rbln_artifact_studio.remote.scan import checked_rows, scan_remote, verify_remote_rows
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.transfer import check_output, fetch_folder, send_folder
@@ -69,6 +68,10 @@ class ServerKind:
         return verify_remote_rows(server(_folder(root).host), rows, options.cancel)
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        # A scan of a server loads this module and reads no artifact here (docs/performance.md row 8).
+        # deferred: the reader of an artifact's records (~25 ms of CPU: the full check), for an artifact opened
+        from rbln_artifact_studio.remote.artifact import open_remote_artifact
+
         folder = _folder(where)
         return open_remote_artifact(server(folder.host), folder, cancel)  # rebel there reads real graphs
 
