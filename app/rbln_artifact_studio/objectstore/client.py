@@ -34,6 +34,7 @@ from rbln_artifact_studio.core.numbers import seconds_from_environment
 from rbln_artifact_studio.core.shown import redacted
 
 if TYPE_CHECKING:
+    from botocore.config import Config
     from mypy_boto3_s3 import S3Client
 
 T = TypeVar("T")
@@ -145,7 +146,7 @@ class Endpoint:
 
     def __init__(self, url: str = "", profile: str = "") -> None:
         libraries = sdk()
-        botocore, Config = libraries.botocore, libraries.Config
+        botocore = libraries.botocore
         ConfiguredEndpointProvider, ConstantProvider = libraries.ConfiguredEndpointProvider, libraries.ConstantProvider
 
         self.profile = profile
@@ -192,8 +193,8 @@ class Endpoint:
         # A profile given: the endpoint chosen above (its own, or the chain's), not botocore's own pick (not in its stubs).
         settings: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
 
-        def config(path_style: bool, factor: int = 1) -> Any:  # botocore's Config
-            return Config(
+        def config(path_style: bool, factor: int = 1) -> Config:
+            return libraries.Config(
                 **settings,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.timeout * factor,
