@@ -17,6 +17,8 @@ from rbln_artifact_studio.cli.codes import PROG
 from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME, BucketPrefix, server_url
 from rbln_artifact_studio.core.numbers import BadNumber, positive_seconds
 
+Command = Callable[[str, str], argparse.ArgumentParser]  # a command's parser by its name and help, in build_parser
+
 VERBOSE_HELP = "say on stderr what the studio does (scans, calls to servers, jobs, retries), as it happens"
 VLLM_CACHE_ROOT_HELP = (
     f"the cache's root: a folder here, {SSH_SCHEME}HOST/PATH or {S3_SCHEME}BUCKET/PREFIX (default: $VLLM_CACHE_ROOT, "
@@ -166,46 +168,8 @@ def _add_vllm_cache_actions(p: argparse.ArgumentParser) -> None:
     q.add_argument("--json", action="store_true")
 
 
-class _Unused:
-    """Stands in for the parser of a command not on the command line: what is added to it goes nowhere."""
-
-    def __getattr__(self, name: str) -> Callable[..., _Unused]:
-        return lambda *args, **kwargs: self
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; with `only` a command's exact name, only that command's parser is built under it.
-
-    Each command's parser costs a start gettext look-ups and argparse objects (~15 ms of CPU for all of them): a
-    command reads its own line with its own parser and the top one, the same words in its help and errors. A name
-    that is no command (a typo, an abbreviation) gets the whole parser, to list the choices.
-    """
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
-        epilog="optimum-rbln-cli spellings work too: --get-kvcache-num-blocks --model-id DIR, "
-        "--set-kvcache-num-blocks N --model-id DIR [--output-dir D], --set-memory-budget B --model-id DIR, "
-        "and a bare --model-id ... compiles.",
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    built: list[str] = []
-
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        if only is not None and name != only:
-            unused: Any = _Unused()
-            return unused
-        built.append(name)
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-        # After the command too; not given there, it leaves the value given before the command.
-        p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
-        return p
-
-    _add_vllm_cache_actions(command("vllm-cache", "vllm-rbln's compiled-model cache: list, lookup, seed, prune"))
-
+def _add_reading_commands(command: Command) -> None:
+    """The commands that read artifacts: inspect, scan, plan, serving, explore."""
     p = command("inspect", "show an artifact's settings, KV cache and per-NPU DRAM breakdown")
     p.add_argument("dir")
     p.add_argument(
@@ -276,6 +240,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_backend(p)
 
+
+def _add_fleet_commands(command: Command) -> None:
+    """The commands across servers and a Prometheus' nodes, and the server groups (@GROUP)."""
     p = command(
         "devices",
         "list servers' NPUs now (rbln-stat -j, else rbln-smi's table): memory used and total, processes, and each "
@@ -323,6 +290,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = command("remove-server-group", "remove a server group (its servers are untouched)")
     p.add_argument("name", metavar="NAME")
 
+
+def _add_server_commands(command: Command) -> None:
+    """The commands that reach into a server or a bucket: download, jobs, trust-host."""
     p = command(
         "download",
         "copy a server's or a bucket's artifact as it is into a new folder here (whole, or nothing written)",
@@ -340,6 +310,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("host", metavar=server_url("HOST"))
     p.add_argument("--fingerprint", metavar="SHA256:...", help="record the key only if it has this fingerprint")
 
+
+def _add_compile_commands(command: Command) -> None:
+    """compile and what it draws on: presets, backends."""
     p = command("presets", "list the bundled model presets")
     p.add_argument("--json", action="store_true")
 
@@ -353,6 +326,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = command("compile", "compile a model into a new artifact (the built-in simulator by default)")
     _add_compile_options(p)
 
+
+def _add_optimum_operations(command: Command) -> None:
+    """optimum-rbln-cli's operations on an artifact: get, set-kvcache-num-blocks, set-memory-budget."""
     p = command("get-kvcache-num-blocks", "print an artifact's kvcache_num_blocks")
     p.add_argument("dir")
     p.add_argument(
@@ -372,6 +348,53 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument(*_flag("--output_dir"), "-o", dest="output_dir", help="write a resized copy here")
         p.add_argument("--json", action="store_true")
         _add_backend(p)
+
+
+class _Unused:
+    """Stands in for the parser of a command not on the command line: what is added to it goes nowhere."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return lambda *args, **kwargs: self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only` a command's exact name, only that command's parser is built under it.
+
+    Each command's parser costs a start gettext look-ups and argparse objects (~15 ms of CPU for all of them): a
+    command reads its own line with its own parser and the top one, the same words in its help and errors. A name
+    that is no command (a typo, an abbreviation) gets the whole parser, to list the choices.
+    """
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, compile and resize compiled Rebellions NPU artifacts (KV cache sizing).",
+        epilog="optimum-rbln-cli spellings work too: --get-kvcache-num-blocks --model-id DIR, "
+        "--set-kvcache-num-blocks N --model-id DIR [--output-dir D], --set-memory-budget B --model-id DIR, "
+        "and a bare --model-id ... compiles.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    built: list[str] = []
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            unused: Any = _Unused()
+            return unused
+        built.append(name)
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+        # After the command too; not given there, it leaves the value given before the command.
+        p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
+        return p
+
+    _add_vllm_cache_actions(command("vllm-cache", "vllm-rbln's compiled-model cache: list, lookup, seed, prune"))
+
+    _add_reading_commands(command)
+    _add_fleet_commands(command)
+    _add_server_commands(command)
+    _add_compile_commands(command)
+    _add_optimum_operations(command)
     if only is not None and not built:  # no such command: the whole parser, whose error lists the commands
         return build_parser()
     return parser
