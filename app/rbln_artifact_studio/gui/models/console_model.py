@@ -48,8 +48,9 @@ SLICE = 1024  # values let go of at a time in a worker
 LET_GO_PAUSE = 0.001  # seconds between two slices
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
-STYLED = frozenset(
-    int(r) for r in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.TextAlignmentRole)
+# Roles a cell is painted with that this model never answers (as data() has it): multiData skips them.
+UNANSWERED = frozenset(
+    int(r) for r in (Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.CheckStateRole, Qt.ItemDataRole.BackgroundRole)
 )
 
 Index = QModelIndex | QPersistentModelIndex
@@ -244,7 +245,7 @@ class ConsoleModel(QAbstractTableModel):
             role = asked.role()
             if role == DISPLAY:
                 asked.setData(texts[i][column])
-            elif role in STYLED:
+            elif role not in UNANSWERED:
                 value = self._data(i, column, role)
                 if value is not None:
                     asked.setData(value)
