@@ -162,7 +162,8 @@ class ConsoleModel(QAbstractTableModel):
     def _let_go(self, columns: list[tuple[object, ...]]) -> None:
         """Free what showed before (rows, a history) in a worker, a slice at a time: freeing 40,000 rows at once
         holds the interpreter, so the GUI thread too, for tens of milliseconds; between two slices it takes its
-        turn. The worker takes the only reference to each column and slices it there."""
+        turn. The worker slices the columns (each slice holds its part), then lets the columns go: what they held
+        goes with the slices, there."""
         held = [columns]
         del columns
 

@@ -53,7 +53,7 @@ from rbln_artifact_studio.gui.models.console_model import DEFAULT_SHORT, Console
 from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
 from rbln_artifact_studio.gui.widgets.console_delegate import ConsoleDelegate
 
-if TYPE_CHECKING:  # these load places/ and remote/ (pydantic with them): in the first job's worker, see _reader
+if TYPE_CHECKING:  # these load places/ and remote/ (pydantic with them): in the first job's worker, see below
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.planning.placement import Blocked, Placement
     from rbln_artifact_studio.gui.models.console_reading import ConsoleReader, Placed, Reading
@@ -94,9 +94,12 @@ def period_setting(value: object) -> int:
     return seconds if 0 <= seconds <= 3600 else DEFAULT_PERIOD
 
 
-def _reader(timeout: float, http_config: str, prepare: Callable[[], None], model: ConsoleModel) -> ConsoleReader:
-    """The console's worker side, made in a job's worker."""
-    # deferred: places/ and remote/ (pydantic with them, 0.1-0.3 s) load in the first job's worker, not on the GUI thread as the console opens (it may open with the window)
+def _console_reader(
+    timeout: float, http_config: str, prepare: Callable[[], None], model: ConsoleModel
+) -> ConsoleReader:
+    """The console's worker side, made in a job's worker: places/ and remote/ (pydantic with them, 0.1-0.3 s to
+    import) load there, not on the GUI thread as the console opens (it may open with the window)."""
+    # deferred: places/ and remote/ load in the first job's worker, not on the GUI thread (see above)
     from rbln_artifact_studio.gui.models.console_reading import ConsoleReader
 
     return ConsoleReader(timeout, http_config, prepare, model.keeper)
@@ -104,7 +107,7 @@ def _reader(timeout: float, http_config: str, prepare: Callable[[], None], model
 
 def _source_names(config: str) -> list[str]:
     """Worker side: what the source field offers: the ssh config's hosts, then the server groups."""
-    # deferred: as _reader's (core/fleet/host_groups is pydantic's), in the worker that reads the names
+    # deferred: as _console_reader's (core/fleet/host_groups is pydantic's), in the worker reading the names
     from rbln_artifact_studio.gui.models.console_reading import source_names
 
     return source_names(config)
@@ -319,7 +322,7 @@ class AfterPaint(QObject):
 
     def __init__(self, widget: QWidget, then: Callable[[], None]) -> None:
         super().__init__(widget)
-        self._then = then
+        self._widget, self._then = widget, then
         self._armed = False
         self._after = QTimer(self)  # 0 ms, started by the paint: fires once it is done
         self._after.setSingleShot(True)
@@ -329,10 +332,11 @@ class AfterPaint(QObject):
         self._unseen.setSingleShot(True)
         self._unseen.setInterval(UNSEEN_MS)
         self._unseen.timeout.connect(self._done)
-        widget.installEventFilter(self)
 
     @Slot()
     def arm(self) -> None:
+        if not self._armed:  # watched only while armed: the widget's other events never call into Python here
+            self._widget.installEventFilter(self)
         self._armed = True
         self._unseen.start()
 
@@ -346,6 +350,7 @@ class AfterPaint(QObject):
         if self._armed:
             self._armed = False
             self._unseen.stop()
+            self._widget.removeEventFilter(self)
             self._then()
 
 
@@ -530,7 +535,7 @@ class FleetConsole(QWidget):
     def _reader(self) -> Callable[[], ConsoleReader]:
         """How a worker reads the sources: these settings, taken now on the GUI thread."""
         timeout, http_config, prepare, model = self.timeout, self._http_config(), self._prepare, self.model
-        return lambda: _reader(timeout, http_config, prepare, model)
+        return lambda: _console_reader(timeout, http_config, prepare, model)
 
     @Slot()
     def refresh(self) -> Job | None:
