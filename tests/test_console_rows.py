@@ -24,6 +24,7 @@ from rbln_artifact_studio.core.display.fleet_console import (
     Rows,
     arrange,
     arrangement,
+    full_collections_held,
     node_row,
     npu_row,
     sorted_in_steps,
@@ -152,3 +153,19 @@ def test_the_keeper_makes_each_snapshot_from_the_newest_whatever_the_thread() ->
 def test_a_node_row_sorts_before_its_node_s_npus() -> None:
     rows = [npu_row("s", "a", Npu(0, "rbln0", "RBLN-CR13", GIB, 16 * GIB)), node_row("s", "a", "refused")]
     assert rows[1].npu == NODE_ROW and arrange(Rows(rows), Query()) == [1, 0]
+
+
+def test_workers_hold_off_full_collections_together_and_the_last_one_gives_them_back() -> None:
+    own = gc.get_threshold()
+    first, second = full_collections_held(), full_collections_held()
+    first.__enter__()
+    second.__enter__()  # a second worker reading meanwhile
+    young, middle, oldest = gc.get_threshold()
+    assert (young, middle) == own[:2] and oldest > 1_000_000  # the young generations still collected
+    first.__exit__(None, None, None)
+    assert gc.get_threshold()[2] > 1_000_000  # the other one still reads
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == own
+    with pytest.raises(RuntimeError), full_collections_held():
+        raise RuntimeError("a read that failed")
+    assert gc.get_threshold() == own

@@ -36,6 +36,7 @@ from rbln_artifact_studio.core.display.fleet_console import (
     Query,
     Rows,
     arrangement,
+    full_collections_held,
 )
 from rbln_artifact_studio.core.sizes import format_bytes_exact
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
@@ -116,7 +117,8 @@ class ConsoleModel(QAbstractTableModel):
             self._job.cancel()  # its answer would be dropped anyway
 
         def work(ctx: JobContext) -> Arrangement:
-            return arrangement(rows, query, column, descending, before, before_shown, ctx.checkpoint)
+            with full_collections_held():  # 40,000 rows' identities and places: no full pass over the heap meanwhile
+                return arrangement(rows, query, column, descending, before, before_shown, ctx.checkpoint)
 
         job = self.jobs.submit(f"Arrange {len(rows):,} NPU rows", work, visible=False)
         # The rows wait here, not in the connection: an ended job lingers a while (JobManager's graveyard), and

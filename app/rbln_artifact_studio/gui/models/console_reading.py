@@ -5,13 +5,18 @@ the GUI thread is finished, for the window only to show (docs/performance.md row
 from __future__ import annotations
 
 import contextlib
-import gc
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rbln_artifact_studio.core.display.fleet_console import HOUR, HistoryKeeper, MemoryHistory, Rows, let_go
+from rbln_artifact_studio.core.display.fleet_console import (
+    HOUR,
+    HistoryKeeper,
+    MemoryHistory,
+    Rows,
+    full_collections_held,
+    let_go,
+)
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, load_groups
@@ -29,32 +34,6 @@ from rbln_artifact_studio.places.fleet_sources import (
     rows_of,
 )
 from rbln_artifact_studio.remote.ssh_config import config_hosts
-
-_held_lock = threading.Lock()
-_held = 0  # jobs holding off the full collections
-_thresholds = gc.get_threshold()  # the collector's own, while none does
-
-
-@contextlib.contextmanager
-def full_collections_held() -> Iterator[None]:
-    """No full pass of the cycle collector while a job reads the fleet. Reading 40,000 NPUs builds ~100,000 objects
-    that live until their rows are made, and a full pass walks every one (20-120 ms, in which no other thread runs
-    Python: the GUI thread neither). The young generations are still collected: a cycle made meanwhile goes as
-    ever, and the rows' plain tuples are left out of the passes as they are made. The CLI pauses the collector
-    altogether while it reads (cli/fleet.py). Jobs reading at once share the hold: the last one ends it."""
-    global _held, _thresholds
-    with _held_lock:
-        if not _held:
-            _thresholds = gc.get_threshold()
-            gc.set_threshold(_thresholds[0], _thresholds[1], 1 << 30)  # the oldest generation: not until released
-        _held += 1
-    try:
-        yield
-    finally:
-        with _held_lock:
-            _held -= 1
-            if not _held:
-                gc.set_threshold(*_thresholds)
 
 
 @dataclass(frozen=True)
