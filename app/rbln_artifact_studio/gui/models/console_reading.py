@@ -69,11 +69,11 @@ class ConsoleReader:
         self.prepare()
         return ReadOptions(self.timeout, cancel, http_config=self.http_config)
 
-    def read(self, texts: list[str], cancel: CancelToken, show: Callable[[Reading], None]) -> MemoryHistory | None:
+    def read(self, texts: list[str], cancel: CancelToken, show: Callable[[Reading | MemoryHistory], None]) -> None:
         """Every source's nodes as rows, the SSH servers' NPUs sampled into the history, handed to show (which
         returns once the window has shown and painted them); then the last hour of the sources that keep their
-        own (Prometheus' range query), or None without such a source. One job does both, one after the other:
-        the window paints the new rows while no worker of the console competes with it for the interpreter."""
+        own (Prometheus' range query), handed to show likewise. One job does both, one after the other: the
+        window paints what changed while no worker of the console competes with it for the interpreter."""
         sources = parse_sources(texts)
         with full_collections_held():
             readings = read_sources(sources, self.options(cancel))
@@ -87,14 +87,14 @@ class ConsoleReader:
             let_go(rows)
         show(Reading(kept, history, state))
         if len(sampled) == len(sources):
-            return None
+            return
         with full_collections_held():
             series = read_history(sources, HOUR, self.options(cancel))
             history = self.keeper.next(lambda h: h.with_series(series))
             points = list(series.values())
             series.clear()
             let_go(points)  # the range query's lists, a slice at a time
-        return history
+        show(history)
 
     def place(self, texts: list[str], artifact: Artifact, cancel: CancelToken) -> Placed:
         with full_collections_held():

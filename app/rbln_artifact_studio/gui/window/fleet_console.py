@@ -317,13 +317,14 @@ class WhenSeen(QObject):
 
 
 class AfterPaint(QObject):
-    """Once armed, calls back when the widget has painted (a reading's worker waits for that to go on: no worker
-    of the console competes with the paint for the interpreter), or a short while after if it does not paint."""
+    """Calls back once the widget has painted what changed, or a short while after if it does not paint (hidden).
+    A reading's worker waits for that to go on, and the next reading starts after it: no worker of the console
+    competes with a repaint of the table for the interpreter."""
 
-    def __init__(self, widget: QWidget, then: Callable[[], None]) -> None:
+    def __init__(self, widget: QWidget) -> None:
         super().__init__(widget)
-        self._widget, self._then = widget, then
-        self._armed = False
+        self._widget = widget
+        self._then: list[Callable[[], None]] = []  # armed while not empty
         self._after = QTimer(self)  # 0 ms, started by the paint: fires once it is done
         self._after.setSingleShot(True)
         self._after.setInterval(0)
@@ -333,25 +334,25 @@ class AfterPaint(QObject):
         self._unseen.setInterval(UNSEEN_MS)
         self._unseen.timeout.connect(self._done)
 
-    @Slot()
-    def arm(self) -> None:
-        if not self._armed:  # watched only while armed: the widget's other events never call into Python here
+    def then(self, callback: Callable[[], None]) -> None:
+        if not self._then:  # watched only while armed: the widget's other events never call into Python here
             self._widget.installEventFilter(self)
-        self._armed = True
+        self._then.append(callback)
         self._unseen.start()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if self._armed and event.type() == QEvent.Type.Paint:
+        if self._then and event.type() == QEvent.Type.Paint:
             self._after.start()
         return False
 
     @Slot()
     def _done(self) -> None:
-        if self._armed:
-            self._armed = False
+        callbacks, self._then = self._then, []
+        if callbacks:
             self._unseen.stop()
             self._widget.removeEventFilter(self)
-            self._then()
+            for callback in callbacks:
+                callback()
 
 
 class FleetConsole(QWidget):
@@ -439,7 +440,7 @@ class FleetConsole(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(Column.NODE, Qt.SortOrder.AscendingOrder)
-        self.after_paint = AfterPaint(self.table.viewport(), self._rows_painted)
+        self.after_paint = AfterPaint(self.table.viewport())
         self._rows_selected: list[int] = []  # the rows selected when the model last started over, and the current
         self._row_current = -1
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -552,11 +553,10 @@ class FleetConsole(QWidget):
         reader = self._reader()
         job = self.jobs.submit(
             f"NPUs of {len(texts)} source(s)",
-            lambda ctx: reader().read(texts, ctx.cancel, lambda reading: ctx.partial(reading, wait=True)),
+            lambda ctx: reader().read(texts, ctx.cancel, lambda part: ctx.partial(part, wait=True)),
             visible=False,
         )
         job.partial.connect(self._show)
-        job.succeeded.connect(self._show_history)
         job.failed.connect(self._failed)
         job.finished.connect(self._read_ended)
         job.succeeded.connect(self._read_again)
@@ -581,27 +581,34 @@ class FleetConsole(QWidget):
         self.refreshed.emit()
 
     @Slot(object)
-    def _show(self, reading: Reading) -> None:
-        """Show a worker's finished reading: its rows (arranged in a worker too) with its history, its state line.
-        The read goes on to the last hour once they are painted (its worker waits: `_rows_painted`)."""
+    def _show(self, part: Reading | MemoryHistory) -> None:
+        """Show what the read's worker finished: the reading (its rows, arranged in a worker too, with its history,
+        and its state line), then the last hour of the sources that keep their own. The worker waits until each is
+        painted (`_painted`) before it goes on, and the next read starts after: none competes with the repaint."""
         if not isValid(self):
             return  # the window closed while the read ran
-        self.state.setText(reading.state)
-        arranging = self.model.set_rows(reading.rows, reading.history)
+        if isinstance(part, MemoryHistory):
+            self.model.set_history(part)
+            self.after_paint.then(self._history_painted)
+            return
+        self.state.setText(part.state)
+        arranging = self.model.set_rows(part.rows, part.history)
         arranging.finished.connect(self.refreshed)
-        arranging.finished.connect(self.after_paint.arm)
+        arranging.finished.connect(self._rows_arranged)
 
     @Slot()
-    def _rows_painted(self) -> None:
+    def _rows_arranged(self) -> None:
+        self.after_paint.then(self._painted)
+
+    @Slot()
+    def _painted(self) -> None:
         if self._reading is not None:
             self._reading.ack()
 
-    @Slot(object)
-    def _show_history(self, history: MemoryHistory | None) -> None:
-        """The last hour of the sources that keep their own (None: no such source)."""
-        if history is not None and isValid(self):
-            self.model.set_history(history)
-            self.historyShown.emit()
+    @Slot()
+    def _history_painted(self) -> None:
+        self._painted()
+        self.historyShown.emit()
 
     # ---- the selection across a model that starts over -------------------------------------------------------
 
