@@ -280,6 +280,9 @@ class Query:
 # ---- the rows as the window keeps them ----------------------------------------------------------------------------
 
 
+LET_GO_SLICE = 512  # rows (or node readings) made into columns, or freed, at a time
+
+
 class Rows:
     """Rows kept as columns: a plain tuple per field of ConsoleRow. The cycle collector leaves plain tuples of
     strings and numbers out of its passes, where 40,000 ConsoleRows (a tuple subclass: never left out) took part in
@@ -298,9 +301,13 @@ class Rows:
     search: tuple[str, ...]
 
     def __init__(self, rows: Iterable[ConsoleRow] = ()) -> None:
-        columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) or [() for _ in ConsoleRow._fields]
+        made = rows if isinstance(rows, list) else list(rows)
+        columns: list[list[Any]] = [[] for _ in ConsoleRow._fields]
+        for start in range(0, len(made), LET_GO_SLICE):  # in steps: one zip of 40,000 rows holds the interpreter
+            for column, values in zip(columns, zip(*made[start : start + LET_GO_SLICE], strict=True), strict=True):
+                column.extend(values)
         for name, column in zip(ConsoleRow._fields, columns, strict=True):
-            setattr(self, name, column)
+            setattr(self, name, tuple(column))
 
     def __len__(self) -> int:
         return len(self.node)
@@ -324,7 +331,6 @@ class Rows:
 
 
 SORT_SLICE = 4096  # keys sorted at a time
-LET_GO_SLICE = 1024  # items freed at a time
 
 
 def let_go(items: list[Any]) -> None:
