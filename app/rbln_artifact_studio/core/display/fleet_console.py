@@ -474,8 +474,8 @@ class MemoryHistory:
 
 class HistoryKeeper:
     """Makes each next MemoryHistory from the newest one, one at a time, in the workers: a reading's samples and a
-    range query's series (two jobs that may run at once) never undo each other. Only workers wait for its lock; the
-    GUI thread shows the snapshot with the highest serial it was handed."""
+    range query's series build on each other, whatever worker makes them and whenever the window shows them. Only
+    workers wait for its lock; the GUI thread shows the snapshot with the highest serial it was handed."""
 
     def __init__(self, window: float = HOUR) -> None:
         self._lock = threading.Lock()
