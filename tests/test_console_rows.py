@@ -8,14 +8,17 @@ import gc
 import itertools
 import random
 import threading
+import weakref
 
 import pytest
 
 from rbln_artifact_studio.core.display.fleet_console import (
+    LET_GO_SLICE,
     MAX_POINTS,
     NODE_ROW,
     SORT_SLICE,
     Column,
+    Columns,
     ConsoleRow,
     HistoryKeeper,
     MemoryHistory,
@@ -25,6 +28,7 @@ from rbln_artifact_studio.core.display.fleet_console import (
     arrange,
     arrangement,
     full_collections_held,
+    let_go_columns,
     node_row,
     npu_row,
     sorted_in_steps,
@@ -169,3 +173,16 @@ def test_workers_hold_off_full_collections_together_and_the_last_one_gives_them_
     with pytest.raises(RuntimeError), full_collections_held():
         raise RuntimeError("a read that failed")
     assert gc.get_threshold() == own
+
+
+class _Held:
+    """Something a column holds, to see it let go of."""
+
+
+def test_what_showed_before_is_let_go_of_a_slice_at_a_time_and_all_of_it() -> None:
+    held = [_Held() for _ in range(3 * LET_GO_SLICE + 5)]
+    seen = [weakref.ref(h) for h in held]
+    spent: list[Columns] = [[tuple(held), tuple(held[:7])], Rows(_rows(3)).columns()]
+    del held
+    let_go_columns(spent)
+    assert spent == [] and all(ref() is None for ref in seen)

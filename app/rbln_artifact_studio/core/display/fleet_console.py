@@ -318,7 +318,7 @@ class Rows:
     def __iter__(self) -> Iterator[ConsoleRow]:
         return (self[i] for i in range(len(self)))
 
-    def columns(self) -> list[tuple[object, ...]]:
+    def columns(self) -> Columns:
         return [getattr(self, name) for name in ConsoleRow._fields]
 
     def free(self, i: int) -> int | None:
@@ -338,6 +338,18 @@ def let_go(items: list[Any]) -> None:
     other thread too, for tens of ms; between two slices another thread takes its turn."""
     while items:
         del items[-LET_GO_SLICE:]
+
+
+Columns = list[tuple[object, ...]]  # what a Rows or a MemoryHistory holds (their columns()), to let go of
+
+
+def let_go_columns(spent: list[Columns]) -> None:
+    """Empty spent (what showed before), a slice of a column at a time, as let_go."""
+    while spent:
+        columns = spent.pop()
+        while columns:
+            items = list(columns.pop())  # the column goes; what it held stays in items, freed a slice at a time
+            let_go(items)
 
 
 def sorted_in_steps(items: list[int], key: Callable[[int], Any], reverse: bool = False) -> list[int]:
@@ -460,8 +472,8 @@ class MemoryHistory:
             out[key] = self._trimmed(ordered, ordered[-1][0]) if ordered else ordered
         return MemoryHistory(out, self.window, self.serial + 1)
 
-    def columns(self) -> list[tuple[object, ...]]:
-        """What it holds, as tuples (for the model to let go of a slice at a time)."""
+    def columns(self) -> Columns:
+        """What it holds, as tuples (for a worker to let go of a slice at a time)."""
         return [tuple(self._series), tuple(self._series.values())]
 
     def _trimmed(self, points: Series, now: float) -> Series:

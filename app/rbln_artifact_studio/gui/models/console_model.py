@@ -8,7 +8,6 @@ or other rows (a reset). A filter typed while one runs starts another; the older
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import cast
 
@@ -30,6 +29,7 @@ from rbln_artifact_studio.core.display.fleet_console import (
     NUMERIC,
     Arrangement,
     Column,
+    Columns,
     ConsoleRow,
     HistoryKeeper,
     MemoryHistory,
@@ -37,6 +37,7 @@ from rbln_artifact_studio.core.display.fleet_console import (
     Rows,
     arrangement,
     full_collections_held,
+    let_go_columns,
 )
 from rbln_artifact_studio.core.sizes import format_bytes_exact
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
@@ -45,8 +46,6 @@ from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 ROW = Qt.ItemDataRole.UserRole  # the ConsoleRow
 SHORT = Qt.ItemDataRole.UserRole + 1  # True: the NPU has less free memory than the user's threshold
 DEFAULT_SHORT = 8 << 30  # bytes: an NPU with less free than this is coloured
-SLICE = 1024  # values let go of at a time in a worker
-LET_GO_PAUSE = 0.001  # seconds between two slices
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 # Roles a cell is painted with that this model never answers (as data() has it): multiData skips them.
@@ -79,6 +78,7 @@ class ConsoleModel(QAbstractTableModel):
         self._generation = 0
         self._arranging = Rows()  # the rows the newest arranging job works on
         self._job: Job | None = None
+        self._spent: list[Columns] = []  # what showed before, not yet let go of
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -136,10 +136,11 @@ class ConsoleModel(QAbstractTableModel):
         if generation != self._generation:
             return  # a newer filter or sort is on its way
         before = self.rows
+        spent = [] if before is rows else [before.columns()]
         self._next_rows = None
         self._arranging = Rows()
         if self._next_history is not None:
-            self._swap_history(self._next_history)  # no signal of its own: the rows' repaint shows it
+            spent += self._swap_history(self._next_history)  # no signal of its own: the rows' repaint shows it
             self._next_history = None
         if answer.same:  # a refresh of the same NPUs: their figures repaint, the selection stays
             self.rows, self.shown, self.moved = rows, answer.shown, answer.moved
@@ -157,27 +158,25 @@ class ConsoleModel(QAbstractTableModel):
             self.beginResetModel()
             self.rows, self.shown, self.moved = rows, answer.shown, answer.moved
             self.endResetModel()
-        if before is not rows:
-            self._let_go(before.columns())
+        self._spend(spent)
         self.arranged.emit()
 
-    def _let_go(self, columns: list[tuple[object, ...]]) -> None:
-        """Free what showed before (rows, a history) in a worker, a slice at a time: freeing 40,000 rows at once
-        holds the interpreter, so the GUI thread too, for tens of milliseconds; between two slices it takes its
-        turn. The worker slices the columns (each slice holds its part), then lets the columns go: what they held
-        goes with the slices, there."""
-        held = [columns]
-        del columns
+    def _spend(self, spent: list[Columns]) -> None:
+        """Keep what showed before (rows, a history) for a worker to let go of: freeing 40,000 rows holds the
+        interpreter, so the GUI thread too, for tens of milliseconds. The console's reading worker takes it once
+        the window has painted what replaced it (take_spent); what no one took by the next change goes to a job
+        of its own."""
+        if not spent:
+            return
+        if self._spent:
+            untaken, self._spent = self._spent, []
+            self.jobs.submit("Let go of what showed before", lambda ctx: let_go_columns(untaken), visible=False)
+        self._spent = spent
 
-        def work(ctx: JobContext) -> None:
-            columns = held.pop()
-            slices = [c[i : i + SLICE] for c in columns for i in range(0, len(c), SLICE)]
-            del columns  # the columns go; what they held stays in the slices
-            while slices:
-                del slices[-1]
-                time.sleep(LET_GO_PAUSE)  # the GUI thread takes the interpreter meanwhile, never waiting on this
-
-        self.jobs.submit("Let go of what showed before", work, visible=False)
+    def take_spent(self) -> list[Columns]:
+        """What showed before, for the caller's worker to let go of (let_go_columns)."""
+        spent, self._spent = self._spent, []
+        return spent
 
     def _ended(self, generation: int) -> None:
         if isValid(self) and generation == self._generation:
@@ -191,19 +190,20 @@ class ConsoleModel(QAbstractTableModel):
 
     def set_history(self, history: MemoryHistory) -> None:
         """Show this snapshot of the last hour (made in a worker) unless a newer one shows: its column repaints."""
-        if not self._swap_history(history):
+        spent = self._swap_history(history)
+        if not spent:
             return
+        self._spend(spent)
         if self.shown:
             top, bottom = self.index(0, Column.HISTORY), self.index(len(self.shown) - 1, Column.HISTORY)
             self.dataChanged.emit(top, bottom)
 
-    def _swap_history(self, history: MemoryHistory) -> bool:
-        """Show this snapshot unless a newer one shows; whether it does now."""
+    def _swap_history(self, history: MemoryHistory) -> list[Columns]:
+        """Show this snapshot unless a newer one shows; what it replaced (none if it does not show)."""
         if history.serial <= self.history.serial:
-            return False
+            return []
         before, self.history = self.history, history
-        self._let_go(before.columns())
-        return True
+        return [before.columns()]
 
     # ---- Qt's model ------------------------------------------------------------------------------------------
 

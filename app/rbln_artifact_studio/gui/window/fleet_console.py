@@ -45,12 +45,12 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from rbln_artifact_studio.core.display.fleet_console import Column, MemoryHistory
+from rbln_artifact_studio.core.display.fleet_console import Column, Columns, MemoryHistory, let_go_columns
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
 from rbln_artifact_studio.gui.models.console_model import DEFAULT_SHORT, ConsoleModel
-from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.widgets.console_delegate import ConsoleDelegate
 
 if TYPE_CHECKING:  # these load places/ and remote/ (pydantic with them): in the first job's worker, see below
@@ -103,6 +103,13 @@ def _console_reader(
     from rbln_artifact_studio.gui.models.console_reading import ConsoleReader
 
     return ConsoleReader(timeout, http_config, prepare, model.keeper)
+
+
+def _shown(ctx: JobContext, part: Reading | MemoryHistory, handed: list[Columns]) -> None:
+    """Worker side: hand part to the window and wait until it is painted (no worker of the console competes with
+    the repaint for the interpreter); then let go of what it replaced, which the window handed back."""
+    ctx.partial(part, wait=True)
+    let_go_columns(handed)
 
 
 def _source_names(config: str) -> list[str]:
@@ -387,6 +394,7 @@ class FleetConsole(QWidget):
         self.timeout = timeout
         self.sources = SourcePicker(jobs, connected, sources or [])
         self._reading: Job | None = None
+        self._handed: list[Columns] = []  # the reading worker's: what showed before, for it to let go of
         self._again = False  # asked to read while a read ran: read again when it ends
         self.when_seen = WhenSeen(self, self.refresh)  # no source is read while no one can see the console
         self.model = ConsoleModel(jobs, self)
@@ -551,9 +559,10 @@ class FleetConsole(QWidget):
             return None
         self.state.setText(f"Reading {len(texts)} source(s)…")
         reader = self._reader()
+        handed = self._handed = []  # what each part shown replaced: the worker lets go of it
         job = self.jobs.submit(
             f"NPUs of {len(texts)} source(s)",
-            lambda ctx: reader().read(texts, ctx.cancel, lambda part: ctx.partial(part, wait=True)),
+            lambda ctx: reader().read(texts, ctx.cancel, lambda part: _shown(ctx, part, handed)),
             visible=False,
         )
         job.partial.connect(self._show)
@@ -602,7 +611,9 @@ class FleetConsole(QWidget):
 
     @Slot()
     def _painted(self) -> None:
+        """What the worker handed over is painted: it goes on, letting go of what showed before first."""
         if self._reading is not None:
+            self._handed.extend(self.model.take_spent())
             self._reading.ack()
 
     @Slot()
