@@ -113,7 +113,7 @@ def verify_remote_rows(
 ) -> Iterator[ArtifactSummary]:
     """The full check inspect runs (every .rbln header read), for a server scan's "checking" rows, in one round
     trip; each row with inspect's verdict, as for a local row (verify.with_verdict)."""
-    return _rows_module().verify_rows(server, rows, cancel)  # type: ignore[no-any-return]
+    return _rows_module().verify_rows(server, rows, cancel)
 
 
 def checked_rows(
