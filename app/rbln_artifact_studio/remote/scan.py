@@ -10,10 +10,8 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.core.logs import logged, logger
@@ -69,43 +67,7 @@ def scan_remote(
     if first is not None and "nd" in first:
         records.close()
         raise StudioError(f"{root} is not a folder; give a folder that holds compiled artifacts.")
-    return logged(log, f"Scan of {root}", _scan_remote(server, root, records, on_issue, processes))
-
-
-def _scan_remote(
-    server: Server,
-    root: ServerFolder,
-    records: Iterator[dict[str, Any]],
-    on_issue: Callable[[Path, str], None] | None,
-    processes: int,
-) -> Iterator[ArtifactSummary]:
-    rows = _rows_module()
-    make = rows.RowMaker(server.host)
-    ended = False
-
-    def items() -> Iterator[dict[str, Any] | Done[ArtifactSummary]]:
-        nonlocal ended
-        for record in records:
-            if "i" in record:
-                if on_issue is not None:
-                    on_issue(Path(root.path), str(record["i"]))
-            elif "row" in record:
-                yield Done(rows.studio_row(server.host, record["row"]))
-            elif "a" in record:
-                yield make.kept(record)
-            elif "f" in record:
-                yield Done(rows.failed_record_row(server.host, record))
-            elif "error" in record:
-                raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
-            elif "end" in record:
-                ended = True
-
-    if processes > 1:
-        yield from (row for _, row in ordered_map(make, items(), processes, fork_first=True))
-    else:  # each row as soon as its artifact arrives
-        yield from (item.result if isinstance(item, Done) else make(item) for item in items())
-    if not ended:
-        raise StudioError(f"The scan of {root} ended early: the server stopped answering.")
+    return logged(log, f"Scan of {root}", _rows_module().rows_of(server, root, records, on_issue, processes))
 
 
 def verify_remote_rows(

@@ -14,11 +14,13 @@ import errno
 import json
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.scan import failed_row, summarize_files
+from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.sent_files import Pieces
 from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.fleet.verify import described_row, with_verdict
@@ -213,3 +215,39 @@ def verify_rows(
             yield described_row(row, result.description)
         else:
             yield with_verdict(row, result)
+
+
+def rows_of(
+    server: Server,
+    root: ServerFolder,
+    records: Iterator[dict[str, Any]],
+    on_issue: Callable[[Path, str], None] | None,
+    processes: int,
+) -> Iterator[ArtifactSummary]:
+    """remote/scan.scan_remote's rows from the server's records (after its first), in their order."""
+    make = RowMaker(server.host)
+    ended = False
+
+    def items() -> Iterator[dict[str, Any] | Done[ArtifactSummary]]:
+        nonlocal ended
+        for record in records:
+            if "i" in record:
+                if on_issue is not None:
+                    on_issue(Path(root.path), str(record["i"]))
+            elif "row" in record:
+                yield Done(studio_row(server.host, record["row"]))
+            elif "a" in record:
+                yield make.kept(record)
+            elif "f" in record:
+                yield Done(failed_record_row(server.host, record))
+            elif "error" in record:
+                raise StudioError(f"Scanning {root} failed on the server: {record['error']}")
+            elif "end" in record:
+                ended = True
+
+    if processes > 1:
+        yield from (row for _, row in ordered_map(make, items(), processes, fork_first=True))
+    else:  # each row as soon as its artifact arrives
+        yield from (item.result if isinstance(item, Done) else make(item) for item in items())
+    if not ended:
+        raise StudioError(f"The scan of {root} ended early: the server stopped answering.")

@@ -236,6 +236,27 @@ def not_files(entries):
     return out
 
 
+MODEL_NAMES = {}  # type: dict[bytes, str | None]
+
+
+def model_name(data):
+    """config.json's _name_or_path (None when it has none), parsed once for the same bytes: copies of a model."""
+    if data in MODEL_NAMES:
+        return MODEL_NAMES[data]
+    name = None
+    try:
+        model = json.loads(data)
+        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
+            name = model["_name_or_path"]
+    except (ValueError, RecursionError):
+        pass
+    if len(data) <= 1 << 16:  # a config.json is a few KB; a huge one is parsed each time, not kept
+        if len(MODEL_NAMES) >= 256:
+            MODEL_NAMES.clear()
+        MODEL_NAMES[data] = name
+    return name
+
+
 def row(folder, entries, size, graphs, link_target, newest=0):
     """The artifact's record, its rbln_config.json's bytes (None when unreadable) and the check's pieces (None:
     none); packed() makes the blob when it is sent."""
@@ -256,13 +277,10 @@ def row(folder, entries, size, graphs, link_target, newest=0):
         model_text = read_small(os.path.join(folder, "config.json"), MAX_BYTES)
     except OSError as exc:
         model_text = exc  # the check's piece of it says so too
-    try:
-        if not isinstance(model_text, OSError):
-            model = json.loads(model_text)
-            if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
-                record["n"] = model["_name_or_path"]
-    except (ValueError, RecursionError):
-        pass
+    if not isinstance(model_text, OSError):
+        name = model_name(model_text)
+        if name is not None:
+            record["n"] = name
     pieces = None
     if config is not None or any(e.name == PIPELINE_INDEX for e in entries):  # a pipeline: its index and configs
         pieces = check_files(entries, record, model_text)
