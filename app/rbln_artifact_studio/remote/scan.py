@@ -1,7 +1,8 @@
 """Scan a folder on a server in one round trip: the walk runs there, the rows are built here as lines arrive.
 
-The rows are made by remote/scan_rows.py, which holds the full check (the reader, msgspec): it loads while the
-server starts its program (an ssh session, a shell and a python3 take a few hundred milliseconds), not before.
+The rows are made by remote/scan_rows.py, which holds the full check (the reader, msgspec): it loads once the
+server has answered, while its walk goes on there; loaded before ssh is started, it would start the server's
+program that much later.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ CHECK_CHUNK = 1000  # rows per full-check round trip: the first verdicts come ea
 
 def _rows_module() -> ModuleType:
     """remote/scan_rows.py, loaded once."""
-    # deferred: the check (~30 ms of imports) loads while the server starts the program, not before ssh starts
+    # deferred: the check (~30 ms of imports) loads while the server walks, not before ssh starts
     from rbln_artifact_studio.remote import scan_rows
 
     return scan_rows
@@ -61,8 +62,7 @@ def scan_remote(
     processes > 1 checks the artifacts in that many processes in all (forked before the answer is read: the
     single-threaded CLI), as the local scan does.
     """
-    # The check loads while the server starts the program (an ssh session, a shell, a python3), not before.
-    records = server.stream("scan", [root.path, RULES], cancel, total=total, meanwhile=_rows_module)
+    records = server.stream("scan", [root.path, RULES], cancel, total=total)
     first = next(records, None)  # the server's word on the folder itself, before any row: as the local scan
     if first is not None and "nd" in first:
         records.close()

@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ BOOT = (
 )
 
 
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # where a statement holds statements
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})  # where a statement holds statements
 
 
 def _portable_imports(source: str) -> list[str]:
@@ -71,7 +71,7 @@ def _portable_imports(source: str) -> list[str]:
     statements = deque(ast.parse(source).body)
     while statements:
         node = statements.popleft()
-        statements.extend(child for field in _BODIES for child in getattr(node, field, ()))
+        statements.extend(child for field in node._fields if field in _BODIES for child in getattr(node, field))
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -153,10 +153,8 @@ class Server:
         cancel: CancelToken | None = None,
         limit: float = ANSWER_LIMIT,
         total: float | None = OPERATION_LIMIT,
-        meanwhile: Callable[[], object] | None = None,
     ) -> Generator[dict[str, Any], None, None]:
-        """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives; `meanwhile` runs once
-        the program is on its way, while the server starts it (work that would otherwise wait for the answer).
+        """Run on_server/<program>.py there and yield each JSON line it writes, as it arrives.
 
         Cancel (or closing the generator) closes the program's stdin and stops the local end: the program on the
         server ends at once. Raises StudioError when python3 is missing or too old, or the program failed, and
@@ -186,8 +184,6 @@ class Server:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(code)
                 proc.stdin.flush()
-            if meanwhile is not None:
-                meanwhile()
             while True:
                 if cancel is not None and cancel.cancelled:
                     stop_there()

@@ -453,3 +453,7 @@ finally:
     DONE.set()
     FLUSHER.join()  # before the last flush: a thread still flushing at exit could hold the writer's lock
     OUT.flush()
+# Everything is sent and nothing else runs: end without the interpreter's teardown, ~7 ms the studio would wait for
+# the answer's end (its exit status) after the last row.
+sys.stderr.flush()
+os._exit(0)
