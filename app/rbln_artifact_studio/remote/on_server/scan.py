@@ -28,6 +28,7 @@ import zlib
 
 from rbln_artifact_studio.core.portable.container import (
     MAGIC,
+    PREAMBLE,
     PREAMBLE_SIZE,
     SLOT,
     declared_slot_size,
@@ -81,6 +82,7 @@ def name_text(name):
 
 
 ZEROS = bytes(256)
+PADDING = bytes(PREAMBLE_SIZE - PREAMBLE.size)  # a preamble past its fields, as the studio writes it
 
 
 def unpadded(data):
@@ -174,7 +176,9 @@ def head_pieces(path):
                 start = os.pread(fd, SLOT.size, offset)
                 length = slot_body_length(start)
                 pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT.size), offset + SLOT.size)))
-        stripped = [(offset, unpadded(data)) for offset, data in pieces]
+        # A preamble past its fields is zeros as written: one comparison, not a strip of its 4 KiB byte by byte.
+        preamble = head[: PREAMBLE.size].rstrip(b"\0") if head.endswith(PADDING) else unpadded(head)
+        stripped = [(0, preamble)] + [(offset, unpadded(data)) for offset, data in pieces[1:]]
         return [(offset, data) for offset, data in stripped if data]
     finally:
         os.close(fd)
