@@ -278,7 +278,7 @@ def row(folder, entries, size, graphs, link_target, newest=0):
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
-        model_text = read_small(os.path.join(folder, "config.json"), MAX_BYTES)
+        model_text = read_small(os.path.join(folder, "config.json"), MAX_BYTES)  # type: bytes | OSError
     except OSError as exc:
         model_text = exc  # the check's piece of it says so too
     if not isinstance(model_text, OSError):
