@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from prometheus.promserver import missing, running_exporter, running_prometheus
 
-from rbln_artifact_studio.cli.fleet import json_text
+from rbln_artifact_studio.cli.commands.fleet import json_text
 from rbln_artifact_studio.remote.prometheus.client import Deadline, PrometheusClient
 from rbln_artifact_studio.remote.prometheus.reader import (
     DOWN,
@@ -81,7 +81,7 @@ def _client_profile(url: str) -> str:
     """Where the client's time goes for the 1,000 nodes, in this process: Prometheus answering (the request,
     gzip-compressed, as the reader asks), decoding, grouping the series into nodes, writing the JSON."""
     client, deadline = PrometheusClient(url), Deadline(120)  # its own steps, as read_fleet takes them
-    gc.disable()  # as the command has it (cli/fleet.py: no cycle collection while a Prometheus' fleet is read)
+    gc.disable()  # as the command has it (cli/commands/fleet.py: no cycle collection while a Prometheus' fleet is read)
     try:
         return _client_steps(client, deadline)
     finally:

@@ -59,6 +59,9 @@ NOT_FOR_ONE_NUMBER = (
     "rbln_artifact_studio.core.numbers",
     "rbln_artifact_studio.places",
     "rbln_artifact_studio.backends",
+    "rbln_artifact_studio.cli.parser",  # the parser, the commands' table and a failure's wording: off the fast path
+    "rbln_artifact_studio.cli.commands",
+    "rbln_artifact_studio.cli.problems",
 )
 
 

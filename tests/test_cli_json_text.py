@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rbln_artifact_studio.cli.fleet import json_text
+from rbln_artifact_studio.cli.commands.fleet import json_text
 
 SCALARS = (
     st.none()

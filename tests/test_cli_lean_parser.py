@@ -1,11 +1,14 @@
-"""The CLI builds only the named command's parser: every help text, parse and usage error stays the whole parser's."""
+"""The CLI builds only the named command's parser: every help text, parse and usage error stays the whole parser's;
+and every command it parses is run by a module of cli/commands' table."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 
 import pytest
 
+from rbln_artifact_studio.cli import commands
 from rbln_artifact_studio.cli.main import build_parser, command_named
 
 
@@ -72,3 +75,25 @@ def test_other_lines_get_the_whole_parser(
 def test_only_the_named_command_is_built() -> None:
     sub = next(a for a in build_parser("scan")._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == ["scan"]
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    sub = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub[0].choices) if sub else {}
+
+
+def test_every_command_parsed_is_in_the_table_with_its_module_and_function() -> None:
+    names: list[str] = []
+    for command, parser in _subcommands(build_parser()).items():
+        actions = list(_subcommands(parser))  # vllm-cache's, each its own entry
+        names += [f"{command} {action}" for action in actions] if actions else [command]
+    assert sorted(names) == sorted(commands.COMMANDS)
+    for name, (module, function) in commands.COMMANDS.items():
+        assert callable(getattr(importlib.import_module(f"rbln_artifact_studio.cli.{module}"), function)), name
+
+
+def test_a_parsed_line_names_its_entry_in_the_table() -> None:
+    assert commands.command_name(build_parser("scan").parse_args(["scan", "r"])) == "scan"
+    assert commands.command_name(build_parser().parse_args(["-v", "vllm-cache", "list"])) == "vllm-cache list"
+    lookup = build_parser("vllm-cache").parse_args(["vllm-cache", "lookup", "--", "vllm", "serve", "m"])
+    assert commands.command_name(lookup) == "vllm-cache lookup"

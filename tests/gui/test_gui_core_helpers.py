@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rbln_artifact_studio.cli.main import build_parser, compile_request, translate_optimum_argv
+from rbln_artifact_studio.cli.commands.compile import compile_request
+from rbln_artifact_studio.cli.main import build_parser, translate_optimum_argv
 from rbln_artifact_studio.core.demo import DEMO_ARTIFACTS, build_demo, missing_demo_artifacts
 from rbln_artifact_studio.core.display.commandline import compile_argv, resize_argv, shell_text
 from rbln_artifact_studio.core.display.naming import compiled_dir, resized_copy_dir

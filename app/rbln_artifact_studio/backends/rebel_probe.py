@@ -69,6 +69,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("graphs", nargs="*", help=".rbln files")
     args = parser.parse_args(argv)
     try:
+        # deferred: rebel (the real compiler), optional and perhaps broken: its failure is this helper's answer
         import rebel
     except Exception as exc:  # ImportError, or a broken native library raising anything
         message = f"import rebel failed in {sys.executable}: {type(exc).__name__}: {exc}"

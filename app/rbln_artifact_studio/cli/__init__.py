@@ -1,1 +1,1 @@
-"""The headless front end, rbln-studio-cli: its parser and commands (main), fleet and server commands."""
+"""The headless front end, rbln-studio-cli: its start-up path (main, parser, get) and its commands (commands/)."""

@@ -11,6 +11,7 @@ throwaway one, so a run never touches the user's own).
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,8 +32,10 @@ LOG_ENV = "RBLN_STUDIO_LOG_DIR"
 
 
 def _dirs() -> platformdirs.PlatformDirs:
-    # Made per call: XDG_* variables are read when asked, as Qt and ssh read them (a test may set them). Imported
-    # here: a folder named by its variable (a scan's cache, RBLN_STUDIO_CACHE_DIR) never needs it.
+    # Made per call: XDG_* variables are read when asked, as Qt and ssh read them (a test may set them).
+    # A folder named by its variable (a scan's cache, RBLN_STUDIO_CACHE_DIR) never needs it, and a scan must not
+    # load it (tests/test_config_reader.py).
+    # deferred: platformdirs (~10 ms), a third-party library only the platform's default folders need
     import platformdirs
 
     return platformdirs.PlatformDirs(APP_DIR, appauthor=False)
@@ -85,7 +88,5 @@ def control_socket_dir() -> Path:
     another user could have made first, and warns; a socket path must also stay short (about 100 bytes).
     The caller makes the folder and checks that it is private (remote/transport.py).
     """
-    import tempfile
-
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
     return Path(base) / f"{APP_DIR}-ssh-{os.getuid()}"

@@ -18,7 +18,6 @@ from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.schemes import S3_ENDPOINT_SCHEMES, S3_SCHEME, SSH_SCHEME, URL
 from rbln_artifact_studio.core.schemes import is_local as is_local  # its users ask it here, beside parse_location
 
-# No pathlib at import (a place's text is parsed before any path is made): it loads with the first LocalFolder made.
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -49,6 +48,16 @@ class _OwnKind(tuple[Any, ...]):
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
 
 
+def _path(text: str) -> Path:
+    """text as a Path: pathlib loads with the first folder here named."""
+    # A place's text is parsed before any path is made: the CLI's parser and `get-kvcache-num-blocks -- DIR` (which
+    # reads with os alone) load this module, not pathlib.
+    # deferred: pathlib (~9 ms), off the CLI's parser path
+    from pathlib import Path
+
+    return Path(text)
+
+
 class _LocalFolderFields(NamedTuple):  # LocalFolder's fields (a NamedTuple takes no second base)
     path: Path
 
@@ -65,9 +74,7 @@ class LocalFolder(_OwnKind, _LocalFolderFields):
 
     def at(self, path: str) -> LocalFolder:
         """Another folder on this computer."""
-        from pathlib import Path
-
-        return LocalFolder(Path(path))
+        return LocalFolder(_path(path))
 
     @property
     def parent(self) -> LocalFolder:
@@ -234,11 +241,12 @@ def _registered(scheme: str) -> type[UrlFolder] | None:
     unknown scheme is first met (a command on local folders never pays for it)."""
     scheme = scheme.lower()
     if scheme not in _SCHEMES:
-        import importlib
-        from importlib.metadata import entry_points
+        # importlib.metadata reads every installed distribution's metadata: every command parses a place here.
+        # deferred: importlib.metadata (~15-30 ms), asked only for a URL of a scheme not registered yet
+        from importlib import import_module, metadata
 
-        for entry in entry_points(group=ENTRY_POINT_GROUP, name=scheme):
-            location = getattr(importlib.import_module(entry.value), "LOCATION", None)
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP, name=scheme):
+            location = getattr(import_module(entry.value), "LOCATION", None)
             if isinstance(location, type) and issubclass(location, UrlFolder):
                 register_scheme(location)
     return _SCHEMES.get(scheme)
@@ -272,9 +280,7 @@ def parse_location(text: str | os.PathLike[str] | Location) -> Location:
                 "ssh://HOST/PATH or s3://[PROFILE@]BUCKET/PREFIX (a folder whose name holds :// is written ./NAME)."
             )
         return location.parse(value)
-    from pathlib import Path
-
-    return LocalFolder(Path(value))
+    return LocalFolder(_path(value))
 
 
 def parse_server_folder(text: str) -> ServerFolder:
@@ -410,20 +416,18 @@ def parse_beside(text: str | os.PathLike[str], source: Location) -> Location:
     """Where a copy of source goes, as typed: a URL of any kind, or a plain path in source's own place (a path on
     the same server, a prefix in the same bucket, a folder here). Beside a bucket, a path that starts with /, ~ or
     ./ is a folder on this computer (the copy downloaded), any other a prefix in the same bucket."""
-    from pathlib import Path
-
     value = os.fspath(text)
     if not is_local(value):
         return parse_location(value)
     if isinstance(source, ServerFolder):
         return source.at(value)
     if isinstance(source, UrlFolder):
-        return LocalFolder(Path(value).expanduser())  # its own places are written as URLs
+        return LocalFolder(_path(value).expanduser())  # its own places are written as URLs
     if isinstance(source, BucketPrefix):
         if value.startswith(("/", "~", "./", "../")) or value in (".", ".."):  # a folder here (keys have no /, ~, .)
-            return LocalFolder(Path(value).expanduser())
+            return LocalFolder(_path(value).expanduser())
         return parse_bucket_prefix(f"{source.at('').url}/{value}")  # in the source's store
-    return LocalFolder(Path(value))
+    return LocalFolder(_path(value))
 
 
 def same_place(a: Location, b: Location) -> bool:

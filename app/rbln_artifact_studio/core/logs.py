@@ -8,13 +8,16 @@ Without setup() nothing is written anywhere: the package's NullHandler keeps a l
 
 from __future__ import annotations
 
+import atexit
 import logging
+import queue
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from rbln_artifact_studio.core.app_dirs import log_dir
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.shown import redacted
 
@@ -69,11 +72,10 @@ class _Redacting(logging.Formatter):
 def setup(verbose: bool = False, to_file: bool = False) -> Path | None:
     """Send the studio's records to stderr (verbose: everything, debug included) and to the log file (to_file:
     information and above, everything when verbose); returns the log file's path when there is one."""
-    import atexit
-    import logging.handlers  # the file's rotation and the queue: the desktop's and --verbose's, not every CLI's
-    import queue
-
-    from rbln_artifact_studio.core.app_dirs import log_dir
+    # The file's rotation and the queue: the desktop's and --verbose's. The desktop's first paint must not wait for
+    # them (tests/gui/test_gui_startup.py).
+    # deferred: logging.handlers (~5 ms with socket and pickle), off the desktop's first paint
+    import logging.handlers
 
     stop()
     handlers: list[logging.Handler] = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-# humanfriendly (~10 ms to import) loads with the first size formatted or parsed: the GUI's window modules show
-# sizes, but its first sizes are worked out in a worker, so the window paints without waiting for it.
+from types import ModuleType
 
 MIB = 1 << 20
 ALIGN = 2 * MIB
@@ -14,13 +13,26 @@ def align_2mib(nbytes: int) -> int:
     return -(-nbytes // ALIGN) * ALIGN
 
 
+def _humanfriendly() -> ModuleType:
+    """humanfriendly, loaded with the first size formatted or parsed or count pluralized."""
+    # The GUI's window modules show sizes, but its first sizes are worked out in a worker, so the window paints
+    # without it (tests/gui/test_gui_startup.py).
+    # deferred: humanfriendly (~10-20 ms), a third-party library, loaded with the first size formatted
+    import humanfriendly
+
+    return humanfriendly
+
+
+def pluralize(count: int, singular: str) -> str:
+    """'1 block', '21 blocks': humanfriendly's words for a count."""
+    return str(_humanfriendly().text.pluralize(count, singular))
+
+
 def format_bytes(nbytes: int) -> str:
     """'15.72 GiB', '-288 MiB': binary units, two decimals at most."""
     if abs(nbytes) >= 1 << 100:  # beyond any disk; humanfriendly would overflow converting it to float
         return f"{'-' if nbytes < 0 else ''}more than 2^100 bytes"
-    import humanfriendly
-
-    text = humanfriendly.format_size(abs(nbytes), binary=True)
+    text = _humanfriendly().format_size(abs(nbytes), binary=True)
     return f"-{text}" if nbytes < 0 else text
 
 
@@ -31,8 +43,7 @@ def format_bytes_exact(nbytes: int) -> str:
 
 def parse_bytes(text: str) -> int:
     """'10GB', '512 MiB', '1tb' -> bytes (binary units); raises ValueError on anything else."""
-    import humanfriendly
-
+    humanfriendly = _humanfriendly()
     try:
         return int(humanfriendly.parse_size(text, binary=True))
     except humanfriendly.InvalidSize as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -231,7 +232,6 @@ def fetched(
     bucket: Bucket, items: list[Found], threads: int = 32, window: int = 128
 ) -> Generator[tuple[Found, Pieces | StudioError], None, None]:
     """Each artifact with its pieces (or the error that stopped them), in order, many artifacts in flight."""
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     def one(item: Found) -> Pieces | StudioError:
         try:

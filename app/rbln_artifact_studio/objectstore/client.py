@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rbln_artifact_studio.core.errors import StudioError
@@ -33,6 +34,7 @@ from rbln_artifact_studio.core.numbers import seconds_from_environment
 from rbln_artifact_studio.core.shown import redacted
 
 if TYPE_CHECKING:
+    from botocore.config import Config
     from mypy_boto3_s3 import S3Client
 
 T = TypeVar("T")
@@ -113,12 +115,15 @@ def within(call: Callable[[], T], seconds: float, stop: threading.Event | None =
     return value
 
 
-def _require_extra() -> None:
+def sdk() -> ModuleType:
+    """The object-storage libraries (objectstore/sdk.py: boto3, botocore, obstore), loaded with the first bucket
+    used; StudioError naming the extra to install when they are not there."""
     try:
-        import boto3  # noqa: F401
-        import obstore  # noqa: F401
+        # deferred: boto3, botocore and obstore (~0.15 s), an optional extra that only a bucket location uses
+        from rbln_artifact_studio.objectstore import sdk as libraries
     except ImportError:
         raise StudioError(f"Bucket locations need the object-storage extra, which is not installed: {EXTRA}") from None
+    return libraries
 
 
 def _no_profile(profile: str, chain: Any) -> StudioError:
@@ -140,12 +145,9 @@ class Endpoint:
     (an endpoint URL wins over the profile's endpoint_url); made on first use; thread-safe."""
 
     def __init__(self, url: str = "", profile: str = "") -> None:
-        _require_extra()
-        import boto3
-        import botocore.exceptions
-        import botocore.session
-        from botocore.config import Config
-        from botocore.configprovider import ConfiguredEndpointProvider, ConstantProvider
+        libraries = sdk()
+        botocore = libraries.botocore
+        ConfiguredEndpointProvider, ConstantProvider = libraries.ConfiguredEndpointProvider, libraries.ConstantProvider
 
         self.profile = profile
         chain = botocore.session.Session(profile=profile or None)
@@ -163,7 +165,7 @@ class Endpoint:
                 if scoped.get("region"):  # else the chain's (AWS_DEFAULT_REGION), as for any profile
                     region = ConstantProvider(scoped["region"])
                     chain.get_component("config_store").set_config_provider("region", region)
-            self.session = boto3.Session(botocore_session=chain)
+            self.session = libraries.boto3.Session(botocore_session=chain)
         except botocore.exceptions.ProfileNotFound:
             raise _no_profile(profile, chain) from None
         except botocore.exceptions.BotoCoreError as exc:
@@ -192,7 +194,7 @@ class Endpoint:
         settings: dict[str, Any] = {"ignore_configured_endpoint_urls": True} if profile else {}
 
         def config(path_style: bool, factor: int = 1) -> Config:
-            return Config(
+            return libraries.Config(
                 **settings,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.timeout * factor,
@@ -221,16 +223,14 @@ class Endpoint:
         with self._lock:
             store = self._readers.get(bucket)
             if store is None:
-                from obstore.auth.boto3 import Boto3CredentialProvider
-                from obstore.store import S3Store
-
+                libraries = sdk()
                 self.credentials()  # a clear error before the first read, not obstore's
-                store = S3Store(
+                store = libraries.S3Store(
                     bucket,
                     endpoint=self.url,
                     region=self.region,
                     virtual_hosted_style_request=not self.custom,
-                    credential_provider=Boto3CredentialProvider(self.session),
+                    credential_provider=libraries.Boto3CredentialProvider(self.session),
                     client_options={
                         "allow_http": self.url.startswith("http://"),
                         "connect_timeout": timedelta(seconds=self.connect_timeout),
@@ -304,7 +304,7 @@ def transient(exc: BaseException) -> bool:
         return True
     if isinstance(exc, StudioError | FileNotFoundError | ValueError | PermissionError):
         return False
-    import botocore.exceptions as bex
+    bex = sdk().botocore.exceptions
 
     if isinstance(exc, bex.EndpointConnectionError | bex.ConnectTimeoutError | bex.ReadTimeoutError):
         return True
@@ -454,7 +454,7 @@ def explain(
         return exc
     if isinstance(exc, Overran):
         return _unreachable(url, what, _plain(exc, str(exc)), tries, named_by)
-    import botocore.exceptions as bex
+    bex = sdk().botocore.exceptions
 
     if isinstance(exc, bex.NoCredentialsError | bex.PartialCredentialsError):
         return StudioError(f"No usable AWS credentials for {what}: {exc}. {check}")
@@ -497,8 +497,7 @@ def explain(
 def _explain_obstore(
     exc: BaseException, what: str, url: str, tries: Tries | None, named_by: str, check: str
 ) -> StudioError:
-    import obstore.exceptions as oex
-
+    oex = sdk().obstore.exceptions
     text = _first_line(exc)
     if isinstance(exc, oex.PreconditionError | oex.AlreadyExistsError):
         return ConditionFailed(f"{what} was changed by another writer meanwhile; nothing of this run replaced it.")

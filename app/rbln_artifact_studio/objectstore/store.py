@@ -32,6 +32,7 @@ from rbln_artifact_studio.objectstore.client import (
     Unreachable,
     Vanished,
     endpoint,
+    sdk,
 )
 
 T = TypeVar("T")
@@ -101,8 +102,7 @@ class Bucket:
 
     def listing(self, prefix: BucketPrefix) -> list[Obj]:
         """Every object below the prefix (keys starting with its key_prefix), in key order."""
-        import obstore
-
+        obstore = sdk().obstore
         self.ep.credentials()
 
         def pages() -> list[Obj]:
@@ -142,7 +142,7 @@ class Bucket:
 
     def read(self, key: str, start: int = 0, end: int | None = None, if_match: str | None = None) -> bytes:
         """Bytes [start, end) of the object (to its end when end is None), as of ETag if_match when given."""
-        import obstore
+        obstore = sdk().obstore
 
         def by_obstore() -> bytes:
             store = self.ep.reader(self.name)
@@ -152,7 +152,7 @@ class Bucket:
                     return b""
                 options["range"] = (start, end) if end is not None else {"offset": start}
             try:
-                return bytes(obstore.get(store, key, options=options).bytes())  # type: ignore[arg-type]  # obstore's stubs: a range is a tuple or a dict
+                return bytes(obstore.get(store, key, options=options).bytes())
             except ValueError as exc:
                 if "parse path" in str(exc).lower():
                     raise _Unnamed(key) from None

@@ -9,17 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+from rbln_artifact_studio.core.fleet.file_access import FileAccess, open_through, scan_through
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.location import Location, UrlFolder
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
-    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
-    from rbln_artifact_studio.core.fleet.file_access import FileAccess
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-    from rbln_artifact_studio.core.operations.resize import ResizeResult
-    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-    from rbln_artifact_studio.core.progress import CancelToken
 
 
 def read_only(what: str, reason: str) -> Capabilities:
@@ -49,8 +48,6 @@ class AccessKind:
         return self._access(where), where.path
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
-        from rbln_artifact_studio.core.fleet.file_access import scan_through
-
         access, path = self._place(root)
         return scan_through(access, root, path, options.cancel)
 
@@ -59,8 +56,6 @@ class AccessKind:
         return iter(())
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
-        from rbln_artifact_studio.core.fleet.file_access import open_through
-
         access, path = self._place(where)
         return open_through(access, where, path, inspector)
 

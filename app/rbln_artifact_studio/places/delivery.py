@@ -1,7 +1,7 @@
 """Outputs made on this computer and delivered elsewhere: a compile into a server's folder or a bucket's prefix, and
 a resized copy of a folder here sent to a server.
 
-The artifact is made in a private staging folder here (bucket_server.staging_root) and handed to the Kind of the
+The artifact is made in a private staging folder here (fsutil.staging_root) and handed to the Kind of the
 output, which puts it there whole or not at all (a server's folder renamed into place, a bucket's prefix marked
 incomplete until its rbln_config.json is written). The output is checked before any work, so a compile that could
 not be delivered is refused before it runs.
@@ -12,18 +12,20 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from rbln_artifact_studio.backends.base import CompileResult
+from rbln_artifact_studio.backends.choice import BackendChoice
+from rbln_artifact_studio.backends.registry import compile_model
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, ServerFolder, expect
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error, staging_root
 from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import Kind, Report
+from rbln_artifact_studio.remote.transfer import ServerCopyResult
 
 if TYPE_CHECKING:
-    from rbln_artifact_studio.backends.base import CompileResult
-    from rbln_artifact_studio.backends.choice import BackendChoice
     from rbln_artifact_studio.backends.settings import ToolchainSettings
-    from rbln_artifact_studio.core.operations.resize import ResizeResult
-    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 
 
 def _receiving_kind(output: Location) -> Kind:
@@ -43,9 +45,6 @@ def compile_to(
 ) -> CompileResult:
     """Compile into output: a folder here directly, anywhere else through a staging folder here and the crossing
     into output's kind; refused with the reason (its capabilities, or the output's own check) before any work."""
-    from rbln_artifact_studio.backends.registry import compile_model
-    from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
-    from rbln_artifact_studio.places.bucket_server import staging_root
 
     def run(folder: LocalFolder) -> CompileResult:
         return compile_model(
@@ -79,10 +78,6 @@ def resize_here_and_deliver(
     """A resized copy of a folder here at an output of another kind (a server's folder): resized into a staging
     folder here by the local Kind (the request aimed at that folder), then delivered whole; the source is only
     read."""
-    from rbln_artifact_studio.core.storage.fsutil import StagingDir, describe_os_error
-    from rbln_artifact_studio.places.bucket_server import staging_root
-    from rbln_artifact_studio.remote.transfer import ServerCopyResult
-
     source, output = expect(request.source, LocalFolder), expect(request.output, ServerFolder)  # dispatch.CROSSINGS
     kind = dispatch.kind_of(output)
     kind.check_output(output, report)  # before a byte is read or written

@@ -1,6 +1,7 @@
 """One entry per operation; each finds the module of the Location's kind by its type and hands the work over.
 
-A kind's module loads when the first Location of that kind is used, so a local command never loads SSH's.
+A kind's module loads when the first Location of that kind is used, so a local command never loads SSH's; what a
+built-in kind allows (its Capabilities) is listed here, so asking it loads no kind's module.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rbln_artifact_studio.core.location import (
     expect,
     host_of,
     parse_location,
+    server_url,
 )
 from rbln_artifact_studio.places.kind import (
     Capabilities,
@@ -44,7 +46,42 @@ KIND_MODULES: dict[type, str] = {
 """The module implementing each built-in kind of Location (its `KIND`); a registered one (a UrlFolder subclass,
 core/location.py) names its module itself."""
 
-_BUCKET, _DELIVERY = "rbln_artifact_studio.places.bucket", "rbln_artifact_studio.places.delivery"
+BUILT_IN_CAPABILITIES: dict[str, Capabilities] = {
+    "rbln_artifact_studio.places.local": Capabilities(
+        what="a folder on this computer",
+        on_this_computer=True,
+        writable=True,
+        resize_in_place=True,
+        server_side_copy=False,
+        locks=True,  # the artifact's lock file (core/portable/lock.py)
+        copies_to=frozenset({LocalFolder, BucketPrefix, ServerFolder}),
+        copies_beside=True,
+    ),
+    "rbln_artifact_studio.places.ssh": Capabilities(
+        what="a folder on a server",
+        on_this_computer=False,
+        writable=True,
+        resize_in_place=True,
+        server_side_copy=True,  # a copy on the server is made there by a job
+        locks=True,  # the artifact's lock file there, as here
+        copies_to=frozenset({ServerFolder, BucketPrefix}),  # on the same server (other_server_error)
+        copies_beside=True,  # the server's job checks the folder where it writes
+    ),
+    "rbln_artifact_studio.places.bucket": Capabilities(
+        what="a prefix in a bucket",
+        on_this_computer=False,
+        writable=True,
+        resize_in_place=True,  # where the store honours conditional writes (refused with the reason elsewhere)
+        server_side_copy=True,  # a copy in the bucket: the payload copied by the store
+        locks=True,  # a lock object created with If-None-Match
+        copies_to=frozenset({BucketPrefix, LocalFolder, ServerFolder}),
+        copies_beside=False,  # reading a bucket proves no right to write into it: a copy defaults to a folder here
+    ),
+}
+"""What each built-in kind allows, by the module implementing it (whose KIND takes its own from here): a dialog
+asks as the user types, and a kind's module brings its whole reader and writer."""
+
+_BUCKET, _DELIVERY = "rbln_artifact_studio.places.bucket_server", "rbln_artifact_studio.places.delivery"
 CROSSINGS: dict[tuple[type, type], tuple[str, str]] = {
     (BucketPrefix, LocalFolder): (_BUCKET, "to_folder"),  # downloaded into a staging folder, resized there
     (LocalFolder, BucketPrefix): (_BUCKET, "from_folder"),  # uploaded with the new headers, rbln_config.json last
@@ -58,11 +95,12 @@ of the function that makes them, a Crossing; loaded when first used. A pair not 
 
 
 DOWNLOADS: dict[type, tuple[str, str]] = {
-    ServerFolder: ("rbln_artifact_studio.places.download", "fetch_from_server"),  # under the folder's lock there
-    BucketPrefix: ("rbln_artifact_studio.places.download", "fetch_from_bucket"),  # each object as of its ETag
+    ServerFolder: ("rbln_artifact_studio.places.ssh", "fetch_from_server"),  # under the folder's lock there
+    BucketPrefix: ("rbln_artifact_studio.places.bucket", "fetch_from_bucket"),  # each object as of its ETag
 }
-"""The kinds of place whose artifacts are downloaded to this computer as they are, and the function that fetches
-one's files into a staging folder here (places/download.py); a kind not listed is refused with the reason."""
+"""The kinds of place whose artifacts are downloaded to this computer as they are, and the function (in the kind's
+module) that fetches one's files into a staging folder here (places/download.py); a kind not listed is refused
+with the reason."""
 
 
 def crossing(source: type, output: type) -> Crossing | None:
@@ -112,7 +150,13 @@ def read_block_count(where: Location) -> int:
 
 
 def capabilities(where: Location | type) -> Capabilities:
-    """What where's kind of place allows (or a Location type's), from its Kind: asked instead of guessing."""
+    """What where's kind of place allows (or a Location type's), from its Kind: asked instead of guessing. A
+    built-in kind's is listed above (its module is not loaded for it)."""
+    kind = where if isinstance(where, type) else type(where)
+    module: str = getattr(kind, "kind_module", "") or KIND_MODULES.get(kind, "")
+    listed = BUILT_IN_CAPABILITIES.get(module)
+    if listed is not None:
+        return listed
     if isinstance(where, type):
         return kind_of(None, where).capabilities
     return kind_of(where).capabilities
@@ -181,12 +225,18 @@ def copy_refusal(source: Location, output: Location) -> str | None:
         return cross_refusal(source, output).one_line()
     on_server, there = server_folder(source), server_folder(output)
     if on_server is not None and there is not None and there.host != on_server.host:
-        from rbln_artifact_studio.places.ssh import other_server_error
-
         return other_server_error(on_server, output).one_line()
     if there is not None and not there.path.startswith("/"):  # say what to type, not only what is wrong
         return f"Give the copy's folder on {there.host} as an absolute path: {there.at('/PATH')} or /PATH there."
     return None
+
+
+def other_server_error(source: ServerFolder, output: Location) -> StudioError:
+    """The refusal of a copy of a server's artifact anywhere but that server (or a bucket: CROSSINGS)."""
+    return StudioError(
+        f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. Give the copy's "
+        f"folder on {source.host}: {server_url(source.host)}/PATH or an absolute /PATH there."
+    )
 
 
 def place_of(where: Location) -> str:

@@ -9,14 +9,16 @@ folder, so the destination holds the whole artifact or nothing. A server's folde
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import NOTHING_CHANGED, CancelledError, Remedy, StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
+from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, describe_os_error
+from rbln_artifact_studio.places.dispatch import DOWNLOADS, capabilities, path_here
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,6 @@ class Downloaded:
 
 def download_refusal(source: Location) -> str | None:
     """Why source cannot be downloaded to this computer (None: it can), asked before anything is read."""
-    from rbln_artifact_studio.places.dispatch import DOWNLOADS, capabilities
-
     caps = capabilities(source)
     if caps.on_this_computer:
         return f"{source} is already on this computer; copy it with the file manager. {NOTHING_CHANGED}"
@@ -42,42 +42,14 @@ def download_refusal(source: Location) -> str | None:
 def _fetch(source: Location, into: Path, progress: Progress) -> int:
     """Every file of source into the empty staging folder `into`, by the function dispatch.DOWNLOADS names for
     its kind (download_refusal let no other kind through); the bytes fetched."""
-    import importlib
-
-    from rbln_artifact_studio.places.dispatch import DOWNLOADS
-
     module, name = DOWNLOADS[type(source)]
     fetch: Callable[[Location, Path, Progress], int] = getattr(importlib.import_module(module), name)
     return fetch(source, into, progress)
 
 
-def fetch_from_server(source: Location, into: Path, progress: Progress) -> int:
-    """A server's folder, read under its lock there (remote/transfer.fetch_folder)."""
-    from rbln_artifact_studio.places.ssh import server
-    from rbln_artifact_studio.remote.transfer import fetch_folder
-
-    folder = expect(source, ServerFolder)
-    return fetch_folder(server(folder.host), folder, into, progress)
-
-
-def fetch_from_bucket(source: Location, into: Path, progress: Progress) -> int:
-    """A bucket's artifact, each object as of the ETag listed."""
-    from rbln_artifact_studio.objectstore.artifacts import find
-
-    source = expect(source, BucketPrefix)
-    bucket, found = find(source)  # none there, or an unfinished copy: refused with the reason
-    progress.start(found.size, f"Downloading {source.name}")
-    for name, obj in sorted(found.objects.items()):
-        (into / name).parent.mkdir(parents=True, exist_ok=True)
-        bucket.download(obj, into / name, progress.advance)
-    return found.size
-
-
 def destination_refusal(output: Location) -> StudioError | None:
     """Why output cannot take a download, as the refusal to raise (None: it is a folder on this computer), before
     anything is read."""
-    from rbln_artifact_studio.places.dispatch import capabilities, path_here
-
     if path_here(output) is not None:
         return None
     return StudioError(
@@ -90,8 +62,6 @@ def destination_refusal(output: Location) -> StudioError | None:
 def download(source: Location, output: Location, progress: Progress | None = None) -> Downloaded:
     """source's artifact, as it is, into the new folder output here (a Location parsed once, by the caller);
     StudioError (nothing written) when it cannot."""
-    from rbln_artifact_studio.places.dispatch import path_here
-
     progress = progress or Progress()
     refusal = download_refusal(source)
     if refusal is not None:

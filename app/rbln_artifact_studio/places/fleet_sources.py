@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from types import ModuleType
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
@@ -25,12 +26,13 @@ from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, check_grou
 from rbln_artifact_studio.core.fleet.npu_status import Device, DeviceStatus
 from rbln_artifact_studio.core.location import machine_name, parse_host
 from rbln_artifact_studio.core.planning.drift import ContextDrift
+from rbln_artifact_studio.core.planning.placement import Placement, place
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.remote.fleet import read_fleet
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.planning.placement import Placement
     from rbln_artifact_studio.remote.prometheus import HttpConfig
 
 
@@ -153,10 +155,17 @@ def _at_once(calls: Sequence[Callable[[], T]]) -> list[T]:
     return [r for r in results if r is not None]
 
 
+def _prometheus() -> ModuleType:
+    """remote/prometheus, loaded with the first Prometheus source read."""
+    # A reading of SSH servers alone (devices npu1) loads no HTTP client.
+    # deferred: the Prometheus reader brings http.client, ssl and msgspec, which only a Prometheus source uses
+    from rbln_artifact_studio.remote import prometheus
+
+    return prometheus
+
+
 def _read_ssh(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
     """Every server of the servers and groups given, each once (the first source naming it shows it)."""
-    from rbln_artifact_studio.remote.fleet import read_fleet
-
     owner: dict[str, Source] = {}
     failed: list[NodeReading] = []
     for source in sources:
@@ -175,15 +184,15 @@ def _read_ssh(sources: Sequence[Source], options: ReadOptions) -> list[NodeReadi
 
 def _read_prometheus(sources: Sequence[Source], options: ReadOptions) -> list[NodeReading]:
     """Every node each Prometheus knows (one query each, all at once); one that cannot be asked is a row."""
-    from rbln_artifact_studio.remote.prometheus import GAUGES, MEMORY, read_fleet, redact
-
-    gauges = MEMORY if options.memory_only else GAUGES
+    prometheus = _prometheus()
+    redact = prometheus.redact
+    gauges = prometheus.MEMORY if options.memory_only else prometheus.GAUGES
 
     def ask(source: Source) -> list[NodeReading]:
         if options.cancel is not None and options.cancel.cancelled:
             return [NodeReading(source, redact(source.name), None, "Cancelled.", whole=True)]
         try:
-            fleet = read_fleet(
+            fleet = prometheus.read_fleet(
                 source.name, options.match, options.window, options.timeout, options.http_config or None, gauges=gauges
             )
         except StudioError as exc:
@@ -208,10 +217,8 @@ def _read_prometheus(sources: Sequence[Source], options: ReadOptions) -> list[No
 
 
 def _prometheus_history(source: Source, window: float, options: ReadOptions) -> dict[NpuKey, list[Point]]:
-    from rbln_artifact_studio.remote.prometheus import memory_history
-
     duration = f"{round(window)}s"
-    series = memory_history(source.name, None, duration, options.timeout, options.http_config or None)
+    series = _prometheus().memory_history(source.name, None, duration, options.timeout, options.http_config or None)
     return {(h.host, h.device): list(h.points) for h in series}
 
 
@@ -350,9 +357,7 @@ def shown(source: Source) -> str:
     """A source's name as printed (a Prometheus URL without credentials)."""
     if source.kind is not SourceKind.PROMETHEUS:
         return source.name
-    from rbln_artifact_studio.remote.prometheus import redact
-
-    return redact(source.name)
+    return str(_prometheus().redact(source.name))
 
 
 def _both_scraped(first: NodeReading, other: NodeReading) -> NodeReading:
@@ -506,8 +511,6 @@ def rows_of(readings: Sequence[NodeReading]) -> list[ConsoleRow]:
 
 def place_on_sources(artifact: Artifact, sources: Sequence[Source], options: ReadOptions) -> Placement:
     """Where the artifact fits now, across every node of every source (one answer, as `place --on`)."""
-    from rbln_artifact_studio.core.planning.placement import place
-
     readings = read_sources(sources, replace(options, with_drift=False, memory_only=True))
     statuses, failures = to_place(readings)
     return place(artifact, statuses, failures, label=str(artifact.where))  # as `place` names it

@@ -8,16 +8,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, expect
-from rbln_artifact_studio.places.kind import Capabilities, Report, Rescan, ScanOptions
+from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+from rbln_artifact_studio.core.fleet.rescan import rescan_folder
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, Verifier, default_verifier, scan
+from rbln_artifact_studio.core.location import LocalFolder, Location, expect
+from rbln_artifact_studio.core.model.kinds import block_count
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
+from rbln_artifact_studio.core.progress import CancelToken, Progress
+from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, copy_tree, iter_files
+from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
+from rbln_artifact_studio.places.dispatch import BUILT_IN_CAPABILITIES
+from rbln_artifact_studio.places.kind import Report, Rescan, ScanOptions
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
     from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary, Verifier
-    from rbln_artifact_studio.core.operations.resize import ResizeResult
-    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-    from rbln_artifact_studio.core.progress import CancelToken
 
 
 def _folder(where: Location) -> LocalFolder:
@@ -27,20 +32,9 @@ def _folder(where: Location) -> LocalFolder:
 class LocalKind:
     """A folder on this computer."""
 
-    capabilities = Capabilities(
-        what="a folder on this computer",
-        on_this_computer=True,
-        writable=True,
-        resize_in_place=True,
-        server_side_copy=False,
-        locks=True,  # the artifact's lock file (core/portable/lock.py)
-        copies_to=frozenset({LocalFolder, BucketPrefix, ServerFolder}),
-        copies_beside=True,
-    )
+    capabilities = BUILT_IN_CAPABILITIES[__name__]
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
-        from rbln_artifact_studio.core.fleet.scan import default_verifier, scan
-
         folder = _folder(root).path
         verify: Verifier | bool = False  # the desktop's fast pass: rows "checking" until verify() is asked
         if options.verify:
@@ -62,8 +56,6 @@ class LocalKind:
         self, folder: Path, rescan: Rescan, options: ScanOptions, verify: Verifier | bool
     ) -> Iterator[ArtifactSummary]:
         """What changed below folder since the rows known were read: those gone told first, then the new rows."""
-        from rbln_artifact_studio.core.fleet.rescan import rescan_folder
-
         result = rescan_folder(folder, rescan.known, _folder(rescan.within).path)
         if rescan.on_gone is not None and (result.removed or result.watch):
             rescan.on_gone(result.removed, result.watch)
@@ -72,7 +64,8 @@ class LocalKind:
     def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
         """Checked in options.processes processes, each verdict kept in root's scan cache; the reader of real
         compiler graphs chosen when the first such graph is read (a fleet of simulator artifacts never loads it)."""
-        from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+        # A scan whose rows are all cached loads this module and checks nothing (docs/performance.md row 3).
+        # deferred: the full check (~60 ms of imports: the reader, the container, the estimator) loads with a check
         from rbln_artifact_studio.core.fleet.verify import verify_rows
 
         inspector = DeferredInspector(options.inspector) if options.inspector is not None else None
@@ -86,6 +79,7 @@ class LocalKind:
         )
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        # deferred: the full check (~60 ms of imports), which a scan whose rows are all cached never runs
         from rbln_artifact_studio.core.fleet.artifact import open_artifact
 
         return open_artifact(_folder(where).path, inspector)
@@ -93,32 +87,25 @@ class LocalKind:
     def read_block_count(self, where: Location) -> int:
         """The common kind's count from its JSON alone (shell loops call this per artifact), any other's through
         the reader of kinds (NoKvCacheError for a kind without a KV cache)."""
-        from rbln_artifact_studio.core.storage.jsonfile import plain_decoder_count
-
         count = plain_decoder_count(_folder(where).path)
         if count is None:
-            from rbln_artifact_studio.core.model.kinds import block_count
-
             count = block_count(_folder(where).path)
         return count
 
     def resize(
         self, request: ResizeRequest, report: Report, toolchain: ToolchainSettings | None = None
     ) -> ResizeResult:
+        # A scan loads this module and must not load pydantic (tests/test_scan_cache.py).
+        # deferred: the backends' registry brings pydantic (~0.1 s of CPU): it loads with the first resize here
         from rbln_artifact_studio.backends.registry import resize_artifact
 
         return resize_artifact(request, report.progress, report.log, report.cancel, toolchain)
 
     def check_output(self, output: Location, report: Report) -> None:
-        from rbln_artifact_studio.core.storage.fsutil import check_new_output_dir
-
         check_new_output_dir(_folder(output).path)
 
     def receive(self, folder: Path, output: Location, report: Report) -> int:
         """Copied into a staging folder beside output, published by one rename."""
-        from rbln_artifact_studio.core.progress import Progress
-        from rbln_artifact_studio.core.storage.fsutil import StagingDir, check_new_output_dir, copy_tree, iter_files
-
         final = check_new_output_dir(_folder(output).path)
         progress = Progress(report.progress, report.cancel)
         total = sum(st.st_size for _, st in iter_files(folder))

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 from rbln_artifact_studio.places import dispatch
 
 
 def confirm_blocks(where: Location, meant: int) -> int:
     """kvcache_num_blocks of the artifact at where, read again; a StudioError when the place holds another count (the
     write did not land, or another writer changed it since). An artifact without a KV cache has no count to hold."""
-    from rbln_artifact_studio.core.model.kinds import NoKvCacheError
-
     try:
         held = dispatch.read_block_count(where)
     except NoKvCacheError:

@@ -7,17 +7,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import BucketPrefix, Location, ServerFolder, expect, on_host, server_url
-from rbln_artifact_studio.places.kind import Capabilities, Report, ScanOptions
+from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
+from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.location import Location, ServerFolder, expect, on_host
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
+from rbln_artifact_studio.core.progress import CancelToken, Progress
+from rbln_artifact_studio.places.dispatch import BUILT_IN_CAPABILITIES, other_server_error
+from rbln_artifact_studio.places.kind import Report, ScanOptions
+from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.scan import checked_rows, scan_remote, verify_remote_rows
+from rbln_artifact_studio.remote.server import Server
+from rbln_artifact_studio.remote.transfer import check_output, fetch_folder, send_folder
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.backends.settings import ToolchainSettings
-    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-    from rbln_artifact_studio.core.operations.resize import ResizeResult
-    from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-    from rbln_artifact_studio.core.progress import CancelToken
-    from rbln_artifact_studio.remote.server import Server
 
 
 def _folder(where: Location) -> ServerFolder:
@@ -26,8 +29,6 @@ def _folder(where: Location) -> ServerFolder:
 
 def server(host: str) -> Server:
     """The process's Server for host (remote/registry: configured by the app, else from the environment)."""
-    from rbln_artifact_studio.remote import registry
-
     return registry.server(host)
 
 
@@ -41,31 +42,19 @@ def output_on(source: ServerFolder, output: Location | None) -> str | None:
     return there.path
 
 
-def other_server_error(source: ServerFolder, output: Location) -> StudioError:
-    """The refusal of a copy of a server's artifact anywhere but that server (or a bucket: dispatch.CROSSINGS)."""
-    return StudioError(
-        f"A resize on {source.host} writes its copy there too; {output} is not on {source.host}. Give the copy's "
-        f"folder on {source.host}: {server_url(source.host)}/PATH or an absolute /PATH there."
-    )
+def fetch_from_server(source: Location, into: Path, progress: Progress) -> int:
+    """A server's folder into the empty folder into here, read under its lock there (remote/transfer.fetch_folder):
+    the download dispatch.DOWNLOADS names for this kind."""
+    folder = _folder(source)
+    return fetch_folder(server(folder.host), folder, into, progress)
 
 
 class ServerKind:
     """A folder on a server reached over SSH. Nothing is read or written on this computer but what is shown."""
 
-    capabilities = Capabilities(
-        what="a folder on a server",
-        on_this_computer=False,
-        writable=True,
-        resize_in_place=True,
-        server_side_copy=True,  # a copy on the server is made there by a job
-        locks=True,  # the artifact's lock file there, as here
-        copies_to=frozenset({ServerFolder, BucketPrefix}),  # on the same server (other_server_error)
-        copies_beside=True,  # the server's job checks the folder where it writes
-    )
+    capabilities = BUILT_IN_CAPABILITIES[__name__]
 
     def scan(self, root: Location, options: ScanOptions) -> Iterator[ArtifactSummary]:
-        from rbln_artifact_studio.remote.scan import checked_rows, scan_remote
-
         folder = _folder(root)
         s = server(folder.host)
         limit = {} if options.timeout is None else {"total": options.timeout}
@@ -76,11 +65,11 @@ class ServerKind:
 
     def verify(self, root: Location, rows: list[ArtifactSummary], options: ScanOptions) -> Iterator[ArtifactSummary]:
         """Checked there by rebel, in one round trip for all of rows."""
-        from rbln_artifact_studio.remote.scan import verify_remote_rows
-
         return verify_remote_rows(server(_folder(root).host), rows, options.cancel)
 
     def open(self, where: Location, inspector: GraphInspector | None, cancel: CancelToken | None) -> Artifact:
+        # A scan of a server loads this module and reads no artifact here (docs/performance.md row 8).
+        # deferred: the reader of an artifact's records (~25 ms of CPU: the full check), for an artifact opened
         from rbln_artifact_studio.remote.artifact import open_remote_artifact
 
         folder = _folder(where)
@@ -94,6 +83,8 @@ class ServerKind:
     ) -> ResizeResult:
         """A detached job on the server, followed to its end (Ctrl+C or a dropped connection stops following it;
         the job goes on there)."""
+        # A scan of a server loads this module and needs no pydantic (docs/performance.md row 8).
+        # deferred: remote_jobs checks the request with the core's targets, which bring pydantic (~0.1 s of CPU)
         from rbln_artifact_studio.remote.remote_jobs import RemoteResizeResult, jobs_command, resize_remote
 
         source = _folder(request.source)
@@ -110,17 +101,11 @@ class ServerKind:
         )
 
     def check_output(self, output: Location, report: Report) -> None:
-        from rbln_artifact_studio.core.progress import Progress
-        from rbln_artifact_studio.remote.transfer import check_output
-
         folder = _folder(output)
         check_output(server(folder.host), folder, Progress(report.progress, report.cancel))
 
     def receive(self, folder: Path, output: Location, report: Report) -> int:
         """Sent into a staging folder beside output there, renamed into place when all of it is on its disk."""
-        from rbln_artifact_studio.core.progress import Progress
-        from rbln_artifact_studio.remote.transfer import send_folder
-
         there = _folder(output)
         return send_folder(server(there.host), folder, there, Progress(report.progress, report.cancel))
 

@@ -3,21 +3,40 @@ and their removal. The reading and the removal are each kind's; what each status
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, LocalFolder, Location, ServerFolder, parse_location
 from rbln_artifact_studio.core.model.kinds import NoKvCacheError
+from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
+from rbln_artifact_studio.core.portable.vllm_cache_disk import (
+    entry_times,
+    is_cache,
+    prune,
+    restore_used,
+    serve_processes,
+)
+from rbln_artifact_studio.core.portable.vllm_cache_disk import (
+    read_cache as read_cache_here,
+)
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
-from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
+from rbln_artifact_studio.core.vllm_cache.command import ServeCommand, parse_serve, read_model_info
 from rbln_artifact_studio.core.vllm_cache.entries import IN_USE, CacheEntry, entry_from_record
 from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, MEGA_CACHE, split_name
+from rbln_artifact_studio.core.vllm_cache.seed import entry_location, mismatches
+from rbln_artifact_studio.objectstore.store import Bucket
 from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.kind import Report
+from rbln_artifact_studio.remote import registry
 
 ENV_CACHE_ROOT = "VLLM_CACHE_ROOT"
 
@@ -41,8 +60,6 @@ class CacheListing:
 
 
 def _installed_here() -> str | None:
-    from importlib import metadata
-
     try:
         return metadata.version("optimum-rbln")
     except metadata.PackageNotFoundError:
@@ -53,18 +70,14 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dic
     """The place's records of its entries (core/portable/vllm_cache_disk.py's shape), its toolchain's version, and
     the `vllm serve` commands running there ({"pid", "argv"})."""
     if isinstance(root, LocalFolder):
-        from rbln_artifact_studio.core.portable.vllm_cache_disk import is_cache, read_cache, serve_processes
-
         if not root.path.is_dir():
             raise StudioError(f"{root} is no folder: give the cache's root (the folder holding {COMPILED_MODELS}/).")
         if not is_cache(str(root.path)):
             raise StudioError(
                 f"{root} holds no {COMPILED_MODELS}/ or {MEGA_CACHE}/ folder, so no vLLM cache. Give the cache's root."
             )
-        return read_cache(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here(), serve_processes()
+        return read_cache_here(str(root.path), CONFIG_NAME, INCOMPLETE_MARKER), _installed_here(), serve_processes()
     if isinstance(root, ServerFolder):
-        from rbln_artifact_studio.remote import registry
-
         lines = registry.server(root.host).run_program(
             "vllm_cache", ["list", CONFIG_NAME, INCOMPLETE_MARKER, root.path]
         )
@@ -80,8 +93,6 @@ def _records(root: Location) -> tuple[list[dict[str, Any]], str | None, list[dic
 
 
 def _bucket_records(root: BucketPrefix) -> list[dict[str, Any]]:
-    from rbln_artifact_studio.objectstore.store import Bucket
-
     bucket = Bucket(root)
     groups: dict[tuple[str, str], dict[str, int]] = {}
     changed: dict[tuple[str, str], int] = {}  # each entry's newest object: a bucket keeps no access time
@@ -163,8 +174,6 @@ def _mark_served(entries: list[CacheEntry], serving: list[dict[str, Any]], here:
     """Mark in use each entry a running `vllm serve` of that machine hits, its key read from its command line as
     vllm-rbln reads it (here also from its model's config.json; a command the studio cannot read is passed over).
     vllm-rbln may have loaded the entry and closed its files: its command line still names it."""
-    from rbln_artifact_studio.core.vllm_cache.command import parse_serve, read_model_info
-
     by_name = {e.name: e for e in entries if e.area == COMPILED_MODELS}
     for process in serving:
         try:
@@ -184,18 +193,12 @@ def _mark_served(entries: list[CacheEntry], serving: list[dict[str, Any]], here:
 
 def _restore_used(root: Location, records: list[dict[str, Any]]) -> None:
     """Put back the access times this reading moved: an entry's last use is vllm-rbln's, never the studio's."""
-    from rbln_artifact_studio.core.portable.vllm_cache_disk import entry_times, restore_used
-
     times = entry_times(records)
     if not times:
         return
     if isinstance(root, LocalFolder):
         restore_used(str(root.path), times)
     elif isinstance(root, ServerFolder):
-        import json
-
-        from rbln_artifact_studio.remote import registry
-
         registry.server(root.host).run_program("vllm_cache", ["restore", root.path, json.dumps(times)])
 
 
@@ -209,12 +212,8 @@ def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, 
     if not names:
         return []
     if isinstance(root, LocalFolder):
-        from rbln_artifact_studio.core.portable.vllm_cache_disk import prune
-
         return prune(str(root.path), names)
     if isinstance(root, ServerFolder):
-        from rbln_artifact_studio.remote import registry
-
         return registry.server(root.host).run_program("vllm_cache", ["prune", root.path, *names])
     if isinstance(root, BucketPrefix):
         return [_remove_from_bucket(root, e) for e in entries]
@@ -222,8 +221,6 @@ def remove_entries(root: Location, entries: list[CacheEntry]) -> list[dict[str, 
 
 
 def _remove_from_bucket(root: BucketPrefix, entry: CacheEntry) -> dict[str, Any]:
-    from rbln_artifact_studio.objectstore.store import Bucket
-
     bucket = Bucket(root)
     prefix = root.child(entry.key)
     keys = [obj.key for obj in bucket.listing(prefix) if obj.key.startswith(prefix.key_prefix)]
@@ -246,8 +243,6 @@ def seed(
     """Write the entry command will hit below root, with blocks (None: what its gpu_memory_utilization fits): a
     compile, or a resized copy of source when given (refused when source was compiled with other settings).
     Returns the entry and the count written."""
-    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
-
     entry = entry_location(root, command)
     try:
         there = any(e.name == command.key.folder_name for e in read_cache(root).entries)
@@ -260,18 +255,14 @@ def seed(
             unchanged=True,
         )
     if source is not None:
-        from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
-
         _refuse_other_settings(command, dispatch.open_artifact(source).loaded.raw, f"{source}")
         budget = None if blocks else str(command.key.memory_budget)
         result = dispatch.resize(ResizeRequest(source, target=blocks, budget_text=budget, output=entry))
         return entry, result.target
-    from dataclasses import replace
-
-    from rbln_artifact_studio.backends.choice import BackendChoice
+    # Listing, pruning and a seed from an artifact need no compiler (vllm-cache list: no pydantic).
+    # deferred: the compile's request and delivery bring the simulator's compiler and backends, with pydantic
     from rbln_artifact_studio.core.vllm_cache.lookup import compile_request
     from rbln_artifact_studio.places.delivery import compile_to
-    from rbln_artifact_studio.places.kind import Report
 
     request = compile_request(command, npu)
     if blocks:
@@ -283,11 +274,6 @@ def seed(
 def entry_for(root_text: str, command_text: str, rbln_config: dict[str, Any] | None) -> str:
     """The entry's location as text (worker side: it may read the model's config.json); StudioError saying why not,
     among them an artifact compiled with other settings than the command serves."""
-    import shlex
-
-    from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-    from rbln_artifact_studio.core.vllm_cache.seed import entry_location
-
     try:
         words = shlex.split(command_text)
     except ValueError as exc:
@@ -301,8 +287,6 @@ def entry_for(root_text: str, command_text: str, rbln_config: dict[str, Any] | N
 def _refuse_other_settings(command: ServeCommand, rbln_config: dict[str, Any], what: str) -> None:
     """StudioError when an artifact (its rbln_config.json) was compiled with other settings than command serves:
     as the command's entry, vllm-rbln would serve the artifact's settings, not the command's."""
-    from rbln_artifact_studio.core.vllm_cache.seed import mismatches
-
     wrong = mismatches(command, rbln_config)
     if wrong:
         raise StudioError(

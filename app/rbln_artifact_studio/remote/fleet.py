@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from rbln_artifact_studio.backends import rebel_probe
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.npu_status import DeviceStatus
@@ -30,6 +31,7 @@ from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.shown import line_shown, name_shown
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 from rbln_artifact_studio.remote import registry
+from rbln_artifact_studio.remote.artifact import RULES, artifact_from_record, open_remote_artifacts
 from rbln_artifact_studio.remote.devices import SCRIPT, devices_text, read_devices, status_from_tool
 from rbln_artifact_studio.remote.server import Server, assembled_program
 from rbln_artifact_studio.remote.transport import TimedOutError
@@ -183,8 +185,6 @@ def _named_folders(records: Sequence[dict[str, Any]]) -> tuple[dict[int, Process
 def _open_folders(
     server: Server, paths: Iterable[str], cancel: CancelToken | None
 ) -> dict[str, Artifact | StudioError]:
-    from rbln_artifact_studio.remote.artifact import open_remote_artifacts
-
     wanted = sorted(set(paths))
     if not wanted:
         return {}
@@ -244,9 +244,6 @@ def _python_unusable(server: Server, exc: StudioError) -> bool:
 
 def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _OneTrip | None:
     """The tool, the processes and their folders in one session (None: the server's Python cannot run it)."""
-    from rbln_artifact_studio.backends import rebel_probe
-    from rbln_artifact_studio.remote.artifact import RULES
-
     probe = Path(rebel_probe.__file__).read_text(encoding="utf-8")
     args = [SCRIPT, CONFIG_NAME, assembled_program("processes"), assembled_program("snapshot"), RULES, probe]
     trip = _OneTrip()
@@ -277,8 +274,6 @@ def _one_trip(server: Server, cancel: CancelToken | None, timeout: float) -> _On
 
 def _matches(server: Server, trip: _OneTrip, cancel: CancelToken | None) -> dict[int, ProcessArtifact]:
     """Each context's process and artifact from what the trip read; what it missed is read the old way."""
-    from rbln_artifact_studio.remote.artifact import artifact_from_record
-
     assert trip.status is not None
     pids = sorted({c.pid for c in trip.status.contexts})
     unmatched, paths = _named_folders(trip.processes or [])

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rbln_artifact_studio.backends.choice import BackendChoice
+from rbln_artifact_studio.backends.optimum import require_real
 from rbln_artifact_studio.core.errors import CancelledError, Remedy, StudioError
 from rbln_artifact_studio.core.fleet.targets import check_target
 from rbln_artifact_studio.core.location import Location, ServerFolder, on_host, server_url
 from rbln_artifact_studio.core.logs import logger
-from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize import ResizeResult, require_simulated
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
 from rbln_artifact_studio.core.progress import CancelToken, ProgressCallback
 from rbln_artifact_studio.core.storage.fsutil import INCOMPLETE_MARKER, LOCK_NAME, PARTIAL_TAG
@@ -110,10 +112,6 @@ def on_server(server: Server, request: ResizeRequest) -> tuple[ServerFolder, str
 def _check_backend(artifact: Artifact, backend: str) -> None:
     """A backend named by the user (--backend, the dialog) that cannot resize this artifact is refused before a job
     starts, in the words a resize here uses; auto takes the tool that wrote it (the job's kind)."""
-    from rbln_artifact_studio.backends.choice import BackendChoice
-    from rbln_artifact_studio.backends.optimum import require_real
-    from rbln_artifact_studio.core.operations.resize import require_simulated
-
     asked = BackendChoice.parse(backend)
     if asked is BackendChoice.OPTIMUM:
         require_real(artifact)

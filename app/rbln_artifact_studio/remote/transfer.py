@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
 from rbln_artifact_studio.core.location import Location, ServerFolder
-from rbln_artifact_studio.core.operations.resize import ResizeResult
+from rbln_artifact_studio.core.operations.resize_request import ResizeResult
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.fsutil import CLAIM_TAG, INCOMPLETE_MARKER, PARTIAL_TAG, is_internal_name

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.model.kinds import ModelDescription, ModelKind, Part
+from rbln_artifact_studio.core.status import worst
 
 if TYPE_CHECKING:
     from rbln_artifact_studio.core.fleet.artifact import Artifact
@@ -41,8 +42,6 @@ def description_text(description: ModelDescription) -> str:
 
 
 def _status(description: ModelDescription) -> str:
-    from rbln_artifact_studio.core.status import worst
-
     return worst(list(description.problems)).value
 
 

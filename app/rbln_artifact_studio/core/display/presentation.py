@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.display.kinds_report import kind_rows
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
-from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact
+from rbln_artifact_studio.core.sizes import format_bytes, format_bytes_exact, pluralize
 
 if TYPE_CHECKING:  # types only: the GUI imports this module before its window shows; the estimator and pydantic
     # load later, in the workers that read artifacts
@@ -89,8 +89,6 @@ def breakdown_caption(b: Breakdown) -> str:
     limit = "budget" if b.budget_set else "DRAM"
     verdict = "fits" if b.fits else f"does not fit: {t.label} is over its {limit} by {format_bytes(-t.free_in_budget)}"
     budget = f"budget {format_bytes(b.budget_per_npu)} per NPU" if b.budget_set else NO_BUDGET
-    from humanfriendly.text import pluralize
-
     blocks = pluralize(b.num_blocks, "block")
     return f"{blocks}, {budget}: {verdict}; tightest {t.label} ({format_bytes(t.free_in_budget)} free)"
 

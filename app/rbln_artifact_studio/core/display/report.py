@@ -9,7 +9,7 @@ from rbln_artifact_studio.core.estimation.estimator import Breakdown, ChipletUsa
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.model.blocks import full_sequences, usable_tokens
 from rbln_artifact_studio.core.model.budget import UNSET, MemoryBudget
-from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes, pluralize
 
 
 def usage_dict(u: ChipletUsage) -> dict[str, Any]:
@@ -102,8 +102,6 @@ def _usage_line(u: ChipletUsage, tightest: bool) -> str:
 
 def inspect_text(artifact: Artifact, budget: MemoryBudget = UNSET) -> str:
     """Human-readable inspect output."""
-    from humanfriendly.text import pluralize  # with the first size formatted: humanfriendly loads on demand
-
     c = artifact.config
     lines = [f"{artifact.where}  [{artifact.status.value}]"]
     lines += [f"  {label.lower():12} {value}" for label, value in kind_rows(artifact)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import unicodedata
@@ -31,8 +32,6 @@ def _host(row: ArtifactSummary, hosts: Hosts | None) -> str:
 
 def to_csv(rows: Iterable[ArtifactSummary], hosts: Hosts | None = None) -> str:
     """One header line and one line per artifact (exact integers; the folder path last), RFC 4180 quoting."""
-    import csv  # only this format's: a scan's JSON or text report does not load it
-
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow([c.title for c in REPORT_COLUMNS] + ["Path"])

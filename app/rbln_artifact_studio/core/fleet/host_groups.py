@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from rbln_artifact_studio.core.app_dirs import config_dir
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.core.storage.fsutil import atomic_write_bytes
@@ -40,8 +41,6 @@ class HostGroups(BaseModel):
 
 def groups_file() -> Path:
     """host_groups.json in the user's config folder (core/app_dirs: ~/.config/rbln-studio on Linux)."""
-    from rbln_artifact_studio.core.app_dirs import config_dir
-
     return config_dir() / FILE_NAME
 
 

@@ -105,6 +105,8 @@ def verify_rows(
     a new one). processes > 1 checks in that many processes (scan_pool: where forking is safe)."""
     cache = None
     if use_cache:
+        # A scan with --no-cache loads this module with its first read (tests/test_config_reader.py).
+        # deferred: scan_cache loads hashlib (OpenSSL) and platformdirs, which a scan with --no-cache never needs
         from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 
         cache = ScanCache(Path(root))

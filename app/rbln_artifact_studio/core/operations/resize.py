@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from rbln_artifact_studio.core.errors import TO_A_COPY, Remedy, ResizeError, StudioError
 from rbln_artifact_studio.core.estimation.estimator import rescale_allocations
 from rbln_artifact_studio.core.fleet.artifact import GRAPH_SUFFIX, Artifact, GraphInspector, open_artifact
 from rbln_artifact_studio.core.fleet.targets import resolve_target
-from rbln_artifact_studio.core.location import LocalFolder, Location
 from rbln_artifact_studio.core.model.budget import MemoryBudget
 from rbln_artifact_studio.core.model.kinds import KvLocation, kv_location, nested_count
 from rbln_artifact_studio.core.model.rbln_config import CONFIG_NAME, with_block_count
 from rbln_artifact_studio.core.model.upstream import OUR_OLD_KEYS
+from rbln_artifact_studio.core.operations.resize_request import ResizeResult as ResizeResult  # its users ask it here
 from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.core.simulator.container import GraphHeader, write_pending_header
 from rbln_artifact_studio.core.storage import faults
@@ -73,39 +72,6 @@ def holds_resized_copy(output: Path, source: Artifact, target: int) -> bool:
         if (output / name).read_bytes() != (source.path / name).read_bytes():
             return False
     return True
-
-
-@dataclass(frozen=True)
-class ResizeResult:
-    path: Path
-    previous: int
-    target: int
-    warnings: list[str]
-    bytes_copied: int = 0
-    unshared: tuple[str, ...] = ()  # files copied-on-write because another path shared them
-    already_done: bool = False  # the output already held exactly this result; nothing was written
-
-    @property
-    def where(self) -> Location:
-        """Where the result lives (a subclass for a resize done elsewhere says where)."""
-        return LocalFolder(self.path)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": str(self.where),
-            "previous_kvcache_num_blocks": self.previous,
-            "kvcache_num_blocks": self.target,
-            "warnings": self.warnings,
-            "bytes_copied": self.bytes_copied,
-            "unshared": list(self.unshared),
-            "already_done": self.already_done,
-        }
-
-    def summary(self) -> str:
-        """optimum-rbln-cli's own last line for a resize (or that a repeated copy found its result there)."""
-        if self.already_done:
-            return f"{self.where} already holds this copy with kvcache_num_blocks={self.target}; nothing to do"
-        return f"Set kvcache_num_blocks to {self.target} for artifact at {self.where}"
 
 
 def require_simulated(artifact: Artifact) -> None:

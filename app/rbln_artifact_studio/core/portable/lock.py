@@ -13,6 +13,8 @@ import os
 import time
 from typing import TypeVar
 
+from rbln_artifact_studio.core.portable.staging import host_name
+
 LOCK_NAME = ".rbln-studio.lock"
 _TRIES = 10  # a lock file unlinked by its releaser between our open and our flock: open the new one
 
@@ -67,9 +69,7 @@ class FolderLock:
             os.close(fd)
         else:
             raise LockContended(self.path)
-        import socket  # here: a scan imports this module for LOCK_NAME and never takes a lock
-
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.purpose, "since": time.time()}
+        info = {"pid": os.getpid(), "host": host_name(), "command": self.purpose, "since": time.time()}
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode(), 0)

@@ -11,6 +11,30 @@ import shutil
 NAME_MAX = 255  # bytes in one name, on every file system a server's artifacts live on
 
 
+def host_name() -> str:
+    """This host's name as markers and lock files record it: what socket.gethostname() says on POSIX (the kernel's
+    node name), without loading socket (a scan imports this module and never writes a marker)."""
+    return os.uname().nodename
+
+
+def name_digest(name: str, length: int) -> str:
+    """The first length hex digits of name's SHA-256: what stands for a name too long to take a tag."""
+    # A scan imports this module and must not load OpenSSL (tests/test_config_reader.py).
+    # deferred: hashlib loads OpenSSL; only a name too long to take a tag needs it
+    import hashlib
+
+    return hashlib.sha256(os.fsencode(name)).hexdigest()[:length]
+
+
+def claim_name(name: str, tag: str) -> str:
+    """`.NAME{tag}`, the claim file beside a destination NAME; `.~DIGEST{tag}` when that name would be too long.
+    The same here and on a server (on_server/transfer.py), so both writers take the one claim."""
+    whole = "." + name + tag
+    if len(os.fsencode(whole)) <= NAME_MAX:
+        return whole
+    return ".~" + name_digest(name, 16) + tag
+
+
 def hidden_sibling_name(name: str, tag: str) -> str:
     """`.NAME{tag}PID-TOKEN`, this process's temp or staging name beside NAME; a NAME too long to take the suffix
     is cut, on a character, and a hash of it added, so every name that is legal is also one that can be staged (a
@@ -19,9 +43,7 @@ def hidden_sibling_name(name: str, tag: str) -> str:
     whole = f".{name}{suffix}"
     if len(os.fsencode(whole)) <= NAME_MAX:
         return whole
-    import hashlib  # a name too long to stage: rare, and hashlib loads OpenSSL
-
-    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]
+    digest = name_digest(name, 8)
     room = NAME_MAX - len(os.fsencode(f".~{digest}{suffix}"))
     kept = os.fsencode(name)[:room].decode("utf-8", "ignore")  # cut on a character, never inside one
     return f".{kept}~{digest}{suffix}"
@@ -48,9 +70,7 @@ def pid_alive(pid: int) -> bool:
 
 def remove_stale_partials(folder: "str | os.PathLike[str]", partial_tag: str, marker_name: str) -> None:
     """Delete the staging folders in folder whose writer, a process of this host, is gone."""
-    import socket  # here, not at import: the desktop imports the storage layer before its first paint
-
-    host = socket.gethostname()
+    host = host_name()
     try:
         entries = list(os.scandir(folder))
     except OSError:

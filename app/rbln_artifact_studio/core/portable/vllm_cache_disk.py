@@ -8,6 +8,7 @@ removed by prune.
 
 import contextlib
 import os
+import pwd
 import re
 import shutil
 import stat
@@ -25,10 +26,8 @@ ENTRY_NAME = re.compile(r".+_[0-9a-f]{16}$")
 
 def _owner(uid):
     try:
-        import pwd
-
         return pwd.getpwuid(uid).pw_name
-    except (ImportError, KeyError):
+    except KeyError:
         return str(uid)
 
 

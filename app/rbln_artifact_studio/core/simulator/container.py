@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import ContainerError
 from rbln_artifact_studio.core.estimation.estimator import GraphAllocations
@@ -31,6 +32,9 @@ from rbln_artifact_studio.core.portable.container import PREAMBLE as _PREAMBLE
 from rbln_artifact_studio.core.portable.container import SLOT as _SLOT
 from rbln_artifact_studio.core.storage import faults
 
+if TYPE_CHECKING:
+    from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
 PAYLOAD_CHUNK = 8 * 1024 * 1024
 
 
@@ -46,6 +50,15 @@ HEADER_FIELDS = (
     "alloc_per_chiplet_by_key",
     "dram_tensor_sizes",
 )
+
+
+def _header_model() -> type[HeaderModel]:
+    """The header's pydantic model, loaded with the first header validated or written."""
+    # A scan reads every header with the lean reader and validates none (tests/test_config_reader.py).
+    # deferred: pydantic (~0.1 s of CPU), loaded by a compile, a resize or a header the lean reader passes on
+    from rbln_artifact_studio.core.simulator.header_model import HeaderModel
+
+    return HeaderModel
 
 
 class GraphHeader:
@@ -82,10 +95,8 @@ class GraphHeader:
         dram_tensor_sizes: dict[str, list[list[int]]],
     ) -> None:
         """A new header, validated by the model (pydantic's ValidationError when a field breaks its rules)."""
-        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
-
         fields = {name: value for name, value in locals().items() if name in HEADER_FIELDS}
-        self.__dict__.update(HeaderModel.model_validate(fields).__dict__)
+        self.__dict__.update(_header_model().model_validate(fields).__dict__)
 
     @classmethod
     def _trusted(cls, fields: dict[str, Any]) -> GraphHeader:
@@ -97,9 +108,7 @@ class GraphHeader:
     @classmethod
     def model_validate_json(cls, body: bytes | str) -> GraphHeader:
         """The header a slot's JSON holds, validated by the model (pydantic's ValidationError, a ValueError)."""
-        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
-
-        return cls._trusted(HeaderModel.model_validate_json(body).__dict__)
+        return cls._trusted(_header_model().model_validate_json(body).__dict__)
 
     def _fields(self) -> dict[str, Any]:
         return {name: self.__dict__[name] for name in HEADER_FIELDS}
@@ -110,15 +119,11 @@ class GraphHeader:
 
     def model_dump(self) -> dict[str, Any]:
         """The fields as new plain containers (the model's)."""
-        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
-
-        return HeaderModel.model_construct(**self._fields()).model_dump()
+        return _header_model().model_construct(**self._fields()).model_dump()
 
     def model_dump_json(self) -> str:
         """The header's JSON as a slot stores it (the model's serializer: the bytes every version wrote)."""
-        from rbln_artifact_studio.core.simulator.header_model import HeaderModel
-
-        return HeaderModel.model_construct(**self._fields()).model_dump_json()
+        return _header_model().model_construct(**self._fields()).model_dump_json()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GraphHeader) and self._fields() == other._fields()
@@ -365,8 +370,6 @@ def slot_size_for(header: GraphHeader) -> int:
 
 
 def _payload_chunks(length: int, seed: int) -> tuple[bytes, int]:
-    import random  # a compile's or resize's: a scan reads containers and writes none
-
     pattern = random.Random(seed).randbytes(min(PAYLOAD_CHUNK, max(length, 1)))
     return pattern, len(pattern)
 

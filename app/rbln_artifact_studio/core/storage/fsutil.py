@@ -5,12 +5,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import json
 import mmap
 import os
+import pwd
 import shutil
 import stat
+import sys
+import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -20,7 +25,7 @@ from rbln_artifact_studio.core.portable import staging
 from rbln_artifact_studio.core.portable.exchange import exchange
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import LOCK_NAME, FolderLock, LockContended, LockHeld
-from rbln_artifact_studio.core.portable.staging import NAME_MAX, hidden_sibling_name
+from rbln_artifact_studio.core.portable.staging import NAME_MAX, claim_name, hidden_sibling_name, host_name
 from rbln_artifact_studio.core.storage import faults
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME
 
@@ -65,6 +70,20 @@ class NotDurableError(StudioError):
     """The change is in place and visible, but flushing it to disk failed: it may not survive a power loss."""
 
 
+STAGING_ROOT = "rbln-studio-staging"  # below the system's temp folder (TMPDIR), private to the user
+
+
+def staging_root() -> Path:
+    """This user's folder for work passing through this computer (a compile delivered elsewhere, a copy between a
+    bucket and a server): its staging folders are cleaned when stale."""
+    root = Path(tempfile.gettempdir()) / f"{STAGING_ROOT}-{os.getuid()}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise StudioError(describe_os_error(exc, f"creating {root}") + " Set TMPDIR to a folder with room.") from None
+    return root
+
+
 def not_durable(exc: OSError, done: str) -> NotDurableError:
     """The error for a flush that failed after the commit rename (the change is already visible)."""
     fix = {
@@ -77,13 +96,6 @@ def not_durable(exc: OSError, done: str) -> NotDurableError:
         f"{done}, but flushing it to disk failed ({exc.strerror or exc}), so it may not survive a power loss. "
         f"Fix the disk ({fix}), then run `sync`."
     )
-
-
-def _hostname() -> str:
-    """This host's name, recorded in staging markers (socket loads here: the GUI imports this module at start)."""
-    import socket
-
-    return socket.gethostname()
 
 
 def write_synced(path: Path, data: bytes) -> None:
@@ -124,8 +136,6 @@ def owner_not_kept(path: Path) -> str | None:
 
 
 def _user_name(uid: int) -> str:
-    import pwd
-
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
@@ -133,8 +143,6 @@ def _user_name(uid: int) -> str:
 
 
 def _group_name(gid: int) -> str:
-    import grp
-
     try:
         return grp.getgrgid(gid).gr_name
     except KeyError:
@@ -254,12 +262,7 @@ class DestinationClaim(FolderLock):
 
     def __init__(self, final: Path, purpose: str) -> None:
         super().__init__(final.parent, purpose)
-        name = f".{final.name}{CLAIM_TAG}"
-        if len(os.fsencode(name)) > NAME_MAX:
-            import hashlib
-
-            name = f".~{hashlib.sha256(os.fsencode(final.name)).hexdigest()[:16]}{CLAIM_TAG}"
-        self.path = str(final.parent / name)
+        self.path = str(final.parent / claim_name(final.name, CLAIM_TAG))
         self.final = final
 
     def acquire(self) -> None:
@@ -298,7 +301,7 @@ class StagingDir:
             remove_stale_partials(self.final.parent)
             self.path.mkdir()
             try:
-                marker = {"pid": os.getpid(), "host": _hostname(), "target": str(self.final), "what": self.what}
+                marker = {"pid": os.getpid(), "host": host_name(), "target": str(self.final), "what": self.what}
                 (self.path / INCOMPLETE_MARKER).write_text(json.dumps(marker))
             except BaseException:
                 shutil.rmtree(self.path, ignore_errors=True)  # __exit__ does not run when __enter__ fails
@@ -374,8 +377,6 @@ class StagingDir:
 
 def _what() -> str:
     """What this process is doing, for a claim's holder ("rbln-studio-cli compile"), from its command line."""
-    import sys
-
     return " ".join(os.path.basename(a) for a in sys.argv[:2]) or "a write"
 
 
@@ -576,7 +577,8 @@ def _copy_direct(fsrc: BinaryIO, dst: Path, size: int, on_bytes: Callable[[int],
     chunk, in order, once its write has returned. The caller copies the tail below DIRECT_ALIGN and fsyncs (the
     device's cache and the file's metadata).
     """
-    from collections import deque
+    # A scan and the desktop's first paint load this module and copy nothing (tests/gui/test_gui_startup.py).
+    # deferred: concurrent.futures brings logging (~10 ms), which only a copy's direct writes need
     from concurrent.futures import Future, ThreadPoolExecutor
 
     bulk = size - size % DIRECT_ALIGN

@@ -15,8 +15,6 @@ from rbln_artifact_studio.core.portable.files import read_to_end
 # No pathlib at import: `get-kvcache-num-blocks` reads its one number with this module alone (docs/performance.md
 # row 1), and a path is only ever passed to open() here.
 if TYPE_CHECKING:
-    from pathlib import Path
-
     PathText = str | os.PathLike[str]
 
 CONFIG_NAME = "rbln_config.json"
@@ -98,11 +96,9 @@ def require_current_format(raw: object, path: PathText) -> dict[str, object]:
     return raw
 
 
-def read_block_count(artifact_dir: str | Path) -> int:
+def read_block_count(artifact_dir: PathText) -> int:
     """kvcache_num_blocks from DIR/rbln_config.json without validating the rest (the get command's fast path)."""
-    from pathlib import Path
-
-    path = Path(artifact_dir) / CONFIG_NAME
+    path = os.path.join(artifact_dir, CONFIG_NAME)  # not pathlib's: this module is on that fast path
     raw = require_current_format(decode_json(read_bytes(path), path), path)
     count = raw.get("kvcache_num_blocks")
     if not isinstance(count, int) or isinstance(count, bool):

@@ -138,6 +138,7 @@ def _split(argv: list[str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
 def read_model_info(model: str) -> tuple[int, str] | None:
     """(max_position_embeddings, torch_dtype) of a model's config.json (a local folder or a bundled preset), None
     when the studio cannot read one here."""
+    # deferred: modelspec brings pydantic (~0.1 s of CPU); a cache's listing asks only while `vllm serve` runs here
     from rbln_artifact_studio.core.model.modelspec import resolve_model
 
     try:

@@ -22,6 +22,16 @@ MEGA_CACHE = "rbln"
 RUNTIME_ONLY_KEYS = frozenset({"create_runtimes", "device", "kvcache_num_blocks"})
 """Additional-config keys vllm-rbln strips before hashing: they change how an artifact loads, not what it is."""
 _HASH = re.compile(r"[0-9a-f]{16}")
+KEY_NAMES = {  # the key's names as a user reads them: vLLM's flags
+    "batch_size": "max_num_seqs",
+    "max_model_len": "max_model_len",
+    "block_size": "block_size",
+    "num_devices": "num_devices",
+    "dtype": "dtype",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "memory_budget": "gpu_memory_utilization",
+    "rbln_config": "additional config",
+}
 
 
 @dataclass(frozen=True)

@@ -8,22 +8,13 @@ from typing import Any
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU
-from rbln_artifact_studio.core.simulator.compiler import CompileRequest
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest, graph_headers, plan_compile
+from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
 from rbln_artifact_studio.core.vllm_cache.entries import OK, CacheEntry, recovered_key
-from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, sanitized
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, KEY_NAMES, sanitized
 
 DISK_WRITE_RATE = 300 * 1024 * 1024  # bytes a second a local disk takes a compile's output at: an order, not a promise
-KEY_NAMES = {  # the key's names as a user reads them: vLLM's flags
-    "batch_size": "max_num_seqs",
-    "max_model_len": "max_model_len",
-    "block_size": "block_size",
-    "num_devices": "num_devices",
-    "dtype": "dtype",
-    "max_num_batched_tokens": "max_num_batched_tokens",
-    "memory_budget": "gpu_memory_utilization",
-    "rbln_config": "additional config",
-}
 
 
 @dataclass
@@ -98,8 +89,6 @@ def compile_request(command: ServeCommand, npu: str | None = None) -> CompileReq
 
 def would_compile(command: ServeCommand, npu: str | None) -> dict[str, Any]:
     """What a compile on a miss gives at the command's gpu_memory_utilization: the studio's own plan of it."""
-    from rbln_artifact_studio.core.simulator.compiler import graph_headers, plan_compile
-
     request = compile_request(command, npu)
     chosen_npu, key = request.npu, command.key
     try:
@@ -173,8 +162,6 @@ def difference_line(item: dict[str, Any]) -> str:
 def would_compile_lines(would: dict[str, Any]) -> list[str]:
     """What a compile on a miss would give, as the CLI and the desktop say it: the blocks, then the DRAM of each
     (node, chiplet) at that budget, then the copy's size and time."""
-    from rbln_artifact_studio.core.sizes import format_bytes
-
     if "error" in would:
         return [f"A compile would fail: {would['error']}"]
     lines = [

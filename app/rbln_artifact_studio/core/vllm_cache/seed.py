@@ -8,8 +8,7 @@ from typing import Any
 from rbln_artifact_studio.core.location import Location
 from rbln_artifact_studio.core.vllm_cache.command import ServeCommand
 from rbln_artifact_studio.core.vllm_cache.entries import shown_fields
-from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS
-from rbln_artifact_studio.core.vllm_cache.lookup import KEY_NAMES
+from rbln_artifact_studio.core.vllm_cache.key import COMPILED_MODELS, KEY_NAMES
 
 
 def entry_location(root: Location, command: ServeCommand) -> Location:

@@ -25,7 +25,7 @@ import threading
 from rbln_artifact_studio.core.portable.files import fsync_dir
 from rbln_artifact_studio.core.portable.lock import FolderLock, LockContended, LockHeld
 from rbln_artifact_studio.core.portable.pipeline import is_pipeline_folder
-from rbln_artifact_studio.core.portable.staging import remove_stale_partials, staging_path
+from rbln_artifact_studio.core.portable.staging import claim_name, remove_stale_partials, staging_path
 
 CHUNK = 4 << 20
 INDEX_LIMIT = 1 << 20  # a pipeline's model_index.json is read as at most this many bytes
@@ -116,12 +116,7 @@ def inside(staging, name):
 def destination_claim(output):
     """The flock beside output that one writer holds while it writes there (`.NAME` + the claim tag)."""
     claim = FolderLock(os.path.dirname(output), "copy from the studio")
-    name = "." + os.path.basename(output) + RULES["claim"]
-    if len(os.fsencode(name)) > 255:
-        import hashlib
-
-        name = ".~" + hashlib.sha256(os.fsencode(os.path.basename(output))).hexdigest()[:16] + RULES["claim"]
-    claim.path = os.path.join(os.path.dirname(output), name)
+    claim.path = os.path.join(os.path.dirname(output), claim_name(os.path.basename(output), RULES["claim"]))
     return claim
 
 

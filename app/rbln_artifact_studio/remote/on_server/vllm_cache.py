@@ -29,7 +29,8 @@ def emit(record):
 
 def installed_optimum():
     try:
-        from importlib import metadata  # Python 3.8+
+        # deferred: importlib.metadata is Python 3.8's, and a server's Python may be older (then: not known)
+        from importlib import metadata
 
         return metadata.version("optimum-rbln")
     except Exception:

@@ -4,6 +4,7 @@ also read the nodes a Prometheus knows (--prometheus URL), beside the servers or
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
@@ -13,6 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_json
+
+from rbln_artifact_studio.cli.commands.common import open_artifact, usage_error
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.artifact import Artifact
 from rbln_artifact_studio.core.fleet.host_groups import (
@@ -35,9 +39,22 @@ from rbln_artifact_studio.core.location import (
     parse_location,
     server_url,
 )
+from rbln_artifact_studio.core.numbers import seconds_from_environment
+from rbln_artifact_studio.core.planning.placement import place, placement_text
+from rbln_artifact_studio.core.planning.planner import require_valid
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.shown import line_shown, name_shown, redacted
 from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.fleet_sources import (
+    NodeReading,
+    ReadOptions,
+    Source,
+    SourceKind,
+    read_sources,
+    to_place,
+)
+from rbln_artifact_studio.places.kind import ScanOptions
 from rbln_artifact_studio.remote import registry
 from rbln_artifact_studio.remote.fleet import (
     DEFAULT_PARALLEL,
@@ -46,9 +63,9 @@ from rbln_artifact_studio.remote.fleet import (
     fan_out,
     fleet_text,
 )
+from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.places.fleet_sources import NodeReading
+if TYPE_CHECKING:  # Prometheus' client (http.client, ssl, msgspec): loaded only when --prometheus is given
     from rbln_artifact_studio.remote.prometheus import HttpConfig
 
 ENV_TIMEOUT = "RBLN_STUDIO_SERVER_TIMEOUT"  # seconds per server (the --timeout default), read once per command
@@ -69,8 +86,6 @@ def json_text(data: Any) -> str:
     """json.dumps(data, indent=2), to the byte, for data of str keys: pydantic_core's writer (a dependency already;
     8,000 NPUs' answer in a tenth of json's time, as json's indented writer is Python) where its text is the
     same, else json's."""
-    from pydantic_core import to_json  # not at import: other commands start without it
-
     try:
         fast = to_json(data, indent=2, inf_nan_mode="constants")
     except ValueError:  # what it cannot write (a lone surrogate): json says so, or writes it escaped
@@ -103,8 +118,6 @@ def _print_json_list(items: Iterable[Any]) -> None:
 
 
 def default_timeout() -> float:
-    from rbln_artifact_studio.core.numbers import seconds_from_environment
-
     return seconds_from_environment(ENV_TIMEOUT, DEFAULT_TIMEOUT)
 
 
@@ -142,6 +155,7 @@ class PrometheusSources:
 
     def check(self) -> HttpConfig | None:
         """StudioError for a flag that cannot be used, before anything is asked of any server."""
+        # deferred: Prometheus' client (http.client, ssl, msgspec: ~25 ms) only when --prometheus is given
         from rbln_artifact_studio.remote.prometheus import check_match, duration_seconds, load_http_config
 
         if not self.urls:
@@ -172,8 +186,6 @@ def _read_sources(
     """Every node of the servers and each Prometheus, read and merged by places/fleet_sources (the Fleet Console's
     reader too): each node once, a Prometheus that cannot be asked a row named by its URL (no credentials); and
     the errors of the Prometheus URLs that failed as a whole."""
-    from rbln_artifact_studio.places.fleet_sources import ReadOptions, Source, SourceKind, read_sources
-
     options = ReadOptions(
         timeout,
         with_drift=not placing,  # placing needs the memory gauges alone (and no process drift)
@@ -215,14 +227,19 @@ def _no_cycle_collection(pause: bool) -> Iterator[None]:
         gc.enable()
 
 
-def cmd_devices(
-    entries: Sequence[str], as_json: bool, timeout: float | None = None, sources: PrometheusSources | None = None
-) -> int:
+def _sources(args: argparse.Namespace) -> PrometheusSources:
+    urls = tuple(dict.fromkeys(args.prometheus or ()))  # each once, as servers are
+    return PrometheusSources(urls, args.match, args.window, args.prometheus_http_config)
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
     """`devices SERVER [SERVER | @group ...] [--prometheus URL]`: one host as before (its error is the command's);
     several, or a Prometheus' nodes: a row each."""
-    sources = sources or PrometheusSources()
+    if not args.hosts and not args.prometheus:
+        return usage_error("devices", f"name the servers ({server_url('HOST')}, @GROUP) or give --prometheus URL")
+    sources = _sources(args)
     with _no_cycle_collection(bool(sources.urls)):
-        return _devices(entries, as_json, timeout, sources)
+        return _devices(args.hosts, args.json, args.timeout, sources)
 
 
 def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sources: PrometheusSources) -> int:
@@ -250,31 +267,27 @@ def _devices(entries: Sequence[str], as_json: bool, timeout: float | None, sourc
 
 
 def _statuses(hosts: Sequence[str], timeout: float) -> tuple[list[DeviceStatus], dict[str, str]]:
-    from rbln_artifact_studio.places.fleet_sources import to_place
-
     return to_place(_read_sources(hosts, PrometheusSources(), None, timeout, placing=True)[0])
 
 
 def _check(artifacts: list[Artifact]) -> list[Artifact]:
-    from rbln_artifact_studio.core.planning.planner import require_valid
-
     require_valid(artifacts)  # as plan: an invalid artifact is named, never placed
     return artifacts
 
 
-def cmd_place(
-    targets: Sequence[str],
-    opened: list[Artifact],
-    entries: Sequence[str],
-    as_json: bool,
-    timeout: float | None,
-    sources: PrometheusSources | None = None,
-) -> int:
+def cmd_place(args: argparse.Namespace) -> int:
     """`place ART... --on SERVER... | @group | --prometheus URL`: 0 when every artifact fits somewhere now (with
     --window: at each NPU's peak over it), else 1."""
-    sources = sources or PrometheusSources()
+    hosts, dirs = split_on(args.on or [], args.dirs)
+    if not dirs:
+        return usage_error("place", f"name the artifacts: place ART... --on {server_url('HOST')} ...")
+    if not hosts and not args.prometheus:
+        return usage_error("place", f"say where: --on {server_url('HOST')} ... (or @GROUP), or --prometheus URL")
+    sources = _sources(args)
+    sources.check()  # a wrong flag is said before any artifact is opened
+    opened = [open_artifact(d, args) for d in dirs]  # wherever they live
     with _no_cycle_collection(bool(sources.urls)):
-        return _place(targets, opened, entries, as_json, timeout, sources)
+        return _place(dirs, opened, hosts, args.json, args.timeout, sources)
 
 
 def _place(
@@ -285,16 +298,12 @@ def _place(
     timeout: float | None,
     sources: PrometheusSources,
 ) -> int:
-    from rbln_artifact_studio.core.planning.placement import place, placement_text
-
     _need_a_source(entries, sources, "place across")
     config = sources.check()
     hosts = hosts_of(entries) if entries else []
     if not targets:
         raise StudioError(f"Name the artifacts to place: place ART... --on {server_url('HOST')} ...")
     artifacts = _check(opened)
-    from rbln_artifact_studio.places.fleet_sources import to_place
-
     readings, failed = _read_sources(hosts, sources, config, timeout or default_timeout(), placing=True)
     if not hosts and len(sources.urls) == 1 and failed:
         raise StudioError(failed[0])
@@ -304,6 +313,7 @@ def _place(
     if as_json:
         answer: dict[str, Any] = {"servers": names, "placements": [p.to_json() for p in placements]}
         if sources.urls:
+            # deferred: Prometheus' client, as in PrometheusSources.check (loaded there already)
             from rbln_artifact_studio.remote.prometheus import redact
 
             answer.update(prometheus=[redact(u) for u in sources.urls], window=sources.window)
@@ -315,10 +325,8 @@ def _place(
     return 0 if all(p.fits for p in placements) else 1
 
 
-def cmd_plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, timeout: float | None) -> int:
+def plan_on(entries: Sequence[str], opened: list[Artifact], as_json: bool, timeout: float | None) -> int:
     """`plan --on SERVER... ART...`: 0 when the artifacts fit together on at least one server, else 1."""
-    from rbln_artifact_studio.remote.server_plan import plan_on_server, server_plan_text
-
     hosts = hosts_of(entries)
     artifacts = _check(opened)
     statuses, failures = _statuses(hosts, timeout or default_timeout())
@@ -346,9 +354,6 @@ def scan_fleet(
     """The rows of several places (a server's folder, a bucket, or PATH on every `--on` server), each scanned by
     its kind through places.dispatch, all at once; a place that cannot be read is a row with its reason (its URL
     also appended to `failed`: no artifact)."""
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import ScanOptions
-
     registry.configure_from_environment()
     places: list[Location] = []
     for root in roots:
@@ -391,20 +396,18 @@ def group_member(entry: str) -> str:
     """A server as a group keeps it (its URL); StudioError for a folder, a bucket, a group or no server name."""
     if entry.startswith(GROUP_PREFIX):
         raise StudioError(f"{entry} is a group; a group lists servers ({server_url('HOST')}), not other groups.")
-    from rbln_artifact_studio.places.dispatch import server_folder
-
-    if not is_local(entry) and not names_a_server(entry) and server_folder(parse_location(entry)) is not None:
+    if not is_local(entry) and not names_a_server(entry) and dispatch.server_folder(parse_location(entry)) is not None:
         raise StudioError(
             f"{entry} names a folder on a server; a group lists servers: {server_url(parse_host(entry))}."
         )
     return server_url(parse_host(entry))
 
 
-def cmd_server_groups(as_json: bool) -> int:
+def cmd_server_groups(args: argparse.Namespace) -> int:
     """`server-groups`: every group and its servers (none yet is no error)."""
     path = groups_file()
     groups = load_groups(path).groups
-    if as_json:
+    if args.json:
         _print_json({"file": str(path), "groups": groups})
     elif not groups:
         print(
@@ -415,18 +418,19 @@ def cmd_server_groups(as_json: bool) -> int:
     return 0
 
 
-def cmd_set_server_group(name: str, entries: Sequence[str]) -> int:
+def cmd_set_server_group(args: argparse.Namespace) -> int:
     """`set-server-group NAME SERVER...`: add the group, or replace its servers; nothing is written on an error."""
-    bare = check_group_name(name)
-    hosts = list(dict.fromkeys(group_member(e) for e in entries))
+    bare = check_group_name(args.name)
+    hosts = list(dict.fromkeys(group_member(e) for e in args.hosts))
     existed = bare in load_groups().groups
     path = save_group(bare, hosts)
     print(f"{'Replaced' if existed else 'Saved'} server group {GROUP_PREFIX}{bare}: {' '.join(hosts)} (in {path}).")
     return 0
 
 
-def cmd_remove_server_group(name: str) -> int:
+def cmd_remove_server_group(args: argparse.Namespace) -> int:
     """`remove-server-group NAME`: StudioError naming the groups there are when there is no such group."""
+    name = args.name
     hosts = remove_group(name)
     print(f"Removed server group {GROUP_PREFIX}{name.removeprefix(GROUP_PREFIX)} (it listed {' '.join(hosts)}).")
     return 0
