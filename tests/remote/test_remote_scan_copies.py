@@ -11,6 +11,7 @@ import dataclasses
 import json
 import shutil
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,25 @@ def test_blobs_the_server_forgot_are_sent_again(
         (False, True, False),
     ]
     assert len(checked) == 6  # each blob sent once checked once; a copy of a forgotten blob is checked again
+
+
+def test_other_bytes_under_the_same_checksum_are_sent_as_themselves(
+    ca25_artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server finds a kept blob by a checksum, and compares the bytes before naming it: two configs that differ
+    by +1, -2, +1 in three bytes (the same length and Adler-32; here an NPU the studio does not know) are each
+    sent and checked as themselves."""
+    root = tmp_path / "fleet"
+    known = copy(ca25_artifact, tmp_path / "models" / "a")
+    other = copy(ca25_artifact, tmp_path / "models" / "b")
+    text = (known / "rbln_config.json").read_bytes()
+    (other / "rbln_config.json").write_bytes(text.replace(b"RBLN-CA25", b"RBLN.AB25"))
+    assert zlib.adler32((other / "rbln_config.json").read_bytes()) == zlib.adler32(text)
+    for i, model in enumerate((known, other, known, other)):
+        copy(model, root / f"{i:02d}-{model.name}")
+    local = list(scan(root, use_cache=False))
+    rows, checked, sent = scanned_remotely(root, monkeypatch)
+    assert rows == as_remote(root, local)
+    assert rows[1].status.value == "invalid" != rows[0].status.value
+    assert [("keep" in r, "same" in r) for r in sent if r.get("a")] == [(True, False)] * 4
+    assert len(checked) == 4

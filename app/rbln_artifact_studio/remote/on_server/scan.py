@@ -314,7 +314,9 @@ class Kept:
                 zlib.adler32(pieces or b"", zlib.adler32(config or b"")),
             )
             kept = self.blobs.get(key)
-        if kept is not None and kept[0] == config and kept[1] == pieces:
+            if kept is not None and (kept[0] != config or kept[1] != pieces):
+                kept = None  # the same checksum, other bytes: sent, and kept in its place
+        if kept is not None:
             self.last = kept
             record["same"] = kept[2]
             if kept[3] is not None:
