@@ -104,8 +104,8 @@ class RowMaker:
         self.host = host
         self._kept: dict[int, bytes] = {}  # the blobs the server asked to keep, as sent (zlib'd)
         self._inflated: dict[int, tuple[bytes | None, bytes]] = {}  # blob number -> config and pieces' bytes
-        # (blob number, model name, the folder's name when it is a VLM part's) -> (files, pieces sent, row)
-        self._checked: dict[tuple[Any, ...], list[tuple[Any, Any, ArtifactSummary]]] = {}
+        # (blob number, model name, the folder's name when it is a VLM part's) -> (files, pieces sent, row, problems)
+        self._checked: dict[tuple[Any, ...], list[tuple[Any, Any, ArtifactSummary, tuple[str, ...]]]] = {}
 
     def kept(self, record: dict[str, Any]) -> dict[str, Any]:
         """The record with its blob: one the server named ("same") is the one it asked to keep earlier."""
@@ -170,13 +170,13 @@ class RowMaker:
         key = None
         if number is not None:
             key = (int(number), record.get("n"), name if name in LM_SECTIONS else None)
-            for files, sent, row in self._checked.get(key, ()):
+            for files, sent, row, problems in self._checked.get(key, ()):
                 if files == record["fl"] and sent == record["x"]:
                     return dataclasses.replace(
                         row,
                         path=ServerFolder(self.host, folder).url,
                         name=name,
-                        problems=list(row.problems),
+                        problems=list(problems),
                         size_on_disk=int(record["s"]),
                         modified=_modified(record),
                     )
@@ -184,15 +184,21 @@ class RowMaker:
         if key is not None and _is_portable(row, folder):
             if len(self._checked) >= _SHARED_MAX:
                 self._checked.clear()
-            kept = dataclasses.replace(row, problems=list(row.problems))  # the caller's row may change: not this
-            self._checked.setdefault(key, []).append((record["fl"], record["x"], kept))
+            # Its problems as they are now: the list is the caller's (the row's other fields cannot change).
+            self._checked.setdefault(key, []).append((record["fl"], record["x"], row, tuple(row.problems)))
         return row
 
     def _check(self, record: dict[str, Any]) -> ArtifactSummary:
         folder: str = record["a"]
         target = ServerFolder(self.host, folder)
-        found = ArtifactSummary(target.url, os.path.basename(folder), Status.CHECKING, model=record.get("n"))
-        found = dataclasses.replace(found, size_on_disk=int(record["s"]), modified=_modified(record))
+        found = ArtifactSummary(
+            target.url,
+            os.path.basename(folder),
+            Status.CHECKING,
+            model=record.get("n"),
+            size_on_disk=int(record["s"]),
+            modified=_modified(record),
+        )
         try:
             artifact = check_snapshot(self.host, target, record["fl"], _pieces(record, *self._unpacked(record)))
         except NoKvCacheError as exc:  # inspect describes it: kind, parts and problems, no KV figures
