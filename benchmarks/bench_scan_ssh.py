@@ -12,6 +12,11 @@ connected already would have it.
 By default the server has only python3: the walk runs there and each artifact is checked here from what it sends.
 --studio-on-server puts this checkout's rbln-studio-cli on the server's PATH, where the scan runs it instead
 (the full check there, rows streamed back).
+
+The fleet is copies of one model (build_fleet), as a fleet of a few models copied to many folders is: the scan sends
+and checks each distinct set of bytes once (remote/scan_rows.py). --distinct ends each artifact's rbln_config.json
+in its own run of spaces (the same JSON, other bytes), so that nothing is shared and every artifact is sent and
+checked; the floor reads the same bytes either way.
 """
 
 from __future__ import annotations
@@ -100,6 +105,9 @@ def main() -> int:
     parser.add_argument(
         "--jobs", type=int, help="both scans in N processes (default: theirs, one per idle CPU by the load average)"
     )
+    parser.add_argument(
+        "--distinct", action="store_true", help="every rbln_config.json its own bytes (nothing shared between copies)"
+    )
     args = parser.parse_args()
     absent = missing()
     if absent is not None:
@@ -109,6 +117,10 @@ def main() -> int:
     with scratch("scan-ssh") as root, tempfile.TemporaryDirectory(prefix="rs-") as sockets:
         fleet = root / "fleet"
         build_fleet(fleet, args.count)
+        if args.distinct:
+            for i, config in enumerate(sorted(fleet.glob("*/*/rbln_config.json"))):
+                with config.open("ab") as f:
+                    f.write(b" " * (i + 1))  # trailing whitespace: the same JSON, bytes no other copy has
         server_path = "/usr/local/bin:/usr/bin:/bin"
         if args.studio_on_server:
             server_path = f"{Path(python()).parent}:{server_path}"
@@ -141,6 +153,8 @@ def main() -> int:
                 f"{args.python} -c pass {(time.perf_counter() - start) * 1000:.0f} ms"
             )
             where = "rbln-studio-cli on the server" if args.studio_on_server else "bare python3 on the server"
+            if args.distinct:
+                where += ", every config distinct"
             if args.jobs is not None:
                 where += f", --jobs {args.jobs}"
             report(
@@ -151,7 +165,7 @@ def main() -> int:
             )
             report(
                 f"scan over ssh to 127.0.0.1 ({where}) vs the same bytes walked there and streamed through the same "
-                f"connection, {args.count} artifacts (row 8)",
+                f"connection, {args.count} artifacts{'' if args.distinct else ' (row 8)'}",
                 times["ssh"],
                 times["floor"],
                 1.3,

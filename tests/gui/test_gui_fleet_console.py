@@ -383,17 +383,17 @@ def test_8000_rows_are_filtered_and_sorted_off_the_gui_thread(qtbot: QtBot) -> N
     rows = _fleet_rows(1000, 8)
     assert len(rows) == 8000
     threads: list[threading.Thread] = []
-    real_matches = type(model.query).matches
+    real_keeps = type(model.query).keeps
 
-    def spy(query: object, row: ConsoleRow) -> bool:
+    def spy(query: object, search: str, free: int | None) -> bool:
         threads.append(threading.current_thread())
-        return real_matches(query, row)  # type: ignore[arg-type]
+        return real_keeps(query, search, free)  # type: ignore[arg-type]
 
     with qtbot.waitSignal(model.arranged, timeout=WAIT):
         model.set_rows(rows)
     assert model.rowCount() == 8000
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(type(model.query), "matches", spy)
+        patch.setattr(type(model.query), "keeps", spy)
         model.set_filter("node-0042")
         # the call returned at once: the table still shows the 8,000 rows, the filter is worked out in a worker
         assert model.arranging and model.rowCount() == 8000

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus.conftest import CR13, NODES, Monitoring
@@ -19,10 +21,11 @@ from pytestqt.qtbot import QtBot
 from remote.conftest import control_dir  # noqa: F401 (fixture)
 from remote.fleet_harness import GIB, Fleet, default_setups, fleet  # noqa: F401 (fixture)
 
-from rbln_artifact_studio.core.display.fleet_console import Column, ConsoleRow
+from rbln_artifact_studio.core.display.fleet_console import Column, ConsoleRow, MemoryHistory
 from rbln_artifact_studio.core.fleet.artifact import open_artifact
 from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.app.theme import Theme
+from rbln_artifact_studio.gui.models import console_reading
 from rbln_artifact_studio.gui.models.console_model import ConsoleModel
 from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
@@ -95,6 +98,41 @@ def test_prometheus_nodes_and_ssh_servers_in_one_table_with_their_last_hour(
     with qtbot.waitSignal(mixed.model.arranged, timeout=WAIT):
         mixed.filter_edit.setText("llm-0")  # a pod
     assert [r.node for r in _rows(mixed.model)] == ["pods-1"]
+
+
+def test_the_last_hour_is_made_in_the_workers_and_shown_as_it_was_made(
+    qtbot: QtBot, mixed: FleetConsole, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GUI thread does no work per NPU on the history: every snapshot (an SSH server's samples, Prometheus'
+    range query) is made in a worker from the newest one, and the window shows the one it is handed as it is. The
+    range query is read once the new rows are shown (their repaint has the interpreter to itself)."""
+    made: list[tuple[str, threading.Thread, MemoryHistory]] = []
+    for name in ("sampled", "with_series"):
+        real = getattr(MemoryHistory, name)
+
+        def spy(self: MemoryHistory, *args: object, real: Any = real, name: str = name) -> MemoryHistory:
+            out: MemoryHistory = real(self, *args)
+            made.append((name, threading.current_thread(), out))
+            return out
+
+        monkeypatch.setattr(MemoryHistory, name, spy)
+    order: list[str] = []
+    read_history = console_reading.read_history
+
+    def reading_the_last_hour(*args: Any) -> Any:
+        order.append("last hour")
+        return read_history(*args)
+
+    monkeypatch.setattr(console_reading, "read_history", reading_the_last_hour)
+    qtbot.waitUntil(lambda: not mixed.model.arranging, timeout=WAIT)  # the empty table's first sort, at its start
+    mixed.model.arranged.connect(lambda: order.append("rows shown"))
+    for _ in range(2):
+        with qtbot.waitSignals([mixed.refreshed, mixed.historyShown], timeout=WAIT):
+            mixed.refresh()
+    assert [m[0] for m in made] == ["sampled", "with_series"] * 2  # each from the one before
+    assert threading.main_thread() not in {m[1] for m in made}
+    assert mixed.model.history is made[-1][2]  # shown as the worker made it: no copy, no record, no sort here
+    assert order == ["rows shown", "last hour"] * 2
 
 
 def test_where_does_this_fit_across_prometheus_and_ssh(

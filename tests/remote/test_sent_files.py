@@ -33,7 +33,8 @@ from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.remote import artifact as remote_artifact
 from rbln_artifact_studio.remote import server as remote_server
 from rbln_artifact_studio.remote.records import RecordReader
-from rbln_artifact_studio.remote.scan import RULES, pieces_of
+from rbln_artifact_studio.remote.scan import RULES
+from rbln_artifact_studio.remote.scan_rows import RowMaker, pieces_of
 
 HOST = "npu-7"
 
@@ -65,7 +66,8 @@ Sent = tuple[str, list[list[Any]], dict[str, Any], dict[str, Any] | None]
 def sent_artifacts(root: Path, tmp_path: Path, toolchain: Path) -> list[Sent]:
     """Every artifact under root as the server sends it: with the scan, or, where rebel reads its graphs, by the
     snapshot program (the second round trip)."""
-    records = answer_of("scan", [str(root), RULES], tmp_path)
+    keeper = RowMaker(HOST)  # a copy's record names the blob of the first: each gets its blob, as the scan does
+    records = [keeper.kept(r) for r in answer_of("scan", [str(root), RULES], tmp_path)]
     assert records[-1].get("end") is not None
     sent: list[Sent] = [(r["a"], r["fl"], pieces_of(r), None) for r in records if "fl" in r and not r.get("real")]
     real = [r["a"] for r in records if r.get("real")]

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.location import Location, ServerFolder, expect, on_host
 from rbln_artifact_studio.core.operations.resize_request import ResizeRequest, ResizeResult
 from rbln_artifact_studio.core.progress import CancelToken, Progress
@@ -19,8 +18,9 @@ from rbln_artifact_studio.remote.scan import checked_rows, scan_remote, verify_r
 from rbln_artifact_studio.remote.server import Server
 from rbln_artifact_studio.remote.transfer import check_output, fetch_folder, send_folder
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the reader (msgspec, ~20 ms) loads once a server answers a scan, not before its ssh starts
     from rbln_artifact_studio.backends.settings import ToolchainSettings
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
 
 
 def _folder(where: Location) -> ServerFolder:

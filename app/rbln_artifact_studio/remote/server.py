@@ -9,6 +9,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Generator, Sequence
 from functools import cache
 from pathlib import Path
@@ -57,10 +58,20 @@ BOOT = (
 )
 
 
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})  # where a statement holds statements
+
+
 def _portable_imports(source: str) -> list[str]:
     """The portable modules a source imports (absolute imports of PORTABLE's modules), in the order it names them."""
     names: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    if PORTABLE not in source:
+        return names  # no parse: it names no portable module
+    # Statements only, in the order ast.walk meets them (an import is a statement, inside a def, an if or a try
+    # at most): walking every expression too cost a program ~10 ms before its ssh could start.
+    statements = deque(ast.parse(source).body)
+    while statements:
+        node = statements.popleft()
+        statements.extend(child for field in node._fields if field in _BODIES for child in getattr(node, field))
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -12,8 +12,8 @@ from rbln_artifact_studio.cli.codes import EXIT_INVALID
 from rbln_artifact_studio.cli.commands.common import inspector
 from rbln_artifact_studio.cli.problems import stop_reason, warn
 from rbln_artifact_studio.core.fleet.fleet_report import render, text_lines, write_json
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import ScanOptions

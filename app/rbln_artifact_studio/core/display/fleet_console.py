@@ -1,21 +1,25 @@
 """The fleet console's rows: one per NPU of every source (an SSH server, a group, a Prometheus URL), or one per node
 that could not be read, with their texts and sort keys prepared; their filter and sort, and each NPU's last hour.
 
-Qt-free: the console filters and sorts in a worker (`arrange`), so 8,000 rows never hold the window up.
+Qt-free: the console filters and sorts in a worker (`arrangement`), so 40,000 rows never hold the window up. What
+the window keeps is plain tuples of strings and numbers (`Rows`, `MemoryHistory`): the cycle collector leaves them
+out of its passes, which otherwise walk every row again and again, holding the interpreter (the window's too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
+import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rbln_artifact_studio.core.shown import control_escaped, line_shown
-from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.core.sizes import format_bytes, parse_bytes
 
 HOUR = 3600.0
 MAX_POINTS = 240  # per NPU: an hour at a 15 s period; older points drop out first
@@ -42,6 +46,7 @@ class Column(IntEnum):
     SOURCE = 13
 
 
+COLUMNS = tuple(Column)  # iterating the enum itself is slow, 40,000 rows' worth: twice a row
 HEADERS = {
     Column.NODE: "Node",
     Column.NPU: "NPU",
@@ -91,10 +96,6 @@ def _number(text: str) -> float | None:
     return float(found.group()) if found else None
 
 
-def _size(n: int | None) -> str:
-    return "" if n is None else format_bytes(n)
-
-
 @dataclass(frozen=True)
 class Npu:
     """What a source says of one NPU, before it becomes a row."""
@@ -121,17 +122,18 @@ def npu_row(source: str, node: str, npu: Npu) -> ConsoleRow:
         else _number(npu.temperature)
     )
     free = npu.total - npu.used
+    used, total = format_bytes(npu.used), format_bytes(npu.total)  # each once: 40,000 rows' worth of formatting
     texts = {
         Column.NODE: node,
         Column.NPU: npu.device or f"NPU {npu.index}",
         Column.PRODUCT: npu.product,
         Column.FREE: format_bytes(free),
-        Column.MEMORY: f"{format_bytes(npu.used)} of {format_bytes(npu.total)}",
+        Column.MEMORY: f"{used} of {total}",
         Column.HISTORY: "",
         Column.UTIL: "" if util is None else f"{util:.0f}%",
         Column.TEMPERATURE: "" if temp is None else f"{temp:.0f} °C",
-        Column.USED: format_bytes(npu.used),
-        Column.TOTAL: format_bytes(npu.total),
+        Column.USED: used,
+        Column.TOTAL: total,
         Column.HOLDERS: ", ".join(npu.holders),
         Column.ARTIFACT: npu.artifact,
         Column.DRIFT: npu.drift_text,
@@ -162,8 +164,8 @@ def npu_row(source: str, node: str, npu: Npu) -> ConsoleRow:
         npu.total,
         "",
         npu.flagged,
-        tuple(control_escaped(texts[c]) for c in Column),  # labels from outside: a CR or newline drawn as \r, \n
-        tuple(keys[c] for c in Column),
+        tuple(control_escaped(texts[c]) for c in COLUMNS),  # labels from outside: a CR or newline drawn as \r, \n
+        tuple(keys[c] for c in COLUMNS),
         search,
     )
 
@@ -190,10 +192,40 @@ def node_row(source: str, node: str, error: str) -> ConsoleRow:
         None,
         error,
         False,
-        tuple(texts[c] for c in Column),
-        tuple(keys[c] for c in Column),
+        tuple(texts[c] for c in COLUMNS),
+        tuple(keys[c] for c in COLUMNS),
         search,
     )
+
+
+# ---- the workers' hold on the cycle collector ------------------------------------------------------------------
+
+_held_lock = threading.Lock()
+_held = 0  # jobs holding off the full collections
+_thresholds = gc.get_threshold()  # the collector's own, while none does
+
+
+@contextlib.contextmanager
+def full_collections_held() -> Iterator[None]:
+    """No full pass of the cycle collector while a console's worker reads the fleet or arranges its rows. Reading
+    40,000 NPUs builds ~100,000 objects that live until their rows are made, and a full pass walks every one (20-120
+    ms, in which no other thread runs Python: the GUI thread neither). The young generations are still collected:
+    a cycle made meanwhile goes as ever, and the rows' plain tuples are left out of the passes as they are made.
+    The CLI pauses the collector altogether while it reads (cli/fleet.py). Workers holding it at once share the
+    hold: the last one ends it."""
+    global _held, _thresholds
+    with _held_lock:
+        if not _held:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _thresholds[1], 1 << 30)  # the oldest generation: not until released
+        _held += 1
+    try:
+        yield
+    finally:
+        with _held_lock:
+            _held -= 1
+            if not _held:
+                gc.set_threshold(*_thresholds)
 
 
 # ---- the filter: words anywhere, and free memory compared -----------------------------------------------------
@@ -218,8 +250,6 @@ class Query:
 
     @classmethod
     def parse(cls, text: str) -> Query:
-        from rbln_artifact_studio.core.sizes import parse_bytes
-
         words: list[str] = []
         free: list[tuple[str, int]] = []
         # "free < 8 GiB" typed with spaces is one comparison
@@ -238,17 +268,104 @@ class Query:
                 words.append(token.casefold())
         return cls(tuple(words), tuple(free))
 
-    def matches(self, row: ConsoleRow) -> bool:
-        if any(w not in row.search for w in self.words):
+    def keeps(self, search: str, free: int | None) -> bool:
+        """Whether a row with this search text and free memory (None: unknown) is shown."""
+        if any(w not in search for w in self.words):
             return False
         if self.free:
-            free = row.free
             return free is not None and all(_OPS[op](free, n) for op, n in self.free)
         return True
 
 
+# ---- the rows as the window keeps them ----------------------------------------------------------------------------
+
+
+LET_GO_SLICE = 512  # rows (or node readings) made into columns, or freed, at a time
+
+
+class Rows:
+    """Rows kept as columns: a plain tuple per field of ConsoleRow. The cycle collector leaves plain tuples of
+    strings and numbers out of its passes, where 40,000 ConsoleRows (a tuple subclass: never left out) took part in
+    every one. `rows[i]` makes row i again."""
+
+    __slots__ = ("__weakref__", *ConsoleRow._fields)
+    source: tuple[str, ...]
+    node: tuple[str, ...]
+    npu: tuple[int, ...]
+    used: tuple[int | None, ...]
+    total: tuple[int | None, ...]
+    error: tuple[str, ...]
+    flagged: tuple[bool, ...]
+    texts: tuple[tuple[str, ...], ...]
+    keys: tuple[tuple[object, ...], ...]
+    search: tuple[str, ...]
+
+    def __init__(self, rows: Iterable[ConsoleRow] = ()) -> None:
+        made = rows if isinstance(rows, list) else list(rows)
+        columns: list[list[Any]] = [[] for _ in ConsoleRow._fields]
+        for start in range(0, len(made), LET_GO_SLICE):  # in steps: one zip of 40,000 rows holds the interpreter
+            for column, values in zip(columns, zip(*made[start : start + LET_GO_SLICE], strict=True), strict=True):
+                column.extend(values)
+        for name, column in zip(ConsoleRow._fields, columns, strict=True):
+            setattr(self, name, tuple(column))
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+    def __getitem__(self, i: int) -> ConsoleRow:
+        return ConsoleRow._make(getattr(self, name)[i] for name in ConsoleRow._fields)
+
+    def __iter__(self) -> Iterator[ConsoleRow]:
+        return (self[i] for i in range(len(self)))
+
+    def columns(self) -> Columns:
+        return [getattr(self, name) for name in ConsoleRow._fields]
+
+    def free(self, i: int) -> int | None:
+        used, total = self.used[i], self.total[i]
+        return None if used is None or total is None else total - used
+
+    def identity(self, i: int) -> tuple[str, str, int, str]:
+        """Row i across refreshes and filters (a selection follows it): its sources, node and NPU."""
+        return (self.source[i], self.node[i], self.npu[i], self.texts[i][Column.NPU])
+
+
+SORT_SLICE = 4096  # keys sorted at a time
+
+
+def let_go(items: list[Any]) -> None:
+    """Empty items a slice at a time (in a worker): freeing 40,000 rows at once holds the interpreter, so every
+    other thread too, for tens of ms; between two slices another thread takes its turn."""
+    while items:
+        del items[-LET_GO_SLICE:]
+
+
+Columns = list[tuple[object, ...]]  # what a Rows or a MemoryHistory holds (their columns()), to let go of
+
+
+def let_go_columns(spent: list[Columns]) -> None:
+    """Empty spent (what showed before), a slice of a column at a time, as let_go."""
+    while spent:
+        columns = spent.pop()
+        while columns:
+            items = list(columns.pop())  # the column goes; what it held stays in items, freed a slice at a time
+            let_go(items)
+
+
+def sorted_in_steps(items: list[int], key: Callable[[int], Any], reverse: bool = False) -> list[int]:
+    """sorted(items, key=key, reverse=reverse), in short steps: slices sorted, then neighbours merged two by two.
+    One sort of 40,000 keys compares them in C for tens of ms without letting another thread take the interpreter
+    (the GUI thread waits that long); each step here compares a few thousand. The same order: merging stably
+    sorted neighbours stably is a stable sort."""
+    runs = [sorted(items[i : i + SORT_SLICE], key=key, reverse=reverse) for i in range(0, len(items), SORT_SLICE)]
+    while len(runs) > 1:
+        pairs = [runs[i : i + 2] for i in range(0, len(runs), 2)]
+        runs = [sorted(pair[0] + pair[1], key=key, reverse=reverse) if len(pair) == 2 else pair[0] for pair in pairs]
+    return runs[0] if runs else []
+
+
 def arrange(
-    rows: Sequence[ConsoleRow],
+    rows: Rows,
     query: Query,
     column: Column = Column.NODE,
     descending: bool = False,
@@ -259,62 +376,125 @@ def arrange(
     checkpoint is called every few thousand rows (a worker's cancel point)."""
     kept: list[int] = []
     unknown: list[int] = []
-    for i, row in enumerate(rows):
+    keys = rows.keys
+    for i, search in enumerate(rows.search):
         if checkpoint is not None and not i % 2048:
             checkpoint()
-        if query.matches(row):
-            (unknown if row.keys[column] is None else kept).append(i)
-    kept.sort(key=lambda i: rows[i].keys[column], reverse=descending)  # type: ignore[arg-type,return-value]  # one column's keys share a type
-    unknown.sort(key=lambda i: rows[i].keys[Column.NODE])  # type: ignore[arg-type,return-value]  # (str, int) tuples
-    return kept + unknown
+        if query.keeps(search, rows.free(i)):
+            (unknown if keys[i][column] is None else kept).append(i)
+    return sorted_in_steps(kept, lambda i: keys[i][column], descending) + sorted_in_steps(
+        unknown, lambda i: keys[i][Column.NODE]
+    )
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """What shows, worked out in a worker for the model to take as it is: the rows in the order shown, and where
+    each row shown before went (so the view updates in place and a selection follows its rows)."""
+
+    shown: list[int]  # indices into the rows, in the order shown
+    moved: list[int] | None  # per row shown before: its place now, -1 if gone; None: two rows share an identity
+    same: bool = False  # the same rows in the same places: only their figures changed
+    reordered: bool = False  # the same rows in another order
+
+
+def arrangement(
+    rows: Rows,
+    query: Query,
+    column: Column,
+    descending: bool,
+    before: Rows,
+    before_shown: Sequence[int],
+    checkpoint: Callable[[], None] | None = None,
+) -> Arrangement:
+    """`arrange`'s answer, and where each row shown before (before_shown, indices into before) shows now."""
+    shown = arrange(rows, query, column, descending, checkpoint)
+    place: dict[tuple[str, str, int, str], int] = {}
+    for n, i in enumerate(shown):
+        place.setdefault(rows.identity(i), n)
+    if len(place) < len(shown):
+        return Arrangement(shown, None)
+    moved = [place.get(before.identity(i), -1) for i in before_shown]
+    if len(moved) != len(shown) or len(set(moved)) != len(moved) or -1 in moved:
+        return Arrangement(shown, moved)
+    same = all(n == at for n, at in enumerate(moved))
+    return Arrangement(shown, moved, same, not same)
 
 
 # ---- each NPU's last hour ---------------------------------------------------------------------------------------
 
 
 Point = tuple[float, int]  # (unix time, bytes used)
+Series = tuple[Point, ...]  # oldest first
 
 
 class MemoryHistory:
     """Each NPU's used memory over the last hour: sampled at each reading of an SSH server while the console is
-    open, or a Prometheus range query's series. Plain data, read by the painter and written on the GUI thread."""
+    open, or a Prometheus range query's series.
 
-    def __init__(self, window: float = HOUR) -> None:
+    A snapshot, never changed once made: a worker makes the next one from the newest (`HistoryKeeper`), the GUI
+    thread only swaps it in, so it does no work per NPU and the painter reads it without a lock. Its series are plain
+    tuples of numbers, which the cycle collector leaves out of its passes."""
+
+    def __init__(self, series: dict[NpuKey, Series] | None = None, window: float = HOUR, serial: int = 0) -> None:
         self.window = window
-        self._points: dict[NpuKey, deque[Point]] = {}
+        self.serial = serial  # how many snapshots came before: a higher one was made from this one or a later one
+        self._series: dict[NpuKey, Series] = {} if series is None else series
 
-    def record(self, rows: Iterable[ConsoleRow], at: float | None = None) -> None:
-        """One sample of each NPU row's used memory (a node's own row has none)."""
+    def points(self, key: NpuKey) -> Series:
+        return self._series.get(key, ())
+
+    def peak(self, key: NpuKey) -> int | None:
+        points = self._series.get(key)
+        return max(u for _, u in points) if points else None
+
+    def sampled(self, rows: Iterable[ConsoleRow], keep: Iterable[NpuKey], at: float | None = None) -> MemoryHistory:
+        """The next snapshot: one sample of each NPU row's used memory (a node's own row has none), and
+        only the NPUs of keep (those read now: a removed source's are dropped)."""
         now = time.time() if at is None else at
+        kept = set(keep)
+        series = {key: points for key, points in self._series.items() if key in kept}
         for row in rows:
             if row.used is None:
                 continue
-            points = self._points.setdefault(row.key, deque(maxlen=MAX_POINTS))
+            key = row.key
+            points = series.get(key, ())
             if points and points[-1][0] >= now:
                 continue
-            points.append((now, row.used))
-            self._trim(points, now)
+            series[key] = self._trimmed((*points[1 - MAX_POINTS :], (now, row.used)), now)
+        return MemoryHistory(series, self.window, self.serial + 1)
 
-    def replace(self, key: NpuKey, points: Sequence[Point]) -> None:
-        """A whole series (a range query's), replacing what was sampled."""
-        series = deque(sorted(points)[-MAX_POINTS:], maxlen=MAX_POINTS)
-        if series:
-            self._trim(series, series[-1][0])
-        self._points[key] = series
+    def with_series(self, series: Mapping[NpuKey, Iterable[Point]]) -> MemoryHistory:
+        """The next snapshot: these whole series (a range query's) in place of what was sampled."""
+        out = dict(self._series)
+        for key, points in series.items():
+            ordered = tuple(sorted(points)[-MAX_POINTS:])
+            out[key] = self._trimmed(ordered, ordered[-1][0]) if ordered else ordered
+        return MemoryHistory(out, self.window, self.serial + 1)
 
-    def _trim(self, points: deque[Point], now: float) -> None:
-        while points and points[0][0] < now - self.window:
-            points.popleft()
+    def columns(self) -> Columns:
+        """What it holds, as tuples (for a worker to let go of a slice at a time)."""
+        return [tuple(self._series), tuple(self._series.values())]
 
-    def points(self, key: NpuKey) -> list[Point]:
-        return list(self._points.get(key, ()))
+    def _trimmed(self, points: Series, now: float) -> Series:
+        """Without the points older than the window."""
+        first = 0
+        while first < len(points) and points[first][0] < now - self.window:
+            first += 1
+        return points[first:]
 
-    def peak(self, key: NpuKey) -> int | None:
-        points = self._points.get(key)
-        return max(u for _, u in points) if points else None
 
-    def forget_except(self, keys: Iterable[NpuKey]) -> None:
-        """Drop the NPUs no longer shown (a removed source)."""
-        keep = set(keys)
-        for key in [k for k in self._points if k not in keep]:
-            del self._points[key]
+class HistoryKeeper:
+    """Makes each next MemoryHistory from the newest one, one at a time, in the workers: a reading's samples and a
+    range query's series build on each other, whatever worker makes them and whenever the window shows them. Only
+    workers wait for its lock; the GUI thread shows the snapshot with the highest serial it was handed."""
+
+    def __init__(self, window: float = HOUR) -> None:
+        self._lock = threading.Lock()
+        self._newest = MemoryHistory(window=window)
+
+    def next(self, change: Callable[[MemoryHistory], MemoryHistory]) -> MemoryHistory:
+        """The next snapshot, made by change from the newest (its `sampled` or `with_series`)."""
+        with self._lock:
+            self._newest = change(self._newest)
+            return self._newest

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import CLI_COLUMNS, REPORT_COLUMNS
-from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.shown import line_shown, name_shown
 
 HOST_COLUMN = next(c for c in REPORT_COLUMNS if c.title == "Host")

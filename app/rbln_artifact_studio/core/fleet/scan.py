@@ -12,15 +12,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import ConfigIdentity, GraphInspector, Listing
+from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
+from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
 from rbln_artifact_studio.core.fleet.listing import GRAPH_SUFFIX, folder_listing
 from rbln_artifact_studio.core.fleet.scan_pool import Done, ordered_map
 from rbln_artifact_studio.core.fleet.summary import ArtifactSummary as ArtifactSummary  # its users ask it here
 from rbln_artifact_studio.core.fleet.summary import architecture
 from rbln_artifact_studio.core.fleet.summary import row_values as row_values  # the table asks it here
-from rbln_artifact_studio.core.model.kinds import PIPELINE_INDEX, is_pipeline_folder
+from rbln_artifact_studio.core.fleet.verify import verify_summary
+from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
+from rbln_artifact_studio.core.model.config_fields import ConfigFields
+from rbln_artifact_studio.core.model.kinds import (
+    PIPELINE_INDEX,
+    ModelDescription,
+    ModelKind,
+    describe_config,
+    describe_folder,
+    is_pipeline_folder,
+    kind_of,
+    missing_graph,
+    out_of_step,
+    read_json,
+    upstream_problems,
+)
+from rbln_artifact_studio.core.model.rbln_config import parse_config, read_view
 from rbln_artifact_studio.core.portable.files import read_small
 from rbln_artifact_studio.core.portable.walk import Found, VolumeVersions, volume_version, walk
 from rbln_artifact_studio.core.portable.walk import is_inside as is_inside  # rescan and the GUI ask it here
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Problem, Status
 from rbln_artifact_studio.core.storage.fsutil import (
     INCOMPLETE_MARKER,
@@ -29,12 +49,8 @@ from rbln_artifact_studio.core.storage.fsutil import (
 )
 from rbln_artifact_studio.core.storage.jsonfile import CONFIG_NAME, MAX_JSON_BYTES, decode_json, require_current_format
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.artifact import ConfigIdentity, GraphInspector, Listing
-    from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
+if TYPE_CHECKING:  # the cache module loads only for a scan that uses the cache (see _scan)
     from rbln_artifact_studio.core.fleet.scan_cache import ScanCache, Signature
-    from rbln_artifact_studio.core.model.kinds import ModelDescription
-    from rbln_artifact_studio.core.progress import CancelToken
 
 IssueCallback = Callable[[Path, str], None]
 Verifier = Callable[["ArtifactSummary"], "ArtifactSummary"]
@@ -93,21 +109,6 @@ def _from_config(
 
     local=False (the folder is elsewhere, its files come through `read`): a model other than a decoder, whose
     parts are told from its subfolders, gets a row with its name, kind and size until the full check."""
-    # Imported here: a scan served from the cache never needs pydantic.
-    from rbln_artifact_studio.core.model.config_checks import config_problems, expected_graph_names
-    from rbln_artifact_studio.core.model.config_fields import ConfigFields
-    from rbln_artifact_studio.core.model.kinds import (
-        ModelKind,
-        describe_config,
-        describe_folder,
-        kind_of,
-        missing_graph,
-        out_of_step,
-        read_json,
-        upstream_problems,
-    )
-    from rbln_artifact_studio.core.model.rbln_config import parse_config, read_view
-
     name = os.path.basename(folder)
     path = Path(folder, CONFIG_NAME)
     pending = ArtifactSummary(folder, name, Status.CHECKING, size_on_disk=size)  # all the full check will tell
@@ -133,6 +134,7 @@ def _from_config(
         config, expected = view, view.expected_graph_names  # a decoder with its KV settings at the top level
         extra = upstream_problems(stand_in)
     else:  # another kind, invalid, or older key names: the full model words the error and applies the renaming rules
+        # deferred: pydantic_core (a compiled library) only for a config the fast reader does not take
         from pydantic_core import from_json
 
         try:
@@ -165,8 +167,6 @@ def _from_config(
         except StudioError as exc:
             return ArtifactSummary(folder, name, Status.CHECKING, [str(exc)], size_on_disk=size, kind=kind.value)
         config, expected = loaded.model, expected_graph_names(loaded.raw)
-    from rbln_artifact_studio.core.fleet.damage import empty_graph_problem
-
     problems = config_problems(config)
     if kind is ModelKind.DECODER:  # a VLM's language model graphs are checked by its description
         if not graphs:
@@ -209,8 +209,7 @@ def failed_row(path: str, exc: OSError, action: str = "read") -> ArtifactSummary
 
 
 def default_verifier(inspector: Callable[[], GraphInspector | None] = lambda: None) -> Verifier:
-    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs. The check
-    loads with the first artifact read (a scan served from the cache never needs it, nor pydantic), the reader with
+    """The full check inspect runs, as a Verifier; `inspector` gives the reader of real compiler graphs, asked with
     the first graph of the real compiler (a scan of simulator artifacts never loads the backends)."""
     return _FullCheck(inspector)
 
@@ -219,15 +218,7 @@ class _FullCheck:
     """default_verifier's check; a scan also hands it the folder's files as its walk listed them (_listing_of)."""
 
     def __init__(self, inspector: Callable[[], GraphInspector | None]) -> None:
-        self._inspector = inspector
-        self._deferred: DeferredInspector | None = None  # asked once, when the first real compiler graph is read
-        self._verify: (
-            Callable[
-                [ArtifactSummary, DeferredInspector, Listing | None, Path | None, ConfigIdentity | None],
-                ArtifactSummary,
-            ]
-            | None
-        ) = None
+        self._deferred = DeferredInspector(inspector)  # asks for the reader when the first real graph is read
 
     def __call__(
         self,
@@ -236,12 +227,7 @@ class _FullCheck:
         folder: Path | None = None,
         identity: ConfigIdentity | None = None,
     ) -> ArtifactSummary:
-        if self._deferred is None or self._verify is None:  # the check (~60 ms of imports) loads with a first read
-            from rbln_artifact_studio.core.fleet.deferred import DeferredInspector
-            from rbln_artifact_studio.core.fleet.verify import verify_summary
-
-            self._deferred, self._verify = DeferredInspector(self._inspector), verify_summary
-        return self._verify(row, self._deferred, listing, folder, identity)
+        return verify_summary(row, self._deferred, listing, folder, identity)
 
 
 def _listing_of(task: _RowTask, base: Path) -> tuple[Listing, ConfigIdentity | None]:
@@ -464,12 +450,14 @@ def scan(
     rows the fast checks pass as "checking", for a caller that verifies them in the background (verify.py).
     boundary is the opened folder when root is one of its subfolders (links are judged against it).
     """
-    rows = _scan(root, cancel, on_issue, use_cache, verify, boundary, skip_children, seen, processes)
-    if "logging" not in sys.modules:  # no log can have been set up (core.logs.setup imports it): nothing to say,
-        return rows  # and its import (~7 ms of CPU) spared from a plain CLI scan
+    if "logging" not in sys.modules:  # no log can have been set up (core.logs.setup imports it): nothing to say
+        return _scan(root, cancel, on_issue, use_cache, verify, boundary, skip_children, seen, processes)
+    # deferred: logging (~4 ms) only where a log may have been set up: a plain CLI scan never loads it
     from rbln_artifact_studio.core.logs import logged, logger
 
-    return logged(logger(__name__), f"Scan of {root}", rows)
+    log = logger(__name__)
+    rows = _scan(root, cancel, on_issue, use_cache, verify, boundary, skip_children, seen, processes, log.debug)
+    return logged(log, f"Scan of {root}", rows)
 
 
 def _scan(
@@ -482,10 +470,12 @@ def _scan(
     skip_children: frozenset[str],
     seen: set[tuple[int, int]] | None,
     processes: int,
+    note: Callable[[str], object] | None = None,
 ) -> Iterator[ArtifactSummary]:
     cache_root = Path(boundary or root)
     cache = None
-    if use_cache:  # imported here: hashlib and the app's folders, which a scan with --no-cache never needs
+    if use_cache:
+        # deferred: hashlib's OpenSSL and the app's folders (~4 ms), which a scan with --no-cache never needs
         from rbln_artifact_studio.core.fleet.scan_cache import ScanCache
 
         cache = ScanCache(cache_root)
@@ -514,7 +504,7 @@ def _scan(
 
     try:
         walk = _walk(os.fspath(Path(root)), cancel, on_issue, os.fspath(cache_root), skip_children, seen)
-        for task, (summary, after) in ordered_map(read, (listed(found) for found in walk), processes):
+        for task, (summary, after) in ordered_map(read, (listed(found) for found in walk), processes, note=note):
             row = _remember(task, summary, cache)
             if row.path in read_from:
                 volume, before = read_from.pop(row.path)

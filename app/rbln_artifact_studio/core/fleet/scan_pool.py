@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import select
 import signal
 import struct
@@ -117,16 +118,12 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 def _frame(value: object) -> bytes:
-    import pickle  # here, not above: a scan done in one process never loads it
-
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     return _FRAME.pack(len(data)) + data
 
 
 def _serve(compute: Callable[[Any], Any], tasks_fd: int, results_fd: int) -> None:
     """A worker's life: batches of tasks in, their results out (or what compute raised), until the pipe ends."""
-    import pickle
-
     while (head := _read_exactly(tasks_fd, _FRAME.size)) is not None:
         body = _read_exactly(tasks_fd, _FRAME.unpack(head)[0])
         if body is None:
@@ -193,8 +190,6 @@ class _Worker:
 
     def receive(self) -> None:
         """Whatever the worker has written so far, without waiting: each whole answer fills its batch's slot."""
-        import pickle
-
         while True:
             try:
                 data = os.read(self.results_fd, 1 << 20)
@@ -233,6 +228,7 @@ def ordered_map(
     items: Iterable[TaskT | Done[ResultT]],
     processes: int,
     fork_first: bool = False,
+    note: Callable[[str], object] | None = None,
 ) -> Iterator[tuple[TaskT | None, ResultT]]:
     """(task, compute(task)) for each task and (None, result) for each Done, in the order of items, as they finish.
 
@@ -242,7 +238,8 @@ def ordered_map(
     between two tasks of its own. compute may be any callable, a closure too: forked workers inherit it (only
     tasks and results are pickled). The workers stop when the iteration ends, fails or is abandoned (a cancelled
     scan). fork_first starts the workers before the first item is asked for: items that start threads (a server's
-    answer read by a thread) would leave no moment to fork safely later.
+    answer read by a thread) would leave no moment to fork safely later. note, when given, is told how many workers
+    were forked (a caller's debug log).
     """
     if processes <= 1:  # all here
         batch: list[Any] = []
@@ -265,14 +262,10 @@ def ordered_map(
         nonlocal wanted
         if not can_fork_workers():  # a thread appeared (or no fork here): everything is computed in this process
             wanted = 0
-        if wanted:
-            import pickle  # noqa: F401  (here, once: every worker inherits it)
         while len(workers) < wanted:
             workers.append(_Worker(compute, workers))
-        if workers and "logging" in sys.modules:  # a log set up (--verbose, the desktop) loaded it; else none is
-            from rbln_artifact_studio.core.logs import logger
-
-            logger(__name__).debug("%d worker process(es) forked, besides this one", len(workers))
+        if workers and note is not None:
+            note(f"{len(workers)} worker process(es) forked, besides this one")
 
     def ready() -> Iterator[tuple[TaskT | None, ResultT]]:
         while queue and queue[0].results is not None:

@@ -16,7 +16,7 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class ConsoleDelegate(QStyledItemDelegate):
-    """Paints the Memory and Last hour columns; every other cell is Qt's own."""
+    """Paints the Memory and Last hour columns (set for those two: every other cell is Qt's own)."""
 
     def __init__(self, model: ConsoleModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -2,16 +2,26 @@
 @groups and Prometheus URLs) in one sortable, filterable table with each NPU's last hour; "Where does this fit?"
 across all of them, with Resize to a Copy… where a smaller count would fit.
 
-Reading, filtering and sorting run as background jobs: the window never waits on a server or on 8,000 rows.
+Reading, filtering and sorting run as background jobs (gui/models/console_reading.py, console_model.py), and each
+hands the window a finished result to show: it never waits on a server, nor works through 40,000 rows.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QObject,
+    QSignalBlocker,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,7 +45,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from rbln_artifact_studio.core.display.fleet_console import Column, NpuKey
+from rbln_artifact_studio.core.display.fleet_console import Column, Columns, MemoryHistory, let_go_columns
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.tones import Tone, qcolor
@@ -43,16 +53,16 @@ from rbln_artifact_studio.gui.models.console_model import DEFAULT_SHORT, Console
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
 from rbln_artifact_studio.gui.widgets.console_delegate import ConsoleDelegate
 
-if TYPE_CHECKING:  # places/ and remote/ load with the first reading, in its worker
-    from rbln_artifact_studio.core.display.fleet_console import ConsoleRow, NpuKey, Point
+if TYPE_CHECKING:  # these load places/ and remote/ (pydantic with them): in the first job's worker, see below
     from rbln_artifact_studio.core.fleet.artifact import Artifact
     from rbln_artifact_studio.core.planning.placement import Blocked, Placement
-    from rbln_artifact_studio.places.fleet_sources import NodeReading, ReadOptions, Source
+    from rbln_artifact_studio.gui.models.console_reading import ConsoleReader, Placed, Reading
 
 SETTING_PERIOD = "serversView/refreshSeconds"
 DEFAULT_PERIOD = 30
 SERVER_TIMEOUT = 60.0  # seconds per server (remote.fleet's default, not imported: remote loads in the worker)
 GIB = 1 << 30
+UNSEEN_MS = 100  # how long a reading's worker waits for the rows to be painted when the table does not paint
 PLACE_HEADERS = ("Node", "NPUs", "Headroom / what blocks it")
 # Each column's width in characters of the table's font: the key columns (the node, Free, Memory, Last hour, Drift)
 # all in view at 1920 pixels; at 1024 the node, Free, Memory and the last hour.
@@ -84,58 +94,30 @@ def period_setting(value: object) -> int:
     return seconds if 0 <= seconds <= 3600 else DEFAULT_PERIOD
 
 
-def _parse(texts: list[str]) -> list[Source]:
-    from rbln_artifact_studio.places.fleet_sources import parse_source
+def _console_reader(
+    timeout: float, http_config: str, prepare: Callable[[], None], model: ConsoleModel
+) -> ConsoleReader:
+    """The console's worker side, made in a job's worker: places/ and remote/ (pydantic with them, 0.1-0.3 s to
+    import) load there, not on the GUI thread as the console opens (it may open with the window)."""
+    # deferred: places/ and remote/ load in the first job's worker, not on the GUI thread (see above)
+    from rbln_artifact_studio.gui.models.console_reading import ConsoleReader
 
-    out = []
-    for text in texts:
-        try:
-            out.append(parse_source(text))
-        except StudioError:
-            continue  # a remembered source that no longer parses (an edited settings file): left out
-    return list(dict.fromkeys(out))
-
-
-def _read(
-    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
-) -> tuple[list[NodeReading], list[ConsoleRow], set[str]]:
-    """Worker side: every source's nodes, their rows, and the sources whose history the console samples itself."""
-    from rbln_artifact_studio.places.fleet_sources import HISTORY_READERS, read_sources, rows_of
-
-    sources = _parse(texts)
-    readings = read_sources(sources, options(ctx))
-    sampled = {s.name for s in sources if s.kind not in HISTORY_READERS}
-    return readings, rows_of(readings), sampled
+    return ConsoleReader(timeout, http_config, prepare, model.keeper)
 
 
-def _history(
-    texts: list[str], options: Callable[[JobContext], ReadOptions], ctx: JobContext
-) -> dict[NpuKey, list[Point]]:
-    from rbln_artifact_studio.core.display.fleet_console import HOUR
-    from rbln_artifact_studio.places.fleet_sources import read_history
-
-    return read_history(_parse(texts), HOUR, options(ctx))
+def _shown(ctx: JobContext, part: Reading | MemoryHistory, handed: list[Columns]) -> None:
+    """Worker side: hand part to the window and wait until it is painted (no worker of the console competes with
+    the repaint for the interpreter); then let go of what it replaced, which the window handed back."""
+    ctx.partial(part, wait=True)
+    let_go_columns(handed)
 
 
-def _place(
-    texts: list[str], artifact: Artifact, options: Callable[[JobContext], ReadOptions], ctx: JobContext
-) -> Placement:
-    from rbln_artifact_studio.places.fleet_sources import place_on_sources
-
-    return place_on_sources(artifact, _parse(texts), options(ctx))
-
-
-def _source_names(config: str, ctx: JobContext) -> list[str]:
+def _source_names(config: str) -> list[str]:
     """Worker side: what the source field offers: the ssh config's hosts, then the server groups."""
-    from pathlib import Path
+    # deferred: as _console_reader's (core/fleet/host_groups is pydantic's), in the worker reading the names
+    from rbln_artifact_studio.gui.models.console_reading import source_names
 
-    from rbln_artifact_studio.core.fleet.host_groups import GROUP_PREFIX, load_groups
-    from rbln_artifact_studio.remote.ssh_config import config_hosts
-
-    names = config_hosts(Path(config) if config else None)
-    with contextlib.suppress(StudioError):  # a broken groups file: named when a group is read
-        names += [GROUP_PREFIX + g for g in load_groups().groups]
-    return names
+    return source_names(config)
 
 
 class PlacementPanel(QWidget):
@@ -160,12 +142,10 @@ class PlacementPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.tree, 1)
 
-    def show_placement(self, artifact: Artifact, placement: Placement) -> None:
-        from rbln_artifact_studio.core.planning.placement import placement_text
-
+    def show_placement(self, artifact: Artifact, placement: Placement, title: str) -> None:
         self.placement, self._artifact = placement, artifact
         self.tree.clear()
-        self.title.setText(placement_text(placement).splitlines()[0])
+        self.title.setText(title)
         for rank, option in enumerate(placement.options, 1):
             npus = ", ".join(f"NPU {n.device.index}" for n in option.npus)
             item = QTreeWidgetItem(self.tree, [f"{rank}. {option.host}", npus, ""])
@@ -249,7 +229,7 @@ class SourcePicker(QWidget):
 
     def load_names(self, ssh_config: str) -> Job:
         """Read the ssh config's hosts and the groups in a worker, then offer them."""
-        job = self.jobs.submit("Hosts of the ssh config", lambda ctx: _source_names(ssh_config, ctx), visible=False)
+        job = self.jobs.submit("Hosts of the ssh config", lambda ctx: _source_names(ssh_config), visible=False)
         job.succeeded.connect(self.offer)
         return job
 
@@ -261,6 +241,7 @@ class SourcePicker(QWidget):
 
     def add(self, text: str) -> bool:
         """Add a source the user typed (refused with the reason); read at once."""
+        # deferred: places/ (pydantic with it) loads here only if the user adds a source before any reading ended
         from rbln_artifact_studio.places.fleet_sources import parse_source
 
         try:
@@ -342,6 +323,45 @@ class WhenSeen(QObject):
         return super().eventFilter(watched, event)
 
 
+class AfterPaint(QObject):
+    """Calls back once the widget has painted what changed, or a short while after if it does not paint (hidden).
+    A reading's worker waits for that to go on, and the next reading starts after it: no worker of the console
+    competes with a repaint of the table for the interpreter."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self._then: list[Callable[[], None]] = []  # armed while not empty
+        self._after = QTimer(self)  # 0 ms, started by the paint: fires once it is done
+        self._after.setSingleShot(True)
+        self._after.setInterval(0)
+        self._after.timeout.connect(self._done)
+        self._unseen = QTimer(self)  # a hidden widget never paints
+        self._unseen.setSingleShot(True)
+        self._unseen.setInterval(UNSEEN_MS)
+        self._unseen.timeout.connect(self._done)
+
+    def then(self, callback: Callable[[], None]) -> None:
+        if not self._then:  # watched only while armed: the widget's other events never call into Python here
+            self._widget.installEventFilter(self)
+        self._then.append(callback)
+        self._unseen.start()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if self._then and event.type() == QEvent.Type.Paint:
+            self._after.start()
+        return False
+
+    @Slot()
+    def _done(self) -> None:
+        callbacks, self._then = self._then, []
+        if callbacks:
+            self._unseen.stop()
+            self._widget.removeEventFilter(self)
+            for callback in callbacks:
+                callback()
+
+
 class FleetConsole(QWidget):
     """The console: its sources, the NPU table (model in a worker), the placement answer and a state line."""
 
@@ -373,8 +393,8 @@ class FleetConsole(QWidget):
         self._http_config = http_config
         self.timeout = timeout
         self.sources = SourcePicker(jobs, connected, sources or [])
-        self.readings: list[NodeReading] = []
         self._reading: Job | None = None
+        self._handed: list[Columns] = []  # the reading worker's: what showed before, for it to let go of
         self._again = False  # asked to read while a read ran: read again when it ends
         self.when_seen = WhenSeen(self, self.refresh)  # no source is read while no one can see the console
         self.model = ConsoleModel(jobs, self)
@@ -420,12 +440,17 @@ class FleetConsole(QWidget):
         self.table = QTableView()
         self.table.setObjectName("consoleTable")
         self.table.setModel(self.model)
-        self.table.setItemDelegate(ConsoleDelegate(self.model, self.table))
+        delegate = ConsoleDelegate(self.model, self.table)
+        for column in (Column.MEMORY, Column.HISTORY):  # the other cells are Qt's own, painted without Python
+            self.table.setItemDelegateForColumn(column, delegate)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(Column.NODE, Qt.SortOrder.AscendingOrder)
+        self.after_paint = AfterPaint(self.table.viewport())
+        self._rows_selected: list[int] = []  # the rows selected when the model last started over, and the current
+        self._row_current = -1
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         rows = self.table.verticalHeader()
         rows.setVisible(False)
@@ -480,6 +505,8 @@ class FleetConsole(QWidget):
         self.filter_edit.textChanged.connect(self.model.set_filter)
         self.short_spin.valueChanged.connect(self._set_short)
         self.place.resizeCopyRequested.connect(self.resizeCopyRequested)
+        self.model.modelAboutToBeReset.connect(self._note_selection)
+        self.model.modelReset.connect(self._select_again)
 
     # ---- the sources ----------------------------------------------------------------------------------------
 
@@ -514,17 +541,10 @@ class FleetConsole(QWidget):
         self.model.set_short_below(nbytes)
         self.shortChanged.emit(nbytes)
 
-    def _options(self) -> Callable[[JobContext], ReadOptions]:
-        """How a worker reads the sources: these settings (taken now, on the GUI thread), its own cancel."""
-        timeout, http_config, prepare = self.timeout, self._http_config(), self._prepare
-
-        def options(ctx: JobContext) -> ReadOptions:
-            from rbln_artifact_studio.places.fleet_sources import ReadOptions
-
-            prepare()
-            return ReadOptions(timeout, ctx.cancel, http_config=http_config)
-
-        return options
+    def _reader(self) -> Callable[[], ConsoleReader]:
+        """How a worker reads the sources: these settings, taken now on the GUI thread."""
+        timeout, http_config, prepare, model = self.timeout, self._http_config(), self._prepare, self.model
+        return lambda: _console_reader(timeout, http_config, prepare, model)
 
     @Slot()
     def refresh(self) -> Job | None:
@@ -534,18 +554,18 @@ class FleetConsole(QWidget):
             return None
         texts = self.sources.texts()  # the connected servers, then the console's own
         if not texts:
-            self.readings = []
             self.state.setText("No source yet: connect to a server, or add a server, @group or Prometheus URL above.")
             self.model.set_rows([]).finished.connect(self.refreshed)
             return None
         self.state.setText(f"Reading {len(texts)} source(s)…")
-        options = self._options()
+        reader = self._reader()
+        handed = self._handed = []  # what each part shown replaced: the worker lets go of it
         job = self.jobs.submit(
             f"NPUs of {len(texts)} source(s)",
-            lambda ctx: _read(texts, options, ctx),
+            lambda ctx: reader().read(texts, ctx.cancel, lambda part: _shown(ctx, part, handed)),
             visible=False,
         )
-        job.succeeded.connect(lambda result, t=texts: self._show(t, *result))
+        job.partial.connect(self._show)
         job.failed.connect(self._failed)
         job.finished.connect(self._read_ended)
         job.succeeded.connect(self._read_again)
@@ -569,32 +589,63 @@ class FleetConsole(QWidget):
         self.state.setText(failure.reason)
         self.refreshed.emit()
 
-    def _show(self, texts: list[str], readings: list[NodeReading], rows: list[ConsoleRow], sampled: set[str]) -> None:
+    @Slot(object)
+    def _show(self, part: Reading | MemoryHistory) -> None:
+        """Show what the read's worker finished: the reading (its rows, arranged in a worker too, with its history,
+        and its state line), then the last hour of the sources that keep their own. The worker waits until each is
+        painted (`_painted`) before it goes on, and the next read starts after: none competes with the repaint."""
         if not isValid(self):
             return  # the window closed while the read ran
-        self.readings = readings
-        self.model.history.record(r for r in rows if r.source in sampled)
-        self.model.history.forget_except(r.key for r in rows)
-        if len(sampled) < len(texts):  # a source that keeps its own history (Prometheus): its last hour
-            options = self._options()
-            history = self.jobs.submit(
-                "The last hour of the NPUs", lambda ctx: _history(texts, options, ctx), visible=False
-            )
-            history.succeeded.connect(self._show_history)
-        failed = sum(r.status is None for r in readings)
-        npus = sum(len(r.status.devices) for r in readings if r.status is not None)
-        flagged = sum(d.flagged for r in readings for d in r.drifts)
-        self.state.setText(
-            f"{len(texts)} source(s): {len(readings)} node(s), {npus} NPU(s), {failed} not read, "
-            f"{flagged} context(s) past their drift threshold"
-        )
-        self.model.set_rows(rows).finished.connect(self.refreshed)
+        if isinstance(part, MemoryHistory):
+            self.model.set_history(part)
+            self.after_paint.then(self._history_painted)
+            return
+        self.state.setText(part.state)
+        arranging = self.model.set_rows(part.rows, part.history)
+        arranging.finished.connect(self.refreshed)
+        arranging.finished.connect(self._rows_arranged)
 
-    def _show_history(self, series: dict[NpuKey, list[Point]]) -> None:
-        for key, points in series.items():
-            self.model.history.replace(key, points)
-        self.model.history_changed()
+    @Slot()
+    def _rows_arranged(self) -> None:
+        self.after_paint.then(self._painted)
+
+    @Slot()
+    def _painted(self) -> None:
+        """What the worker handed over is painted: it goes on, letting go of what showed before first."""
+        if self._reading is not None:
+            self._handed.extend(self.model.take_spent())
+            self._reading.ack()
+
+    @Slot()
+    def _history_painted(self) -> None:
+        self._painted()
         self.historyShown.emit()
+
+    # ---- the selection across a model that starts over -------------------------------------------------------
+
+    @Slot()
+    def _note_selection(self) -> None:
+        selection = self.table.selectionModel()
+        self._rows_selected = [i.row() for i in selection.selectedRows()]
+        self._row_current = selection.currentIndex().row()
+
+    @Slot()
+    def _select_again(self) -> None:
+        """The rows selected before the model started over (other rows read, a filter), where they show now."""
+        moved, selected, current = self.model.moved, self._rows_selected, self._row_current
+        self._rows_selected, self._row_current = [], -1
+        if moved is None or not (selected or current >= 0):
+            return
+        now = [moved[r] for r in selected if r < len(moved) and moved[r] >= 0]
+        selection = QItemSelection()
+        last = len(Column) - 1
+        for row in now:
+            selection.select(self.model.index(row, 0), self.model.index(row, last))
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        model = self.table.selectionModel()
+        model.select(selection, flags)
+        if 0 <= current < len(moved) and moved[current] >= 0:
+            model.setCurrentIndex(self.model.index(moved[current], 0), QItemSelectionModel.SelectionFlag.NoUpdate)
 
     # ---- where does this fit --------------------------------------------------------------------------------
 
@@ -609,18 +660,16 @@ class FleetConsole(QWidget):
             self.place.title.setText("No source yet: connect to a server, or add a source above.")
             return None
         self.place.title.setText(f"Reading {len(texts)} source(s) for {artifact.where}…")
-        options = self._options()
+        reader = self._reader()
         job = self.jobs.submit(
-            f"Where {artifact.where} fits",
-            lambda ctx: _place(texts, artifact, options, ctx),
-            visible=False,
+            f"Where {artifact.where} fits", lambda ctx: reader().place(texts, artifact, ctx.cancel), visible=False
         )
-        job.succeeded.connect(lambda placement, a=artifact: self._show_placement(a, placement))
+        job.succeeded.connect(lambda placed, a=artifact: self._show_placement(a, placed))
         job.failed.connect(lambda failure: self.place.title.setText(failure.reason))
         return job
 
-    def _show_placement(self, artifact: Artifact, placement: Placement) -> None:
+    def _show_placement(self, artifact: Artifact, placed: Placed) -> None:
         if not isValid(self):
             return  # the window closed while the placement was read
-        self.place.show_placement(artifact, placement)
-        self.placed.emit(placement)
+        self.place.show_placement(artifact, placed.placement, placed.title)
+        self.placed.emit(placed.placement)

@@ -7,7 +7,9 @@ to a folder outside ROOT, "fl": [[name, size]] every file (a compiled part's in 
 "x": [[name, offset, length]] the pieces the studio's full check reads (configs whole; a simulator graph's
 preamble and used header slots without trailing zeros), one after another and zlib'd as one, after the config in
 the blob, "real": true when a graph was written by the real compiler (its check needs the server's rebel: a second
-round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder)},
+round trip), "nf": {name: what it is} for a `.rbln` name that is no regular file (a FIFO, a folder), "keep": N when
+the studio is to keep this blob as blob N ("forget": 1 first: drop every blob kept so far), "same": N instead of a
+blob when blob N holds the very bytes this one would (copies of one model: sent and checked once)},
 {"f": path, "e": [errno, message], "do": "list" or "read"} for an entry that could not be read (it becomes a
 failed row), {"i": message} for what is reported and skipped, and {"end": count} last. First of all, {"root": 1} when ROOT
 is a folder, else {"nd": [errno, message]} alone.
@@ -22,9 +24,11 @@ import shutil
 import subprocess
 import sys
 import threading
+import zlib
 
 from rbln_artifact_studio.core.portable.container import (
     MAGIC,
+    PREAMBLE,
     PREAMBLE_SIZE,
     SLOT,
     declared_slot_size,
@@ -46,9 +50,11 @@ SKIP = set(RULES["skip_names"])
 TAGS = RULES["internal_tags"]
 MAX_BYTES = RULES["max_json_bytes"]
 TEXTS = set(RULES["texts"])
-# Written in large pieces (each small write costs ssh a packet at both ends), yet never held back long: a thread
-# sends what is written every FLUSH_EVERY seconds, so rows appear as the walk finds them.
-OUT = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False), buffer_size=1 << 18)
+KEEP_COUNT, KEEP_BYTES = RULES["keep"]  # blobs the studio keeps at most, and their raw bytes here
+# Written in pieces of 32 KiB (each small write costs ssh a packet at both ends; a larger piece leaves the studio
+# more rows to check after the last one arrives), yet never held back long: a thread sends what is written every
+# FLUSH_EVERY seconds, so rows appear as the walk finds them.
+OUT = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False), buffer_size=1 << 15)
 FLUSH_EVERY = 0.05  # seconds
 DONE = threading.Event()
 CHILDREN = globals().setdefault("CHILDREN", [])  # the prelude's list: ended with this program
@@ -60,6 +66,32 @@ def internal(name):
 
 def text(data):
     return data.decode("utf-8", "surrogateescape")
+
+
+NAMES = {}  # type: dict[str, str]
+
+
+def name_text(name):
+    """A file name as sent (text(os.fsencode(name))), remembered: a fleet's artifacts hold the same few names."""
+    found = NAMES.get(name)
+    if found is None:
+        if len(NAMES) >= 4096:
+            NAMES.clear()
+        found = NAMES[name] = text(os.fsencode(name))
+    return found
+
+
+ZEROS = bytes(256)
+PADDING = bytes(PREAMBLE_SIZE - PREAMBLE.size)  # a preamble past its fields, as the studio writes it
+
+
+def unpadded(data):
+    """data without its trailing zero bytes, as bytes.rstrip gives it; that goes a byte at a time (~20 us for a
+    preamble's 4 KiB of padding), so whole runs of zeros are dropped first."""
+    end = len(data)
+    while end >= len(ZEROS) and data.endswith(ZEROS, 0, end):
+        end -= len(ZEROS)
+    return (data[:end] if end < len(data) else data).rstrip(b"\0")
 
 
 def emit(record, blob=b""):
@@ -105,7 +137,7 @@ def listing(entries, top=True):
         size += st.st_size
         newest = max(newest, st.st_mtime_ns)
         if top and entry.name.endswith(".rbln"):
-            graphs[text(os.fsencode(entry.name[: -len(".rbln")]))] = st.st_size
+            graphs[name_text(entry.name[: -len(".rbln")])] = st.st_size
     return size, graphs, newest
 
 
@@ -123,7 +155,7 @@ def check_entries(entries):
             out.append(("", entry))
         elif not entry.name.startswith(".") and entry.is_dir() and os.path.exists(os.path.join(entry.path, CONFIG)):
             with os.scandir(entry.path) as it:
-                part = text(os.fsencode(entry.name)) + "/"
+                part = name_text(entry.name) + "/"
                 out += [(part, e) for e in it if not internal(e.name) and e.is_file()]
     return out
 
@@ -144,23 +176,31 @@ def head_pieces(path):
                 start = os.pread(fd, SLOT.size, offset)
                 length = slot_body_length(start)
                 pieces.append((offset, start + os.pread(fd, min(length, slot_size - SLOT.size), offset + SLOT.size)))
-        stripped = [(offset, data.rstrip(b"\0")) for offset, data in pieces]
+        # A preamble past its fields is zeros as written: one comparison, not a strip of its 4 KiB byte by byte.
+        preamble = head[: PREAMBLE.size].rstrip(b"\0") if head.endswith(PADDING) else unpadded(head)
+        stripped = [(0, preamble)] + [(offset, unpadded(data)) for offset, data in pieces[1:]]
         return [(offset, data) for offset, data in stripped if data]
     finally:
         os.close(fd)
 
 
-def check_files(entries, record, blob):
-    """What the full check reads, for the studio to check the artifact without asking again (see the top)."""
+def check_files(entries, record, model):
+    """What the full check reads, for the studio to check the artifact without asking again (see the top): the
+    pieces' bytes one after another (None when there are none). model: config.json as row() read it (its bytes or
+    the OSError), not read again."""
     files, pieces, raw = [], [], []
     for prefix, entry in check_entries(entries):
-        name = prefix + text(os.fsencode(entry.name))
+        name = prefix + name_text(entry.name)
         try:
             files.append([name, entry.stat().st_size])
             if (entry.name in TEXTS and entry.name != CONFIG) or (prefix and entry.name == CONFIG):
-                found = [
-                    (0, read_small(entry.path, MAX_BYTES))
-                ]  # whole, even empty: the check says what is wrong with it
+                if not prefix and entry.name == "config.json":
+                    if isinstance(model, OSError):
+                        raise model
+                    data = model
+                else:
+                    data = read_small(entry.path, MAX_BYTES)
+                found = [(0, data)]  # whole, even empty: the check says what is wrong with it
             elif entry.name.endswith(".rbln"):
                 found = head_pieces(entry.path)
                 if found is None:
@@ -176,8 +216,7 @@ def check_files(entries, record, blob):
             raw.append(data)
     record["fl"] = files
     record["x"] = pieces
-    if raw:
-        blob.append(deflate(b"".join(raw)))
+    return b"".join(raw) if raw else None
 
 
 def not_files(entries):
@@ -201,7 +240,30 @@ def not_files(entries):
     return out
 
 
+MODEL_NAMES = {}  # type: dict[bytes, str | None]
+
+
+def model_name(data):
+    """config.json's _name_or_path (None when it has none), parsed once for the same bytes: copies of a model."""
+    if data in MODEL_NAMES:
+        return MODEL_NAMES[data]
+    name = None
+    try:
+        model = json.loads(data)
+        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
+            name = model["_name_or_path"]
+    except (ValueError, RecursionError):
+        pass
+    if len(data) <= 1 << 16:  # a config.json is a few KB; a huge one is parsed each time, not kept
+        if len(MODEL_NAMES) >= 256:
+            MODEL_NAMES.clear()
+        MODEL_NAMES[data] = name
+    return name
+
+
 def row(folder, entries, size, graphs, link_target, newest=0):
+    """The artifact's record, its rbln_config.json's bytes (None when unreadable) and the check's pieces (None:
+    none); packed() makes the blob when it is sent."""
     record = {"a": text(os.fsencode(folder)), "s": size, "g": graphs}
     odd = not_files(entries)
     if odd:
@@ -210,23 +272,76 @@ def row(folder, entries, size, graphs, link_target, newest=0):
         record["m"] = newest // 1000000000  # when it was compiled or last changed (the Modified column)
     if link_target is not None:
         record["lt"] = text(os.fsencode(link_target))
-    config = b""
+    config = None
     try:
-        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
-        config = deflate(read_small(os.path.join(folder, CONFIG), MAX_BYTES))
-        record["cz"] = len(config)  # its length: the check's pieces follow it in the blob
+        config = read_small(os.path.join(folder, CONFIG), MAX_BYTES)
     except OSError as exc:
         record["ce"] = [exc.errno or 0, exc.strerror or str(exc)]
     try:
-        model = json.loads(read_small(os.path.join(folder, "config.json"), MAX_BYTES))
-        if isinstance(model, dict) and isinstance(model.get("_name_or_path"), str) and model["_name_or_path"]:
-            record["n"] = model["_name_or_path"]
-    except (OSError, ValueError, RecursionError):
-        pass
-    blob = [config]
-    if config or any(e.name == PIPELINE_INDEX for e in entries):  # a pipeline: its index and components' configs
-        check_files(entries, record, blob)
-    return record, b"".join(blob)
+        model_text = read_small(os.path.join(folder, "config.json"), MAX_BYTES)  # type: bytes | OSError
+    except OSError as exc:
+        model_text = exc  # the check's piece of it says so too
+    if not isinstance(model_text, OSError):
+        name = model_name(model_text)
+        if name is not None:
+            record["n"] = name
+    pieces = None
+    if config is not None or any(e.name == PIPELINE_INDEX for e in entries):  # a pipeline: its index and configs
+        pieces = check_files(entries, record, model_text)
+    return record, config, pieces
+
+
+class Kept:
+    """The blobs the studio keeps, by their bytes: a copy of a model already sent (the same config and header
+    bytes) is named, not compressed and sent again, and the studio checks it once."""
+
+    def __init__(self):
+        self.blobs = {}  # (lengths, checksum) -> (config, pieces, number, config's compressed length)
+        self.last = None  # the entry found or kept last: copies of a model lie side by side (no checksum then)
+        self.size = 0
+        self.count = 0
+
+    def packed(self, record, config, pieces):
+        """The blob that follows the record: rbln_config.json zlib'd ("cz": its length), then the pieces zlib'd as
+        one; or none when a blob the studio keeps has the same bytes ("same")."""
+        if config is None and pieces is None:
+            return b""
+        kept, key = self.last, None
+        if kept is None or kept[0] != config or kept[1] != pieces:  # bytes compared: ~1 us for a config
+            key = (
+                -1 if config is None else len(config),
+                -1 if pieces is None else len(pieces),
+                zlib.adler32(pieces or b"", zlib.adler32(config or b"")),
+            )
+            kept = self.blobs.get(key)
+            if kept is not None and (kept[0] != config or kept[1] != pieces):
+                kept = None  # the same checksum, other bytes: sent, and kept in its place
+        if kept is not None:
+            self.last = kept
+            record["same"] = kept[2]
+            if kept[3] is not None:
+                record["cz"] = kept[3]
+            return b""
+        # Compressed and sent raw after the line: a config is tens of KB of repetitive JSON.
+        packed = deflate(config) if config is not None else b""
+        if config is not None:
+            record["cz"] = len(packed)  # its length: the check's pieces follow it in the blob
+        if pieces is not None:
+            packed += deflate(pieces)
+        size = len(config or b"") + len(pieces or b"")
+        if size <= KEEP_BYTES:
+            if len(self.blobs) >= KEEP_COUNT or self.size + size > KEEP_BYTES:
+                self.blobs.clear()  # the studio forgets them too: a fleet of many models keeps the latest
+                self.size = 0
+                record["forget"] = 1
+            self.last = self.blobs[key] = (config, pieces, self.count, record.get("cz"))
+            self.size += size
+            record["keep"] = self.count
+            self.count += 1
+        return packed
+
+
+KEPT = Kept()
 
 
 def issue(path, message):
@@ -234,7 +349,7 @@ def issue(path, message):
 
 
 def read_row(found):
-    """The row's record and blob, or the OSError its listing failed with (the caller sends a failed row)."""
+    """row()'s record, config and pieces, or the OSError its listing failed with (the caller sends a failed row)."""
     try:
         size, graphs, newest = listing(found.entries)
     except OSError as exc:
@@ -248,7 +363,8 @@ def send(found, record):
     elif isinstance(record, OSError):
         failed(found.folder, record, "list")
     else:
-        emit(*record)
+        record, config, pieces = record
+        emit(record, KEPT.packed(record, config, pieces))
 
 
 def one_version(found, versions):
@@ -343,3 +459,7 @@ finally:
     DONE.set()
     FLUSHER.join()  # before the last flush: a thread still flushing at exit could hold the writer's lock
     OUT.flush()
+# Everything is sent and nothing else runs: end without the interpreter's teardown, ~7 ms the studio would wait for
+# the answer's end (its exit status) after the last row.
+sys.stderr.flush()
+os._exit(0)
