@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import QFile, QStandardPaths
 
@@ -46,20 +46,27 @@ def inspector(cancel: CancelToken, toolchain: ToolchainSettings) -> GraphInspect
     return inspector_for(cancel=cancel, toolchain=toolchain)
 
 
+class NotResizable(NamedTuple):
+    """What read_artifact found in a model without a resizable KV cache: its description (the window tells the two
+    results apart without loading the model's kinds)."""
+
+    description: ModelDescription
+
+
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel.
 
-    The job's result is the Artifact, or for a model without a resizable KV cache its ModelDescription.
+    The job's result is the Artifact, or for a model without a resizable KV cache NotResizable.
     """
 
-    def work(ctx: JobContext) -> Artifact | ModelDescription:
+    def work(ctx: JobContext) -> Artifact | NotResizable:
         # deferred: the model's kinds load in the worker, never before the window's first paint
         from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
         try:  # wherever it lives (a server's: read there)
             return dispatch.open_artifact(where, inspector(ctx.cancel, toolchain), ctx.cancel)
         except NoKvCacheError as exc:
-            return exc.description
+            return NotResizable(exc.description)
 
     where = parse_location(path)
     return jobs.submit(f"Read {where.name}", work, visible=False)

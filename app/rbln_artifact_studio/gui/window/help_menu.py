@@ -19,6 +19,7 @@ from rbln_artifact_studio.gui.window.window_actions import add_action
 
 if TYPE_CHECKING:  # types only: the help pages load when the first is shown
     from rbln_artifact_studio.gui.window.help_page import GuideViewer, HelpPage
+    from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -105,12 +106,12 @@ class HelpMenu(QObject):
     """Builds the Help menu's actions on the window and opens what they show."""
 
     def __init__(
-        self, window: QWidget, status: QStatusBar, backend_status: BackendStatus, version_text: Callable[[], str]
+        self, window: QWidget, status: QStatusBar, backend_status: BackendStatus, dialogs: Callable[[], DialogLauncher]
     ) -> None:
-        """window: holds the actions (its own, listed as shortcuts) and parents the pages; version_text: the About
-        box's text with the backends as last detected."""
+        """window: holds the actions (its own, listed as shortcuts) and parents the pages; dialogs: the window's
+        launcher, which opens the guide and words the About box's text."""
         super().__init__(window)
-        self.window, self.status, self.backend_status, self.version_text = window, status, backend_status, version_text
+        self.window, self.status, self.backend_status, self.dialogs = window, status, backend_status, dialogs
         a = partial(add_action, window)
         self.action_getting_started = a(
             "actionGettingStarted", "&Getting Started", self.show_getting_started, QKeySequence.StandardKey.HelpContents
@@ -174,14 +175,8 @@ class HelpMenu(QObject):
         if folder is None:
             self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
             return None
-        # deferred: as _open's (the guide's viewer sits beside the help pages)
-        from rbln_artifact_studio.gui.window.help_page import GuideViewer
-
-        viewer = GuideViewer(folder / DOCS_PAGE, self.window)
-        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        viewer.show()
-        self.last_guide = viewer
-        return viewer
+        self.last_guide = self.dialogs().open_guide(folder / DOCS_PAGE)
+        return self.last_guide
 
     @Slot()
     def copy_version(self) -> None:
@@ -189,7 +184,7 @@ class HelpMenu(QObject):
         status = self.backend_status
 
         def copy() -> None:
-            QGuiApplication.clipboard().setText(self.version_text())
+            QGuiApplication.clipboard().setText(self.dialogs().version_text())
             self.status.showMessage("Copied the version information", 5_000)
 
         if status.backends is not None or status.error is not None:

@@ -222,7 +222,7 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.view_menu.addMenu(self.theme.menu)
         self.help_menu = bar.addMenu("&Help")
-        self.help = HelpMenu(self, self.statusBar(), self.backend_status, lambda: self.dialogs.version_text())
+        self.help = HelpMenu(self, self.statusBar(), self.backend_status, lambda: self.dialogs)
         self.help.fill(self.help_menu, self.action_about)
 
     def _connect_parts(self) -> None:

@@ -1,4 +1,4 @@
-"""The dialogs and windows the main window opens, and the jobs they start (compile, resize, export).
+"""The dialogs and windows the main window opens (the guide too), and the jobs they start (compile, resize, export).
 
 The one module that opens the window's dialogs: the main window makes its DialogLauncher when the first dialog is
 asked for, so these modules (and the compiler, the estimator and pydantic they use) load then, never before the
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMainWindow, QWidget
@@ -39,6 +40,7 @@ from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.window.artifact_actions import BusyPaths
 from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.help_page import GuideViewer
 from rbln_artifact_studio.gui.window.selection_details import Selection
 from rbln_artifact_studio.places.dispatch import capabilities
 
@@ -233,6 +235,13 @@ class DialogLauncher(QObject):
     def version_text(self) -> str:
         """The About box's text (Help ▸ Copy Version Information), with the backends as last detected."""
         return about_text(self._locations(), self.backend_status)
+
+    def open_guide(self, page: Path) -> GuideViewer:
+        """Help ▸ Documentation: the guide's page, inside the app."""
+        viewer = GuideViewer(page, self.window)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        return viewer
 
     @Slot()
     def show_preferences(self) -> PreferencesDialog:
