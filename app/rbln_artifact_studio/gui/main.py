@@ -1,4 +1,5 @@
-"""rbln-studio entry point: parse arguments (no Qt needed for --help/--version), then open the main window."""
+"""rbln-studio entry point: parse arguments (no Qt needed for --help/--version), check the system libraries and the Qt
+binding before Qt loads, then start the window (gui/start.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import sys
 from collections.abc import Sequence
 
 from rbln_artifact_studio import __version__
+from rbln_artifact_studio.gui.app.platform_libraries import platform_problem
+from rbln_artifact_studio.gui.app.pyside_feature import skip_source_scan_of_ours
+from rbln_artifact_studio.gui.app.qt_options import split_qt_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,31 +59,27 @@ def parse_arguments(ours: list[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
-    if arguments[:1] == ["--scan-process"]:  # folder_scan.SCAN_PROCESS_FLAG: the bundle's scan process, no Qt
+    if arguments[:1] == ["--scan-process"]:  # folder_scan.SCAN_PROCESS_FLAG
+        # deferred: the bundle's scan process loads no Qt and nothing of the window
         from rbln_artifact_studio.gui.models.folder_scan import main as scan_process
 
         return scan_process()
     # No garbage collection while start-up builds what lives for the whole session (modules, Qt wrappers): its
-    # passes would walk them again and again (~10-20 ms) and find next to nothing; _run freezes them instead.
+    # passes would walk them again and again (~10-20 ms) and find next to nothing; start.run freezes them instead.
     gc.disable()
     try:
-        from rbln_artifact_studio.gui.app.qt_options import split_qt_options
-
         ours, qt_args = split_qt_options(arguments)
         args = parse_arguments(ours)
-        from rbln_artifact_studio.gui.app.platform_libraries import platform_problem
-
         # First, before any Qt import: without these libraries importing PySide6 fails, or Qt's X11 plugin aborts
         problem = platform_problem(qt_args)
         if not problem:
+            # deferred: Qt loads only once platform_problem has found the libraries it links to
             from rbln_artifact_studio.gui.app.binding_check import binding_problem
 
             problem = binding_problem()
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 1
-        from rbln_artifact_studio.gui.app.pyside_feature import skip_source_scan_of_ours
-
         skip_source_scan_of_ours()
         return _run(args, qt_args)
     finally:
@@ -87,59 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, qt_args: list[str]) -> int:
-    from rbln_artifact_studio.gui.app.held_log import HeldLog
+    """The application and its window (gui/start.py)."""
+    # The window's modules load after the checks above, and after PySide's import hook was told about them
+    # deferred: Qt and the window, only once the start-up checks have passed (skip_source_scan_of_ours first)
+    from rbln_artifact_studio.gui.start import run
 
-    log = HeldLog(args.verbose)  # the log file is set up after the first paint; what comes before waits for it
-    from rbln_artifact_studio.gui.app.application import create_application
-    from rbln_artifact_studio.gui.app.stop_signals import StopSignals, stop_requested
-    from rbln_artifact_studio.gui.window.main_window import MainWindow
-
-    app = create_application([sys.argv[0] if sys.argv else "rbln-studio", *qt_args])
-    window = MainWindow()
-    # Right after the first paint, each in its own event-loop turn before the detail panel's sections: the folder's
-    # scan starts, the log file is set up (with what was logged before), the opened folder's recent entry is written.
-    window.jobs.hold()
-    window.after_first_paint.first([window.jobs.release, log.start, window.settings.hold_writes()])
-    if args.theme:
-        from rbln_artifact_studio.gui.app.theme import Theme
-
-        window.theme.choose(Theme(args.theme), remember=False)
-    window.show()
-    StopSignals(window)  # SIGTERM and SIGINT close the window as its close button does
-    # Start-up objects (Qt wrappers, modules) live for the whole session: freezing them keeps the garbage
-    # collector's full passes short, so they do not stall the GUI thread while scans fill the table. No full
-    # collection first: start-up leaves a few dozen garbage objects (~10 ms to find them before the first paint).
-    gc.freeze()
-    gc.enable()
-    if args.smoke_test:
-        from rbln_artifact_studio.gui.app.smoke import report_and_exit
-
-        report_and_exit(app, window)
-    elif args.demo:
-        window.open_demo()
-        window.help.show_demo_tour()  # what to try on it
-    elif args.folder:
-        from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.core.location import parse_location
-        from rbln_artifact_studio.places import dispatch
-
-        try:
-            where = parse_location(args.folder)
-        except StudioError:
-            where = None  # open_folder says what is wrong with it, in the window
-        # A folder here or a server's opens as a folder (the server connected); any other place (a bucket) as such.
-        if where is not None and dispatch.path_here(where) is None and dispatch.server_folder(where) is None:
-            from rbln_artifact_studio.gui.models.place_scan import open_place
-
-            open_place(window.jobs, window.model, where)  # its rows, in a job
-        else:
-            window.open_folder(args.folder)
-    elif not window.folders.reopen_workspace():  # no arguments: the folders shown last time, else the next steps
-        window.first_steps.offer()
-    status = app.exec()
-    log.start()  # a window closed before it painted (a stop signal): the log still gets what was held
-    signum = stop_requested()
-    return 128 + signum if signum else status  # as a shell reports a process a signal ended
+    return run(args, qt_args)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+import PySide6
 from PySide6.QtCore import QObject
 
 PROBE_CALLS = 256
@@ -30,8 +31,6 @@ def binding_problem() -> str | None:
     """The message to show instead of starting, or None when the binding is sound."""
     if not binding_loses_none():
         return None
-    import PySide6
-
     return (
         f"PySide6 {PySide6.__version__} on Python {sys.version_info.major}.{sys.version_info.minor} loses "
         "references to None on every Qt call and would crash the app after a few minutes of use. "

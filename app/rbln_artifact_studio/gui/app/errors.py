@@ -5,24 +5,16 @@ from __future__ import annotations
 import sys
 import traceback
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.remedies import said
 
-if TYPE_CHECKING:
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox
-
 
 def show_error(parent: QWidget | None, title: str, reason: str, details: str = "") -> QMessageBox:
     """A non-blocking error box: the one-line reason, and the details behind 'Show Details…'."""
-    from PySide6.QtWidgets import QMessageBox
-
     box = QMessageBox(parent)
     box.setObjectName("errorDialog")
     box.setIcon(QMessageBox.Icon.Critical)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from rbln_artifact_studio import __version__
-from rbln_artifact_studio.core.logs import PACKAGE
+from rbln_artifact_studio.core.logs import PACKAGE, setup
 
 
 class HeldLog(logging.Handler):
@@ -39,8 +39,6 @@ class HeldLog(logging.Handler):
 
     def start(self) -> None:
         """Set up the log file (stderr too with --verbose), say the app started, then write what was held."""
-        from rbln_artifact_studio.core.logs import setup
-
         with self.lock:  # type: ignore[union-attr]  # Handler.__init__ made it
             if self.started:
                 return

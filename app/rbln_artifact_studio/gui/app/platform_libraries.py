@@ -9,6 +9,7 @@ at each start, before Qt is loaded. No Qt here: the check runs before Qt could a
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -59,8 +60,6 @@ Loads = Callable[[str], bool]
 
 def loads(soname: str) -> bool:
     """Whether the dynamic loader finds this library (and what it needs) as Qt's plugin would."""
-    import ctypes
-
     try:
         ctypes.CDLL(soname)
     except OSError:

@@ -270,6 +270,7 @@ class SettingsWriter:
                 self._held.append(change)
                 return
             if self._thread is None:  # the first change, or the first since the window closed
+                # deferred: the first change is written after the window's first paint (tests/gui/test_gui_startup.py)
                 import concurrent.futures
 
                 self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="settings-writer")

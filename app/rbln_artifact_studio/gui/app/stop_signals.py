@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSocketNotifier, Slot
 from PySide6.QtWidgets import QApplication, QWidget
 
-if TYPE_CHECKING:
+# Run on Windows only, where set_wakeup_fd takes a socket: elsewhere a pipe spares the start the socket module (~16 M
+# instructions before the window's first paint: docs/performance.md, row 7).
+if TYPE_CHECKING or sys.platform == "win32":
     import socket
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -35,14 +38,11 @@ def _noted(_signum: int, _frame: FrameType | None) -> None:
 
 class WakeupChannel:
     """Two non-blocking ends the signal's number is written to and read from: a pipe, or on Windows (where
-    set_wakeup_fd takes a socket only) a socket pair. The pipe spares the start the socket module (~16 M
-    instructions before the window's first paint: docs/performance.md, row 7)."""
+    set_wakeup_fd takes a socket only) a socket pair."""
 
     def __init__(self) -> None:
         self._sockets: tuple[socket.socket, socket.socket] | None = None
-        if os.name == "nt":
-            import socket
-
+        if sys.platform == "win32":
             self._sockets = socket.socketpair()
             for end in self._sockets:
                 end.setblocking(False)

@@ -143,6 +143,7 @@ def escaped(text: str) -> str:
     which the window's texts at its first paint do not have (docs/performance.md, row 7)."""
     if _TO_ESCAPE.search(text) is None:
         return text
+    # deferred: html (~9 M instructions) loads with the first text that needs escaping, after the first paint
     import html
 
     return html.escape(text)

@@ -10,17 +10,15 @@ The bucket's rows show it and its store in the Host column (core/location.host_o
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import BucketPrefix, bucket_endpoint, parse_bucket_prefix
 from rbln_artifact_studio.gui.app.session_settings import BucketEntry
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.place_scan import open_place
 
 
 class BucketDialog(QDialog):
@@ -144,6 +142,4 @@ def reopen_buckets(jobs: JobManager, model: ArtifactTableModel, entries: list[Bu
 
 def open_bucket(jobs: JobManager, model: ArtifactTableModel, root: BucketPrefix) -> Job:
     """Scan root in a job; its rows join the table beside the folder's and the servers' (a failure is the job's)."""
-    from rbln_artifact_studio.gui.models.place_scan import open_place
-
     return open_place(jobs, model, root)

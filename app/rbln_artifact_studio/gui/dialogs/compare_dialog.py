@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor, QFont
@@ -23,15 +22,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rbln_artifact_studio.backends.settings import ToolchainSettings
+from rbln_artifact_studio.core.display.compare import Comparison, compare
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
+from rbln_artifact_studio.core.location import parse_location
 from rbln_artifact_studio.gui.app.tones import Tone, style
-from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.operations import inspector
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
+from rbln_artifact_studio.places import dispatch
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.backends.settings import ToolchainSettings
-    from rbln_artifact_studio.core.display.compare import Comparison
+
+def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
+    """Read two artifacts and compare them, in a job."""
+
+    def work(ctx: JobContext) -> Comparison:
+        reader = inspector(ctx.cancel, toolchain)
+        return compare(*(dispatch.open_artifact(where, reader, ctx.cancel) for where in pair))
+
+    pair = parse_location(left), parse_location(right)
+    return jobs.submit(f"Compare {pair[0].name} and {pair[1].name}", work, visible=False)
 
 
 def _table(name: str, headers: list[str]) -> QTableWidget:
@@ -71,9 +82,7 @@ class CompareDialog(QDialog):
         outer.addWidget(self._build_body(f"Reading {Path(left).name} and {Path(right).name}…"))
         outer.addWidget(self._build_buttons())
         resize_to_fit(self, 1100, 700)
-        from rbln_artifact_studio.gui.models import operations  # the backends load when first used
-
-        job = operations.compare_artifacts(jobs, left, right, toolchain)
+        job = compare_artifacts(jobs, left, right, toolchain)
         job.succeeded.connect(self._show)
         job.failed.connect(self._failed)
 

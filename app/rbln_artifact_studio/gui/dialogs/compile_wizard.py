@@ -50,10 +50,10 @@ class CompileWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         self.model_page = ModelPage(jobs)
-        self.target_page = TargetPage(backends or BackendStatus(jobs, ToolchainPaths(), self))
-        self.shape_page = ShapePage()
-        self.sizing_page = SizingPage()
-        self.output_page = OutputPage(default_parent)
+        self.target_page = TargetPage(self, backends or BackendStatus(jobs, ToolchainPaths(), self))
+        self.shape_page = ShapePage(self)
+        self.sizing_page = SizingPage(self)
+        self.output_page = OutputPage(self, default_parent)
         for page in (self.model_page, self.target_page, self.shape_page, self.sizing_page, self.output_page):
             self.addPage(page)
         self._defaults_for: str | None = None
@@ -220,6 +220,9 @@ class CompileWizard(QWizard):
 
     def backend(self) -> BackendChoice:
         return self.target_page.backend()
+
+    def effective_backend(self) -> BackendChoice:
+        return self.target_page.effective_backend()
 
     def plan(self) -> CompilePlan | None:
         preview = self.sizing_page.preview

@@ -44,6 +44,7 @@ from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.widgets.radio import legible_radio
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit, scrolling_body
+from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
 from rbln_artifact_studio.places.dispatch import (
     capabilities,
     copy_route,
@@ -211,8 +212,6 @@ class ResizeDialog(QDialog):
         row = QHBoxLayout()
         row.addWidget(self.output_edit, 1)
         row.addWidget(browse)
-        from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
-
         row.addWidget(vllm_entry_button(self.output_edit, lambda: self.artifact.loaded.raw))
         output_layout.addLayout(row, 0, 1)
         output_layout.addWidget(self.mode_in_place, 1, 0, 1, 2)

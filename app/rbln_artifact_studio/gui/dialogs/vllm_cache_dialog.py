@@ -7,7 +7,6 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -27,17 +26,16 @@ from PySide6.QtWidgets import (
 )
 
 from rbln_artifact_studio.core.errors import StudioError
-from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME
+from rbln_artifact_studio.core.location import S3_SCHEME, SSH_SCHEME, Location
 from rbln_artifact_studio.core.sizes import format_bytes
+from rbln_artifact_studio.core.vllm_cache.command import parse_serve
+from rbln_artifact_studio.core.vllm_cache.entries import CacheEntry
+from rbln_artifact_studio.core.vllm_cache.lookup import Lookup, difference_line, lookup, would_compile_lines
+from rbln_artifact_studio.core.vllm_cache.prune import PrunePlan, plan_prune
 from rbln_artifact_studio.gui.app.remedies import one_line
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.core.vllm_cache.entries import CacheEntry
-    from rbln_artifact_studio.core.vllm_cache.lookup import Lookup
-    from rbln_artifact_studio.core.vllm_cache.prune import PrunePlan
-    from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
-    from rbln_artifact_studio.places.vllm_cache import CacheListing
+from rbln_artifact_studio.gui.models.jobs import JobFailure, JobManager
+from rbln_artifact_studio.places.vllm_cache import CacheListing, cache_root, default_root, read_cache, remove_entries
+from rbln_artifact_studio.places.vllm_cache import seed as seed_entry
 
 COLUMNS = ("Status", "Entry", "Model", "Size", "Last used", "Owner", "Why")
 STATUS_COLUMN = 0
@@ -68,8 +66,6 @@ def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
 
 def lookup_text(found: Lookup) -> str:
     """The answer to "Which entry will this serve?" in a few lines."""
-    from rbln_artifact_studio.core.vllm_cache.lookup import difference_line, would_compile_lines
-
     lines = [f"{found.result}: {found.key}"]
     lines += [f"warning: {w}" for w in found.warnings]
     lines += [f"near: {difference_line(d)}" for d in found.differences]
@@ -124,8 +120,6 @@ class PrunePreview(QDialog):
 
     @Slot()
     def _update(self) -> None:
-        from rbln_artifact_studio.core.vllm_cache.prune import plan_prune
-
         days = self.older.value()
         self.plan = plan_prune(
             self.entries,
@@ -157,9 +151,10 @@ class VllmCacheDialog(QDialog):
         self,
         parent: QWidget,
         jobs: JobManager,
-        root: Location,
+        root: Location | None,
         open_in_table: Callable[[Location], object] | None = None,
     ) -> None:
+        """root: the cache's folder (None: this computer's, $VLLM_CACHE_ROOT else ~/.cache/vllm)."""
         super().__init__(parent)
         self.setObjectName("vllmCacheDialog")
         self.setWindowTitle("vLLM Cache")
@@ -167,7 +162,7 @@ class VllmCacheDialog(QDialog):
         self.listing: CacheListing | None = None
         self._note = ""  # what the last removal did, said with the next reading
         layout = QVBoxLayout(self)
-        layout.addLayout(self._build_root(root))
+        layout.addLayout(self._build_root(root or default_root()))
         self.table = _table(COLUMNS, self)
         self.table.setObjectName("vllmCacheTable")
         layout.addWidget(self.table, 1)
@@ -238,8 +233,6 @@ class VllmCacheDialog(QDialog):
         self.prune_button.setEnabled(not busy and bool(self.listing and self.listing.entries))
 
     def _root(self) -> Location | None:
-        from rbln_artifact_studio.places.vllm_cache import cache_root
-
         try:
             return cache_root(self.root_edit.text().strip())
         except StudioError as exc:
@@ -249,8 +242,6 @@ class VllmCacheDialog(QDialog):
     @Slot()
     def read(self) -> None:
         """Read the cache's entries in a job; the table shows them when it is done."""
-        from rbln_artifact_studio.places.vllm_cache import read_cache
-
         root = self._root()
         if root is None:
             return
@@ -286,9 +277,6 @@ class VllmCacheDialog(QDialog):
     @Slot()
     def look_up(self) -> None:
         """Which entry the command line will use, in a job (it may read the model's config.json)."""
-        from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-        from rbln_artifact_studio.core.vllm_cache.lookup import lookup
-
         words = self._command_words()
         if words is None:
             return
@@ -320,16 +308,13 @@ class VllmCacheDialog(QDialog):
     @Slot()
     def seed(self) -> None:
         """Compile into the entry the command will hit (a job that writes), then read the cache again."""
-        from rbln_artifact_studio.core.vllm_cache.command import parse_serve
-        from rbln_artifact_studio.places.vllm_cache import seed
-
         root, words = self._root(), self._command_words()
         if root is None or words is None:
             return
         blocks = self.seed_blocks.value() or None
         self._set_busy(True)
         job = self.jobs.submit(
-            f"Compile into vLLM cache {root}", lambda ctx: seed(root, parse_serve(words), blocks)[0], writes=True
+            f"Compile into vLLM cache {root}", lambda ctx: seed_entry(root, parse_serve(words), blocks)[0], writes=True
         )
         job.succeeded.connect(self._seeded)
         job.failed.connect(self._failed)
@@ -352,8 +337,6 @@ class VllmCacheDialog(QDialog):
         return preview
 
     def _remove(self, plan: PrunePlan) -> None:
-        from rbln_artifact_studio.places.vllm_cache import remove_entries
-
         assert self.listing is not None
         root, chosen = self.listing.root, [e for e, _ in plan.remove]
         self._set_busy(True)

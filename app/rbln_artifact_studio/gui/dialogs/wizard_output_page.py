@@ -4,31 +4,29 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWizardPage
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton
 
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.display.commandline import compile_argv
 from rbln_artifact_studio.core.display.naming import compiled_dir
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import Location, parse_location
-from rbln_artifact_studio.core.simulator.compiler import CompilePlan
+from rbln_artifact_studio.core.simulator.compiler import CompilePlan, rbln_config_for
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.remedies import one_line
+from rbln_artifact_studio.gui.dialogs.wizard_state import StatePage, WizardState
 from rbln_artifact_studio.gui.widgets.command_line import CommandLine
+from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
 from rbln_artifact_studio.places.dispatch import compile_refusal, path_here
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 
-
-class OutputPage(QWizardPage):
+class OutputPage(StatePage):
     """Nothing is written before Finish; the folder is checked by the compile job, which writes atomically."""
 
-    def __init__(self, default_parent: str) -> None:
-        super().__init__()
+    def __init__(self, state: WizardState, default_parent: str) -> None:
+        super().__init__(state)
         self.setTitle("Output")
         self.setSubTitle("A new folder for the artifact. Finish compiles it in the background.")
         self.default_parent = default_parent
@@ -48,8 +46,6 @@ class OutputPage(QWizardPage):
         row = QHBoxLayout()
         row.addWidget(self.output_edit, 1)
         row.addWidget(browse)
-        from rbln_artifact_studio.gui.widgets.vllm_entry import vllm_entry_button  # issue 41: seed a vLLM cache
-
         row.addWidget(vllm_entry_button(self.output_edit, self._would_write))
         layout.addWidget(QLabel("Output folder"), 0, 0)
         layout.addLayout(row, 0, 1)
@@ -63,8 +59,8 @@ class OutputPage(QWizardPage):
         self.output_edit.textChanged.connect(self._refresh)
 
     def plan(self) -> CompilePlan | None:
-        wizard = cast("CompileWizard | None", self.wizard())
-        return wizard.plan() if wizard is not None else None
+        state = self.state()
+        return state.plan() if state is not None else None
 
     def output_dir(self) -> str:
         return self.output_edit.text().strip()
@@ -96,8 +92,6 @@ class OutputPage(QWizardPage):
 
     def _would_write(self) -> dict[str, object] | None:
         """The rbln_config.json this compile writes: a vLLM cache entry's settings must be its command's."""
-        from rbln_artifact_studio.core.simulator.compiler import rbln_config_for
-
         plan = self.plan()
         return None if plan is None else rbln_config_for(plan)
 
@@ -137,19 +131,19 @@ class OutputPage(QWizardPage):
 
     @Slot()
     def _refresh(self) -> None:
-        plan = self.plan()
-        if plan is None:
+        state = self.state()
+        plan = state.plan() if state is not None else None
+        if state is None or plan is None:
             self.summary.setText("")
             self.command.set_argv(None)
             self.completeChanged.emit()
             return
         s = plan.shape
         kv = plan.layout.kv_bytes_per_npu(plan.num_blocks)[0]
-        target = cast("CompileWizard", self.wizard()).target_page
         by = (
             "optimum-rbln-cli, which resolves kvcache_num_blocks itself (the figures above are the simulator's "
             "estimate)"
-            if target.effective_backend() == BackendChoice.OPTIMUM
+            if state.effective_backend() == BackendChoice.OPTIMUM
             else "the built-in simulator"
         )
         self.summary.setText(
@@ -163,6 +157,6 @@ class OutputPage(QWizardPage):
         self.problem.setText(problem or "")
         self.problem.setVisible(problem is not None)
         output = self.output_dir() if problem is None else ""
-        argv = [*compile_argv(plan.request, output), "--backend", target.backend().value] if output else None
+        argv = [*compile_argv(plan.request, output), "--backend", state.backend().value] if output else None
         self.command.set_argv(argv)
         self.completeChanged.emit()

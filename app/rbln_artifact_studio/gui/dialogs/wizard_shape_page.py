@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TypedDict
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel
 
 from rbln_artifact_studio.core.errors import Fix, StudioError
 from rbln_artifact_studio.core.estimation.estimator import SequenceShape
 from rbln_artifact_studio.core.simulator.compiler import CompileRequest, resolve_shape
 from rbln_artifact_studio.gui.app.remedies import one_line
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, tone
+from rbln_artifact_studio.gui.dialogs.wizard_state import StatePage, WizardState
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 
 MAX_BATCH = 4096
 MAX_SEQ_LEN = 1 << 24
@@ -33,12 +31,12 @@ class ShapeOptions(TypedDict):
     prefill_chunk_size: int | None
 
 
-class ShapePage(QWizardPage):
+class ShapePage(StatePage):
     """Each change asks rbln_artifact_studio.core.simulator.compiler.resolve_shape; its ShapeError is shown as is,
     with the fixes it lists as buttons."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, state: WizardState) -> None:
+        super().__init__(state)
         self.setTitle("Shape")
         self.setSubTitle("What one compiled graph serves: batch slots, sequence length and attention.")
         self.batch_spin = NumberField("wizardBatchSpin", 0, MAX_BATCH)
@@ -101,7 +99,7 @@ class ShapePage(QWizardPage):
 
     @Slot()
     def validate(self) -> None:
-        wizard = cast("CompileWizard | None", self.wizard())
+        wizard = self.state()
         request: CompileRequest | None = wizard.request() if wizard is not None else None
         model = wizard.model if wizard is not None else None
         if wizard is None or request is None or model is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TypedDict
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -12,21 +12,18 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QWizardPage,
 )
 
 from rbln_artifact_studio.core.display.presentation import breakdown_caption
 from rbln_artifact_studio.core.model.budget import BINARY_UNITS
 from rbln_artifact_studio.core.simulator.compile_preview import CompilePreview, explicit_count_problem, preview_compile
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
+from rbln_artifact_studio.gui.dialogs.wizard_state import StatePage, WizardState
 from rbln_artifact_studio.gui.widgets.budget_curve import BudgetCurve
 from rbln_artifact_studio.gui.widgets.dram_chart import DramChart
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
 from rbln_artifact_studio.gui.widgets.radio import legible_radio
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 
 MAX_BLOCKS = 1_000_000
 
@@ -38,11 +35,11 @@ class SizingOptions(TypedDict):
     kvcache_num_blocks: int | None
 
 
-class SizingPage(QWizardPage):
+class SizingPage(StatePage):
     """Auto (memory_budget) or explicit (kvcache_num_blocks): one radio enables one field, so they never mix."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, state: WizardState) -> None:
+        super().__init__(state)
         self.setTitle("KV cache sizing")
         self.setSubTitle(
             "Let the compiler fit the KV cache into a memory budget per NPU (weights and workspace are charged "
@@ -123,7 +120,7 @@ class SizingPage(QWizardPage):
     @Slot()
     def update_preview(self) -> None:
         """Plan with the current fields (pure computation) and show blocks, breakdown and curve."""
-        wizard = cast("CompileWizard | None", self.wizard())
+        wizard = self.state()
         request = wizard.request() if wizard is not None else None
         model = wizard.model if wizard is not None else None
         if request is None or model is None:

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TypedDict
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWizardPage
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel
 
 from rbln_artifact_studio.backends.choice import BackendChoice
 from rbln_artifact_studio.core.model.npu import DEFAULT_NPU, SKUS, get_npu
 from rbln_artifact_studio.core.sizes import format_bytes
 from rbln_artifact_studio.gui.app.tones import Tone, message_html, style
+from rbln_artifact_studio.gui.dialogs.wizard_state import StatePage, WizardState
 from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.widgets.fix_buttons import FixButtons
 from rbln_artifact_studio.gui.widgets.number_field import NumberField
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
 
 MAX_DEVICES = 64
 WHERE = {BackendChoice.SIM: "the built-in simulator", BackendChoice.OPTIMUM: "optimum-rbln-cli"}
@@ -31,9 +29,9 @@ class TargetOptions(TypedDict):
     num_devices: int
 
 
-class TargetPage(QWizardPage):
-    def __init__(self, backends: BackendStatus) -> None:
-        super().__init__()
+class TargetPage(StatePage):
+    def __init__(self, state: WizardState, backends: BackendStatus) -> None:
+        super().__init__(state)
         self.setTitle("Target")
         self.setSubTitle("The NPU the artifact runs on; num_devices > 1 places the model on that many NPUs of the SKU.")
         self.backends = backends
@@ -150,7 +148,7 @@ class TargetPage(QWizardPage):
             "system reserve."
         )
         devices = self.devices_spin.typed_value()
-        wizard = cast("CompileWizard | None", self.wizard())
+        wizard = self.state()
         if devices is None or devices < 1:
             problem = self.devices_spin.problem("num_devices") or f"num_devices must be at least 1, got {devices}."
             self.sizing.setText(f"<span style='{style(Tone.ERROR)}'>✖ {message_html(problem)}</span>")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 from PySide6.QtGui import QBrush, QColor
@@ -14,13 +14,11 @@ from PySide6.QtGui import QBrush, QColor
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, TITLES
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.core.location import LOCAL, host_of, is_local, parse_location
 from rbln_artifact_studio.core.status import Status
 from rbln_artifact_studio.gui.app.tones import Tone, is_dark, tone
 from rbln_artifact_studio.gui.models.table_rows import TableRow
-
-if TYPE_CHECKING:  # rows come from the scan's worker, which loads the scan (~30 ms) after the window shows
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -9,18 +9,19 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.app.settings import ToolchainPaths
 from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a type only: the backends load in the detection's worker
     from rbln_artifact_studio.backends.base import BackendInfo
-    from rbln_artifact_studio.core.progress import CancelToken
 
 DETECTING = "detecting…"
 
 
 def _detect(refresh: bool, cancel: CancelToken, toolchain: ToolchainPaths) -> list[BackendInfo]:
-    from rbln_artifact_studio.backends.registry import detect_backends  # loaded in the worker, not at start-up
+    # deferred: the backends (pydantic, ~300 ms) load in the detection's worker, never on the GUI thread
+    from rbln_artifact_studio.backends.registry import detect_backends
 
     # cancelled when the window closes: no wait
     return detect_backends(refresh=refresh, cancel=cancel, toolchain=toolchain.settings())

@@ -4,13 +4,9 @@ place never inherits it (places/dispatch.default_copy)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.places.dispatch import place_of
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.app.settings import Settings
 
 KEY = "copyFolderByPlace"
 """The choice (settings' choices/) that maps a place (dispatch.place_of: '' for this computer) to a folder's text."""

@@ -25,19 +25,35 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from rbln_artifact_studio.core.errors import CancelledError, StudioError
+from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
+from rbln_artifact_studio.core.location import parse_location
+from rbln_artifact_studio.core.portable.walk import is_inside
 from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.core.status import Status
+from rbln_artifact_studio.gui.models.scan_messages import (
+    Failed,
+    Finished,
+    Logged,
+    Message,
+    Progress,
+    RowsFound,
+    RowsRead,
+    RowsRemoved,
+    ScanRequest,
+    Send,
+)
 from rbln_artifact_studio.gui.models.table_rows import TableRow
+from rbln_artifact_studio.places import dispatch
+from rbln_artifact_studio.places.kind import Rescan, ScanOptions
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the artifact reader (pydantic) loads with the backends, for the full check only
     from rbln_artifact_studio.core.fleet.artifact import GraphInspector
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 SCAN_PROCESS_FLAG = "--scan-process"  # the bundled rbln-studio runs this module's main() when given it first
 BATCH_ROWS = 256
@@ -50,74 +66,6 @@ POLL_SECONDS = 0.05  # between two cancel checks while the parent waits for the 
 MERGED_ROWS = BATCH_ROWS
 END_GRACE = 1.0  # seconds the stream may stay open after the process died (a forked worker of it still holds it)
 _HEADER = struct.Struct("<I")
-
-
-@dataclass(frozen=True)
-class ScanRequest:
-    """What to read: parts (folders) of the opened location root (a folder here, on a server, in a bucket), and the artifacts
-    the table already shows there (paths as scanned)."""
-
-    root: str
-    folders: list[str]
-    known: list[str] = field(default_factory=list)
-    opening: bool = False  # the root itself is opened: a root that is no folder is an error
-    whole: bool = False
-    """Read every artifact of folders again (F5), not only what changed (a folder here's rescan after a change on
-    disk); a place elsewhere is always read whole. Known rows under folders that the read does not find are gone."""
-
-
-@dataclass(frozen=True)
-class RowsRemoved:
-    """Scan message: artifacts gone from a rescanned folder, and folders to watch."""
-
-    paths: list[str]
-    watch: list[str]
-
-
-@dataclass(frozen=True)
-class RowsFound:
-    """Scan message: a batch of rows to add or update, and the folders above them to watch."""
-
-    rows: list[TableRow]
-    watch: list[str]
-
-
-@dataclass(frozen=True)
-class RowsRead:
-    """Scan message: every artifact has its row; the full checks of the rows still "checking" follow."""
-
-    count: int
-
-
-@dataclass(frozen=True)
-class Progress:
-    done: int
-    total: int
-    message: str
-
-
-@dataclass(frozen=True)
-class Logged:
-    line: str
-
-
-@dataclass(frozen=True)
-class Finished:
-    """The last message of a scan that ran to its end: how many artifacts it read."""
-
-    count: int
-
-
-@dataclass(frozen=True)
-class Failed:
-    """The last message of a scan that stopped on an error the user can act on."""
-
-    message: str
-    hint: str | None = None
-
-
-Message = RowsRemoved | RowsFound | RowsRead | Progress | Logged | Finished | Failed
-Send = Callable[[Message], None]
 
 
 def folders_to_watch(root: str, artifact: str) -> list[str]:
@@ -164,11 +112,6 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
     folder here, the folders to watch (each artifact and the folders above it, each sent once). processes: how
     many read the full checks.
     """
-    from rbln_artifact_studio.core.location import parse_location
-    from rbln_artifact_studio.core.portable.walk import is_inside
-    from rbln_artifact_studio.places import dispatch
-    from rbln_artifact_studio.places.kind import Rescan, ScanOptions
-
     root, folders = request.root, request.folders
     shown = parse_location(root)
     here = dispatch.capabilities(shown).on_this_computer  # its folders are watched; it can read only what changed
@@ -218,6 +161,7 @@ def scan_folders(request: ScanRequest, send: Send, cancel: CancelToken, processe
 
     # The full check (inspect's) of every row the fast pass could not settle; until then it says "checking".
     def choose() -> GraphInspector | None:
+        # deferred: the backends (pydantic, ~300 ms) load only for a graph the real compiler wrote, in this process
         from rbln_artifact_studio.backends.registry import inspector_for
 
         return inspector_for(cancel=cancel)
@@ -244,8 +188,6 @@ def _frames_out(stream: IO[bytes]) -> Send:
 
 def main() -> int:
     """The scan process: a ScanRequest (JSON) on stdin, messages on stdout; SIGTERM cancels (the cache is saved)."""
-    from rbln_artifact_studio.core.fleet.scan_pool import idle_cpus
-
     # Frames go to a copy of stdout; anything else printed (a library's stray print) goes to stderr, so it can
     # never be taken for a frame.
     out = os.fdopen(os.dup(1), "wb")
@@ -305,7 +247,7 @@ class ScanProcess:
         self._reader = threading.Thread(target=self._read, name="scan-process-reader", daemon=True)
         self._reader.start()
         try:
-            self.process.stdin.write(json.dumps(asdict(request)).encode())
+            self.process.stdin.write(json.dumps(request._asdict()).encode())
             self.process.stdin.close()
         except BrokenPipeError:
             pass  # it ended before reading: its exit status and stderr say why

@@ -1,26 +1,31 @@
-"""The background operations the app runs: each submits one job whose worker calls rbln_artifact_studio.core or a backend."""
+"""The background operations the app runs: each submits one job whose worker calls rbln_artifact_studio.core or a backend.
+
+The work runs in worker threads, and so do the imports of what only the work needs (the backends, the compiler,
+pydantic: ~300 ms that would otherwise stall the GUI thread the first time an artifact is selected): this module
+itself loads before the window's first paint, with nothing heavy.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from PySide6.QtCore import QFile, QStandardPaths
+
+from rbln_artifact_studio.backends.settings import ToolchainSettings
+from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
 from rbln_artifact_studio.core.location import Location, parse_location
+from rbln_artifact_studio.core.progress import CancelToken
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.places import dispatch
 from rbln_artifact_studio.places.kind import Report
 
-# The work runs in worker threads, and so do its imports (the backends, the compiler, pydantic: ~70 ms that would
-# otherwise stall the GUI thread the first time an artifact is selected). This module itself loads in a moment.
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
+if TYPE_CHECKING:  # types only: what the work alone loads, in its worker
     from rbln_artifact_studio.backends.base import CompileResult
     from rbln_artifact_studio.backends.choice import BackendChoice
-    from rbln_artifact_studio.backends.settings import ToolchainSettings
-    from rbln_artifact_studio.core.display.compare import Comparison
-    from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.core.fleet.artifact import Artifact, GraphInspector
     from rbln_artifact_studio.core.model.kinds import ModelDescription
     from rbln_artifact_studio.core.operations.resize import ResizeResult
     from rbln_artifact_studio.core.operations.resize_request import ResizeRequest
@@ -33,37 +38,38 @@ def _log_result(ctx: JobContext, warnings: list[str], summary: str) -> None:
     ctx.log(summary)
 
 
+def inspector(cancel: CancelToken, toolchain: ToolchainSettings) -> GraphInspector | None:
+    """Worker side: the backends' reader of the real compiler's graphs (None where there is none)."""
+    # deferred: the backends and pydantic (~300 ms) load in the job's worker, never on the GUI thread
+    from rbln_artifact_studio.backends.registry import inspector_for
+
+    return inspector_for(cancel=cancel, toolchain=toolchain)
+
+
+class NotResizable(NamedTuple):
+    """What read_artifact found in a model without a resizable KV cache: its description (the window tells the two
+    results apart without loading the model's kinds)."""
+
+    description: ModelDescription
+
+
 def read_artifact(jobs: JobManager, path: str, toolchain: ToolchainSettings) -> Job:
     """Open an artifact (config, graph headers, allocations) for the detail panel.
 
-    The job's result is the Artifact, or for a model without a resizable KV cache its ModelDescription.
+    The job's result is the Artifact, or for a model without a resizable KV cache NotResizable.
     """
 
-    def work(ctx: JobContext) -> Artifact | ModelDescription:
-        from rbln_artifact_studio.backends.registry import inspector_for
+    def work(ctx: JobContext) -> Artifact | NotResizable:
+        # deferred: the model's kinds load in the worker, never before the window's first paint
         from rbln_artifact_studio.core.model.kinds import NoKvCacheError
 
         try:  # wherever it lives (a server's: read there)
-            return dispatch.open_artifact(where, inspector_for(cancel=ctx.cancel, toolchain=toolchain), ctx.cancel)
+            return dispatch.open_artifact(where, inspector(ctx.cancel, toolchain), ctx.cancel)
         except NoKvCacheError as exc:
-            return exc.description
+            return NotResizable(exc.description)
 
     where = parse_location(path)
     return jobs.submit(f"Read {where.name}", work, visible=False)
-
-
-def compare_artifacts(jobs: JobManager, left: str, right: str, toolchain: ToolchainSettings) -> Job:
-    """Read two artifacts and compare them (the compare dialog)."""
-
-    def work(ctx: JobContext) -> Comparison:
-        from rbln_artifact_studio.backends.registry import inspector_for
-        from rbln_artifact_studio.core.display.compare import compare
-
-        inspector = inspector_for(cancel=ctx.cancel, toolchain=toolchain)
-        return compare(*(dispatch.open_artifact(where, inspector, ctx.cancel) for where in pair))
-
-    pair = parse_location(left), parse_location(right)
-    return jobs.submit(f"Compare {pair[0].name} and {pair[1].name}", work, visible=False)
 
 
 def compile_artifact(
@@ -78,6 +84,7 @@ def compile_artifact(
     failed or cancelled compile leaves nothing behind (staging + rename). before runs first, in the worker."""
 
     def work(ctx: JobContext) -> CompileResult:
+        # deferred: places.delivery (fsutil, the compiler's output checks) loads in the compile's worker
         from rbln_artifact_studio.places.delivery import compile_to
 
         if before is not None:
@@ -117,11 +124,8 @@ def resize(
 
 def move_to_trash(jobs: JobManager, paths: list[str]) -> Job:
     """Move artifact folders to the desktop's Trash (a rename there, so each one moves whole or not at all)."""
-    from PySide6.QtCore import QFile, QStandardPaths
 
     def work(ctx: JobContext) -> list[str]:
-        from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
-
         # Qt makes the Trash folder but not the data folder that holds it (missing on a fresh account).
         os.makedirs(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation), exist_ok=True)
         moved = []
@@ -146,6 +150,7 @@ def build_demo_workspace(jobs: JobManager, folder: str) -> Job:
     """Compile the demo artifacts that are missing in folder."""
 
     def work(ctx: JobContext) -> str:
+        # deferred: the demo's compiles (the compiler, pydantic) load in the job's worker
         from rbln_artifact_studio.core.demo import build_demo
 
         written = build_demo(Path(folder), ctx.progress, ctx.cancel)

@@ -5,16 +5,14 @@ same reader as a folder's scan process (folder_scan.scan_folders)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.folder_scan import ScanRequest
-    from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
-    from rbln_artifact_studio.gui.models.table_rows import TableRow
+from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager, JobState
+from rbln_artifact_studio.gui.models.scan_messages import Logged, Progress, RowsFound, RowsRemoved, ScanRequest
+from rbln_artifact_studio.gui.models.table_rows import TableRow
 
 Then = Callable[[bool], None]  # told whether a read of what was asked ended well (False: it failed)
 
@@ -22,7 +20,8 @@ Then = Callable[[bool], None]  # told whether a read of what was asked ended wel
 def read_in_process(request: ScanRequest, ctx: JobContext) -> int:
     """Worker side: scan_folders in this thread (a place elsewhere: its reads wait on the network, not on this
     interpreter), each message handed to the GUI thread; how many artifacts it read."""
-    from rbln_artifact_studio.gui.models.folder_scan import Logged, Progress, scan_folders
+    # deferred: the reader of places (folder_scan.scan_folders) loads in the worker of the first place read elsewhere
+    from rbln_artifact_studio.gui.models.folder_scan import scan_folders
 
     def send(message: object) -> None:
         if isinstance(message, Progress):
@@ -39,8 +38,6 @@ def read_in_process(request: ScanRequest, ctx: JobContext) -> int:
 
 def apply_rows(model: ArtifactTableModel, rows: dict[str, TableRow], message: object) -> None:
     """A message of scan_folders applied to the table and to the rows a source keeps (shown again after a clear)."""
-    from rbln_artifact_studio.gui.models.folder_scan import RowsFound, RowsRemoved
-
     if isinstance(message, RowsFound):
         rows.update((row.path, row) for row in message.rows)
         model.upsert(message.rows)
@@ -53,8 +50,6 @@ def apply_rows(model: ArtifactTableModel, rows: dict[str, TableRow], message: ob
 def tell(job: Job, told: list[Then]) -> None:
     """How job's read ended, to those waiting for it (a cancelled read tells nothing). Through `finished`, not
     `failed`: a hidden job's failure nobody else listens to joins the jobs panel (JobManager)."""
-    from rbln_artifact_studio.gui.models.jobs import JobState
-
     if job.state is not JobState.CANCELLED:
         for then in told:
             then(job.state is JobState.SUCCEEDED)
@@ -83,8 +78,6 @@ class PlaceSource(QObject):
         return self._job
 
     def _start_next(self) -> None:
-        from rbln_artifact_studio.gui.models.folder_scan import ScanRequest
-
         if self._job is not None or not self._pending:
             return
         parts = [self.root] if self.root in self._pending else sorted(self._pending)  # the whole holds every part

@@ -11,21 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, SignalInstance, Slot
 
 from rbln_artifact_studio.core.location import ServerFolder, parse_server_folder
-from rbln_artifact_studio.gui.models.artifact_model import is_under
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, is_under
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
 from rbln_artifact_studio.gui.models.place_scan import PlaceSources, Then, tell
-
-if TYPE_CHECKING:
-    from PySide6.QtCore import SignalInstance
-
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
-    from rbln_artifact_studio.gui.models.servers import ServerSources
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models.servers import ServerSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 class RowSource(Protocol):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -17,12 +16,15 @@ from rbln_artifact_studio.core.location import ServerFolder
 from rbln_artifact_studio.gui.app.settings import ServerEntry, Settings
 from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel, TableRow
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.place_scan import apply_rows
 from rbln_artifact_studio.places.dispatch import server_folder
+from rbln_artifact_studio.remote import preferences
 
-# remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker, not
-# before the window shows; the resize-job module loads the artifact reader (pydantic) on first use.
+# remote/ (ssh, the server's walker: ~15 ms) and the scan load with the first connection, in its worker
+# (remote_access.py), never before the window shows.
 if TYPE_CHECKING:
-    from rbln_artifact_studio.remote.remote_jobs import JobOutcome, RemoteJob
+    from rbln_artifact_studio.gui.models.remote_access import RemoteAccess
+    from rbln_artifact_studio.remote.remote_jobs import JobOutcome
     from rbln_artifact_studio.remote.server import Server
     from rbln_artifact_studio.remote.transport import HostKeyCheck
 
@@ -39,53 +41,15 @@ class HostKeyQuestion:
 
 
 def _scan_server(
-    server_of: Callable[[str], Server],
+    remote: Callable[[], RemoteAccess],
     entry: ServerEntry,
     ctx: JobContext,
     closed: threading.Event | None = None,
     known: list[str] | None = None,
 ) -> HostKeyQuestion | int:
-    """Worker side: connect, then read the folders as the server's Kind reads them (folder_scan.scan_folders, the
-    reader of every place's rows): rows to the GUI in batches, rows no longer there, then the full check's verdicts
-    of every folder's rows at once (one more round trip); a host key problem is returned.
-
-    `closed` is set when an earlier disconnect of this host has ended its connection: wait for it, or that
-    disconnect could end the connection this scan opens. known: the rows shown on this server.
-    """
-    from rbln_artifact_studio.gui.models.folder_scan import ScanRequest
-    from rbln_artifact_studio.gui.models.place_scan import read_in_process
-    from rbln_artifact_studio.remote.transport import HostKeyError
-
-    while closed is not None and not closed.wait(0.05):
-        ctx.checkpoint()
-    server = server_of(entry.host)  # the Server the Kind reaches the host through (remote/registry: one a host)
-    ctx.progress(0, 0, f"Connecting to {entry.host}")
-    try:
-        server.transport.connect(ctx.cancel)
-    except HostKeyError as exc:
-        return HostKeyQuestion(entry, exc.check)
-    folders = [ServerFolder(entry.host, folder).url for folder in entry.folders]
-    return read_in_process(ScanRequest(ServerFolder(entry.host, "/").url, folders, known or []), ctx)
-
-
-def _follow(server: Server, job: RemoteJob, ctx: JobContext) -> JobOutcome:
-    """Worker side: a job started elsewhere, followed to its end (not ours to cancel: cancel stops watching)."""
-    from rbln_artifact_studio.remote.remote_jobs import follow
-
-    return follow(server, job, ctx.log, ctx.cancel, stop_job=False, on_progress=ctx.progress)
-
-
-def _job_outcomes(server: Server, ctx: JobContext) -> list[JobOutcome]:
-    from rbln_artifact_studio.remote.remote_jobs import job_outcomes
-
-    return job_outcomes(server, ctx.cancel)
-
-
-def _forget(server: Server, jobs: list[RemoteJob], _ctx: JobContext) -> None:
-    """Worker side: clean the folders of jobs whose outcome the user has now seen (best effort)."""
-    from rbln_artifact_studio.remote.remote_jobs import forget_quietly
-
-    forget_quietly(server, jobs)
+    """Worker side: connect and read entry's folders (RemoteAccess.scan); a host key problem is returned."""
+    found = remote().scan(entry, ctx, closed, known)
+    return found if isinstance(found, int) else HostKeyQuestion(entry, found)
 
 
 def _written(result: object) -> ServerFolder | None:
@@ -116,11 +80,9 @@ class ServerSources(QObject):
         (None: as the CLI, RBLN_STUDIO_REMOTE_PYTHON or python3)."""
         super().__init__(parent)
         self.jobs, self.model, self.settings = jobs, model, settings
-        self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_server)
-        self._configured = False
-        self._configure_lock = threading.Lock()  # the console's workers and this window's jobs configure it once
-        from rbln_artifact_studio.remote import preferences  # light: remote/ itself loads with the first use
-
+        self._ssh_config, self._python = ssh_config, python  # given to remote/'s registry on first use (_remote)
+        self._access: RemoteAccess | None = None
+        self._access_lock = threading.Lock()  # the console's workers and this window's jobs make it once
         preferences.choose(
             ssh_config, python
         )  # a server reached before any connection (a copy to a server's folder) too
@@ -137,35 +99,34 @@ class ServerSources(QObject):
             )
         )
 
+    def _remote(self) -> RemoteAccess:
+        """remote/ as this window reaches it; the first call loads remote/ (a connection's worker makes it)."""
+        with self._access_lock:
+            if self._access is None:
+                # deferred: remote/ (ssh: ~15 ms; its jobs' reader, pydantic) loads in the first connection's worker
+                from rbln_artifact_studio.gui.models.remote_access import RemoteAccess
+
+                self._access = RemoteAccess(self._ssh_config, self._python)
+            return self._access
+
     def configure_remote(self) -> None:
         """Give remote/'s registry this window's ssh options, once (loads remote/: call it in a worker). A job about
         to write to a server it has not connected to (a compile's or a copy's output) calls it too, so it reaches
         the server as a connection from this window would."""
-        from rbln_artifact_studio.remote import registry
-        from rbln_artifact_studio.remote.server import ENV_REMOTE_PYTHON
-        from rbln_artifact_studio.remote.transport import SshOptions
-
-        with self._configure_lock:
-            if not self._configured:
-                python = self._python or os.environ.get(ENV_REMOTE_PYTHON) or "python3"  # as the CLI, when not given
-                registry.configure(SshOptions(config_file=self._ssh_config), python)
-                self._configured = True
+        self._remote().configure()
 
     def set_ssh_config(self, ssh_config: Path | None) -> None:
         """Reach servers through another ssh_config from the next connection on (Preferences)."""
-        from rbln_artifact_studio.remote import preferences
-
-        with self._configure_lock:
+        with self._access_lock:
             if ssh_config != self._ssh_config:
-                self._ssh_config, self._configured = ssh_config, False
+                self._ssh_config = ssh_config
                 preferences.choose(ssh_config, self._python)  # a server reached any other way first, too
+                if self._access is not None:
+                    self._access.use(ssh_config)
 
     def _server(self, host: str) -> Server:
         """host's Server (one per process); the first call loads remote/ and gives it this window's ssh options."""
-        from rbln_artifact_studio.remote import registry
-
-        self.configure_remote()
-        return registry.server(host)
+        return self._remote().server(host)
 
     def hosts(self) -> list[str]:
         return list(self.entries)
@@ -177,24 +138,21 @@ class ServerSources(QObject):
         closed = self._closing.get(entry.host)
         known = list(self._rows.get(entry.host, {}))
         job = self.jobs.submit(
-            f"Connect to {entry.host}", lambda ctx: _scan_server(self._server, entry, ctx, closed, known)
+            f"Connect to {entry.host}", lambda ctx: _scan_server(self._remote, entry, ctx, closed, known)
         )
         job.partial.connect(lambda message, host=entry.host: self._on_rows(host, message))
         job.succeeded.connect(lambda result, host=entry.host, job=job: self._on_scanned(host, result, job))
-        job.failed.connect(lambda failure, host=entry.host: self._on_failed(host, failure))
+        job.failed.connect(lambda failure, host=entry.host: self.failed.emit(host, failure.reason))
         return job
 
     def trust(self, question: HostKeyQuestion) -> Job:
         """The user trusts the shown key: record it in known_hosts (in a worker), then connect again."""
 
-        def accept(_ctx: JobContext) -> None:
-            from rbln_artifact_studio.remote.transport import accept_host_key
-
-            accept_host_key(question.check)
-
-        job = self.jobs.submit(f"Trust {question.entry.host}'s host key", accept, writes=True)
+        job = self.jobs.submit(
+            f"Trust {question.entry.host}'s host key", lambda _ctx: self._remote().accept(question.check), writes=True
+        )
         job.succeeded.connect(lambda _r, entry=question.entry: self.connect_server(entry))
-        job.failed.connect(lambda failure, host=question.entry.host: self._on_failed(host, failure))
+        job.failed.connect(lambda failure, host=question.entry.host: self.failed.emit(host, failure.reason))
         return job
 
     def disconnect_server(self, host: str) -> None:
@@ -228,8 +186,6 @@ class ServerSources(QObject):
 
     def _on_rows(self, host: str, message: object) -> None:
         """A message of a read of host's folders: rows found or gone, in the table and in what is kept of host."""
-        from rbln_artifact_studio.gui.models.place_scan import apply_rows
-
         if host in self.entries:  # else disconnected while it scanned
             apply_rows(self.model, self._rows.setdefault(host, {}), message)
 
@@ -247,7 +203,7 @@ class ServerSources(QObject):
     def read_back_jobs(self, host: str) -> Job:
         """Read the server's job outcomes: those that ended unseen are reported, running ones are followed."""
         server = self._server(host)
-        job = self.jobs.submit(f"Jobs on {host}", partial(_job_outcomes, server), visible=False)
+        job = self.jobs.submit(f"Jobs on {host}", partial(self._remote().outcomes, server), visible=False)
         job.succeeded.connect(lambda outcomes, h=host: self._on_outcomes(h, outcomes))
         return job
 
@@ -258,25 +214,24 @@ class ServerSources(QObject):
             self.settings.mark_jobs_seen(host, [o.job.id for o in ended])
             seen = {o.job.id for o in ended}
         news = [o for o in ended if o.job.id not in seen]
-        server = self._server(host)
+        remote = self._remote()
+        server = remote.server(host)
         if news:
             self.settings.mark_jobs_seen(host, [o.job.id for o in news])
             self.jobsReadBack.emit(host, news)
             # Shown: their folders on the server are cleaned (a job's outcome is read back once).
-            self.jobs.submit(f"Clean jobs on {host}", partial(_forget, server, [o.job for o in news]), visible=False)
+            shown = [o.job for o in news]
+            self.jobs.submit(f"Clean jobs on {host}", partial(remote.forget, server, shown), visible=False)
         for o in outcomes:
             if o.state == "running" and o.job.id not in seen and o.job.id not in self._following:
                 self._following.add(o.job.id)
-                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(_follow, server, o.job))
+                job = self.jobs.submit(f"Follow job {o.job.id} on {host}", partial(remote.follow, server, o.job))
                 job.succeeded.connect(lambda outcome, h=host: self._on_followed(h, outcome))
 
     def _on_followed(self, host: str, outcome: JobOutcome) -> None:
         self._following.discard(outcome.job.id)
         self.settings.mark_jobs_seen(host, [outcome.job.id])
         self.jobsReadBack.emit(host, [outcome])
-
-    def _on_failed(self, host: str, failure: JobFailure) -> None:
-        self.failed.emit(host, failure.reason)
 
     @Slot(object)
     def _watch_job(self, job: Job) -> None:
@@ -299,7 +254,7 @@ class ServerSources(QObject):
         entry = ServerEntry(host, (path,))
         known = list(self._rows.get(host, {}))
         job = self.jobs.submit(
-            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._server, entry, ctx, known=known), visible=False
+            f"Rescan {path} on {host}", lambda ctx: _scan_server(self._remote, entry, ctx, known=known), visible=False
         )
         job.partial.connect(lambda message: self._on_rows(host, message))
         return job

@@ -3,14 +3,12 @@ them, the window only looks them up)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from rbln_artifact_studio.core.display.matching import folded
 from rbln_artifact_studio.core.fleet.columns import COLUMNS, row_host
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary, row_values
 from rbln_artifact_studio.core.status import Status
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
 
 _STATUS, _PROBLEMS = 2, 3  # positions in ArtifactSummary's fields
 
@@ -39,18 +37,12 @@ class TableRow(NamedTuple):
     @property
     def summary(self) -> ArtifactSummary:
         """The row's ArtifactSummary, made anew on each call (for details, tooltips, exports: not per painted cell)."""
-        from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-
         values = list(self.fields)
         values[_STATUS], values[_PROBLEMS] = self.status, list(values[_PROBLEMS])  # type: ignore[call-overload]  # fields are typed object; this one is the problems tuple
         return ArtifactSummary(*values)  # type: ignore[arg-type]  # the values are the summary's own fields, in order
 
     @classmethod
     def of(cls, s: ArtifactSummary) -> TableRow:
-        # Here, not at the top: a row exists only once the scan module is loaded, which the window's first paint
-        # does without (tests/gui/test_gui_startup.py).
-        from rbln_artifact_studio.core.fleet.scan import row_values
-
         values = [c.value(s) for c in COLUMNS]
         texts = tuple(c.text(s) if v is None else c.readable(v) for c, v in zip(COLUMNS, values, strict=True))
         keys = tuple(

@@ -7,16 +7,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from rbln_artifact_studio.core.portable.walk import is_inside
 from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
 from rbln_artifact_studio.gui.models.disk_watcher import DiskWatcher
 from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
-
-if TYPE_CHECKING:  # loaded in the scan job's worker (subprocess, pickle...): not before the window's first paint
-    from rbln_artifact_studio.gui.models.folder_scan import RowsFound, RowsRead, RowsRemoved
+from rbln_artifact_studio.gui.models.scan_messages import (
+    Finished,
+    Logged,
+    Progress,
+    RowsFound,
+    RowsRead,
+    RowsRemoved,
+    ScanRequest,
+)
 
 ACK_FALLBACK_MS = 100  # when the table is hidden and never paints
 
@@ -29,20 +35,11 @@ def _scan_in_process(
     This thread only waits: for the scan process's messages (read and unpickled by ScanProcess's reader) and for the
     table to paint each batch (partial with wait); rows that arrive meanwhile come together in the next batch.
     """
-    # What the GUI thread needs once rows arrive is loaded here, in the worker, as the scan in this process once
-    # loaded it: TableRow.summary's scan module (which loads the model's), and humanfriendly for the detail panel's
-    # sizes (core.sizes loads it on first use). The scan process reads the artifacts.
+    # humanfriendly is loaded here for the GUI thread, which needs it once rows arrive (core.sizes, for the details)
+    # deferred: in the scan's worker, not before the window's first paint (the scan process's side: subprocess, pickle)
     import humanfriendly  # noqa: F401
 
-    import rbln_artifact_studio.core.fleet.scan  # noqa: F401
-    from rbln_artifact_studio.gui.models.folder_scan import (
-        Finished,
-        Logged,
-        Progress,
-        RowsFound,
-        ScanProcess,
-        ScanRequest,
-    )
+    from rbln_artifact_studio.gui.models.folder_scan import ScanProcess
 
     process = ScanProcess(ScanRequest(root, folders, known, opening, whole))
     found = 0
@@ -53,7 +50,7 @@ def _scan_in_process(
             elif isinstance(message, Logged):
                 ctx.log(message.line)
             elif isinstance(message, Finished):
-                found = message.count
+                found = message.artifacts
             else:
                 ctx.partial(message, wait=isinstance(message, RowsFound))
     finally:
@@ -126,8 +123,6 @@ class Workspace(QObject):
 
     def root_of(self, path: str) -> str | None:
         """The shown folder that holds path (None: outside every one)."""
-        from rbln_artifact_studio.core.fleet.scan import is_inside
-
         path = os.path.abspath(path)
         return next((r for r in self.roots if is_inside(path, r)), None)
 
@@ -222,8 +217,6 @@ class Workspace(QObject):
             self._ack_timer.start()
         if job is not self._job or self.root is None:
             return  # a cancelled scan of a folder that is no longer shown
-        from rbln_artifact_studio.gui.models.folder_scan import RowsRead, RowsRemoved  # loaded: the job sent this
-
         if isinstance(message, RowsRead):
             self.rowsRead.emit()
         elif isinstance(message, RowsRemoved):

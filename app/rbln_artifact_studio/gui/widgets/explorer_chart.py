@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from rbln_artifact_studio.core.planning.explore import Exploration
 from rbln_artifact_studio.core.sizes import MIB, format_bytes_exact
 from rbln_artifact_studio.gui.widgets.chart_base import TooltipChart
-from rbln_artifact_studio.gui.widgets.explorer_paint import ExplorerPainter
+from rbln_artifact_studio.gui.widgets.explorer_paint import ExplorerPainter, Frame, Scale
 
 MIN_SPAN = 8 * MIB  # the closest zoom: four 2 MiB steps across the plot
 SNAP_PX = 6.0  # a click this close to a breakpoint picks the breakpoint's budget exactly
@@ -91,32 +91,30 @@ class ExplorerChart(TooltipChart):
         e = self.exploration
         return max(e.full, e.current, 1) if e else 1
 
+    def scale(self) -> Scale:
+        """How budgets and block counts map to pixels now (the view on the plot rectangle)."""
+        low, high = self.view
+        return Scale(self._plot(), low, high, self._y_max())
+
     def x_of(self, budget: float) -> float:
-        plot, (low, high) = self._plot(), self.view
-        return plot.left() + plot.width() * (budget - low) / max(high - low, 1)
-
-    def y_of(self, blocks: float) -> float:
-        plot = self._plot()
-        return plot.bottom() - plot.height() * blocks / (self._y_max() * 1.08)
-
-    def budget_at(self, x: float) -> int:
-        plot, (low, high) = self._plot(), self.view
-        return int(low + (x - plot.left()) / max(plot.width(), 1) * (high - low))
+        return self.scale().x_of(budget)
 
     def point_pos(self, i: int) -> QPointF:
         """Where breakpoint i is drawn (the smallest budget of its step, at its count)."""
         assert self.exploration is not None
         p = self.exploration.points[i]
-        return QPointF(self.x_of(p.budget_bytes), self.y_of(p.blocks))
+        scale = self.scale()
+        return QPointF(scale.x_of(p.budget_bytes), scale.y_of(p.blocks))
 
     def pick_at(self, x: float) -> int:
         """The budget a click at x picks: a breakpoint's own budget when one is within SNAP_PX, else the x."""
         e = self.exploration
+        scale = self.scale()
         if e is not None:
-            near = [p for p in e.points if abs(self.x_of(p.budget_bytes) - x) <= SNAP_PX]
+            near = [p for p in e.points if abs(scale.x_of(p.budget_bytes) - x) <= SNAP_PX]
             if near:
-                return min(near, key=lambda p: abs(self.x_of(p.budget_bytes) - x)).budget_bytes
-        return self.budget_at(x)
+                return min(near, key=lambda p: abs(scale.x_of(p.budget_bytes) - x)).budget_bytes
+        return scale.budget_at(x)
 
     # ---- events --------------------------------------------------------------------------------------
 
@@ -132,7 +130,7 @@ class ExplorerChart(TooltipChart):
     def wheelEvent(self, event: QWheelEvent) -> None:
         steps = event.angleDelta().y() / 120
         if steps and self.exploration is not None:
-            self.zoom(0.8**steps, self.budget_at(event.position().x()))
+            self.zoom(0.8**steps, self.scale().budget_at(event.position().x()))
             event.accept()
 
     def tooltip_at(self, pos: QPoint | QPointF) -> str:
@@ -158,4 +156,5 @@ class ExplorerChart(TooltipChart):
             message = "Reading the curve…" if e is None else "Not even one block fits this NPU."
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, message)
             return
-        ExplorerPainter(self, painter, e, self._plot()).paint(text)
+        frame = Frame(self.rect(), self.fontMetrics(), self.palette())
+        ExplorerPainter(painter, e, self.scale(), frame, self.picked).paint(text)

@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate
+from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate
 
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, STATUS_COLOURS, STATUS_COLUMN, ArtifactTableModel
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 
-if TYPE_CHECKING:  # QStyle's ~25 enums load with the first painted row, not before the window's first paint
-    from PySide6.QtGui import QStaticText  # with the first text laid out, as QStyleOptionViewItem with the first cell
-    from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+if TYPE_CHECKING:  # built by PySide with the first painted cell, not before the window's first paint
+    from PySide6.QtWidgets import QStyleOptionViewItem
 
 _NUMERIC = tuple(c.numeric for c in COLUMNS)
 _TEXT = QPalette.ColorRole.Text
@@ -51,8 +50,6 @@ class RowTextDelegate(QStyledItemDelegate):
         self._margin = -1
 
     def _focus_margin(self) -> int:
-        from PySide6.QtWidgets import QStyle
-
         view = self.parent()
         self._margin = 1
         if isinstance(view, QAbstractItemView):
@@ -72,7 +69,6 @@ class RowTextDelegate(QStyledItemDelegate):
             return self._groups[state]
         except KeyError:
             pass
-        from PySide6.QtWidgets import QStyle
 
         s = QStyle.StateFlag
         group = None  # drawn by Qt's delegate (selection, focus frame, hover, disabled look)
@@ -82,8 +78,6 @@ class RowTextDelegate(QStyledItemDelegate):
         return group
 
     def _laid_out(self, text: str, option: QStyleOptionViewItem) -> tuple[QStaticText, float, float]:
-        from PySide6.QtGui import QStaticText, QTransform
-
         if len(self._texts) >= TEXT_CACHE:
             self._texts.clear()
         static = QStaticText(text)

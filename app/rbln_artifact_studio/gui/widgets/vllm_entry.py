@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.remedies import one_line
+from rbln_artifact_studio.places.vllm_cache import default_root, entry_for
 
 
 class _Answer(QObject):
@@ -35,8 +36,6 @@ class VllmEntryDialog(QDialog):
     chosen = Signal(str)
 
     def __init__(self, parent: QWidget, rbln_config: Callable[[], dict[str, Any] | None] | None = None) -> None:
-        from rbln_artifact_studio.places.vllm_cache import default_root
-
         super().__init__(parent)
         self.setObjectName("vllmEntryDialog")
         self.setWindowTitle("As a vLLM Cache Entry")
@@ -71,8 +70,6 @@ class VllmEntryDialog(QDialog):
         self.problem.setText("Reading the command…")
 
         def work() -> None:
-            from rbln_artifact_studio.places.vllm_cache import entry_for
-
             try:
                 self._answer.done.emit(entry_for(root, text, config), "")
             except StudioError as exc:

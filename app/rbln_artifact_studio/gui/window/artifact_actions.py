@@ -9,39 +9,34 @@ never triggers them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Slot
-from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QToolBar, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QAction, QActionEvent, QContextMenuEvent, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSplitter, QToolBar, QToolButton, QWidget
 
 from rbln_artifact_studio.core.errors import NOTHING_CHANGED, StudioError
-from rbln_artifact_studio.core.location import is_local, parse_location
+from rbln_artifact_studio.core.location import Location, is_local, parse_location
 from rbln_artifact_studio.core.sizes import format_bytes
-from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, is_under
-from rbln_artifact_studio.gui.models.jobs import Job
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.models.artifact_model import PATH_ROLE, ArtifactTableModel, is_under
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.row_sources import RowSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.window.download_action import DownloadAction
+from rbln_artifact_studio.gui.window.selection_details import Selection
+from rbln_artifact_studio.places.dispatch import capabilities
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox
-
+if TYPE_CHECKING:  # types only: the artifact reader and the dialogs load after the window's first paint
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.row_sources import RowSources
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
-    from rbln_artifact_studio.gui.window.selection_details import Selection
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | Qt.Key | str | None
 
@@ -77,8 +72,6 @@ class ButtonFollowsAction(QObject):
 
 def on_this_computer(path: str) -> bool:
     """Whether a row's artifact is files on this computer, as its kind of place says (its capabilities)."""
-    from rbln_artifact_studio.places.dispatch import capabilities
-
     try:
         return capabilities(parse_location(path)).on_this_computer
     except StudioError:
@@ -149,18 +142,19 @@ class ArtifactActions(QObject):
         settings: Settings,
         busy: BusyPaths,
         offer: Callable[[Location], None],
+        open_compare: Callable[[str, str], QWidget] | None = None,
     ) -> None:
         """window: owns the actions and parents the boxes; open_resize: the resize dialog for an artifact; splitter:
         the table and the detail panel, which Open Details brings into view; busy: the folders jobs use; offer: shows
-        a written result (a download's) in the window."""
+        a written result (a download's) in the window; open_compare: the compare dialog for two paths (None: Compare
+        is not offered)."""
         super().__init__(window)
         self.window, self.browser, self.selection, self.actions = window, browser, selection, actions
-        self.open_resize, self.detail, self.splitter = open_resize, detail, splitter
+        self.open_resize, self.open_compare_dialog = open_resize, open_compare
+        self.detail, self.splitter = detail, splitter
         self.jobs, self.model, self.workspace, self.settings, self.busy = jobs, model, workspace, settings, busy
         self._base_tips: dict[QAction, str] = {}  # the KV actions' own tooltips, before a reason is added
         self._create_actions()
-        from rbln_artifact_studio.gui.window.download_action import DownloadAction
-
         self.download = DownloadAction(window, jobs, settings, browser.selected_paths, offer)
         self._bind_keys()
         self.toolbar = self._build_toolbar()
@@ -270,7 +264,7 @@ class ArtifactActions(QObject):
         self.open_details.setEnabled(bool(paths))
         for a in (self.show_in_folder, self.copy_command, self.trash):
             a.setEnabled(bool(paths))
-        self.compare.setEnabled(len(paths) == 2)
+        self.compare.setEnabled(len(paths) == 2 and self.open_compare_dialog is not None)
         self.download.update()
         # A model without a resizable KV cache: the KV actions stay off and their tooltips say why.
         reason = self.selection.no_resize_reason if self.selection.artifact is None else None
@@ -337,14 +331,11 @@ class ArtifactActions(QObject):
         """What vllm-rbln sets for the current artifact: the detail panel's serving section, scrolled into view."""
         self.show_details()
         detail = self.detail
-        detail.ensureWidgetVisible(detail.serving)
+        detail.ensureWidgetVisible(detail.prepare().serving)
 
     @Slot()
     def show_in_file_manager(self) -> bool:
         """Open the folder that holds the artifact in the desktop's file manager."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         paths = self.browser.selected_paths()
         if not paths:
             return False
@@ -363,7 +354,8 @@ class ArtifactActions(QObject):
         paths = self.browser.selected_paths()
         if not paths:
             return ""
-        from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text  # loads the compiler
+        # deferred: core.display.commandline loads the compiler (pydantic, ~90 ms): when a command is copied only
+        from rbln_artifact_studio.core.display.commandline import inspect_argv, shell_text
 
         text = shell_text(inspect_argv(paths))
         QGuiApplication.clipboard().setText(text)
@@ -373,21 +365,13 @@ class ArtifactActions(QObject):
     @Slot()
     def open_compare(self) -> QWidget | None:
         paths = self.browser.selected_paths()
-        if len(paths) != 2:
+        if len(paths) != 2 or self.open_compare_dialog is None:
             return None
-        from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
-
-        toolchain = self.settings.toolchain().settings()
-        dialog = CompareDialog(self.jobs, paths[0], paths[1], toolchain, self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return self.open_compare_dialog(paths[0], paths[1])
 
     @Slot()
     def move_to_trash(self) -> QMessageBox | None:
         """Ask first (with the size it frees); refuse while a job uses an artifact; then trash in a job."""
-        from PySide6.QtWidgets import QMessageBox
-
         paths = self.browser.selected_paths()
         if not paths:
             return None
@@ -437,16 +421,12 @@ class ArtifactActions(QObject):
     def _box(
         self, name: str, icon: QMessageBox.Icon, title: str, text: str, buttons: QMessageBox.StandardButton
     ) -> QMessageBox:
-        from PySide6.QtWidgets import QMessageBox
-
         box = QMessageBox(icon, title, text, buttons, self.window)
         box.setObjectName(name)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         return box
 
     def _trash(self, paths: list[str], total: int) -> Job:
-        from rbln_artifact_studio.gui.models import operations
-
         job = operations.move_to_trash(self.jobs, paths)
         self.busy.track(job, writes=tuple(paths))  # read again when it ends: the rows of what moved go
         job.succeeded.connect(

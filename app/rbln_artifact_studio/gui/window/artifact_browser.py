@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import (
     QEvent,
     QItemSelection,
@@ -19,14 +17,12 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
 from rbln_artifact_studio.core.display.matching import folded
+from rbln_artifact_studio.core.fleet.summary import ArtifactSummary
 from rbln_artifact_studio.gui.models.artifact_model import COLUMNS, PATH_ROLE, SEARCH_ROLE, ArtifactTableModel
+from rbln_artifact_studio.gui.models.table_rows import TableRow
 from rbln_artifact_studio.gui.widgets.table_delegate import RowTextDelegate
 from rbln_artifact_studio.gui.widgets.viewport import viewport_of
 from rbln_artifact_studio.gui.window.place_column import PlaceColumn
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.fleet.scan import ArtifactSummary
-    from rbln_artifact_studio.gui.models.table_rows import TableRow
 
 
 class FilterProxy(QSortFilterProxyModel):

@@ -15,30 +15,35 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.core.location import LocalFolder, Location, parse_location
+from rbln_artifact_studio.core.progress import Progress
 from rbln_artifact_studio.gui.app.remedies import one_line
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
 from rbln_artifact_studio.places.dispatch import path_here
 
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QFileDialog
-
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import Job, JobContext, JobManager
+if TYPE_CHECKING:  # a type only: places.download loads with the first single selection
     from rbln_artifact_studio.places.download import Downloaded
+
+
+def _refusal(where: Location) -> str | None:
+    """Why where cannot be downloaded here (None: it can), as places/download.py says."""
+    # deferred: places.download (fsutil, subprocess: ~5 ms) loads with the first single selection, after the first paint
+    from rbln_artifact_studio.places.download import download_refusal
+
+    return download_refusal(where)
 
 
 def _source(path: str) -> Location | None:
     """The row's place when it can be downloaded here (a server's folder, a bucket's prefix), else None."""
-    from rbln_artifact_studio.places.download import download_refusal
-
     try:
         where = parse_location(path)
     except StudioError:
         return None
-    return where if download_refusal(where) is None else None
+    return where if _refusal(where) is None else None
 
 
 BASE_TIP = "Copy the selected server or bucket artifact, as it is, into a folder here"
@@ -67,14 +72,12 @@ class DownloadAction(QObject):
 
     def update(self) -> None:
         """Enabled for one selected artifact on a server or in a bucket; otherwise its tips say why not."""
-        from rbln_artifact_studio.places.download import download_refusal
-
         paths = self.selected()
         self.action.setEnabled(len(paths) == 1 and _source(paths[0]) is not None)
         reason = None
         if len(paths) == 1 and not self.action.isEnabled():
             try:
-                reason = download_refusal(parse_location(paths[0]))
+                reason = _refusal(parse_location(paths[0]))
             except StudioError as exc:
                 reason = one_line(exc)
         tip = f"{BASE_TIP}: not offered. {reason}" if reason else BASE_TIP
@@ -96,8 +99,6 @@ class DownloadAction(QObject):
     @Slot()
     def choose_folder(self) -> QFileDialog | None:
         """Ask which folder here receives the artifact (a folder of its name is made in it), then download."""
-        from PySide6.QtWidgets import QFileDialog
-
         paths = self.selected()
         source = _source(paths[0]) if len(paths) == 1 else None
         if source is None:
@@ -118,7 +119,7 @@ class DownloadAction(QObject):
         self.settings.copy_folder.set(str(output.parent))  # proposed first next time, here and for copies
 
         def work(ctx: JobContext) -> Downloaded:
-            from rbln_artifact_studio.core.progress import Progress
+            # deferred: as _refusal's (loaded by now: the action was enabled by it)
             from rbln_artifact_studio.places.download import download
 
             ctx.log(f"download {source} -> {output}")

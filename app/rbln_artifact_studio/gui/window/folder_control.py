@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.errors import StudioError
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.application import DISPLAY_NAME
+from rbln_artifact_studio.gui.app.settings import Settings
 from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 def recent_buckets(settings: Settings) -> list[dict[str, str]]:
@@ -60,8 +58,6 @@ class FolderControl(QObject):
 
     @Slot()
     def choose_folder(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
-
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Open a folder of compiled artifacts", start)
         if folder:
@@ -84,8 +80,6 @@ class FolderControl(QObject):
     @Slot()
     def choose_folder_beside(self) -> None:
         """File ▸ Add Folder Beside…: another folder's artifacts join those shown."""
-        from PySide6.QtWidgets import QFileDialog
-
         start = self.workspace.root or os.path.expanduser("~")
         folder = QFileDialog.getExistingDirectory(self.window, "Add a folder beside those shown", start)
         if folder:
@@ -105,8 +99,6 @@ class FolderControl(QObject):
     def open_demo(self) -> None:
         folder = demo_folder()
         self.status.showMessage(f"Preparing the demo workspace in {folder}…")
-        from rbln_artifact_studio.gui.models import operations
-
         job = operations.build_demo_workspace(self.jobs, folder)
         job.succeeded.connect(self._on_demo_ready)
 

@@ -4,6 +4,7 @@ About."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -12,14 +13,13 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.resources import docs_dir
-from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.tones import escaped
+from rbln_artifact_studio.gui.models.backend_status import BackendStatus
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+if TYPE_CHECKING:  # types only: the help pages load when the first is shown
     from rbln_artifact_studio.gui.window.help_page import GuideViewer, HelpPage
+    from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 DOCS_PAGE = "desktop.md"  # the desktop app's page; the others are linked from it
 
@@ -105,10 +105,13 @@ simulator: a model, a target, a shape and a budget, previewed before anything ru
 class HelpMenu(QObject):
     """Builds the Help menu's actions on the window and opens what they show."""
 
-    def __init__(self, window: QWidget, status: QStatusBar, settings: Settings, backend_status: BackendStatus) -> None:
-        """window: holds the actions (its own, listed as shortcuts) and parents the pages."""
+    def __init__(
+        self, window: QWidget, status: QStatusBar, backend_status: BackendStatus, dialogs: Callable[[], DialogLauncher]
+    ) -> None:
+        """window: holds the actions (its own, listed as shortcuts) and parents the pages; dialogs: the window's
+        launcher, which opens the guide and words the About box's text."""
         super().__init__(window)
-        self.window, self.status, self.settings, self.backend_status = window, status, settings, backend_status
+        self.window, self.status, self.backend_status, self.dialogs = window, status, backend_status, dialogs
         a = partial(add_action, window)
         self.action_getting_started = a(
             "actionGettingStarted", "&Getting Started", self.show_getting_started, QKeySequence.StandardKey.HelpContents
@@ -126,7 +129,12 @@ class HelpMenu(QObject):
         menu.addAction(self.action_copy_version)
         menu.addAction(about)
 
-    def _open(self, page: HelpPage) -> HelpPage:
+    def _open(self, title: str, name: str, body: str) -> HelpPage:
+        """A page of help (rich text whose action: links trigger the window's actions), shown."""
+        # deferred: the help pages (a QTextBrowser and its styles) load when the first is shown, after the first paint
+        from rbln_artifact_studio.gui.window.help_page import HelpPage
+
+        page = HelpPage(title, name, body, self.window)
         page.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         page.actionRequested.connect(self._trigger)
         page.show()
@@ -142,17 +150,13 @@ class HelpMenu(QObject):
     @Slot()
     def show_getting_started(self) -> HelpPage:
         shortcuts = dict(shortcut_rows(self.window))
-        from rbln_artifact_studio.gui.window.help_page import HelpPage
-
-        return self._open(HelpPage("Getting Started", "gettingStarted", getting_started_html(shortcuts), self.window))
+        return self._open("Getting Started", "gettingStarted", getting_started_html(shortcuts))
 
     @Slot()
     def show_demo_tour(self) -> HelpPage:
         """What to try on the demo workspace: shown by `rbln-studio --demo`."""
         shortcuts = dict(shortcut_rows(self.window))
-        from rbln_artifact_studio.gui.window.help_page import HelpPage
-
-        return self._open(HelpPage("Try the Demo", "demoTour", demo_tour_html(shortcuts), self.window))
+        return self._open("Try the Demo", "demoTour", demo_tour_html(shortcuts))
 
     @Slot()
     def show_shortcuts(self) -> HelpPage:
@@ -161,9 +165,7 @@ class HelpMenu(QObject):
             for name, keys in shortcut_rows(self.window)
         )
         body = f"<h2>Keyboard shortcuts</h2><table cellspacing='4'>{rows}</table>"
-        from rbln_artifact_studio.gui.window.help_page import HelpPage
-
-        return self._open(HelpPage("Keyboard Shortcuts", "keyboardShortcuts", body, self.window))
+        return self._open("Keyboard Shortcuts", "keyboardShortcuts", body)
 
     @Slot()
     def open_documentation(self) -> GuideViewer | None:
@@ -173,24 +175,16 @@ class HelpMenu(QObject):
         if folder is None:
             self.status.showMessage("The documentation is not installed with this copy of the app.", 8_000)
             return None
-        from rbln_artifact_studio.gui.window.help_page import GuideViewer
-
-        viewer = GuideViewer(folder / DOCS_PAGE, self.window)
-        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        viewer.show()
-        self.last_guide = viewer
-        return viewer
+        self.last_guide = self.dialogs().open_guide(folder / DOCS_PAGE)
+        return self.last_guide
 
     @Slot()
     def copy_version(self) -> None:
         """The About box's text on the clipboard, for a report; the backends' lines once detection answers."""
-        from rbln_artifact_studio.gui.dialogs.about_dialog import Locations, about_text
-
         status = self.backend_status
-        locations = Locations(self.settings.file_name(), demo_folder())
 
         def copy() -> None:
-            QGuiApplication.clipboard().setText(about_text(locations, status))
+            QGuiApplication.clipboard().setText(self.dialogs().version_text())
             self.status.showMessage("Copied the version information", 5_000)
 
         if status.backends is not None or status.error is not None:

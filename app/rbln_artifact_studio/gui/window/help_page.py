@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rbln_artifact_studio.core import app_dirs
 from rbln_artifact_studio.gui.widgets.screen_fit import resize_to_fit
 
 PALETTE_CHANGES = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
@@ -175,8 +176,6 @@ class GuideViewer(QDialog):
     @Slot()
     def open_in_browser(self) -> bool:
         """The page shown, written as HTML beside the app's cache, in the desktop's browser; said when none opens."""
-        from rbln_artifact_studio.core import app_dirs
-
         name = Path(self.browser.source().toLocalFile()).stem or "guide"
         target = app_dirs.cache_dir() / "guide" / f"{name}.html"
         try:

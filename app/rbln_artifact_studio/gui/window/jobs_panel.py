@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Slot
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -232,7 +232,9 @@ class JobsPanel(QDockWidget):
         self.log.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def copy_command(self, job: Job) -> str:
-        from rbln_artifact_studio.core.display.commandline import shell_text  # loads the compiler: not at start
+        # A job with a command loaded it already (the compile's or the resize's command line)
+        # deferred: core.display.commandline loads the compiler (pydantic): not before the first paint
+        from rbln_artifact_studio.core.display.commandline import shell_text
 
         text = shell_text(job.command) if job.command else ""
         if text:
@@ -241,9 +243,6 @@ class JobsPanel(QDockWidget):
 
     def show_output(self, job: Job) -> bool:
         """The folder that holds the job's output, in the desktop's file manager."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         if job.output is None:
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(job.output).parent)))

@@ -1,13 +1,15 @@
 """The main window: it builds its parts (table, details, jobs dock, status bar), its actions and menus, in steps.
 
 Each part has one job: FolderControl opens folders, SelectionDetails follows the selected artifact,
-DialogLauncher opens the dialogs, StatusLine keeps the status bar, ArtifactActions acts on the selection. Each is
+DialogLauncher opens the dialogs (made with the first one asked for: the dialogs' modules load then, not before the
+first paint), StatusLine keeps the status bar, ArtifactActions acts on the selection. Each is
 given the few objects it uses (the jobs, the model, the selection, a status bar ...), never this window, so it can be
 built alone in a test; what one part hands to another built after it goes through a signal wired here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,17 +43,14 @@ from rbln_artifact_studio.gui.window.start_panel import FirstSteps
 from rbln_artifact_studio.gui.window.state_notices import StateNotices
 from rbln_artifact_studio.gui.window.status_line import StatusLine
 from rbln_artifact_studio.gui.window.window_actions import Shortcut, add_action
-from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 from rbln_artifact_studio.gui.window.window_layout import restore_header, restore_split
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
+if TYPE_CHECKING:  # types only: none is loaded before the window's first paint
+    # PySide builds a class and its enums on its first import (docs/performance.md, row 7)
     from PySide6.QtCore import QUrl
 
     from rbln_artifact_studio.core.fleet.artifact import Artifact
+    from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 APP_NAME = DISPLAY_NAME
 HEADER_STATE = f"artifactHeader{COLUMNS_VERSION}"  # a new column layout starts from its own defaults
@@ -73,6 +72,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.settings = settings or Settings()
+        self._dialogs: DialogLauncher | None = None  # made when the first dialog is asked for (dialogs)
         self._build_data(debounce_ms)
         self._build_central()
         self._build_parts()
@@ -84,7 +84,7 @@ class MainWindow(QMainWindow):
             self,
             self.jobs_panel,
             self.selection,
-            self.dialogs.resize_dialog_for,
+            lambda artifact, blocks: self.dialogs.resize_dialog_for(artifact, blocks),
             self.jobs,
             self.model,
             self.settings,
@@ -92,7 +92,6 @@ class MainWindow(QMainWindow):
         )
         self.folders.serverChosen.connect(self.server_menu.servers.connect_server)  # Open Recent ▸ a server
         self.sources.servers = self.server_menu.servers  # their folders are row sources too
-        self.dialogs.preferencesAccepted.connect(self.server_menu.ssh_config_changed)
         self.state_notices = StateNotices(  # settings that cannot be saved, the opened folder gone
             self, self.statusBar(), self.settings, self.workspace, self.jobs, self.detail, self.folders
         )
@@ -138,20 +137,6 @@ class MainWindow(QMainWindow):
         self.folders = FolderControl(self, status, self.workspace, self.settings, self.jobs)
         self.results = ResultNotice(status, self.workspace, self.sources, self.selection.select_once_shown, self)
         self.busy = BusyPaths(self, self.sources)  # the folders running jobs use: a compile's, a resize's, a trash's
-        self.dialogs = DialogLauncher(
-            self,
-            browser=self.browser,
-            selection=self.selection,
-            jobs=self.jobs,
-            model=self.model,
-            workspace=self.workspace,
-            settings=self.settings,
-            backend_status=self.backend_status,
-            busy=self.busy,
-            offer=self.results.offer,
-            # run in a job's worker (the server menu exists by then): remote/ given this window's ssh options
-            prepare_remote=lambda: self.server_menu.servers.configure_remote(),
-        )
         self.first_steps = FirstSteps(
             self, self.splitter, self.browser, self.settings, self.workspace, self.model, self.jobs
         )
@@ -166,7 +151,8 @@ class MainWindow(QMainWindow):
             actions=WindowActions(
                 self.action_compile, self.action_resize, self.action_plan, self.action_explore, self.action_copy_path
             ),
-            open_resize=self.dialogs.resize_dialog_for,
+            open_resize=lambda artifact: self.dialogs.resize_dialog_for(artifact),
+            open_compare=lambda left, right: self.dialogs.open_compare(left, right),
             detail=self.detail,
             splitter=self.splitter,
             jobs=self.jobs,
@@ -182,23 +168,28 @@ class MainWindow(QMainWindow):
         return add_action(self, name, text, slot, shortcut)
 
     def _create_actions(self) -> None:
-        f, d, a = self.folders, self.dialogs, self._action
+        f, a = self.folders, self._action  # the dialogs' launcher is asked for when an action is triggered
         self.action_open = a("actionOpenFolder", "&Open Folder…", f.choose_folder, QKeySequence.StandardKey.Open)
         self.action_add_folder = a("actionAddFolder", "&Add Folder Beside…", f.choose_folder_beside)
-        self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", d.open_bucket_dialog)
+        self.action_open_bucket = a("actionOpenBucket", "Open &Bucket…", lambda: self.dialogs.open_bucket_dialog())
         self.action_demo = a("actionOpenDemo", "Open &Demo Workspace", f.open_demo)
         self.action_refresh = a("actionRefresh", "&Refresh", self.sources.refresh, QKeySequence.StandardKey.Refresh)
         self.action_quit = a("actionQuit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.action_compile = a("actionCompile", "&Compile…", d.open_compile_wizard, "Ctrl+N")
-        self.action_resize = a("actionResize", "&Resize KV Cache…", d.open_resize_dialog, "Ctrl+R")
-        self.action_plan = a("actionPlan", "&Plan Co-location…", d.open_planner, "Ctrl+Shift+P")
-        self.action_explore = a("actionExplore", "&Explore Budgets…", d.open_explorer, "Ctrl+Shift+B")
-        self.action_export = a("actionExport", "&Export Report…", d.export_report, "Ctrl+E")
+        self.action_compile = a("actionCompile", "&Compile…", lambda: self.dialogs.open_compile_wizard(), "Ctrl+N")
+        self.action_resize = a("actionResize", "&Resize KV Cache…", lambda: self.dialogs.open_resize_dialog(), "Ctrl+R")
+        self.action_plan = a("actionPlan", "&Plan Co-location…", lambda: self.dialogs.open_planner(), "Ctrl+Shift+P")
+        self.action_explore = a(
+            "actionExplore", "&Explore Budgets…", lambda: self.dialogs.open_explorer(), "Ctrl+Shift+B"
+        )
+        self.action_export = a("actionExport", "&Export Report…", lambda: self.dialogs.export_report(), "Ctrl+E")
         self.action_copy_path = a("actionCopyPath", "Copy &Path", self.copy_path, "Ctrl+Shift+C")
         self.action_filter = a("actionFilter", "&Filter…", self.browser.focus_filter, QKeySequence.StandardKey.Find)
-        self.action_about = a("actionAbout", "&About", d.show_about)
+        self.action_about = a("actionAbout", "&About", lambda: self.dialogs.show_about())
         self.action_preferences = a(
-            "actionPreferences", "Pre&ferences…", d.show_preferences, QKeySequence.StandardKey.Preferences
+            "actionPreferences",
+            "Pre&ferences…",
+            lambda: self.dialogs.show_preferences(),
+            QKeySequence.StandardKey.Preferences,
         )
         self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
         if self.action_preferences.shortcut().isEmpty():  # no platform convention (e.g. some X11 desktops)
@@ -231,7 +222,7 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.view_menu.addMenu(self.theme.menu)
         self.help_menu = bar.addMenu("&Help")
-        self.help = HelpMenu(self, self.statusBar(), self.settings, self.backend_status)
+        self.help = HelpMenu(self, self.statusBar(), self.backend_status, lambda: self.dialogs)
         self.help.fill(self.help_menu, self.action_about)
 
     def _connect_parts(self) -> None:
@@ -239,7 +230,7 @@ class MainWindow(QMainWindow):
         self.selection.connect_to()
         self.selection.changed.connect(self.artifact_actions.update)
         self.folders.connect_to()
-        self.folders.bucketChosen.connect(self.dialogs.reopen_bucket)  # Open Recent ▸ a bucket
+        self.folders.bucketChosen.connect(lambda choice: self.dialogs.reopen_bucket(choice))  # Open Recent ▸ a bucket
         self.status_line.connect_to(self.action_refresh)
 
     def _restore_state(self) -> None:
@@ -255,6 +246,30 @@ class MainWindow(QMainWindow):
         restore_header(self.browser.view.horizontalHeader(), s.state(HEADER_STATE))
 
     # ---- what the window itself does ---------------------------------------------------------------
+
+    @property
+    def dialogs(self) -> DialogLauncher:
+        """Opens the window's dialogs (window_dialogs.py); made when the first one is asked for."""
+        if self._dialogs is None:
+            # deferred: the dialogs, and the compiler, estimator and pydantic they use, load with the first one opened
+            from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
+
+            self._dialogs = DialogLauncher(
+                self,
+                browser=self.browser,
+                selection=self.selection,
+                jobs=self.jobs,
+                model=self.model,
+                workspace=self.workspace,
+                settings=self.settings,
+                backend_status=self.backend_status,
+                busy=self.busy,
+                offer=self.results.offer,
+                # run in a job's worker: remote/ given this window's ssh options
+                prepare_remote=self.server_menu.servers.configure_remote,
+            )
+            self._dialogs.preferencesAccepted.connect(self.server_menu.ssh_config_changed)
+        return self._dialogs
 
     @property
     def artifact(self) -> Artifact | None:

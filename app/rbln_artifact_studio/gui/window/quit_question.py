@@ -3,13 +3,10 @@ when the last one ends, as nothing is left to cancel."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from PySide6.QtWidgets import QMessageBox, QWidget
 
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
-
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 def running_jobs(jobs: JobManager, workspace: Workspace) -> list[Job]:
@@ -27,8 +24,6 @@ def quit_question(running: list[Job]) -> str:
 
 def ask_to_quit(parent: QWidget, jobs: JobManager, workspace: Workspace) -> bool:
     """Yes: cancel the running jobs and quit. The box updates as jobs end and closes itself with Yes at the last."""
-    from PySide6.QtWidgets import QMessageBox
-
     box = QMessageBox(
         QMessageBox.Icon.Question,
         "Jobs are running",

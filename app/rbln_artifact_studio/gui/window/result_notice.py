@@ -4,17 +4,15 @@ written elsewhere gets a notice in the status bar with one click to open its fol
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.gui.models.row_sources import RowSources
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.gui.models.row_sources import RowSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.places.dispatch import capabilities
 
 
 class ResultNotice(QObject):
@@ -57,8 +55,6 @@ class ResultNotice(QObject):
     def offer(self, where: Location) -> None:
         """A result just written: read again and selected in the table when an opened place (a folder, a server's
         folder, a bucket's prefix) holds it; one here outside them is offered, one elsewhere is named."""
-        from rbln_artifact_studio.places.dispatch import capabilities
-
         path = str(where)
         if self.sources.shows(path):
             self.bar.hide()

@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QObject, Signal, Slot
 
-from rbln_artifact_studio.gui.models.jobs import Job, JobFailure
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES, ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.operations import NotResizable
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: they load in the worker that reads the details
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.model.kinds import ModelDescription
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
 
 class Selection(Protocol):
@@ -118,26 +118,23 @@ class SelectionDetails(QObject):
         self._load_details(path)
 
     def _load_details(self, path: str) -> None:
-        from rbln_artifact_studio.gui.models import operations
-
         job = self._detail_job = operations.read_artifact(self.jobs, path, self.settings.toolchain().settings())
         job.succeeded.connect(self._on_details)
         job.failed.connect(self._on_details_failed)
 
     @Slot(object)
-    def _on_details(self, artifact: Artifact | ModelDescription) -> None:
-        from rbln_artifact_studio.core.model.kinds import ModelDescription
-
-        if self.sender() is not self._detail_job or str(artifact.where) != self.browser.current_path():
+    def _on_details(self, read: Artifact | NotResizable) -> None:
+        shown = read.description if isinstance(read, NotResizable) else read
+        if self.sender() is not self._detail_job or str(shown.where) != self.browser.current_path():
             return  # the selection moved on while it was read
         self._detail_job = None
-        if isinstance(artifact, ModelDescription):  # no resizable KV cache: describe it, offer no resize
-            self.artifact, self.no_resize_reason = None, artifact.kv_note
-            self.detail.show_description(artifact)
+        if isinstance(read, NotResizable):  # no resizable KV cache: describe it, offer no resize
+            self.artifact, self.no_resize_reason = None, read.description.kv_note
+            self.detail.show_description(read.description)
         else:
-            self.artifact, self.no_resize_reason = artifact, None
-            self.detail.show_artifact(artifact)
-        row = self.model.row_of(str(artifact.path))
+            self.artifact, self.no_resize_reason = read, None
+            self.detail.show_artifact(read)
+        row = self.model.row_of(str(shown.path))
         if row is not None:  # what the scan found (no disk access here): size on disk, when it last changed
             self.detail.show_on_disk(self.model.summary(row))
         self.changed.emit()
@@ -151,8 +148,6 @@ class SelectionDetails(QObject):
 
     @Slot(QModelIndex, QModelIndex, list)
     def _on_rows_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] | None = None) -> None:
-        from rbln_artifact_studio.gui.models.artifact_model import STALE_ROLES
-
         if roles == STALE_ROLES:
             return  # only marked stale or read again unchanged: the artifact behind it is read once its row is
         current = self.browser.current_path()

@@ -3,39 +3,36 @@ console, disconnect); the servers connected when the studio last quit are connec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QTabWidget
 
 from rbln_artifact_studio.core.location import server_url
 from rbln_artifact_studio.gui.app.errors import show_error
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import JobManager
 from rbln_artifact_studio.gui.models.servers import HostKeyQuestion, ServerSources
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.selection_details import Selection
+from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
 from rbln_artifact_studio.gui.window.window_actions import add_action
 from rbln_artifact_studio.remote.ssh_config import chosen_config
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox, QTabWidget
-
+if TYPE_CHECKING:  # types only: the menu's dialogs, the console and remote/ load when first used
     from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.gui.app.settings import Settings
     from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
     from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
     from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
     from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
     from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
     from rbln_artifact_studio.gui.window.fleet_console import FleetConsole
-    from rbln_artifact_studio.gui.window.selection_details import Selection
+    from rbln_artifact_studio.gui.window.server_dialogs import ServerDialogs
     from rbln_artifact_studio.remote.remote_jobs import JobOutcome
 
 
@@ -45,13 +42,6 @@ def _menu(window: QMainWindow, title: str) -> QMenu | None:
             menu = action.menu()
             return menu if isinstance(menu, QMenu) else None
     return None
-
-
-def _config_hosts(config: Path | None) -> list[str]:
-    """Worker side: the Host entries of the ssh config in use (a file read: never on the GUI thread)."""
-    from rbln_artifact_studio.remote.ssh_config import config_hosts
-
-    return config_hosts(config)
 
 
 class ServerMenu(QObject):
@@ -76,6 +66,7 @@ class ServerMenu(QObject):
         # RBLN_STUDIO_SSH_CONFIG first, as the CLI, then the file chosen in Preferences, else ssh's own
         self.servers = ServerSources(jobs, model, settings, chosen_config(settings.ssh_config()), parent=self)
         self.console: FleetConsole | None = None
+        self._server_dialogs: ServerDialogs | None = None
         self.tabs: QTabWidget | None = None
         self._jobs_height = 0
         self._build_actions()
@@ -111,8 +102,6 @@ class ServerMenu(QObject):
         server_menu.addAction(self.action_servers_view)
         server_menu.addSeparator()
         server_menu.addMenu(self.disconnect_menu)
-        from rbln_artifact_studio.gui.window.vllm_cache_action import VllmCacheActions
-
         self.vllm_cache = VllmCacheActions(window, self.jobs, self.model, self.servers.hosts, file_menu, server_menu)
         view = _menu(window, "&View")
         if view is not None:
@@ -131,8 +120,6 @@ class ServerMenu(QObject):
             if entry is not None:
                 self.servers.connect_server(entry)
         if settings.session.opened_buckets():
-            from rbln_artifact_studio.gui.dialogs.bucket_dialog import reopen_buckets
-
             reopen_buckets(self.jobs, self.model, settings.session.opened_buckets())
         if settings.session.console_sources() or settings.session.console_current():
             self.open_servers_view(focus=settings.session.console_current())
@@ -145,50 +132,28 @@ class ServerMenu(QObject):
         """Preferences chose another ssh config: servers reached from now on use it."""
         self.servers.set_ssh_config(chosen_config(self.settings.ssh_config()))
 
+    def _dialogs(self) -> ServerDialogs:
+        """The menu's dialogs (server_dialogs.py), made when the first one is asked for."""
+        if self._server_dialogs is None:
+            # deferred: the Server menu's dialogs (and the devices' and the planner's readers) load with the first one
+            from rbln_artifact_studio.gui.window.server_dialogs import ServerDialogs
+
+            self._server_dialogs = ServerDialogs(self.window, self.jobs, self.settings, self.servers)
+        return self._server_dialogs
+
     @Slot()
     def open_connect_dialog(self) -> ConnectDialog:
-        from rbln_artifact_studio.gui.dialogs.connect_dialog import ConnectDialog
-
-        dialog = ConnectDialog(self.settings.servers(), self.window)
-        dialog.accepted.connect(lambda: self._connect(dialog))
-        dialog.open()
-        config = chosen_config(self.settings.ssh_config())
-        self.config_hosts_job = self.jobs.submit(
-            "Hosts of the ssh config", lambda _ctx: _config_hosts(config), visible=False
-        )
-        self.config_hosts_job.succeeded.connect(dialog.offer_hosts)
+        dialog, self.config_hosts_job = self._dialogs().connect()
         return dialog
-
-    def _connect(self, dialog: ConnectDialog) -> None:
-        entry = dialog.entry()
-        if entry is None:
-            return
-        self.settings.remember_server(entry)
-        self.servers.connect_server(entry)
 
     @Slot(object)
     def _ask_host_key(self, question: HostKeyQuestion) -> HostKeyDialog:
-        from rbln_artifact_studio.gui.dialogs.host_key_dialog import HostKeyDialog
-
-        dialog = HostKeyDialog(question.check, self.window)
-        dialog.setObjectName("hostKeyDialog")
-        dialog.accepted.connect(lambda: self.servers.trust(question))
-        job = question.job
-        if job is not None:  # the connection's row says what came of the question
-            dialog.finished.connect(
-                lambda result: job.answered(
-                    "host key trusted: connecting again" if result else "stopped: host key not trusted"
-                )
-            )
-        dialog.open()
-        self.last_host_key_dialog = dialog
-        return dialog
+        self.last_host_key_dialog = self._dialogs().host_key(question)
+        return self.last_host_key_dialog
 
     @Slot(str, list)
     def _show_outcomes(self, host: str, outcomes: list[JobOutcome]) -> QMessageBox:
         """Jobs on a server that ended while the app was not watching (a dropped connection, a closed app)."""
-        from PySide6.QtWidgets import QMessageBox
-
         lines = []
         for o in outcomes:
             if o.ok:
@@ -216,29 +181,20 @@ class ServerMenu(QObject):
 
     @Slot()
     def open_devices(self) -> DevicesDialog:
-        from rbln_artifact_studio.gui.dialogs.devices_dialog import DevicesDialog
-
-        dialog = DevicesDialog(self.jobs, self.servers.hosts(), self.window)
-        dialog.open()
-        return dialog
+        return self._dialogs().devices()
 
     @Slot()
     def open_server_plan(self) -> ServerPlanDialog | None:
-        from rbln_artifact_studio.gui.dialogs.server_plan_dialog import ServerPlanDialog
-
         paths = self.selection.selected_paths()
         if not paths:
             self.window.statusBar().showMessage("Select the artifacts to plan on a server first.", 5_000)
             return None
-        dialog = ServerPlanDialog(self.jobs, paths, self.servers.hosts(), self.window)
-        dialog.open()
-        return dialog
+        return self._dialogs().server_plan(paths)
 
     def open_servers_view(self, focus: bool = True) -> FleetConsole:
         """The fleet console, in a tab of the main area beside the artifacts; "Where does this fit?" for the
         selection. Reading starts when it opens."""
-        from PySide6.QtWidgets import QTabWidget
-
+        # deferred: the fleet console (its model, its reader of places) loads when it is first opened
         from rbln_artifact_studio.gui.window.fleet_console import (
             DEFAULT_PERIOD,
             SETTING_PERIOD,

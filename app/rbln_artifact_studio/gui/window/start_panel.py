@@ -3,19 +3,15 @@ in the place of the empty table, until something is opened."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject, QSize, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCommandLinkButton, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 from rbln_artifact_studio.gui.window.folder_control import recent_buckets
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import Job, JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
 
 # (button, what it does, the window's action): the order a new user meets them in.
 STEPS = (

@@ -7,23 +7,16 @@ each thing once, in a box that does not block the window.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QStatusBar, QWidget
+from PySide6.QtWidgets import QMessageBox, QStatusBar, QWidget
 
 from rbln_artifact_studio.core.portable.walk import DATA_LINK
-from rbln_artifact_studio.gui.models.jobs import JobContext
-
-if TYPE_CHECKING:
-    # Qt classes the first paint does not use: imported where used (PySide builds a class and its enums
-    # on its first import: docs/performance.md, row 7)
-    from PySide6.QtWidgets import QMessageBox
-
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
+from rbln_artifact_studio.gui.app.settings import Settings
+from rbln_artifact_studio.gui.models.jobs import JobContext, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.detail_panel import DetailPanel
 
 SETTLE_MS = 100
 Identity = tuple[int, int]  # (st_dev, st_ino) of the opened folder
@@ -101,14 +94,10 @@ class StateNotices(QObject):
 
     @Slot(str)
     def say_settings(self, text: str) -> QMessageBox:
-        from PySide6.QtWidgets import QMessageBox
-
         self.status.showMessage(text, 30_000)
         return self._box("settingsNotice", "Settings", text, QMessageBox.StandardButton.Ok)
 
     def _box(self, name: str, title: str, text: str, buttons: QMessageBox.StandardButton) -> QMessageBox:
-        from PySide6.QtWidgets import QMessageBox
-
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, buttons, self.window)
         box.setObjectName(name)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -172,8 +161,6 @@ class StateNotices(QObject):
             self._check_root()
 
     def _on_checked(self, root: str, reason: str | None) -> None:
-        from PySide6.QtWidgets import QMessageBox
-
         workspace = self.workspace
         if reason is None or workspace.root != root:
             return

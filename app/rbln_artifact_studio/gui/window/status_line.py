@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QAbstractItemModel, QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from rbln_artifact_studio.gui.app.errors import show_error
 from rbln_artifact_studio.gui.models import disk_watcher
-from rbln_artifact_studio.gui.models.jobs import Job, JobFailure
-
-if TYPE_CHECKING:
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import Job, JobFailure, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
 
 
 class StatusLine(QObject):

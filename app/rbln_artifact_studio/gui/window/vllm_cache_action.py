@@ -11,13 +11,14 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from rbln_artifact_studio.core.location import Location, ServerFolder
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.jobs import JobManager
+from rbln_artifact_studio.gui.models.place_scan import open_place
 from rbln_artifact_studio.gui.window.window_actions import add_action
 
-if TYPE_CHECKING:
-    from rbln_artifact_studio.core.location import Location
+if TYPE_CHECKING:  # a type only: the cache's window loads when first opened
     from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import VllmCacheDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.jobs import JobManager
 
 SERVER_CACHE = "~/.cache/vllm"  # vllm-rbln's default VLLM_CACHE_ROOT, below the login folder there
 
@@ -61,12 +62,11 @@ class VllmCacheActions(QObject):
             self.server_caches.addAction("Connect to a server first").setEnabled(False)
 
     def _open_in_table(self, where: Location) -> object:
-        from rbln_artifact_studio.gui.models.place_scan import open_place
-
         return open_place(self.jobs, self.model, where)
 
-    def open_cache(self, root: Location) -> VllmCacheDialog:
-        """A window on the cache at root, read at once."""
+    def open_cache(self, root: Location | None) -> VllmCacheDialog:
+        """A window on the cache at root (None: this computer's), read at once."""
+        # deferred: the cache's window and core/vllm_cache (hashlib, the model's kinds) load when it is first opened
         from rbln_artifact_studio.gui.dialogs.vllm_cache_dialog import VllmCacheDialog
 
         dialog = VllmCacheDialog(self.window, self.jobs, root, self._open_in_table)
@@ -78,11 +78,7 @@ class VllmCacheActions(QObject):
     @Slot()
     def open_local(self) -> VllmCacheDialog:
         """This computer's cache ($VLLM_CACHE_ROOT, else ~/.cache/vllm): another root can be typed in the window."""
-        from rbln_artifact_studio.places.vllm_cache import default_root
-
-        return self.open_cache(default_root())
+        return self.open_cache(None)
 
     def open_on_server(self, host: str) -> VllmCacheDialog:
-        from rbln_artifact_studio.core.location import ServerFolder
-
         return self.open_cache(ServerFolder(host, SERVER_CACHE))

@@ -1,38 +1,48 @@
-"""The dialogs and windows the main window opens, and the jobs they start (compile, resize, export)."""
+"""The dialogs and windows the main window opens (the guide too), and the jobs they start (compile, resize, export).
+
+The one module that opens the window's dialogs: the main window makes its DialogLauncher when the first dialog is
+asked for, so these modules (and the compiler, the estimator and pydantic they use) load then, never before the
+window's first paint; the window's parts reach a dialog through the launcher, not with an import of their own.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMainWindow, QWidget
 
+from rbln_artifact_studio.backends.choice import BackendChoice
+from rbln_artifact_studio.core.display.commandline import compile_argv
+from rbln_artifact_studio.core.errors import StudioError
+from rbln_artifact_studio.core.fleet.artifact import Artifact
+from rbln_artifact_studio.core.location import Location
+from rbln_artifact_studio.core.simulator.compiler import CompileRequest
 from rbln_artifact_studio.gui.app.app_paths import demo_folder
 from rbln_artifact_studio.gui.app.remedies import one_line
-from rbln_artifact_studio.gui.app.settings import MAX_RECENT
-from rbln_artifact_studio.gui.models.jobs import Job
-
-if TYPE_CHECKING:  # the backends, the compiler and the dialogs load when first used, not before the window shows
-    from collections.abc import Callable
-
-    from rbln_artifact_studio.backends.choice import BackendChoice
-    from rbln_artifact_studio.core.fleet.artifact import Artifact
-    from rbln_artifact_studio.core.location import Location
-    from rbln_artifact_studio.core.simulator.compiler import CompileRequest
-    from rbln_artifact_studio.gui.app.settings import Settings
-    from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog
-    from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog
-    from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard
-    from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
-    from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-    from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
-    from rbln_artifact_studio.gui.models.backend_status import BackendStatus
-    from rbln_artifact_studio.gui.models.jobs import JobManager
-    from rbln_artifact_studio.gui.models.workspace import Workspace
-    from rbln_artifact_studio.gui.window.artifact_actions import BusyPaths
-    from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
-    from rbln_artifact_studio.gui.window.selection_details import Selection
+from rbln_artifact_studio.gui.app.settings import MAX_RECENT, Settings
+from rbln_artifact_studio.gui.dialogs import bucket_dialog  # its functions looked up when called (tests stand in)
+from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog, Locations, about_text
+from rbln_artifact_studio.gui.dialogs.compare_dialog import CompareDialog
+from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard, remember_of
+from rbln_artifact_studio.gui.dialogs.explorer_dialog import ExplorerDialog
+from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog
+from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
+from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
+from rbln_artifact_studio.gui.models import operations
+from rbln_artifact_studio.gui.models.artifact_model import ArtifactTableModel
+from rbln_artifact_studio.gui.models.backend_status import BackendStatus
+from rbln_artifact_studio.gui.models.copy_memory import chosen_for, remember
+from rbln_artifact_studio.gui.models.export import choose_report_file, export_rows
+from rbln_artifact_studio.gui.models.jobs import Job, JobManager
+from rbln_artifact_studio.gui.models.workspace import Workspace
+from rbln_artifact_studio.gui.window.artifact_actions import BusyPaths
+from rbln_artifact_studio.gui.window.artifact_browser import ArtifactBrowser
+from rbln_artifact_studio.gui.window.help_page import GuideViewer
+from rbln_artifact_studio.gui.window.selection_details import Selection
+from rbln_artifact_studio.places.dispatch import capabilities
 
 
 class DialogLauncher(QObject):
@@ -66,8 +76,6 @@ class DialogLauncher(QObject):
     @Slot()
     def open_compile_wizard(self) -> CompileWizard:
         parent = self.workspace.root or os.path.expanduser("~")
-        from rbln_artifact_studio.gui.dialogs.compile_wizard import CompileWizard, remember_of
-
         last = self.settings.choices.get("wizard")
         wizard = CompileWizard(
             self.jobs, parent, self.window, backends=self.backend_status, last=last if isinstance(last, dict) else None
@@ -80,13 +88,9 @@ class DialogLauncher(QObject):
 
     @Slot(object, object, object)
     def start_compile(self, request: CompileRequest, output: Location, backend: BackendChoice) -> Job:
-        from rbln_artifact_studio.gui.models import operations
-
         toolchain = self.settings.toolchain().settings()
         job = operations.compile_artifact(self.jobs, request, output, backend, toolchain, self._reach(output))
         self.busy.track(job, writes=(str(output),))
-        from rbln_artifact_studio.core.display.commandline import compile_argv
-
         job.command, job.output = compile_argv(request, str(output)), str(output)
         job.succeeded.connect(self._on_written)
         self.window.statusBar().showMessage(f"Compiling {request.model_id} into {output}…")
@@ -95,19 +99,15 @@ class DialogLauncher(QObject):
     def _reach(self, output: Location) -> Callable[[], None] | None:
         """What a job writing to a place elsewhere runs first (in its worker): remote/ given this window's ssh
         options, so a server it has not connected to is reached as a connection from the window would be."""
-        from rbln_artifact_studio.places.dispatch import capabilities
-
         return None if capabilities(output).on_this_computer else self.prepare_remote
 
     @Slot()
-    def open_bucket_dialog(self) -> BucketDialog:
+    def open_bucket_dialog(self) -> bucket_dialog.BucketDialog:
         """File ▸ Open Bucket…: the bucket's artifacts join the table (gui/dialogs/bucket_dialog.py)."""
-        from rbln_artifact_studio.gui.dialogs.bucket_dialog import BucketDialog, open_bucket
-
         last = self.settings.choices.get("bucket")
-        dialog = BucketDialog(self.window, last if isinstance(last, dict) else None)
+        dialog = bucket_dialog.BucketDialog(self.window, last if isinstance(last, dict) else None)
         dialog.accepted.connect(lambda: self._bucket_opened(dialog.choice()))
-        dialog.accepted.connect(lambda: open_bucket(self.jobs, self.model, dialog.location()))
+        dialog.accepted.connect(lambda: bucket_dialog.open_bucket(self.jobs, self.model, dialog.location()))
         dialog.accepted.connect(
             lambda: self.settings.session.add_opened_bucket(dialog.entry())
         )  # opened again on next start
@@ -124,16 +124,13 @@ class DialogLauncher(QObject):
 
     def reopen_bucket(self, choice: dict[str, str]) -> Job | None:
         """Open Recent ▸ a bucket: through its endpoint and profile, as when it was opened."""
-        from rbln_artifact_studio.core.errors import StudioError
-        from rbln_artifact_studio.gui.dialogs.bucket_dialog import bucket_location, open_bucket
-
         try:
-            root = bucket_location(choice)
+            root = bucket_dialog.bucket_location(choice)
         except StudioError as exc:
             self.window.statusBar().showMessage(f"Cannot open that bucket: {one_line(exc)}", 10_000)
             return None
         self._bucket_opened(choice)
-        return open_bucket(self.jobs, self.model, root)
+        return bucket_dialog.open_bucket(self.jobs, self.model, root)
 
     def open_resize_dialog(self) -> ResizeDialog | None:
         artifact = self.selection.artifact
@@ -147,9 +144,6 @@ class DialogLauncher(QObject):
         parent: QWidget | None = None,
     ) -> ResizeDialog:
         """The resize dialog for an artifact, optionally starting from a count or a budget (planner, explorer)."""
-        from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-        from rbln_artifact_studio.gui.models.copy_memory import chosen_for
-
         dialog = ResizeDialog(
             artifact,
             parent or self.window,
@@ -167,26 +161,20 @@ class DialogLauncher(QObject):
     @Slot()
     def _on_resize_accepted(self) -> None:
         dialog = self.sender()
-        from rbln_artifact_studio.gui.dialogs.resize_dialog import ResizeDialog
-        from rbln_artifact_studio.gui.models import operations
-
-        if isinstance(dialog, ResizeDialog) and dialog.request is not None:
-            request = dialog.request
-            reach = self._reach(request.output) if request.output is not None else None
-            job = operations.resize(self.jobs, request, self.settings.toolchain().settings(), reach, dialog.blocks)
-            self.busy.track(job, str(request.source), writes=(str(request.output or request.source),))
-            job.command = dialog.argv
-            job.output = str(request.output or request.source)
-            job.succeeded.connect(self._on_written)
-            if request.output is not None:  # proposed first for the next copy from the same place
-                from rbln_artifact_studio.gui.models.copy_memory import remember
-
-                remember(self.settings, request.source, request.output)
+        if not isinstance(dialog, ResizeDialog) or dialog.request is None:
+            return
+        request = dialog.request
+        reach = self._reach(request.output) if request.output is not None else None
+        job = operations.resize(self.jobs, request, self.settings.toolchain().settings(), reach, dialog.blocks)
+        self.busy.track(job, str(request.source), writes=(str(request.output or request.source),))
+        job.command = dialog.argv
+        job.output = str(request.output or request.source)
+        job.succeeded.connect(self._on_written)
+        if request.output is not None:  # proposed first for the next copy from the same place
+            remember(self.settings, request.source, request.output)
 
     @Slot()
     def open_planner(self) -> QWidget | None:
-        from rbln_artifact_studio.gui.dialogs.planner_dialog import PlannerDialog  # loaded when first used
-
         paths = self.browser.selected_paths()
         if len(paths) < 2:
             return None
@@ -199,8 +187,6 @@ class DialogLauncher(QObject):
 
     @Slot()
     def open_explorer(self) -> QWidget | None:
-        from rbln_artifact_studio.gui.dialogs.explorer_dialog import ExplorerDialog
-
         if self.selection.artifact is None:
             return None
         dialog = ExplorerDialog(self.jobs, self.selection.artifact, self.resize_dialog_for, self.window)
@@ -208,10 +194,16 @@ class DialogLauncher(QObject):
         dialog.show()
         return dialog
 
+    def open_compare(self, left: str, right: str) -> CompareDialog:
+        """Two artifacts side by side (Compare…)."""
+        toolchain = self.settings.toolchain().settings()
+        dialog = CompareDialog(self.jobs, left, right, toolchain, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
     @Slot()
     def export_report(self) -> Job | None:
-        from rbln_artifact_studio.gui.models.export import choose_report_file, export_rows
-
         chosen = choose_report_file(self.window, self.workspace.root or os.path.expanduser("~"))
         if chosen is None:
             return None
@@ -229,21 +221,30 @@ class DialogLauncher(QObject):
         if where is not None:
             self.offer(where)  # in the table, or one click to open it beside the shown folders
 
+    def _locations(self) -> Locations:
+        return Locations(self.settings.file_name(), demo_folder())
+
     @Slot()
     def show_about(self) -> AboutDialog:
         """Versions, backends (detected in a job), where settings and the demo workspace live."""
-        from rbln_artifact_studio.gui.dialogs.about_dialog import AboutDialog, Locations
-
-        locations = Locations(self.settings.file_name(), demo_folder())
-        dialog = AboutDialog(locations, self.backend_status, self.window)
+        dialog = AboutDialog(self._locations(), self.backend_status, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
 
+    def version_text(self) -> str:
+        """The About box's text (Help ▸ Copy Version Information), with the backends as last detected."""
+        return about_text(self._locations(), self.backend_status)
+
+    def open_guide(self, page: Path) -> GuideViewer:
+        """Help ▸ Documentation: the guide's page, inside the app."""
+        viewer = GuideViewer(page, self.window)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        return viewer
+
     @Slot()
     def show_preferences(self) -> PreferencesDialog:
-        from rbln_artifact_studio.gui.dialogs.preferences_dialog import PreferencesDialog
-
         dialog = PreferencesDialog(self.settings, self.backend_status, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(self.preferencesAccepted)  # the ssh config chosen there, from now on
