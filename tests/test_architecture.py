@@ -101,3 +101,113 @@ def test_kinds_of_place_are_told_apart_only_in_places() -> None:
                 if named and any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in sides):
                     offenders.append(f"{relative}:{node.lineno} (a class's name)")
     assert offenders == []
+
+
+MOST_DEFERRED_IMPORTS = 80  # issue 44: the start-up fast paths and a few heavy optional libraries, each saying why
+DEFERRED = "# deferred:"
+
+
+def _function_imports(tree: ast.Module) -> list[tuple[ast.stmt, ast.stmt]]:
+    """Each import inside a function body, with the first import of the run of consecutive imports it stands in."""
+    found: dict[int, tuple[ast.stmt, ast.stmt]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for holder in ast.walk(function):
+            for field in ("body", "orelse", "finalbody"):
+                body = getattr(holder, field, None)
+                if not isinstance(body, list):
+                    continue
+                first: ast.stmt | None = None
+                for statement in body:
+                    if not isinstance(statement, ast.Import | ast.ImportFrom):
+                        first = None
+                        continue
+                    first = first or statement
+                    found.setdefault(statement.lineno, (statement, first))
+    return list(found.values())
+
+
+def test_imports_inside_functions_are_few_and_say_why() -> None:
+    """The package imports at module level; an import deferred into a function (a start-up fast path, a heavy library
+    one feature uses) says why on its line, or on the line above the run of imports it starts."""
+    count, silent = 0, []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for statement, first in _function_imports(ast.parse(path.read_text())):
+            count += 1
+            own = DEFERRED in lines[statement.lineno - 1]
+            above = first.lineno >= 2 and lines[first.lineno - 2].strip().startswith(DEFERRED)
+            if not (own or above):
+                silent.append(f"{path.relative_to(PACKAGE_DIR).as_posix()}:{statement.lineno}")
+    assert silent == [], f"imports inside functions without '{DEFERRED} REASON'"
+    assert count <= MOST_DEFERRED_IMPORTS
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_of_ours(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules that `path` imports anywhere (functions and type-checking blocks too)."""
+    here = _module_name(path)
+    package = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
+            targets |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return {t for t in targets if t in modules and t != here and not t.endswith("rbln_artifact_studio")}
+
+
+def test_no_import_circles() -> None:
+    """No two modules import each other, directly or around a loop, not even for type hints: a shared piece moves
+    down into a lower module (issue 44)."""
+    paths = {_module_name(p): p for p in PACKAGE_DIR.rglob("*.py")}
+    graph = {name: _imports_of_ours(path, set(paths)) for name, path in paths.items()}
+    # Tarjan's strongly connected components, iteratively: every component of more than one module is a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    assert circles == []

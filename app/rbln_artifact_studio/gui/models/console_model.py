@@ -79,8 +79,7 @@ class ConsoleModel(QAbstractTableModel):
         self._arranging = Rows()  # the rows the newest arranging job works on
         self._job: Job | None = None
         self._spent: list[Columns] = []  # what showed before, not yet let go of
-        self._bold = QFont()
-        self._bold.setBold(True)
+        self.cells = Cells(self)
 
     # ---- what shows, worked out in a worker ----------------------------------------------------------------
 
@@ -214,10 +213,6 @@ class ConsoleModel(QAbstractTableModel):
         free = row.free
         return free is not None and free < self.short_below
 
-    def _short(self, i: int) -> bool:
-        free = self.rows.free(i)
-        return free is not None and free < self.short_below
-
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(self.shown)
 
@@ -232,7 +227,7 @@ class ConsoleModel(QAbstractTableModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
-        return self._data(self.shown[index.row()], index.column(), role)
+        return self.cells.answer(self.shown[index.row()], index.column(), role)
 
     def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
         """Every role a cell is painted with, in one call: Qt otherwise asks one role at a time, seven calls a
@@ -249,47 +244,60 @@ class ConsoleModel(QAbstractTableModel):
             if role == DISPLAY:
                 asked.setData(texts[i][column])
             elif role not in UNANSWERED:
-                value = self._data(i, column, role)
+                value = self.cells.answer(i, column, role)
                 if value is not None:
                     asked.setData(value)
 
-    def _data(self, i: int, column: int, role: int) -> object:
+
+class Cells:
+    """What a console cell answers for each role: its text, colour, font, alignment and tooltip."""
+
+    def __init__(self, model: ConsoleModel) -> None:
+        self.model = model
+        self.bold = QFont()
+        self.bold.setBold(True)
+
+    def short(self, i: int) -> bool:
+        free = self.model.rows.free(i)
+        return free is not None and free < self.model.short_below
+
+    def answer(self, i: int, column: int, role: int) -> object:
         """Row i's (an index into rows) data for column and role."""
-        rows = self.rows
+        rows = self.model.rows
         if role == Qt.ItemDataRole.DisplayRole:
             return rows.texts[i][column]
         if role == ROW:
             return rows[i]
         if role == SHORT:
-            return self._short(i)
+            return self.short(i)
         if role == Qt.ItemDataRole.ForegroundRole:
             if rows.error[i]:
                 return qcolor(Tone.ERROR) if column == Column.HOLDERS else None
-            if column in (Column.FREE, Column.NODE, Column.NPU) and self._short(i):
+            if column in (Column.FREE, Column.NODE, Column.NPU) and self.short(i):
                 return qcolor(Tone.WARNING)
             if column == Column.DRIFT and rows.flagged[i]:
                 return qcolor(Tone.WARNING)
             return None
         if role == Qt.ItemDataRole.FontRole:
-            return self._bold if column == Column.FREE and self._short(i) else None
+            return self.bold if column == Column.FREE and self.short(i) else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return RIGHT if column in NUMERIC else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(rows[i], Column(column))
+            return self.tooltip(rows[i], Column(column))
         return None
 
-    def _tooltip(self, row: ConsoleRow, column: Column) -> str | None:
+    def tooltip(self, row: ConsoleRow, column: Column) -> str | None:
         if row.error:
             return f"{row.node} ({row.source}): {row.error}"
         if column == Column.FREE and row.free is not None:
-            short = " — short of free memory" if self.is_short(row) else ""
+            short = " — short of free memory" if self.model.is_short(row) else ""
             return f"{format_bytes_exact(row.free)} free{short}"
         if column == Column.USED and row.used is not None:
             return format_bytes_exact(row.used)
         if column == Column.TOTAL and row.total is not None:
             return format_bytes_exact(row.total)
         if column == Column.HISTORY:
-            peak = self.history.peak(row.key)
+            peak = self.model.history.peak(row.key)
             return None if peak is None else f"Peak used over the last hour: {format_bytes_exact(peak)}"
         text = row.texts[column]
         return text or None

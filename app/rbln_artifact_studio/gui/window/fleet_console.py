@@ -124,6 +124,7 @@ class PlacementPanel(QWidget):
     """The answer to "Where does this fit?": options best first, then what blocks each node, with Resize to a Copy…"""
 
     resizeCopyRequested = Signal(object, int)  # Artifact, kvcache_num_blocks
+    placed = Signal(object)  # Placement: shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,6 +160,12 @@ class PlacementPanel(QWidget):
                 self.tree.setItemWidget(item, 1, self._resize_button(blocked))
         for column in range(len(PLACE_HEADERS) - 1):
             self.tree.resizeColumnToContents(column)
+
+    def show_placed(self, artifact: Artifact, placed: Placed) -> None:
+        """A worker's answer, unless the window closed while it was read."""
+        if isValid(self):
+            self.show_placement(artifact, placed.placement, placed.title)
+            self.placed.emit(placed.placement)
 
     def _resize_button(self, blocked: Blocked) -> QPushButton:
         button = QPushButton(f"Resize to a Copy… ({blocked.fits_blocks} blocks)")
@@ -362,6 +369,42 @@ class AfterPaint(QObject):
                 callback()
 
 
+class KeptSelection(QObject):
+    """The table's selected rows across a model that starts over (other rows read, a filter): noted before, and
+    selected again where they show after."""
+
+    def __init__(self, table: QTableView, model: ConsoleModel) -> None:
+        super().__init__(table)
+        self.table, self.model = table, model
+        self._rows: list[int] = []
+        self._current = -1
+        model.modelAboutToBeReset.connect(self._note)
+        model.modelReset.connect(self._select_again)
+
+    @Slot()
+    def _note(self) -> None:
+        selection = self.table.selectionModel()
+        self._rows = [i.row() for i in selection.selectedRows()]
+        self._current = selection.currentIndex().row()
+
+    @Slot()
+    def _select_again(self) -> None:
+        moved, selected, current = self.model.moved, self._rows, self._current
+        self._rows, self._current = [], -1
+        if moved is None or not (selected or current >= 0):
+            return
+        now = [moved[r] for r in selected if r < len(moved) and moved[r] >= 0]
+        selection = QItemSelection()
+        last = len(Column) - 1
+        for row in now:
+            selection.select(self.model.index(row, 0), self.model.index(row, last))
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        model = self.table.selectionModel()
+        model.select(selection, flags)
+        if 0 <= current < len(moved) and moved[current] >= 0:
+            model.setCurrentIndex(self.model.index(moved[current], 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+
+
 class FleetConsole(QWidget):
     """The console: its sources, the NPU table (model in a worker), the placement answer and a state line."""
 
@@ -449,8 +492,7 @@ class FleetConsole(QWidget):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(Column.NODE, Qt.SortOrder.AscendingOrder)
         self.after_paint = AfterPaint(self.table.viewport())
-        self._rows_selected: list[int] = []  # the rows selected when the model last started over, and the current
-        self._row_current = -1
+        self.kept_selection = KeptSelection(self.table, self.model)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         rows = self.table.verticalHeader()
         rows.setVisible(False)
@@ -505,8 +547,7 @@ class FleetConsole(QWidget):
         self.filter_edit.textChanged.connect(self.model.set_filter)
         self.short_spin.valueChanged.connect(self._set_short)
         self.place.resizeCopyRequested.connect(self.resizeCopyRequested)
-        self.model.modelAboutToBeReset.connect(self._note_selection)
-        self.model.modelReset.connect(self._select_again)
+        self.place.placed.connect(self.placed)
 
     # ---- the sources ----------------------------------------------------------------------------------------
 
@@ -621,32 +662,6 @@ class FleetConsole(QWidget):
         self._painted()
         self.historyShown.emit()
 
-    # ---- the selection across a model that starts over -------------------------------------------------------
-
-    @Slot()
-    def _note_selection(self) -> None:
-        selection = self.table.selectionModel()
-        self._rows_selected = [i.row() for i in selection.selectedRows()]
-        self._row_current = selection.currentIndex().row()
-
-    @Slot()
-    def _select_again(self) -> None:
-        """The rows selected before the model started over (other rows read, a filter), where they show now."""
-        moved, selected, current = self.model.moved, self._rows_selected, self._row_current
-        self._rows_selected, self._row_current = [], -1
-        if moved is None or not (selected or current >= 0):
-            return
-        now = [moved[r] for r in selected if r < len(moved) and moved[r] >= 0]
-        selection = QItemSelection()
-        last = len(Column) - 1
-        for row in now:
-            selection.select(self.model.index(row, 0), self.model.index(row, last))
-        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-        model = self.table.selectionModel()
-        model.select(selection, flags)
-        if 0 <= current < len(moved) and moved[current] >= 0:
-            model.setCurrentIndex(self.model.index(moved[current], 0), QItemSelectionModel.SelectionFlag.NoUpdate)
-
     # ---- where does this fit --------------------------------------------------------------------------------
 
     @Slot()
@@ -664,12 +679,6 @@ class FleetConsole(QWidget):
         job = self.jobs.submit(
             f"Where {artifact.where} fits", lambda ctx: reader().place(texts, artifact, ctx.cancel), visible=False
         )
-        job.succeeded.connect(lambda placed, a=artifact: self._show_placement(a, placed))
+        job.succeeded.connect(lambda placed, a=artifact: self.place.show_placed(a, placed))
         job.failed.connect(lambda failure: self.place.title.setText(failure.reason))
         return job
-
-    def _show_placement(self, artifact: Artifact, placed: Placed) -> None:
-        if not isValid(self):
-            return  # the window closed while the placement was read
-        self.place.show_placement(artifact, placed.placement, placed.title)
-        self.placed.emit(placed.placement)
