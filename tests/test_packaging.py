@@ -109,10 +109,13 @@ import re, sys, types
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
 from rbln_artifact_studio.gui.window.help_menu import HelpMenu
+from rbln_artifact_studio.gui.window.window_dialogs import DialogLauncher
 
 app = QApplication([])
 # Help > Documentation's own code, with no main window: the guide opens in the app's own viewer.
-viewer = HelpMenu.open_documentation(types.SimpleNamespace(window=None))
+launcher = types.SimpleNamespace(window=None)
+launcher.open_guide = lambda page: DialogLauncher.open_guide(launcher, page)
+viewer = HelpMenu.open_documentation(types.SimpleNamespace(window=None, dialogs=lambda: launcher))
 assert viewer is not None, "Documentation opened nothing"
 page = Path(viewer.browser.source().toLocalFile())
 print(page)
