@@ -211,7 +211,7 @@ def full_collections_held() -> Iterator[None]:
     40,000 NPUs builds ~100,000 objects that live until their rows are made, and a full pass walks every one (20-120
     ms, in which no other thread runs Python: the GUI thread neither). The young generations are still collected:
     a cycle made meanwhile goes as ever, and the rows' plain tuples are left out of the passes as they are made.
-    The CLI pauses the collector altogether while it reads (cli/fleet.py). Workers holding it at once share the
+    The CLI pauses the collector altogether while it reads (cli/commands/fleet.py). Workers holding it at once share the
     hold: the last one ends it."""
     global _held, _thresholds
     with _held_lock:
